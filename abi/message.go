@@ -1,0 +1,116 @@
+package abi
+
+// JobKind says what a Job asks the guest to apply.
+type JobKind uint8
+
+// The kinds of job in ABI version 1.
+const (
+	// JobStart starts the orchestration Name with Input. It is the first job
+	// an instance ever receives, and it is received once.
+	JobStart JobKind = 1
+	// JobResolveActivity resolves the future of command Seq (a
+	// ScheduleActivity) with Result, or with Failure if it is set.
+	JobResolveActivity JobKind = 2
+	// JobFireTimer resolves the future of command Seq (a StartTimer).
+	JobFireTimer JobKind = 3
+)
+
+// Activation is one step of the host driving a guest: the jobs to apply, in
+// history order, at one logical time.
+type Activation struct {
+	// Time is the logical time of the history event being applied, in Unix
+	// nanoseconds. The guest's wall clock reads this value.
+	Time int64
+	// Replaying is true while the host replays events that were already
+	// persisted; guest-side logging is suppressed while it is set.
+	Replaying bool
+	// Jobs to apply, in order.
+	Jobs []Job
+}
+
+// Job is one thing an activation asks the guest to apply. Which fields are
+// meaningful depends on Kind.
+type Job struct {
+	Kind JobKind
+	// Seq is the command sequence number the job resolves (resolve jobs).
+	Seq uint64
+	// Name is the orchestration name (JobStart).
+	Name string
+	// InstanceID is the orchestration instance's id (JobStart).
+	InstanceID string
+	// Input is the orchestration input as JSON (JobStart).
+	Input []byte
+	// Result is the activity's result as JSON (JobResolveActivity).
+	Result []byte
+	// Failure, if set, resolves the future with an error instead of Result.
+	Failure *Failure
+}
+
+// CommandKind says what a Command asks the host to do.
+type CommandKind uint8
+
+// The kinds of command in ABI version 1.
+const (
+	// CommandScheduleActivity schedules activity Name with Input.
+	CommandScheduleActivity CommandKind = 1
+	// CommandStartTimer starts a durable timer that fires Delay nanoseconds
+	// after the activation's logical time.
+	CommandStartTimer CommandKind = 2
+	// CommandComplete completes the orchestration with Output.
+	CommandComplete CommandKind = 3
+	// CommandFail fails the orchestration with Failure.
+	CommandFail CommandKind = 4
+)
+
+// Command is one decision the guest's orchestration code made. Commands that
+// start work carry a Seq: the guest numbers them 1, 2, 3, … in emission
+// order within one execution, and later jobs name that number.
+type Command struct {
+	Kind CommandKind
+	Seq  uint64
+	// Name is the activity name (CommandScheduleActivity).
+	Name string
+	// Input is the activity input as JSON (CommandScheduleActivity).
+	Input []byte
+	// Delay is the timer's duration in nanoseconds (CommandStartTimer).
+	Delay int64
+	// Output is the orchestration's result as JSON (CommandComplete).
+	Output []byte
+	// Failure is why the orchestration failed (CommandFail).
+	Failure *Failure
+}
+
+// ActivationResult is what the guest returns from an activation.
+type ActivationResult struct {
+	Commands []Command
+}
+
+// Failure describes an error raised by guest code.
+type Failure struct {
+	// Message is the error text a user sees.
+	Message string
+	// Details is extra diagnostic text, such as a panic's stack trace.
+	Details string
+}
+
+// Manifest describes what a module registers.
+type Manifest struct {
+	// SDK names the guest SDK and its version, for diagnostics.
+	SDK            string
+	Orchestrations []string
+	Activities     []string
+}
+
+// ActivityRequest asks a guest to run one activity attempt.
+type ActivityRequest struct {
+	Name       string
+	Input      []byte
+	InstanceID string
+	Attempt    uint32
+}
+
+// ActivityResult is the outcome of one activity attempt.
+type ActivityResult struct {
+	Output  []byte
+	Failure *Failure
+}

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// emitted is a command the guest emitted and history has not yet recorded,
+// with the logical time of the activation that emitted it.
+type emitted struct {
+	cmd abi.Command
+	at  time.Time
+}
+
+// describeCommand formats a command the way nondeterminism errors show it.
+func describeCommand(c *abi.Command) string {
+	switch c.Kind {
+	case abi.CommandScheduleActivity:
+		return fmt.Sprintf("ScheduleActivity(%q, %s)", c.Name, orNull(c.Input))
+	case abi.CommandStartTimer:
+		return fmt.Sprintf("StartTimer(%s)", time.Duration(c.Delay))
+	case abi.CommandComplete:
+		return fmt.Sprintf("CompleteOrchestration(%s)", orNull(c.Output))
+	case abi.CommandFail:
+		msg := ""
+		if c.Failure != nil {
+			msg = c.Failure.Message
+		}
+		return fmt.Sprintf("FailOrchestration(%q)", msg)
+	}
+	return fmt.Sprintf("unknown command kind %d", c.Kind)
+}
+
+// eventFor turns a new command into the history event that records it; the
+// caller assigns its ID and Time.
+func eventFor(e emitted) Event {
+	var ev Event
+	c := &e.cmd
+	switch c.Kind {
+	case abi.CommandScheduleActivity:
+		ev.Kind, ev.Name, ev.Input = ActivityScheduled, c.Name, c.Input
+	case abi.CommandStartTimer:
+		fireAt := e.at.Add(time.Duration(c.Delay))
+		ev.Kind, ev.FireAt = TimerCreated, &fireAt
+	case abi.CommandComplete:
+		ev.Kind, ev.Result = OrchestrationCompleted, c.Output
+	case abi.CommandFail:
+		ev.Kind, ev.Failure = OrchestrationFailed, failureFrom(c.Failure)
+	}
+	return ev
+}
+
+// matches reports whether a command is the one a schedule event records.
+// Timers match by position: their fire time derives from the clock and is
+// not compared.
+func matches(c *abi.Command, ev *Event) bool {
+	switch ev.Kind {
+	case ActivityScheduled:
+		return c.Kind == abi.CommandScheduleActivity && c.Name == ev.Name && bytes.Equal(c.Input, ev.Input)
+	case TimerCreated:
+		return c.Kind == abi.CommandStartTimer
+	case OrchestrationCompleted:
+		return c.Kind == abi.CommandComplete && bytes.Equal(c.Output, ev.Result)
+	case OrchestrationFailed:
+		return c.Kind == abi.CommandFail
+	}
+	return false
+}
+
+func failureFrom(f *abi.Failure) *Failure {
+	if f == nil {
+		return &Failure{Message: "orchestration failed without a message"}
+	}
+	return &Failure{Message: f.Message, Details: f.Details}
+}
+
+func failureTo(f *Failure) *abi.Failure {
+	return &abi.Failure{Message: f.Message, Details: f.Details}
+}

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrStale is returned by Turn when the history it is given does not extend
+// the history the execution has already applied (for example after a turn
+// was computed but its commit failed). The caller must drop the Execution
+// and replay from scratch on a fresh guest.
+var ErrStale = errors.New("engine: history does not continue what this execution applied; replay it on a fresh guest")
+
+// NondeterminismCode classifies a nondeterminism error. The codes are stable.
+type NondeterminismCode string
+
+// The kinds of nondeterminism.
+const (
+	// MissingCommand: history has a schedule event, the orchestration
+	// emitted nothing at that position.
+	MissingCommand NondeterminismCode = "missing-command"
+	// ExtraCommand: the orchestration emitted a command that history does not
+	// have at that position.
+	ExtraCommand NondeterminismCode = "extra-command"
+	// ReorderedCommand: the orchestration emitted a command that history has,
+	// but at a later position.
+	ReorderedCommand NondeterminismCode = "reordered-command"
+	// ChangedCommand: the orchestration emitted a different command (another
+	// kind, name or input) from the one history has at that position.
+	ChangedCommand NondeterminismCode = "changed-command"
+	// UnmatchedCompletion: history completes an operation that no emitted
+	// command scheduled, or completes it twice.
+	UnmatchedCompletion NondeterminismCode = "unmatched-completion"
+)
+
+// NondeterminismError reports that replaying an orchestration did not
+// reproduce its history. It shows both sides.
+type NondeterminismError struct {
+	Code NondeterminismCode
+	// EventID is the history event where replay diverged.
+	EventID int64
+	// History describes the event history has at EventID.
+	History string
+	// Emitted describes what the orchestration emitted instead ("" when it
+	// emitted nothing).
+	Emitted string
+}
+
+func (e *NondeterminismError) Error() string {
+	switch e.Code {
+	case MissingCommand:
+		return fmt.Sprintf("nondeterminism at event %d: history has %s, the orchestration emitted nothing", e.EventID, e.History)
+	case ExtraCommand:
+		return fmt.Sprintf("nondeterminism at event %d: history has %s, the orchestration emitted %s, which history does not have", e.EventID, e.History, e.Emitted)
+	case ReorderedCommand:
+		return fmt.Sprintf("nondeterminism at event %d: history has %s, the orchestration emitted %s, which history has later (commands reordered)", e.EventID, e.History, e.Emitted)
+	case UnmatchedCompletion:
+		return fmt.Sprintf("nondeterminism at event %d: history has %s, which completes no open operation", e.EventID, e.History)
+	}
+	return fmt.Sprintf("nondeterminism at event %d: history has %s, the orchestration emitted %s", e.EventID, e.History, e.Emitted)
+}

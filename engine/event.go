@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// EventKind names a kind of history event.
+type EventKind string
+
+// The kinds of history event.
+const (
+	// OrchestrationStarted is the first event of every execution.
+	OrchestrationStarted EventKind = "OrchestrationStarted"
+	// ActivityScheduled records a ScheduleActivity command.
+	ActivityScheduled EventKind = "ActivityScheduled"
+	// ActivityCompleted records an activity's result; ScheduleID names its
+	// ActivityScheduled event.
+	ActivityCompleted EventKind = "ActivityCompleted"
+	// ActivityFailed records an activity's final failure.
+	ActivityFailed EventKind = "ActivityFailed"
+	// TimerCreated records a StartTimer command; FireAt is when it is due.
+	TimerCreated EventKind = "TimerCreated"
+	// TimerFired records that the timer of ScheduleID came due.
+	TimerFired EventKind = "TimerFired"
+	// OrchestrationCompleted ends the execution with Result.
+	OrchestrationCompleted EventKind = "OrchestrationCompleted"
+	// OrchestrationFailed ends the execution with Failure.
+	OrchestrationFailed EventKind = "OrchestrationFailed"
+)
+
+// Event is one entry of an execution's history. Which optional fields are
+// set depends on Kind; unset fields are omitted from the JSON form, which is
+// the form stores persist and clients read.
+type Event struct {
+	// ID is the event's position in its execution's history, from 1, without
+	// gaps.
+	ID int64 `json:"id"`
+	// Kind is what happened.
+	Kind EventKind `json:"kind"`
+	// Time is the logical time of the event: when the turn that recorded it
+	// ran. While this event is applied, the guest's clock reads Time.
+	Time time.Time `json:"time"`
+	// ScheduleID, on a completion event, is the ID of the schedule event it
+	// completes.
+	ScheduleID int64 `json:"scheduleId,omitempty"`
+	// Name is the orchestration name (OrchestrationStarted) or the activity
+	// name (ActivityScheduled).
+	Name string `json:"name,omitempty"`
+	// InstanceID is the instance the execution belongs to
+	// (OrchestrationStarted).
+	InstanceID string `json:"instanceId,omitempty"`
+	// Input is the JSON input of the orchestration or activity.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Result is the JSON result of an activity or of the orchestration.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Failure is why an activity or the orchestration failed.
+	Failure *Failure `json:"failure,omitempty"`
+	// FireAt is when a timer is due (TimerCreated, TimerFired).
+	FireAt *time.Time `json:"fireAt,omitempty"`
+}
+
+// Failure describes an error from an activity or an orchestration.
+type Failure struct {
+	// Message is the error text.
+	Message string `json:"message"`
+	// Details is extra diagnostic text, such as a stack trace.
+	Details string `json:"details,omitempty"`
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// isSchedule reports whether the event records a command: it must match the
+// command the orchestration emits at the same position.
+func (e *Event) isSchedule() bool {
+	switch e.Kind {
+	case ActivityScheduled, TimerCreated, OrchestrationCompleted, OrchestrationFailed:
+		return true
+	}
+	return false
+}
+
+// IsTerminal reports whether the event ends its execution.
+func (e *Event) IsTerminal() bool {
+	return e.Kind == OrchestrationCompleted || e.Kind == OrchestrationFailed
+}
+
+// String describes the event for people, in the form nondeterminism errors
+// use: ActivityScheduled("SayHello", "world").
+func (e *Event) String() string {
+	switch e.Kind {
+	case OrchestrationStarted:
+		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
+	case ActivityScheduled:
+		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
+	case ActivityCompleted:
+		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, orNull(e.Result))
+	case ActivityFailed:
+		return fmt.Sprintf("%s(event %d, %q)", e.Kind, e.ScheduleID, e.Failure.Message)
+	case TimerCreated:
+		return fmt.Sprintf("%s(%s)", e.Kind, e.FireAt.UTC().Format(time.RFC3339Nano))
+	case TimerFired:
+		return fmt.Sprintf("%s(event %d)", e.Kind, e.ScheduleID)
+	case OrchestrationCompleted:
+		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Result))
+	case OrchestrationFailed:
+		return fmt.Sprintf("%s(%q)", e.Kind, e.Failure.Message)
+	}
+	return string(e.Kind)
+}
+
+func orNull(b json.RawMessage) string {
+	if len(b) == 0 {
+		return "null"
+	}
+	return string(b)
+}

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// Guest is the orchestration code the engine drives: one live instance of a
+// guest module, bound to one execution. The engine calls Activate once per
+// history event that carries information to the guest, in history order,
+// and never otherwise: the sequence of activations is a function of the
+// history alone, so a guest that has applied events one turn at a time is
+// in exactly the state of a fresh guest that replayed them all at once.
+type Guest interface {
+	Activate(a *abi.Activation) ([]abi.Command, error)
+}
+
+// ActivityTask is work the caller must hand to an activity worker once the
+// turn is persisted.
+type ActivityTask struct {
+	// ScheduleID is the ActivityScheduled event's ID; the activity's result
+	// comes back as a message naming it.
+	ScheduleID int64
+	Name       string
+	Input      json.RawMessage
+}
+
+// TimerTask is a timer the caller must fire, as a TimerFired message naming
+// ScheduleID, once FireAt has passed.
+type TimerTask struct {
+	ScheduleID int64
+	FireAt     time.Time
+}
+
+// TurnInput is what one turn consumes.
+type TurnInput struct {
+	// History is the execution's persisted history, in order. It must
+	// extend the history this Execution applied in earlier turns.
+	History []Event
+	// Messages are new events for the instance, oldest first, whose ID and
+	// Time are not assigned yet: an OrchestrationStarted, or completions
+	// (ActivityCompleted, ActivityFailed, TimerFired) naming a ScheduleID.
+	Messages []Event
+	// Now is the time of the turn; new events are recorded at it.
+	Now time.Time
+}
+
+// TurnResult is what one turn produces. The caller must persist NewEvents,
+// the tasks and the status atomically, together with the removal of every
+// message it passed in (applied or dropped), before dispatching any task.
+type TurnResult struct {
+	// NewEvents extend the history, with IDs continuing it.
+	NewEvents  []Event
+	Activities []ActivityTask
+	Timers     []TimerTask
+	// Status is the instance's status after the turn.
+	Status Status
+	// Result is the orchestration's output once Status is Completed.
+	Result json.RawMessage
+	// Failure is why the orchestration failed once Status is Failed.
+	Failure *Failure
+	// Err is the cause when the engine itself failed the instance: a
+	// *NondeterminismError, or the guest's crash. Nil otherwise.
+	Err error
+	// Dropped lists messages that were consumed without being applied.
+	Dropped []Dropped
+}
+
+// Dropped is a message the engine consumed without applying, and why.
+type Dropped struct {
+	Message Event
+	Reason  string
+}
+
+// open is an operation scheduled in history and not yet completed.
+type open struct {
+	seq  uint64
+	kind EventKind
+}
+
+// Execution replays one execution of an orchestration instance on a live
+// guest and advances it turn by turn. Keep it, with its guest, between turns
+// so that a turn costs the new events only; a fresh Execution on a fresh
+// guest replays the whole history and reaches the identical state.
+//
+// An Execution is not safe for concurrent use.
+type Execution struct {
+	guest Guest
+	// applied counts the history events applied so far; lastID is the ID of
+	// the last one.
+	applied int
+	lastID  int64
+	// pending are emitted commands not yet matched to history, oldest first.
+	pending []emitted
+	// nextSeq is the sequence number the guest's next command must carry.
+	nextSeq uint64
+	open    map[int64]open
+	status  Status
+	result  json.RawMessage
+	failure *Failure
+	// broken is set once a turn failed the instance from the engine's side.
+	broken error
+}
+
+// NewExecution returns an Execution that drives guest, which must be fresh:
+// it has applied no activation yet.
+func NewExecution(guest Guest) *Execution {
+	return &Execution{guest: guest, nextSeq: 1, open: map[int64]open{}, status: StatusPending}
+}
+
+// Status returns the status reached so far.
+func (x *Execution) Status() Status { return x.status }
+
+// Turn applies the persisted events the guest has not seen (replaying them),
+// then the new messages, and returns what the caller must persist. An error
+// means the input was unusable (see ErrStale); guest crashes and
+// nondeterminism are not errors but fail the instance in the result.
+func (x *Execution) Turn(in TurnInput) (*TurnResult, error) {
+	if x.broken != nil {
+		return nil, fmt.Errorf("engine: execution already failed: %w", x.broken)
+	}
+	if len(in.History) < x.applied || (x.applied > 0 && in.History[x.applied-1].ID != x.lastID) {
+		return nil, ErrStale
+	}
+	t := &turn{x: x, history: in.History[:len(in.History):len(in.History)], persisted: len(in.History), res: &TurnResult{}, now: in.Now}
+	if err := t.run(in.Messages); err != nil {
+		t.failInstance(err)
+		for _, m := range in.Messages[t.next:] {
+			t.drop(m, "the instance failed")
+		}
+	}
+	t.res.Status, t.res.Result, t.res.Failure = x.status, x.result, x.failure
+	return t.res, nil
+}

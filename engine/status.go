@@ -1,0 +1,19 @@
+package engine
+
+// Status is where an instance stands.
+type Status string
+
+// The statuses of an instance.
+const (
+	// StatusPending: created, its first turn has not run yet.
+	StatusPending Status = "Pending"
+	// StatusRunning: started and waiting for work or events.
+	StatusRunning Status = "Running"
+	// StatusCompleted: finished with a result.
+	StatusCompleted Status = "Completed"
+	// StatusFailed: finished with a failure.
+	StatusFailed Status = "Failed"
+)
+
+// IsTerminal reports whether the status is final.
+func (s Status) IsTerminal() bool { return s == StatusCompleted || s == StatusFailed }

@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// turn is the state of one Turn call.
+type turn struct {
+	x *Execution
+	// history is the working history: the persisted events, then the ones
+	// this turn records.
+	history   []Event
+	persisted int
+	res       *TurnResult
+	now       time.Time
+	// next is the index of the first message not yet consumed.
+	next int
+}
+
+func (t *turn) run(messages []Event) error {
+	x := t.x
+	for x.applied < len(t.history) {
+		if err := t.applyNext(); err != nil {
+			return err
+		}
+	}
+	// Every command of an activation is recorded right after it, so at the
+	// end of persisted history nothing may be left unmatched.
+	if err := t.checkNoPending(nil); err != nil {
+		return err
+	}
+	for t.next < len(messages) {
+		m := messages[t.next]
+		t.next++
+		if x.status.IsTerminal() {
+			t.drop(m, fmt.Sprintf("the instance is already %s", x.status))
+			continue
+		}
+		if reason := t.admit(&m); reason != "" {
+			t.drop(m, reason)
+			continue
+		}
+		t.record(m)
+		if err := t.applyNext(); err != nil {
+			return err
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// admit returns why a message cannot be applied, or "" if it can.
+func (t *turn) admit(m *Event) string {
+	x := t.x
+	switch m.Kind {
+	case OrchestrationStarted:
+		if x.applied > 0 {
+			return "the instance has already started"
+		}
+		return ""
+	case ActivityCompleted, ActivityFailed, TimerFired:
+		o, ok := x.open[m.ScheduleID]
+		if !ok {
+			return fmt.Sprintf("event %d is not an open operation (a duplicate delivery, or it already completed)", m.ScheduleID)
+		}
+		if o.kind != scheduleKindOf(m.Kind) {
+			return fmt.Sprintf("event %d is a %s, not a %s", m.ScheduleID, o.kind, scheduleKindOf(m.Kind))
+		}
+		return ""
+	}
+	return fmt.Sprintf("a %s cannot arrive as a message", m.Kind)
+}
+
+func (t *turn) drop(m Event, reason string) {
+	t.res.Dropped = append(t.res.Dropped, Dropped{Message: m, Reason: reason})
+}
+
+// record appends a new event to the working history and to the turn's
+// output.
+func (t *turn) record(ev Event) {
+	ev.ID, ev.Time = int64(len(t.history))+1, t.now
+	t.history = append(t.history, ev)
+	t.res.NewEvents = append(t.res.NewEvents, ev)
+	switch ev.Kind {
+	case ActivityScheduled:
+		t.res.Activities = append(t.res.Activities, ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input})
+	case TimerCreated:
+		t.res.Timers = append(t.res.Timers, TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
+	}
+}
+
+// flush records every pending command as a new history event. Commands
+// emitted after a terminal one are discarded: the execution has ended.
+func (t *turn) flush() error {
+	x := t.x
+	for len(x.pending) > 0 && !x.status.IsTerminal() {
+		t.record(eventFor(x.pending[0]))
+		if err := t.applyNext(); err != nil {
+			return err
+		}
+	}
+	x.pending = nil
+	return nil
+}
+
+// applyNext applies the first history event the guest has not seen.
+func (t *turn) applyNext() error {
+	x := t.x
+	i := x.applied
+	ev := &t.history[i]
+	if ev.ID != x.lastID+1 {
+		return fmt.Errorf("engine: history is corrupt: event %d follows event %d", ev.ID, x.lastID)
+	}
+	x.applied, x.lastID = i+1, ev.ID
+	replaying := i < t.persisted
+	switch {
+	case ev.Kind == OrchestrationStarted:
+		if i != 0 {
+			return fmt.Errorf("engine: history is corrupt: event %d is a second OrchestrationStarted", ev.ID)
+		}
+		x.status = StatusRunning
+		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
+	case ev.isSchedule():
+		return t.bind(i)
+	}
+	if err := t.checkNoPending(ev); err != nil {
+		return err
+	}
+	o, ok := x.open[ev.ScheduleID]
+	if !ok || o.kind != scheduleKindOf(ev.Kind) {
+		return &NondeterminismError{Code: UnmatchedCompletion, EventID: ev.ID, History: ev.String()}
+	}
+	delete(x.open, ev.ScheduleID)
+	job := abi.Job{Kind: abi.JobResolveActivity, Seq: o.seq, Result: ev.Result}
+	switch ev.Kind {
+	case ActivityFailed:
+		job.Failure = failureTo(ev.Failure)
+	case TimerFired:
+		job = abi.Job{Kind: abi.JobFireTimer, Seq: o.seq}
+	}
+	return t.activate(ev, replaying, job)
+}
+
+// bind matches the schedule event at history[i] with the oldest pending
+// command.
+func (t *turn) bind(i int) error {
+	x := t.x
+	ev := &t.history[i]
+	if ev.IsTerminal() {
+		x.status, x.result, x.failure = StatusCompleted, ev.Result, ev.Failure
+		if ev.Kind == OrchestrationFailed {
+			x.status = StatusFailed
+		}
+		// History is authoritative about how an execution ended: the host
+		// itself records failures no command asked for (a guest crash).
+		if len(x.pending) == 0 {
+			return nil
+		}
+	}
+	if len(x.pending) == 0 {
+		return &NondeterminismError{Code: MissingCommand, EventID: ev.ID, History: ev.String()}
+	}
+	cmd := &x.pending[0].cmd
+	if !matches(cmd, ev) {
+		return &NondeterminismError{Code: t.classify(cmd, i), EventID: ev.ID, History: ev.String(), Emitted: describeCommand(cmd)}
+	}
+	if !ev.IsTerminal() {
+		x.open[ev.ID] = open{seq: cmd.Seq, kind: ev.Kind}
+	}
+	x.pending = x.pending[1:]
+	return nil
+}
+
+// classify says how a command that does not match history[i] diverges.
+func (t *turn) classify(cmd *abi.Command, i int) NondeterminismCode {
+	for j := i + 1; j < len(t.history) && t.history[j].isSchedule(); j++ {
+		if matches(cmd, &t.history[j]) {
+			return ReorderedCommand
+		}
+	}
+	if t.history[i].IsTerminal() && cmd.Kind != abi.CommandComplete && cmd.Kind != abi.CommandFail {
+		return ExtraCommand
+	}
+	return ChangedCommand
+}
+
+// checkNoPending fails when commands are left unmatched where history moves
+// on to an event that is not a schedule event (ev), or ends (ev nil).
+func (t *turn) checkNoPending(ev *Event) error {
+	x := t.x
+	if len(x.pending) == 0 {
+		return nil
+	}
+	e := &NondeterminismError{Code: ExtraCommand, EventID: x.lastID + 1, History: "nothing more", Emitted: describeCommand(&x.pending[0].cmd)}
+	if ev != nil {
+		e.EventID, e.History = ev.ID, ev.String()
+	}
+	return e
+}
+
+// activate hands one job to the guest and queues the commands it emits.
+func (t *turn) activate(ev *Event, replaying bool, job abi.Job) error {
+	x := t.x
+	cmds, err := x.guest.Activate(&abi.Activation{Time: ev.Time.UnixNano(), Replaying: replaying, Jobs: []abi.Job{job}})
+	if err != nil {
+		return fmt.Errorf("orchestration crashed applying event %d: %w", ev.ID, err)
+	}
+	for _, c := range cmds {
+		if c.Seq != x.nextSeq {
+			return fmt.Errorf("engine: the guest numbered a command %d where %d was next (a guest SDK bug)", c.Seq, x.nextSeq)
+		}
+		x.nextSeq++
+		x.pending = append(x.pending, emitted{cmd: c, at: ev.Time})
+	}
+	return nil
+}
+
+// failInstance ends the execution with a failure the engine records itself.
+func (t *turn) failInstance(err error) {
+	x := t.x
+	x.broken, x.pending = err, nil
+	t.res.Err = err
+	if x.status.IsTerminal() {
+		return
+	}
+	f := &Failure{Message: err.Error()}
+	t.record(Event{Kind: OrchestrationFailed, Failure: f})
+	x.applied, x.lastID = len(t.history), int64(len(t.history))
+	x.status, x.failure = StatusFailed, f
+}
+
+// scheduleKindOf returns the schedule event kind a completion kind completes.
+func scheduleKindOf(k EventKind) EventKind {
+	if k == TimerFired {
+		return TimerCreated
+	}
+	return ActivityScheduled
+}

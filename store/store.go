@@ -1,0 +1,176 @@
+// Package store defines the storage interface of a Durabox host.
+//
+// A Store keeps modules, instances, their histories, the messages waiting for
+// each instance (including timers, which are messages that become visible
+// when due) and the activity tasks waiting for workers. Everything a turn
+// changes is committed by one CommitTurn call, atomically. Work is leased:
+// a locked instance or an activity task that is not committed before its
+// lease expires is handed out again.
+//
+// store/sqlite is the default implementation.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+)
+
+// Sentinel errors. Implementations wrap them with the specifics.
+var (
+	// ErrNotFound is returned when a module or instance does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrInstanceExists is returned by CreateInstance when the id is taken.
+	ErrInstanceExists = errors.New("instance already exists")
+	// ErrLeaseLost is returned when a commit names a lock or lease that has
+	// expired and been handed to someone else, or no longer exists.
+	ErrLeaseLost = errors.New("lease lost")
+)
+
+// Module is a deployed guest module.
+type Module struct {
+	// Hash is the hex sha256 of Wasm; it identifies the module.
+	Hash string
+	Wasm []byte
+	// Orchestrations and Activities are the names the module registers.
+	Orchestrations []string
+	Activities     []string
+	DeployedAt     time.Time
+}
+
+// ModuleInfo is a Module without its bytes.
+type ModuleInfo struct {
+	Hash           string
+	Orchestrations []string
+	Activities     []string
+	DeployedAt     time.Time
+}
+
+// Instance is an orchestration instance's current state.
+type Instance struct {
+	ID   string
+	Name string
+	// ModuleHash is the module the instance started with; it always runs on it.
+	ModuleHash  string
+	ExecutionID int64
+	Status      engine.Status
+	Input       json.RawMessage
+	Result      json.RawMessage
+	Failure     *engine.Failure
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// NewInstance describes an instance to create.
+type NewInstance struct {
+	ID         string
+	Name       string
+	ModuleHash string
+	Input      json.RawMessage
+	Now        time.Time
+}
+
+// Message is a message waiting for an instance: an engine event whose ID and
+// Time the engine has not assigned yet.
+type Message struct {
+	// ID identifies the message in the store, to remove it once consumed.
+	ID    int64
+	Event engine.Event
+}
+
+// WorkItem is one locked instance with everything its next turn needs.
+type WorkItem struct {
+	Instance Instance
+	// History is the persisted history of the current execution.
+	History []engine.Event
+	// Messages are the instance's visible messages, oldest first.
+	Messages []Message
+	// LockToken must be passed back to CommitTurn or Abandon.
+	LockToken string
+}
+
+// ActivityWork is an activity task to run, with where it came from.
+type ActivityWork struct {
+	// ID identifies the task in the store.
+	ID          int64
+	InstanceID  string
+	ExecutionID int64
+	ModuleHash  string
+	Task        engine.ActivityTask
+	// Attempt counts deliveries of this task, from 1.
+	Attempt   int
+	LockToken string
+}
+
+// TurnCommit is everything one turn changes, committed atomically.
+type TurnCommit struct {
+	InstanceID  string
+	ExecutionID int64
+	LockToken   string
+	// NewEvents are appended to the execution's history.
+	NewEvents  []engine.Event
+	Activities []engine.ActivityTask
+	Timers     []engine.TimerTask
+	Status     engine.Status
+	Result     json.RawMessage
+	Failure    *engine.Failure
+	// Consumed are the message IDs the turn used; they are removed.
+	Consumed []int64
+}
+
+// Store is what a host needs from storage.
+type Store interface {
+	// PutModule stores a module. Storing the same hash twice is not an error.
+	PutModule(ctx context.Context, m Module) error
+	// GetModule returns a module with its bytes, or ErrNotFound.
+	GetModule(ctx context.Context, hash string) (Module, error)
+	// ListModules returns every module without its bytes, newest first.
+	ListModules(ctx context.Context) ([]ModuleInfo, error)
+	// ModuleFor returns the hash of the most recently deployed module that
+	// registers the orchestration name, or ErrNotFound.
+	ModuleFor(ctx context.Context, orchestration string) (string, error)
+
+	// CreateInstance creates a Pending instance and enqueues its
+	// OrchestrationStarted message, atomically. It returns ErrInstanceExists
+	// if the id is taken.
+	CreateInstance(ctx context.Context, n NewInstance) error
+	// GetInstance returns an instance, or ErrNotFound.
+	GetInstance(ctx context.Context, id string) (Instance, error)
+	// ListInstances returns instances, newest first.
+	ListInstances(ctx context.Context) ([]Instance, error)
+	// History returns the history of an instance's current execution, or
+	// ErrNotFound if the instance does not exist.
+	History(ctx context.Context, id string) ([]engine.Event, error)
+
+	// LockNextInstance locks an instance that has visible messages (visible:
+	// due at or before now) and is not locked, until now+lease. It returns
+	// nil when there is none.
+	LockNextInstance(ctx context.Context, now time.Time, lease time.Duration) (*WorkItem, error)
+	// CommitTurn commits a turn and unlocks the instance. It returns
+	// ErrLeaseLost if the lock is no longer held.
+	CommitTurn(ctx context.Context, c TurnCommit) error
+	// AbandonInstance unlocks an instance without committing anything.
+	AbandonInstance(ctx context.Context, id, lockToken string) error
+
+	// LockNextActivity leases the oldest unleased activity task until
+	// now+lease, or returns nil when there is none.
+	LockNextActivity(ctx context.Context, now time.Time, lease time.Duration) (*ActivityWork, error)
+	// CompleteActivity removes a leased activity task and enqueues its result
+	// (an ActivityCompleted or ActivityFailed event naming the task's
+	// ScheduleID) as a message for its instance, atomically. It returns
+	// ErrLeaseLost if the lease is no longer held.
+	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event) error
+
+	// NextVisibleAt returns the earliest time after now at which a message
+	// becomes visible, so a dispatcher knows when to look again.
+	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
+	// ReleaseAllLeases ends every lock and lease. A host calls it at start-up,
+	// when it holds the store exclusively, so work a crashed host left
+	// behind is picked up at once.
+	ReleaseAllLeases(ctx context.Context) error
+
+	Close() error
+}
