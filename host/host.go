@@ -2,55 +2,192 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/store"
 )
 
 // Host runs orchestrations from deployed modules on a store.
-type Host struct{}
-
-// Options configures a Host.
-type Options struct{}
-
-// New returns a host on st.
-func New(st store.Store, opts Options) (*Host, error) { return nil, errors.New("TODO") }
-
-// Run runs the dispatchers until ctx is done.
-func (h *Host) Run(ctx context.Context) error { return errors.New("TODO") }
-
-// Deploy validates and stores a module.
-func (h *Host) Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
-	return store.ModuleInfo{}, errors.New("TODO")
+type Host struct {
+	st    store.Store
+	opts  Options
+	rt    sandbox.Runtime
+	reg   *registry
+	cache *liveCache
+	pool  *activityPool
+	// orchestrationWork wakes the orchestration dispatchers, activityWork the
+	// activity workers; changed wakes Wait callers when an instance moves.
+	orchestrationWork, activityWork, changed *signal
 }
 
-// Start starts an orchestration and returns its instance id. An empty id
-// means the host picks one.
+// New returns a host on st. The host does not own st: close it after the
+// host.
+func New(st store.Store, opts Options) (*Host, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	rt, err := sandbox.NewWazero(context.Background(), sandbox.WazeroOptions{CacheDir: opts.CacheDir, MemoryLimitBytes: opts.MemoryLimit})
+	if err != nil {
+		return nil, fmt.Errorf("host: start the wasm runtime: %w", err)
+	}
+	h := &Host{
+		st: st, opts: opts, rt: rt,
+		reg:               newRegistry(rt, st),
+		cache:             newLiveCache(opts.MaxLiveInstances),
+		orchestrationWork: newSignal(), activityWork: newSignal(), changed: newSignal(),
+	}
+	h.pool = newActivityPool(h)
+	return h, nil
+}
+
+// Run runs the dispatchers until ctx is done, then waits for the turns and
+// activities in progress to end. Work left unfinished is picked up by the
+// next Run on the same store.
+func (h *Host) Run(ctx context.Context) error {
+	if err := h.st.ReleaseAllLeases(ctx); err != nil {
+		return fmt.Errorf("host: release leases left by an earlier run: %w", err)
+	}
+	var wg sync.WaitGroup
+	for range h.opts.OrchestrationWorkers {
+		wg.Add(1)
+		go func() { defer wg.Done(); h.dispatchOrchestrations(ctx) }()
+	}
+	for range h.opts.ActivityWorkers {
+		wg.Add(1)
+		go func() { defer wg.Done(); h.dispatchActivities(ctx) }()
+	}
+	wg.Wait()
+	return nil
+}
+
+// Close releases the wasm runtime and every live instance. Call it after Run
+// has returned.
+func (h *Host) Close() error {
+	ctx := context.Background()
+	h.cache.closeAll(ctx)
+	h.pool.close(ctx)
+	h.reg.close(ctx)
+	return h.rt.Close(ctx)
+}
+
+// Deploy validates and stores a module. It refuses (with ErrBadModule) bytes
+// that are not wasm, a module without the guest SDK's exports or of another
+// ABI version, and a module that imports functions the host lacks; a
+// refused module is not stored.
+func (h *Host) Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
+	info, err := h.reg.deploy(ctx, wasm)
+	if err == nil {
+		h.opts.Logger.Info("module deployed", "hash", short(info.Hash), "orchestrations", info.Orchestrations, "activities", info.Activities)
+	}
+	return info, err
+}
+
+var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// Start starts the orchestration name with input (JSON; empty means null)
+// and returns the instance id. An empty id means the host picks one. The
+// instance runs on the module most recently deployed that registers name,
+// and stays on it for its whole life.
 func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error) {
-	return "", errors.New("TODO")
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	if !json.Valid(input) {
+		return "", fmt.Errorf("%w: the input is not valid JSON: %.100s", ErrBadInput, input)
+	}
+	if id == "" {
+		id = newID()
+	} else if !validID.MatchString(id) {
+		return "", fmt.Errorf("%w: instance id %q must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", ErrBadInput, id)
+	}
+	hash, err := h.st.ModuleFor(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("%w %q: no deployed module registers it; deploy one with `durabox deploy FILE.wasm`", ErrUnknownOrchestration, name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("host: start %q: %w", name, err)
+	}
+	err = h.st.CreateInstance(ctx, store.NewInstance{ID: id, Name: name, ModuleHash: hash, Input: input, Now: h.opts.Clock()})
+	if errors.Is(err, store.ErrInstanceExists) {
+		return "", fmt.Errorf("%w: %q", ErrInstanceExists, id)
+	}
+	if err != nil {
+		return "", fmt.Errorf("host: start %q: %w", name, err)
+	}
+	h.orchestrationWork.Notify()
+	return id, nil
+}
+
+func newID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Instance returns an instance's state.
 func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) {
-	return store.Instance{}, errors.New("TODO")
+	inst, err := h.st.GetInstance(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return inst, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return inst, err
 }
 
-// Wait blocks until the instance reaches a terminal status or ctx is done.
+// Wait blocks until the instance reaches a terminal status or ctx is done,
+// and returns the instance as it stands then.
 func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
-	return store.Instance{}, errors.New("TODO")
+	for {
+		changed := h.changed.C()
+		inst, err := h.Instance(ctx, id)
+		if err != nil || inst.Status.IsTerminal() {
+			return inst, err
+		}
+		select {
+		case <-ctx.Done():
+			return inst, nil
+		case <-changed:
+		}
+	}
 }
 
-// History returns an instance's history.
+// History returns the history of an instance's current execution.
 func (h *Host) History(ctx context.Context, id string) ([]engine.Event, error) {
-	return nil, errors.New("TODO")
+	events, err := h.st.History(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return events, err
 }
 
 // List returns instances, newest first.
-func (h *Host) List(ctx context.Context) ([]store.Instance, error) { return nil, errors.New("TODO") }
+func (h *Host) List(ctx context.Context) ([]store.Instance, error) { return h.st.ListInstances(ctx) }
 
 // Modules returns the deployed modules, newest first.
 func (h *Host) Modules(ctx context.Context) ([]store.ModuleInfo, error) {
-	return nil, errors.New("TODO")
+	return h.st.ListModules(ctx)
+}
+
+// idle waits until woken, until the store's next message is due, or for at
+// most a second (to notice expired leases), whichever is first.
+func (h *Host) idle(ctx context.Context, wake <-chan struct{}) {
+	d := time.Second
+	if next, ok, err := h.st.NextVisibleAt(ctx, h.opts.Clock()); err == nil && ok {
+		d = min(d, max(time.Until(next), 0))
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-wake:
+	case <-t.C:
+	}
 }

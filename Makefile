@@ -1,0 +1,28 @@
+# Durabox. `make demo` runs the whole path end to end; `make test` runs every test.
+
+GO       ?= go
+EXAMPLES := hello retry
+WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
+
+export CGO_ENABLED = 1
+
+.PHONY: build examples test demo bench FORCE
+
+build: bin/durabox examples
+
+bin/durabox: FORCE
+	$(GO) build -o $@ ./cmd/durabox
+
+examples: $(WASM)
+
+examples/wasm/%.wasm: FORCE
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./$(dir $@)
+
+test:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+demo: build
+	./scripts/demo.sh
+
+FORCE:

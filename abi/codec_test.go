@@ -1,0 +1,128 @@
+package abi
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	a := &Activation{Time: -5, Replaying: true, Jobs: []Job{
+		{Kind: JobStart, Name: "Greeting", InstanceID: "i-1", Input: []byte(`"world"`)},
+		{Kind: JobResolveActivity, Seq: 300, Result: []byte(`{"a":1}`)},
+		{Kind: JobResolveActivity, Seq: 2, Failure: &Failure{}},
+		{Kind: JobFireTimer, Seq: 1 << 40, Failure: &Failure{Message: "m", Details: "d"}},
+	}}
+	r := &ActivationResult{Commands: []Command{
+		{Kind: CommandScheduleActivity, Seq: 1, Name: "SayHello", Input: []byte(`"x"`)},
+		{Kind: CommandStartTimer, Seq: 2, Delay: 1500000000},
+		{Kind: CommandComplete, Seq: 3, Output: []byte(`null`)},
+		{Kind: CommandFail, Seq: 4, Failure: &Failure{Message: "boom", Details: "stack"}},
+	}}
+	m := &Manifest{SDK: "durabox-go/0.1", Orchestrations: []string{"A", "B"}, Activities: []string{"C"}}
+	req := &ActivityRequest{Name: "SayHello", Input: []byte(`"x"`), InstanceID: "i", Attempt: 3}
+	res := &ActivityResult{Output: []byte(`1`), Failure: &Failure{Message: "no"}}
+
+	tests := []struct {
+		name   string
+		in     any
+		encode func() []byte
+		decode func([]byte) (any, error)
+	}{
+		{"Activation", a, func() []byte { return EncodeActivation(a) }, func(b []byte) (any, error) { return DecodeActivation(b) }},
+		{"ActivationResult", r, func() []byte { return EncodeActivationResult(r) }, func(b []byte) (any, error) { return DecodeActivationResult(b) }},
+		{"Manifest", m, func() []byte { return EncodeManifest(m) }, func(b []byte) (any, error) { return DecodeManifest(b) }},
+		{"ActivityRequest", req, func() []byte { return EncodeActivityRequest(req) }, func(b []byte) (any, error) { return DecodeActivityRequest(b) }},
+		{"ActivityResult", res, func() []byte { return EncodeActivityResult(res) }, func(b []byte) (any, error) { return DecodeActivityResult(b) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.decode(tt.encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.in) {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", got, tt.in)
+			}
+		})
+	}
+}
+
+func TestUnknownFieldsAreSkipped(t *testing.T) {
+	var e encoder
+	e.uint(99, 7)
+	e.string(98, "from a newer host")
+	b := append(e.buf, EncodeActivation(&Activation{Time: 42})...)
+	a, err := DecodeActivation(b)
+	if err != nil || a.Time != 42 {
+		t.Fatalf("got %+v, %v", a, err)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"truncated key", []byte{0x80}, "abi: malformed message: Activation: bad field key"},
+		{"truncated value", []byte{0x02}, "abi: malformed message: Activation: field 1: bad value"},
+		{"length past the end", []byte{0x07, 0x05, 'a'}, "abi: malformed message: Activation: field 3: length 5 runs past the end"},
+		{"bad nested job", []byte{0x07, 0x01, 0x80}, "abi: malformed message: Job: bad field key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeActivation(tt.in)
+			if err == nil || err.Error() != tt.want || !errors.Is(err, ErrMalformed) {
+				t.Fatalf("err = %v, want %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPackRegion(t *testing.T) {
+	addr, n := UnpackRegion(PackRegion(0xdeadbeef, 0x12345678))
+	if addr != 0xdeadbeef || n != 0x12345678 {
+		t.Fatalf("got %x %x", addr, n)
+	}
+}
+
+// FuzzDecode checks that no input makes a decoder panic, and that what
+// decodes re-encodes to something that decodes to the same value.
+func FuzzDecode(f *testing.F) {
+	f.Add(EncodeActivation(&Activation{Time: 1, Jobs: []Job{{Kind: JobStart, Name: "x", Failure: &Failure{Message: "m"}}}}))
+	f.Add(EncodeActivationResult(&ActivationResult{Commands: []Command{{Kind: CommandStartTimer, Delay: -1}}}))
+	f.Add([]byte{0x07, 0x05, 'a'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if a, err := DecodeActivation(b); err == nil {
+			again, err := DecodeActivation(EncodeActivation(a))
+			if err != nil || !reflect.DeepEqual(normalize(a), normalize(again)) {
+				t.Fatalf("re-encoding changed %+v into %+v (%v)", a, again, err)
+			}
+		}
+		if r, err := DecodeActivationResult(b); err == nil {
+			if _, err := DecodeActivationResult(EncodeActivationResult(r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, _ = DecodeManifest(b)
+		_, _ = DecodeActivityRequest(b)
+		_, _ = DecodeActivityResult(b)
+	})
+}
+
+// normalize drops distinctions the encoding does not keep (nil vs empty).
+func normalize(a *Activation) *Activation {
+	c := *a
+	c.Jobs = nil
+	for _, j := range a.Jobs {
+		if len(j.Input) == 0 {
+			j.Input = nil
+		}
+		if len(j.Result) == 0 {
+			j.Result = nil
+		}
+		c.Jobs = append(c.Jobs, j)
+	}
+	return &c
+}

@@ -1,0 +1,50 @@
+// Package engine is Durabox's replay engine: a pure state machine that turns
+// an execution's history and its new messages into a history delta, new work
+// and the instance's status. It does no I/O, starts no goroutine and reads no
+// clock: time arrives as recorded events and as TurnInput.Now.
+//
+// # The model
+//
+// History is a list of events, numbered from 1 without gaps. Schedule events
+// (ActivityScheduled, TimerCreated, and the terminal OrchestrationCompleted
+// and OrchestrationFailed) record commands the orchestration emitted;
+// completion events (ActivityCompleted, ActivityFailed, TimerFired) carry the
+// ScheduleID of the schedule event they complete.
+//
+// The engine walks history in order. Each event that carries information to
+// the orchestration (OrchestrationStarted, every completion) becomes one
+// activation of the Guest, stamped with the event's recorded time; the
+// commands it returns queue up. Each schedule event must match the oldest
+// queued command (activities by name and input bytes, timers by position
+// only); a missing, extra, reordered or changed command is a
+// *NondeterminismError that shows both sides. When history runs out, each new
+// message becomes an event, is applied, and the commands it causes become new
+// schedule events right after it. So a history is exactly the transcript of
+// activations and their commands, and one guest that applied it turn by turn
+// is in the same state as a fresh guest that replays it all at once.
+//
+// # Usage
+//
+//	x := engine.NewExecution(guest) // a fresh guest; keep both between turns
+//	for {
+//		history, messages := load()  // persisted history + new messages
+//		res, err := x.Turn(engine.TurnInput{History: history, Messages: messages, Now: now()})
+//		if errors.Is(err, engine.ErrStale) {
+//			// replay on a fresh guest with a new Execution
+//		}
+//		// Persist atomically, BEFORE dispatching any task:
+//		//   res.NewEvents appended to history, res.Activities and
+//		//   res.Timers as work, res.Status (+Result/Failure), and the
+//		//   removal of every message passed in (applied or dropped).
+//		// If that commit fails, drop x: the guest is ahead of the store.
+//	}
+//
+// # Caveats
+//
+// Messages that cannot apply are consumed and reported in TurnResult.Dropped:
+// a completion for an operation already completed (an activity that ran twice
+// after a crash), a message for a finished instance. A guest crash or
+// nondeterminism fails the instance: the engine records an
+// OrchestrationFailed event with the cause and reports it in TurnResult.Err.
+// History is authoritative about how an execution ended.
+package engine

@@ -1,0 +1,54 @@
+package durabox
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// Context is what an orchestration uses to do anything durable: call
+// activities, start timers, read the logical clock.
+type Context struct {
+	rt *runtime
+}
+
+// InstanceID returns the id of the orchestration instance.
+func (c *Context) InstanceID() string { return c.rt.instanceID }
+
+// Now returns the logical time: the time the step being applied was
+// recorded. It is the same on every replay (and so is time.Now).
+func (c *Context) Now() time.Time { return c.rt.now }
+
+// IsReplaying reports whether the orchestration is re-running steps that
+// were already recorded. Guard side effects that must happen once with it.
+func (c *Context) IsReplaying() bool { return c.rt.replaying }
+
+// CallActivity schedules the activity name with input (encoded to JSON) and
+// returns a future for its result.
+func (c *Context) CallActivity(name string, input any) *Future {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		f := &Future{rt: c.rt}
+		f.resolved, f.err = true, fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err)
+		return f
+	}
+	return c.rt.command(abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw})
+}
+
+// NewTimer starts a durable timer that fires d after the current logical
+// time, and returns a future that resolves when it fires.
+func (c *Context) NewTimer(d time.Duration) *Future {
+	return c.rt.command(abi.Command{Kind: abi.CommandStartTimer, Delay: int64(d)})
+}
+
+// Sleep blocks the orchestration for d, durably: the host keeps the timer
+// across restarts.
+func (c *Context) Sleep(d time.Duration) error { return c.NewTimer(d).Get(nil) }
+
+// Call calls the activity name with input and waits for its result, decoded
+// as T.
+func Call[T any](ctx *Context, name string, input any) (T, error) {
+	return Await[T](ctx.CallActivity(name, input))
+}

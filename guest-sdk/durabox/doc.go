@@ -1,0 +1,68 @@
+// Package durabox is the Go SDK for writing Durabox orchestrations and
+// activities. A module built with it is compiled to WebAssembly and deployed
+// to a Durabox host, which runs every orchestration durably: each step is
+// recorded, and after a crash the orchestration is replayed from its history
+// and carries on where it was.
+//
+// # A module
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"github.com/durabox/durabox/guest-sdk/durabox"
+//	)
+//
+//	func init() {
+//		durabox.RegisterOrchestration("Greeting", Greeting)
+//		durabox.RegisterActivity("SayHello", SayHello)
+//	}
+//
+//	func Greeting(ctx *durabox.Context, name string) (string, error) {
+//		return durabox.Call[string](ctx, "SayHello", name)
+//	}
+//
+//	func SayHello(ctx context.Context, name string) (string, error) {
+//		return "Hello, " + name + "!", nil
+//	}
+//
+//	func main() {}
+//
+// Register in init: the module is a WebAssembly reactor, so main never runs
+// (it must exist for the build). Build with:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o hello.wasm .
+//
+// # Orchestrations are replayed
+//
+// An orchestration function runs again from the beginning whenever its
+// instance is replayed (after a restart, or when the host evicts it from
+// memory), and must make the same decisions each time. The host's replay
+// engine checks every activity call and timer against the recorded history
+// and fails the instance with a nondeterminism error if they differ.
+//
+// The sandbox makes most of the usual sources of nondeterminism safe by
+// construction, so inside an orchestration:
+//
+//   - time.Now returns the logical time of the step being applied (the same
+//     on every replay); ctx.Now says the same.
+//   - math/rand, crypto/rand and map iteration order draw from a random
+//     stream seeded per instance: they repeat exactly on replay.
+//   - files, sockets, environment variables and arguments do not exist.
+//   - fmt.Println and the log package write to the instance's log, which is
+//     silent while replaying.
+//
+// What remains the author's job:
+//
+//   - Do I/O and anything with side effects in activities, never in the
+//     orchestration itself.
+//   - Do not block on time.Sleep, time.After or channels that nothing in the
+//     orchestration will fill: use ctx.Sleep, ctx.NewTimer and futures.
+//   - Changing the order or arguments of activity calls and timers changes
+//     the orchestration; an instance always runs on the exact module it
+//     started with, so deploy a new module for new behaviour.
+//
+// Activities are ordinary Go: they run in separate instances of the same
+// module with the real clock and real randomness, and may fail; their
+// failures reach the orchestration as *ActivityError.
+package durabox

@@ -1,0 +1,69 @@
+//go:build wasip1
+
+package durabox
+
+import (
+	"unsafe"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// The ABI's exports (abi/ABI.md). A wasm instance runs one orchestration
+// instance, or serves activity calls; rt is created on first activation.
+
+var (
+	rt *runtime
+	// in is the buffer the host last allocated to write a request into; out
+	// is the last response, kept alive until the next call.
+	in, out []byte
+)
+
+//go:wasmexport durabox_abi_version
+func exportVersion() int32 { return abi.Version }
+
+//go:wasmexport durabox_alloc
+func exportAlloc(size int32) int32 {
+	in = make([]byte, max(size, 1))
+	return int32(uintptr(unsafe.Pointer(unsafe.SliceData(in))))
+}
+
+//go:wasmexport durabox_describe
+func exportDescribe() int64 { return respond(abi.EncodeManifest(manifest())) }
+
+//go:wasmexport durabox_activate
+func exportActivate(addr, length int32) int64 {
+	a, err := abi.DecodeActivation(request(addr, length))
+	if err != nil {
+		panic("durabox: the host sent an activation that does not decode: " + err.Error())
+	}
+	if rt == nil {
+		rt = newRuntime()
+	}
+	return respond(abi.EncodeActivationResult(&abi.ActivationResult{Commands: rt.activate(a)}))
+}
+
+//go:wasmexport durabox_activity
+func exportActivity(addr, length int32) int64 {
+	req, err := abi.DecodeActivityRequest(request(addr, length))
+	if err != nil {
+		panic("durabox: the host sent an activity request that does not decode: " + err.Error())
+	}
+	return respond(abi.EncodeActivityResult(runActivity(req)))
+}
+
+// request returns the bytes the host wrote into the buffer it allocated.
+func request(addr, length int32) []byte {
+	if length < 0 || int(length) > len(in) || addr != int32(uintptr(unsafe.Pointer(unsafe.SliceData(in)))) {
+		panic("durabox: the host passed a region it did not allocate with durabox_alloc")
+	}
+	return in[:length]
+}
+
+// respond keeps b alive and returns its packed region.
+func respond(b []byte) int64 {
+	out = b
+	if len(b) == 0 {
+		return 0
+	}
+	return int64(abi.PackRegion(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint32(len(b))))
+}

@@ -1,0 +1,119 @@
+package durabox
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// sdkName is reported in the module's manifest.
+const sdkName = "durabox-go/0.1"
+
+// runtime is the guest side of one orchestration instance: a wasm instance
+// runs exactly one.
+type runtime struct {
+	sched      *scheduler
+	instanceID string
+	now        time.Time
+	replaying  bool
+	started    bool
+	finished   bool
+	// seq is the sequence number of the last command emitted.
+	seq      uint64
+	futures  map[uint64]*Future
+	commands []abi.Command
+}
+
+func newRuntime() *runtime {
+	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}}
+}
+
+// command emits c with the next sequence number and returns its future.
+func (rt *runtime) command(c abi.Command) *Future {
+	rt.seq++
+	c.Seq = rt.seq
+	rt.commands = append(rt.commands, c)
+	f := &Future{rt: rt, activity: c.Name}
+	if c.Kind == abi.CommandScheduleActivity || c.Kind == abi.CommandStartTimer {
+		rt.futures[c.Seq] = f
+	}
+	return f
+}
+
+// activate applies an activation's jobs, runs the orchestration until it is
+// quiescent and returns the commands it emitted.
+func (rt *runtime) activate(a *abi.Activation) []abi.Command {
+	rt.now, rt.replaying = time.Unix(0, a.Time).UTC(), a.Replaying
+	for _, j := range a.Jobs {
+		rt.apply(j)
+	}
+	rt.sched.run()
+	out := rt.commands
+	rt.commands = nil
+	return out
+}
+
+func (rt *runtime) apply(j abi.Job) {
+	switch j.Kind {
+	case abi.JobStart:
+		if rt.started {
+			return
+		}
+		rt.started, rt.instanceID = true, j.InstanceID
+		rt.start(j.Name, j.Input)
+	case abi.JobResolveActivity:
+		rt.take(j.Seq).resolve(j.Result, j.Failure)
+	case abi.JobFireTimer:
+		rt.take(j.Seq).resolve(nil, nil)
+	}
+}
+
+// take removes and returns the future of command seq. A sequence number
+// with no future is a host bug; a detached future keeps the guest going.
+func (rt *runtime) take(seq uint64) *Future {
+	f, ok := rt.futures[seq]
+	if !ok {
+		return &Future{rt: rt}
+	}
+	delete(rt.futures, seq)
+	return f
+}
+
+// start spawns the root unit running orchestration name.
+func (rt *runtime) start(name string, input []byte) {
+	fn, ok := orchestrations[name]
+	if !ok {
+		rt.finish(nil, fmt.Errorf("durabox: this module registers no orchestration %q (it registers %v)", name, sortedNames(orchestrations)), "")
+		return
+	}
+	ctx := &Context{rt: rt}
+	rt.sched.spawn(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				rt.finish(nil, fmt.Errorf("panic: %v", r), string(debug.Stack()))
+			}
+		}()
+		out, err := fn(ctx, input)
+		rt.finish(out, err, "")
+	})
+}
+
+// finish emits the command that ends the orchestration.
+func (rt *runtime) finish(out []byte, err error, details string) {
+	if rt.finished {
+		return
+	}
+	rt.finished = true
+	if err == nil {
+		rt.command(abi.Command{Kind: abi.CommandComplete, Output: out})
+		return
+	}
+	var ae *ActivityError
+	if details == "" && errors.As(err, &ae) {
+		details = ae.Details
+	}
+	rt.command(abi.Command{Kind: abi.CommandFail, Failure: &abi.Failure{Message: err.Error(), Details: details}})
+}

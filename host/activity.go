@@ -1,0 +1,135 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/store"
+)
+
+// dispatchActivities runs activity tasks until ctx is done.
+func (h *Host) dispatchActivities(ctx context.Context) {
+	for ctx.Err() == nil {
+		wake := h.activityWork.C()
+		w, err := h.st.LockNextActivity(ctx, h.opts.Clock(), h.opts.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.opts.Logger.Error("cannot fetch activity work", "err", err)
+			}
+			h.idle(ctx, wake)
+			continue
+		}
+		if w == nil {
+			h.idle(ctx, wake)
+			continue
+		}
+		result := h.runActivity(ctx, w)
+		if ctx.Err() != nil {
+			// Shutting down: the attempt was cut short, so record nothing;
+			// the task is delivered again after the restart.
+			return
+		}
+		if err := h.st.CompleteActivity(ctx, w, result); err != nil {
+			h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
+			continue
+		}
+		h.orchestrationWork.Notify()
+	}
+}
+
+// runActivity runs one attempt of an activity task and returns the message
+// that reports its outcome.
+func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork) engine.Event {
+	ev := engine.Event{Kind: engine.ActivityCompleted, ScheduleID: w.Task.ScheduleID}
+	out, failure := h.callActivity(ctx, w)
+	if failure != nil {
+		ev.Kind, ev.Failure = engine.ActivityFailed, failure
+	} else {
+		ev.Result = out
+	}
+	return ev
+}
+
+func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte, *engine.Failure) {
+	g, err := h.pool.get(ctx, w.ModuleHash)
+	if err != nil {
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q could not start: %v", w.Task.Name, err)}
+	}
+	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt)})
+	raw, err := g.exchange(ctx, abi.ExportActivity, req)
+	if err != nil {
+		g.close(ctx)
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q crashed: %v", w.Task.Name, err)}
+	}
+	res, err := abi.DecodeActivityResult(raw)
+	if err != nil {
+		g.close(ctx)
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q returned a result that does not decode: %v", w.Task.Name, err)}
+	}
+	h.pool.put(ctx, w.ModuleHash, g)
+	if res.Failure != nil {
+		return nil, &engine.Failure{Message: res.Failure.Message, Details: res.Failure.Details}
+	}
+	return res.Output, nil
+}
+
+// activityPool keeps idle activity instances per module for reuse. Activity
+// instances run with the real clock and real randomness.
+type activityPool struct {
+	h    *Host
+	mu   sync.Mutex
+	idle map[string][]*wasmGuest
+}
+
+func newActivityPool(h *Host) *activityPool {
+	return &activityPool{h: h, idle: map[string][]*wasmGuest{}}
+}
+
+func (p *activityPool) get(ctx context.Context, hash string) (*wasmGuest, error) {
+	p.mu.Lock()
+	if gs := p.idle[hash]; len(gs) > 0 {
+		g := gs[len(gs)-1]
+		p.idle[hash] = gs[:len(gs)-1]
+		p.mu.Unlock()
+		return g, nil
+	}
+	p.mu.Unlock()
+	mod, err := p.h.reg.module(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	log := newGuestLog(p.h.opts.Logger, "module", short(hash), "activity", true)
+	stderr := &tail{}
+	env := wasi.NewReal(nil, log, io.MultiWriter(log, stderr))
+	return newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr})
+}
+
+// put returns a healthy instance to the pool, or closes it when the pool
+// already holds one per activity worker.
+func (p *activityPool) put(ctx context.Context, hash string, g *wasmGuest) {
+	p.mu.Lock()
+	if len(p.idle[hash]) < p.h.opts.ActivityWorkers {
+		p.idle[hash] = append(p.idle[hash], g)
+		g = nil
+	}
+	p.mu.Unlock()
+	if g != nil {
+		g.close(ctx)
+	}
+}
+
+func (p *activityPool) close(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, gs := range p.idle {
+		for _, g := range gs {
+			g.close(ctx)
+		}
+	}
+	p.idle = map[string][]*wasmGuest{}
+}

@@ -1,0 +1,96 @@
+package host
+
+import (
+	"context"
+	"errors"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+// dispatchOrchestrations runs turns until ctx is done.
+func (h *Host) dispatchOrchestrations(ctx context.Context) {
+	for ctx.Err() == nil {
+		wake := h.orchestrationWork.C()
+		item, err := h.st.LockNextInstance(ctx, h.opts.Clock(), h.opts.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.opts.Logger.Error("cannot fetch orchestration work", "err", err)
+			}
+			h.idle(ctx, wake)
+			continue
+		}
+		if item == nil {
+			h.idle(ctx, wake)
+			continue
+		}
+		h.turn(ctx, item)
+	}
+}
+
+// turn runs one turn of a locked instance and commits it. Guest calls run
+// under a context that shutdown does not cancel, so a turn in progress
+// finishes (within its activation deadline) instead of failing the
+// instance.
+func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
+	inst := item.Instance
+	guestCtx := context.WithoutCancel(ctx)
+	l := h.cache.take(inst.ID)
+	if l == nil || l.moduleHash != inst.ModuleHash {
+		l = h.newLive(guestCtx, inst)
+	}
+	in := engine.TurnInput{History: item.History, Now: h.opts.Clock()}
+	consumed := make([]int64, len(item.Messages))
+	for i, m := range item.Messages {
+		in.Messages = append(in.Messages, m.Event)
+		consumed[i] = m.ID
+	}
+	res, err := l.exec.Turn(in)
+	if errors.Is(err, engine.ErrStale) {
+		l.close(guestCtx)
+		l = h.newLive(guestCtx, inst)
+		res, err = l.exec.Turn(in)
+	}
+	if err != nil {
+		l.close(guestCtx)
+		h.opts.Logger.Error("turn refused", "instance", inst.ID, "err", err)
+		h.abandon(ctx, inst.ID, item.LockToken)
+		return
+	}
+	err = h.st.CommitTurn(ctx, store.TurnCommit{
+		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken,
+		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
+		Status: res.Status, Result: res.Result, Failure: res.Failure, Consumed: consumed,
+	})
+	if err != nil {
+		// The guest is ahead of what is persisted: start afresh next time.
+		l.close(guestCtx)
+		h.opts.Logger.Error("turn not committed; it will run again", "instance", inst.ID, "err", err)
+		h.abandon(ctx, inst.ID, item.LockToken)
+		return
+	}
+	for _, d := range res.Dropped {
+		h.opts.Logger.Info("message dropped", "instance", inst.ID, "kind", d.Message.Kind, "scheduleId", d.Message.ScheduleID, "reason", d.Reason)
+	}
+	if res.Err != nil {
+		h.opts.Logger.Warn("instance failed", "instance", inst.ID, "err", res.Err)
+	}
+	if res.Status.IsTerminal() {
+		l.close(guestCtx)
+	} else {
+		h.cache.put(guestCtx, inst.ID, l)
+	}
+	if len(res.Activities) > 0 {
+		h.activityWork.Notify()
+	}
+	if len(res.Timers) > 0 {
+		h.orchestrationWork.Notify()
+	}
+	h.changed.Notify()
+}
+
+func (h *Host) abandon(ctx context.Context, id, token string) {
+	if err := h.st.AbandonInstance(context.WithoutCancel(ctx), id, token); err != nil {
+		h.opts.Logger.Error("cannot unlock instance", "instance", id, "err", err)
+	}
+}

@@ -1,0 +1,43 @@
+// Package host runs Durabox orchestrations: it validates and stores modules,
+// starts instances, and drives them turn by turn on a store.Store, in a
+// WebAssembly sandbox whose every answer to the guest is a function of
+// history.
+//
+// # How a turn runs
+//
+// An orchestration dispatcher locks an instance that has messages, takes its
+// live wasm instance from a bounded cache (or starts a fresh one on the
+// exact module the instance started with, and replays its history), runs the
+// engine, and commits the history delta, the new activity tasks and timers,
+// the status and the removal of the consumed messages in one store
+// transaction. Activity workers run activities in separate instances of the
+// same module, with the real clock, and enqueue their results. Timers are
+// messages that become visible when due.
+//
+// # The sandbox
+//
+// Orchestrations run with a deterministic WASI (package
+// host/internal/wasi): the wall clock reads the logical time of the event
+// being applied, randomness is a stream seeded from the instance id and
+// execution, and there are no files, sockets, environment or arguments.
+// Output to stdout and stderr becomes log lines tagged with the instance,
+// and is silent while the instance replays. Each step of an orchestration
+// runs under a CPU deadline (Options.ActivationTimeout) and every instance
+// under a memory limit (Options.MemoryLimit). A panic, a deadlock, a trap,
+// os.Exit, or a step past its deadline fails that instance only, with the
+// cause in its history; the host carries on.
+//
+// Everything specific to wazero lives in host/internal/sandbox, behind the
+// sandbox.Runtime interface.
+//
+// # Usage
+//
+//	st, _ := sqlite.Open("durabox.db", sqlite.Options{})
+//	h, _ := host.New(st, host.Options{Logger: logger})
+//	go h.Run(ctx)
+//	h.Deploy(ctx, wasm)
+//	id, _ := h.Start(ctx, "Greeting", json.RawMessage(`"world"`), "")
+//	inst, _ := h.Wait(ctx, id)
+//
+// NewHandler serves the same operations over HTTP for the durabox CLI.
+package host

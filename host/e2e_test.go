@@ -1,0 +1,269 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/sqlite"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	guestbuild.Cleanup()
+	os.Exit(code)
+}
+
+// testHost is a host running on a fresh SQLite file.
+type testHost struct {
+	*host.Host
+	st *sqlite.Store
+}
+
+func startHost(t *testing.T) *testHost {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(st, host.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+		h.Close()
+		st.Close()
+	})
+	return &testHost{Host: h, st: st}
+}
+
+func (h *testHost) deploy(t *testing.T, pkg string) store.ModuleInfo {
+	t.Helper()
+	path, err := guestbuild.Build(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := h.Deploy(context.Background(), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// run starts an orchestration and waits for it to finish.
+func (h *testHost) run(t *testing.T, name, input string) store.Instance {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	id, err := h.Start(ctx, name, json.RawMessage(input), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := h.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inst.Status.IsTerminal() {
+		t.Fatalf("instance %s of %s still %s after 60s", id, name, inst.Status)
+	}
+	return inst
+}
+
+func (h *testHost) history(t *testing.T, id string) []engine.Event {
+	t.Helper()
+	events, err := h.History(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// shape describes a history as kind(name) lines, the way a test states it.
+func shape(events []engine.Event) []string {
+	var out []string
+	for i, e := range events {
+		s := string(e.Kind)
+		if e.Name != "" {
+			s += "(" + e.Name + ")"
+		}
+		if e.ID != int64(i+1) {
+			s += " with a bad id"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestHelloEndToEnd(t *testing.T) {
+	h := startHost(t)
+	info := h.deploy(t, "examples/wasm/hello")
+	if !reflect.DeepEqual(info.Orchestrations, []string{"Greeting"}) || !reflect.DeepEqual(info.Activities, []string{"SayHello"}) {
+		t.Fatalf("deployed %+v", info)
+	}
+	inst := h.run(t, "Greeting", `"world"`)
+	if inst.Status != engine.StatusCompleted || string(inst.Result) != `"Hello, world!"` {
+		t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
+	}
+	if inst.ModuleHash != info.Hash {
+		t.Errorf("instance ran on module %s, deployed %s", inst.ModuleHash, info.Hash)
+	}
+	events := h.history(t, inst.ID)
+	want := []string{"OrchestrationStarted(Greeting)", "ActivityScheduled(SayHello)", "ActivityCompleted", "OrchestrationCompleted"}
+	if got := shape(events); !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	if string(events[1].Input) != `"world"` || events[2].ScheduleID != 2 || string(events[2].Result) != `"Hello, world!"` {
+		t.Errorf("history details: %+v", events)
+	}
+}
+
+func TestRetryEndToEnd(t *testing.T) {
+	h := startHost(t)
+	h.deploy(t, "examples/wasm/retry")
+	inst := h.run(t, "Retry", `{"failures": 1, "delay": "50ms"}`)
+	if inst.Status != engine.StatusCompleted || string(inst.Result) != `"succeeded on attempt 2"` {
+		t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
+	}
+	events := h.history(t, inst.ID)
+	want := []string{
+		"OrchestrationStarted(Retry)", "ActivityScheduled(FlakyTask)", "ActivityFailed", "TimerCreated",
+		"TimerFired", "ActivityScheduled(FlakyTask)", "ActivityCompleted", "OrchestrationCompleted",
+	}
+	if got := shape(events); !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %v, want %v", got, want)
+	}
+	if msg := events[2].Failure.Message; msg != "attempt 1 failed on purpose" {
+		t.Errorf("first attempt failed with %q", msg)
+	}
+	// The timer is due 50ms after the logical time of the failure that
+	// started it, and fires no earlier.
+	if d := events[3].FireAt.Sub(events[2].Time); d != 50*time.Millisecond {
+		t.Errorf("timer due %s after the failure, want 50ms", d)
+	}
+	if events[4].Time.Before(*events[3].FireAt) || events[4].ScheduleID != 4 {
+		t.Errorf("timer fired at %s (schedule %d), due %s", events[4].Time, events[4].ScheduleID, events[3].FireAt)
+	}
+}
+
+func TestRetryGivesUp(t *testing.T) {
+	h := startHost(t)
+	h.deploy(t, "examples/wasm/retry")
+	inst := h.run(t, "Retry", `{"attempts": 2, "failures": 5, "delay": "10ms"}`)
+	if inst.Status != engine.StatusFailed || inst.Failure == nil || inst.Failure.Message != "all 2 attempts failed" {
+		t.Fatalf("status %s failure %+v", inst.Status, inst.Failure)
+	}
+	if got := h.history(t, inst.ID); got[len(got)-1].Kind != engine.OrchestrationFailed {
+		t.Fatalf("history ends with %s", got[len(got)-1].Kind)
+	}
+}
+
+func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
+	h := startHost(t)
+	h.deploy(t, "host/testdata/guests/crashy")
+	tests := []struct {
+		name, orchestration, input string
+		wantMessage                string
+		wantDetails                string
+	}{
+		{"panic", "Panic", `"kaboom"`, "panic: kaboom", "main.go"},
+		{"deadlock", "Deadlock", `null`, "orchestration crashed applying event 1: it crashed: fatal error: all goroutines are asleep - deadlock!", ""},
+		{"activity panic", "CallPanickyActivity", `null`, `activity "PanickyActivity" failed: panic: activity went wrong`, "main.go"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inst := h.run(t, tt.orchestration, tt.input)
+			if inst.Status != engine.StatusFailed || inst.Failure == nil {
+				t.Fatalf("status %s failure %+v", inst.Status, inst.Failure)
+			}
+			if inst.Failure.Message != tt.wantMessage {
+				t.Errorf("message %q, want %q", inst.Failure.Message, tt.wantMessage)
+			}
+			if !strings.Contains(inst.Failure.Details, tt.wantDetails) {
+				t.Errorf("details do not mention %q:\n%s", tt.wantDetails, inst.Failure.Details)
+			}
+			// The host keeps serving: a healthy instance of the same module
+			// completes after the failure.
+			healthy := h.run(t, "Echo", `"still here"`)
+			if healthy.Status != engine.StatusCompleted || string(healthy.Result) != `"still here"` {
+				t.Fatalf("healthy instance: status %s result %s failure %+v", healthy.Status, healthy.Result, healthy.Failure)
+			}
+		})
+	}
+}
+
+func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
+	h := startHost(t)
+	tests := []struct {
+		name string
+		wasm []byte
+		want string
+	}{
+		{"not wasm", []byte("#!/bin/sh\necho hello\n"), "host: module refused: the file is not a WebAssembly module (it does not start with \\0asm)"},
+		{"wasm without the SDK", []byte("\x00asm\x01\x00\x00\x00"), "host: module refused: it lacks the exports of the Durabox guest SDK (_initialize, durabox_abi_version, durabox_alloc, durabox_describe, durabox_activate, durabox_activity)"},
+		{"truncated wasm", []byte("\x00asm\x01\x00\x00\x00\x01\x05"), "host: module refused: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := h.Deploy(context.Background(), tt.wasm)
+			if !errors.Is(err, host.ErrBadModule) || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to start with %q", err, tt.want)
+			}
+		})
+	}
+	mods, err := h.Modules(context.Background())
+	if err != nil || len(mods) != 0 {
+		t.Fatalf("modules after refusals: %+v, %v", mods, err)
+	}
+}
+
+func TestStartRefusesBadRequests(t *testing.T) {
+	h := startHost(t)
+	h.deploy(t, "examples/wasm/hello")
+	ctx := context.Background()
+	if _, err := h.Start(ctx, "Greeting", json.RawMessage(`"x"`), "taken"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, orchestration, input, id string
+		wantIs                         error
+		want                           string
+	}{
+		{"unknown orchestration", "Nope", `null`, "", host.ErrUnknownOrchestration, "host: unknown orchestration \"Nope\": no deployed module registers it; deploy one with `durabox deploy FILE.wasm`"},
+		{"input not JSON", "Greeting", `world`, "", host.ErrBadInput, "host: bad input: the input is not valid JSON: world"},
+		{"bad id", "Greeting", `null`, "a/b", host.ErrBadInput, `host: bad input: instance id "a/b" must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`},
+		{"id taken", "Greeting", `null`, "taken", host.ErrInstanceExists, `host: instance already exists: "taken"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := h.Start(ctx, tt.orchestration, json.RawMessage(tt.input), tt.id)
+			if !errors.Is(err, tt.wantIs) || err.Error() != tt.want {
+				t.Fatalf("err = %v, want %s", err, tt.want)
+			}
+		})
+	}
+	list, err := h.List(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("instances after refusals: %d, %v", len(list), err)
+	}
+}

@@ -1,0 +1,145 @@
+package host
+
+import (
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/store"
+)
+
+// live is an orchestration instance kept in memory between turns: its
+// engine state and the wasm instance that has applied its history so far.
+type live struct {
+	moduleHash string
+	exec       *engine.Execution
+	guest      *orchestrationGuest
+}
+
+func (l *live) close(ctx context.Context) {
+	if l.guest != nil {
+		l.guest.close(ctx)
+	}
+}
+
+// orchestrationGuest drives an orchestration in a deterministic sandbox: it
+// sets the logical clock and the replay flag before each activation.
+type orchestrationGuest struct {
+	*wasmGuest
+	ctx context.Context
+	env *wasi.Env
+	log *guestLog
+}
+
+func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
+	o.env.SetTime(a.Time)
+	o.log.setReplaying(a.Replaying)
+	raw, err := o.exchange(o.ctx, abi.ExportActivate, abi.EncodeActivation(a))
+	if err != nil {
+		return nil, err
+	}
+	res, err := abi.DecodeActivationResult(raw)
+	if err != nil {
+		return nil, fmt.Errorf("its commands do not decode: %w", err)
+	}
+	return res.Commands, nil
+}
+
+// brokenGuest stands in for a guest that could not be started, so that the
+// engine fails the instance the usual way, with the reason in its history.
+type brokenGuest struct{ err error }
+
+func (b brokenGuest) Activate(*abi.Activation) ([]abi.Command, error) { return nil, b.err }
+
+// seed derives an execution's random seed from its identity, so that its
+// random stream, and with it Go's map order, is the same on every replay.
+func seed(instanceID string, execution int64) [32]byte {
+	return sha256.Sum256([]byte(fmt.Sprintf("durabox/%s/%d", instanceID, execution)))
+}
+
+// newLive starts a fresh wasm instance for an orchestration instance on the
+// exact module it started with.
+func (h *Host) newLive(ctx context.Context, inst store.Instance) *live {
+	l := &live{moduleHash: inst.ModuleHash}
+	mod, err := h.reg.module(ctx, inst.ModuleHash)
+	if err != nil {
+		l.exec = engine.NewExecution(brokenGuest{err})
+		return l
+	}
+	log := newGuestLog(h.opts.Logger, "instance", inst.ID)
+	stderr := &tail{}
+	env := wasi.NewDeterministic(seed(inst.ID, inst.ExecutionID), log, io.MultiWriter(log, stderr))
+	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: h.opts.ActivationTimeout, stderr: stderr})
+	if err != nil {
+		l.exec = engine.NewExecution(brokenGuest{err})
+		return l
+	}
+	l.guest = &orchestrationGuest{wasmGuest: g, ctx: ctx, env: env, log: log}
+	l.exec = engine.NewExecution(l.guest)
+	return l
+}
+
+// liveCache keeps at most max live instances, dropping the least recently
+// used. A dispatcher takes an instance out for the length of a turn, so an
+// instance is never used by two turns or closed while in use.
+type liveCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *cacheEntry, most recent at the front
+	items map[string]*list.Element
+}
+
+type cacheEntry struct {
+	id string
+	l  *live
+}
+
+func newLiveCache(max int) *liveCache {
+	return &liveCache{max: max, order: list.New(), items: map[string]*list.Element{}}
+}
+
+// take removes and returns the live instance for id, or nil.
+func (c *liveCache) take(id string) *live {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[id]
+	if !ok {
+		return nil
+	}
+	delete(c.items, id)
+	c.order.Remove(e)
+	return e.Value.(*cacheEntry).l
+}
+
+// put keeps l for id, closing the least recently used beyond the bound.
+func (c *liveCache) put(ctx context.Context, id string, l *live) {
+	c.mu.Lock()
+	c.items[id] = c.order.PushFront(&cacheEntry{id: id, l: l})
+	var evicted []*live
+	for c.order.Len() > c.max {
+		e := c.order.Back()
+		c.order.Remove(e)
+		ce := e.Value.(*cacheEntry)
+		delete(c.items, ce.id)
+		evicted = append(evicted, ce.l)
+	}
+	c.mu.Unlock()
+	for _, l := range evicted {
+		l.close(ctx)
+	}
+}
+
+func (c *liveCache) closeAll(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.items {
+		e.Value.(*cacheEntry).l.close(ctx)
+	}
+	c.items, c.order = map[string]*list.Element{}, list.New()
+}

@@ -1,0 +1,88 @@
+package host
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Options configures a Host. The zero value means every default.
+type Options struct {
+	// Logger receives the host's logs and the guests' output. Nil discards.
+	Logger *slog.Logger
+	// CacheDir holds compiled modules so a restarted host does not compile
+	// them again. Empty means no disk cache.
+	CacheDir string
+	// OrchestrationWorkers is how many instances run turns at once.
+	// Zero means 2.
+	OrchestrationWorkers int
+	// ActivityWorkers is how many activities run at once. Zero means 8.
+	ActivityWorkers int
+	// MaxLiveInstances bounds how many orchestration instances stay live in
+	// memory between turns; past it the least recently used is dropped and
+	// replayed from history when it next runs. Zero means 1024.
+	MaxLiveInstances int
+	// ActivationTimeout is the CPU deadline for one activation of an
+	// orchestration (one history event applied). An orchestration that runs
+	// longer fails. Zero means 5s.
+	ActivationTimeout time.Duration
+	// ActivityTimeout bounds one activity attempt. Zero means 5m.
+	ActivityTimeout time.Duration
+	// Lease is how long a locked instance or activity task stays locked
+	// before another worker may take it over. Zero means 1m.
+	Lease time.Duration
+	// MemoryLimit caps each wasm instance's linear memory, in bytes. Zero
+	// means 256 MiB.
+	MemoryLimit uint64
+	// Clock returns the current time. Nil means time.Now.
+	Clock func() time.Time
+}
+
+func (o *Options) validate() error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"OrchestrationWorkers", &o.OrchestrationWorkers, 2},
+		{"ActivityWorkers", &o.ActivityWorkers, 8},
+		{"MaxLiveInstances", &o.MaxLiveInstances, 1024},
+	} {
+		if *f.v < 0 {
+			return fmt.Errorf("host: %s is %d; it must be zero (for the default, %d) or more", f.name, *f.v, f.def)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"ActivationTimeout", &o.ActivationTimeout, 5 * time.Second},
+		{"ActivityTimeout", &o.ActivityTimeout, 5 * time.Minute},
+		{"Lease", &o.Lease, time.Minute},
+	} {
+		if *f.v < 0 {
+			return fmt.Errorf("host: %s is %s; it must be zero (for the default, %s) or more", f.name, *f.v, f.def)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if o.MemoryLimit == 0 {
+		o.MemoryLimit = 256 << 20
+	}
+	if o.MemoryLimit < 16<<20 {
+		return fmt.Errorf("host: MemoryLimit is %d bytes; a Go guest needs at least 16 MiB", o.MemoryLimit)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return nil
+}

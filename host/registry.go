@@ -1,0 +1,174 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/internal/sandbox"
+	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/store"
+)
+
+// registry compiles modules once and keeps them, keyed by sha256.
+type registry struct {
+	rt sandbox.Runtime
+	st store.Store
+
+	mu       sync.Mutex
+	compiled map[string]sandbox.Module
+}
+
+func newRegistry(rt sandbox.Runtime, st store.Store) *registry {
+	return &registry{rt: rt, st: st, compiled: map[string]sandbox.Module{}}
+}
+
+func hashOf(wasm []byte) string {
+	sum := sha256.Sum256(wasm)
+	return hex.EncodeToString(sum[:])
+}
+
+var wasmMagic = []byte("\x00asm")
+
+// validate compiles wasm and checks it is a Durabox module: the ABI's
+// exports, the right ABI version, only imports the host provides. It
+// returns the compiled module and what it registers.
+func (r *registry) validate(ctx context.Context, wasm []byte) (sandbox.Module, *abi.Manifest, error) {
+	if !bytes.HasPrefix(wasm, wasmMagic) {
+		return nil, nil, fmt.Errorf("%w: the file is not a WebAssembly module (it does not start with \\0asm); build one with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared", ErrBadModule)
+	}
+	mod, err := r.rt.Compile(ctx, wasm)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadModule, err)
+	}
+	manifest, err := inspect(ctx, mod)
+	if err != nil {
+		mod.Close(ctx)
+		return nil, nil, err
+	}
+	return mod, manifest, nil
+}
+
+// inspect checks a compiled module's imports and exports, then asks a fresh
+// instance for its ABI version and manifest.
+func inspect(ctx context.Context, mod sandbox.Module) (*abi.Manifest, error) {
+	var unknown []string
+	for _, imp := range mod.Imports() {
+		if !wasi.Provides(imp.Module, imp.Name) {
+			unknown = append(unknown, imp.Module+"."+imp.Name)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%w: it imports functions the host does not provide: %s", ErrBadModule, strings.Join(unknown, ", "))
+	}
+	exports := map[string]bool{}
+	for _, e := range mod.Exports() {
+		exports[e] = true
+	}
+	var missing []string
+	for _, e := range abi.RequiredExports {
+		if !exports[e] {
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared", ErrBadModule, strings.Join(missing, ", "))
+	}
+	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(wasi.Seed("deploy"), nil, nil)})
+	if err != nil {
+		return nil, fmt.Errorf("%w: it does not start: %v", ErrBadModule, err)
+	}
+	defer g.close(ctx)
+	res, err := g.call(ctx, abi.ExportVersion)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s failed: %v", ErrBadModule, abi.ExportVersion, err)
+	}
+	if v := uint32(res); v != abi.Version {
+		return nil, fmt.Errorf("%w: it speaks ABI version %d and this host speaks version %d; rebuild it with a guest SDK for version %d", ErrBadModule, v, abi.Version, abi.Version)
+	}
+	raw, err := g.exchange(ctx, abi.ExportDescribe, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s failed: %v", ErrBadModule, abi.ExportDescribe, err)
+	}
+	m, err := abi.DecodeManifest(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: its manifest does not decode: %v", ErrBadModule, err)
+	}
+	if len(m.Orchestrations) == 0 && len(m.Activities) == 0 {
+		return nil, fmt.Errorf("%w: it registers no orchestration and no activity; call durabox.RegisterOrchestration in an init function", ErrBadModule)
+	}
+	return m, nil
+}
+
+// deploy validates wasm, stores it and keeps it compiled.
+func (r *registry) deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
+	mod, m, err := r.validate(ctx, wasm)
+	if err != nil {
+		return store.ModuleInfo{}, err
+	}
+	hash := hashOf(wasm)
+	sm := store.Module{Hash: hash, Wasm: wasm, Orchestrations: m.Orchestrations, Activities: m.Activities}
+	if err := r.st.PutModule(ctx, sm); err != nil {
+		mod.Close(ctx)
+		return store.ModuleInfo{}, fmt.Errorf("host: store module: %w", err)
+	}
+	r.keep(ctx, hash, mod)
+	return store.ModuleInfo{Hash: hash, Orchestrations: m.Orchestrations, Activities: m.Activities}, nil
+}
+
+// keep caches a compiled module, closing it if another one got there first.
+func (r *registry) keep(ctx context.Context, hash string, mod sandbox.Module) sandbox.Module {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if have, ok := r.compiled[hash]; ok {
+		mod.Close(ctx)
+		return have
+	}
+	r.compiled[hash] = mod
+	return mod
+}
+
+// module returns the compiled module with hash, compiling it from the store
+// on first use.
+func (r *registry) module(ctx context.Context, hash string) (sandbox.Module, error) {
+	r.mu.Lock()
+	mod, ok := r.compiled[hash]
+	r.mu.Unlock()
+	if ok {
+		return mod, nil
+	}
+	sm, err := r.st.GetModule(ctx, hash)
+	if err != nil {
+		return nil, fmt.Errorf("host: module %s: %w", short(hash), err)
+	}
+	mod, err = r.rt.Compile(ctx, sm.Wasm)
+	if err != nil {
+		return nil, fmt.Errorf("host: compile module %s: %w", short(hash), err)
+	}
+	return r.keep(ctx, hash, mod), nil
+}
+
+func (r *registry) close(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.compiled {
+		m.Close(ctx)
+	}
+	r.compiled = nil
+}
+
+// short abbreviates a module hash for messages.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}
+
+var errNoRegion = errors.New("the guest returned a region outside its memory")

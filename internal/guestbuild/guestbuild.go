@@ -1,0 +1,62 @@
+// Package guestbuild builds Go packages into Durabox guest modules for tests,
+// the way a user does (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared).
+// Each package is built once per test process.
+package guestbuild
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+var (
+	mu    sync.Mutex
+	dir   string
+	built = map[string]string{}
+)
+
+// Root returns the repository's root directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Build builds the package at pkg (a path relative to the repository root,
+// such as "examples/wasm/hello") and returns the path of its .wasm file.
+func Build(pkg string) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if out, ok := built[pkg]; ok {
+		return out, nil
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "durabox-guests-")
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	out := filepath.Join(dir, strings.ReplaceAll(pkg, "/", "_")+".wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+pkg)
+	cmd.Dir = Root()
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s to wasm: %v\n%s", pkg, err, msg)
+	}
+	built[pkg] = out
+	return out, nil
+}
+
+// Cleanup removes every module built; call it at the end of TestMain.
+func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	dir, built = "", map[string]string{}
+}
