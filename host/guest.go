@@ -95,8 +95,6 @@ func explain(err error, stderr *tail, timeout time.Duration) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("it ran past its %s deadline for one step (an endless loop?)", timeout)
-	case errors.Is(err, wasi.ErrBlockingSleep):
-		return err
 	case errors.As(err, &exit):
 		return fmt.Errorf("it called os.Exit(%d)", exit.Code)
 	}

@@ -80,7 +80,7 @@ func inspect(ctx context.Context, mod sandbox.Module) (*abi.Manifest, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared", ErrBadModule, strings.Join(missing, ", "))
 	}
-	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(wasi.Seed("deploy"), nil, nil)})
+	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(seed("deploy", 0), nil, nil)})
 	if err != nil {
 		return nil, fmt.Errorf("%w: it does not start: %v", ErrBadModule, err)
 	}

@@ -40,9 +40,6 @@ type Module interface {
 type Config struct {
 	// Env answers the instance's WASI calls for its whole life.
 	Env *wasi.Env
-	// MemoryLimitBytes caps the instance's linear memory; 0 means the
-	// runtime's default (4 GiB for wasm32).
-	MemoryLimitBytes uint64
 }
 
 // Instance is one live instance of a module.

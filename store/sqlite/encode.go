@@ -1,0 +1,46 @@
+package sqlite
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+)
+
+// Times are stored as Unix nanoseconds.
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+func encodeFailure(f *engine.Failure) sql.NullString {
+	if f == nil {
+		return sql.NullString{}
+	}
+	b, _ := json.Marshal(f)
+	return sql.NullString{String: string(b), Valid: true}
+}
+
+func decodeFailure(s sql.NullString) (*engine.Failure, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	f := &engine.Failure{}
+	return f, json.Unmarshal([]byte(s.String), f)
+}
+
+func newToken() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// nullIfEmpty keeps absent JSON as NULL rather than an empty blob.
+func nullIfEmpty(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,99 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/store"
+)
+
+func (s *Store) PutModule(ctx context.Context, m store.Module) error {
+	orch, _ := json.Marshal(m.Orchestrations)
+	acts, _ := json.Marshal(m.Activities)
+	deployed := m.DeployedAt
+	if deployed.IsZero() {
+		deployed = time.Now()
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: put module: %w", err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO modules (hash, wasm, orchestrations, activities, deployed_at, seq)
+		VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM modules))
+		ON CONFLICT (hash) DO UPDATE SET deployed_at = excluded.deployed_at, seq = excluded.seq`,
+		m.Hash, m.Wasm, string(orch), string(acts), nanos(deployed))
+	if err != nil {
+		return fmt.Errorf("sqlite: put module %s: %w", m.Hash, err)
+	}
+	for _, name := range m.Orchestrations {
+		_, err = tx.ExecContext(ctx, `INSERT INTO orchestration_modules (name, hash) VALUES (?, ?)
+			ON CONFLICT (name) DO UPDATE SET hash = excluded.hash`, name, m.Hash)
+		if err != nil {
+			return fmt.Errorf("sqlite: put module %s: %w", m.Hash, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: put module %s: %w", m.Hash, err)
+	}
+	return nil
+}
+
+func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error) {
+	m := store.Module{Hash: hash}
+	var orch, acts string
+	var deployed int64
+	err := s.db.QueryRowContext(ctx, `SELECT wasm, orchestrations, activities, deployed_at FROM modules WHERE hash = ?`, hash).
+		Scan(&m.Wasm, &orch, &acts, &deployed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("sqlite: module %s %w", hash, store.ErrNotFound)
+	}
+	if err != nil {
+		return m, fmt.Errorf("sqlite: get module %s: %w", hash, err)
+	}
+	m.DeployedAt = fromNanos(deployed)
+	if err := errors.Join(json.Unmarshal([]byte(orch), &m.Orchestrations), json.Unmarshal([]byte(acts), &m.Activities)); err != nil {
+		return m, fmt.Errorf("sqlite: module %s: %w", hash, err)
+	}
+	return m, nil
+}
+
+func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT hash, orchestrations, activities, deployed_at FROM modules ORDER BY seq DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list modules: %w", err)
+	}
+	defer rows.Close()
+	var out []store.ModuleInfo
+	for rows.Next() {
+		var m store.ModuleInfo
+		var orch, acts string
+		var deployed int64
+		if err := rows.Scan(&m.Hash, &orch, &acts, &deployed); err != nil {
+			return nil, fmt.Errorf("sqlite: list modules: %w", err)
+		}
+		m.DeployedAt = fromNanos(deployed)
+		if err := errors.Join(json.Unmarshal([]byte(orch), &m.Orchestrations), json.Unmarshal([]byte(acts), &m.Activities)); err != nil {
+			return nil, fmt.Errorf("sqlite: module %s: %w", m.Hash, err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) ModuleFor(ctx context.Context, orchestration string) (string, error) {
+	var hash string
+	err := s.db.QueryRowContext(ctx, `SELECT hash FROM orchestration_modules WHERE name = ?`, orchestration).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("sqlite: orchestration %q %w", orchestration, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlite: module for %q: %w", orchestration, err)
+	}
+	return hash, nil
+}

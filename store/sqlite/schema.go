@@ -1,0 +1,120 @@
+package sqlite
+
+import (
+	"fmt"
+)
+
+// applicationID marks a SQLite file as a Durabox database ("DBX1").
+const applicationID = 0x44425831
+
+// schemaVersion is the version of the schema below. Raise it with a
+// migration in migrations when the schema changes.
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE modules (
+	hash           TEXT PRIMARY KEY,
+	wasm           BLOB NOT NULL,
+	orchestrations TEXT NOT NULL,
+	activities     TEXT NOT NULL,
+	deployed_at    INTEGER NOT NULL,
+	seq            INTEGER NOT NULL
+);
+CREATE TABLE orchestration_modules (
+	name TEXT PRIMARY KEY,
+	hash TEXT NOT NULL REFERENCES modules(hash)
+);
+CREATE TABLE instances (
+	id            TEXT PRIMARY KEY,
+	name          TEXT NOT NULL,
+	module_hash   TEXT NOT NULL REFERENCES modules(hash),
+	execution_id  INTEGER NOT NULL,
+	status        TEXT NOT NULL,
+	input         BLOB,
+	result        BLOB,
+	failure       TEXT,
+	created_at    INTEGER NOT NULL,
+	updated_at    INTEGER NOT NULL,
+	last_event_id INTEGER NOT NULL DEFAULT 0,
+	lock_token    TEXT,
+	locked_until  INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX instances_created ON instances(created_at);
+CREATE TABLE history (
+	instance_id  TEXT NOT NULL,
+	execution_id INTEGER NOT NULL,
+	event_id     INTEGER NOT NULL,
+	payload      BLOB NOT NULL,
+	PRIMARY KEY (instance_id, execution_id, event_id)
+) WITHOUT ROWID;
+CREATE TABLE messages (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	instance_id TEXT NOT NULL,
+	payload     BLOB NOT NULL,
+	visible_at  INTEGER NOT NULL
+);
+CREATE INDEX messages_visible ON messages(visible_at, id);
+CREATE INDEX messages_instance ON messages(instance_id, id);
+CREATE TABLE activity_tasks (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	instance_id  TEXT NOT NULL,
+	execution_id INTEGER NOT NULL,
+	module_hash  TEXT NOT NULL,
+	schedule_id  INTEGER NOT NULL,
+	name         TEXT NOT NULL,
+	input        BLOB,
+	attempt      INTEGER NOT NULL DEFAULT 0,
+	lock_token   TEXT,
+	locked_until INTEGER NOT NULL DEFAULT 0
+);
+`
+
+// prepareSchema creates the schema in a new database, and refuses a file
+// that is not a Durabox database or comes from a newer Durabox. It checks
+// before it writes anything.
+func (s *Store) prepareSchema(path string) error {
+	var appID, version, tables int
+	err := s.db.QueryRow(`PRAGMA application_id`).Scan(&appID)
+	if err == nil {
+		err = s.db.QueryRow(`PRAGMA user_version`).Scan(&version)
+	}
+	if err == nil {
+		err = s.db.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&tables)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: read %s: %w (is it a corrupt database?)", path, err)
+	}
+	switch {
+	case tables == 0 && appID == 0:
+		return s.create(path)
+	case appID != applicationID:
+		return fmt.Errorf("sqlite: %s is a SQLite database but not a Durabox one; refusing to open it, and it was left as it was", path)
+	case version > schemaVersion:
+		return fmt.Errorf("sqlite: %s has schema version %d, newer than this durabox understands (%d); upgrade durabox to open it", path, version, schemaVersion)
+	case version < schemaVersion:
+		return fmt.Errorf("sqlite: %s has schema version %d, and this durabox has no migration from it to %d", path, version, schemaVersion)
+	}
+	if _, err := s.db.Exec(`PRAGMA journal_mode=WAL`); err != nil {
+		return fmt.Errorf("sqlite: %s: WAL mode: %w", path, err)
+	}
+	return nil
+}
+
+func (s *Store) create(path string) error {
+	if _, err := s.db.Exec(`PRAGMA journal_mode=WAL`); err != nil {
+		return fmt.Errorf("sqlite: %s: WAL mode: %w", path, err)
+	}
+	tx, err := s.db.Begin()
+	if err != nil {
+		return fmt.Errorf("sqlite: create schema in %s: %w", path, err)
+	}
+	defer tx.Rollback()
+	stmts := schema + fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;", applicationID, schemaVersion)
+	if _, err := tx.Exec(stmts); err != nil {
+		return fmt.Errorf("sqlite: create schema in %s: %w", path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: create schema in %s: %w", path, err)
+	}
+	return nil
+}
