@@ -54,6 +54,9 @@ func New(st store.Store, opts Options) (*Host, error) {
 // next Run on the same store.
 func (h *Host) Run(ctx context.Context) error {
 	if err := h.st.ReleaseAllLeases(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("host: release leases left by an earlier run: %w", err)
 	}
 	var wg sync.WaitGroup

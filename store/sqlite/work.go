@@ -19,11 +19,13 @@ func (s *Store) LockNextInstance(ctx context.Context, now time.Time, lease time.
 	}
 	defer tx.Rollback()
 	item, err := lockNextInstance(ctx, tx, now, lease)
-	if err != nil || item == nil {
+	if err != nil {
 		return nil, err
 	}
+	// Commit even without an item: messages of finished instances may have
+	// been dropped on the way.
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("sqlite: lock instance %q: %w", item.Instance.ID, err)
+		return nil, fmt.Errorf("sqlite: lock next instance: %w", err)
 	}
 	return item, nil
 }
