@@ -150,7 +150,7 @@ func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) 
 func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
 	for {
 		changed := h.changed.C()
-		inst, err := h.Instance(ctx, id)
+		inst, err := h.Instance(context.WithoutCancel(ctx), id)
 		if err != nil || inst.Status.IsTerminal() {
 			return inst, err
 		}

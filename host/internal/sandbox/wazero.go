@@ -181,4 +181,4 @@ func (i *wazeroInstance) Close(ctx context.Context) error { return i.mod.Close(c
 type memory struct{ m api.Memory }
 
 func (m memory) Read(addr, n uint32) ([]byte, bool) { return m.m.Read(addr, n) }
-func (m memory) Write(addr uint32, b []byte) bool  { return m.m.Write(addr, b) }
+func (m memory) Write(addr uint32, b []byte) bool   { return m.m.Write(addr, b) }

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/durabox/durabox/host/client"
+)
+
+// A command is one of durabox's subcommands.
+type command struct {
+	name string
+	// synopsis follows the name in the overview and the usage line.
+	synopsis string
+	// summary is the command's line in the overview; about, the paragraph
+	// of its usage.
+	summary, about string
+	// args names the positional arguments, all of them required.
+	args []string
+	// client says the command talks to a host: it takes --addr and --json.
+	client bool
+	// define defines the command's flags and returns its body.
+	define func(fs *flag.FlagSet) func(ctx context.Context, e *env) error
+}
+
+// env is what a command's body runs with.
+type env struct {
+	stdout, stderr io.Writer
+	// args are the positional arguments, as many as command.args names.
+	args []string
+	// client and json are set for client commands: a client of the host
+	// at --addr, and whether to print JSON.
+	client *client.Client
+	json   bool
+}
+
+// defaultAddr is where client commands find the host when neither --addr
+// nor $DURABOX_ADDR says.
+const defaultAddr = "127.0.0.1:7070"
+
+// usageError is an error in the command line: durabox prints it with the
+// command's usage and exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// run runs the command with its arguments and returns the exit code.
+func (c *command) run(args []string, stdout, stderr io.Writer) int {
+	fs, body, opts := c.flags()
+	e := &env{stdout: stdout, stderr: stderr}
+	err := parse(fs, args, &e.args)
+	if errors.Is(err, flag.ErrHelp) {
+		c.usage(stdout)
+		return 0
+	}
+	if err == nil {
+		err = c.checkArgs(e.args)
+	}
+	if err == nil {
+		if opts != nil {
+			e.client, e.json = client.New(baseURL(opts.addr), nil), opts.json
+		}
+		err = body(context.Background(), e)
+	}
+	var usage usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "durabox %s: %s\n\n", c.name, usage.msg)
+		c.usage(stderr)
+		return 2
+	default:
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+}
+
+// clientOptions are the flags of every client command.
+type clientOptions struct {
+	addr string
+	json bool
+}
+
+// flags returns the command's flags (parse reports their errors) and its
+// body, and for a client command, its clientOptions.
+func (c *command) flags() (*flag.FlagSet, func(context.Context, *env) error, *clientOptions) {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	body := c.define(fs)
+	if !c.client {
+		return fs, body, nil
+	}
+	opts := &clientOptions{}
+	addr := os.Getenv("DURABOX_ADDR")
+	if addr == "" {
+		addr = defaultAddr
+	}
+	fs.StringVar(&opts.addr, "addr", addr, "the host's `ADDR`, as host:port (default $DURABOX_ADDR, else "+defaultAddr+")")
+	fs.BoolVar(&opts.json, "json", false, "print JSON, for scripts")
+	return fs, body, opts
+}
+
+// baseURL turns an --addr into the URL of the host.
+func baseURL(addr string) string {
+	if strings.Contains(addr, "://") {
+		return addr
+	}
+	return "http://" + addr
+}
+
+// parse parses args into fs, flags and positional arguments mixed in any
+// order (until "--", after which all are positional), and appends the
+// positional arguments to pos.
+func parse(fs *flag.FlagSet, args []string, pos *[]string) error {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageError{err.Error()}
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			*pos = append(*pos, rest...)
+			return nil
+		}
+		if len(rest) == 0 {
+			return nil
+		}
+		*pos = append(*pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func (c *command) checkArgs(args []string) error {
+	switch {
+	case len(args) < len(c.args):
+		return usagef("missing %s", strings.Join(c.args[len(args):], " "))
+	case len(args) > len(c.args):
+		return usagef("unexpected argument %q", args[len(c.args)])
+	}
+	return nil
+}
+
+// line is how the command is called: "durabox start NAME [--input JSON]".
+func (c *command) line() string {
+	return strings.TrimSpace("durabox " + c.name + " " + c.synopsis)
+}
+
+// usage prints the command's usage line, what it does, and its flags.
+func (c *command) usage(w io.Writer) {
+	line := c.line()
+	if c.client {
+		line += " [--addr ADDR] [--json]"
+	}
+	fmt.Fprintf(w, "usage: %s\n\n%s\n\n", line, c.about)
+	fs, _, _ := c.flags()
+	tw := newTable(w)
+	fs.VisitAll(func(f *flag.Flag) {
+		value, help := flag.UnquoteUsage(f)
+		if value == "" {
+			fmt.Fprintf(tw, "  --%s\t%s\n", f.Name, help)
+		} else {
+			fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, value, help)
+		}
+	})
+	tw.Flush()
+}

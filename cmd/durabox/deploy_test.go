@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/client/fakehost"
+)
+
+func TestDeploy(t *testing.T) {
+	writeModule := func(t *testing.T, h *fakehost.Host) {
+		if err := os.WriteFile("hello.wasm", []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runTests(t, []cliTest{
+		{
+			name: "deploy", setup: writeModule,
+			args:       []string{"deploy", "hello.wasm"},
+			wantStdout: "deployed 2d711642b726  orchestrations: Fails, Greeting  activities: none\n",
+			check: func(t *testing.T, h *fakehost.Host) {
+				if got := h.Deployed(); len(got) != 2 || string(got[1]) != "x" {
+					t.Errorf("deployed %q, want the fixture's module and %q", got, "x")
+				}
+			},
+		},
+		{
+			name: "deploy --json", setup: writeModule,
+			args: []string{"deploy", "--json", "hello.wasm"},
+			wantStdout: `{
+  "hash": "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
+  "orchestrations": [
+    "Fails",
+    "Greeting"
+  ],
+  "activities": [],
+  "deployedAt": "2025-01-02T03:04:09Z"
+}
+`,
+		},
+		{
+			name: "refused",
+			setup: func(t *testing.T, h *fakehost.Host) {
+				writeModule(t, h)
+				h.Fail("Deploy", fmt.Errorf("%w: the file is not a WebAssembly module", host.ErrBadModule))
+			},
+			args:       []string{"deploy", "hello.wasm"},
+			wantCode:   1,
+			wantStderr: "durabox: deploy: module refused: the file is not a WebAssembly module\n",
+		},
+		{
+			name:       "no such file",
+			args:       []string{"deploy", "nope.wasm"},
+			wantCode:   1,
+			wantStderr: "durabox: deploy: open nope.wasm: no such file or directory\n",
+		},
+		{
+			name:       "no file named",
+			args:       []string{"deploy"},
+			wantCode:   2,
+			wantStderr: "durabox deploy: missing FILE.wasm\n", wantUsage: true,
+		},
+		{
+			name:       "two files",
+			args:       []string{"deploy", "a.wasm", "b.wasm"},
+			wantCode:   2,
+			wantStderr: "durabox deploy: unexpected argument \"b.wasm\"\n", wantUsage: true,
+		},
+	})
+}

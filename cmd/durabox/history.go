@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+)
+
+var historyCommand = &command{
+	name:     "history",
+	synopsis: "ID",
+	summary:  "show an instance's history",
+	about:    "Show the history of the instance ID's current execution, oldest event first.",
+	args:     []string{"ID"},
+	client:   true,
+	define:   func(fs *flag.FlagSet) func(context.Context, *env) error { return history },
+}
+
+func history(ctx context.Context, e *env) error {
+	events, err := e.client.History(ctx, e.args[0])
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.stdout, client.HistoryResponse{Events: events})
+	}
+	tw := newTable(e.stdout)
+	fmt.Fprintln(tw, "ID\tTIME\tKIND\tDETAILS")
+	for _, ev := range events {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", ev.ID, timeText(ev.Time), ev.Kind, details(ev))
+	}
+	return tw.Flush()
+}
+
+// details shows the fields an event sets, but for the instance id (the
+// table is about one instance), each as name=value.
+func details(ev engine.Event) string {
+	var d []string
+	if ev.Name != "" {
+		d = append(d, "name="+ev.Name)
+	}
+	if ev.ScheduleID != 0 {
+		d = append(d, fmt.Sprintf("scheduleId=%d", ev.ScheduleID))
+	}
+	if ev.FireAt != nil {
+		d = append(d, "fireAt="+timeText(*ev.FireAt))
+	}
+	if ev.Input != nil {
+		d = append(d, "input="+jsonText(ev.Input))
+	}
+	if ev.Result != nil {
+		d = append(d, "result="+jsonText(ev.Result))
+	}
+	if ev.Failure != nil {
+		d = append(d, fmt.Sprintf("failure=%q", ev.Failure.Message))
+	}
+	return strings.Join(d, " ")
+}

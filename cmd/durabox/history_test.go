@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+)
+
+func TestHistory(t *testing.T) {
+	runTests(t, []cliTest{
+		{
+			name: "history",
+			args: []string{"history", "done"},
+			wantStdout: `ID  TIME                      KIND                    DETAILS
+1   2025-01-02T03:04:07.000Z  OrchestrationStarted    name=Greeting input="world"
+2   2025-01-02T03:04:08.000Z  OrchestrationCompleted  result="Hello, world!"
+`,
+		},
+		{
+			name:  "a failure",
+			setup: startAndWait("Fails", "null", "f"),
+			args:  []string{"history", "f"},
+			wantStdout: `ID  TIME                      KIND                  DETAILS
+1   2025-01-02T03:04:09.000Z  OrchestrationStarted  name=Fails input=null
+2   2025-01-02T03:04:10.000Z  OrchestrationFailed   failure="boom"
+`,
+		},
+		{
+			name: "--json",
+			args: []string{"history", "--json", "done"},
+			wantStdout: `{
+  "events": [
+    {
+      "id": 1,
+      "kind": "OrchestrationStarted",
+      "time": "2025-01-02T03:04:07Z",
+      "name": "Greeting",
+      "instanceId": "done",
+      "input": "world"
+    },
+    {
+      "id": 2,
+      "kind": "OrchestrationCompleted",
+      "time": "2025-01-02T03:04:08Z",
+      "result": "Hello, world!"
+    }
+  ]
+}
+`,
+		},
+		{
+			name:       "not found",
+			args:       []string{"history", "nope"},
+			wantCode:   1,
+			wantStderr: "durabox: history: instance not found: \"nope\"\n",
+		},
+	})
+}
+
+func TestDetails(t *testing.T) {
+	fireAt := time.Date(2025, 1, 2, 3, 5, 0, 0, time.UTC)
+	tests := []struct {
+		name  string
+		event engine.Event
+		want  string
+	}{
+		{"started", engine.Event{Kind: engine.OrchestrationStarted, Name: "Greeting", InstanceID: "i", Input: json.RawMessage(`{ "a": [1, 2] }`)}, `name=Greeting input={"a":[1,2]}`},
+		{"scheduled", engine.Event{Kind: engine.ActivityScheduled, Name: "SayHello", Input: json.RawMessage(`"world"`)}, `name=SayHello input="world"`},
+		{"completed", engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: json.RawMessage(`"hi"`)}, `scheduleId=2 result="hi"`},
+		{"failed", engine.Event{Kind: engine.ActivityFailed, ScheduleID: 2, Failure: &engine.Failure{Message: "no\nway", Details: "stack"}}, `scheduleId=2 failure="no\nway"`},
+		{"timer", engine.Event{Kind: engine.TimerCreated, FireAt: &fireAt}, `fireAt=2025-01-02T03:05:00.000Z`},
+		{"timer fired", engine.Event{Kind: engine.TimerFired, ScheduleID: 3, FireAt: &fireAt}, `scheduleId=3 fireAt=2025-01-02T03:05:00.000Z`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := details(tt.event); got != tt.want {
+				t.Errorf("details %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,82 @@
+// Command durabox runs a Durabox host and talks to it.
+//
+//	durabox serve --db durabox.db &
+//	durabox deploy hello.wasm
+//	durabox start Greeting --input '"world"' --wait
+//
+// Run durabox without arguments for the list of commands.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// commands are durabox's commands, in the order the overview lists them.
+var commands = []*command{serveCommand, deployCommand, startCommand, statusCommand, historyCommand, listCommand}
+
+// run runs durabox with args and returns its exit code: 0 for success, 1
+// for a failure, 2 for a usage error.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		overview(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return help(args[1:], stdout, stderr)
+	}
+	cmd := find(args[0])
+	if cmd == nil {
+		fmt.Fprintf(stderr, "durabox: unknown command %q\n\n", args[0])
+		overview(stderr)
+		return 2
+	}
+	return cmd.run(args[1:], stdout, stderr)
+}
+
+func find(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// help prints the overview, or the usage of the command args names.
+func help(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		overview(stdout)
+		return 0
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "durabox help: name one command, not %d\n", len(args))
+		return 2
+	}
+	cmd := find(args[0])
+	if cmd == nil {
+		fmt.Fprintf(stderr, "durabox help: unknown command %q\n\n", args[0])
+		overview(stderr)
+		return 2
+	}
+	cmd.usage(stdout)
+	return 0
+}
+
+func overview(w io.Writer) {
+	fmt.Fprint(w, "Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.\n\nusage:\n")
+	tw := newTable(w)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.line(), c.summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+Every command but serve talks to the host at --addr ADDR, else $DURABOX_ADDR,
+else `+defaultAddr+`, and prints JSON with --json.
+Run 'durabox help COMMAND' for the details of a command.
+`)
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/client/fakehost"
+)
+
+// durabox runs the command line with args and returns its exit code and
+// output.
+func durabox(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// hash is the sha256 of "\x00asm fake", the module the fixture deploys.
+const hash = "5c471d4fcbf930ec41c5276151aa1d4572fe3176288e2a0a117f9b677c4e1bc5"
+
+// newHost returns a fake host behind the real handler, and its address.
+// Unless empty, the fake has a module deployed (at 03:04:06) and the
+// instance "done", Greeting("world"), completed (at 03:04:07 and 08).
+func newHost(t *testing.T, empty bool) (*fakehost.Host, string) {
+	t.Helper()
+	h := fakehost.New(map[string]fakehost.Orchestration{
+		"Greeting": func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
+			var name string
+			if err := json.Unmarshal(input, &name); err != nil {
+				return nil, err
+			}
+			return json.Marshal("Hello, " + name + "!")
+		},
+		"Fails": func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("boom")
+		},
+	})
+	if !empty {
+		ctx := context.Background()
+		if _, err := h.Deploy(ctx, []byte("\x00asm fake")); err != nil {
+			t.Fatal(err)
+		}
+		startAndWait("Greeting", `"world"`, "done")(t, h)
+	}
+	srv := httptest.NewServer(host.NewHandler(h, nil))
+	t.Cleanup(srv.Close)
+	return h, srv.Listener.Addr().String()
+}
+
+// startAndWait returns a setup that runs an instance to its end.
+func startAndWait(name, input, id string) func(*testing.T, *fakehost.Host) {
+	return func(t *testing.T, h *fakehost.Host) {
+		t.Helper()
+		ctx := context.Background()
+		if _, err := h.Start(ctx, name, json.RawMessage(input), id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Wait(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// cliTest is a run of the command line against a fake host.
+type cliTest struct {
+	name string
+	// empty means a host with nothing deployed; setup changes the host.
+	empty bool
+	setup func(*testing.T, *fakehost.Host)
+	// args are the arguments; --addr and the host's address follow the
+	// command's name.
+	args       []string
+	wantCode   int
+	wantStdout string
+	// wantStderr is the whole of stderr; with wantUsage, its first line.
+	wantStderr string
+	// wantUsage means stderr ends with the command's usage.
+	wantUsage bool
+	check     func(*testing.T, *fakehost.Host)
+}
+
+func runTests(t *testing.T, tests []cliTest) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			h, addr := newHost(t, tt.empty)
+			if tt.setup != nil {
+				tt.setup(t, h)
+			}
+			args := append([]string{tt.args[0], "--addr", addr}, tt.args[1:]...)
+			code, stdout, stderr := durabox(args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d", code, tt.wantCode)
+			}
+			if stdout != tt.wantStdout {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, tt.wantStdout)
+			}
+			wantStderr := tt.wantStderr
+			if tt.wantUsage {
+				wantStderr += "\n" + usage(t, tt.args[0])
+			}
+			if stderr != wantStderr {
+				t.Errorf("stderr:\n%s\nwant:\n%s", stderr, wantStderr)
+			}
+			if tt.check != nil {
+				tt.check(t, h)
+			}
+		})
+	}
+}
+
+// usage returns what durabox help prints for the command.
+func usage(t *testing.T, command string) string {
+	t.Helper()
+	code, stdout, stderr := durabox("help", command)
+	if code != 0 || stderr != "" {
+		t.Fatalf("durabox help %s: exit code %d, stderr %q", command, code, stderr)
+	}
+	return stdout
+}
+
+const overviewText = `Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.
+
+usage:
+  durabox serve --db FILE [--addr ADDR] [--durability full|normal]  run a host on a SQLite file
+  durabox deploy FILE.wasm                                          deploy a module to the host
+  durabox start NAME [--input JSON] [--id ID] [--wait]              start an orchestration instance
+  durabox status ID                                                 show an instance
+  durabox history ID                                                show an instance's history
+  durabox list                                                      list the instances
+
+Every command but serve talks to the host at --addr ADDR, else $DURABOX_ADDR,
+else 127.0.0.1:7070, and prints JSON with --json.
+Run 'durabox help COMMAND' for the details of a command.
+`
+
+const startUsage = `usage: durabox start NAME [--input JSON] [--id ID] [--wait] [--addr ADDR] [--json]
+
+Start an instance of the orchestration NAME and print its id. With --wait, wait
+for it to finish, then print its status and its result; if it failed, exit 1.
+
+  --addr ADDR   the host's ADDR, as host:port (default $DURABOX_ADDR, else 127.0.0.1:7070)
+  --id ID       the new instance's ID (default: the host picks one)
+  --input JSON  the orchestration's input, as JSON (default null)
+  --json        print JSON, for scripts
+  --wait        wait for the instance to finish
+`
+
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"no arguments", nil, 2, "", overviewText},
+		{"help", []string{"help"}, 0, overviewText, ""},
+		{"-h", []string{"-h"}, 0, overviewText, ""},
+		{"--help", []string{"--help"}, 0, overviewText, ""},
+		{"help with a command", []string{"help", "start"}, 0, startUsage, ""},
+		{"a command's -h", []string{"start", "-h"}, 0, startUsage, ""},
+		{"a command's --help", []string{"start", "Greeting", "--help"}, 0, startUsage, ""},
+		{"help with an unknown command", []string{"help", "nope"}, 2, "", "durabox help: unknown command \"nope\"\n\n" + overviewText},
+		{"help with two commands", []string{"help", "start", "list"}, 2, "", "durabox help: name one command, not 2\n"},
+		{"an unknown command", []string{"launch"}, 2, "", "durabox: unknown command \"launch\"\n\n" + overviewText},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := durabox(tt.args...)
+			if code != tt.wantCode || stdout != tt.wantStdout || stderr != tt.wantStderr {
+				t.Errorf("got exit code %d, stdout:\n%s\nstderr:\n%s\nwant exit code %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr, tt.wantCode, tt.wantStdout, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestEveryCommandHasUsage(t *testing.T) {
+	for _, c := range commands {
+		t.Run(c.name, func(t *testing.T) {
+			u := usage(t, c.name)
+			if !strings.HasPrefix(u, "usage: "+c.line()) || strings.Contains(u, "\n\n\n") {
+				t.Errorf("usage:\n%s", u)
+			}
+		})
+	}
+}
+
+func TestHostNotRunning(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("m.wasm", []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		op   string
+	}{
+		{[]string{"deploy", "m.wasm"}, "deploy"},
+		{[]string{"start", "Greeting"}, "start"},
+		{[]string{"start", "Greeting", "--wait"}, "start"},
+		{[]string{"status", "x"}, "get instance"},
+		{[]string{"history", "x"}, "history"},
+		{[]string{"list"}, "list instances"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := append([]string{tt.args[0], "--addr", addr}, tt.args[1:]...)
+			code, stdout, stderr := durabox(args...)
+			want := "durabox: " + tt.op + ": no host is running at " + addr + "; start one with `durabox serve --db FILE`\n"
+			if code != 1 || stdout != "" || stderr != want {
+				t.Errorf("got exit code %d, stdout %q, stderr %q; want 1, nothing, %q", code, stdout, stderr, want)
+			}
+		})
+	}
+}
+
+func TestAddrFromTheEnvironment(t *testing.T) {
+	_, addr := newHost(t, false)
+	tests := []struct{ name, env, want string }{
+		{"host:port", addr, "done"},
+		{"URL", "http://" + addr, "done"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("DURABOX_ADDR", tt.env)
+			code, stdout, stderr := durabox("list")
+			if code != 0 || !strings.Contains(stdout, tt.want) || stderr != "" {
+				t.Errorf("got exit code %d, stdout %q, stderr %q", code, stdout, stderr)
+			}
+		})
+	}
+}

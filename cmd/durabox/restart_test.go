@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/internal/guestbuild"
+)
+
+// These tests run the real durabox binary as a separate process, stop it
+// for real (SIGTERM between turns, SIGKILL while an activity runs) and
+// start it again on the same SQLite file.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	guestbuild.Cleanup()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "durabox-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "durabox")
+		cmd := exec.Command("go", "build", "-o", binPath, ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build durabox: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// server is one durabox serve process.
+type server struct {
+	cmd  *exec.Cmd
+	addr string
+	mu   sync.Mutex
+	log  strings.Builder
+	done chan struct{}
+}
+
+var servingLine = regexp.MustCompile(`^durabox: serving on http://(\S+)`)
+
+func startServer(t *testing.T, db string) *server {
+	t.Helper()
+	s := &server{cmd: exec.Command(binary(t), "serve", "--db", db, "--addr", "127.0.0.1:0"), done: make(chan struct{})}
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Stdout = s.cmd.Stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		defer close(s.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.log.WriteString(line + "\n")
+			s.mu.Unlock()
+			if m := servingLine.FindStringSubmatch(line); m != nil {
+				addr <- m[1]
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case s.addr = <-addr:
+	case <-s.done:
+		t.Fatalf("durabox serve exited before serving:\n%s", s.output())
+	case <-time.After(60 * time.Second):
+		s.kill(t)
+		t.Fatalf("durabox serve did not report its address in 60s:\n%s", s.output())
+	}
+	t.Cleanup(func() { s.kill(t) })
+	return s
+}
+
+func (s *server) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+func (s *server) client() *client.Client { return client.New("http://"+s.addr, nil) }
+
+// stop sends sig and waits for the process to exit.
+func (s *server) stop(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(sig)
+	<-s.done
+	s.cmd.Wait()
+}
+
+func (s *server) kill(t *testing.T) { s.stop(t, syscall.SIGKILL) }
+
+// waitFor polls until cond holds for the instance's history.
+func waitFor(t *testing.T, c *client.Client, id, what string, cond func([]engine.Event) bool) []engine.Event {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		events, err := c.History(context.Background(), id)
+		if err == nil && cond(events) {
+			return events
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("instance %s: gave up waiting for %s", id, what)
+	return nil
+}
+
+func deployExample(t *testing.T, c *client.Client, name string) {
+	t.Helper()
+	path, err := guestbuild.Build("examples/wasm/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Deploy(context.Background(), wasm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkHistory asserts a history has ids 1..n, each schedule event once and
+// each completion naming a schedule event before it, completed once.
+func checkHistory(t *testing.T, events []engine.Event) {
+	t.Helper()
+	completed := map[int64]bool{}
+	kinds := map[int64]engine.EventKind{}
+	for i, e := range events {
+		if e.ID != int64(i+1) {
+			t.Fatalf("event %d has id %d: a gap or a duplicate", i+1, e.ID)
+		}
+		kinds[e.ID] = e.Kind
+		switch e.Kind {
+		case engine.ActivityCompleted, engine.ActivityFailed, engine.TimerFired:
+			if k := kinds[e.ScheduleID]; k != engine.ActivityScheduled && k != engine.TimerCreated {
+				t.Fatalf("event %d completes event %d, which is %q", e.ID, e.ScheduleID, k)
+			}
+			if completed[e.ScheduleID] {
+				t.Fatalf("event %d completes event %d a second time", e.ID, e.ScheduleID)
+			}
+			completed[e.ScheduleID] = true
+		}
+	}
+}
+
+func kindsOf(events []engine.Event) string {
+	var out []string
+	for _, e := range events {
+		out = append(out, string(e.Kind))
+	}
+	return strings.Join(out, " ")
+}
+
+func TestRestartBetweenTurns(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "durabox.db")
+	s := startServer(t, db)
+	deployExample(t, s.client(), "retry")
+	ctx := context.Background()
+	id, err := s.client().Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 2, "delay": "300ms"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stop the host after every turn that adds to the history, until the
+	// instance finishes.
+	restarts := 0
+	seen := 0
+	for {
+		events := waitFor(t, s.client(), id, fmt.Sprintf("more than %d events", seen), func(e []engine.Event) bool { return len(e) > seen })
+		seen = len(events)
+		if events[len(events)-1].Kind == engine.OrchestrationCompleted {
+			break
+		}
+		s.stop(t, syscall.SIGTERM)
+		s = startServer(t, db)
+		restarts++
+	}
+	inst, err := s.client().Instance(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.Status != engine.StatusCompleted || string(inst.Result) != `"succeeded on attempt 3"` {
+		t.Fatalf("after %d restarts: status %s result %s", restarts, inst.Status, inst.Result)
+	}
+	events, _ := s.client().History(ctx, id)
+	checkHistory(t, events)
+	const want = "OrchestrationStarted ActivityScheduled ActivityFailed TimerCreated TimerFired ActivityScheduled ActivityFailed TimerCreated TimerFired ActivityScheduled ActivityCompleted OrchestrationCompleted"
+	if got := kindsOf(events); got != want {
+		t.Fatalf("history after %d restarts:\n got %s\nwant %s", restarts, got, want)
+	}
+	if restarts < 3 {
+		t.Fatalf("only %d restarts happened", restarts)
+	}
+	t.Logf("completed across %d restarts", restarts)
+}
+
+func TestKillDuringActivity(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "durabox.db")
+	s := startServer(t, db)
+	deployExample(t, s.client(), "retry")
+	ctx := context.Background()
+	id, err := s.client().Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"workMillis": 3000}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(s.output(), "FlakyTask attempt 1 starting (delivery 1)") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the activity never started:\n%s", s.output())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.kill(t)
+
+	s = startServer(t, db)
+	inst, err := s.client().Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.Status != engine.StatusCompleted || string(inst.Result) != `"succeeded on attempt 1"` {
+		t.Fatalf("status %s result %s", inst.Status, inst.Result)
+	}
+	if !strings.Contains(s.output(), "FlakyTask attempt 1 starting (delivery 2)") {
+		t.Errorf("the activity was not delivered again after the kill:\n%s", s.output())
+	}
+	events, _ := s.client().History(ctx, id)
+	checkHistory(t, events)
+	if got, want := kindsOf(events), "OrchestrationStarted ActivityScheduled ActivityCompleted OrchestrationCompleted"; got != want {
+		t.Fatalf("history:\n got %s\nwant %s", got, want)
+	}
+}

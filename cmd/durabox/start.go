@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+)
+
+var startCommand = &command{
+	name:     "start",
+	synopsis: "NAME [--input JSON] [--id ID] [--wait]",
+	summary:  "start an orchestration instance",
+	about: "Start an instance of the orchestration NAME and print its id. With --wait, wait\n" +
+		"for it to finish, then print its status and its result; if it failed, exit 1.",
+	args:   []string{"NAME"},
+	client: true,
+	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
+		input := fs.String("input", "null", "the orchestration's input, as `JSON` (default null)")
+		id := fs.String("id", "", "the new instance's `ID` (default: the host picks one)")
+		wait := fs.Bool("wait", false, "wait for the instance to finish")
+		return func(ctx context.Context, e *env) error {
+			if err := checkInput(*input); err != nil {
+				return err
+			}
+			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: json.RawMessage(*input), ID: *id}, *wait)
+		}
+	},
+}
+
+// checkInput checks that --input is JSON, with a hint for the commonest
+// mistake: a string without its quotes.
+func checkInput(input string) error {
+	var v json.RawMessage
+	err := json.Unmarshal([]byte(input), &v)
+	if err == nil {
+		return nil
+	}
+	if t := strings.TrimSpace(input); t == "" || !strings.ContainsAny(t[:1], `{["`) {
+		quoted, _ := json.Marshal(input)
+		return usagef("--input is not valid JSON: %v (strings need quotes: --input '%s')", err, quoted)
+	}
+	return usagef("--input is not valid JSON: %v", err)
+}
+
+func start(ctx context.Context, e *env, req client.StartRequest, wait bool) error {
+	id, err := e.client.Start(ctx, req)
+	if err != nil {
+		return err
+	}
+	if !wait {
+		if e.json {
+			return printJSON(e.stdout, client.StartResponse{ID: id})
+		}
+		_, err := fmt.Fprintln(e.stdout, id)
+		return err
+	}
+	if !e.json {
+		fmt.Fprintln(e.stdout, id)
+	}
+	inst, err := e.client.Wait(ctx, id)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		err = printJSON(e.stdout, inst)
+	} else if inst.Status == engine.StatusCompleted {
+		_, err = fmt.Fprintf(e.stdout, "%s\n%s\n", inst.Status, jsonText(inst.Result))
+	} else {
+		_, err = fmt.Fprintln(e.stdout, inst.Status)
+	}
+	if err != nil || inst.Status != engine.StatusFailed {
+		return err
+	}
+	return fmt.Errorf("durabox: start: instance %s failed: %v", id, inst.Failure)
+}

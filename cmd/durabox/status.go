@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+)
+
+var statusCommand = &command{
+	name:     "status",
+	synopsis: "ID",
+	summary:  "show an instance",
+	about:    "Show where the instance ID stands: its status, input, and result or failure.",
+	args:     []string{"ID"},
+	client:   true,
+	define:   func(fs *flag.FlagSet) func(context.Context, *env) error { return status },
+}
+
+func status(ctx context.Context, e *env) error {
+	inst, err := e.client.Instance(ctx, e.args[0])
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.stdout, inst)
+	}
+	tw := newTable(e.stdout)
+	fmt.Fprintf(tw, "id\t%s\n", inst.ID)
+	fmt.Fprintf(tw, "name\t%s\n", inst.Name)
+	fmt.Fprintf(tw, "status\t%s\n", inst.Status)
+	fmt.Fprintf(tw, "module\t%s\n", shortHash(inst.ModuleHash))
+	fmt.Fprintf(tw, "execution\t%d\n", inst.ExecutionID)
+	fmt.Fprintf(tw, "created\t%s\n", timeText(inst.CreatedAt))
+	fmt.Fprintf(tw, "updated\t%s\n", timeText(inst.UpdatedAt))
+	fmt.Fprintf(tw, "input\t%s\n", jsonText(inst.Input))
+	if inst.Result != nil {
+		fmt.Fprintf(tw, "result\t%s\n", jsonText(inst.Result))
+	}
+	if f := inst.Failure; f != nil {
+		fmt.Fprintf(tw, "failure\t%s\n", f.Message)
+		if f.Details != "" {
+			fmt.Fprintf(tw, "details\t%s\n", f.Details)
+		}
+	}
+	return tw.Flush()
+}

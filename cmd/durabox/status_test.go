@@ -1,0 +1,65 @@
+package main
+
+import "testing"
+
+func TestStatus(t *testing.T) {
+	runTests(t, []cliTest{
+		{
+			name: "completed",
+			args: []string{"status", "done"},
+			wantStdout: `id         done
+name       Greeting
+status     Completed
+module     5c471d4fcbf9
+execution  1
+created    2025-01-02T03:04:07.000Z
+updated    2025-01-02T03:04:08.000Z
+input      "world"
+result     "Hello, world!"
+`,
+		},
+		{
+			name:  "failed",
+			setup: startAndWait("Fails", `{"n": 1}`, "f"),
+			args:  []string{"status", "f"},
+			wantStdout: `id         f
+name       Fails
+status     Failed
+module     5c471d4fcbf9
+execution  1
+created    2025-01-02T03:04:09.000Z
+updated    2025-01-02T03:04:10.000Z
+input      {"n":1}
+failure    boom
+`,
+		},
+		{
+			name: "--json",
+			args: []string{"status", "done", "--json"},
+			wantStdout: `{
+  "id": "done",
+  "name": "Greeting",
+  "moduleHash": "` + hash + `",
+  "executionId": 1,
+  "status": "Completed",
+  "input": "world",
+  "result": "Hello, world!",
+  "createdAt": "2025-01-02T03:04:07Z",
+  "updatedAt": "2025-01-02T03:04:08Z"
+}
+`,
+		},
+		{
+			name:       "not found",
+			args:       []string{"status", "nope"},
+			wantCode:   1,
+			wantStderr: "durabox: get instance: instance not found: \"nope\"\n",
+		},
+		{
+			name:       "no id",
+			args:       []string{"status"},
+			wantCode:   2,
+			wantStderr: "durabox status: missing ID\n", wantUsage: true,
+		},
+	})
+}

@@ -1,0 +1,135 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+)
+
+// longPoll is how long each request Wait makes asks the host to wait for
+// the instance to finish.
+const longPoll = 30 * time.Second
+
+// Client is a client of one Durabox host. It is safe for concurrent use.
+type Client struct {
+	base string
+	http *http.Client
+}
+
+// New returns a client of the host at baseURL, such as
+// "http://127.0.0.1:7070". A nil httpClient means http.DefaultClient. Wait
+// holds each request open for up to 30s: give httpClient no shorter
+// timeout.
+func New(baseURL string, httpClient *http.Client) *Client {
+	if httpClient == nil {
+		httpClient = http.DefaultClient
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), http: httpClient}
+}
+
+// Deploy sends a module (the bytes of a .wasm file) to the host, which
+// validates and stores it.
+func (c *Client) Deploy(ctx context.Context, wasm []byte) (Module, error) {
+	var m Module
+	err := c.do(ctx, "deploy", http.MethodPost, "/v1/modules", "application/wasm", bytes.NewReader(wasm), &m)
+	return m, err
+}
+
+// Modules returns the deployed modules, newest first.
+func (c *Client) Modules(ctx context.Context) ([]Module, error) {
+	var r ModulesResponse
+	err := c.do(ctx, "list modules", http.MethodGet, "/v1/modules", "", nil, &r)
+	return r.Modules, err
+}
+
+// Start starts an orchestration instance and returns its id.
+func (c *Client) Start(ctx context.Context, req StartRequest) (string, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return "", fmt.Errorf("durabox: start: encode the request: %w", err)
+	}
+	var r StartResponse
+	err = c.do(ctx, "start", http.MethodPost, "/v1/instances", "application/json", bytes.NewReader(body), &r)
+	return r.ID, err
+}
+
+// Instance returns an instance as it stands.
+func (c *Client) Instance(ctx context.Context, id string) (Instance, error) {
+	var inst Instance
+	err := c.do(ctx, "get instance", http.MethodGet, instancePath(id), "", nil, &inst)
+	return inst, err
+}
+
+// Wait returns the instance once it has completed or failed, asking the
+// host again every 30s for as long as it runs. If ctx is done first,
+// Wait returns the instance as it last stood with ctx's error.
+func (c *Client) Wait(ctx context.Context, id string) (Instance, error) {
+	var last Instance
+	for {
+		var inst Instance
+		if err := c.do(ctx, "wait", http.MethodGet, instancePath(id)+"?wait="+longPoll.String(), "", nil, &inst); err != nil {
+			return last, err
+		}
+		if inst.Status.IsTerminal() {
+			return inst, nil
+		}
+		last = inst
+	}
+}
+
+// History returns the history of an instance's current execution, oldest
+// event first.
+func (c *Client) History(ctx context.Context, id string) ([]engine.Event, error) {
+	var r HistoryResponse
+	err := c.do(ctx, "history", http.MethodGet, instancePath(id)+"/history", "", nil, &r)
+	return r.Events, err
+}
+
+// List returns the instances, newest first.
+func (c *Client) List(ctx context.Context) ([]Instance, error) {
+	var r InstancesResponse
+	err := c.do(ctx, "list instances", http.MethodGet, "/v1/instances", "", nil, &r)
+	return r.Instances, err
+}
+
+func instancePath(id string) string { return "/v1/instances/" + url.PathEscape(id) }
+
+// do sends one request and decodes a successful answer into out. op names
+// the operation in errors.
+func (c *Client) do(ctx context.Context, op, method, path, contentType string, body io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return fmt.Errorf("durabox: %s: %w", op, err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := c.http.Do(req)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return fmt.Errorf("durabox: %s: %w", op, ctx.Err())
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("durabox: %s: no host is running at %s; start one with `durabox serve --db FILE`", op, req.URL.Host)
+	default:
+		return fmt.Errorf("durabox: %s: %w", op, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return refusal(op, resp)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("durabox: %s: read the host's answer: %w", op, err)
+	}
+	return nil
+}

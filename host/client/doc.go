@@ -1,0 +1,39 @@
+// Package client talks to a Durabox host over its HTTP API, the API the
+// durabox command line uses. It depends on neither wazero nor SQLite.
+//
+//	c := client.New("http://127.0.0.1:7070", nil)
+//	mod, err := c.Deploy(ctx, wasm)
+//	id, err := c.Start(ctx, client.StartRequest{Name: "Greeting", Input: json.RawMessage(`"world"`)})
+//	inst, err := c.Wait(ctx, id)
+//	// inst.Status is Completed or Failed; inst.Result or inst.Failure says how.
+//
+// # The HTTP API
+//
+// Every body is JSON except a module's bytes. The types in this package are
+// the bodies.
+//
+//	POST /v1/modules                 body: the .wasm bytes, at most 64 MiB   201 Module
+//	GET  /v1/modules                                                         200 ModulesResponse
+//	POST /v1/instances               body: StartRequest                      201 StartResponse
+//	GET  /v1/instances                                                       200 InstancesResponse
+//	GET  /v1/instances/{id}          ?wait=DURATION (optional, at most 60s)  200 Instance
+//	GET  /v1/instances/{id}/history                                          200 HistoryResponse
+//
+// With ?wait, the host answers when the instance reaches a terminal status
+// or the duration has passed, whichever is first; either way with 200 and
+// the instance as it then stands. Wait long-polls this way until the
+// instance is done.
+//
+// A refusal has an ErrorResponse body and one of these statuses:
+//
+//	400 Bad Request               a malformed body or ?wait, an input that is not JSON, a bad instance id
+//	404 Not Found                 no such instance
+//	409 Conflict                  an instance with that id exists already
+//	413 Request Entity Too Large  a module over 64 MiB
+//	422 Unprocessable Entity      bytes that are not a Durabox module; an orchestration no deployed module registers
+//	500 Internal Server Error     anything else; the host logs it
+//
+// An unknown orchestration is a 422, not a 404: the path exists; it is the
+// name in the body that does not. The client returns a refusal as an *Error
+// carrying the status and the host's message.
+package client

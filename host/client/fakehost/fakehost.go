@@ -1,0 +1,229 @@
+// Package fakehost is a stand-in for a Durabox host, in memory and without
+// wasm: it implements host.API, so that tests of the HTTP server, the client
+// and the command line can run it behind host.NewHandler.
+//
+// Its orchestrations are Go functions. Deploy accepts any bytes as a module
+// that registers them all. Start creates a Pending instance; an instance
+// runs only when waited for: Wait calls its orchestration, whose result
+// completes the instance, whose error fails it, and ErrStillRunning leaves
+// it Running. Time starts at 2025-01-02T03:04:05Z and moves one second with
+// every change.
+package fakehost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/store"
+)
+
+// Orchestration is a fake orchestration: it returns its result, or an
+// error to fail with, or ErrStillRunning.
+type Orchestration func(ctx context.Context, input json.RawMessage) (json.RawMessage, error)
+
+// ErrStillRunning, from an Orchestration, leaves its instance Running.
+var ErrStillRunning = errors.New("fakehost: still running")
+
+// Host is a fake host. It is safe for concurrent use.
+type Host struct {
+	orchestrations map[string]Orchestration
+
+	mu        sync.Mutex
+	now       time.Time
+	modules   []store.ModuleInfo // newest first
+	instances []store.Instance   // newest first
+	history   map[string][]engine.Event
+	fail      map[string]error
+	deployed  [][]byte
+}
+
+var _ host.API = (*Host)(nil)
+
+// New returns a fake host that knows the orchestrations (and nothing is
+// deployed yet).
+func New(orchestrations map[string]Orchestration) *Host {
+	return &Host{
+		orchestrations: orchestrations,
+		now:            time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+		history:        map[string][]engine.Event{},
+		fail:           map[string]error{},
+	}
+}
+
+// Fail makes every later call of the method named (such as "Start") return
+// err.
+func (h *Host) Fail(method string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fail[method] = err
+}
+
+// failure returns the error Fail set for method, if any.
+func (h *Host) failure(method string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fail[method]
+}
+
+// Deployed returns the bytes of every Deploy call so far.
+func (h *Host) Deployed() [][]byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.deployed)
+}
+
+// tick moves the clock on and returns the new time. h.mu must be held.
+func (h *Host) tick() time.Time {
+	h.now = h.now.Add(time.Second)
+	return h.now
+}
+
+// Deploy registers every orchestration of the fake under the sha256 of wasm.
+func (h *Host) Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
+	if err := h.failure("Deploy"); err != nil {
+		return store.ModuleInfo{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.deployed = append(h.deployed, wasm)
+	sum := sha256.Sum256(wasm)
+	info := store.ModuleInfo{
+		Hash:           hex.EncodeToString(sum[:]),
+		Orchestrations: slices.Sorted(maps.Keys(h.orchestrations)),
+		Activities:     []string{},
+		DeployedAt:     h.tick(),
+	}
+	h.modules = slices.Insert(h.modules, 0, info)
+	return info, nil
+}
+
+// Start creates a Pending instance. An empty id becomes "inst" and a
+// number.
+func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error) {
+	if err := h.failure("Start"); err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.modules) == 0 || h.orchestrations[name] == nil {
+		return "", fmt.Errorf("%w %q: no deployed module registers it", host.ErrUnknownOrchestration, name)
+	}
+	if id == "" {
+		id = fmt.Sprintf("inst%d", len(h.instances)+1)
+	}
+	if _, ok := h.find(id); ok {
+		return "", fmt.Errorf("%w: %q", host.ErrInstanceExists, id)
+	}
+	now := h.tick()
+	h.instances = slices.Insert(h.instances, 0, store.Instance{
+		ID: id, Name: name, ModuleHash: h.modules[0].Hash, ExecutionID: 1,
+		Status: engine.StatusPending, Input: input, CreatedAt: now, UpdatedAt: now,
+	})
+	h.history[id] = []engine.Event{{ID: 1, Kind: engine.OrchestrationStarted, Time: now, Name: name, InstanceID: id, Input: input}}
+	return id, nil
+}
+
+// find returns the index of instance id. h.mu must be held.
+func (h *Host) find(id string) (int, bool) {
+	i := slices.IndexFunc(h.instances, func(inst store.Instance) bool { return inst.ID == id })
+	return i, i >= 0
+}
+
+// Instance returns an instance as it stands.
+func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) {
+	if err := h.failure("Instance"); err != nil {
+		return store.Instance{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i, ok := h.find(id)
+	if !ok {
+		return store.Instance{}, fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	}
+	return h.instances[i], nil
+}
+
+// Wait runs the instance's orchestration with ctx, unless the instance is
+// terminal already, and returns the instance as it then stands. If the
+// orchestration returns ctx's error, so does Wait, as a real host may when
+// ctx ends while it reads the store.
+func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
+	if err := h.failure("Wait"); err != nil {
+		return store.Instance{}, err
+	}
+	inst, err := h.Instance(ctx, id)
+	if err != nil || inst.Status.IsTerminal() {
+		return inst, err
+	}
+	result, err := h.orchestrations[inst.Name](ctx, inst.Input)
+	if err != nil && errors.Is(err, ctx.Err()) {
+		return inst, err
+	}
+	return h.finish(id, result, err), nil
+}
+
+// finish records what an orchestration returned.
+func (h *Host) finish(id string, result json.RawMessage, err error) store.Instance {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i, _ := h.find(id)
+	inst := &h.instances[i]
+	inst.UpdatedAt = h.tick()
+	event := engine.Event{ID: int64(len(h.history[id]) + 1), Time: inst.UpdatedAt}
+	switch {
+	case errors.Is(err, ErrStillRunning):
+		inst.Status = engine.StatusRunning
+		return *inst
+	case err != nil:
+		inst.Status, inst.Failure = engine.StatusFailed, &engine.Failure{Message: err.Error()}
+		event.Kind, event.Failure = engine.OrchestrationFailed, inst.Failure
+	default:
+		inst.Status, inst.Result = engine.StatusCompleted, result
+		event.Kind, event.Result = engine.OrchestrationCompleted, result
+	}
+	h.history[id] = append(h.history[id], event)
+	return *inst
+}
+
+// History returns an instance's history.
+func (h *Host) History(ctx context.Context, id string) ([]engine.Event, error) {
+	if err := h.failure("History"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.find(id); !ok {
+		return nil, fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	}
+	return slices.Clone(h.history[id]), nil
+}
+
+// List returns the instances, newest first.
+func (h *Host) List(ctx context.Context) ([]store.Instance, error) {
+	if err := h.failure("List"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.instances), nil
+}
+
+// Modules returns the deployed modules, newest first.
+func (h *Host) Modules(ctx context.Context) ([]store.ModuleInfo, error) {
+	if err := h.failure("Modules"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.modules), nil
+}
