@@ -54,9 +54,9 @@ func startHost(t *testing.T) *testHost {
 	return &testHost{Host: h, st: st}
 }
 
-func (h *testHost) deploy(t *testing.T, pkg string) store.ModuleInfo {
+func (h *testHost) deploy(t *testing.T, pkg string, vars ...string) store.ModuleInfo {
 	t.Helper()
-	path, err := guestbuild.Build(pkg)
+	path, err := guestbuild.Build(pkg, vars...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +188,7 @@ func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
 	}{
 		{"panic", "Panic", `"kaboom"`, "panic: kaboom", "main.go"},
 		{"deadlock", "Deadlock", `null`, "orchestration crashed applying event 1: it crashed: fatal error: all goroutines are asleep - deadlock!", ""},
+		{"blocking sleep", "Sleeps", `null`, "orchestration crashed applying event 1: the orchestration blocked on time.Sleep or a timer of the time package, which would not survive a restart; use ctx.Sleep or ctx.NewTimer, the SDK's durable timers (it waited 10ms)", ""},
 		{"activity panic", "CallPanickyActivity", `null`, `activity "PanickyActivity" failed: panic: activity went wrong`, "main.go"},
 	}
 	for _, tt := range tests {
@@ -267,3 +268,34 @@ func TestStartRefusesBadRequests(t *testing.T) {
 		t.Fatalf("instances after refusals: %d, %v", len(list), err)
 	}
 }
+
+func TestInstancesStayOnTheModuleTheyStartedWith(t *testing.T) {
+	h := startHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	v1 := h.deploy(t, "host/testdata/guests/crashy")
+	old, err := h.Start(ctx, "Version", json.RawMessage(`"300ms"`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A new version is deployed while the old instance waits on its timer.
+	v2 := h.deploy(t, "host/testdata/guests/crashy", "main.version=v2")
+	if v1.Hash == v2.Hash {
+		t.Fatal("the two versions have the same hash")
+	}
+	fresh, err := h.Start(ctx, "Version", json.RawMessage(`"0s"`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ id, hash, want string }{{old, v1.Hash, `"v1"`}, {fresh, v2.Hash, `"v2"`}} {
+		inst, err := h.Wait(ctx, tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inst.Status != engine.StatusCompleted || string(inst.Result) != tt.want || inst.ModuleHash != tt.hash {
+			t.Errorf("instance %s: status %s result %s module %s; want %s on %s", tt.id, inst.Status, inst.Result, short(inst.ModuleHash), tt.want, short(tt.hash))
+		}
+	}
+}
+
+func short(hash string) string { return hash[:12] }

@@ -27,10 +27,13 @@ func Root() string {
 
 // Build builds the package at pkg (a path relative to the repository root,
 // such as "examples/wasm/hello") and returns the path of its .wasm file.
-func Build(pkg string) (string, error) {
+// Each of vars ("main.version=v2") sets a string variable at link time, so
+// one package can make several different modules.
+func Build(pkg string, vars ...string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	if out, ok := built[pkg]; ok {
+	key := strings.Join(append([]string{pkg}, vars...), " ")
+	if out, ok := built[key]; ok {
 		return out, nil
 	}
 	if dir == "" {
@@ -40,14 +43,18 @@ func Build(pkg string) (string, error) {
 		}
 		dir = d
 	}
-	out := filepath.Join(dir, strings.ReplaceAll(pkg, "/", "_")+".wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+pkg)
+	out := filepath.Join(dir, fmt.Sprintf("%d.wasm", len(built)))
+	ldflags := ""
+	for _, v := range vars {
+		ldflags += " -X " + v
+	}
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags="+ldflags, "-o", out, "./"+pkg)
 	cmd.Dir = Root()
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s to wasm: %v\n%s", pkg, err, msg)
 	}
-	built[pkg] = out
+	built[key] = out
 	return out, nil
 }
 
