@@ -16,7 +16,7 @@ bin/durabox: FORCE
 examples: $(WASM)
 
 examples/wasm/%.wasm: FORCE
-	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./$(dir $@)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o $@ ./$(dir $@)
 
 test:
 	$(GO) vet ./...
