@@ -14,32 +14,24 @@ import (
 
 // dispatchActivities runs activity tasks until ctx is done.
 func (h *Host) dispatchActivities(ctx context.Context) {
-	for ctx.Err() == nil {
-		wake := h.activityWork.C()
-		w, err := h.st.LockNextActivity(ctx, h.opts.Clock(), h.opts.Lease)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.opts.Logger.Error("cannot fetch activity work", "err", err)
-			}
-			h.idle(ctx, wake)
-			continue
-		}
-		if w == nil {
-			h.idle(ctx, wake)
-			continue
-		}
-		result := h.runActivity(ctx, w)
-		if ctx.Err() != nil {
-			// Shutting down: the attempt was cut short, so record nothing;
-			// the task is delivered again after the restart.
-			return
-		}
-		if err := h.st.CompleteActivity(ctx, w, result); err != nil {
-			h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
-			continue
-		}
-		h.orchestrationWork.Notify()
+	dispatch(ctx, h, "activity", h.activityWork,
+		func() (*store.ActivityWork, error) { return h.st.LockNextActivity(ctx, h.opts.Clock(), h.opts.Lease) },
+		func(w *store.ActivityWork) { h.complete(ctx, w) })
+}
+
+// complete runs an activity task and records its outcome.
+func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
+	result := h.runActivity(ctx, w)
+	if ctx.Err() != nil {
+		// Shutting down: the attempt was cut short, so record nothing; the
+		// task is delivered again after the restart.
+		return
 	}
+	if err := h.st.CompleteActivity(ctx, w, result); err != nil {
+		h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
+		return
+	}
+	h.orchestrationWork.Notify()
 }
 
 // runActivity runs one attempt of an activity task and returns the message

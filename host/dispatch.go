@@ -8,24 +8,29 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
+// dispatch runs one worker until ctx is done: it takes the next piece of
+// work with next and hands it to handle, and when there is none (or the
+// store fails) waits until wake fires or the store's next message is due.
+func dispatch[W any](ctx context.Context, h *Host, what string, wake *signal, next func() (*W, error), handle func(*W)) {
+	for ctx.Err() == nil {
+		woken := wake.C()
+		w, err := next()
+		if err != nil && ctx.Err() == nil {
+			h.opts.Logger.Error("cannot fetch "+what+" work", "err", err)
+		}
+		if w == nil {
+			h.idle(ctx, woken)
+			continue
+		}
+		handle(w)
+	}
+}
+
 // dispatchOrchestrations runs turns until ctx is done.
 func (h *Host) dispatchOrchestrations(ctx context.Context) {
-	for ctx.Err() == nil {
-		wake := h.orchestrationWork.C()
-		item, err := h.st.LockNextInstance(ctx, h.opts.Clock(), h.opts.Lease)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.opts.Logger.Error("cannot fetch orchestration work", "err", err)
-			}
-			h.idle(ctx, wake)
-			continue
-		}
-		if item == nil {
-			h.idle(ctx, wake)
-			continue
-		}
-		h.turn(ctx, item)
-	}
+	dispatch(ctx, h, "orchestration", h.orchestrationWork,
+		func() (*store.WorkItem, error) { return h.st.LockNextInstance(ctx, h.opts.Clock(), h.opts.Lease) },
+		func(item *store.WorkItem) { h.turn(ctx, item) })
 }
 
 // turn runs one turn of a locked instance and commits it. Guest calls run

@@ -21,13 +21,7 @@ import (
 // orchestrations are the fake host's: Greeting completes, Fails fails, Slow
 // runs until the wait ends, Stuck makes Wait itself fail when it ends.
 var orchestrations = map[string]fakehost.Orchestration{
-	"Greeting": func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
-		var name string
-		if err := json.Unmarshal(input, &name); err != nil {
-			return nil, err
-		}
-		return json.Marshal("Hello, " + name + "!")
-	},
+	"Greeting": fakehost.Greeting,
 	"Fails": func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
 		return nil, errors.New("boom")
 	},

@@ -32,13 +32,7 @@ const hash = "5c471d4fcbf930ec41c5276151aa1d4572fe3176288e2a0a117f9b677c4e1bc5"
 func newHost(t *testing.T, empty bool) (*fakehost.Host, string) {
 	t.Helper()
 	h := fakehost.New(map[string]fakehost.Orchestration{
-		"Greeting": func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
-			var name string
-			if err := json.Unmarshal(input, &name); err != nil {
-				return nil, err
-			}
-			return json.Marshal("Hello, " + name + "!")
-		},
+		"Greeting": fakehost.Greeting,
 		"Fails": func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
 			return nil, errors.New("boom")
 		},

@@ -31,13 +31,7 @@ func newHost(t *testing.T) (*fakehost.Host, *client.Client, *int) {
 	t.Helper()
 	polls := 0
 	h := fakehost.New(map[string]fakehost.Orchestration{
-		"Greeting": func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
-			var name string
-			if err := json.Unmarshal(input, &name); err != nil {
-				return nil, err
-			}
-			return json.Marshal("Hello, " + name + "!")
-		},
+		"Greeting": fakehost.Greeting,
 		"Later": func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
 			if polls++; polls < 3 {
 				return nil, fakehost.ErrStillRunning

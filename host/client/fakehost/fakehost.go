@@ -227,3 +227,12 @@ func (h *Host) Modules(ctx context.Context) ([]store.ModuleInfo, error) {
 	defer h.mu.Unlock()
 	return slices.Clone(h.modules), nil
 }
+
+// Greeting greets its input, a JSON string: "world" gives "Hello, world!".
+func Greeting(_ context.Context, input json.RawMessage) (json.RawMessage, error) {
+	var name string
+	if err := json.Unmarshal(input, &name); err != nil {
+		return nil, err
+	}
+	return json.Marshal("Hello, " + name + "!")
+}
