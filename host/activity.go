@@ -96,9 +96,9 @@ func (p *activityPool) get(ctx context.Context, hash string) (*wasmGuest, error)
 		return nil, err
 	}
 	log := newGuestLog(p.h.opts.Logger, "module", short(hash), "activity", true)
-	stderr := &tail{}
+	stderr := &crashLog{}
 	env := wasi.NewReal(nil, log, io.MultiWriter(log, stderr))
-	return newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr})
+	return newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, memoryLimit: p.h.opts.MemoryLimit})
 }
 
 // put returns a healthy instance to the pool, or closes it when the pool

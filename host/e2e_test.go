@@ -30,13 +30,13 @@ type testHost struct {
 	st *sqlite.Store
 }
 
-func startHost(t *testing.T) *testHost {
+func startHost(t *testing.T, opts host.Options) *testHost {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(st, host.Options{})
+	h, err := host.New(st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func shape(events []engine.Event) []string {
 }
 
 func TestHelloEndToEnd(t *testing.T) {
-	h := startHost(t)
+	h := startHost(t, host.Options{})
 	info := h.deploy(t, "examples/wasm/hello")
 	if !reflect.DeepEqual(info.Orchestrations, []string{"Greeting"}) || !reflect.DeepEqual(info.Activities, []string{"SayHello"}) {
 		t.Fatalf("deployed %+v", info)
@@ -139,7 +139,7 @@ func TestHelloEndToEnd(t *testing.T) {
 }
 
 func TestRetryEndToEnd(t *testing.T) {
-	h := startHost(t)
+	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/retry")
 	inst := h.run(t, "Retry", `{"failures": 1, "delay": "50ms"}`)
 	if inst.Status != engine.StatusCompleted || string(inst.Result) != `"succeeded on attempt 2"` {
@@ -167,7 +167,7 @@ func TestRetryEndToEnd(t *testing.T) {
 }
 
 func TestRetryGivesUp(t *testing.T) {
-	h := startHost(t)
+	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/retry")
 	inst := h.run(t, "Retry", `{"attempts": 2, "failures": 5, "delay": "10ms"}`)
 	if inst.Status != engine.StatusFailed || inst.Failure == nil || inst.Failure.Message != "all 2 attempts failed" {
@@ -179,7 +179,7 @@ func TestRetryGivesUp(t *testing.T) {
 }
 
 func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
-	h := startHost(t)
+	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/crashy")
 	tests := []struct {
 		name, orchestration, input string
@@ -187,7 +187,7 @@ func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
 		wantDetails                string
 	}{
 		{"panic", "Panic", `"kaboom"`, "panic: kaboom", "main.go"},
-		{"deadlock", "Deadlock", `null`, "orchestration crashed applying event 1: it crashed: fatal error: all goroutines are asleep - deadlock!", ""},
+		{"deadlock", "Deadlock", `null`, "orchestration crashed applying event 1: it deadlocked: every goroutine is blocked; an orchestration can only wait on the SDK's futures (activity calls, timers), never on a channel that nothing will fill", ""},
 		{"blocking sleep", "Sleeps", `null`, "orchestration crashed applying event 1: the orchestration blocked on time.Sleep or a timer of the time package, which would not survive a restart; use ctx.Sleep or ctx.NewTimer, the SDK's durable timers (it waited 10ms)", ""},
 		{"activity panic", "CallPanickyActivity", `null`, `activity "PanickyActivity" failed: panic: activity went wrong`, "main.go"},
 	}
@@ -214,7 +214,7 @@ func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
 }
 
 func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
-	h := startHost(t)
+	h := startHost(t, host.Options{})
 	tests := []struct {
 		name string
 		wasm []byte
@@ -239,7 +239,7 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 }
 
 func TestStartRefusesBadRequests(t *testing.T) {
-	h := startHost(t)
+	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/hello")
 	ctx := context.Background()
 	if _, err := h.Start(ctx, "Greeting", json.RawMessage(`"x"`), "taken"); err != nil {
@@ -270,7 +270,7 @@ func TestStartRefusesBadRequests(t *testing.T) {
 }
 
 func TestInstancesStayOnTheModuleTheyStartedWith(t *testing.T) {
-	h := startHost(t)
+	h := startHost(t, host.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	v1 := h.deploy(t, "host/testdata/guests/crashy")

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,39 +18,40 @@ type guestConfig struct {
 	env *wasi.Env
 	// timeout bounds each call into the guest; zero means none.
 	timeout time.Duration
-	// stderr, if set, also receives what the guest writes to stderr.
-	stderr *tail
+	// stderr, if set, watches what the guest writes to stderr.
+	stderr *crashLog
+	// memoryLimit is the instance's memory limit, for messages.
+	memoryLimit uint64
 }
 
 // wasmGuest is one live instance of a module, with the plumbing to move
 // bytes in and out of it.
 type wasmGuest struct {
-	inst    sandbox.Instance
-	timeout time.Duration
-	stderr  *tail
+	inst sandbox.Instance
+	cfg  guestConfig
 }
 
 func newGuest(ctx context.Context, mod sandbox.Module, cfg guestConfig) (*wasmGuest, error) {
 	if cfg.stderr == nil {
-		cfg.stderr = &tail{}
+		cfg.stderr = &crashLog{}
 	}
 	inst, err := mod.Instantiate(ctx, sandbox.Config{Env: cfg.env})
 	if err != nil {
-		return nil, explain(err, cfg.stderr, cfg.timeout)
+		return nil, explain(err, cfg.stderr, cfg.timeout, cfg.memoryLimit)
 	}
-	return &wasmGuest{inst: inst, timeout: cfg.timeout, stderr: cfg.stderr}, nil
+	return &wasmGuest{inst: inst, cfg: cfg}, nil
 }
 
 // call calls an export under the guest's deadline.
 func (g *wasmGuest) call(ctx context.Context, export string, args ...uint64) (uint64, error) {
-	if g.timeout > 0 {
+	if g.cfg.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		ctx, cancel = context.WithTimeout(ctx, g.cfg.timeout)
 		defer cancel()
 	}
 	res, err := g.inst.Call(ctx, export, args...)
 	if err != nil {
-		return 0, explain(err, g.stderr, g.timeout)
+		return 0, explain(err, g.cfg.stderr, g.cfg.timeout, g.cfg.memoryLimit)
 	}
 	if len(res) == 0 {
 		return 0, nil
@@ -90,7 +92,7 @@ func (g *wasmGuest) close(ctx context.Context) { g.inst.Close(ctx) }
 
 // explain turns an error from the sandbox into one that names the cause in
 // words a user understands.
-func explain(err error, stderr *tail, timeout time.Duration) error {
+func explain(err error, stderr *crashLog, timeout time.Duration, memoryLimit uint64) error {
 	var exit *wasi.ExitError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -98,32 +100,50 @@ func explain(err error, stderr *tail, timeout time.Duration) error {
 	case errors.As(err, &exit):
 		return fmt.Errorf("it called os.Exit(%d)", exit.Code)
 	}
-	if cause := stderr.cause(); cause != "" {
+	switch cause := stderr.cause(); {
+	case cause == "fatal error: out of memory":
+		return fmt.Errorf("it ran out of memory: the limit is %d MiB per instance", memoryLimit>>20)
+	case cause == "fatal error: stack overflow":
+		return errors.New("it overflowed its stack (endless recursion?)")
+	case cause == "fatal error: all goroutines are asleep - deadlock!":
+		return errors.New("it deadlocked: every goroutine is blocked; an orchestration can only wait on the SDK's futures (activity calls, timers), never on a channel that nothing will fill")
+	case cause != "":
 		return fmt.Errorf("it crashed: %s", cause)
 	}
 	return fmt.Errorf("it crashed: %w", err)
 }
 
-// tail keeps the end of what a guest wrote to stderr, to explain a crash.
-type tail struct{ buf []byte }
+// crashLog watches what a guest writes to stderr for the line where the Go
+// runtime says why it stopped: the first "panic:" or "fatal error:" line.
+type crashLog struct {
+	partial []byte
+	first   string
+}
 
-const tailSize = 8 << 10
+// maxLine bounds the line crashLog holds while it waits for its end.
+const maxLine = 4 << 10
 
-func (t *tail) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > tailSize {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailSize:]...)
+func (c *crashLog) Write(p []byte) (int, error) {
+	if c.first != "" {
+		return len(p), nil
+	}
+	c.partial = append(c.partial, p...)
+	for c.first == "" {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(c.partial[:i])
+		c.partial = c.partial[i+1:]
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+			c.first = line
+		}
+	}
+	if len(c.partial) > maxLine {
+		c.partial = c.partial[len(c.partial)-maxLine:]
 	}
 	return len(p), nil
 }
 
-// cause returns the line where the Go runtime says why it stopped (a
-// "panic:" or "fatal error:" line), or "".
-func (t *tail) cause() string {
-	for _, line := range strings.Split(string(t.buf), "\n") {
-		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
-			return line
-		}
-	}
-	return ""
-}
+// cause returns the runtime's reason for stopping, or "".
+func (c *crashLog) cause() string { return c.first }

@@ -76,9 +76,9 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance) *live {
 		return l
 	}
 	log := newGuestLog(h.opts.Logger, "instance", inst.ID)
-	stderr := &tail{}
+	stderr := &crashLog{}
 	env := wasi.NewDeterministic(seed(inst.ID, inst.ExecutionID), log, io.MultiWriter(log, stderr))
-	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: h.opts.ActivationTimeout, stderr: stderr})
+	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: h.opts.ActivationTimeout, stderr: stderr, memoryLimit: h.opts.MemoryLimit})
 	if err != nil {
 		l.exec = engine.NewExecution(brokenGuest{err})
 		return l

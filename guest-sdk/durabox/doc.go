@@ -51,6 +51,9 @@
 //   - files, sockets, environment variables and arguments do not exist.
 //   - fmt.Println and the log package write to the instance's log, which is
 //     silent while replaying.
+//   - an endless loop, unbounded allocation, recursion past 4 MiB of stack,
+//     a deadlock, os.Exit or a panic fail that instance only, with the cause
+//     in its history.
 //
 // What remains the author's job:
 //

@@ -3,6 +3,7 @@
 package durabox
 
 import (
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/durabox/durabox/abi"
@@ -17,6 +18,13 @@ var (
 	// is the last response, kept alive until the next call.
 	in, out []byte
 )
+
+// maxStack caps each goroutine's stack. Go's default (1 GB) would let an
+// endless recursion grow until the instance runs out of memory, slowly; at
+// this size it stops at once with "stack overflow".
+const maxStack = 4 << 20
+
+func init() { debug.SetMaxStack(maxStack) }
 
 //go:wasmexport durabox_abi_version
 func exportVersion() int32 { return abi.Version }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/durabox/durabox/host/internal/wasi"
 )
@@ -123,7 +124,7 @@ func (m *wazeroModule) Exports() []string {
 }
 
 func (m *wazeroModule) Instantiate(ctx context.Context, cfg Config) (Instance, error) {
-	ctx = context.WithValue(ctx, envKey{}, cfg.Env)
+	ctx = experimental.WithMemoryAllocator(context.WithValue(ctx, envKey{}, cfg.Env), mmapAllocator)
 	mod, err := m.r.InstantiateModule(ctx, m.cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: instantiate: %w", err)
