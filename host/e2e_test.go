@@ -224,6 +224,24 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 		{"wasm without the SDK", []byte("\x00asm\x01\x00\x00\x00"), "host: module refused: it lacks the exports of the Durabox guest SDK (_initialize, durabox_abi_version, durabox_alloc, durabox_describe, durabox_activate, durabox_activity)"},
 		{"truncated wasm", []byte("\x00asm\x01\x00\x00\x00\x01\x05"), "host: module refused: "},
 	}
+	for _, built := range []struct{ name, pkg, want string }{
+		{"imports the host lacks", "host/testdata/guests/badimport", "host: module refused: it imports functions the host does not provide: env.mystery, wasi_snapshot_preview2.clock_now"},
+		{"another ABI version", "host/testdata/guests/abi2", "host: module refused: it speaks ABI version 2 and this host speaks version 1; rebuild it with a guest SDK for version 1"},
+	} {
+		path, err := guestbuild.Build(built.pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wasm, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests = append(tests, struct {
+			name string
+			wasm []byte
+			want string
+		}{built.name, wasm, built.want})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.Deploy(context.Background(), tt.wasm)
