@@ -74,18 +74,29 @@ func (h *testHost) deploy(t *testing.T, pkg string, vars ...string) store.Module
 // run starts an orchestration and waits for it to finish.
 func (h *testHost) run(t *testing.T, name, input string) store.Instance {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	id, err := h.Start(ctx, name, json.RawMessage(input), "")
+	return h.wait(t, h.start(t, name, input))
+}
+
+func (h *testHost) start(t *testing.T, name, input string) string {
+	t.Helper()
+	id, err := h.Start(context.Background(), name, json.RawMessage(input), "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return id
+}
+
+// wait waits for an instance to finish, for a minute at most.
+func (h *testHost) wait(t *testing.T, id string) store.Instance {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	inst, err := h.Wait(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !inst.Status.IsTerminal() {
-		t.Fatalf("instance %s of %s still %s after 60s", id, name, inst.Status)
+		t.Fatalf("instance %s of %s still %s after 60s", id, inst.Name, inst.Status)
 	}
 	return inst
 }
