@@ -226,6 +226,7 @@ func EncodeActivationResult(r *ActivationResult) []byte {
 			if c.Failure != nil {
 				e.message(7, func(e *encoder) { encodeFailure(e, c.Failure) })
 			}
+			e.uint(8, c.Target)
 		})
 	}
 	return e.buf
@@ -270,6 +271,8 @@ func decodeCommand(b []byte) (Command, error) {
 			c.Output = clone(raw)
 		case 7:
 			c.Failure, err = decodeFailure(raw)
+		case 8:
+			c.Target = v
 		}
 		return err
 	})

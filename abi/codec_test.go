@@ -18,6 +18,8 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: CommandStartTimer, Seq: 2, Delay: 1500000000},
 		{Kind: CommandComplete, Seq: 3, Output: []byte(`null`)},
 		{Kind: CommandFail, Seq: 4, Failure: &Failure{Message: "boom", Details: "stack"}},
+		{Kind: CommandCancelTimer, Seq: 5, Target: 2},
+		{Kind: CommandCancelActivity, Seq: 6, Target: 1},
 	}}
 	m := &Manifest{SDK: "durabox-go/0.1", Orchestrations: []string{"A", "B"}, Activities: []string{"C"}}
 	req := &ActivityRequest{Name: "SayHello", Input: []byte(`"x"`), InstanceID: "i", Attempt: 3}

@@ -60,6 +60,12 @@ const (
 	CommandComplete CommandKind = 3
 	// CommandFail fails the orchestration with Failure.
 	CommandFail CommandKind = 4
+	// CommandCancelTimer cancels the timer started by command Target: it
+	// will not fire.
+	CommandCancelTimer CommandKind = 5
+	// CommandCancelActivity requests the cancellation of the activity
+	// scheduled by command Target: its result, if it comes, is ignored.
+	CommandCancelActivity CommandKind = 6
 )
 
 // Command is one decision the guest's orchestration code made. Commands that
@@ -78,6 +84,8 @@ type Command struct {
 	Output []byte
 	// Failure is why the orchestration failed (CommandFail).
 	Failure *Failure
+	// Target is the sequence number of the command a cancel command cancels.
+	Target uint64
 }
 
 // ActivationResult is what the guest returns from an activation.

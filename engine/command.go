@@ -30,13 +30,18 @@ func describeCommand(c *abi.Command) string {
 			msg = c.Failure.Message
 		}
 		return fmt.Sprintf("FailOrchestration(%q)", msg)
+	case abi.CommandCancelTimer:
+		return fmt.Sprintf("CancelTimer(command %d)", c.Target)
+	case abi.CommandCancelActivity:
+		return fmt.Sprintf("CancelActivity(command %d)", c.Target)
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
 
 // eventFor turns a new command into the history event that records it; the
-// caller assigns its ID and Time.
-func eventFor(e emitted) Event {
+// caller assigns its ID and Time. target is the schedule event a cancel
+// command names.
+func eventFor(e emitted, target int64) Event {
 	var ev Event
 	c := &e.cmd
 	switch c.Kind {
@@ -49,15 +54,23 @@ func eventFor(e emitted) Event {
 		ev.Kind, ev.Result = OrchestrationCompleted, c.Output
 	case abi.CommandFail:
 		ev.Kind, ev.Failure = OrchestrationFailed, failureFrom(c.Failure)
+	case abi.CommandCancelTimer:
+		ev.Kind, ev.ScheduleID = TimerCancelled, target
+	case abi.CommandCancelActivity:
+		ev.Kind, ev.ScheduleID = ActivityCancelRequested, target
 	}
 	return ev
 }
 
 // matches reports whether a command is the one a schedule event records.
 // Timers match by position: their fire time derives from the clock and is
-// not compared.
-func matches(c *abi.Command, ev *Event) bool {
+// not compared. target is the schedule event a cancel command names.
+func matches(c *abi.Command, target int64, ev *Event) bool {
 	switch ev.Kind {
+	case TimerCancelled:
+		return c.Kind == abi.CommandCancelTimer && target == ev.ScheduleID
+	case ActivityCancelRequested:
+		return c.Kind == abi.CommandCancelActivity && target == ev.ScheduleID
 	case ActivityScheduled:
 		return c.Kind == abi.CommandScheduleActivity && c.Name == ev.Name && bytes.Equal(c.Input, ev.Input)
 	case TimerCreated:
@@ -68,6 +81,11 @@ func matches(c *abi.Command, ev *Event) bool {
 		return c.Kind == abi.CommandFail
 	}
 	return false
+}
+
+// isCancel reports whether a command cancels another.
+func isCancel(c *abi.Command) bool {
+	return c.Kind == abi.CommandCancelTimer || c.Kind == abi.CommandCancelActivity
 }
 
 func failureFrom(f *abi.Failure) *Failure {

@@ -24,6 +24,12 @@ const (
 	TimerCreated EventKind = "TimerCreated"
 	// TimerFired records that the timer of ScheduleID came due.
 	TimerFired EventKind = "TimerFired"
+	// TimerCancelled records a CancelTimer command: the timer of ScheduleID
+	// will not fire, and if its TimerFired still arrives it is dropped.
+	TimerCancelled EventKind = "TimerCancelled"
+	// ActivityCancelRequested records a CancelActivity command: the result
+	// of the activity of ScheduleID, if it still comes, is dropped.
+	ActivityCancelRequested EventKind = "ActivityCancelRequested"
 	// OrchestrationCompleted ends the execution with Result.
 	OrchestrationCompleted EventKind = "OrchestrationCompleted"
 	// OrchestrationFailed ends the execution with Failure.
@@ -75,7 +81,7 @@ func (f *Failure) Error() string { return f.Message }
 // command the orchestration emits at the same position.
 func (e *Event) isSchedule() bool {
 	switch e.Kind {
-	case ActivityScheduled, TimerCreated, OrchestrationCompleted, OrchestrationFailed:
+	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested, OrchestrationCompleted, OrchestrationFailed:
 		return true
 	}
 	return false
@@ -100,7 +106,7 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(event %d, %q)", e.Kind, e.ScheduleID, e.Failure.Message)
 	case TimerCreated:
 		return fmt.Sprintf("%s(%s)", e.Kind, e.FireAt.UTC().Format(time.RFC3339Nano))
-	case TimerFired:
+	case TimerFired, TimerCancelled, ActivityCancelRequested:
 		return fmt.Sprintf("%s(event %d)", e.Kind, e.ScheduleID)
 	case OrchestrationCompleted:
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Result))

@@ -98,6 +98,11 @@ type Execution struct {
 	// nextSeq is the sequence number the guest's next command must carry.
 	nextSeq uint64
 	open    map[int64]open
+	// scheduled maps the sequence number of each command that started an
+	// operation to its schedule event; cancelled holds the schedule events
+	// of operations cancelled before they completed.
+	scheduled map[uint64]int64
+	cancelled map[int64]bool
 	status  Status
 	result  json.RawMessage
 	failure *Failure
@@ -108,7 +113,7 @@ type Execution struct {
 // NewExecution returns an Execution that drives guest, which must be fresh:
 // it has applied no activation yet.
 func NewExecution(guest Guest) *Execution {
-	return &Execution{guest: guest, nextSeq: 1, open: map[int64]open{}, status: StatusPending}
+	return &Execution{guest: guest, nextSeq: 1, open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{}, status: StatusPending}
 }
 
 // Status returns the status reached so far.

@@ -64,6 +64,9 @@ func (t *turn) admit(m *Event) string {
 		}
 		return ""
 	case ActivityCompleted, ActivityFailed, TimerFired:
+		if x.cancelled[m.ScheduleID] {
+			return fmt.Sprintf("event %d was cancelled", m.ScheduleID)
+		}
 		o, ok := x.open[m.ScheduleID]
 		if !ok {
 			return fmt.Sprintf("event %d is not an open operation (a duplicate delivery, or it already completed)", m.ScheduleID)
@@ -99,7 +102,11 @@ func (t *turn) record(ev Event) {
 func (t *turn) flush() error {
 	x := t.x
 	for len(x.pending) > 0 && !x.status.IsTerminal() {
-		t.record(eventFor(x.pending[0]))
+		target, err := t.target(&x.pending[0].cmd)
+		if err != nil {
+			return err
+		}
+		t.record(eventFor(x.pending[0], target))
 		if err := t.applyNext(); err != nil {
 			return err
 		}
@@ -166,20 +173,46 @@ func (t *turn) bind(i int) error {
 		return &NondeterminismError{Code: MissingCommand, EventID: ev.ID, History: ev.String()}
 	}
 	cmd := &x.pending[0].cmd
-	if !matches(cmd, ev) {
-		return &NondeterminismError{Code: t.classify(cmd, i), EventID: ev.ID, History: ev.String(), Emitted: describeCommand(cmd)}
+	target, err := t.target(cmd)
+	if err != nil {
+		return err
 	}
-	if !ev.IsTerminal() {
+	if !matches(cmd, target, ev) {
+		return &NondeterminismError{Code: t.classify(cmd, target, i), EventID: ev.ID, History: ev.String(), Emitted: describeCommand(cmd)}
+	}
+	switch ev.Kind {
+	case ActivityScheduled, TimerCreated:
 		x.open[ev.ID] = open{seq: cmd.Seq, kind: ev.Kind}
+		x.scheduled[cmd.Seq] = ev.ID
+	case TimerCancelled, ActivityCancelRequested:
+		delete(x.open, ev.ScheduleID)
+		x.cancelled[ev.ScheduleID] = true
 	}
 	x.pending = x.pending[1:]
 	return nil
 }
 
+// target returns the schedule event of the open operation a cancel command
+// names (0 for other commands).
+func (t *turn) target(cmd *abi.Command) (int64, error) {
+	if !isCancel(cmd) {
+		return 0, nil
+	}
+	id, ok := t.x.scheduled[cmd.Target]
+	want := TimerCreated
+	if cmd.Kind == abi.CommandCancelActivity {
+		want = ActivityScheduled
+	}
+	if o, open := t.x.open[id]; !ok || !open || o.kind != want {
+		return 0, fmt.Errorf("engine: the guest emitted %s, but command %d is not an open %s (a guest SDK bug)", describeCommand(cmd), cmd.Target, want)
+	}
+	return id, nil
+}
+
 // classify says how a command that does not match history[i] diverges.
-func (t *turn) classify(cmd *abi.Command, i int) NondeterminismCode {
+func (t *turn) classify(cmd *abi.Command, target int64, i int) NondeterminismCode {
 	for j := i + 1; j < len(t.history) && t.history[j].isSchedule(); j++ {
-		if matches(cmd, &t.history[j]) {
+		if matches(cmd, target, &t.history[j]) {
 			return ReorderedCommand
 		}
 	}
