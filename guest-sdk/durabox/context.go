@@ -3,6 +3,7 @@ package durabox
 import (
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -31,7 +32,7 @@ func (c *Context) CallActivity(name string, input any) *Future {
 	raw, err := json.Marshal(input)
 	if err != nil {
 		f := &Future{rt: c.rt}
-		f.resolved, f.err = true, fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err)
+		f.settle(nil, fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err))
 		return f
 	}
 	return c.rt.command(abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw})
@@ -51,4 +52,43 @@ func (c *Context) Sleep(d time.Duration) error { return c.NewTimer(d).Get(nil) }
 // as T.
 func Call[T any](ctx *Context, name string, input any) (T, error) {
 	return Await[T](ctx.CallActivity(name, input))
+}
+
+// Select waits until one of futures resolves and returns its index; if
+// several have resolved already, the first of them in the list wins. The
+// others are cancelled: their operations are cancelled by commands recorded
+// in history (a timer will not fire; an activity's result, if it comes, is
+// ignored) and their futures resolve with ErrCanceled. The winner is the same
+// on every replay.
+func (c *Context) Select(futures ...*Future) int {
+	for {
+		for i, f := range futures {
+			if f.resolved {
+				for j, other := range futures {
+					if j != i {
+						other.cancel()
+					}
+				}
+				return i
+			}
+		}
+		c.rt.sched.wait(futures)
+	}
+}
+
+// Go runs fn concurrently with the rest of the orchestration, as a branch.
+// Branches run one at a time, in an order fixed by the structure of the code
+// (which branch started which, and in what order), never by timing, so they
+// replay exactly. The orchestration ends when its function returns, whatever
+// its branches are doing; a panic in a branch fails the orchestration.
+func (c *Context) Go(fn func(ctx *Context)) {
+	rt := c.rt
+	rt.sched.spawn(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				rt.finish(nil, fmt.Errorf("panic in a branch: %v", r), string(debug.Stack()))
+			}
+		}()
+		fn(c)
+	})
 }

@@ -2,21 +2,31 @@ package durabox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/durabox/durabox/abi"
 )
+
+// ErrCanceled is the error of a future that lost a Select: its operation was
+// cancelled and will not resolve it.
+var ErrCanceled = errors.New("durabox: the operation was cancelled")
 
 // Future is the eventual result of an activity call or a timer. It resolves
 // when the host delivers the completion recorded in history.
 type Future struct {
 	rt *runtime
+	// seq and kind are those of the command that started the operation (0
+	// for a future resolved at once).
+	seq  uint64
+	kind abi.CommandKind
 	// activity is the activity's name, for futures of activity calls.
 	activity string
 	resolved bool
 	result   []byte
 	err      error
-	// waiters are the units blocked in Get.
+	// waiters are the units parked on the future.
 	waiters []*unit
 }
 
@@ -27,8 +37,7 @@ func (f *Future) Ready() bool { return f.resolved }
 // result into out (which may be nil to ignore it) and returns its error.
 func (f *Future) Get(out any) error {
 	for !f.resolved {
-		f.waiters = append(f.waiters, f.rt.sched.current)
-		f.rt.sched.park()
+		f.rt.sched.wait([]*Future{f})
 	}
 	if f.err != nil {
 		return f.err
@@ -49,18 +58,54 @@ func Await[T any](f *Future) (T, error) {
 	return out, err
 }
 
+// All waits for every future and returns their results decoded as T, in the
+// order of futures (not the order they resolved in). It returns the first
+// error in that order.
+func All[T any](futures ...*Future) ([]T, error) {
+	out := make([]T, len(futures))
+	var first error
+	for i, f := range futures {
+		var err error
+		out[i], err = Await[T](f)
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return out, first
+}
+
 func (f *Future) resolve(result []byte, failure *abi.Failure) {
+	if failure != nil {
+		f.settle(result, &ActivityError{Activity: f.activity, Message: failure.Message, Details: failure.Details})
+		return
+	}
+	f.settle(result, nil)
+}
+
+// settle resolves the future and wakes the units parked on it.
+func (f *Future) settle(result []byte, err error) {
 	if f.resolved {
 		return
 	}
-	f.resolved, f.result = true, result
-	if failure != nil {
-		f.err = &ActivityError{Activity: f.activity, Message: failure.Message, Details: failure.Details}
+	f.resolved, f.result, f.err = true, result, err
+	for _, u := range slices.Clone(f.waiters) {
+		f.rt.sched.wakeUnit(u)
 	}
-	for _, u := range f.waiters {
-		f.rt.sched.ready(u)
+}
+
+// cancel cancels the future's operation with a command the host records, and
+// resolves the future with ErrCanceled.
+func (f *Future) cancel() {
+	if f.resolved {
+		return
 	}
-	f.waiters = nil
+	kind := abi.CommandCancelTimer
+	if f.kind == abi.CommandScheduleActivity {
+		kind = abi.CommandCancelActivity
+	}
+	f.rt.command(abi.Command{Kind: kind, Target: f.seq})
+	delete(f.rt.futures, f.seq)
+	f.settle(nil, ErrCanceled)
 }
 
 // ActivityError is the error an activity call returns when the activity

@@ -36,7 +36,7 @@ func (rt *runtime) command(c abi.Command) *Future {
 	rt.seq++
 	c.Seq = rt.seq
 	rt.commands = append(rt.commands, c)
-	f := &Future{rt: rt, activity: c.Name}
+	f := &Future{rt: rt, seq: c.Seq, kind: c.Kind, activity: c.Name}
 	if c.Kind == abi.CommandScheduleActivity || c.Kind == abi.CommandStartTimer {
 		rt.futures[c.Seq] = f
 	}

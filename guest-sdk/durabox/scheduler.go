@@ -1,22 +1,34 @@
 package durabox
 
+import (
+	"slices"
+	"sort"
+)
+
 // The scheduler runs orchestration code on goroutines, one at a time, so
 // that the order of everything they do is a function of the activations
-// alone. Each unit (the orchestration's root function, and later its
-// branches) is a goroutine that runs only while it holds the turn: the
-// scheduler hands the turn over on the unit's wake channel and waits on
-// back until the unit parks (awaiting a future that is not resolved yet) or
-// finishes.
+// alone. Each unit (the orchestration's root function, and every branch
+// started with Context.Go) is a goroutine that runs only while it holds the
+// turn: the scheduler hands the turn over on the unit's wake channel and
+// waits on back until the unit parks (waiting on futures that are not
+// resolved yet) or finishes.
 //
-// Work happens in rounds. A round takes the units runnable at its start, in
-// the order they became runnable, and gives each one step; a unit made
-// runnable during a round waits for the next. Rounds repeat until no unit is
-// runnable: the guest is quiescent and the activation's commands are
-// complete. Only channel hand-offs are used (no select, no timers), so the
-// scheduler itself draws nothing from the runtime's random stream.
+// Work happens in rounds. A round takes the units runnable at its start,
+// ordered by their ids, and gives each one step; a unit made runnable during
+// a round waits for the next. Rounds repeat until no unit is runnable: the
+// guest is quiescent and the activation's commands are complete. Ids are
+// assigned by structure, not timing: the root is [], its branches [0], [1],
+// …, their branches [0 0], [0 1], …. Only channel hand-offs are used (no
+// select, no timers), so the scheduler itself draws nothing from the
+// runtime's random stream.
 
 type unit struct {
+	id   []int
 	wake chan struct{}
+	// branches counts the branches the unit started, to number the next.
+	branches int
+	// waiting are the futures the unit is parked on.
+	waiting []*Future
 }
 
 type scheduler struct {
@@ -30,26 +42,28 @@ func newScheduler() *scheduler {
 	return &scheduler{back: make(chan struct{})}
 }
 
-// spawn creates a unit that will run fn from the next round on.
-func (s *scheduler) spawn(fn func()) *unit {
+// spawn creates a unit that will run fn from the next round on: the root
+// when no unit runs, else a branch of the running unit.
+func (s *scheduler) spawn(fn func()) {
 	u := &unit{wake: make(chan struct{})}
+	if p := s.current; p != nil {
+		u.id = append(slices.Clip(p.id), p.branches)
+		p.branches++
+	}
 	go func() {
 		<-u.wake
 		fn()
 		s.back <- struct{}{}
 	}()
-	s.ready(u)
-	return u
+	s.runnable = append(s.runnable, u)
 }
-
-// ready makes a parked unit runnable.
-func (s *scheduler) ready(u *unit) { s.runnable = append(s.runnable, u) }
 
 // run runs rounds until no unit is runnable.
 func (s *scheduler) run() {
 	for len(s.runnable) > 0 {
 		round := s.runnable
 		s.runnable = nil
+		sort.SliceStable(round, func(i, j int) bool { return slices.Compare(round[i].id, round[j].id) < 0 })
 		for _, u := range round {
 			s.current = u
 			u.wake <- struct{}{}
@@ -59,10 +73,24 @@ func (s *scheduler) run() {
 	s.current = nil
 }
 
-// park gives up the turn of the current unit until something makes it
-// runnable again. It must be called on that unit's goroutine.
-func (s *scheduler) park() {
+// wait parks the running unit until one of fs resolves. It must be called
+// on that unit's goroutine.
+func (s *scheduler) wait(fs []*Future) {
 	u := s.current
+	u.waiting = fs
+	for _, f := range fs {
+		f.waiters = append(f.waiters, u)
+	}
 	s.back <- struct{}{}
 	<-u.wake
+}
+
+// wakeUnit makes a parked unit runnable, once, and forgets what it waited
+// on.
+func (s *scheduler) wakeUnit(u *unit) {
+	for _, f := range u.waiting {
+		f.waiters = slices.DeleteFunc(f.waiters, func(w *unit) bool { return w == u })
+	}
+	u.waiting = nil
+	s.runnable = append(s.runnable, u)
 }
