@@ -24,6 +24,8 @@ func TestRoundTrip(t *testing.T) {
 	m := &Manifest{SDK: "durabox-go/0.1", Orchestrations: []string{"A", "B"}, Activities: []string{"C"}}
 	req := &ActivityRequest{Name: "SayHello", Input: []byte(`"x"`), InstanceID: "i", Attempt: 3}
 	res := &ActivityResult{Output: []byte(`1`), Failure: &Failure{Message: "no"}}
+	hreq := &HTTPRequest{Method: "POST", URL: "http://127.0.0.1:8080/x", Header: []string{"A: 1", "B: 2"}, Body: []byte("hi")}
+	hres := &HTTPResponse{Status: 201, Header: []string{"C: 3"}, Body: []byte("ok"), Error: "e"}
 
 	tests := []struct {
 		name   string
@@ -36,6 +38,8 @@ func TestRoundTrip(t *testing.T) {
 		{"Manifest", m, func() []byte { return EncodeManifest(m) }, func(b []byte) (any, error) { return DecodeManifest(b) }},
 		{"ActivityRequest", req, func() []byte { return EncodeActivityRequest(req) }, func(b []byte) (any, error) { return DecodeActivityRequest(b) }},
 		{"ActivityResult", res, func() []byte { return EncodeActivityResult(res) }, func(b []byte) (any, error) { return DecodeActivityResult(b) }},
+		{"HTTPRequest", hreq, func() []byte { return EncodeHTTPRequest(hreq) }, func(b []byte) (any, error) { return DecodeHTTPRequest(b) }},
+		{"HTTPResponse", hres, func() []byte { return EncodeHTTPResponse(hres) }, func(b []byte) (any, error) { return DecodeHTTPResponse(b) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,6 +114,8 @@ func FuzzDecode(f *testing.F) {
 		_, _ = DecodeManifest(b)
 		_, _ = DecodeActivityRequest(b)
 		_, _ = DecodeActivityResult(b)
+		_, _ = DecodeHTTPRequest(b)
+		_, _ = DecodeHTTPResponse(b)
 	})
 }
 

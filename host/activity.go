@@ -97,7 +97,8 @@ func (p *activityPool) get(ctx context.Context, hash string) (*wasmGuest, error)
 	}
 	log := newGuestLog(p.h.opts.Logger, "module", short(hash), "activity", true)
 	stderr := &crashLog{}
-	env := wasi.NewReal(nil, log, io.MultiWriter(log, stderr))
+	env := wasi.NewReal(mod.env, log, io.MultiWriter(log, stderr))
+	env.AllowHTTP(p.h.opts.HTTPAllowList)
 	return newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, memoryLimit: p.h.opts.MemoryLimit})
 }
 

@@ -40,7 +40,7 @@ func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.Deploy(context.Background(), wasm)
+	info, err := h.Deploy(context.Background(), wasm, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func (h *testHost) deploy(t *testing.T, pkg string, vars ...string) store.Module
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.Deploy(context.Background(), wasm)
+	info, err := h.Deploy(context.Background(), wasm, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.Deploy(context.Background(), tt.wasm)
+			_, err := h.Deploy(context.Background(), tt.wasm, nil)
 			if !errors.Is(err, host.ErrBadModule) || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to start with %q", err, tt.want)
 			}

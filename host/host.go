@@ -82,12 +82,14 @@ func (h *Host) Close() error {
 	return h.rt.Close(ctx)
 }
 
-// Deploy validates and stores a module. It refuses (with ErrBadModule) bytes
-// that are not wasm, a module without the guest SDK's exports or of another
-// ABI version, and a module that imports functions the host lacks; a
-// refused module is not stored.
-func (h *Host) Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
-	info, err := h.reg.deploy(ctx, wasm)
+// Deploy validates and stores a module, with the environment variables
+// ("KEY=value") its activities see; orchestrations see none. It refuses
+// (with ErrBadModule) bytes that are not wasm, a module without the guest
+// SDK's exports or of another ABI version, and a module that imports
+// functions the host lacks; a refused module is not stored. Deploying a
+// module again replaces its environment.
+func (h *Host) Deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
+	info, err := h.reg.deploy(ctx, wasm, env)
 	if err == nil {
 		h.opts.Logger.Info("module deployed", "hash", short(info.Hash), "orchestrations", info.Orchestrations, "activities", info.Activities)
 	}

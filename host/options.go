@@ -35,6 +35,10 @@ type Options struct {
 	// MemoryLimit caps each wasm instance's linear memory, in bytes. Zero
 	// means 256 MiB.
 	MemoryLimit uint64
+	// HTTPAllowList lists the hosts activities may reach over HTTP (through
+	// the guest SDK's HTTPTransport): "example.com" for any port,
+	// "example.com:8080" for one. Empty means none.
+	HTTPAllowList []string
 	// Clock returns the current time. Nil means time.Now.
 	Clock func() time.Time
 }

@@ -22,11 +22,17 @@ type registry struct {
 	st store.Store
 
 	mu       sync.Mutex
-	compiled map[string]sandbox.Module
+	compiled map[string]*module
+}
+
+// module is a compiled module and the environment its activities see.
+type module struct {
+	sandbox.Module
+	env []string
 }
 
 func newRegistry(rt sandbox.Runtime, st store.Store) *registry {
-	return &registry{rt: rt, st: st, compiled: map[string]sandbox.Module{}}
+	return &registry{rt: rt, st: st, compiled: map[string]*module{}}
 }
 
 func hashOf(wasm []byte) string {
@@ -106,52 +112,60 @@ func inspect(ctx context.Context, mod sandbox.Module) (*abi.Manifest, error) {
 	return m, nil
 }
 
-// deploy validates wasm, stores it and keeps it compiled.
-func (r *registry) deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
+// deploy validates wasm, stores it with the environment its activities
+// see, and keeps it compiled.
+func (r *registry) deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, "\x00") {
+			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %q is not of the form KEY=value", ErrBadInput, kv)
+		}
+	}
 	mod, m, err := r.validate(ctx, wasm)
 	if err != nil {
 		return store.ModuleInfo{}, err
 	}
 	hash := hashOf(wasm)
-	sm := store.Module{Hash: hash, Wasm: wasm, Orchestrations: m.Orchestrations, Activities: m.Activities}
+	sm := store.Module{Hash: hash, Wasm: wasm, Orchestrations: m.Orchestrations, Activities: m.Activities, Env: env}
 	if err := r.st.PutModule(ctx, sm); err != nil {
 		mod.Close(ctx)
 		return store.ModuleInfo{}, fmt.Errorf("host: store module: %w", err)
 	}
-	r.keep(ctx, hash, mod)
-	return store.ModuleInfo{Hash: hash, Orchestrations: m.Orchestrations, Activities: m.Activities}, nil
+	r.keep(ctx, hash, &module{Module: mod, env: env})
+	return store.ModuleInfo{Hash: hash, Orchestrations: m.Orchestrations, Activities: m.Activities, Env: env}, nil
 }
 
-// keep caches a compiled module, closing it if another one got there first.
-func (r *registry) keep(ctx context.Context, hash string, mod sandbox.Module) sandbox.Module {
+// keep caches a compiled module. If one is cached already it keeps that
+// one, with the new environment.
+func (r *registry) keep(ctx context.Context, hash string, m *module) *module {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if have, ok := r.compiled[hash]; ok {
-		mod.Close(ctx)
+		m.Close(ctx)
+		have.env = m.env
 		return have
 	}
-	r.compiled[hash] = mod
-	return mod
+	r.compiled[hash] = m
+	return m
 }
 
 // module returns the compiled module with hash, compiling it from the store
 // on first use.
-func (r *registry) module(ctx context.Context, hash string) (sandbox.Module, error) {
+func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 	r.mu.Lock()
-	mod, ok := r.compiled[hash]
+	m, ok := r.compiled[hash]
 	r.mu.Unlock()
 	if ok {
-		return mod, nil
+		return m, nil
 	}
 	sm, err := r.st.GetModule(ctx, hash)
 	if err != nil {
 		return nil, fmt.Errorf("host: module %s: %w", short(hash), err)
 	}
-	mod, err = r.rt.Compile(ctx, sm.Wasm)
+	mod, err := r.rt.Compile(ctx, sm.Wasm)
 	if err != nil {
 		return nil, fmt.Errorf("host: compile module %s: %w", short(hash), err)
 	}
-	return r.keep(ctx, hash, mod), nil
+	return r.keep(ctx, hash, &module{Module: mod, env: sm.Env}), nil
 }
 
 func (r *registry) close(ctx context.Context) {

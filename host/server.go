@@ -19,7 +19,7 @@ import (
 
 // API is what NewHandler serves: the operations of a Host.
 type API interface {
-	Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error)
+	Deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error)
 	Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error)
 	Instance(ctx context.Context, id string) (store.Instance, error)
 	Wait(ctx context.Context, id string) (store.Instance, error)
@@ -71,7 +71,7 @@ func (s *server) deploy(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	info, err := s.api.Deploy(r.Context(), wasm)
+	info, err := s.api.Deploy(r.Context(), wasm, r.URL.Query()["env"])
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -219,8 +219,14 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) 
 	return body, nil
 }
 
+// wireModule shows a module to clients: the names of its environment
+// variables, never their values.
 func wireModule(m store.ModuleInfo) client.Module {
-	mod := client.Module(m)
+	mod := client.Module{Hash: m.Hash, Orchestrations: m.Orchestrations, Activities: m.Activities, DeployedAt: m.DeployedAt}
+	for _, kv := range m.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		mod.EnvKeys = append(mod.EnvKeys, k)
+	}
 	if mod.Orchestrations == nil {
 		mod.Orchestrations = []string{}
 	}

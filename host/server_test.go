@@ -45,7 +45,7 @@ func fixture(t *testing.T) *fakehost.Host {
 	t.Helper()
 	ctx := context.Background()
 	h := fakehost.New(orchestrations)
-	if _, err := h.Deploy(ctx, []byte("\x00asm fake")); err != nil {
+	if _, err := h.Deploy(ctx, []byte("\x00asm fake"), nil); err != nil {
 		t.Fatal(err)
 	}
 	start(t, h, "Greeting", `"world"`, "done")

@@ -38,7 +38,9 @@ type Module struct {
 	// Orchestrations and Activities are the names the module registers.
 	Orchestrations []string
 	Activities     []string
-	DeployedAt     time.Time
+	// Env holds the "KEY=value" environment variables its activities see.
+	Env        []string
+	DeployedAt time.Time
 }
 
 // ModuleInfo is a Module without its bytes.
@@ -46,6 +48,7 @@ type ModuleInfo struct {
 	Hash           string
 	Orchestrations []string
 	Activities     []string
+	Env            []string
 	DeployedAt     time.Time
 }
 
@@ -123,7 +126,8 @@ type TurnCommit struct {
 
 // Store is what a host needs from storage.
 type Store interface {
-	// PutModule stores a module. Storing the same hash twice is not an error.
+	// PutModule stores a module. Storing the same hash again is not an
+	// error: it replaces the module's Env and makes it the newest.
 	PutModule(ctx context.Context, m Module) error
 	// GetModule returns a module with its bytes, or ErrNotFound.
 	GetModule(ctx context.Context, hash string) (Module, error)

@@ -5,31 +5,54 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 var deployCommand = &command{
 	name:     "deploy",
-	synopsis: "FILE.wasm",
+	synopsis: "FILE.wasm [--env KEY=VALUE]...",
 	summary:  "deploy a module to the host",
 	about: "Send the module FILE.wasm to the host, which checks it and keeps it, and print\n" +
-		"what it registers. New instances of its orchestrations run on it.",
+		"what it registers. New instances of its orchestrations run on it. Each --env\n" +
+		"sets an environment variable its activities see (orchestrations see none).",
 	args:   []string{"FILE.wasm"},
 	client: true,
-	define: func(fs *flag.FlagSet) func(context.Context, *env) error { return deploy },
+	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
+		var vars envFlag
+		fs.Var(&vars, "env", "an environment variable for the module's activities, as `KEY=VALUE` (repeatable)")
+		return func(ctx context.Context, e *env) error { return deploy(ctx, e, vars) }
+	},
 }
 
-func deploy(ctx context.Context, e *env) error {
+// envFlag collects repeated --env KEY=VALUE flags.
+type envFlag []string
+
+func (f *envFlag) String() string { return strings.Join(*f, " ") }
+
+func (f *envFlag) Set(kv string) error {
+	if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+		return fmt.Errorf("%q is not of the form KEY=VALUE", kv)
+	}
+	*f = append(*f, kv)
+	return nil
+}
+
+func deploy(ctx context.Context, e *env, vars []string) error {
 	wasm, err := os.ReadFile(e.args[0])
 	if err != nil {
 		return fmt.Errorf("durabox: deploy: %w", err)
 	}
-	m, err := e.client.Deploy(ctx, wasm)
+	m, err := e.client.Deploy(ctx, wasm, vars)
 	if err != nil {
 		return err
 	}
 	if e.json {
 		return printJSON(e.stdout, m)
 	}
-	_, err = fmt.Fprintf(e.stdout, "deployed %s  orchestrations: %s  activities: %s\n", shortHash(m.Hash), names(m.Orchestrations), names(m.Activities))
+	line := fmt.Sprintf("deployed %s  orchestrations: %s  activities: %s", shortHash(m.Hash), names(m.Orchestrations), names(m.Activities))
+	if len(m.EnvKeys) > 0 {
+		line += "  env: " + strings.Join(m.EnvKeys, ", ")
+	}
+	_, err = fmt.Fprintln(e.stdout, line)
 	return err
 }

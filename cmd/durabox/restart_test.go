@@ -155,7 +155,7 @@ func deployExample(t *testing.T, c *client.Client, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Deploy(context.Background(), wasm); err != nil {
+	if _, err := c.Deploy(context.Background(), wasm, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 var serveCommand = &command{
 	name:     "serve",
-	synopsis: "--db FILE [--addr ADDR] [--durability full|normal]",
+	synopsis: "--db FILE [--addr ADDR] [--durability full|normal] [--allow-http HOSTS]",
 	summary:  "run a host on a SQLite file",
 	about: "Run a host that keeps everything in the SQLite file FILE (created if missing)\n" +
 		"and serves its HTTP API at ADDR, until SIGINT or SIGTERM. Compiled modules are\n" +
@@ -29,6 +30,7 @@ var serveCommand = &command{
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		db := fs.String("db", "", "the SQLite `FILE` (required)")
 		addr := fs.String("addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
+		allowHTTP := fs.String("allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		durability := fs.String("durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
 		return func(ctx context.Context, e *env) error {
 			if *db == "" {
@@ -38,7 +40,13 @@ var serveCommand = &command{
 			if !ok {
 				return usagef("--durability is %q; it must be full or normal", *durability)
 			}
-			return serve(ctx, e, *db, *addr, d)
+			var hosts []string
+			for _, h := range strings.Split(*allowHTTP, ",") {
+				if h = strings.TrimSpace(h); h != "" {
+					hosts = append(hosts, h)
+				}
+			}
+			return serve(ctx, e, *db, *addr, d, hosts)
 		}
 	},
 }
@@ -49,7 +57,7 @@ var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "
 // it is told to stop.
 const shutdownTimeout = 10 * time.Second
 
-func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durability) (err error) {
+func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durability, allowHTTP []string) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
@@ -63,7 +71,7 @@ func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durab
 			err = errors.Join(err, fmt.Errorf("durabox: serve: close the store: %w", closeErr))
 		}
 	}()
-	h, err := host.New(st, host.Options{Logger: logger, CacheDir: db + ".wasmcache"})
+	h, err := host.New(st, host.Options{Logger: logger, CacheDir: db + ".wasmcache", HTTPAllowList: allowHTTP})
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}

@@ -38,10 +38,15 @@ func New(baseURL string, httpClient *http.Client) *Client {
 }
 
 // Deploy sends a module (the bytes of a .wasm file) to the host, which
-// validates and stores it.
-func (c *Client) Deploy(ctx context.Context, wasm []byte) (Module, error) {
+// validates and stores it, with the environment variables ("KEY=value") its
+// activities will see.
+func (c *Client) Deploy(ctx context.Context, wasm []byte, env []string) (Module, error) {
 	var m Module
-	err := c.do(ctx, "deploy", http.MethodPost, "/v1/modules", "application/wasm", bytes.NewReader(wasm), &m)
+	path := "/v1/modules"
+	if len(env) > 0 {
+		path += "?" + url.Values{"env": env}.Encode()
+	}
+	err := c.do(ctx, "deploy", http.MethodPost, path, "application/wasm", bytes.NewReader(wasm), &m)
 	return m, err
 }
 

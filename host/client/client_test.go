@@ -40,7 +40,7 @@ func newHost(t *testing.T) (*fakehost.Host, *client.Client, *int) {
 		},
 	})
 	ctx := context.Background()
-	if _, err := h.Deploy(ctx, []byte("\x00asm fake")); err != nil {
+	if _, err := h.Deploy(ctx, []byte("\x00asm fake"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Start(ctx, "Greeting", json.RawMessage(`"world"`), "done"); err != nil {
@@ -76,13 +76,13 @@ func TestClient(t *testing.T) {
 	}{
 		{
 			name: "deploy",
-			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x")) },
+			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x"), nil) },
 			want: client.Module{Hash: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881", Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(9)},
 		},
 		{
 			name:    "deploy refused",
 			setup:   func(h *fakehost.Host) { h.Fail("Deploy", fmt.Errorf("%w: not wasm", host.ErrBadModule)) },
-			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x")) },
+			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x"), nil) },
 			want:    client.Module{},
 			wantErr: "durabox: deploy: module refused: not wasm", wantStatus: 422,
 		},

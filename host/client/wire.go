@@ -15,9 +15,12 @@ type Module struct {
 	// Hash is the hex sha256 of the module's bytes; it identifies the module.
 	Hash string `json:"hash"`
 	// Orchestrations and Activities are the names the module registers.
-	Orchestrations []string  `json:"orchestrations"`
-	Activities     []string  `json:"activities"`
-	DeployedAt     time.Time `json:"deployedAt"`
+	Orchestrations []string `json:"orchestrations"`
+	Activities     []string `json:"activities"`
+	// EnvKeys names the environment variables its activities see (their
+	// values stay on the host).
+	EnvKeys    []string  `json:"envKeys,omitempty"`
+	DeployedAt time.Time `json:"deployedAt"`
 }
 
 // Instance is an orchestration instance as it stands.

@@ -14,6 +14,7 @@ import (
 func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	orch, _ := json.Marshal(m.Orchestrations)
 	acts, _ := json.Marshal(m.Activities)
+	env, _ := json.Marshal(m.Env)
 	deployed := m.DeployedAt
 	if deployed.IsZero() {
 		deployed = time.Now()
@@ -24,10 +25,10 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	}
 	defer tx.Rollback()
 	_, err = tx.ExecContext(ctx, `
-		INSERT INTO modules (hash, wasm, orchestrations, activities, deployed_at, seq)
-		VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM modules))
-		ON CONFLICT (hash) DO UPDATE SET deployed_at = excluded.deployed_at, seq = excluded.seq`,
-		m.Hash, m.Wasm, string(orch), string(acts), nanos(deployed))
+		INSERT INTO modules (hash, wasm, orchestrations, activities, env, deployed_at, seq)
+		VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM modules))
+		ON CONFLICT (hash) DO UPDATE SET env = excluded.env, deployed_at = excluded.deployed_at, seq = excluded.seq`,
+		m.Hash, m.Wasm, string(orch), string(acts), string(env), nanos(deployed))
 	if err != nil {
 		return fmt.Errorf("sqlite: put module %s: %w", m.Hash, err)
 	}
@@ -46,10 +47,10 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 
 func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error) {
 	m := store.Module{Hash: hash}
-	var orch, acts string
+	var orch, acts, env string
 	var deployed int64
-	err := s.db.QueryRowContext(ctx, `SELECT wasm, orchestrations, activities, deployed_at FROM modules WHERE hash = ?`, hash).
-		Scan(&m.Wasm, &orch, &acts, &deployed)
+	err := s.db.QueryRowContext(ctx, `SELECT wasm, orchestrations, activities, env, deployed_at FROM modules WHERE hash = ?`, hash).
+		Scan(&m.Wasm, &orch, &acts, &env, &deployed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, fmt.Errorf("sqlite: module %s %w", hash, store.ErrNotFound)
 	}
@@ -57,14 +58,14 @@ func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error
 		return m, fmt.Errorf("sqlite: get module %s: %w", hash, err)
 	}
 	m.DeployedAt = fromNanos(deployed)
-	if err := errors.Join(json.Unmarshal([]byte(orch), &m.Orchestrations), json.Unmarshal([]byte(acts), &m.Activities)); err != nil {
+	if err := decodeNames(orch, acts, env, &m.Orchestrations, &m.Activities, &m.Env); err != nil {
 		return m, fmt.Errorf("sqlite: module %s: %w", hash, err)
 	}
 	return m, nil
 }
 
 func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT hash, orchestrations, activities, deployed_at FROM modules ORDER BY seq DESC`)
+	rows, err := s.db.QueryContext(ctx, `SELECT hash, orchestrations, activities, env, deployed_at FROM modules ORDER BY seq DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list modules: %w", err)
 	}
@@ -72,13 +73,13 @@ func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
 	var out []store.ModuleInfo
 	for rows.Next() {
 		var m store.ModuleInfo
-		var orch, acts string
+		var orch, acts, env string
 		var deployed int64
-		if err := rows.Scan(&m.Hash, &orch, &acts, &deployed); err != nil {
+		if err := rows.Scan(&m.Hash, &orch, &acts, &env, &deployed); err != nil {
 			return nil, fmt.Errorf("sqlite: list modules: %w", err)
 		}
 		m.DeployedAt = fromNanos(deployed)
-		if err := errors.Join(json.Unmarshal([]byte(orch), &m.Orchestrations), json.Unmarshal([]byte(acts), &m.Activities)); err != nil {
+		if err := decodeNames(orch, acts, env, &m.Orchestrations, &m.Activities, &m.Env); err != nil {
 			return nil, fmt.Errorf("sqlite: module %s: %w", m.Hash, err)
 		}
 		out = append(out, m)
@@ -96,4 +97,10 @@ func (s *Store) ModuleFor(ctx context.Context, orchestration string) (string, er
 		return "", fmt.Errorf("sqlite: module for %q: %w", orchestration, err)
 	}
 	return hash, nil
+}
+
+// decodeNames decodes a module's JSON lists of orchestrations, activities
+// and environment variables.
+func decodeNames(orch, acts, env string, orchestrations, activities, environ *[]string) error {
+	return errors.Join(json.Unmarshal([]byte(orch), orchestrations), json.Unmarshal([]byte(acts), activities), json.Unmarshal([]byte(env), environ))
 }

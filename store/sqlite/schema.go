@@ -9,7 +9,13 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 1
+const schemaVersion = 2
+
+// migrations[v] brings a database from version v to v+1.
+var migrations = map[int]string{
+	// Version 2: environment variables per deployed module.
+	1: `ALTER TABLE modules ADD COLUMN env TEXT NOT NULL DEFAULT '[]';`,
+}
 
 const schema = `
 CREATE TABLE modules (
@@ -17,6 +23,7 @@ CREATE TABLE modules (
 	wasm           BLOB NOT NULL,
 	orchestrations TEXT NOT NULL,
 	activities     TEXT NOT NULL,
+	env            TEXT NOT NULL DEFAULT '[]',
 	deployed_at    INTEGER NOT NULL,
 	seq            INTEGER NOT NULL
 );
@@ -91,13 +98,30 @@ func (s *Store) prepareSchema(path string) error {
 		return fmt.Errorf("sqlite: %s is a SQLite database but not a Durabox one; refusing to open it, and it was left as it was", path)
 	case version > schemaVersion:
 		return fmt.Errorf("sqlite: %s has schema version %d, newer than this durabox understands (%d); upgrade durabox to open it", path, version, schemaVersion)
-	case version < schemaVersion:
-		return fmt.Errorf("sqlite: %s has schema version %d, and this durabox has no migration from it to %d", path, version, schemaVersion)
 	}
 	if _, err := s.db.Exec(`PRAGMA journal_mode=WAL`); err != nil {
 		return fmt.Errorf("sqlite: %s: WAL mode: %w", path, err)
 	}
+	for v := version; v < schemaVersion; v++ {
+		if err := s.migrate(v); err != nil {
+			return fmt.Errorf("sqlite: migrate %s from schema version %d to %d: %w", path, v, v+1, err)
+		}
+		s.opts.Logger.Info("database migrated", "db", path, "from", v, "to", v+1)
+	}
 	return nil
+}
+
+// migrate applies migrations[from] and records the new version, atomically.
+func (s *Store) migrate(from int) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(migrations[from] + fmt.Sprintf("PRAGMA user_version = %d;", from+1)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func (s *Store) create(path string) error {

@@ -363,7 +363,7 @@ func TestRefusesFilesItDoesNotOwn(t *testing.T) {
 			}
 			s.db.Exec(`PRAGMA user_version = 7`)
 			s.Close()
-		}, "has schema version 7, newer than this durabox understands (1); upgrade durabox to open it"},
+		}, fmt.Sprintf("has schema version 7, newer than this durabox understands (%d); upgrade durabox to open it", schemaVersion)},
 		{"bad durability", func(*testing.T, string) {}, `sqlite: durability "fast" is not one of full, normal`},
 	}
 	for _, tt := range tests {
@@ -384,5 +384,43 @@ func TestRefusesFilesItDoesNotOwn(t *testing.T) {
 				t.Fatal("the refused file was modified")
 			}
 		})
+	}
+}
+
+func TestMigratesVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withInstance(t, s)
+	// Make it a version-1 database: modules had no env column then.
+	if _, err := s.db.Exec(`ALTER TABLE modules DROP COLUMN env; PRAGMA user_version = 1;`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var version int
+	s.db.QueryRow(`PRAGMA user_version`).Scan(&version)
+	if version != schemaVersion {
+		t.Fatalf("version %d after opening, want %d", version, schemaVersion)
+	}
+	m, err := s.GetModule(ctx, "h1")
+	if err != nil || string(m.Wasm) != "w1" || len(m.Env) != 0 {
+		t.Fatalf("module after migration: %+v, %v", m, err)
+	}
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Greeting"}, Env: []string{"A=1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.GetModule(ctx, "h1"); !reflect.DeepEqual(m.Env, []string{"A=1"}) {
+		t.Fatalf("env after redeploy: %q", m.Env)
+	}
+	if inst, err := s.GetInstance(ctx, "i1"); err != nil || inst.Name != "Greeting" {
+		t.Fatalf("instance after migration: %+v, %v", inst, err)
 	}
 }

@@ -89,7 +89,7 @@ func (h *Host) tick() time.Time {
 }
 
 // Deploy registers every orchestration of the fake under the sha256 of wasm.
-func (h *Host) Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
+func (h *Host) Deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
 	if err := h.failure("Deploy"); err != nil {
 		return store.ModuleInfo{}, err
 	}
@@ -101,6 +101,7 @@ func (h *Host) Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error
 		Hash:           hex.EncodeToString(sum[:]),
 		Orchestrations: slices.Sorted(maps.Keys(h.orchestrations)),
 		Activities:     []string{},
+		Env:            env,
 		DeployedAt:     h.tick(),
 	}
 	h.modules = slices.Insert(h.modules, 0, info)

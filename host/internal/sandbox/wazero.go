@@ -33,8 +33,8 @@ type wazeroRuntime struct {
 
 type envKey struct{}
 
-// NewWazero returns a Runtime on wazero, with the host's own WASI
-// (package wasi) as the only import module.
+// NewWazero returns a Runtime on wazero whose only import modules are the
+// host's own (package wasi): WASI and the host's capabilities.
 func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
 	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
 	if opts.MemoryLimitBytes > 0 {
@@ -53,9 +53,21 @@ func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
 		cfg = cfg.WithCompilationCache(cache)
 	}
 	rt.r = wazero.NewRuntimeWithConfig(ctx, cfg)
-	b := rt.r.NewHostModuleBuilder(wasi.Module)
-	for i := range wasi.Functions {
-		f := &wasi.Functions[i]
+	for module, fns := range wasi.Modules {
+		if err := register(ctx, rt.r, module, fns); err != nil {
+			rt.r.Close(ctx)
+			return nil, fmt.Errorf("sandbox: register %s: %w", module, err)
+		}
+	}
+	return rt, nil
+}
+
+// register instantiates a host module whose functions find the calling
+// instance's environment in the call's context.
+func register(ctx context.Context, r wazero.Runtime, module string, fns []wasi.Function) error {
+	b := r.NewHostModuleBuilder(module)
+	for i := range fns {
+		f := &fns[i]
 		ps := make([]api.ValueType, len(f.Params))
 		for j, p := range f.Params {
 			ps[j] = api.ValueTypeI32
@@ -70,19 +82,16 @@ func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 			env, _ := ctx.Value(envKey{}).(*wasi.Env)
 			if env == nil {
-				panic("sandbox: a WASI call outside any instance's call")
+				panic("sandbox: a host call outside any instance's call")
 			}
-			errno := f.Call(ctx, env, memory{mod.Memory()}, stack[:len(ps)])
+			result := f.Call(ctx, env, memory{mod.Memory()}, stack[:len(ps)])
 			if !f.NoResult {
-				stack[0] = uint64(errno)
+				stack[0] = uint64(result)
 			}
 		}), ps, rs).Export(f.Name)
 	}
-	if _, err := b.Instantiate(ctx); err != nil {
-		rt.r.Close(ctx)
-		return nil, fmt.Errorf("sandbox: register WASI: %w", err)
-	}
-	return rt, nil
+	_, err := b.Instantiate(ctx)
+	return err
 }
 
 func (rt *wazeroRuntime) Compile(ctx context.Context, wasm []byte) (Module, error) {

@@ -37,6 +37,10 @@ type Env struct {
 	environ []string
 	stdout  io.Writer
 	stderr  io.Writer
+	// allowHTTP holds the hosts (and host:ports) HTTP requests may reach;
+	// pending is the encoded response http_response hands over next.
+	allowHTTP map[string]bool
+	pending   []byte
 }
 
 // NewDeterministic returns the environment of an orchestration: every answer

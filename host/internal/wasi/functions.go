@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"time"
+
+	"github.com/durabox/durabox/abi"
 )
 
 // Memory is the guest's linear memory, as a runtime exposes it.
@@ -24,28 +26,42 @@ const (
 	I64
 )
 
-// Function is one WASI function, for a runtime to register under module
-// "wasi_snapshot_preview1". All but proc_exit return an i32 errno.
+// Function is one host function, for a runtime to register under its
+// module. All but proc_exit return an i32.
 type Function struct {
 	Name   string
 	Params []ValueType
 	// NoResult is set for proc_exit, which returns nothing.
 	NoResult bool
-	// Call runs the function. It may panic with *ExitError, which the
-	// runtime must turn into a stop of the call.
-	Call func(ctx context.Context, e *Env, m Memory, args []uint64) Errno
+	// Call runs the function and returns its i32 result (for WASI, an
+	// errno). It may panic with *ExitError, which the runtime must turn into
+	// a stop of the call.
+	Call func(ctx context.Context, e *Env, m Memory, args []uint64) uint32
 }
 
 // Module is the import module name of WASI preview 1.
 const Module = "wasi_snapshot_preview1"
 
+// Modules maps each import module the host provides to its functions: WASI,
+// and the host's own capabilities (abi.ImportModule).
+var Modules = map[string][]Function{
+	Module:           Functions,
+	abi.ImportModule: HTTPFunctions,
+}
+
 // Provides reports whether the host implements the import module.name.
 func Provides(module, name string) bool {
-	if module != Module {
-		return false
+	for _, f := range Modules[module] {
+		if f.Name == name {
+			return true
+		}
 	}
-	_, ok := byName[name]
-	return ok
+	return false
+}
+
+// errno adapts a WASI function, which returns an errno, to Function.Call.
+func errno(f func(context.Context, *Env, Memory, []uint64) Errno) func(context.Context, *Env, Memory, []uint64) uint32 {
+	return func(ctx context.Context, e *Env, m Memory, a []uint64) uint32 { return uint32(f(ctx, e, m, a)) }
 }
 
 // Errno is a WASI error number.
@@ -76,61 +92,53 @@ func ok(context.Context, *Env, Memory, []uint64) Errno { return ESUCCESS }
 // Functions lists every WASI preview 1 function the host provides, which is
 // all of them.
 var Functions = []Function{
-	{Name: "args_get", Params: params(2), Call: ok},
-	{Name: "args_sizes_get", Params: params(2), Call: argsSizesGet},
-	{Name: "environ_get", Params: params(2), Call: environGet},
-	{Name: "environ_sizes_get", Params: params(2), Call: environSizesGet},
-	{Name: "clock_res_get", Params: params(2), Call: clockResGet},
-	{Name: "clock_time_get", Params: []ValueType{I32, I64, I32}, Call: clockTimeGet},
-	{Name: "fd_advise", Params: []ValueType{I32, I64, I64, I32}, Call: badFD},
-	{Name: "fd_allocate", Params: []ValueType{I32, I64, I64}, Call: badFD},
-	{Name: "fd_close", Params: params(1), Call: stdioOnly},
-	{Name: "fd_datasync", Params: params(1), Call: badFD},
-	{Name: "fd_fdstat_get", Params: params(2), Call: fdFdstatGet},
-	{Name: "fd_fdstat_set_flags", Params: params(2), Call: stdioOnly},
-	{Name: "fd_fdstat_set_rights", Params: []ValueType{I32, I64, I64}, Call: badFD},
-	{Name: "fd_filestat_get", Params: params(2), Call: badFD},
-	{Name: "fd_filestat_set_size", Params: []ValueType{I32, I64}, Call: badFD},
-	{Name: "fd_filestat_set_times", Params: []ValueType{I32, I64, I64, I32}, Call: badFD},
-	{Name: "fd_pread", Params: []ValueType{I32, I32, I32, I64, I32}, Call: badFD},
-	{Name: "fd_prestat_get", Params: params(2), Call: badFD},
-	{Name: "fd_prestat_dir_name", Params: params(3), Call: badFD},
-	{Name: "fd_pwrite", Params: []ValueType{I32, I32, I32, I64, I32}, Call: badFD},
-	{Name: "fd_read", Params: params(4), Call: fdRead},
-	{Name: "fd_readdir", Params: []ValueType{I32, I32, I32, I64, I32}, Call: badFD},
-	{Name: "fd_renumber", Params: params(2), Call: badFD},
-	{Name: "fd_seek", Params: []ValueType{I32, I64, I32, I32}, Call: badFD},
-	{Name: "fd_sync", Params: params(1), Call: badFD},
-	{Name: "fd_tell", Params: params(2), Call: badFD},
-	{Name: "fd_write", Params: params(4), Call: fdWrite},
-	{Name: "path_create_directory", Params: params(3), Call: notCapable},
-	{Name: "path_filestat_get", Params: params(5), Call: notCapable},
-	{Name: "path_filestat_set_times", Params: []ValueType{I32, I32, I32, I32, I64, I64, I32}, Call: notCapable},
-	{Name: "path_link", Params: params(7), Call: notCapable},
-	{Name: "path_open", Params: []ValueType{I32, I32, I32, I32, I32, I64, I64, I32, I32}, Call: notCapable},
-	{Name: "path_readlink", Params: params(6), Call: notCapable},
-	{Name: "path_remove_directory", Params: params(3), Call: notCapable},
-	{Name: "path_rename", Params: params(6), Call: notCapable},
-	{Name: "path_symlink", Params: params(5), Call: notCapable},
-	{Name: "path_unlink_file", Params: params(3), Call: notCapable},
-	{Name: "poll_oneoff", Params: params(4), Call: pollOneoff},
-	{Name: "proc_exit", Params: params(1), NoResult: true, Call: procExit},
-	{Name: "proc_raise", Params: params(1), Call: func(context.Context, *Env, Memory, []uint64) Errno { return ENOTSUP }},
-	{Name: "sched_yield", Params: params(0), Call: ok},
-	{Name: "random_get", Params: params(2), Call: randomGet},
-	{Name: "sock_accept", Params: params(3), Call: badFD},
-	{Name: "sock_recv", Params: params(6), Call: badFD},
-	{Name: "sock_send", Params: params(5), Call: badFD},
-	{Name: "sock_shutdown", Params: params(2), Call: badFD},
+	{Name: "args_get", Params: params(2), Call: errno(ok)},
+	{Name: "args_sizes_get", Params: params(2), Call: errno(argsSizesGet)},
+	{Name: "environ_get", Params: params(2), Call: errno(environGet)},
+	{Name: "environ_sizes_get", Params: params(2), Call: errno(environSizesGet)},
+	{Name: "clock_res_get", Params: params(2), Call: errno(clockResGet)},
+	{Name: "clock_time_get", Params: []ValueType{I32, I64, I32}, Call: errno(clockTimeGet)},
+	{Name: "fd_advise", Params: []ValueType{I32, I64, I64, I32}, Call: errno(badFD)},
+	{Name: "fd_allocate", Params: []ValueType{I32, I64, I64}, Call: errno(badFD)},
+	{Name: "fd_close", Params: params(1), Call: errno(stdioOnly)},
+	{Name: "fd_datasync", Params: params(1), Call: errno(badFD)},
+	{Name: "fd_fdstat_get", Params: params(2), Call: errno(fdFdstatGet)},
+	{Name: "fd_fdstat_set_flags", Params: params(2), Call: errno(stdioOnly)},
+	{Name: "fd_fdstat_set_rights", Params: []ValueType{I32, I64, I64}, Call: errno(badFD)},
+	{Name: "fd_filestat_get", Params: params(2), Call: errno(badFD)},
+	{Name: "fd_filestat_set_size", Params: []ValueType{I32, I64}, Call: errno(badFD)},
+	{Name: "fd_filestat_set_times", Params: []ValueType{I32, I64, I64, I32}, Call: errno(badFD)},
+	{Name: "fd_pread", Params: []ValueType{I32, I32, I32, I64, I32}, Call: errno(badFD)},
+	{Name: "fd_prestat_get", Params: params(2), Call: errno(badFD)},
+	{Name: "fd_prestat_dir_name", Params: params(3), Call: errno(badFD)},
+	{Name: "fd_pwrite", Params: []ValueType{I32, I32, I32, I64, I32}, Call: errno(badFD)},
+	{Name: "fd_read", Params: params(4), Call: errno(fdRead)},
+	{Name: "fd_readdir", Params: []ValueType{I32, I32, I32, I64, I32}, Call: errno(badFD)},
+	{Name: "fd_renumber", Params: params(2), Call: errno(badFD)},
+	{Name: "fd_seek", Params: []ValueType{I32, I64, I32, I32}, Call: errno(badFD)},
+	{Name: "fd_sync", Params: params(1), Call: errno(badFD)},
+	{Name: "fd_tell", Params: params(2), Call: errno(badFD)},
+	{Name: "fd_write", Params: params(4), Call: errno(fdWrite)},
+	{Name: "path_create_directory", Params: params(3), Call: errno(notCapable)},
+	{Name: "path_filestat_get", Params: params(5), Call: errno(notCapable)},
+	{Name: "path_filestat_set_times", Params: []ValueType{I32, I32, I32, I32, I64, I64, I32}, Call: errno(notCapable)},
+	{Name: "path_link", Params: params(7), Call: errno(notCapable)},
+	{Name: "path_open", Params: []ValueType{I32, I32, I32, I32, I32, I64, I64, I32, I32}, Call: errno(notCapable)},
+	{Name: "path_readlink", Params: params(6), Call: errno(notCapable)},
+	{Name: "path_remove_directory", Params: params(3), Call: errno(notCapable)},
+	{Name: "path_rename", Params: params(6), Call: errno(notCapable)},
+	{Name: "path_symlink", Params: params(5), Call: errno(notCapable)},
+	{Name: "path_unlink_file", Params: params(3), Call: errno(notCapable)},
+	{Name: "poll_oneoff", Params: params(4), Call: errno(pollOneoff)},
+	{Name: "proc_exit", Params: params(1), NoResult: true, Call: errno(procExit)},
+	{Name: "proc_raise", Params: params(1), Call: errno(func(context.Context, *Env, Memory, []uint64) Errno { return ENOTSUP })},
+	{Name: "sched_yield", Params: params(0), Call: errno(ok)},
+	{Name: "random_get", Params: params(2), Call: errno(randomGet)},
+	{Name: "sock_accept", Params: params(3), Call: errno(badFD)},
+	{Name: "sock_recv", Params: params(6), Call: errno(badFD)},
+	{Name: "sock_send", Params: params(5), Call: errno(badFD)},
+	{Name: "sock_shutdown", Params: params(2), Call: errno(badFD)},
 }
-
-var byName = func() map[string]*Function {
-	m := map[string]*Function{}
-	for i := range Functions {
-		m[Functions[i].Name] = &Functions[i]
-	}
-	return m
-}()
 
 func putU32(m Memory, addr uint32, v uint32) bool {
 	return m.Write(addr, binary.LittleEndian.AppendUint32(nil, v))

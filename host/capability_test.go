@@ -1,0 +1,74 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/internal/guestbuild"
+)
+
+// Activities reach the outside world only through what the host grants: HTTP
+// to the hosts on its allow-list, and the environment variables deployed
+// with their module. Orchestrations get neither.
+func TestActivityCapabilities(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Test", "yes")
+		fmt.Fprint(w, "hello from loopback")
+	}))
+	defer srv.Close()
+	allowed, _ := url.Parse(srv.URL)
+	// The same server under another name, which is not on the list.
+	offList := "localhost:" + allowed.Port()
+
+	h := startHost(t, host.Options{HTTPAllowList: []string{allowed.Host}})
+	path, err := guestbuild.Build("host/testdata/guests/netuse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Deploy(context.Background(), wasm, []string{"NOEQUALS"}); !errors.Is(err, host.ErrBadInput) || !strings.Contains(err.Error(), `environment variable "NOEQUALS" is not of the form KEY=value`) {
+		t.Fatalf("bad env: %v", err)
+	}
+	info, err := h.Deploy(context.Background(), wasm, []string{"GREETING=hi there"})
+	if err != nil || len(info.Env) != 1 {
+		t.Fatalf("deploy: %+v, %v", info, err)
+	}
+
+	tests := []struct {
+		name, orchestration, input string
+		wantResult, wantFailure    string
+	}{
+		{"activity on the allow-list", "Fetch", `"` + srv.URL + `/x"`, `"200 yes hello from loopback"`, ""},
+		{"activity off the allow-list", "Fetch", `"http://` + offList + `/x"`, "",
+			`activity "Fetch" failed: Get "http://` + offList + `/x": durabox: HTTP request to ` + offList + ` refused: the host is not on the allow-list; start durabox serve with --allow-http ` + offList},
+		{"orchestration", "FetchDirectly", `"` + srv.URL + `/x"`, "",
+			`Get "` + srv.URL + `/x": durabox: orchestrations cannot make HTTP requests, which would not replay; make the request in an activity`},
+		{"environment: the activity sees it, the orchestration does not", "Getenv", `"GREETING"`, `["hi there",""]`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inst := h.run(t, tt.orchestration, tt.input)
+			if tt.wantFailure != "" {
+				if inst.Status != engine.StatusFailed || inst.Failure.Message != tt.wantFailure {
+					t.Fatalf("status %s failure %+v\nwant %s", inst.Status, inst.Failure, tt.wantFailure)
+				}
+				return
+			}
+			if inst.Status != engine.StatusCompleted || string(inst.Result) != tt.wantResult {
+				t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
+			}
+		})
+	}
+}
