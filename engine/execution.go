@@ -103,9 +103,9 @@ type Execution struct {
 	// of operations cancelled before they completed.
 	scheduled map[uint64]int64
 	cancelled map[int64]bool
-	status  Status
-	result  json.RawMessage
-	failure *Failure
+	status    Status
+	result    json.RawMessage
+	failure   *Failure
 	// broken is set once a turn failed the instance from the engine's side.
 	broken error
 }

@@ -18,8 +18,18 @@ import (
 	"github.com/durabox/durabox/store/sqlite"
 )
 
+// compileCache is shared by every host a test starts, so each module is
+// compiled once per test run, as a restarted host does with its cache.
+var compileCache string
+
 func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "durabox-compiled-")
+	if err != nil {
+		panic(err)
+	}
+	compileCache = dir
 	code := m.Run()
+	os.RemoveAll(dir)
 	guestbuild.Cleanup()
 	os.Exit(code)
 }
@@ -35,6 +45,9 @@ func startHost(t *testing.T, opts host.Options) *testHost {
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.CacheDir == "" {
+		opts.CacheDir = compileCache
 	}
 	h, err := host.New(st, opts)
 	if err != nil {
