@@ -83,7 +83,7 @@ func (o *Options) validate() error {
 		o.MemoryLimit = 256 << 20
 	}
 	if o.MemoryLimit < 16<<20 {
-		return fmt.Errorf("host: MemoryLimit is %d bytes; a Go guest needs at least 16 MiB", o.MemoryLimit)
+		return fmt.Errorf("host: the memory limit is %d MiB; a Go guest needs at least 16 MiB", o.MemoryLimit>>20)
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

@@ -125,12 +125,12 @@ func usage(t *testing.T, command string) string {
 const overviewText = `Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.
 
 usage:
-  durabox serve --db FILE [--addr ADDR] [--durability full|normal] [--allow-http HOSTS]  run a host on a SQLite file
-  durabox deploy FILE.wasm [--env KEY=VALUE]...                                          deploy a module to the host
-  durabox start NAME [--input JSON] [--id ID] [--wait]                                   start an orchestration instance
-  durabox status ID                                                                      show an instance
-  durabox history ID                                                                     show an instance's history
-  durabox list                                                                           list the instances
+  durabox serve --db FILE [--addr ADDR] [--allow-http HOSTS] [flags]  run a host on a SQLite file
+  durabox deploy FILE.wasm [--env KEY=VALUE]...                       deploy a module to the host
+  durabox start NAME [--input JSON] [--id ID] [--wait]                start an orchestration instance
+  durabox status ID                                                   show an instance
+  durabox history ID                                                  show an instance's history
+  durabox list                                                        list the instances
 
 Every command but serve talks to the host at --addr ADDR, else $DURABOX_ADDR,
 else 127.0.0.1:7070, and prints JSON with --json.

@@ -20,7 +20,7 @@ import (
 
 var serveCommand = &command{
 	name:     "serve",
-	synopsis: "--db FILE [--addr ADDR] [--durability full|normal] [--allow-http HOSTS]",
+	synopsis: "--db FILE [--addr ADDR] [--allow-http HOSTS] [flags]",
 	summary:  "run a host on a SQLite file",
 	about: "Run a host that keeps everything in the SQLite file FILE (created if missing)\n" +
 		"and serves its HTTP API at ADDR, until SIGINT or SIGTERM. Compiled modules are\n" +
@@ -30,6 +30,8 @@ var serveCommand = &command{
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		db := fs.String("db", "", "the SQLite `FILE` (required)")
 		addr := fs.String("addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
+		stepTimeout := fs.Duration("step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
+		memoryMiB := fs.Uint64("memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`); an instance that needs more fails (default 256)")
 		allowHTTP := fs.String("allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		durability := fs.String("durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
 		return func(ctx context.Context, e *env) error {
@@ -46,7 +48,8 @@ var serveCommand = &command{
 					hosts = append(hosts, h)
 				}
 			}
-			return serve(ctx, e, *db, *addr, d, hosts)
+			opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: *stepTimeout, MemoryLimit: *memoryMiB << 20}
+			return serve(ctx, e, *db, *addr, d, opts)
 		}
 	},
 }
@@ -57,7 +60,7 @@ var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "
 // it is told to stop.
 const shutdownTimeout = 10 * time.Second
 
-func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durability, allowHTTP []string) (err error) {
+func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durability, opts host.Options) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
@@ -71,7 +74,8 @@ func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durab
 			err = errors.Join(err, fmt.Errorf("durabox: serve: close the store: %w", closeErr))
 		}
 	}()
-	h, err := host.New(st, host.Options{Logger: logger, CacheDir: db + ".wasmcache", HTTPAllowList: allowHTTP})
+	opts.Logger, opts.CacheDir = logger, db+".wasmcache"
+	h, err := host.New(st, opts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
