@@ -13,6 +13,9 @@ const (
 	JobResolveActivity JobKind = 2
 	// JobFireTimer resolves the future of command Seq (a StartTimer).
 	JobFireTimer JobKind = 3
+	// JobResolveEvent resolves the future of command Seq (a WaitEvent or
+	// WaitEventPersistent) with the event's data in Result.
+	JobResolveEvent JobKind = 4
 )
 
 // Activation is one step of the host driving a guest: the jobs to apply, in
@@ -66,6 +69,15 @@ const (
 	// CommandCancelActivity requests the cancellation of the activity
 	// scheduled by command Target: its result, if it comes, is ignored.
 	CommandCancelActivity CommandKind = 6
+	// CommandWaitEvent waits for the next external event called Name raised
+	// while the wait is active (positional: the Nth raise pairs with the Nth
+	// active wait).
+	CommandWaitEvent CommandKind = 7
+	// CommandWaitEventPersistent takes the oldest unconsumed persistent
+	// event called Name, waiting for one if there is none.
+	CommandWaitEventPersistent CommandKind = 8
+	// CommandCancelWait cancels the wait of command Target.
+	CommandCancelWait CommandKind = 9
 )
 
 // Command is one decision the guest's orchestration code made. Commands that

@@ -34,6 +34,12 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("CancelTimer(command %d)", c.Target)
 	case abi.CommandCancelActivity:
 		return fmt.Sprintf("CancelActivity(command %d)", c.Target)
+	case abi.CommandWaitEvent:
+		return fmt.Sprintf("WaitEvent(%q)", c.Name)
+	case abi.CommandWaitEventPersistent:
+		return fmt.Sprintf("WaitEventPersistent(%q)", c.Name)
+	case abi.CommandCancelWait:
+		return fmt.Sprintf("CancelWait(command %d)", c.Target)
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
@@ -58,6 +64,12 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.ScheduleID = TimerCancelled, target
 	case abi.CommandCancelActivity:
 		ev.Kind, ev.ScheduleID = ActivityCancelRequested, target
+	case abi.CommandWaitEvent:
+		ev.Kind, ev.Name = ExternalSubscribed, c.Name
+	case abi.CommandWaitEventPersistent:
+		ev.Kind, ev.Name = ExternalSubscribedPersistent, c.Name
+	case abi.CommandCancelWait:
+		ev.Kind, ev.ScheduleID = ExternalSubscribedCancelled, target
 	}
 	return ev
 }
@@ -71,6 +83,12 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 		return c.Kind == abi.CommandCancelTimer && target == ev.ScheduleID
 	case ActivityCancelRequested:
 		return c.Kind == abi.CommandCancelActivity && target == ev.ScheduleID
+	case ExternalSubscribedCancelled:
+		return c.Kind == abi.CommandCancelWait && target == ev.ScheduleID
+	case ExternalSubscribed:
+		return c.Kind == abi.CommandWaitEvent && c.Name == ev.Name
+	case ExternalSubscribedPersistent:
+		return c.Kind == abi.CommandWaitEventPersistent && c.Name == ev.Name
 	case ActivityScheduled:
 		return c.Kind == abi.CommandScheduleActivity && c.Name == ev.Name && bytes.Equal(c.Input, ev.Input)
 	case TimerCreated:
@@ -85,7 +103,18 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 
 // isCancel reports whether a command cancels another.
 func isCancel(c *abi.Command) bool {
-	return c.Kind == abi.CommandCancelTimer || c.Kind == abi.CommandCancelActivity
+	return c.Kind == abi.CommandCancelTimer || c.Kind == abi.CommandCancelActivity || c.Kind == abi.CommandCancelWait
+}
+
+// cancellable returns the schedule event kinds a cancel command may name.
+func cancellable(c *abi.Command) []EventKind {
+	switch c.Kind {
+	case abi.CommandCancelTimer:
+		return []EventKind{TimerCreated}
+	case abi.CommandCancelActivity:
+		return []EventKind{ActivityScheduled}
+	}
+	return []EventKind{ExternalSubscribed, ExternalSubscribedPersistent}
 }
 
 func failureFrom(f *abi.Failure) *Failure {

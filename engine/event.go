@@ -30,6 +30,22 @@ const (
 	// ActivityCancelRequested records a CancelActivity command: the result
 	// of the activity of ScheduleID, if it still comes, is dropped.
 	ActivityCancelRequested EventKind = "ActivityCancelRequested"
+	// ExternalSubscribed records a WaitEvent command: a positional wait for
+	// the event called Name.
+	ExternalSubscribed EventKind = "ExternalSubscribed"
+	// ExternalSubscribedPersistent records a WaitEventPersistent command.
+	ExternalSubscribedPersistent EventKind = "ExternalSubscribedPersistent"
+	// ExternalSubscribedCancelled records a CancelWait command: the wait of
+	// ScheduleID no longer takes events.
+	ExternalSubscribedCancelled EventKind = "ExternalSubscribedCancelled"
+	// ExternalEvent is a raised event called Name with data Result, bound to
+	// the wait of ScheduleID: the oldest wait of that name that was active
+	// and unmatched when the event arrived.
+	ExternalEvent EventKind = "ExternalEvent"
+	// ExternalEventPersistent is a raised persistent event called Name with
+	// data Result. It goes to the oldest active persistent wait of that name,
+	// now or when one appears.
+	ExternalEventPersistent EventKind = "ExternalEventPersistent"
 	// OrchestrationCompleted ends the execution with Result.
 	OrchestrationCompleted EventKind = "OrchestrationCompleted"
 	// OrchestrationFailed ends the execution with Failure.
@@ -81,7 +97,9 @@ func (f *Failure) Error() string { return f.Message }
 // command the orchestration emits at the same position.
 func (e *Event) isSchedule() bool {
 	switch e.Kind {
-	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested, OrchestrationCompleted, OrchestrationFailed:
+	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
+		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
+		OrchestrationCompleted, OrchestrationFailed:
 		return true
 	}
 	return false
@@ -106,8 +124,14 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(event %d, %q)", e.Kind, e.ScheduleID, e.Failure.Message)
 	case TimerCreated:
 		return fmt.Sprintf("%s(%s)", e.Kind, e.FireAt.UTC().Format(time.RFC3339Nano))
-	case TimerFired, TimerCancelled, ActivityCancelRequested:
+	case TimerFired, TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled:
 		return fmt.Sprintf("%s(event %d)", e.Kind, e.ScheduleID)
+	case ExternalSubscribed, ExternalSubscribedPersistent:
+		return fmt.Sprintf("%s(%q)", e.Kind, e.Name)
+	case ExternalEvent:
+		return fmt.Sprintf("%s(%q, %s, for event %d)", e.Kind, e.Name, orNull(e.Result), e.ScheduleID)
+	case ExternalEventPersistent:
+		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Result))
 	case OrchestrationCompleted:
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Result))
 	case OrchestrationFailed:

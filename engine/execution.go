@@ -41,8 +41,11 @@ type TurnInput struct {
 	// extend the history this Execution applied in earlier turns.
 	History []Event
 	// Messages are new events for the instance, oldest first, whose ID and
-	// Time are not assigned yet: an OrchestrationStarted, or completions
-	// (ActivityCompleted, ActivityFailed, TimerFired) naming a ScheduleID.
+	// Time are not assigned yet: an OrchestrationStarted, completions
+	// (ActivityCompleted, ActivityFailed, TimerFired) naming a ScheduleID,
+	// and raised events (ExternalEvent, ExternalEventPersistent) with a Name
+	// and their data in Result. The engine binds an ExternalEvent to the
+	// oldest active wait of its name, or drops it if there is none.
 	Messages []Event
 	// Now is the time of the turn; new events are recorded at it.
 	Now time.Time
@@ -79,7 +82,13 @@ type Dropped struct {
 type open struct {
 	seq  uint64
 	kind EventKind
+	// name is the event name of a wait.
+	name string
 }
+
+// MaxPersistentEvents is how many persistent events one execution takes;
+// more are dropped.
+const MaxPersistentEvents = 20
 
 // Execution replays one execution of an orchestration instance on a live
 // guest and advances it turn by turn. Keep it, with its guest, between turns
@@ -103,9 +112,18 @@ type Execution struct {
 	// of operations cancelled before they completed.
 	scheduled map[uint64]int64
 	cancelled map[int64]bool
-	status    Status
-	result    json.RawMessage
-	failure   *Failure
+	// waits are the positional waits in history order (matched and
+	// cancelled ones are skipped when binding an event).
+	waits []int64
+	// mailbox holds the persistent events not yet taken, and persistentWaits
+	// the persistent waits not yet served, per name, oldest first;
+	// persistentEvents counts the persistent events taken in.
+	mailbox          map[string][][]byte
+	persistentWaits  map[string][]int64
+	persistentEvents int
+	status           Status
+	result           json.RawMessage
+	failure          *Failure
 	// broken is set once a turn failed the instance from the engine's side.
 	broken error
 }
@@ -113,7 +131,11 @@ type Execution struct {
 // NewExecution returns an Execution that drives guest, which must be fresh:
 // it has applied no activation yet.
 func NewExecution(guest Guest) *Execution {
-	return &Execution{guest: guest, nextSeq: 1, open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{}, status: StatusPending}
+	return &Execution{
+		guest: guest, nextSeq: 1, status: StatusPending,
+		open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{},
+		mailbox: map[string][][]byte{}, persistentWaits: map[string][]int64{},
+	}
 }
 
 // Status returns the status reached so far.

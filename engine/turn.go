@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -61,6 +62,19 @@ func (t *turn) admit(m *Event) string {
 	case OrchestrationStarted:
 		if x.applied > 0 {
 			return "the instance has already started"
+		}
+		return ""
+	case ExternalEvent:
+		for _, id := range x.waits {
+			if o, ok := x.open[id]; ok && o.kind == ExternalSubscribed && o.name == m.Name {
+				m.ScheduleID = id
+				return ""
+			}
+		}
+		return fmt.Sprintf("no wait for event %q is active: an event raised before its wait, or while its wait was cancelled, is dropped", m.Name)
+	case ExternalEventPersistent:
+		if x.persistentEvents >= MaxPersistentEvents {
+			return fmt.Sprintf("the execution already took %d persistent events, the limit; persistent event %q is dropped", MaxPersistentEvents, m.Name)
 		}
 		return ""
 	case ActivityCompleted, ActivityFailed, TimerFired:
@@ -133,10 +147,15 @@ func (t *turn) applyNext() error {
 		x.status = StatusRunning
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
 	case ev.isSchedule():
-		return t.bind(i)
+		return t.bind(i, replaying)
 	}
 	if err := t.checkNoPending(ev); err != nil {
 		return err
+	}
+	if ev.Kind == ExternalEventPersistent {
+		x.persistentEvents++
+		x.mailbox[ev.Name] = append(x.mailbox[ev.Name], ev.Result)
+		return t.deliverPersistent(ev, replaying)
 	}
 	o, ok := x.open[ev.ScheduleID]
 	if !ok || o.kind != scheduleKindOf(ev.Kind) {
@@ -149,13 +168,31 @@ func (t *turn) applyNext() error {
 		job.Failure = failureTo(ev.Failure)
 	case TimerFired:
 		job = abi.Job{Kind: abi.JobFireTimer, Seq: o.seq}
+	case ExternalEvent:
+		job.Kind = abi.JobResolveEvent
 	}
 	return t.activate(ev, replaying, job)
 }
 
+// deliverPersistent hands the oldest persistent event called ev.Name to the
+// oldest persistent wait for it, if there are both, in an activation at
+// ev, the event that made the pair possible.
+func (t *turn) deliverPersistent(ev *Event, replaying bool) error {
+	x := t.x
+	name := ev.Name
+	if len(x.mailbox[name]) == 0 || len(x.persistentWaits[name]) == 0 {
+		return nil
+	}
+	data, wait := x.mailbox[name][0], x.persistentWaits[name][0]
+	x.mailbox[name], x.persistentWaits[name] = x.mailbox[name][1:], x.persistentWaits[name][1:]
+	o := x.open[wait]
+	delete(x.open, wait)
+	return t.activate(ev, replaying, abi.Job{Kind: abi.JobResolveEvent, Seq: o.seq, Result: data})
+}
+
 // bind matches the schedule event at history[i] with the oldest pending
 // command.
-func (t *turn) bind(i int) error {
+func (t *turn) bind(i int, replaying bool) error {
 	x := t.x
 	ev := &t.history[i]
 	if ev.IsTerminal() {
@@ -180,15 +217,25 @@ func (t *turn) bind(i int) error {
 	if !matches(cmd, target, ev) {
 		return &NondeterminismError{Code: t.classify(cmd, target, i), EventID: ev.ID, History: ev.String(), Emitted: describeCommand(cmd)}
 	}
+	x.pending = x.pending[1:]
 	switch ev.Kind {
-	case ActivityScheduled, TimerCreated:
-		x.open[ev.ID] = open{seq: cmd.Seq, kind: ev.Kind}
+	case ActivityScheduled, TimerCreated, ExternalSubscribed, ExternalSubscribedPersistent:
+		x.open[ev.ID] = open{seq: cmd.Seq, kind: ev.Kind, name: ev.Name}
 		x.scheduled[cmd.Seq] = ev.ID
-	case TimerCancelled, ActivityCancelRequested:
+		switch ev.Kind {
+		case ExternalSubscribed:
+			x.waits = append(x.waits, ev.ID)
+		case ExternalSubscribedPersistent:
+			x.persistentWaits[ev.Name] = append(x.persistentWaits[ev.Name], ev.ID)
+			return t.deliverPersistent(ev, replaying)
+		}
+	case TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled:
+		if o := x.open[ev.ScheduleID]; o.kind == ExternalSubscribedPersistent {
+			x.persistentWaits[o.name] = slices.DeleteFunc(x.persistentWaits[o.name], func(id int64) bool { return id == ev.ScheduleID })
+		}
 		delete(x.open, ev.ScheduleID)
 		x.cancelled[ev.ScheduleID] = true
 	}
-	x.pending = x.pending[1:]
 	return nil
 }
 
@@ -199,12 +246,9 @@ func (t *turn) target(cmd *abi.Command) (int64, error) {
 		return 0, nil
 	}
 	id, ok := t.x.scheduled[cmd.Target]
-	want := TimerCreated
-	if cmd.Kind == abi.CommandCancelActivity {
-		want = ActivityScheduled
-	}
-	if o, open := t.x.open[id]; !ok || !open || o.kind != want {
-		return 0, fmt.Errorf("engine: the guest emitted %s, but command %d is not an open %s (a guest SDK bug)", describeCommand(cmd), cmd.Target, want)
+	want := cancellable(cmd)
+	if o, open := t.x.open[id]; !ok || !open || !slices.Contains(want, o.kind) {
+		return 0, fmt.Errorf("engine: the guest emitted %s, but command %d is not an open %s (a guest SDK bug)", describeCommand(cmd), cmd.Target, want[0])
 	}
 	return id, nil
 }
@@ -269,8 +313,11 @@ func (t *turn) failInstance(err error) {
 
 // scheduleKindOf returns the schedule event kind a completion kind completes.
 func scheduleKindOf(k EventKind) EventKind {
-	if k == TimerFired {
+	switch k {
+	case TimerFired:
 		return TimerCreated
+	case ExternalEvent:
+		return ExternalSubscribed
 	}
 	return ActivityScheduled
 }

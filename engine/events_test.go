@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+func raised(name, data string) Event {
+	return Event{Kind: ExternalEvent, Name: name, Result: json.RawMessage(data)}
+}
+
+func raisedPersistent(name, data string) Event {
+	return Event{Kind: ExternalEventPersistent, Name: name, Result: json.RawMessage(data)}
+}
+
+func wait(name string) abi.Command { return abi.Command{Kind: abi.CommandWaitEvent, Name: name} }
+
+func waitPersistent(name string) abi.Command {
+	return abi.Command{Kind: abi.CommandWaitEventPersistent, Name: name}
+}
+
+// raceThenWait races a wait for X (command 1) against a timer (command 2);
+// the timer wins, the wait is cancelled (command 3), then it waits for X
+// again (command 4, 5 for the persistent variant) and completes with what it
+// gets.
+func raceThenWait(persistent bool) func(*fakeGuest, abi.Job) []abi.Command {
+	w := wait
+	if persistent {
+		w = waitPersistent
+	}
+	return func(_ *fakeGuest, j abi.Job) []abi.Command {
+		switch j.Kind {
+		case abi.JobStart:
+			return []abi.Command{w("X"), timer(time.Second)}
+		case abi.JobFireTimer:
+			return []abi.Command{{Kind: abi.CommandCancelWait, Target: 1}, w("X")}
+		case abi.JobResolveEvent:
+			return []abi.Command{complete(string(j.Result))}
+		}
+		return nil
+	}
+}
+
+func TestEventLanes(t *testing.T) {
+	tests := []struct {
+		name        string
+		handle      func(*fakeGuest, abi.Job) []abi.Command
+		steps       []step
+		wantResult  string
+		wantDropped []string
+	}{
+		{
+			name: "positional: an event raised while its wait is cancelled is dropped", handle: raceThenWait(false),
+			steps: []step{
+				{at(0), []Event{started(`null`)}},
+				{at(1), []Event{timerFired(3, 1)}},
+				{at(2), []Event{raised("X", `"fresh"`)}},
+			},
+			wantResult: `"fresh"`,
+		},
+		{
+			name: "positional: an event raised before any wait is dropped",
+			handle: func(_ *fakeGuest, j abi.Job) []abi.Command {
+				if j.Kind == abi.JobStart {
+					return []abi.Command{timer(time.Second)}
+				}
+				if j.Kind == abi.JobFireTimer {
+					return []abi.Command{wait("X")}
+				}
+				return []abi.Command{complete(string(j.Result))}
+			},
+			steps: []step{
+				{at(0), []Event{started(`null`), raised("X", `"early"`)}},
+				{at(1), []Event{timerFired(2, 1)}},
+				{at(2), []Event{raised("X", `"on time"`)}},
+			},
+			wantResult:  `"on time"`,
+			wantDropped: []string{`no wait for event "X" is active: an event raised before its wait, or while its wait was cancelled, is dropped`},
+		},
+		{
+			name: "persistent: delivered to the active wait", handle: raceThenWait(true),
+			steps: []step{
+				{at(0), []Event{started(`null`)}},
+				{at(1), []Event{raisedPersistent("X", `"direct"`)}},
+			},
+			wantResult: `"direct"`,
+		},
+		{
+			name: "persistent: survives the cancelled wait and is taken by the next", handle: raceThenWait(true),
+			steps: []step{
+				{at(0), []Event{started(`null`)}},
+				{at(1), []Event{timerFired(3, 1), raisedPersistent("X", `"kept"`)}},
+			},
+			wantResult: `"kept"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			live, results := drive(t, tt.handle, true, tt.steps)
+			replayed, _ := drive(t, tt.handle, false, tt.steps)
+			if !reflect.DeepEqual(live, replayed) {
+				t.Fatalf("live and replayed histories differ:\n%v\n%v", kinds(live), kinds(replayed))
+			}
+			last := results[len(results)-1]
+			if string(last.Result) != tt.wantResult {
+				t.Errorf("result %s, want %s (history %v)", last.Result, tt.wantResult, kinds(live))
+			}
+			var dropped []string
+			for _, r := range results {
+				for _, d := range r.Dropped {
+					dropped = append(dropped, d.Reason)
+				}
+			}
+			if !reflect.DeepEqual(dropped, tt.wantDropped) {
+				t.Errorf("dropped %q, want %q", dropped, tt.wantDropped)
+			}
+		})
+	}
+}
+
+func TestPersistentEventsAreFIFOAndLimited(t *testing.T) {
+	// Waits for X twice, in sequence, then completes with both.
+	var got []string
+	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
+		switch j.Kind {
+		case abi.JobStart:
+			return []abi.Command{timer(time.Second)}
+		case abi.JobFireTimer:
+			return []abi.Command{waitPersistent("X")}
+		case abi.JobResolveEvent:
+			got = append(got, string(j.Result))
+			if len(got) == 2 {
+				return []abi.Command{complete(`"done"`)}
+			}
+			return []abi.Command{waitPersistent("X")}
+		}
+		return nil
+	}
+	var many []Event
+	for i := range MaxPersistentEvents + 1 {
+		many = append(many, raisedPersistent("X", fmt.Sprintf(`"%d"`, i)))
+	}
+	_, results := drive(t, handle, true, []step{{at(0), append([]Event{started(`null`)}, many...)}, {at(1), []Event{timerFired(2, 1)}}})
+	if !reflect.DeepEqual(got, []string{`"0"`, `"1"`}) {
+		t.Fatalf("waits got %v, want the first two events in order", got)
+	}
+	if d := results[0].Dropped; len(d) != 1 || d[0].Reason != `the execution already took 20 persistent events, the limit; persistent event "X" is dropped` {
+		t.Fatalf("dropped %+v", d)
+	}
+}
