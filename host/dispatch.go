@@ -75,7 +75,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		return
 	}
 	for _, d := range res.Dropped {
-		h.opts.Logger.Info("message dropped", "instance", inst.ID, "kind", d.Message.Kind, "scheduleId", d.Message.ScheduleID, "reason", d.Reason)
+		h.opts.Logger.Warn("message dropped", "instance", inst.ID, "kind", d.Message.Kind, "name", d.Message.Name, "scheduleId", d.Message.ScheduleID, "reason", d.Reason)
 	}
 	if res.Err != nil {
 		h.opts.Logger.Warn("instance failed", "instance", inst.ID, "err", res.Err)

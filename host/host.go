@@ -138,6 +138,36 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// Raise raises the external event name with data (JSON; empty means null)
+// for an instance. A positional event goes to the oldest wait for it that is
+// active when the instance takes the event, and is dropped if there is none;
+// a persistent one waits in the instance's mailbox for a persistent wait
+// (at most 20 per execution).
+func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
+	if name == "" {
+		return fmt.Errorf("%w: an event needs a name", ErrBadInput)
+	}
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	if !json.Valid(data) {
+		return fmt.Errorf("%w: the event's data is not valid JSON: %.100s", ErrBadInput, data)
+	}
+	kind := engine.ExternalEvent
+	if persistent {
+		kind = engine.ExternalEventPersistent
+	}
+	err := h.st.Enqueue(ctx, id, engine.Event{Kind: kind, Name: name, Result: data})
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("host: raise %q for %q: %w", name, id, err)
+	}
+	h.orchestrationWork.Notify()
+	return nil
+}
+
 // Instance returns an instance's state.
 func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) {
 	inst, err := h.st.GetInstance(ctx, id)

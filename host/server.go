@@ -24,6 +24,7 @@ type API interface {
 	Instance(ctx context.Context, id string) (store.Instance, error)
 	Wait(ctx context.Context, id string) (store.Instance, error)
 	History(ctx context.Context, id string) ([]engine.Event, error)
+	Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error
 	List(ctx context.Context) ([]store.Instance, error)
 	Modules(ctx context.Context) ([]store.ModuleInfo, error)
 }
@@ -57,6 +58,7 @@ func NewHandler(api API, logger *slog.Logger) http.Handler {
 	mux.HandleFunc("GET /v1/instances", s.list)
 	mux.HandleFunc("GET /v1/instances/{id}", s.instance)
 	mux.HandleFunc("GET /v1/instances/{id}/history", s.history)
+	mux.HandleFunc("POST /v1/instances/{id}/events", s.raise)
 	return mux
 }
 
@@ -111,22 +113,17 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusCreated, client.StartResponse{ID: id})
 }
 
-const startExample = `{"name": "Greeting", "input": "world"}`
+const (
+	startExample = `{"name": "Greeting", "input": "world"}`
+	raiseExample = `{"name": "Approval", "data": true}`
+)
 
 // decodeStart reads the body of POST /v1/instances: one JSON object with a
 // name. A missing input becomes JSON null.
 func decodeStart(body []byte) (client.StartRequest, error) {
 	var req client.StartRequest
-	if len(bytes.TrimSpace(body)) == 0 {
-		return req, fmt.Errorf("%w: the request body is empty; send a JSON object such as %s", ErrBadInput, startExample)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return req, fmt.Errorf("%w: the request body is not a JSON object such as %s: %v", ErrBadInput, startExample, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return req, fmt.Errorf("%w: the request body goes on after its JSON object", ErrBadInput)
+	if err := decodeObject(body, startExample, &req); err != nil {
+		return req, err
 	}
 	if req.Name == "" {
 		return req, fmt.Errorf(`%w: the request has no "name": say which orchestration to start`, ErrBadInput)
@@ -135,6 +132,44 @@ func decodeStart(body []byte) (client.StartRequest, error) {
 		req.Input = json.RawMessage("null")
 	}
 	return req, nil
+}
+
+// decodeObject decodes a request body that must be exactly one JSON object
+// of v's fields, such as example.
+func decodeObject(body []byte, example string, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return fmt.Errorf("%w: the request body is empty; send a JSON object such as %s", ErrBadInput, example)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: the request body is not a JSON object such as %s: %v", ErrBadInput, example, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%w: the request body goes on after its JSON object", ErrBadInput)
+	}
+	return nil
+}
+
+func (s *server) raise(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r, maxStartBytes, "the request")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req client.RaiseRequest
+	if err := decodeObject(body, raiseExample, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(req.Data) == 0 {
+		req.Data = json.RawMessage("null")
+	}
+	if err := s.api.Raise(r.Context(), r.PathValue("id"), req.Name, req.Data, req.Persistent); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusAccepted, req)
 }
 
 func (s *server) list(w http.ResponseWriter, r *http.Request) {

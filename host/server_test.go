@@ -278,6 +278,21 @@ func TestHandler(t *testing.T) {
 			method: "GET", path: "/v1/instances/nope/history",
 			wantStatus: 404, wantBody: `{"error":"instance not found: \"nope\""}`,
 		},
+		{
+			name:   "raise",
+			method: "POST", path: "/v1/instances/done/events", body: `{"name": "Approve", "data": true, "persistent": true}`,
+			wantStatus: 202, wantBody: `{"name":"Approve","data":true,"persistent":true}`,
+		},
+		{
+			name:   "raise without a body",
+			method: "POST", path: "/v1/instances/done/events",
+			wantStatus: 400, wantBody: `{"error":"bad input: the request body is empty; send a JSON object such as {\"name\": \"Approval\", \"data\": true}"}`,
+		},
+		{
+			name:   "raise for an unknown instance",
+			method: "POST", path: "/v1/instances/nope/events", body: `{"name": "Approve"}`,
+			wantStatus: 404, wantBody: `{"error":"instance not found: \"nope\""}`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -149,6 +149,11 @@ type Store interface {
 	// ErrNotFound if the instance does not exist.
 	History(ctx context.Context, id string) ([]engine.Event, error)
 
+	// Enqueue adds a message (an engine event, such as a raised
+	// ExternalEvent) for an instance, visible at once. It returns ErrNotFound
+	// if the instance does not exist.
+	Enqueue(ctx context.Context, instanceID string, ev engine.Event) error
+
 	// LockNextInstance locks an instance that has visible messages (visible:
 	// due at or before now) and is not locked, until now+lease. It returns
 	// nil when there is none.

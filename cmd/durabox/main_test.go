@@ -128,6 +128,7 @@ usage:
   durabox serve --db FILE [--addr ADDR] [--allow-http HOSTS] [flags]  run a host on a SQLite file
   durabox deploy FILE.wasm [--env KEY=VALUE]...                       deploy a module to the host
   durabox start NAME [--input JSON] [--id ID] [--wait]                start an orchestration instance
+  durabox raise ID NAME [--data JSON] [--persistent]                  raise an external event for an instance
   durabox status ID                                                   show an instance
   durabox history ID                                                  show an instance's history
   durabox list                                                        list the instances

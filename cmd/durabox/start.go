@@ -24,7 +24,7 @@ var startCommand = &command{
 		id := fs.String("id", "", "the new instance's `ID` (default: the host picks one)")
 		wait := fs.Bool("wait", false, "wait for the instance to finish")
 		return func(ctx context.Context, e *env) error {
-			if err := checkInput(*input); err != nil {
+			if err := checkJSON("--input", *input); err != nil {
 				return err
 			}
 			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: json.RawMessage(*input), ID: *id}, *wait)
@@ -32,19 +32,19 @@ var startCommand = &command{
 	},
 }
 
-// checkInput checks that --input is JSON, with a hint for the commonest
-// mistake: a string without its quotes.
-func checkInput(input string) error {
+// checkJSON checks that a flag's value is JSON, with a hint for the
+// commonest mistake: a string without its quotes.
+func checkJSON(flag, value string) error {
 	var v json.RawMessage
-	err := json.Unmarshal([]byte(input), &v)
+	err := json.Unmarshal([]byte(value), &v)
 	if err == nil {
 		return nil
 	}
-	if t := strings.TrimSpace(input); t == "" || !strings.ContainsAny(t[:1], `{["`) {
-		quoted, _ := json.Marshal(input)
-		return usagef("--input is not valid JSON: %v (strings need quotes: --input '%s')", err, quoted)
+	if t := strings.TrimSpace(value); t == "" || !strings.ContainsAny(t[:1], `{["`) {
+		quoted, _ := json.Marshal(value)
+		return usagef("%s is not valid JSON: %v (strings need quotes: %s '%s')", flag, err, flag, quoted)
 	}
-	return usagef("--input is not valid JSON: %v", err)
+	return usagef("%s is not valid JSON: %v", flag, err)
 }
 
 func start(ctx context.Context, e *env, req client.StartRequest, wait bool) error {

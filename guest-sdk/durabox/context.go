@@ -44,6 +44,24 @@ func (c *Context) NewTimer(d time.Duration) *Future {
 	return c.rt.command(abi.Command{Kind: abi.CommandStartTimer, Delay: int64(d)})
 }
 
+// WaitEvent returns a future for the next external event called name (its
+// data, JSON, is the result). Events are positional: each raise goes to the
+// oldest wait of that name that is active when it arrives. An event raised
+// while no wait for it is active (before the wait, or after a wait that lost
+// a Select) is dropped, as it was meant for a moment that has passed; use
+// WaitEventPersistent for events that must not be lost.
+func (c *Context) WaitEvent(name string) *Future {
+	return c.rt.command(abi.Command{Kind: abi.CommandWaitEvent, Name: name})
+}
+
+// WaitEventPersistent returns a future for the oldest persistent event
+// called name that no wait has taken yet, raised before or after this call.
+// Persistent events survive a wait that lost a Select; an execution takes
+// at most 20 of them.
+func (c *Context) WaitEventPersistent(name string) *Future {
+	return c.rt.command(abi.Command{Kind: abi.CommandWaitEventPersistent, Name: name})
+}
+
 // Sleep blocks the orchestration for d, durably: the host keeps the timer
 // across restarts.
 func (c *Context) Sleep(d time.Duration) error { return c.NewTimer(d).Get(nil) }

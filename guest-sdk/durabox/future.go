@@ -13,8 +13,9 @@ import (
 // cancelled and will not resolve it.
 var ErrCanceled = errors.New("durabox: the operation was cancelled")
 
-// Future is the eventual result of an activity call or a timer. It resolves
-// when the host delivers the completion recorded in history.
+// Future is the eventual result of an activity call, a timer or a wait for
+// an event. It resolves when the host delivers the completion recorded in
+// history.
 type Future struct {
 	rt *runtime
 	// seq and kind are those of the command that started the operation (0
@@ -100,8 +101,11 @@ func (f *Future) cancel() {
 		return
 	}
 	kind := abi.CommandCancelTimer
-	if f.kind == abi.CommandScheduleActivity {
+	switch f.kind {
+	case abi.CommandScheduleActivity:
 		kind = abi.CommandCancelActivity
+	case abi.CommandWaitEvent, abi.CommandWaitEventPersistent:
+		kind = abi.CommandCancelWait
 	}
 	f.rt.command(abi.Command{Kind: kind, Target: f.seq})
 	delete(f.rt.futures, f.seq)

@@ -37,7 +37,8 @@ func (rt *runtime) command(c abi.Command) *Future {
 	c.Seq = rt.seq
 	rt.commands = append(rt.commands, c)
 	f := &Future{rt: rt, seq: c.Seq, kind: c.Kind, activity: c.Name}
-	if c.Kind == abi.CommandScheduleActivity || c.Kind == abi.CommandStartTimer {
+	switch c.Kind {
+	case abi.CommandScheduleActivity, abi.CommandStartTimer, abi.CommandWaitEvent, abi.CommandWaitEventPersistent:
 		rt.futures[c.Seq] = f
 	}
 	return f
@@ -68,6 +69,8 @@ func (rt *runtime) apply(j abi.Job) {
 		rt.take(j.Seq).resolve(j.Result, j.Failure)
 	case abi.JobFireTimer:
 		rt.take(j.Seq).resolve(nil, nil)
+	case abi.JobResolveEvent:
+		rt.take(j.Seq).resolve(j.Result, nil)
 	}
 }
 

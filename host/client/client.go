@@ -50,6 +50,15 @@ func (c *Client) Deploy(ctx context.Context, wasm []byte, env []string) (Module,
 	return m, err
 }
 
+// Raise raises an external event for an instance.
+func (c *Client) Raise(ctx context.Context, id string, req RaiseRequest) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("durabox: raise: %w", err)
+	}
+	return c.do(ctx, "raise", http.MethodPost, instancePath(id)+"/events", "application/json", bytes.NewReader(body), nil)
+}
+
 // Modules returns the deployed modules, newest first.
 func (c *Client) Modules(ctx context.Context) ([]Module, error) {
 	var r ModulesResponse
@@ -132,6 +141,9 @@ func (c *Client) do(ctx context.Context, op, method, path, contentType string, b
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		return refusal(op, resp)
+	}
+	if out == nil {
+		return nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("durabox: %s: read the host's answer: %w", op, err)

@@ -13,11 +13,13 @@
 // the bodies.
 //
 //	POST /v1/modules                 body: the .wasm bytes, at most 64 MiB   201 Module
+//	                                 ?env=KEY=VALUE (repeatable)
 //	GET  /v1/modules                                                         200 ModulesResponse
 //	POST /v1/instances               body: StartRequest                      201 StartResponse
 //	GET  /v1/instances                                                       200 InstancesResponse
 //	GET  /v1/instances/{id}          ?wait=DURATION (optional, at most 60s)  200 Instance
 //	GET  /v1/instances/{id}/history                                          200 HistoryResponse
+//	POST /v1/instances/{id}/events   body: RaiseRequest                      202 RaiseRequest
 //
 // With ?wait, the host answers when the instance reaches a terminal status
 // or the duration has passed, whichever is first; either way with 200 and

@@ -50,6 +50,18 @@ type StartRequest struct {
 	ID string `json:"id,omitempty"`
 }
 
+// RaiseRequest is the body of POST /v1/instances/{id}/events, answered with
+// 202 Accepted and the request as the host took it.
+type RaiseRequest struct {
+	// Name is the event's name. Required.
+	Name string `json:"name"`
+	// Data is the event's data. Empty means JSON null.
+	Data json.RawMessage `json:"data,omitempty"`
+	// Persistent raises a persistent event (kept until a persistent wait
+	// takes it) rather than a positional one.
+	Persistent bool `json:"persistent,omitempty"`
+}
+
 // StartResponse is the answer to POST /v1/instances.
 type StartResponse struct {
 	ID string `json:"id"`

@@ -126,3 +126,18 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 	}
 	return out, rows.Err()
 }
+
+func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event) error {
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("sqlite: enqueue for %q: %w", instanceID, err)
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) SELECT id, ?, 0 FROM instances WHERE id = ?`, payload, instanceID)
+	if err != nil {
+		return fmt.Errorf("sqlite: enqueue for %q: %w", instanceID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("sqlite: instance %q %w", instanceID, store.ErrNotFound)
+	}
+	return nil
+}

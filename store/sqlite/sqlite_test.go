@@ -424,3 +424,19 @@ func TestMigratesVersion1(t *testing.T) {
 		t.Fatalf("instance after migration: %+v, %v", inst, err)
 	}
 }
+
+func TestEnqueue(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	ev := engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}
+	if err := s.Enqueue(ctx, "i1", ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Enqueue(ctx, "nope", ev); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("enqueue for a missing instance: %v", err)
+	}
+	item, _ := s.LockNextInstance(ctx, t0, time.Minute)
+	if item == nil || len(item.Messages) != 2 || !reflect.DeepEqual(item.Messages[1].Event, ev) {
+		t.Fatalf("messages %+v", item)
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
 )
 
@@ -45,6 +46,7 @@ type Host struct {
 	history   map[string][]engine.Event
 	fail      map[string]error
 	deployed  [][]byte
+	raised    []client.RaiseRequest
 }
 
 var _ host.API = (*Host)(nil)
@@ -106,6 +108,27 @@ func (h *Host) Deploy(ctx context.Context, wasm []byte, env []string) (store.Mod
 	}
 	h.modules = slices.Insert(h.modules, 0, info)
 	return info, nil
+}
+
+// Raise records a raised event; Raised returns them.
+func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
+	if err := h.failure("Raise"); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.find(id); !ok {
+		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	}
+	h.raised = append(h.raised, client.RaiseRequest{Name: name, Data: data, Persistent: persistent})
+	return nil
+}
+
+// Raised returns every event raised so far.
+func (h *Host) Raised() []client.RaiseRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.raised)
 }
 
 // Start creates a Pending instance. An empty id becomes "inst" and a
