@@ -1,0 +1,83 @@
+// Command events holds orchestrations for the external-event test plan:
+// positional waits (WaitEvent) and persistent ones (WaitEventPersistent),
+// raced against timers, in sequence, and side by side.
+package main
+
+import (
+	"time"
+
+	"github.com/durabox/durabox/guest-sdk/durabox"
+)
+
+// wait is WaitEvent or WaitEventPersistent.
+type wait func(ctx *durabox.Context, name string) *durabox.Future
+
+func positional(ctx *durabox.Context, name string) *durabox.Future { return ctx.WaitEvent(name) }
+
+func persistent(ctx *durabox.Context, name string) *durabox.Future {
+	return ctx.WaitEventPersistent(name)
+}
+
+// raceSleepWait races a wait for X against a short timer (the timer wins
+// unless X is already there), sleeps for pause, then waits for X again.
+func raceSleepWait(w wait) func(*durabox.Context, string) (string, error) {
+	return func(ctx *durabox.Context, pause string) (string, error) {
+		if ctx.Select(w(ctx, "X"), ctx.NewTimer(100*time.Millisecond)) == 0 {
+			return "", nil
+		}
+		d, err := time.ParseDuration(pause)
+		if err != nil {
+			return "", err
+		}
+		if d > 0 {
+			if err := ctx.Sleep(d); err != nil {
+				return "", err
+			}
+		}
+		return durabox.Await[string](w(ctx, "X"))
+	}
+}
+
+// Plan is the input of the Wait orchestrations.
+type Plan struct {
+	// Pause is how long to sleep before the first wait.
+	Pause string `json:"pause"`
+	// Times is how many times to wait for X, in sequence.
+	Times int `json:"times"`
+}
+
+// sleepThenWait sleeps, then waits for X plan.Times times in sequence.
+func sleepThenWait(w wait) func(*durabox.Context, Plan) ([]string, error) {
+	return func(ctx *durabox.Context, plan Plan) ([]string, error) {
+		if plan.Pause != "" {
+			d, err := time.ParseDuration(plan.Pause)
+			if err != nil {
+				return nil, err
+			}
+			if err := ctx.Sleep(d); err != nil {
+				return nil, err
+			}
+		}
+		var got []string
+		for range plan.Times {
+			s, err := durabox.Await[string](w(ctx, "X"))
+			if err != nil {
+				return nil, err
+			}
+			got = append(got, s)
+		}
+		return got, nil
+	}
+}
+
+func init() {
+	durabox.RegisterOrchestration("RaceSleepWait", raceSleepWait(positional))
+	durabox.RegisterOrchestration("RaceSleepWaitPersistent", raceSleepWait(persistent))
+	durabox.RegisterOrchestration("Wait", sleepThenWait(positional))
+	durabox.RegisterOrchestration("WaitPersistent", sleepThenWait(persistent))
+	durabox.RegisterOrchestration("BothLanes", func(ctx *durabox.Context, _ any) ([]string, error) {
+		return durabox.All[string](ctx.WaitEvent("X"), ctx.WaitEventPersistent("X"))
+	})
+}
+
+func main() {}
