@@ -78,6 +78,9 @@ const (
 	CommandWaitEventPersistent CommandKind = 8
 	// CommandCancelWait cancels the wait of command Target.
 	CommandCancelWait CommandKind = 9
+	// CommandContinueAsNew ends the execution and starts a new one of the
+	// same orchestration with Output as its input.
+	CommandContinueAsNew CommandKind = 10
 )
 
 // Command is one decision the guest's orchestration code made. Commands that
@@ -92,7 +95,8 @@ type Command struct {
 	Input []byte
 	// Delay is the timer's duration in nanoseconds (CommandStartTimer).
 	Delay int64
-	// Output is the orchestration's result as JSON (CommandComplete).
+	// Output is the orchestration's result as JSON (CommandComplete), or the
+	// next execution's input (CommandContinueAsNew).
 	Output []byte
 	// Failure is why the orchestration failed (CommandFail).
 	Failure *Failure

@@ -40,6 +40,8 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("WaitEventPersistent(%q)", c.Name)
 	case abi.CommandCancelWait:
 		return fmt.Sprintf("CancelWait(command %d)", c.Target)
+	case abi.CommandContinueAsNew:
+		return fmt.Sprintf("ContinueAsNew(%s)", orNull(c.Output))
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
@@ -70,6 +72,8 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.Name = ExternalSubscribedPersistent, c.Name
 	case abi.CommandCancelWait:
 		ev.Kind, ev.ScheduleID = ExternalSubscribedCancelled, target
+	case abi.CommandContinueAsNew:
+		ev.Kind, ev.Input = OrchestrationContinuedAsNew, c.Output
 	}
 	return ev
 }
@@ -97,6 +101,8 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 		return c.Kind == abi.CommandComplete && bytes.Equal(c.Output, ev.Result)
 	case OrchestrationFailed:
 		return c.Kind == abi.CommandFail
+	case OrchestrationContinuedAsNew:
+		return c.Kind == abi.CommandContinueAsNew && bytes.Equal(c.Output, ev.Input)
 	}
 	return false
 }

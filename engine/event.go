@@ -50,6 +50,9 @@ const (
 	OrchestrationCompleted EventKind = "OrchestrationCompleted"
 	// OrchestrationFailed ends the execution with Failure.
 	OrchestrationFailed EventKind = "OrchestrationFailed"
+	// OrchestrationContinuedAsNew ends the execution; the instance goes on
+	// in a new execution with Input.
+	OrchestrationContinuedAsNew EventKind = "OrchestrationContinuedAsNew"
 )
 
 // Event is one entry of an execution's history. Which optional fields are
@@ -99,7 +102,7 @@ func (e *Event) isSchedule() bool {
 	switch e.Kind {
 	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
 		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
-		OrchestrationCompleted, OrchestrationFailed:
+		OrchestrationCompleted, OrchestrationFailed, OrchestrationContinuedAsNew:
 		return true
 	}
 	return false
@@ -107,7 +110,7 @@ func (e *Event) isSchedule() bool {
 
 // IsTerminal reports whether the event ends its execution.
 func (e *Event) IsTerminal() bool {
-	return e.Kind == OrchestrationCompleted || e.Kind == OrchestrationFailed
+	return e.Kind == OrchestrationCompleted || e.Kind == OrchestrationFailed || e.Kind == OrchestrationContinuedAsNew
 }
 
 // String describes the event for people, in the form nondeterminism errors
@@ -116,6 +119,8 @@ func (e *Event) String() string {
 	switch e.Kind {
 	case OrchestrationStarted:
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
+	case OrchestrationContinuedAsNew:
+		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Input))
 	case ActivityScheduled:
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
 	case ActivityCompleted:

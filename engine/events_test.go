@@ -153,3 +153,30 @@ func TestPersistentEventsAreFIFOAndLimited(t *testing.T) {
 		t.Fatalf("dropped %+v", d)
 	}
 }
+
+func TestContinueAsNewCarriesUntakenPersistentEvents(t *testing.T) {
+	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
+		switch j.Kind {
+		case abi.JobStart:
+			return []abi.Command{timer(time.Second)}
+		case abi.JobFireTimer:
+			return []abi.Command{{Kind: abi.CommandContinueAsNew, Output: []byte(`{"round":2}`)}}
+		}
+		return nil
+	}
+	history, results := drive(t, handle, true, []step{
+		{at(0), []Event{started(`{"round":1}`), raisedPersistent("X", `"a"`)}},
+		{at(1), []Event{timerFired(2, 1), raisedPersistent("X", `"b"`), raised("Y", `"gone"`)}},
+	})
+	if got := kinds(history); !reflect.DeepEqual(got, []EventKind{OrchestrationStarted, TimerCreated, ExternalEventPersistent, TimerFired, OrchestrationContinuedAsNew}) {
+		t.Fatalf("history %v", got)
+	}
+	last := results[1]
+	want := &ContinueAsNew{Input: json.RawMessage(`{"round":2}`), Carried: []Event{raisedPersistent("X", `"a"`), raisedPersistent("X", `"b"`)}}
+	if last.Status != StatusContinuedAsNew || !reflect.DeepEqual(last.ContinueAsNew, want) {
+		t.Fatalf("status %s, continue as new %+v", last.Status, last.ContinueAsNew)
+	}
+	if len(last.Dropped) != 1 || last.Dropped[0].Reason != "the execution continued as new" {
+		t.Fatalf("dropped %+v", last.Dropped)
+	}
+}

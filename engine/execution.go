@@ -70,6 +70,19 @@ type TurnResult struct {
 	Err error
 	// Dropped lists messages that were consumed without being applied.
 	Dropped []Dropped
+	// ContinueAsNew is set when the execution continued as new (Status
+	// StatusContinuedAsNew): the caller starts the next execution, in the
+	// same commit, with an OrchestrationStarted of Input followed by the
+	// Carried persistent events as its first messages.
+	ContinueAsNew *ContinueAsNew
+}
+
+// ContinueAsNew is how the next execution of an instance starts.
+type ContinueAsNew struct {
+	Input json.RawMessage
+	// Carried are the persistent events (ExternalEventPersistent messages)
+	// that no wait took, in order per name.
+	Carried []Event
 }
 
 // Dropped is a message the engine consumed without applying, and why.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -36,6 +37,14 @@ func (t *turn) run(messages []Event) error {
 	for t.next < len(messages) {
 		m := messages[t.next]
 		t.next++
+		if x.status == StatusContinuedAsNew && m.Kind == ExternalEventPersistent {
+			t.carry(m.Name, m.Result)
+			continue
+		}
+		if x.status == StatusContinuedAsNew {
+			t.drop(m, "the execution continued as new")
+			continue
+		}
 		if x.status.IsTerminal() {
 			t.drop(m, fmt.Sprintf("the instance is already %s", x.status))
 			continue
@@ -108,14 +117,28 @@ func (t *turn) record(ev Event) {
 		t.res.Activities = append(t.res.Activities, ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input})
 	case TimerCreated:
 		t.res.Timers = append(t.res.Timers, TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
+	case OrchestrationContinuedAsNew:
+		// The persistent events no wait took go on to the next execution.
+		t.res.ContinueAsNew = &ContinueAsNew{Input: ev.Input}
+		for _, name := range slices.Sorted(maps.Keys(t.x.mailbox)) {
+			for _, data := range t.x.mailbox[name] {
+				t.carry(name, data)
+			}
+		}
 	}
+}
+
+// carry hands a persistent event on to the next execution.
+func (t *turn) carry(name string, data []byte) {
+	c := t.res.ContinueAsNew
+	c.Carried = append(c.Carried, Event{Kind: ExternalEventPersistent, Name: name, Result: data})
 }
 
 // flush records every pending command as a new history event. Commands
 // emitted after a terminal one are discarded: the execution has ended.
 func (t *turn) flush() error {
 	x := t.x
-	for len(x.pending) > 0 && !x.status.IsTerminal() {
+	for len(x.pending) > 0 && !x.status.ends() {
 		target, err := t.target(&x.pending[0].cmd)
 		if err != nil {
 			return err
@@ -197,8 +220,11 @@ func (t *turn) bind(i int, replaying bool) error {
 	ev := &t.history[i]
 	if ev.IsTerminal() {
 		x.status, x.result, x.failure = StatusCompleted, ev.Result, ev.Failure
-		if ev.Kind == OrchestrationFailed {
+		switch ev.Kind {
+		case OrchestrationFailed:
 			x.status = StatusFailed
+		case OrchestrationContinuedAsNew:
+			x.status = StatusContinuedAsNew
 		}
 		// History is authoritative about how an execution ended: the host
 		// itself records failures no command asked for (a guest crash).
@@ -260,7 +286,7 @@ func (t *turn) classify(cmd *abi.Command, target int64, i int) NondeterminismCod
 			return ReorderedCommand
 		}
 	}
-	if t.history[i].IsTerminal() && cmd.Kind != abi.CommandComplete && cmd.Kind != abi.CommandFail {
+	if t.history[i].IsTerminal() && cmd.Kind != abi.CommandComplete && cmd.Kind != abi.CommandFail && cmd.Kind != abi.CommandContinueAsNew {
 		return ExtraCommand
 	}
 	return ChangedCommand
@@ -302,7 +328,7 @@ func (t *turn) failInstance(err error) {
 	x := t.x
 	x.broken, x.pending = err, nil
 	t.res.Err = err
-	if x.status.IsTerminal() {
+	if x.status.ends() {
 		return
 	}
 	f := &Failure{Message: err.Error()}

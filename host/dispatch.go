@@ -66,6 +66,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken,
 		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
 		Status: res.Status, Result: res.Result, Failure: res.Failure, Consumed: consumed,
+		ContinueAsNew: res.ContinueAsNew,
 	})
 	if err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
@@ -80,9 +81,14 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if res.Err != nil {
 		h.opts.Logger.Warn("instance failed", "instance", inst.ID, "err", res.Err)
 	}
-	if res.Status.IsTerminal() {
+	switch {
+	case res.ContinueAsNew != nil:
+		// The next execution starts on a fresh guest, with its own seed.
 		l.close(guestCtx)
-	} else {
+		h.orchestrationWork.Notify()
+	case res.Status.IsTerminal():
+		l.close(guestCtx)
+	default:
 		h.cache.put(guestCtx, inst.ID, l)
 	}
 	if len(res.Activities) > 0 {

@@ -174,6 +174,31 @@ func TestPersistentEventFifoOrdering(t *testing.T) {
 	h.finish(t, id, `["first","second"]`)
 }
 
+func TestPersistentEventSurvivesContinueAsNew(t *testing.T) {
+	h := eventsHost(t)
+	id := h.start(t, "ContinueThenWait", `1`)
+	h.until(t, id, "the sleep", has(1, engine.TimerCreated))
+	h.raise(t, id, `"carried"`, true)
+	events := h.finish(t, id, `"carried"`)
+	// The new execution subscribes as it starts; the carried event is its
+	// next message.
+	want := []string{"OrchestrationStarted(ContinueThenWait)", "ExternalSubscribedPersistent(X)", "ExternalEventPersistent(X)", "OrchestrationCompleted"}
+	if got := shape(events); !reflect.DeepEqual(got, want) {
+		t.Fatalf("second execution's history %v\nwant %v", got, want)
+	}
+	if inst := h.wait(t, id); inst.ExecutionID != 2 {
+		t.Fatalf("execution %d, want 2", inst.ExecutionID)
+	}
+	first, err := h.ExecutionHistory(context.Background(), id, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"OrchestrationStarted(ContinueThenWait)", "TimerCreated", "ExternalEventPersistent(X)", "TimerFired", "OrchestrationContinuedAsNew"}
+	if got := shape(first); !reflect.DeepEqual(got, want) {
+		t.Fatalf("first execution's history %v\nwant %v", got, want)
+	}
+}
+
 func TestPersistentAndPositionalAreIndependent(t *testing.T) {
 	h := eventsHost(t)
 	id := h.start(t, "BothLanes", `null`)

@@ -196,7 +196,13 @@ func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
 
 // History returns the history of an instance's current execution.
 func (h *Host) History(ctx context.Context, id string) ([]engine.Event, error) {
-	events, err := h.st.History(ctx, id)
+	return h.ExecutionHistory(ctx, id, 0)
+}
+
+// ExecutionHistory returns the history of one execution of an instance, from
+// 1; 0 means the current one. Executions that continued as new keep theirs.
+func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
+	events, err := h.st.History(ctx, id, execution)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}

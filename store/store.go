@@ -122,6 +122,11 @@ type TurnCommit struct {
 	Failure    *engine.Failure
 	// Consumed are the message IDs the turn used; they are removed.
 	Consumed []int64
+	// ContinueAsNew, when set, ends the execution (after NewEvents) and
+	// starts the next one in the same commit: the instance becomes Pending
+	// with the next ExecutionID, an empty history and, as its messages, an
+	// OrchestrationStarted of Input followed by the Carried events.
+	ContinueAsNew *engine.ContinueAsNew
 }
 
 // Store is what a host needs from storage.
@@ -145,9 +150,9 @@ type Store interface {
 	GetInstance(ctx context.Context, id string) (Instance, error)
 	// ListInstances returns instances, newest first.
 	ListInstances(ctx context.Context) ([]Instance, error)
-	// History returns the history of an instance's current execution, or
-	// ErrNotFound if the instance does not exist.
-	History(ctx context.Context, id string) ([]engine.Event, error)
+	// History returns the history of one execution of an instance (0 means
+	// the current one), or ErrNotFound if the instance does not exist.
+	History(ctx context.Context, id string, execution int64) ([]engine.Event, error)
 
 	// Enqueue adds a message (an engine event, such as a raised
 	// ExternalEvent) for an instance, visible at once. It returns ErrNotFound

@@ -72,6 +72,29 @@ func Call[T any](ctx *Context, name string, input any) (T, error) {
 	return Await[T](ctx.CallActivity(name, input))
 }
 
+// ContinueAsNew returns the error that, returned by the orchestration
+// function, ends this execution and starts a new one of the same
+// orchestration with input (encoded to JSON) and a fresh, empty history. Use
+// it for orchestrations that run forever. Persistent events no wait took yet
+// are carried over to the new execution.
+//
+//	return nil, ctx.ContinueAsNew(next)
+func (c *Context) ContinueAsNew(input any) error {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return fmt.Errorf("durabox: the input to continue as new with does not encode to JSON: %w", err)
+	}
+	return &ContinueAsNewError{input: raw}
+}
+
+// ContinueAsNewError is what ContinueAsNew returns; an orchestration returns
+// it to continue as new.
+type ContinueAsNewError struct{ input []byte }
+
+func (e *ContinueAsNewError) Error() string {
+	return "durabox: the orchestration continues as new with input " + string(e.input)
+}
+
 // Select waits until one of futures resolves and returns its index; if
 // several have resolved already, the first of them in the list wins. The
 // others are cancelled: their operations are cancelled by commands recorded

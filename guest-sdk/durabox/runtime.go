@@ -114,6 +114,11 @@ func (rt *runtime) finish(out []byte, err error, details string) {
 		rt.command(abi.Command{Kind: abi.CommandComplete, Output: out})
 		return
 	}
+	var can *ContinueAsNewError
+	if errors.As(err, &can) {
+		rt.command(abi.Command{Kind: abi.CommandContinueAsNew, Output: can.input})
+		return
+	}
 	var ae *ActivityError
 	if details == "" && errors.As(err, &ae) {
 		details = ae.Details

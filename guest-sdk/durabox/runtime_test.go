@@ -22,6 +22,12 @@ func init() {
 		}
 		return []string{before, ctx.Now().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339)}, nil
 	})
+	RegisterOrchestration("Counter", func(ctx *Context, n int) (int, error) {
+		if n < 3 {
+			return 0, ctx.ContinueAsNew(n + 1)
+		}
+		return n, nil
+	})
 	RegisterOrchestration("Panics", func(ctx *Context, _ any) (any, error) {
 		var m map[string]int
 		m["x"] = 1
@@ -145,7 +151,19 @@ func TestRunActivity(t *testing.T) {
 
 func TestManifestListsRegistrations(t *testing.T) {
 	m := manifest()
-	if !reflect.DeepEqual(m.Orchestrations, []string{"Clock", "Greet", "Panics", "Parallel", "Race"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
+	if !reflect.DeepEqual(m.Orchestrations, []string{"Clock", "Counter", "Greet", "Panics", "Parallel", "Race"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
 		t.Fatalf("manifest %+v", m)
+	}
+}
+
+func TestContinueAsNew(t *testing.T) {
+	got := newRuntime().activate(activation(0, start("Counter", `1`)))
+	want := []abi.Command{{Kind: abi.CommandContinueAsNew, Seq: 1, Output: []byte(`2`)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v", got)
+	}
+	got = newRuntime().activate(activation(0, start("Counter", `3`)))
+	if len(got) != 1 || got[0].Kind != abi.CommandComplete || string(got[0].Output) != `3` {
+		t.Fatalf("got %+v", got)
 	}
 }

@@ -12,7 +12,6 @@ import (
 )
 
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
-	started, _ := json.Marshal(engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input})
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
@@ -32,7 +31,7 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	if inserted == 0 {
 		return fmt.Errorf("sqlite: instance %q: %w", n.ID, store.ErrInstanceExists)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) VALUES (?, ?, 0)`, n.ID, started); err != nil {
+	if err := enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}); err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -98,12 +97,15 @@ func (s *Store) ListInstances(ctx context.Context) ([]store.Instance, error) {
 	return out, rows.Err()
 }
 
-func (s *Store) History(ctx context.Context, id string) ([]engine.Event, error) {
+func (s *Store) History(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
 	inst, err := s.GetInstance(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return history(ctx, s.db, id, inst.ExecutionID)
+	if execution == 0 {
+		execution = inst.ExecutionID
+	}
+	return history(ctx, s.db, id, execution)
 }
 
 func history(ctx context.Context, q querier, id string, execution int64) ([]engine.Event, error) {
@@ -125,6 +127,16 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 		out = append(out, ev)
 	}
 	return out, rows.Err()
+}
+
+// enqueue adds a message, visible at once.
+func enqueue(ctx context.Context, tx *sql.Tx, instanceID string, ev engine.Event) error {
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) VALUES (?, ?, 0)`, instanceID, payload)
+	return err
 }
 
 func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event) error {

@@ -122,7 +122,7 @@ func TestCreateInstance(t *testing.T) {
 	if _, err := s.GetInstance(ctx, "nope"); err == nil || err.Error() != `sqlite: instance "nope" not found` {
 		t.Fatalf("GetInstance(nope) err = %v", err)
 	}
-	if _, err := s.History(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.History(ctx, "nope", 0); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("History(nope) err = %v", err)
 	}
 }
@@ -150,7 +150,7 @@ func TestTurnCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	history, err := s.History(ctx, "i1")
+	history, err := s.History(ctx, "i1", 0)
 	if err != nil || len(history) != 3 || history[1].Name != "SayHello" || !history[0].Time.Equal(started.Time) {
 		t.Fatalf("history %+v, %v", history, err)
 	}
@@ -201,7 +201,7 @@ func TestCommitIsAllOrNothing(t *testing.T) {
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("err = %v, want %s", err, tt.want)
 			}
-			if h, _ := s.History(ctx, "i1"); len(h) != 0 {
+			if h, _ := s.History(ctx, "i1", 0); len(h) != 0 {
 				t.Errorf("history written: %+v", h)
 			}
 			if w, _ := s.LockNextActivity(ctx, t0, time.Minute); w != nil {
@@ -438,5 +438,35 @@ func TestEnqueue(t *testing.T) {
 	item, _ := s.LockNextInstance(ctx, t0, time.Minute)
 	if item == nil || len(item.Messages) != 2 || !reflect.DeepEqual(item.Messages[1].Event, ev) {
 		t.Fatalf("messages %+v", item)
+	}
+}
+
+func TestContinueAsNew(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	item, _ := s.LockNextInstance(ctx, t0, time.Minute)
+	carried := engine.Event{Kind: engine.ExternalEventPersistent, Name: "X", Result: json.RawMessage(`"kept"`)}
+	err := s.CommitTurn(ctx, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+		NewEvents: []engine.Event{event(1, engine.OrchestrationStarted), event(2, engine.OrchestrationContinuedAsNew)},
+		Status:    engine.StatusContinuedAsNew, Consumed: []int64{item.Messages[0].ID},
+		ContinueAsNew: &engine.ContinueAsNew{Input: json.RawMessage(`2`), Carried: []engine.Event{carried}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := s.GetInstance(ctx, "i1")
+	if inst.ExecutionID != 2 || inst.Status != engine.StatusPending || string(inst.Input) != `2` {
+		t.Fatalf("instance %+v", inst)
+	}
+	if h, _ := s.History(ctx, "i1", 0); len(h) != 0 {
+		t.Fatalf("the new execution has history %+v", h)
+	}
+	if h, _ := s.History(ctx, "i1", 1); len(h) != 2 || h[1].Kind != engine.OrchestrationContinuedAsNew {
+		t.Fatalf("the first execution's history %+v", h)
+	}
+	next, _ := s.LockNextInstance(ctx, t0, time.Minute)
+	want := []engine.Event{{Kind: engine.OrchestrationStarted, Name: "Greeting", InstanceID: "i1", Input: json.RawMessage(`2`)}, carried}
+	if next == nil || len(next.History) != 0 || len(next.Messages) != 2 || !reflect.DeepEqual([]engine.Event{next.Messages[0].Event, next.Messages[1].Event}, want) {
+		t.Fatalf("next execution's work %+v", next)
 	}
 }

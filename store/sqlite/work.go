@@ -104,9 +104,9 @@ func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 	var token sql.NullString
 	var lastID int64
-	var moduleHash string
-	err := tx.QueryRowContext(ctx, `SELECT lock_token, last_event_id, module_hash FROM instances WHERE id = ?`, c.InstanceID).
-		Scan(&token, &lastID, &moduleHash)
+	var moduleHash, name string
+	err := tx.QueryRowContext(ctx, `SELECT lock_token, last_event_id, module_hash, name FROM instances WHERE id = ?`, c.InstanceID).
+		Scan(&token, &lastID, &moduleHash, &name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("sqlite: instance %q %w", c.InstanceID, store.ErrNotFound)
 	}
@@ -148,12 +148,34 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 			return fmt.Errorf("sqlite: commit turn of %q: consume message %d: %w", c.InstanceID, id, err)
 		}
 	}
+	if can := c.ContinueAsNew; can != nil {
+		return continueAsNew(ctx, tx, c.InstanceID, name, can)
+	}
 	_, err = tx.ExecContext(ctx, `
 		UPDATE instances SET status = ?, result = ?, failure = ?, updated_at = ?, last_event_id = ?, lock_token = NULL, locked_until = 0
 		WHERE id = ?`,
 		string(c.Status), nullIfEmpty(c.Result), encodeFailure(c.Failure), nanos(time.Now()), lastID+int64(len(c.NewEvents)), c.InstanceID)
 	if err != nil {
 		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
+	}
+	return nil
+}
+
+// continueAsNew starts an instance's next execution.
+func continueAsNew(ctx context.Context, tx *sql.Tx, id, name string, can *engine.ContinueAsNew) error {
+	_, err := tx.ExecContext(ctx, `
+		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
+			updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0
+		WHERE id = ?`,
+		string(engine.StatusPending), nullIfEmpty(can.Input), nanos(time.Now()), id)
+	if err != nil {
+		return fmt.Errorf("sqlite: continue %q as new: %w", id, err)
+	}
+	messages := append([]engine.Event{{Kind: engine.OrchestrationStarted, Name: name, InstanceID: id, Input: can.Input}}, can.Carried...)
+	for _, m := range messages {
+		if err := enqueue(ctx, tx, id, m); err != nil {
+			return fmt.Errorf("sqlite: continue %q as new: %w", id, err)
+		}
 	}
 	return nil
 }

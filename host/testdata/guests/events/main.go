@@ -75,6 +75,17 @@ func init() {
 	durabox.RegisterOrchestration("RaceSleepWaitPersistent", raceSleepWait(persistent))
 	durabox.RegisterOrchestration("Wait", sleepThenWait(positional))
 	durabox.RegisterOrchestration("WaitPersistent", sleepThenWait(persistent))
+	durabox.RegisterOrchestration("ContinueThenWait", func(ctx *durabox.Context, round int) (string, error) {
+		if round == 1 {
+			// The first execution sleeps (a persistent event arrives
+			// meanwhile, unclaimed), then continues as new.
+			if err := ctx.Sleep(500 * time.Millisecond); err != nil {
+				return "", err
+			}
+			return "", ctx.ContinueAsNew(2)
+		}
+		return durabox.Await[string](ctx.WaitEventPersistent("X"))
+	})
 	durabox.RegisterOrchestration("BothLanes", func(ctx *durabox.Context, _ any) ([]string, error) {
 		return durabox.All[string](ctx.WaitEvent("X"), ctx.WaitEventPersistent("X"))
 	})
