@@ -227,6 +227,8 @@ func EncodeActivationResult(r *ActivationResult) []byte {
 				e.message(7, func(e *encoder) { encodeFailure(e, c.Failure) })
 			}
 			e.uint(8, c.Target)
+			e.string(9, c.InstanceID)
+			e.bool(10, c.Detached)
 		})
 	}
 	return e.buf
@@ -273,6 +275,10 @@ func decodeCommand(b []byte) (Command, error) {
 			c.Failure, err = decodeFailure(raw)
 		case 8:
 			c.Target = v
+		case 9:
+			c.InstanceID = string(raw)
+		case 10:
+			c.Detached = v != 0
 		}
 		return err
 	})

@@ -20,6 +20,7 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: CommandFail, Seq: 4, Failure: &Failure{Message: "boom", Details: "stack"}},
 		{Kind: CommandCancelTimer, Seq: 5, Target: 2},
 		{Kind: CommandCancelActivity, Seq: 6, Target: 1},
+		{Kind: CommandStartChild, Seq: 7, Name: "Child", Input: []byte(`1`), InstanceID: "kid", Detached: true},
 	}}
 	m := &Manifest{SDK: "durabox-go/0.1", Orchestrations: []string{"A", "B"}, Activities: []string{"C"}}
 	req := &ActivityRequest{Name: "SayHello", Input: []byte(`"x"`), InstanceID: "i", Attempt: 3}

@@ -16,6 +16,9 @@ const (
 	// JobResolveEvent resolves the future of command Seq (a WaitEvent or
 	// WaitEventPersistent) with the event's data in Result.
 	JobResolveEvent JobKind = 4
+	// JobResolveChild resolves the future of command Seq (a StartChild)
+	// with the child's Result, or with Failure if it is set.
+	JobResolveChild JobKind = 5
 )
 
 // Activation is one step of the host driving a guest: the jobs to apply, in
@@ -81,6 +84,13 @@ const (
 	// CommandContinueAsNew ends the execution and starts a new one of the
 	// same orchestration with Output as its input.
 	CommandContinueAsNew CommandKind = 10
+	// CommandStartChild starts the orchestration Name with Input as a child
+	// instance (InstanceID, or one the host derives when empty). Unless
+	// Detached, the child's result resolves the command's future.
+	CommandStartChild CommandKind = 11
+	// CommandCancelChild requests the cancellation of the child started by
+	// command Target: its result, if it comes, is ignored.
+	CommandCancelChild CommandKind = 12
 )
 
 // Command is one decision the guest's orchestration code made. Commands that
@@ -102,6 +112,11 @@ type Command struct {
 	Failure *Failure
 	// Target is the sequence number of the command a cancel command cancels.
 	Target uint64
+	// InstanceID is the child's instance id (CommandStartChild); empty lets
+	// the host derive one.
+	InstanceID string
+	// Detached starts a child nobody waits for (CommandStartChild).
+	Detached bool
 }
 
 // ActivationResult is what the guest returns from an activation.

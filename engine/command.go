@@ -42,6 +42,14 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("CancelWait(command %d)", c.Target)
 	case abi.CommandContinueAsNew:
 		return fmt.Sprintf("ContinueAsNew(%s)", orNull(c.Output))
+	case abi.CommandStartChild:
+		kind := "StartChild"
+		if c.Detached {
+			kind = "StartDetachedChild"
+		}
+		return fmt.Sprintf("%s(%q, %q, %s)", kind, c.Name, c.InstanceID, orNull(c.Input))
+	case abi.CommandCancelChild:
+		return fmt.Sprintf("CancelChild(command %d)", c.Target)
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
@@ -74,6 +82,13 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.ScheduleID = ExternalSubscribedCancelled, target
 	case abi.CommandContinueAsNew:
 		ev.Kind, ev.Input = OrchestrationContinuedAsNew, c.Output
+	case abi.CommandStartChild:
+		ev.Kind, ev.Name, ev.Input, ev.InstanceID = SubOrchestrationScheduled, c.Name, c.Input, c.InstanceID
+		if c.Detached {
+			ev.Kind = OrchestrationChained
+		}
+	case abi.CommandCancelChild:
+		ev.Kind, ev.ScheduleID = SubOrchestrationCancelRequested, target
 	}
 	return ev
 }
@@ -103,13 +118,22 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 		return c.Kind == abi.CommandFail
 	case OrchestrationContinuedAsNew:
 		return c.Kind == abi.CommandContinueAsNew && bytes.Equal(c.Output, ev.Input)
+	case SubOrchestrationScheduled, OrchestrationChained:
+		return c.Kind == abi.CommandStartChild && c.Detached == (ev.Kind == OrchestrationChained) &&
+			c.Name == ev.Name && bytes.Equal(c.Input, ev.Input) && (c.InstanceID == "" || c.InstanceID == ev.InstanceID)
+	case SubOrchestrationCancelRequested:
+		return c.Kind == abi.CommandCancelChild && target == ev.ScheduleID
 	}
 	return false
 }
 
 // isCancel reports whether a command cancels another.
 func isCancel(c *abi.Command) bool {
-	return c.Kind == abi.CommandCancelTimer || c.Kind == abi.CommandCancelActivity || c.Kind == abi.CommandCancelWait
+	switch c.Kind {
+	case abi.CommandCancelTimer, abi.CommandCancelActivity, abi.CommandCancelWait, abi.CommandCancelChild:
+		return true
+	}
+	return false
 }
 
 // cancellable returns the schedule event kinds a cancel command may name.
@@ -119,6 +143,8 @@ func cancellable(c *abi.Command) []EventKind {
 		return []EventKind{TimerCreated}
 	case abi.CommandCancelActivity:
 		return []EventKind{ActivityScheduled}
+	case abi.CommandCancelChild:
+		return []EventKind{SubOrchestrationScheduled}
 	}
 	return []EventKind{ExternalSubscribed, ExternalSubscribedPersistent}
 }

@@ -46,6 +46,20 @@ const (
 	// data Result. It goes to the oldest active persistent wait of that name,
 	// now or when one appears.
 	ExternalEventPersistent EventKind = "ExternalEventPersistent"
+	// SubOrchestrationScheduled records a StartChild command: the child
+	// instance InstanceID of orchestration Name, with Input.
+	SubOrchestrationScheduled EventKind = "SubOrchestrationScheduled"
+	// SubOrchestrationCompleted records the child's Result; ScheduleID names
+	// its SubOrchestrationScheduled event.
+	SubOrchestrationCompleted EventKind = "SubOrchestrationCompleted"
+	// SubOrchestrationFailed records the child's Failure.
+	SubOrchestrationFailed EventKind = "SubOrchestrationFailed"
+	// SubOrchestrationCancelRequested records a CancelChild command: the
+	// result of the child of ScheduleID, if it still comes, is dropped.
+	SubOrchestrationCancelRequested EventKind = "SubOrchestrationCancelRequested"
+	// OrchestrationChained records a detached StartChild command: the
+	// instance InstanceID of Name starts, and nobody waits for it.
+	OrchestrationChained EventKind = "OrchestrationChained"
 	// OrchestrationCompleted ends the execution with Result.
 	OrchestrationCompleted EventKind = "OrchestrationCompleted"
 	// OrchestrationFailed ends the execution with Failure.
@@ -102,6 +116,7 @@ func (e *Event) isSchedule() bool {
 	switch e.Kind {
 	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
 		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
+		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained,
 		OrchestrationCompleted, OrchestrationFailed, OrchestrationContinuedAsNew:
 		return true
 	}
@@ -129,8 +144,14 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(event %d, %q)", e.Kind, e.ScheduleID, e.Failure.Message)
 	case TimerCreated:
 		return fmt.Sprintf("%s(%s)", e.Kind, e.FireAt.UTC().Format(time.RFC3339Nano))
-	case TimerFired, TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled:
+	case TimerFired, TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled, SubOrchestrationCancelRequested:
 		return fmt.Sprintf("%s(event %d)", e.Kind, e.ScheduleID)
+	case SubOrchestrationScheduled, OrchestrationChained:
+		return fmt.Sprintf("%s(%q, %q, %s)", e.Kind, e.Name, e.InstanceID, orNull(e.Input))
+	case SubOrchestrationCompleted:
+		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, orNull(e.Result))
+	case SubOrchestrationFailed:
+		return fmt.Sprintf("%s(event %d, %q)", e.Kind, e.ScheduleID, e.Failure.Message)
 	case ExternalSubscribed, ExternalSubscribedPersistent:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Name)
 	case ExternalEvent:

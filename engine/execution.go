@@ -28,6 +28,18 @@ type ActivityTask struct {
 	Input      json.RawMessage
 }
 
+// ChildTask is a child instance the caller must start, in the same commit,
+// on the module that registers Name (preferring the parent's). Unless
+// Detached, its end comes back as a SubOrchestrationCompleted or
+// SubOrchestrationFailed message naming ScheduleID.
+type ChildTask struct {
+	ScheduleID int64
+	InstanceID string
+	Name       string
+	Input      json.RawMessage
+	Detached   bool
+}
+
 // TimerTask is a timer the caller must fire, as a TimerFired message naming
 // ScheduleID, once FireAt has passed.
 type TimerTask struct {
@@ -59,6 +71,7 @@ type TurnResult struct {
 	NewEvents  []Event
 	Activities []ActivityTask
 	Timers     []TimerTask
+	Children   []ChildTask
 	// Status is the instance's status after the turn.
 	Status Status
 	// Result is the orchestration's output once Status is Completed.
@@ -111,6 +124,9 @@ const MaxPersistentEvents = 20
 // An Execution is not safe for concurrent use.
 type Execution struct {
 	guest Guest
+	// instanceID comes from OrchestrationStarted; children without an id of
+	// their own are named after it.
+	instanceID string
 	// applied counts the history events applied so far; lastID is the ID of
 	// the last one.
 	applied int

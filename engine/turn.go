@@ -86,7 +86,7 @@ func (t *turn) admit(m *Event) string {
 			return fmt.Sprintf("the execution already took %d persistent events, the limit; persistent event %q is dropped", MaxPersistentEvents, m.Name)
 		}
 		return ""
-	case ActivityCompleted, ActivityFailed, TimerFired:
+	case ActivityCompleted, ActivityFailed, TimerFired, SubOrchestrationCompleted, SubOrchestrationFailed:
 		if x.cancelled[m.ScheduleID] {
 			return fmt.Sprintf("event %d was cancelled", m.ScheduleID)
 		}
@@ -110,6 +110,9 @@ func (t *turn) drop(m Event, reason string) {
 // output.
 func (t *turn) record(ev Event) {
 	ev.ID, ev.Time = int64(len(t.history))+1, t.now
+	if (ev.Kind == SubOrchestrationScheduled || ev.Kind == OrchestrationChained) && ev.InstanceID == "" {
+		ev.InstanceID = fmt.Sprintf("%s:%d", t.x.instanceID, ev.ID)
+	}
 	t.history = append(t.history, ev)
 	t.res.NewEvents = append(t.res.NewEvents, ev)
 	switch ev.Kind {
@@ -117,6 +120,8 @@ func (t *turn) record(ev Event) {
 		t.res.Activities = append(t.res.Activities, ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input})
 	case TimerCreated:
 		t.res.Timers = append(t.res.Timers, TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
+	case SubOrchestrationScheduled, OrchestrationChained:
+		t.res.Children = append(t.res.Children, ChildTask{ScheduleID: ev.ID, InstanceID: ev.InstanceID, Name: ev.Name, Input: ev.Input, Detached: ev.Kind == OrchestrationChained})
 	case OrchestrationContinuedAsNew:
 		// The persistent events no wait took go on to the next execution.
 		t.res.ContinueAsNew = &ContinueAsNew{Input: ev.Input}
@@ -167,7 +172,7 @@ func (t *turn) applyNext() error {
 		if i != 0 {
 			return fmt.Errorf("engine: history is corrupt: event %d is a second OrchestrationStarted", ev.ID)
 		}
-		x.status = StatusRunning
+		x.status, x.instanceID = StatusRunning, ev.InstanceID
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
 	case ev.isSchedule():
 		return t.bind(i, replaying)
@@ -193,6 +198,10 @@ func (t *turn) applyNext() error {
 		job = abi.Job{Kind: abi.JobFireTimer, Seq: o.seq}
 	case ExternalEvent:
 		job.Kind = abi.JobResolveEvent
+	case SubOrchestrationCompleted:
+		job.Kind = abi.JobResolveChild
+	case SubOrchestrationFailed:
+		job = abi.Job{Kind: abi.JobResolveChild, Seq: o.seq, Failure: failureTo(ev.Failure)}
 	}
 	return t.activate(ev, replaying, job)
 }
@@ -245,7 +254,7 @@ func (t *turn) bind(i int, replaying bool) error {
 	}
 	x.pending = x.pending[1:]
 	switch ev.Kind {
-	case ActivityScheduled, TimerCreated, ExternalSubscribed, ExternalSubscribedPersistent:
+	case ActivityScheduled, TimerCreated, ExternalSubscribed, ExternalSubscribedPersistent, SubOrchestrationScheduled:
 		x.open[ev.ID] = open{seq: cmd.Seq, kind: ev.Kind, name: ev.Name}
 		x.scheduled[cmd.Seq] = ev.ID
 		switch ev.Kind {
@@ -255,7 +264,7 @@ func (t *turn) bind(i int, replaying bool) error {
 			x.persistentWaits[ev.Name] = append(x.persistentWaits[ev.Name], ev.ID)
 			return t.deliverPersistent(ev, replaying)
 		}
-	case TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled:
+	case TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled, SubOrchestrationCancelRequested:
 		if o := x.open[ev.ScheduleID]; o.kind == ExternalSubscribedPersistent {
 			x.persistentWaits[o.name] = slices.DeleteFunc(x.persistentWaits[o.name], func(id int64) bool { return id == ev.ScheduleID })
 		}
@@ -344,6 +353,8 @@ func scheduleKindOf(k EventKind) EventKind {
 		return TimerCreated
 	case ExternalEvent:
 		return ExternalSubscribed
+	case SubOrchestrationCompleted, SubOrchestrationFailed:
+		return SubOrchestrationScheduled
 	}
 	return ActivityScheduled
 }
