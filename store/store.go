@@ -76,6 +76,19 @@ type NewInstance struct {
 	Now        time.Time
 }
 
+// NewChild describes a child instance to create.
+type NewChild struct {
+	ID, Name string
+	// ModuleHash is the module to run it on; empty when no deployed module
+	// registers Name.
+	ModuleHash string
+	Input      json.RawMessage
+	// ScheduleID is the parent's SubOrchestrationScheduled (or
+	// OrchestrationChained) event.
+	ScheduleID int64
+	Detached   bool
+}
+
 // Message is a message waiting for an instance: an engine event whose ID and
 // Time the engine has not assigned yet.
 type Message struct {
@@ -122,6 +135,12 @@ type TurnCommit struct {
 	Failure    *engine.Failure
 	// Consumed are the message IDs the turn used; they are removed.
 	Consumed []int64
+	// Children are instances to create with the turn. A child that is not
+	// Detached reports its end to this instance as a
+	// SubOrchestrationCompleted or SubOrchestrationFailed message naming its
+	// ScheduleID. A child that cannot start (no module, id taken) fails at
+	// once, reported the same way.
+	Children []NewChild
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
 	// with the next ExecutionID, an empty history and, as its messages, an

@@ -9,12 +9,15 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
 	// Version 2: environment variables per deployed module.
 	1: `ALTER TABLE modules ADD COLUMN env TEXT NOT NULL DEFAULT '[]';`,
+	// Version 3: the parent of a child instance, and the parent's event that
+	// waits for it.
+	2: `ALTER TABLE instances ADD COLUMN parent_id TEXT; ALTER TABLE instances ADD COLUMN parent_schedule_id INTEGER;`,
 }
 
 const schema = `
@@ -44,7 +47,9 @@ CREATE TABLE instances (
 	updated_at    INTEGER NOT NULL,
 	last_event_id INTEGER NOT NULL DEFAULT 0,
 	lock_token    TEXT,
-	locked_until  INTEGER NOT NULL DEFAULT 0
+	locked_until  INTEGER NOT NULL DEFAULT 0,
+	parent_id          TEXT,
+	parent_schedule_id INTEGER
 );
 CREATE INDEX instances_created ON instances(created_at);
 CREATE TABLE history (

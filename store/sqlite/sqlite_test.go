@@ -394,8 +394,10 @@ func TestMigratesVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	withInstance(t, s)
-	// Make it a version-1 database: modules had no env column then.
-	if _, err := s.db.Exec(`ALTER TABLE modules DROP COLUMN env; PRAGMA user_version = 1;`); err != nil {
+	// Make it a version-1 database: modules had no env column then, and
+	// instances no parent.
+	if _, err := s.db.Exec(`ALTER TABLE modules DROP COLUMN env; ALTER TABLE instances DROP COLUMN parent_id;
+		ALTER TABLE instances DROP COLUMN parent_schedule_id; PRAGMA user_version = 1;`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -468,5 +470,48 @@ func TestContinueAsNew(t *testing.T) {
 	want := []engine.Event{{Kind: engine.OrchestrationStarted, Name: "Greeting", InstanceID: "i1", Input: json.RawMessage(`2`)}, carried}
 	if next == nil || len(next.History) != 0 || len(next.Messages) != 2 || !reflect.DeepEqual([]engine.Event{next.Messages[0].Event, next.Messages[1].Event}, want) {
 		t.Fatalf("next execution's work %+v", next)
+	}
+}
+
+func TestChildren(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	item, _ := s.LockNextInstance(ctx, t0, time.Minute)
+	err := s.CommitTurn(ctx, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+		NewEvents: []engine.Event{event(1, engine.OrchestrationStarted), event(2, engine.SubOrchestrationScheduled), event(3, engine.SubOrchestrationScheduled), event(4, engine.OrchestrationChained)},
+		Status:    engine.StatusRunning, Consumed: []int64{item.Messages[0].ID},
+		Children: []store.NewChild{
+			{ID: "i1:2", Name: "Greeting", ModuleHash: "h1", Input: json.RawMessage(`"kid"`), ScheduleID: 2},
+			{ID: "i1:3", Name: "Nope", ScheduleID: 3},
+			{ID: "i1:4", Name: "Greeting", ModuleHash: "h1", ScheduleID: 4, Detached: true},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child with no module fails at once, reported to the parent.
+	parent, _ := s.LockNextInstance(ctx, t0, time.Minute)
+	if parent == nil || parent.Instance.ID != "i1" || len(parent.Messages) != 1 || parent.Messages[0].Event.Kind != engine.SubOrchestrationFailed ||
+		parent.Messages[0].Event.Failure.Message != `child orchestration "Nope" could not start: no deployed module registers orchestration "Nope"` {
+		t.Fatalf("parent's work %+v", parent)
+	}
+	// The attached child reports its result to the parent when it ends; the
+	// detached one reports nothing.
+	for _, id := range []string{"i1:2", "i1:4"} {
+		kid, _ := s.LockNextInstance(ctx, t0, time.Minute)
+		if kid == nil || kid.Instance.ID != id {
+			t.Fatalf("want work for %s, got %+v", id, kid)
+		}
+		if err := s.CommitTurn(ctx, store.TurnCommit{InstanceID: id, ExecutionID: 1, LockToken: kid.LockToken,
+			NewEvents: []engine.Event{event(1, engine.OrchestrationStarted), event(2, engine.OrchestrationCompleted)},
+			Status:    engine.StatusCompleted, Result: json.RawMessage(`"done"`), Consumed: []int64{kid.Messages[0].ID}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.AbandonInstance(ctx, "i1", parent.LockToken)
+	parent, _ = s.LockNextInstance(ctx, t0, time.Minute)
+	want := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: 2, Result: json.RawMessage(`"done"`)}
+	if parent == nil || len(parent.Messages) != 2 || !reflect.DeepEqual(parent.Messages[1].Event, want) {
+		t.Fatalf("parent's work %+v", parent)
 	}
 }

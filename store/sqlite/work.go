@@ -102,11 +102,12 @@ func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 }
 
 func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
-	var token sql.NullString
+	var token, parent sql.NullString
+	var parentSchedule sql.NullInt64
 	var lastID int64
 	var moduleHash, name string
-	err := tx.QueryRowContext(ctx, `SELECT lock_token, last_event_id, module_hash, name FROM instances WHERE id = ?`, c.InstanceID).
-		Scan(&token, &lastID, &moduleHash, &name)
+	err := tx.QueryRowContext(ctx, `SELECT lock_token, last_event_id, module_hash, name, parent_id, parent_schedule_id FROM instances WHERE id = ?`, c.InstanceID).
+		Scan(&token, &lastID, &moduleHash, &name, &parent, &parentSchedule)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("sqlite: instance %q %w", c.InstanceID, store.ErrNotFound)
 	}
@@ -148,8 +149,22 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 			return fmt.Errorf("sqlite: commit turn of %q: consume message %d: %w", c.InstanceID, id, err)
 		}
 	}
+	for _, child := range c.Children {
+		if err := startChild(ctx, tx, c.InstanceID, child); err != nil {
+			return fmt.Errorf("sqlite: commit turn of %q: child %q: %w", c.InstanceID, child.ID, err)
+		}
+	}
 	if can := c.ContinueAsNew; can != nil {
 		return continueAsNew(ctx, tx, c.InstanceID, name, can)
+	}
+	if c.Status.IsTerminal() && parent.Valid && parentSchedule.Valid {
+		report := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: parentSchedule.Int64, Result: c.Result}
+		if c.Status == engine.StatusFailed {
+			report = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: parentSchedule.Int64, Failure: c.Failure}
+		}
+		if err := enqueue(ctx, tx, parent.String, report); err != nil {
+			return fmt.Errorf("sqlite: commit turn of %q: report to parent %q: %w", c.InstanceID, parent.String, err)
+		}
 	}
 	_, err = tx.ExecContext(ctx, `
 		UPDATE instances SET status = ?, result = ?, failure = ?, updated_at = ?, last_event_id = ?, lock_token = NULL, locked_until = 0
@@ -159,6 +174,35 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
 	}
 	return nil
+}
+
+// startChild creates a child instance, or, when it cannot start, reports
+// the failure to its parent at once.
+func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild) error {
+	var schedule any
+	if !c.Detached {
+		schedule = c.ScheduleID
+	}
+	reason := fmt.Sprintf("no deployed module registers orchestration %q", c.Name)
+	if c.ModuleHash != "" {
+		now := nanos(time.Now())
+		res, err := tx.ExecContext(ctx, `
+			INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
+			VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			c.ID, c.Name, c.ModuleHash, string(engine.StatusPending), nullIfEmpty(c.Input), now, now, parent, schedule)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return enqueue(ctx, tx, c.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: c.Name, InstanceID: c.ID, Input: c.Input})
+		}
+		reason = fmt.Sprintf("instance id %q is already taken", c.ID)
+	}
+	if c.Detached {
+		return nil
+	}
+	return enqueue(ctx, tx, parent, engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: c.ScheduleID,
+		Failure: &engine.Failure{Message: fmt.Sprintf("child orchestration %q could not start: %s", c.Name, reason)}})
 }
 
 // continueAsNew starts an instance's next execution.
