@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
@@ -62,11 +63,18 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.abandon(ctx, inst.ID, item.LockToken)
 		return
 	}
+	children, err := h.children(ctx, inst.ModuleHash, res.Children)
+	if err != nil {
+		l.close(guestCtx)
+		h.opts.Logger.Error("turn not committed; it will run again", "instance", inst.ID, "err", err)
+		h.abandon(ctx, inst.ID, item.LockToken)
+		return
+	}
 	err = h.st.CommitTurn(ctx, store.TurnCommit{
 		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken,
 		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
 		Status: res.Status, Result: res.Result, Failure: res.Failure, Consumed: consumed,
-		ContinueAsNew: res.ContinueAsNew,
+		ContinueAsNew: res.ContinueAsNew, Children: children,
 	})
 	if err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
@@ -94,10 +102,39 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
 	}
-	if len(res.Timers) > 0 {
+	if len(res.Timers) > 0 || len(children) > 0 || res.Status.IsTerminal() {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.Notify()
+}
+
+// children chooses the module of each child: the parent's if it registers
+// the child's orchestration (so a parent and its children stay one
+// version), else the newest module that does, else none (the child then
+// fails to start).
+func (h *Host) children(ctx context.Context, parentHash string, tasks []engine.ChildTask) ([]store.NewChild, error) {
+	if len(tasks) == 0 {
+		return nil, nil
+	}
+	parent, err := h.reg.module(ctx, parentHash)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.NewChild
+	for _, c := range tasks {
+		hash := parentHash
+		if !slices.Contains(parent.orchestrations, c.Name) {
+			hash, err = h.st.ModuleFor(ctx, c.Name)
+			if errors.Is(err, store.ErrNotFound) {
+				hash, err = "", nil
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, store.NewChild{ID: c.InstanceID, Name: c.Name, ModuleHash: hash, Input: c.Input, ScheduleID: c.ScheduleID, Detached: c.Detached})
+	}
+	return out, nil
 }
 
 func (h *Host) abandon(ctx context.Context, id, token string) {

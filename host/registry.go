@@ -25,10 +25,12 @@ type registry struct {
 	compiled map[string]*module
 }
 
-// module is a compiled module and the environment its activities see.
+// module is a compiled module, the environment its activities see, and the
+// orchestrations it registers.
 type module struct {
 	sandbox.Module
-	env []string
+	env            []string
+	orchestrations []string
 }
 
 func newRegistry(rt sandbox.Runtime, st store.Store) *registry {
@@ -130,7 +132,7 @@ func (r *registry) deploy(ctx context.Context, wasm []byte, env []string) (store
 		mod.Close(ctx)
 		return store.ModuleInfo{}, fmt.Errorf("host: store module: %w", err)
 	}
-	r.keep(ctx, hash, &module{Module: mod, env: env})
+	r.keep(ctx, hash, &module{Module: mod, env: env, orchestrations: m.Orchestrations})
 	return store.ModuleInfo{Hash: hash, Orchestrations: m.Orchestrations, Activities: m.Activities, Env: env}, nil
 }
 
@@ -165,7 +167,7 @@ func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host: compile module %s: %w", short(hash), err)
 	}
-	return r.keep(ctx, hash, &module{Module: mod, env: sm.Env}), nil
+	return r.keep(ctx, hash, &module{Module: mod, env: sm.Env, orchestrations: sm.Orchestrations}), nil
 }
 
 func (r *registry) close(ctx context.Context) {

@@ -62,6 +62,41 @@ func (c *Context) WaitEventPersistent(name string) *Future {
 	return c.rt.command(abi.Command{Kind: abi.CommandWaitEventPersistent, Name: name})
 }
 
+// CallChild starts the orchestration name with input as a child instance
+// and returns a future for its result. The child's id is derived from this
+// instance's id and the step that started it ("PARENT:7"), unless id is
+// given. A child that fails resolves the future with a *ChildError.
+func (c *Context) CallChild(name string, input any, id ...string) *Future {
+	return c.startChild(name, input, false, id)
+}
+
+// StartDetached starts the orchestration name with input as an instance
+// nobody waits for (fire and forget), and returns at once. Its id is
+// derived as for CallChild unless id is given.
+func (c *Context) StartDetached(name string, input any, id ...string) error {
+	return c.startChild(name, input, true, id).err
+}
+
+func (c *Context) startChild(name string, input any, detached bool, id []string) *Future {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		f := &Future{rt: c.rt}
+		f.settle(nil, fmt.Errorf("durabox: input of orchestration %q does not encode to JSON: %w", name, err))
+		return f
+	}
+	cmd := abi.Command{Kind: abi.CommandStartChild, Name: name, Input: raw, Detached: detached}
+	if len(id) > 0 {
+		cmd.InstanceID = id[0]
+	}
+	return c.rt.command(cmd)
+}
+
+// Child calls the child orchestration name with input and waits for its
+// result, decoded as T.
+func Child[T any](ctx *Context, name string, input any) (T, error) {
+	return Await[T](ctx.CallChild(name, input))
+}
+
 // Sleep blocks the orchestration for d, durably: the host keeps the timer
 // across restarts.
 func (c *Context) Sleep(d time.Duration) error { return c.NewTimer(d).Get(nil) }

@@ -22,8 +22,8 @@ type Future struct {
 	// for a future resolved at once).
 	seq  uint64
 	kind abi.CommandKind
-	// activity is the activity's name, for futures of activity calls.
-	activity string
+	// name is the activity's or the child orchestration's name.
+	name string
 	resolved bool
 	result   []byte
 	err      error
@@ -76,11 +76,14 @@ func All[T any](futures ...*Future) ([]T, error) {
 }
 
 func (f *Future) resolve(result []byte, failure *abi.Failure) {
-	if failure != nil {
-		f.settle(result, &ActivityError{Activity: f.activity, Message: failure.Message, Details: failure.Details})
-		return
+	switch {
+	case failure == nil:
+		f.settle(result, nil)
+	case f.kind == abi.CommandStartChild:
+		f.settle(result, &ChildError{Orchestration: f.name, Message: failure.Message, Details: failure.Details})
+	default:
+		f.settle(result, &ActivityError{Activity: f.name, Message: failure.Message, Details: failure.Details})
 	}
-	f.settle(result, nil)
 }
 
 // settle resolves the future and wakes the units parked on it.
@@ -106,6 +109,8 @@ func (f *Future) cancel() {
 		kind = abi.CommandCancelActivity
 	case abi.CommandWaitEvent, abi.CommandWaitEventPersistent:
 		kind = abi.CommandCancelWait
+	case abi.CommandStartChild:
+		kind = abi.CommandCancelChild
 	}
 	f.rt.command(abi.Command{Kind: kind, Target: f.seq})
 	delete(f.rt.futures, f.seq)
@@ -125,4 +130,17 @@ type ActivityError struct {
 
 func (e *ActivityError) Error() string {
 	return fmt.Sprintf("activity %q failed: %s", e.Activity, e.Message)
+}
+
+// ChildError is the error a child orchestration's future returns when the
+// child failed.
+type ChildError struct {
+	// Orchestration is the child's orchestration name.
+	Orchestration string
+	Message       string
+	Details       string
+}
+
+func (e *ChildError) Error() string {
+	return fmt.Sprintf("child orchestration %q failed: %s", e.Orchestration, e.Message)
 }

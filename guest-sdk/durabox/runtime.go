@@ -36,9 +36,12 @@ func (rt *runtime) command(c abi.Command) *Future {
 	rt.seq++
 	c.Seq = rt.seq
 	rt.commands = append(rt.commands, c)
-	f := &Future{rt: rt, seq: c.Seq, kind: c.Kind, activity: c.Name}
-	switch c.Kind {
-	case abi.CommandScheduleActivity, abi.CommandStartTimer, abi.CommandWaitEvent, abi.CommandWaitEventPersistent:
+	f := &Future{rt: rt, seq: c.Seq, kind: c.Kind, name: c.Name}
+	switch {
+	case c.Kind == abi.CommandStartChild && c.Detached:
+		f.settle(nil, nil)
+	case c.Kind == abi.CommandScheduleActivity, c.Kind == abi.CommandStartTimer, c.Kind == abi.CommandWaitEvent,
+		c.Kind == abi.CommandWaitEventPersistent, c.Kind == abi.CommandStartChild:
 		rt.futures[c.Seq] = f
 	}
 	return f
@@ -71,6 +74,8 @@ func (rt *runtime) apply(j abi.Job) {
 		rt.take(j.Seq).resolve(nil, nil)
 	case abi.JobResolveEvent:
 		rt.take(j.Seq).resolve(j.Result, nil)
+	case abi.JobResolveChild:
+		rt.take(j.Seq).resolve(j.Result, j.Failure)
 	}
 }
 

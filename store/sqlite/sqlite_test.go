@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -489,18 +491,32 @@ func TestChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	work := map[string]*store.WorkItem{}
+	for {
+		item, err := s.LockNextInstance(ctx, t0, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if item == nil {
+			break
+		}
+		work[item.Instance.ID] = item
+	}
+	if len(work) != 3 || work["i1:2"] == nil || work["i1:4"] == nil {
+		t.Fatalf("work for %v, want i1, i1:2 and i1:4", slices.Collect(maps.Keys(work)))
+	}
 	// The child with no module fails at once, reported to the parent.
-	parent, _ := s.LockNextInstance(ctx, t0, time.Minute)
-	if parent == nil || parent.Instance.ID != "i1" || len(parent.Messages) != 1 || parent.Messages[0].Event.Kind != engine.SubOrchestrationFailed ||
+	parent := work["i1"]
+	if len(parent.Messages) != 1 || parent.Messages[0].Event.Kind != engine.SubOrchestrationFailed ||
 		parent.Messages[0].Event.Failure.Message != `child orchestration "Nope" could not start: no deployed module registers orchestration "Nope"` {
 		t.Fatalf("parent's work %+v", parent)
 	}
 	// The attached child reports its result to the parent when it ends; the
 	// detached one reports nothing.
 	for _, id := range []string{"i1:2", "i1:4"} {
-		kid, _ := s.LockNextInstance(ctx, t0, time.Minute)
-		if kid == nil || kid.Instance.ID != id {
-			t.Fatalf("want work for %s, got %+v", id, kid)
+		kid := work[id]
+		if string(kid.Messages[0].Event.Input) != map[string]string{"i1:2": `"kid"`, "i1:4": ``}[id] {
+			t.Fatalf("child %s started with %+v", id, kid.Messages[0].Event)
 		}
 		if err := s.CommitTurn(ctx, store.TurnCommit{InstanceID: id, ExecutionID: 1, LockToken: kid.LockToken,
 			NewEvents: []engine.Event{event(1, engine.OrchestrationStarted), event(2, engine.OrchestrationCompleted)},
