@@ -1,7 +1,7 @@
 # Durabox. `make demo` runs the whole path end to end; `make test` runs every test.
 
 GO       ?= go
-EXAMPLES := hello retry parentchild
+EXAMPLES := hello retry parentchild approval fanout eternal
 WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
