@@ -23,7 +23,7 @@ type Future struct {
 	seq  uint64
 	kind abi.CommandKind
 	// name is the activity's or the child orchestration's name.
-	name string
+	name     string
 	resolved bool
 	result   []byte
 	err      error

@@ -21,6 +21,10 @@ type runtime struct {
 	replaying  bool
 	started    bool
 	finished   bool
+	// startedAt is the logical time of the start, in Unix nanoseconds;
+	// guids counts NewGUID calls.
+	startedAt int64
+	guids     uint64
 	// seq is the sequence number of the last command emitted.
 	seq      uint64
 	futures  map[uint64]*Future
@@ -66,7 +70,7 @@ func (rt *runtime) apply(j abi.Job) {
 		if rt.started {
 			return
 		}
-		rt.started, rt.instanceID = true, j.InstanceID
+		rt.started, rt.instanceID, rt.startedAt = true, j.InstanceID, rt.now.UnixNano()
 		rt.start(j.Name, j.Input)
 	case abi.JobResolveActivity:
 		rt.take(j.Seq).resolve(j.Result, j.Failure)

@@ -1,0 +1,40 @@
+package durabox
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+)
+
+// NewGUID returns an id that is unique within the instance's execution and
+// the same on every replay: derived from the instance id, the execution's
+// start and a counter, never from the clock or randomness.
+func (c *Context) NewGUID() string {
+	c.rt.guids++
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%d/%d", c.rt.instanceID, c.rt.startedAt, c.rt.guids))
+	sum[6] = sum[6]&0x0f | 0x50 // a name-based UUID (version 5 layout)
+	sum[8] = sum[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+}
+
+// Logger returns a logger for orchestration code that writes nothing while
+// the orchestration replays, so each line is logged once, when its step
+// first runs. It writes to stderr, which becomes the instance's log.
+func (c *Context) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(replayFilter{rt: c.rt, w: os.Stderr}, nil)).With("instance", c.rt.instanceID)
+}
+
+// replayFilter drops writes while replaying.
+type replayFilter struct {
+	rt *runtime
+	w  io.Writer
+}
+
+func (f replayFilter) Write(p []byte) (int, error) {
+	if f.rt.replaying {
+		return len(p), nil
+	}
+	return f.w.Write(p)
+}

@@ -1,0 +1,66 @@
+package durabox
+
+import (
+	"bytes"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+func init() {
+	RegisterOrchestration("Retrying", func(ctx *Context, _ any) (string, error) {
+		return CallWithRetry[string](ctx, RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second}, "Flaky", nil)
+	})
+	RegisterOrchestration("Guids", func(ctx *Context, _ any) ([]string, error) {
+		return []string{ctx.NewGUID(), ctx.NewGUID()}, nil
+	})
+}
+
+func TestCallWithRetry(t *testing.T) {
+	rt := newRuntime()
+	failure := func(seq uint64) abi.Job {
+		return abi.Job{Kind: abi.JobResolveActivity, Seq: seq, Failure: &abi.Failure{Message: "no"}}
+	}
+	expect(t, "start", rt.activate(activation(0, start("Retrying", `null`))), "Flaky")
+	got := rt.activate(activation(1, failure(1)))
+	expect(t, "attempt 1 fails", got, "timer")
+	if got[0].Delay != int64(time.Second) {
+		t.Fatalf("first wait %s, want 1s", time.Duration(got[0].Delay))
+	}
+	expect(t, "the wait ends", rt.activate(activation(2, abi.Job{Kind: abi.JobFireTimer, Seq: 2})), "Flaky")
+	got = rt.activate(activation(3, failure(3)))
+	if len(got) != 1 || got[0].Delay != int64(2*time.Second) {
+		t.Fatalf("second wait %+v, want 2s", got)
+	}
+	expect(t, "the wait ends", rt.activate(activation(5, abi.Job{Kind: abi.JobFireTimer, Seq: 4})), "Flaky")
+	expect(t, "attempt 3 fails", rt.activate(activation(6, failure(5))), `fail activity "Flaky" failed: no (after 3 attempts)`)
+}
+
+var uuid = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func TestNewGUIDIsStableAcrossReplays(t *testing.T) {
+	first := newRuntime().activate(activation(0, start("Guids", `null`)))
+	again := newRuntime().activate(activation(0, start("Guids", `null`)))
+	if string(first[0].Output) != string(again[0].Output) {
+		t.Fatalf("replay gave other GUIDs: %s and %s", first[0].Output, again[0].Output)
+	}
+	var ids []string
+	if err := decode(first[0].Output, &ids); err != nil || ids[0] == ids[1] || !uuid.MatchString(ids[0]) || !uuid.MatchString(ids[1]) {
+		t.Fatalf("GUIDs %v (%v)", ids, err)
+	}
+}
+
+func TestReplayFilterWritesOnlyLive(t *testing.T) {
+	var out bytes.Buffer
+	rt := newRuntime()
+	f := replayFilter{rt: rt, w: &out}
+	rt.replaying = true
+	f.Write([]byte("replayed\n"))
+	rt.replaying = false
+	f.Write([]byte("live\n"))
+	if out.String() != "live\n" {
+		t.Fatalf("wrote %q", out.String())
+	}
+}
