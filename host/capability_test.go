@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 
@@ -30,11 +29,7 @@ func TestActivityCapabilities(t *testing.T) {
 	offList := "localhost:" + allowed.Port()
 
 	h := startHost(t, host.Options{HTTPAllowList: []string{allowed.Host}})
-	path, err := guestbuild.Build("host/testdata/guests/netuse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := os.ReadFile(path)
+	wasm, err := guestbuild.Wasm("host/testdata/guests/netuse")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,11 +31,7 @@ type scriptMode struct {
 
 func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	h := newBareHost(t)
-	path, err := guestbuild.Build("host/testdata/guests/chaos")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := os.ReadFile(path)
+	wasm, err := guestbuild.Wasm("host/testdata/guests/chaos")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,11 +69,7 @@ func startHost(t *testing.T, opts host.Options) *testHost {
 
 func (h *testHost) deploy(t *testing.T, pkg string, vars ...string) store.ModuleInfo {
 	t.Helper()
-	path, err := guestbuild.Build(pkg, vars...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := os.ReadFile(path)
+	wasm, err := guestbuild.Wasm(pkg, vars...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,11 +248,7 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 		{"imports the host lacks", "host/testdata/guests/badimport", "host: module refused: it imports functions the host does not provide: env.mystery, wasi_snapshot_preview2.clock_now"},
 		{"another ABI version", "host/testdata/guests/abi2", "host: module refused: it speaks ABI version 2 and this host speaks version 1; rebuild it with a guest SDK for version 1"},
 	} {
-		path, err := guestbuild.Build(built.pkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wasm, err := os.ReadFile(path)
+		wasm, err := guestbuild.Wasm(built.pkg)
 		if err != nil {
 			t.Fatal(err)
 		}

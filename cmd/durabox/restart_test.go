@@ -147,11 +147,7 @@ func waitFor(t *testing.T, c *client.Client, id, what string, cond func([]engine
 
 func deployExample(t *testing.T, c *client.Client, name string) {
 	t.Helper()
-	path, err := guestbuild.Build("examples/wasm/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := os.ReadFile(path)
+	wasm, err := guestbuild.Wasm("examples/wasm/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

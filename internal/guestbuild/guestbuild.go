@@ -58,6 +58,15 @@ func Build(pkg string, vars ...string) (string, error) {
 	return out, nil
 }
 
+// Wasm builds the package at pkg like Build and returns the module's bytes.
+func Wasm(pkg string, vars ...string) ([]byte, error) {
+	path, err := Build(pkg, vars...)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
 // Cleanup removes every module built; call it at the end of TestMain.
 func Cleanup() {
 	mu.Lock()

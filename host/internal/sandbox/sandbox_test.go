@@ -31,12 +31,7 @@ func TestMain(m *testing.M) {
 func probe(t *testing.T) Module {
 	t.Helper()
 	probeOnce.Do(func() {
-		path, err := guestbuild.Build("host/internal/sandbox/testdata/probe")
-		if err != nil {
-			probeErr = err
-			return
-		}
-		wasm, err := os.ReadFile(path)
+		wasm, err := guestbuild.Wasm("host/internal/sandbox/testdata/probe")
 		if err != nil {
 			probeErr = err
 			return
