@@ -19,6 +19,10 @@ const (
 	// JobResolveChild resolves the future of command Seq (a StartChild)
 	// with the child's Result, or with Failure if it is set.
 	JobResolveChild JobKind = 5
+	// JobCancel asks the orchestration to stop, for the reason in Name: the
+	// guest cancels every operation it is waiting on (with cancel commands)
+	// and fails their futures; the orchestration may still clean up.
+	JobCancel JobKind = 6
 )
 
 // Activation is one step of the host driving a guest: the jobs to apply, in

@@ -60,6 +60,9 @@ const (
 	// OrchestrationChained records a detached StartChild command: the
 	// instance InstanceID of Name starts, and nobody waits for it.
 	OrchestrationChained EventKind = "OrchestrationChained"
+	// OrchestrationCancelRequested asks the orchestration to stop, for
+	// Reason. It sees the request and may clean up before it ends.
+	OrchestrationCancelRequested EventKind = "OrchestrationCancelRequested"
 	// OrchestrationCompleted ends the execution with Result.
 	OrchestrationCompleted EventKind = "OrchestrationCompleted"
 	// OrchestrationFailed ends the execution with Failure.
@@ -98,6 +101,9 @@ type Event struct {
 	Failure *Failure `json:"failure,omitempty"`
 	// FireAt is when a timer is due (TimerCreated, TimerFired).
 	FireAt *time.Time `json:"fireAt,omitempty"`
+	// Reason says why cancellation was requested
+	// (OrchestrationCancelRequested).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Failure describes an error from an activity or an orchestration.
@@ -136,6 +142,8 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
 	case OrchestrationContinuedAsNew:
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Input))
+	case OrchestrationCancelRequested:
+		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case ActivityScheduled:
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
 	case ActivityCompleted:

@@ -72,6 +72,9 @@ type TurnResult struct {
 	Activities []ActivityTask
 	Timers     []TimerTask
 	Children   []ChildTask
+	// CancelChildren are the child instances whose cancellation this turn
+	// requested: the caller must send each an OrchestrationCancelRequested.
+	CancelChildren []string
 	// Status is the instance's status after the turn.
 	Status Status
 	// Result is the orchestration's output once Status is Completed.
@@ -125,8 +128,12 @@ const MaxPersistentEvents = 20
 type Execution struct {
 	guest Guest
 	// instanceID comes from OrchestrationStarted; children without an id of
-	// their own are named after it.
+	// their own are named after it. children maps each child's schedule
+	// event to its instance id.
 	instanceID string
+	children   map[int64]string
+	// cancelRequested is set once an OrchestrationCancelRequested applied.
+	cancelRequested bool
 	// applied counts the history events applied so far; lastID is the ID of
 	// the last one.
 	applied int
@@ -162,7 +169,7 @@ type Execution struct {
 func NewExecution(guest Guest) *Execution {
 	return &Execution{
 		guest: guest, nextSeq: 1, status: StatusPending,
-		open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{},
+		open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{}, children: map[int64]string{},
 		mailbox: map[string][][]byte{}, persistentWaits: map[string][]int64{},
 	}
 }

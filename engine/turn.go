@@ -81,6 +81,11 @@ func (t *turn) admit(m *Event) string {
 			}
 		}
 		return fmt.Sprintf("no wait for event %q is active: an event raised before its wait, or while its wait was cancelled, is dropped", m.Name)
+	case OrchestrationCancelRequested:
+		if x.cancelRequested {
+			return "cancellation was already requested"
+		}
+		return ""
 	case ExternalEventPersistent:
 		if x.persistentEvents >= MaxPersistentEvents {
 			return fmt.Sprintf("the execution already took %d persistent events, the limit; persistent event %q is dropped", MaxPersistentEvents, m.Name)
@@ -120,6 +125,8 @@ func (t *turn) record(ev Event) {
 		t.res.Activities = append(t.res.Activities, ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input})
 	case TimerCreated:
 		t.res.Timers = append(t.res.Timers, TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
+	case SubOrchestrationCancelRequested:
+		t.res.CancelChildren = append(t.res.CancelChildren, t.x.children[ev.ScheduleID])
 	case SubOrchestrationScheduled, OrchestrationChained:
 		t.res.Children = append(t.res.Children, ChildTask{ScheduleID: ev.ID, InstanceID: ev.InstanceID, Name: ev.Name, Input: ev.Input, Detached: ev.Kind == OrchestrationChained})
 	case OrchestrationContinuedAsNew:
@@ -180,6 +187,10 @@ func (t *turn) applyNext() error {
 	if err := t.checkNoPending(ev); err != nil {
 		return err
 	}
+	if ev.Kind == OrchestrationCancelRequested {
+		x.cancelRequested = true
+		return t.activate(ev, replaying, abi.Job{Kind: abi.JobCancel, Name: ev.Reason})
+	}
 	if ev.Kind == ExternalEventPersistent {
 		x.persistentEvents++
 		x.mailbox[ev.Name] = append(x.mailbox[ev.Name], ev.Result)
@@ -229,10 +240,12 @@ func (t *turn) bind(i int, replaying bool) error {
 	ev := &t.history[i]
 	if ev.IsTerminal() {
 		x.status, x.result, x.failure = StatusCompleted, ev.Result, ev.Failure
-		switch ev.Kind {
-		case OrchestrationFailed:
+		switch {
+		case ev.Kind == OrchestrationFailed && x.cancelRequested:
+			x.status = StatusCanceled
+		case ev.Kind == OrchestrationFailed:
 			x.status = StatusFailed
-		case OrchestrationContinuedAsNew:
+		case ev.Kind == OrchestrationContinuedAsNew:
 			x.status = StatusContinuedAsNew
 		}
 		// History is authoritative about how an execution ended: the host
@@ -258,6 +271,8 @@ func (t *turn) bind(i int, replaying bool) error {
 		x.open[ev.ID] = open{seq: cmd.Seq, kind: ev.Kind, name: ev.Name}
 		x.scheduled[cmd.Seq] = ev.ID
 		switch ev.Kind {
+		case SubOrchestrationScheduled:
+			x.children[ev.ID] = ev.InstanceID
 		case ExternalSubscribed:
 			x.waits = append(x.waits, ev.ID)
 		case ExternalSubscribedPersistent:

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/durabox/durabox/engine"
@@ -74,7 +75,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken,
 		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
 		Status: res.Status, Result: res.Result, Failure: res.Failure, Consumed: consumed,
-		ContinueAsNew: res.ContinueAsNew, Children: children,
+		ContinueAsNew: res.ContinueAsNew, Children: children, Outgoing: cancellations(inst.ID, res.CancelChildren),
 	})
 	if err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
@@ -102,7 +103,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
 	}
-	if len(res.Timers) > 0 || len(children) > 0 || res.Status.IsTerminal() {
+	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || res.Status.IsTerminal() {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.Notify()
@@ -135,6 +136,15 @@ func (h *Host) children(ctx context.Context, parentHash string, tasks []engine.C
 		out = append(out, store.NewChild{ID: c.InstanceID, Name: c.Name, ModuleHash: hash, Input: c.Input, ScheduleID: c.ScheduleID, Detached: c.Detached})
 	}
 	return out, nil
+}
+
+// cancellations asks the children whose futures a turn cancelled to stop.
+func cancellations(parent string, children []string) []store.Outgoing {
+	var out []store.Outgoing
+	for _, id := range children {
+		out = append(out, store.Outgoing{InstanceID: id, Event: engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: fmt.Sprintf("its parent %s cancelled it", parent)}})
+	}
+	return out
 }
 
 func (h *Host) abandon(ctx context.Context, id, token string) {

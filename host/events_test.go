@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -23,13 +24,18 @@ func eventsHost(t *testing.T) *testHost {
 }
 
 // until polls the instance's history until cond holds, for 30s at most.
+// An instance that does not exist yet has an empty history.
 func (h *testHost) until(t *testing.T, id, what string, cond func([]engine.Event) bool) []engine.Event {
 	t.Helper()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(30 * time.Second)
 	for {
-		if events := h.history(t, id); cond(events) {
+		events, err := h.History(context.Background(), id)
+		if err != nil && !errors.Is(err, host.ErrNotFound) {
+			t.Fatal(err)
+		}
+		if cond(events) {
 			return events
 		}
 		select {

@@ -168,6 +168,23 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 	return nil
 }
 
+// Cancel requests the cancellation of an instance, for reason. The
+// orchestration sees it: the operations it waits on are cancelled (activities
+// get cancel requests, timers stop, children are cancelled in turn) and fail
+// with a cancellation error, and it may clean up before it ends. An instance
+// that then fails ends Canceled.
+func (h *Host) Cancel(ctx context.Context, id, reason string) error {
+	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason})
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("host: cancel %q: %w", id, err)
+	}
+	h.orchestrationWork.Notify()
+	return nil
+}
+
 // Instance returns an instance's state.
 func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) {
 	inst, err := h.st.GetInstance(ctx, id)

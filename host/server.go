@@ -25,6 +25,7 @@ type API interface {
 	Wait(ctx context.Context, id string) (store.Instance, error)
 	History(ctx context.Context, id string) ([]engine.Event, error)
 	Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error
+	Cancel(ctx context.Context, id, reason string) error
 	List(ctx context.Context) ([]store.Instance, error)
 	Modules(ctx context.Context) ([]store.ModuleInfo, error)
 }
@@ -59,6 +60,7 @@ func NewHandler(api API, logger *slog.Logger) http.Handler {
 	mux.HandleFunc("GET /v1/instances/{id}", s.instance)
 	mux.HandleFunc("GET /v1/instances/{id}/history", s.history)
 	mux.HandleFunc("POST /v1/instances/{id}/events", s.raise)
+	mux.HandleFunc("POST /v1/instances/{id}/cancel", s.cancel)
 	return mux
 }
 
@@ -114,8 +116,9 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 }
 
 const (
-	startExample = `{"name": "Greeting", "input": "world"}`
-	raiseExample = `{"name": "Approval", "data": true}`
+	startExample  = `{"name": "Greeting", "input": "world"}`
+	raiseExample  = `{"name": "Approval", "data": true}`
+	cancelExample = `{"reason": "the order was withdrawn"}`
 )
 
 // decodeStart reads the body of POST /v1/instances: one JSON object with a
@@ -166,6 +169,26 @@ func (s *server) raise(w http.ResponseWriter, r *http.Request) {
 		req.Data = json.RawMessage("null")
 	}
 	if err := s.api.Raise(r.Context(), r.PathValue("id"), req.Name, req.Data, req.Persistent); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusAccepted, req)
+}
+
+func (s *server) cancel(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r, maxStartBytes, "the request")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req client.CancelRequest
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := decodeObject(body, cancelExample, &req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	if err := s.api.Cancel(r.Context(), r.PathValue("id"), req.Reason); err != nil {
 		s.fail(w, r, err)
 		return
 	}

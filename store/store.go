@@ -76,6 +76,12 @@ type NewInstance struct {
 	Now        time.Time
 }
 
+// Outgoing is a message for another instance.
+type Outgoing struct {
+	InstanceID string
+	Event      engine.Event
+}
+
 // NewChild describes a child instance to create.
 type NewChild struct {
 	ID, Name string
@@ -141,6 +147,9 @@ type TurnCommit struct {
 	// ScheduleID. A child that cannot start (no module, id taken) fails at
 	// once, reported the same way.
 	Children []NewChild
+	// Outgoing are messages for other instances (a cancellation for a
+	// child); one for an instance that does not exist is dropped.
+	Outgoing []Outgoing
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
 	// with the next ExecutionID, an empty history and, as its messages, an

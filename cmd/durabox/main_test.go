@@ -129,6 +129,7 @@ usage:
   durabox deploy FILE.wasm [--env KEY=VALUE]...                       deploy a module to the host
   durabox start NAME [--input JSON] [--id ID] [--wait]                start an orchestration instance
   durabox raise ID NAME [--data JSON] [--persistent]                  raise an external event for an instance
+  durabox cancel ID [--reason TEXT]                                   cancel an instance
   durabox status ID                                                   show an instance
   durabox history ID                                                  show an instance's history
   durabox list                                                        list the instances

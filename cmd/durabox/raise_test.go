@@ -49,3 +49,24 @@ func TestRaise(t *testing.T) {
 		},
 	})
 }
+
+func TestCancel(t *testing.T) {
+	runTests(t, []cliTest{
+		{
+			name:       "with a reason",
+			args:       []string{"cancel", "done", "--reason", "withdrawn"},
+			wantStdout: "cancellation of done requested\n",
+			check: func(t *testing.T, h *fakehost.Host) {
+				if got := h.Cancelled(); !reflect.DeepEqual(got, []string{"done: withdrawn"}) {
+					t.Errorf("cancelled %q", got)
+				}
+			},
+		},
+		{
+			name:       "unknown instance",
+			args:       []string{"cancel", "nope"},
+			wantCode:   1,
+			wantStderr: "durabox: cancel: instance not found: \"nope\"\n",
+		},
+	})
+}

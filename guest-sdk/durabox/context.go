@@ -22,6 +22,16 @@ func (c *Context) InstanceID() string { return c.rt.instanceID }
 // recorded. It is the same on every replay (and so is time.Now).
 func (c *Context) Now() time.Time { return c.rt.now }
 
+// Err returns a *CanceledError once the instance's cancellation has been
+// requested, and nil before. Operations the orchestration was waiting on then
+// fail with it; new ones (to clean up) run as usual.
+func (c *Context) Err() error {
+	if c.rt.cancelled == nil {
+		return nil
+	}
+	return c.rt.cancelled
+}
+
 // IsReplaying reports whether the orchestration is re-running steps that
 // were already recorded. Guard side effects that must happen once with it.
 func (c *Context) IsReplaying() bool { return c.rt.replaying }

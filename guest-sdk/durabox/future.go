@@ -9,9 +9,26 @@ import (
 	"github.com/durabox/durabox/abi"
 )
 
-// ErrCanceled is the error of a future that lost a Select: its operation was
-// cancelled and will not resolve it.
+// ErrCanceled is the error of a future whose operation was cancelled: it lost
+// a Select, or the instance's cancellation was requested (then the error is
+// a *CanceledError, which is ErrCanceled too).
 var ErrCanceled = errors.New("durabox: the operation was cancelled")
+
+// CanceledError is the error of the futures an instance was waiting on when
+// its cancellation was requested, and of Context.Err after it.
+type CanceledError struct {
+	Reason string
+}
+
+func (e *CanceledError) Error() string {
+	if e.Reason == "" {
+		return "durabox: the instance was cancelled"
+	}
+	return "durabox: the instance was cancelled: " + e.Reason
+}
+
+// Is makes a CanceledError match ErrCanceled.
+func (e *CanceledError) Is(target error) bool { return target == ErrCanceled }
 
 // Future is the eventual result of an activity call, a timer or a wait for
 // an event. It resolves when the host delivers the completion recorded in
@@ -99,7 +116,10 @@ func (f *Future) settle(result []byte, err error) {
 
 // cancel cancels the future's operation with a command the host records, and
 // resolves the future with ErrCanceled.
-func (f *Future) cancel() {
+func (f *Future) cancel() { f.cancelWith(ErrCanceled) }
+
+// cancelWith cancels the future's operation and resolves it with err.
+func (f *Future) cancelWith(err error) {
 	if f.resolved {
 		return
 	}
@@ -114,7 +134,7 @@ func (f *Future) cancel() {
 	}
 	f.rt.command(abi.Command{Kind: kind, Target: f.seq})
 	delete(f.rt.futures, f.seq)
-	f.settle(nil, ErrCanceled)
+	f.settle(nil, err)
 }
 
 // ActivityError is the error an activity call returns when the activity

@@ -2,6 +2,8 @@ package durabox
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"regexp"
 	"testing"
 	"time"
@@ -12,6 +14,19 @@ import (
 func init() {
 	RegisterOrchestration("Retrying", func(ctx *Context, _ any) (string, error) {
 		return CallWithRetry[string](ctx, RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second}, "Flaky", nil)
+	})
+	RegisterOrchestration("Cancellable", func(ctx *Context, _ any) (string, error) {
+		work := ctx.CallActivity("Work", nil)
+		timer := ctx.NewTimer(time.Hour)
+		err := work.Get(nil)
+		if !errors.Is(err, ErrCanceled) || !errors.Is(timer.Get(nil), ErrCanceled) || ctx.Err() == nil {
+			return "", fmt.Errorf("not cancelled: %v", err)
+		}
+		// Clean up, then report the cancellation.
+		if _, err := Call[string](ctx, "Cleanup", nil); err != nil {
+			return "", err
+		}
+		return "", err
 	})
 	RegisterOrchestration("Guids", func(ctx *Context, _ any) ([]string, error) {
 		return []string{ctx.NewGUID(), ctx.NewGUID()}, nil
@@ -63,4 +78,11 @@ func TestReplayFilterWritesOnlyLive(t *testing.T) {
 	if out.String() != "live\n" {
 		t.Fatalf("wrote %q", out.String())
 	}
+}
+
+func TestCancellation(t *testing.T) {
+	rt := newRuntime()
+	expect(t, "start", rt.activate(activation(0, start("Cancellable", `null`))), "Work", "timer")
+	expect(t, "cancel", rt.activate(activation(1, abi.Job{Kind: abi.JobCancel, Name: "no longer needed"})), "cancel activity 1", "cancel timer 2", "Cleanup")
+	expect(t, "cleaned up", rt.activate(activation(2, resolve(5, `"clean"`))), "fail durabox: the instance was cancelled: no longer needed")
 }

@@ -3,7 +3,9 @@ package durabox
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -25,6 +27,9 @@ type runtime struct {
 	// guids counts NewGUID calls.
 	startedAt int64
 	guids     uint64
+	// cancelled holds the reason once the instance's cancellation was
+	// requested.
+	cancelled *CanceledError
 	// seq is the sequence number of the last command emitted.
 	seq      uint64
 	futures  map[uint64]*Future
@@ -80,6 +85,17 @@ func (rt *runtime) apply(j abi.Job) {
 		rt.take(j.Seq).resolve(j.Result, nil)
 	case abi.JobResolveChild:
 		rt.take(j.Seq).resolve(j.Result, j.Failure)
+	case abi.JobCancel:
+		rt.cancel(j.Name)
+	}
+}
+
+// cancel handles the instance's cancellation: every operation waited on is
+// cancelled, in command order, and its future fails with the reason.
+func (rt *runtime) cancel(reason string) {
+	rt.cancelled = &CanceledError{Reason: reason}
+	for _, seq := range slices.Sorted(maps.Keys(rt.futures)) {
+		rt.futures[seq].cancelWith(rt.cancelled)
 	}
 }
 

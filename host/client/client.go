@@ -59,6 +59,15 @@ func (c *Client) Raise(ctx context.Context, id string, req RaiseRequest) error {
 	return c.do(ctx, "raise", http.MethodPost, instancePath(id)+"/events", "application/json", bytes.NewReader(body), nil)
 }
 
+// Cancel requests the cancellation of an instance.
+func (c *Client) Cancel(ctx context.Context, id, reason string) error {
+	body, err := json.Marshal(CancelRequest{Reason: reason})
+	if err != nil {
+		return fmt.Errorf("durabox: cancel: %w", err)
+	}
+	return c.do(ctx, "cancel", http.MethodPost, instancePath(id)+"/cancel", "application/json", bytes.NewReader(body), nil)
+}
+
 // Modules returns the deployed modules, newest first.
 func (c *Client) Modules(ctx context.Context) ([]Module, error) {
 	var r ModulesResponse

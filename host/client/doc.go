@@ -20,6 +20,7 @@
 //	GET  /v1/instances/{id}          ?wait=DURATION (optional, at most 60s)  200 Instance
 //	GET  /v1/instances/{id}/history                                          200 HistoryResponse
 //	POST /v1/instances/{id}/events   body: RaiseRequest                      202 RaiseRequest
+//	POST /v1/instances/{id}/cancel   body: CancelRequest (optional)          202 CancelRequest
 //
 // With ?wait, the host answers when the instance reaches a terminal status
 // or the duration has passed, whichever is first; either way with 200 and

@@ -62,6 +62,13 @@ type RaiseRequest struct {
 	Persistent bool `json:"persistent,omitempty"`
 }
 
+// CancelRequest is the (optional) body of POST /v1/instances/{id}/cancel,
+// answered with 202 Accepted and the request as the host took it.
+type CancelRequest struct {
+	// Reason says why, for the orchestration and its history.
+	Reason string `json:"reason,omitempty"`
+}
+
 // StartResponse is the answer to POST /v1/instances.
 type StartResponse struct {
 	ID string `json:"id"`

@@ -31,7 +31,7 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	if inserted == 0 {
 		return fmt.Errorf("sqlite: instance %q: %w", n.ID, store.ErrInstanceExists)
 	}
-	if err := enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}); err != nil {
+	if _, err := enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}); err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -129,26 +129,31 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 	return out, rows.Err()
 }
 
-// enqueue adds a message, visible at once.
-func enqueue(ctx context.Context, tx *sql.Tx, instanceID string, ev engine.Event) error {
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// enqueue adds a message for an existing instance, visible at once, and
+// reports whether the instance exists.
+func enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event) (bool, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) VALUES (?, ?, 0)`, instanceID, payload)
-	return err
+	res, err := db.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) SELECT id, ?, 0 FROM instances WHERE id = ?`, payload, instanceID)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event) error {
-	payload, err := json.Marshal(ev)
+	ok, err := enqueue(ctx, s.db, instanceID, ev)
 	if err != nil {
 		return fmt.Errorf("sqlite: enqueue for %q: %w", instanceID, err)
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) SELECT id, ?, 0 FROM instances WHERE id = ?`, payload, instanceID)
-	if err != nil {
-		return fmt.Errorf("sqlite: enqueue for %q: %w", instanceID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !ok {
 		return fmt.Errorf("sqlite: instance %q %w", instanceID, store.ErrNotFound)
 	}
 	return nil

@@ -154,6 +154,11 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 			return fmt.Errorf("sqlite: commit turn of %q: child %q: %w", c.InstanceID, child.ID, err)
 		}
 	}
+	for _, o := range c.Outgoing {
+		if _, err := enqueue(ctx, tx, o.InstanceID, o.Event); err != nil {
+			return fmt.Errorf("sqlite: commit turn of %q: message for %q: %w", c.InstanceID, o.InstanceID, err)
+		}
+	}
 	if can := c.ContinueAsNew; can != nil {
 		return continueAsNew(ctx, tx, c.InstanceID, name, can)
 	}
@@ -162,7 +167,7 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 		if c.Status == engine.StatusFailed {
 			report = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: parentSchedule.Int64, Failure: c.Failure}
 		}
-		if err := enqueue(ctx, tx, parent.String, report); err != nil {
+		if _, err := enqueue(ctx, tx, parent.String, report); err != nil {
 			return fmt.Errorf("sqlite: commit turn of %q: report to parent %q: %w", c.InstanceID, parent.String, err)
 		}
 	}
@@ -194,15 +199,17 @@ func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			return enqueue(ctx, tx, c.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: c.Name, InstanceID: c.ID, Input: c.Input})
+			_, err := enqueue(ctx, tx, c.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: c.Name, InstanceID: c.ID, Input: c.Input})
+			return err
 		}
 		reason = fmt.Sprintf("instance id %q is already taken", c.ID)
 	}
 	if c.Detached {
 		return nil
 	}
-	return enqueue(ctx, tx, parent, engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: c.ScheduleID,
+	_, err := enqueue(ctx, tx, parent, engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: c.ScheduleID,
 		Failure: &engine.Failure{Message: fmt.Sprintf("child orchestration %q could not start: %s", c.Name, reason)}})
+	return err
 }
 
 // continueAsNew starts an instance's next execution.
@@ -217,7 +224,7 @@ func continueAsNew(ctx context.Context, tx *sql.Tx, id, name string, can *engine
 	}
 	messages := append([]engine.Event{{Kind: engine.OrchestrationStarted, Name: name, InstanceID: id, Input: can.Input}}, can.Carried...)
 	for _, m := range messages {
-		if err := enqueue(ctx, tx, id, m); err != nil {
+		if _, err := enqueue(ctx, tx, id, m); err != nil {
 			return fmt.Errorf("sqlite: continue %q as new: %w", id, err)
 		}
 	}

@@ -47,6 +47,7 @@ type Host struct {
 	fail      map[string]error
 	deployed  [][]byte
 	raised    []client.RaiseRequest
+	cancelled []string
 }
 
 var _ host.API = (*Host)(nil)
@@ -122,6 +123,27 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 	}
 	h.raised = append(h.raised, client.RaiseRequest{Name: name, Data: data, Persistent: persistent})
 	return nil
+}
+
+// Cancel records a cancellation; Cancelled returns them.
+func (h *Host) Cancel(ctx context.Context, id, reason string) error {
+	if err := h.failure("Cancel"); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.find(id); !ok {
+		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	}
+	h.cancelled = append(h.cancelled, id+": "+reason)
+	return nil
+}
+
+// Cancelled returns every cancellation so far, as "ID: reason".
+func (h *Host) Cancelled() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.cancelled)
 }
 
 // Raised returns every event raised so far.

@@ -48,6 +48,24 @@ func init() {
 		}
 		return durabox.All[string](futures...)
 	})
+	durabox.RegisterOrchestration("CancelMe", func(ctx *durabox.Context, _ any) (string, error) {
+		err := ctx.CallChild("Sleeper", "1h").Get(nil)
+		if ctx.Err() == nil {
+			return "", fmt.Errorf("not cancelled, child said %v", err)
+		}
+		// Clean up, then end as cancelled.
+		if _, err := durabox.Call[string](ctx, "Work", 1); err != nil {
+			return "", err
+		}
+		return "", ctx.Err()
+	})
+	durabox.RegisterOrchestration("Sleeper", func(ctx *durabox.Context, d string) (string, error) {
+		pause, err := time.ParseDuration(d)
+		if err != nil {
+			return "", err
+		}
+		return "slept", ctx.Sleep(pause)
+	})
 	durabox.RegisterActivity("Work", func(_ context.Context, millis int) (string, error) {
 		time.Sleep(time.Duration(millis) * time.Millisecond)
 		return fmt.Sprintf("worked %dms", millis), nil
