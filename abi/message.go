@@ -95,6 +95,9 @@ const (
 	// CommandCancelChild requests the cancellation of the child started by
 	// command Target: its result, if it comes, is ignored.
 	CommandCancelChild CommandKind = 12
+	// CommandSetCustomStatus sets the instance's custom status to Name,
+	// which clients read.
+	CommandSetCustomStatus CommandKind = 13
 )
 
 // Command is one decision the guest's orchestration code made. Commands that

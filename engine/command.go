@@ -50,6 +50,8 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("%s(%q, %q, %s)", kind, c.Name, c.InstanceID, orNull(c.Input))
 	case abi.CommandCancelChild:
 		return fmt.Sprintf("CancelChild(command %d)", c.Target)
+	case abi.CommandSetCustomStatus:
+		return fmt.Sprintf("SetCustomStatus(%q)", c.Name)
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
@@ -89,6 +91,8 @@ func eventFor(e emitted, target int64) Event {
 		}
 	case abi.CommandCancelChild:
 		ev.Kind, ev.ScheduleID = SubOrchestrationCancelRequested, target
+	case abi.CommandSetCustomStatus:
+		ev.Kind, ev.CustomStatus = CustomStatusSet, c.Name
 	}
 	return ev
 }
@@ -123,6 +127,8 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 			c.Name == ev.Name && bytes.Equal(c.Input, ev.Input) && (c.InstanceID == "" || c.InstanceID == ev.InstanceID)
 	case SubOrchestrationCancelRequested:
 		return c.Kind == abi.CommandCancelChild && target == ev.ScheduleID
+	case CustomStatusSet:
+		return c.Kind == abi.CommandSetCustomStatus && c.Name == ev.CustomStatus
 	}
 	return false
 }

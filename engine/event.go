@@ -60,6 +60,9 @@ const (
 	// OrchestrationChained records a detached StartChild command: the
 	// instance InstanceID of Name starts, and nobody waits for it.
 	OrchestrationChained EventKind = "OrchestrationChained"
+	// CustomStatusSet records a SetCustomStatus command: the instance's
+	// custom status is now CustomStatus.
+	CustomStatusSet EventKind = "CustomStatusSet"
 	// OrchestrationCancelRequested asks the orchestration to stop, for
 	// Reason. It sees the request and may clean up before it ends.
 	OrchestrationCancelRequested EventKind = "OrchestrationCancelRequested"
@@ -104,6 +107,9 @@ type Event struct {
 	// Reason says why cancellation was requested
 	// (OrchestrationCancelRequested).
 	Reason string `json:"reason,omitempty"`
+	// CustomStatus is the status text the orchestration set
+	// (CustomStatusSet).
+	CustomStatus string `json:"customStatus,omitempty"`
 }
 
 // Failure describes an error from an activity or an orchestration.
@@ -122,7 +128,7 @@ func (e *Event) isSchedule() bool {
 	switch e.Kind {
 	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
 		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
-		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained,
+		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet,
 		OrchestrationCompleted, OrchestrationFailed, OrchestrationContinuedAsNew:
 		return true
 	}
@@ -144,6 +150,8 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Input))
 	case OrchestrationCancelRequested:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
+	case CustomStatusSet:
+		return fmt.Sprintf("%s(%q)", e.Kind, e.CustomStatus)
 	case ActivityScheduled:
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
 	case ActivityCompleted:

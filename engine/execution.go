@@ -72,6 +72,9 @@ type TurnResult struct {
 	Activities []ActivityTask
 	Timers     []TimerTask
 	Children   []ChildTask
+	// CustomStatus, when set, is the custom status the orchestration set
+	// last in this turn.
+	CustomStatus *string
 	// CancelChildren are the child instances whose cancellation this turn
 	// requested: the caller must send each an OrchestrationCancelRequested.
 	CancelChildren []string

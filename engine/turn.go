@@ -125,6 +125,8 @@ func (t *turn) record(ev Event) {
 		t.res.Activities = append(t.res.Activities, ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input})
 	case TimerCreated:
 		t.res.Timers = append(t.res.Timers, TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
+	case CustomStatusSet:
+		t.res.CustomStatus = &ev.CustomStatus
 	case SubOrchestrationCancelRequested:
 		t.res.CancelChildren = append(t.res.CancelChildren, t.x.children[ev.ScheduleID])
 	case SubOrchestrationScheduled, OrchestrationChained:

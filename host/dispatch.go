@@ -75,7 +75,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken,
 		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
 		Status: res.Status, Result: res.Result, Failure: res.Failure, Consumed: consumed,
-		ContinueAsNew: res.ContinueAsNew, Children: children, Outgoing: cancellations(inst.ID, res.CancelChildren),
+		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: cancellations(inst.ID, res.CancelChildren),
 	})
 	if err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.

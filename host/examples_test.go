@@ -13,6 +13,9 @@ func TestApprovalExample(t *testing.T) {
 	h.deploy(t, "examples/wasm/approval")
 	approved := h.start(t, "Approval", `{"item": "laptop", "timeout": "1h"}`)
 	h.until(t, approved, "the wait", has(1, engine.ExternalSubscribed))
+	if inst, err := h.Instance(context.Background(), approved); err != nil || inst.CustomStatus != "waiting for a decision on laptop" {
+		t.Fatalf("custom status %q, %v", inst.CustomStatus, err)
+	}
 	if err := h.Raise(context.Background(), approved, "Approval", []byte(`{"approved": true, "by": "ada"}`), false); err != nil {
 		t.Fatal(err)
 	}

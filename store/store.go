@@ -63,8 +63,10 @@ type Instance struct {
 	Input       json.RawMessage
 	Result      json.RawMessage
 	Failure     *engine.Failure
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// CustomStatus is the status text the orchestration set last.
+	CustomStatus string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // NewInstance describes an instance to create.
@@ -147,6 +149,8 @@ type TurnCommit struct {
 	// ScheduleID. A child that cannot start (no module, id taken) fails at
 	// once, reported the same way.
 	Children []NewChild
+	// CustomStatus, when set, replaces the instance's custom status.
+	CustomStatus *string
 	// Outgoing are messages for other instances (a cancellation for a
 	// child); one for an instance that does not exist is dropped.
 	Outgoing []Outgoing

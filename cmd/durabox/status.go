@@ -28,6 +28,9 @@ func status(ctx context.Context, e *env) error {
 	fmt.Fprintf(tw, "id\t%s\n", inst.ID)
 	fmt.Fprintf(tw, "name\t%s\n", inst.Name)
 	fmt.Fprintf(tw, "status\t%s\n", inst.Status)
+	if inst.CustomStatus != "" {
+		fmt.Fprintf(tw, "custom status\t%s\n", inst.CustomStatus)
+	}
 	fmt.Fprintf(tw, "module\t%s\n", shortHash(inst.ModuleHash))
 	fmt.Fprintf(tw, "execution\t%d\n", inst.ExecutionID)
 	fmt.Fprintf(tw, "created\t%s\n", timeText(inst.CreatedAt))

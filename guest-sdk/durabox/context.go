@@ -32,6 +32,13 @@ func (c *Context) Err() error {
 	return c.rt.cancelled
 }
 
+// SetCustomStatus sets the instance's custom status: a short text about
+// its progress that clients read (durabox status). It is recorded in history
+// and does not wait.
+func (c *Context) SetCustomStatus(status string) {
+	c.rt.command(abi.Command{Kind: abi.CommandSetCustomStatus, Name: status})
+}
+
 // IsReplaying reports whether the orchestration is re-running steps that
 // were already recorded. Guard side effects that must happen once with it.
 func (c *Context) IsReplaying() bool { return c.rt.replaying }

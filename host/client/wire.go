@@ -35,9 +35,11 @@ type Instance struct {
 	// Result is set once the instance has completed.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Failure is set once the instance has failed.
-	Failure   *engine.Failure `json:"failure,omitempty"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
+	Failure *engine.Failure `json:"failure,omitempty"`
+	// CustomStatus is the status text the orchestration set last.
+	CustomStatus string    `json:"customStatus,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 }
 
 // StartRequest is the body of POST /v1/instances.

@@ -40,7 +40,7 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	return nil
 }
 
-const instanceColumns = `id, name, module_hash, execution_id, status, input, result, failure, created_at, updated_at`
+const instanceColumns = `id, name, module_hash, execution_id, status, input, result, failure, custom_status, created_at, updated_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -50,7 +50,7 @@ func scanInstance(row scanner) (store.Instance, error) {
 	var input, result []byte
 	var failure sql.NullString
 	var created, updated int64
-	if err := row.Scan(&i.ID, &i.Name, &i.ModuleHash, &i.ExecutionID, &status, &input, &result, &failure, &created, &updated); err != nil {
+	if err := row.Scan(&i.ID, &i.Name, &i.ModuleHash, &i.ExecutionID, &status, &input, &result, &failure, &i.CustomStatus, &created, &updated); err != nil {
 		return i, err
 	}
 	i.Status, i.Input, i.Result = engine.Status(status), input, result

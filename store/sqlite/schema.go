@@ -9,7 +9,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -18,6 +18,8 @@ var migrations = map[int]string{
 	// Version 3: the parent of a child instance, and the parent's event that
 	// waits for it.
 	2: `ALTER TABLE instances ADD COLUMN parent_id TEXT; ALTER TABLE instances ADD COLUMN parent_schedule_id INTEGER;`,
+	// Version 4: the custom status orchestrations set.
+	3: `ALTER TABLE instances ADD COLUMN custom_status TEXT NOT NULL DEFAULT '';`,
 }
 
 const schema = `
@@ -49,7 +51,8 @@ CREATE TABLE instances (
 	lock_token    TEXT,
 	locked_until  INTEGER NOT NULL DEFAULT 0,
 	parent_id          TEXT,
-	parent_schedule_id INTEGER
+	parent_schedule_id INTEGER,
+	custom_status      TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX instances_created ON instances(created_at);
 CREATE TABLE history (

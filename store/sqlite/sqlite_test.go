@@ -397,9 +397,10 @@ func TestMigratesVersion1(t *testing.T) {
 	}
 	withInstance(t, s)
 	// Make it a version-1 database: modules had no env column then, and
-	// instances no parent.
+	// instances no parent and no custom status.
 	if _, err := s.db.Exec(`ALTER TABLE modules DROP COLUMN env; ALTER TABLE instances DROP COLUMN parent_id;
-		ALTER TABLE instances DROP COLUMN parent_schedule_id; PRAGMA user_version = 1;`); err != nil {
+		ALTER TABLE instances DROP COLUMN parent_schedule_id; ALTER TABLE instances DROP COLUMN custom_status;
+		PRAGMA user_version = 1;`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

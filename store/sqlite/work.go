@@ -154,6 +154,11 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 			return fmt.Errorf("sqlite: commit turn of %q: child %q: %w", c.InstanceID, child.ID, err)
 		}
 	}
+	if c.CustomStatus != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE instances SET custom_status = ? WHERE id = ?`, *c.CustomStatus, c.InstanceID); err != nil {
+			return fmt.Errorf("sqlite: commit turn of %q: custom status: %w", c.InstanceID, err)
+		}
+	}
 	for _, o := range c.Outgoing {
 		if _, err := enqueue(ctx, tx, o.InstanceID, o.Event); err != nil {
 			return fmt.Errorf("sqlite: commit turn of %q: message for %q: %w", c.InstanceID, o.InstanceID, err)

@@ -37,6 +37,7 @@ func Approval(ctx *durabox.Context, req Request) (string, error) {
 	if _, err := durabox.Call[string](ctx, "Notify", "please approve "+req.Item); err != nil {
 		return "", err
 	}
+	ctx.SetCustomStatus("waiting for a decision on " + req.Item)
 	decision := ctx.WaitEvent("Approval")
 	if ctx.Select(decision, ctx.NewTimer(timeout)) == 1 {
 		return durabox.Call[string](ctx, "Notify", req.Item+": no decision in "+req.Timeout+", request expired")
