@@ -289,6 +289,13 @@ func TestNondeterminism(t *testing.T) {
 			wantErr:  `nondeterminism at event 4: history has OrchestrationCompleted("hi"), the orchestration emitted ScheduleActivity("Extra", null), which history does not have`,
 		},
 		{
+			name:     "waits for events in another order",
+			handle:   emits(abi.Command{Kind: abi.CommandWaitEvent, Name: "Shipped"}, abi.Command{Kind: abi.CommandWaitEvent, Name: "Paid"}),
+			history:  hist(started(`null`), Event{Kind: ExternalSubscribed, Name: "Paid"}, Event{Kind: ExternalSubscribed, Name: "Shipped"}),
+			wantCode: ReorderedCommand,
+			wantErr:  `nondeterminism at event 2: history has ExternalSubscribed("Paid"), the orchestration emitted WaitEvent("Shipped"), which history has later (commands reordered)`,
+		},
+		{
 			name: "completion without its schedule", handle: emits(activity("SayHello", `"world"`)),
 			history:  hist(started(`"world"`), sayHello, activityDone(7, `"hi"`)),
 			wantCode: UnmatchedCompletion,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ type API interface {
 	Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error)
 	Instance(ctx context.Context, id string) (store.Instance, error)
 	Wait(ctx context.Context, id string) (store.Instance, error)
-	History(ctx context.Context, id string) ([]engine.Event, error)
+	ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error)
 	Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error
 	Cancel(ctx context.Context, id, reason string) error
 	List(ctx context.Context) ([]store.Instance, error)
@@ -252,7 +253,16 @@ func (s *server) get(ctx context.Context, id string, d time.Duration) (store.Ins
 }
 
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
-	events, err := s.api.History(r.Context(), r.PathValue("id"))
+	var execution int64
+	if v := r.URL.Query().Get("execution"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			s.fail(w, r, fmt.Errorf("%w: execution=%q is not an execution number (1, 2, …)", ErrBadInput, v))
+			return
+		}
+		execution = n
+	}
+	events, err := s.api.ExecutionHistory(r.Context(), r.PathValue("id"), execution)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -274,6 +274,16 @@ func TestHandler(t *testing.T) {
 			wantBody:   `{"events":[{"id":1,"kind":"OrchestrationStarted","time":"2025-01-02T03:04:07Z","name":"Greeting","instanceId":"done","input":"world"},{"id":2,"kind":"OrchestrationCompleted","time":"2025-01-02T03:04:08Z","result":"Hello, world!"}]}`,
 		},
 		{
+			name:   "history of a bad execution",
+			method: "GET", path: "/v1/instances/done/history?execution=0",
+			wantStatus: 400, wantBody: `{"error":"bad input: execution=\"0\" is not an execution number (1, 2, …)"}`,
+		},
+		{
+			name:   "history of a later execution",
+			method: "GET", path: "/v1/instances/done/history?execution=2",
+			wantStatus: 200, wantBody: `{"events":[]}`,
+		},
+		{
 			name:   "history not found",
 			method: "GET", path: "/v1/instances/nope/history",
 			wantStatus: 404, wantBody: `{"error":"instance not found: \"nope\""}`,

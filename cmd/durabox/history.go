@@ -12,16 +12,20 @@ import (
 
 var historyCommand = &command{
 	name:     "history",
-	synopsis: "ID",
+	synopsis: "ID [--execution N]",
 	summary:  "show an instance's history",
-	about:    "Show the history of the instance ID's current execution, oldest event first.",
-	args:     []string{"ID"},
-	client:   true,
-	define:   func(fs *flag.FlagSet) func(context.Context, *env) error { return history },
+	about: "Show the history of the instance ID's current execution, oldest event first,\n" +
+		"or of its earlier execution N (an instance that continued as new has several).",
+	args:   []string{"ID"},
+	client: true,
+	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
+		execution := fs.Int64("execution", 0, "show execution `N` (1, 2, …) instead of the current one")
+		return func(ctx context.Context, e *env) error { return history(ctx, e, *execution) }
+	},
 }
 
-func history(ctx context.Context, e *env) error {
-	events, err := e.client.History(ctx, e.args[0])
+func history(ctx context.Context, e *env, execution int64) error {
+	events, err := e.client.ExecutionHistory(ctx, e.args[0], execution)
 	if err != nil {
 		return err
 	}

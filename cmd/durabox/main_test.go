@@ -131,7 +131,7 @@ usage:
   durabox raise ID NAME [--data JSON] [--persistent]                  raise an external event for an instance
   durabox cancel ID [--reason TEXT]                                   cancel an instance
   durabox status ID                                                   show an instance
-  durabox history ID                                                  show an instance's history
+  durabox history ID [--execution N]                                  show an instance's history
   durabox list                                                        list the instances
 
 Every command but serve talks to the host at --addr ADDR, else $DURABOX_ADDR,

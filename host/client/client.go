@@ -113,8 +113,18 @@ func (c *Client) Wait(ctx context.Context, id string) (Instance, error) {
 // History returns the history of an instance's current execution, oldest
 // event first.
 func (c *Client) History(ctx context.Context, id string) ([]engine.Event, error) {
+	return c.ExecutionHistory(ctx, id, 0)
+}
+
+// ExecutionHistory returns the history of one execution of an instance,
+// from 1 (0: the current one).
+func (c *Client) ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
 	var r HistoryResponse
-	err := c.do(ctx, "history", http.MethodGet, instancePath(id)+"/history", "", nil, &r)
+	path := instancePath(id) + "/history"
+	if execution > 0 {
+		path += fmt.Sprintf("?execution=%d", execution)
+	}
+	err := c.do(ctx, "history", http.MethodGet, path, "", nil, &r)
 	return r.Events, err
 }
 

@@ -18,7 +18,8 @@
 //	POST /v1/instances               body: StartRequest                      201 StartResponse
 //	GET  /v1/instances                                                       200 InstancesResponse
 //	GET  /v1/instances/{id}          ?wait=DURATION (optional, at most 60s)  200 Instance
-//	GET  /v1/instances/{id}/history                                          200 HistoryResponse
+//	GET  /v1/instances/{id}/history  ?execution=N (optional: an earlier     200 HistoryResponse
+//	                                 execution; default the current one)
 //	POST /v1/instances/{id}/events   body: RaiseRequest                      202 RaiseRequest
 //	POST /v1/instances/{id}/cancel   body: CancelRequest (optional)          202 CancelRequest
 //

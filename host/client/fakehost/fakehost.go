@@ -242,7 +242,7 @@ func (h *Host) finish(id string, result json.RawMessage, err error) store.Instan
 }
 
 // History returns an instance's history.
-func (h *Host) History(ctx context.Context, id string) ([]engine.Event, error) {
+func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
 	if err := h.failure("History"); err != nil {
 		return nil, err
 	}
@@ -250,6 +250,9 @@ func (h *Host) History(ctx context.Context, id string) ([]engine.Event, error) {
 	defer h.mu.Unlock()
 	if _, ok := h.find(id); !ok {
 		return nil, fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	}
+	if execution > 1 {
+		return nil, nil
 	}
 	return slices.Clone(h.history[id]), nil
 }

@@ -66,6 +66,13 @@ func init() {
 		}
 		return "slept", ctx.Sleep(pause)
 	})
+	durabox.RegisterOrchestration("Retrying", func(ctx *durabox.Context, activity string) (string, error) {
+		policy := durabox.RetryPolicy{MaxAttempts: 3, InitialInterval: 10 * time.Millisecond, BackoffCoefficient: 3, MaxInterval: 20 * time.Millisecond}
+		return durabox.CallWithRetry[string](ctx, policy, activity, 5)
+	})
+	durabox.RegisterActivity("AlwaysFails", func(_ context.Context, _ int) (string, error) {
+		return "", fmt.Errorf("the service is down")
+	})
 	durabox.RegisterActivity("Work", func(_ context.Context, millis int) (string, error) {
 		time.Sleep(time.Duration(millis) * time.Millisecond)
 		return fmt.Sprintf("worked %dms", millis), nil
