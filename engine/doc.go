@@ -6,10 +6,24 @@
 // # The model
 //
 // History is a list of events, numbered from 1 without gaps. Schedule events
-// (ActivityScheduled, TimerCreated, and the terminal OrchestrationCompleted
-// and OrchestrationFailed) record commands the orchestration emitted;
-// completion events (ActivityCompleted, ActivityFailed, TimerFired) carry the
-// ScheduleID of the schedule event they complete.
+// record commands the orchestration emitted: ActivityScheduled,
+// TimerCreated, ExternalSubscribed(Persistent), SubOrchestrationScheduled,
+// OrchestrationChained, CustomStatusSet, the cancellations (TimerCancelled,
+// ActivityCancelRequested, ExternalSubscribedCancelled,
+// SubOrchestrationCancelRequested) and the endings (OrchestrationCompleted,
+// OrchestrationFailed, OrchestrationContinuedAsNew). Completion events
+// (ActivityCompleted/Failed, TimerFired, SubOrchestrationCompleted/Failed,
+// ExternalEvent) carry the ScheduleID of the schedule event they complete.
+// ExternalEventPersistent and OrchestrationCancelRequested carry information
+// without completing anything.
+//
+// The engine owns every rule about what a message means. A raised
+// ExternalEvent is bound, as it arrives, to the oldest active wait of its
+// name, and dropped if there is none (raised before its wait, or while its
+// wait was cancelled); a persistent event waits in a mailbox (FIFO per name,
+// at most MaxPersistentEvents per execution) for a persistent wait, and the
+// ones no wait took are carried into the next execution on continue-as-new.
+// A completion for a cancelled or completed operation is dropped.
 //
 // The engine walks history in order. Each event that carries information to
 // the orchestration (OrchestrationStarted, every completion) becomes one
