@@ -15,6 +15,14 @@ func nanos(t time.Time) int64 { return t.UnixNano() }
 
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
+// visibleNow is the visible_at of a message visible at once.
+const visibleNow = 0
+
+// dueAt is the visible_at of a timer due at t: after visibleNow even for a
+// time before 1970, so that due timers and messages visible at once stay
+// apart (see nextInstance).
+func dueAt(t time.Time) int64 { return max(nanos(t), visibleNow+1) }
+
 func encodeFailure(f *engine.Failure) sql.NullString {
 	if f == nil {
 		return sql.NullString{}

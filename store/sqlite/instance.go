@@ -11,27 +11,17 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
+// CreateInstance creates a Pending instance in execution 1, on n.ModuleHash,
+// with its OrchestrationStarted message, atomically. It returns an error
+// wrapping store.ErrInstanceExists if the id is taken, or store.ErrNotFound
+// if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
 	}
 	defer tx.Rollback()
-	_, err = tx.ExecContext(ctx, `
-		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at)
-		VALUES (?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		n.ID, n.Name, n.ModuleHash, string(engine.StatusPending), nullIfEmpty(n.Input), nanos(n.Now), nanos(n.Now))
-	if err != nil {
-		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
-	}
-	var inserted int
-	if err := tx.QueryRowContext(ctx, `SELECT changes()`).Scan(&inserted); err != nil {
-		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
-	}
-	if inserted == 0 {
-		return fmt.Errorf("sqlite: instance %q: %w", n.ID, store.ErrInstanceExists)
-	}
-	if _, err := enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}); err != nil {
+	if err := insertInstance(ctx, tx, n, nil, nil); err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -40,6 +30,40 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	return nil
 }
 
+// insertInstance creates a Pending instance in execution 1 with its
+// OrchestrationStarted message; a child when parent is not nil, which
+// reports its end to the parent's event parentSchedule unless that is nil.
+// It returns an error wrapping store.ErrInstanceExists if the id is taken,
+// or store.ErrNotFound if the module is not deployed.
+func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, parent, parentSchedule any) error {
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
+		SELECT ?, ?, hash, 1, ?, ?, ?, ?, ?, ? FROM modules WHERE hash = ?
+		ON CONFLICT (id) DO NOTHING`,
+		n.ID, n.Name, string(engine.StatusPending), nullIfEmpty(n.Input), nanos(n.Now), nanos(n.Now), parent, parentSchedule, n.ModuleHash)
+	if err != nil {
+		return err
+	}
+	if inserted, err := res.RowsAffected(); err != nil || inserted == 0 {
+		return errors.Join(err, whyNotInserted(ctx, tx, n))
+	}
+	_, err = enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}, visibleNow)
+	return err
+}
+
+// whyNotInserted says why insertInstance inserted nothing.
+func whyNotInserted(ctx context.Context, tx *sql.Tx, n store.NewInstance) error {
+	var taken bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM instances WHERE id = ?)`, n.ID).Scan(&taken); err != nil {
+		return err
+	}
+	if taken {
+		return store.ErrInstanceExists
+	}
+	return fmt.Errorf("module %s %w", n.ModuleHash, store.ErrNotFound)
+}
+
+// instanceColumns are the columns scanInstance reads.
 const instanceColumns = `id, name, module_hash, execution_id, status, input, result, failure, custom_status, created_at, updated_at`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -56,17 +80,20 @@ func scanInstance(row scanner) (store.Instance, error) {
 	i.Status, i.Input, i.Result = engine.Status(status), input, result
 	i.CreatedAt, i.UpdatedAt = fromNanos(created), fromNanos(updated)
 	var err error
-	i.Failure, err = decodeFailure(failure)
-	return i, err
+	if i.Failure, err = decodeFailure(failure); err != nil {
+		return i, fmt.Errorf("decode failure: %w", err)
+	}
+	return i, nil
 }
 
+// GetInstance returns an instance, or an error wrapping store.ErrNotFound.
 func (s *Store) GetInstance(ctx context.Context, id string) (store.Instance, error) {
 	return getInstance(ctx, s.db, id)
 }
 
 type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 func getInstance(ctx context.Context, q querier, id string) (store.Instance, error) {
@@ -80,6 +107,7 @@ func getInstance(ctx context.Context, q querier, id string) (store.Instance, err
 	return inst, nil
 }
 
+// ListInstances returns every instance, newest first.
 func (s *Store) ListInstances(ctx context.Context) ([]store.Instance, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+instanceColumns+` FROM instances ORDER BY created_at DESC, rowid DESC`)
 	if err != nil {
@@ -94,62 +122,60 @@ func (s *Store) ListInstances(ctx context.Context) ([]store.Instance, error) {
 		}
 		out = append(out, inst)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list instances: %w", err)
+	}
+	return out, nil
 }
 
+// History returns the history of one execution of an instance (0 means the
+// current one), in order, or an error wrapping store.ErrNotFound if the
+// instance does not exist. An execution that never ran has no events.
 func (s *Store) History(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
-	inst, err := s.GetInstance(ctx, id)
+	var current int64
+	err := s.db.QueryRowContext(ctx, `SELECT execution_id FROM instances WHERE id = ?`, id).Scan(&current)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: instance %q %w", id, store.ErrNotFound)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	if execution == 0 {
-		execution = inst.ExecutionID
+		execution = current
 	}
 	return history(ctx, s.db, id, execution)
 }
 
+// history reads the events of one execution, in order.
 func history(ctx context.Context, q querier, id string, execution int64) ([]engine.Event, error) {
-	rows, err := q.QueryContext(ctx, `SELECT payload FROM history WHERE instance_id = ? AND execution_id = ? ORDER BY event_id`, id, execution)
+	rows, err := q.QueryContext(ctx, `SELECT event_id, payload FROM history WHERE instance_id = ? AND execution_id = ? ORDER BY event_id`, id, execution)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	defer rows.Close()
 	var out []engine.Event
 	for rows.Next() {
+		var eventID int64
 		var payload []byte
-		var ev engine.Event
-		if err := rows.Scan(&payload); err != nil {
+		if err := rows.Scan(&eventID, &payload); err != nil {
 			return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 		}
+		var ev engine.Event
 		if err := json.Unmarshal(payload, &ev); err != nil {
-			return nil, fmt.Errorf("sqlite: history of %q: decode event: %w", id, err)
+			return nil, fmt.Errorf("sqlite: history of %q: decode event %d: %w", id, eventID, err)
 		}
 		out = append(out, ev)
 	}
-	return out, rows.Err()
-}
-
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// enqueue adds a message for an existing instance, visible at once, and
-// reports whether the instance exists.
-func enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event) (bool, error) {
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return false, err
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
-	res, err := db.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) SELECT id, ?, 0 FROM instances WHERE id = ?`, payload, instanceID)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return out, nil
 }
 
+// Enqueue adds a message for an instance, visible at once, or returns an
+// error wrapping store.ErrNotFound if the instance does not exist.
 func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event) error {
-	ok, err := enqueue(ctx, s.db, instanceID, ev)
+	ok, err := enqueue(ctx, s.db, instanceID, ev, visibleNow)
 	if err != nil {
 		return fmt.Errorf("sqlite: enqueue for %q: %w", instanceID, err)
 	}
@@ -157,4 +183,24 @@ func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event)
 		return fmt.Errorf("sqlite: instance %q %w", instanceID, store.ErrNotFound)
 	}
 	return nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// enqueue adds a message for an instance, visible from visibleAt (Unix
+// nanoseconds), and reports whether the instance exists; if it does not,
+// the message is dropped.
+func enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event, visibleAt int64) (bool, error) {
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return false, fmt.Errorf("encode %s message: %w", ev.Kind, err)
+	}
+	res, err := db.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) SELECT id, ?, ? FROM instances WHERE id = ?`, payload, visibleAt, instanceID)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

@@ -11,6 +11,9 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
+// PutModule stores a module and makes it the newest, for ModuleFor and
+// ListModules. Storing a hash again replaces its Env and DeployedAt (now,
+// when zero).
 func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	orch, _ := json.Marshal(m.Orchestrations)
 	acts, _ := json.Marshal(m.Activities)
@@ -45,6 +48,8 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	return nil
 }
 
+// GetModule returns a module with its bytes, or an error wrapping
+// store.ErrNotFound.
 func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error) {
 	m := store.Module{Hash: hash}
 	var orch, acts, env string
@@ -64,6 +69,7 @@ func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error
 	return m, nil
 }
 
+// ListModules returns every module without its bytes, newest first.
 func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT hash, orchestrations, activities, env, deployed_at FROM modules ORDER BY seq DESC`)
 	if err != nil {
@@ -87,6 +93,8 @@ func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
 	return out, rows.Err()
 }
 
+// ModuleFor returns the hash of the newest module that registers the
+// orchestration, or an error wrapping store.ErrNotFound.
 func (s *Store) ModuleFor(ctx context.Context, orchestration string) (string, error) {
 	var hash string
 	err := s.db.QueryRowContext(ctx, `SELECT hash FROM orchestration_modules WHERE name = ?`, orchestration).Scan(&hash)

@@ -1,7 +1,11 @@
 package sqlite
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 )
 
 // applicationID marks a SQLite file as a Durabox database ("DBX1").
@@ -84,9 +88,36 @@ CREATE TABLE activity_tasks (
 );
 `
 
-// prepareSchema creates the schema in a new database, and refuses a file
-// that is not a Durabox database or comes from a newer Durabox. It checks
-// before it writes anything.
+// sqliteHeader begins every SQLite database file.
+var sqliteHeader = []byte("SQLite format 3\x00")
+
+// checkHeader refuses an existing, non-empty file that is not SQLite,
+// before the driver can touch it.
+func checkHeader(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteHeader))
+	n, err := io.ReadFull(f, head)
+	switch {
+	case n == 0 && errors.Is(err, io.EOF):
+		return nil // empty: a new database
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("sqlite: read %s: %w", path, err)
+	case !bytes.Equal(head[:n], sqliteHeader):
+		return fmt.Errorf("sqlite: %s is not a SQLite database (its header is wrong); refusing to open it, and it was left as it was", path)
+	}
+	return nil
+}
+
+// prepareSchema creates the schema in a new database, brings an older one
+// up to date, and refuses a file that is not a Durabox database or comes
+// from a newer Durabox. It writes nothing before it has decided.
 func (s *Store) prepareSchema(path string) error {
 	var appID, version, tables int
 	err := s.db.QueryRow(`PRAGMA application_id`).Scan(&appID)
@@ -99,19 +130,25 @@ func (s *Store) prepareSchema(path string) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: read %s: %w (is it a corrupt database?)", path, err)
 	}
+	fresh := tables == 0 && appID == 0
 	switch {
-	case tables == 0 && appID == 0:
-		return s.create(path)
+	case fresh:
 	case appID != applicationID:
 		return fmt.Errorf("sqlite: %s is a SQLite database but not a Durabox one; refusing to open it, and it was left as it was", path)
 	case version > schemaVersion:
 		return fmt.Errorf("sqlite: %s has schema version %d, newer than this durabox understands (%d); upgrade durabox to open it", path, version, schemaVersion)
 	}
-	if _, err := s.db.Exec(`PRAGMA journal_mode=WAL`); err != nil {
-		return fmt.Errorf("sqlite: %s: WAL mode: %w", path, err)
+	if err := s.useWAL(path); err != nil {
+		return err
+	}
+	if fresh {
+		if err := s.inTx(schema + fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;", applicationID, schemaVersion)); err != nil {
+			return fmt.Errorf("sqlite: create schema in %s: %w", path, err)
+		}
+		return nil
 	}
 	for v := version; v < schemaVersion; v++ {
-		if err := s.migrate(v); err != nil {
+		if err := s.inTx(migrations[v] + fmt.Sprintf("PRAGMA user_version = %d;", v+1)); err != nil {
 			return fmt.Errorf("sqlite: migrate %s from schema version %d to %d: %w", path, v, v+1, err)
 		}
 		s.opts.Logger.Info("database migrated", "db", path, "from", v, "to", v+1)
@@ -119,34 +156,27 @@ func (s *Store) prepareSchema(path string) error {
 	return nil
 }
 
-// migrate applies migrations[from] and records the new version, atomically.
-func (s *Store) migrate(from int) error {
+// useWAL puts the database in WAL mode, which it keeps.
+func (s *Store) useWAL(path string) error {
+	var mode string
+	if err := s.db.QueryRow(`PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: %s: WAL mode: %w", path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("sqlite: %s: WAL mode: the journal mode stayed %s", path, mode)
+	}
+	return nil
+}
+
+// inTx runs statements in one transaction.
+func (s *Store) inTx(statements string) error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(migrations[from] + fmt.Sprintf("PRAGMA user_version = %d;", from+1)); err != nil {
+	if _, err := tx.Exec(statements); err != nil {
 		return err
 	}
 	return tx.Commit()
-}
-
-func (s *Store) create(path string) error {
-	if _, err := s.db.Exec(`PRAGMA journal_mode=WAL`); err != nil {
-		return fmt.Errorf("sqlite: %s: WAL mode: %w", path, err)
-	}
-	tx, err := s.db.Begin()
-	if err != nil {
-		return fmt.Errorf("sqlite: create schema in %s: %w", path, err)
-	}
-	defer tx.Rollback()
-	stmts := schema + fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;", applicationID, schemaVersion)
-	if _, err := tx.Exec(stmts); err != nil {
-		return fmt.Errorf("sqlite: create schema in %s: %w", path, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: create schema in %s: %w", path, err)
-	}
-	return nil
 }

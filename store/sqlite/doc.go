@@ -1,0 +1,43 @@
+// Package sqlite is the default Durabox store: one SQLite file in WAL mode,
+// with every turn committed in one transaction.
+//
+// The file belongs to one host at a time: Open takes an exclusive lock on a
+// file beside it (FILE.lock, holding the holder's pid) and a second Open
+// fails, naming the process that holds it. The database identifies itself
+// with an application id and records its schema version; Open refuses files
+// that are not SQLite, SQLite files that are not Durabox databases, and
+// databases from a newer Durabox, without modifying them, and brings
+// databases from an older Durabox up to date.
+//
+// The schema:
+//
+//   - modules: deployed modules (the wasm bytes and what they register);
+//     orchestration_modules maps each orchestration name to the module
+//     deployed last that registers it.
+//   - instances: one row per instance, with its current execution, status
+//     and lock (lock_token, locked_until).
+//   - history: one JSON engine.Event per row, keyed by instance, execution
+//     and event id.
+//   - messages: JSON engine.Events waiting for an instance, visible from
+//     visible_at. A message visible at once has visible_at 0; a timer is a
+//     TimerFired message visible when it is due.
+//   - activity_tasks: activities waiting for a worker, with their lease
+//     (lock_token, locked_until) and the number of deliveries (attempt).
+//
+// Times are Unix nanoseconds; the store returns them in UTC. All access goes
+// through one connection, whose prepared statements are cached, so
+// operations are serialized; SQLite has one writer anyway.
+//
+// Usage:
+//
+//	st, err := sqlite.Open("durabox.db", sqlite.Options{})
+//	if err != nil {
+//		return err
+//	}
+//	defer st.Close()
+//	st.ReleaseAllLeases(ctx) // this host holds the file: nobody else's work is in flight
+//	for {
+//		item, err := st.LockNextInstance(ctx, time.Now(), time.Minute)
+//		// run the turn, then st.CommitTurn(ctx, store.TurnCommit{..., LockToken: item.LockToken})
+//	}
+package sqlite

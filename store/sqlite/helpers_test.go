@@ -1,0 +1,205 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+var (
+	ctx = context.Background()
+	t0  = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+)
+
+// openTest opens a fresh store; see openAt.
+func openTest(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.db")
+	return openAt(t, path, Options{}), path
+}
+
+// openAt opens the store at path and, when the test ends, closes it and
+// checks the integrity of the file.
+func openAt(t *testing.T, path string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		checkIntegrity(t, path)
+	})
+	return s
+}
+
+func checkIntegrity(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var res string
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
+		t.Errorf("integrity check of %s: %q, %v", path, res, err)
+	}
+}
+
+// dump returns every row of every table, to compare whole states.
+func dump(t *testing.T, s *Store) map[string][]string {
+	t.Helper()
+	var tables []string
+	rows, err := s.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		rows.Scan(&name)
+		tables = append(tables, name)
+	}
+	rows.Close()
+	out := map[string][]string{}
+	for _, table := range tables {
+		rows, err := s.db.Query(`SELECT * FROM "` + table + `"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				if b, ok := v.([]byte); ok {
+					vals[i] = string(b)
+				}
+			}
+			out[table] = append(out[table], fmt.Sprintf("%q", vals))
+		}
+		rows.Close()
+		slices.Sort(out[table])
+	}
+	return out
+}
+
+// count returns the number of rows in a table.
+func count(t *testing.T, s *Store, table string) int {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// withInstance deploys module "h1" and creates instance "i1" of "Greeting"
+// on it at t0, with input "world".
+func withInstance(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Greeting"}, Activities: []string{"SayHello"}, DeployedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, s, "i1")
+}
+
+// create creates an instance of "Greeting" on module "h1" at t0.
+func create(t *testing.T, s *Store, id string) {
+	t.Helper()
+	if err := s.CreateInstance(ctx, store.NewInstance{ID: id, Name: "Greeting", ModuleHash: "h1", Input: json.RawMessage(`"world"`), Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lock locks the next instance at now for a minute, and fails the test if
+// there is none.
+func lock(t *testing.T, s *Store, now time.Time) *store.WorkItem {
+	t.Helper()
+	item, err := s.LockNextInstance(ctx, now, time.Minute)
+	if err != nil || item == nil {
+		t.Fatalf("LockNextInstance(%v) = %+v, %v; want work", now, item, err)
+	}
+	return item
+}
+
+// noWork fails the test if an instance can be locked at now.
+func noWork(t *testing.T, s *Store, now time.Time) {
+	t.Helper()
+	if item, err := s.LockNextInstance(ctx, now, time.Minute); item != nil || err != nil {
+		t.Fatalf("LockNextInstance(%v) = %+v, %v; want nothing", now, item, err)
+	}
+}
+
+// leaseActivity leases the next activity task at now, and fails the test
+// if there is none.
+func leaseActivity(t *testing.T, s *Store, now time.Time, lease time.Duration) *store.ActivityWork {
+	t.Helper()
+	w, err := s.LockNextActivity(ctx, now, lease)
+	if err != nil || w == nil {
+		t.Fatalf("LockNextActivity(%v) = %+v, %v; want a task", now, w, err)
+	}
+	return w
+}
+
+func commit(t *testing.T, s *Store, c store.TurnCommit) {
+	t.Helper()
+	if err := s.CommitTurn(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func event(id int64, kind engine.EventKind) engine.Event {
+	return engine.Event{ID: id, Kind: kind, Time: t0.Add(time.Duration(id) * time.Second)}
+}
+
+// timerDue is when the timer of firstTurn is due.
+var timerDue = t0.Add(time.Hour)
+
+// firstTurn commits the first turn of "i1" (see withInstance) at t0: the
+// history becomes OrchestrationStarted, ActivityScheduled("SayHello") and
+// TimerCreated, with a task for the activity and a timer due at timerDue.
+func firstTurn(t *testing.T, s *Store) []engine.Event {
+	t.Helper()
+	item := lock(t, s, t0)
+	started := event(1, engine.OrchestrationStarted)
+	started.Name, started.InstanceID, started.Input = "Greeting", "i1", json.RawMessage(`"world"`)
+	scheduled := event(2, engine.ActivityScheduled)
+	scheduled.Name, scheduled.Input = "SayHello", json.RawMessage(`"world"`)
+	timer := event(3, engine.TimerCreated)
+	timer.FireAt = &timerDue
+	events := []engine.Event{started, scheduled, timer}
+	commit(t, s, store.TurnCommit{
+		InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+		NewEvents:  events,
+		Activities: []engine.ActivityTask{{ScheduleID: 2, Name: "SayHello", Input: json.RawMessage(`"world"`)}},
+		Timers:     []engine.TimerTask{{ScheduleID: 3, FireAt: timerDue}},
+		Status:     engine.StatusRunning,
+		Consumed:   []int64{item.Messages[0].ID},
+	})
+	return events
+}
+
+// messageEvents returns the events of messages.
+func messageEvents(ms []store.Message) []engine.Event {
+	var out []engine.Event
+	for _, m := range ms {
+		out = append(out, m.Event)
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package sqlite
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+func TestCreateInstance(t *testing.T) {
+	s, _ := openTest(t)
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Greeting"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A time in another zone comes back in UTC.
+	now := t0.In(time.FixedZone("Tokyo", 9*3600))
+	if err := s.CreateInstance(ctx, store.NewInstance{ID: "i1", Name: "Greeting", ModuleHash: "h1", Input: json.RawMessage(`"world"`), Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	want := store.Instance{ID: "i1", Name: "Greeting", ModuleHash: "h1", ExecutionID: 1, Status: engine.StatusPending,
+		Input: json.RawMessage(`"world"`), CreatedAt: t0, UpdatedAt: t0}
+	if inst, err := s.GetInstance(ctx, "i1"); err != nil || !reflect.DeepEqual(inst, want) {
+		t.Fatalf("GetInstance = %+v, %v\nwant %+v", inst, err, want)
+	}
+	item := lock(t, s, t0)
+	wantMessages := []engine.Event{{Kind: engine.OrchestrationStarted, Name: "Greeting", InstanceID: "i1", Input: json.RawMessage(`"world"`)}}
+	if !reflect.DeepEqual(item.Instance, want) || item.History != nil || !reflect.DeepEqual(messageEvents(item.Messages), wantMessages) {
+		t.Fatalf("work item %+v", item)
+	}
+}
+
+func TestCreateInstanceRefused(t *testing.T) {
+	tests := []struct {
+		name     string
+		instance store.NewInstance
+		is       error
+		want     string
+	}{
+		{"id taken", store.NewInstance{ID: "i1", Name: "Greeting", ModuleHash: "h1", Now: t0},
+			store.ErrInstanceExists, `sqlite: create instance "i1": instance already exists`},
+		{"module not deployed", store.NewInstance{ID: "i2", Name: "Greeting", ModuleHash: "h9", Now: t0},
+			store.ErrNotFound, `sqlite: create instance "i2": module h9 not found`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := openTest(t)
+			withInstance(t, s)
+			before := dump(t, s)
+			err := s.CreateInstance(ctx, tt.instance)
+			if !errors.Is(err, tt.is) || err.Error() != tt.want {
+				t.Fatalf("err = %v, want %s", err, tt.want)
+			}
+			if after := dump(t, s); !reflect.DeepEqual(after, before) {
+				t.Fatalf("the refused create changed the store:\n%q\nwas\n%q", after, before)
+			}
+		})
+	}
+}
+
+func TestInstanceNotFound(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"GetInstance", func() error { _, err := s.GetInstance(ctx, "nope"); return err }},
+		{"History", func() error { _, err := s.History(ctx, "nope", 0); return err }},
+		{"Enqueue", func() error { return s.Enqueue(ctx, "nope", engine.Event{Kind: engine.ExternalEvent, Name: "X"}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if !errors.Is(err, store.ErrNotFound) || err.Error() != `sqlite: instance "nope" not found` {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+	if n := count(t, s, "messages"); n != 1 {
+		t.Fatalf("%d messages, want only i1's start", n)
+	}
+}
+
+func TestListInstances(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	for _, n := range []store.NewInstance{
+		{ID: "b", Name: "Greeting", ModuleHash: "h1", Now: t0.Add(time.Second)},
+		{ID: "a", Name: "Greeting", ModuleHash: "h1", Now: t0.Add(time.Second)},
+		{ID: "c", Name: "Greeting", ModuleHash: "h1", Now: t0.Add(-time.Second)},
+	} {
+		if err := s.CreateInstance(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.ListInstances(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, inst := range list {
+		ids = append(ids, inst.ID)
+	}
+	// Newest first; of two created at the same time, the one created last.
+	if want := []string{"a", "b", "i1", "c"}; !reflect.DeepEqual(ids, want) {
+		t.Fatalf("ListInstances = %q, want %q", ids, want)
+	}
+	if !list[0].CreatedAt.Equal(t0.Add(time.Second)) || list[0].Status != engine.StatusPending {
+		t.Fatalf("first instance %+v", list[0])
+	}
+}
+
+func TestEnqueue(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	raised := []engine.Event{
+		{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)},
+		{Kind: engine.ExternalEventPersistent, Name: "Note", Result: json.RawMessage(`"n"`)},
+	}
+	for _, ev := range raised {
+		if err := s.Enqueue(ctx, "i1", ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	item := lock(t, s, t0)
+	want := append([]engine.Event{{Kind: engine.OrchestrationStarted, Name: "Greeting", InstanceID: "i1", Input: json.RawMessage(`"world"`)}}, raised...)
+	if got := messageEvents(item.Messages); !reflect.DeepEqual(got, want) {
+		t.Fatalf("messages %+v\nwant %+v", got, want)
+	}
+	for i := 1; i < len(item.Messages); i++ {
+		if item.Messages[i].ID <= item.Messages[i-1].ID {
+			t.Fatalf("message ids out of order: %+v", item.Messages)
+		}
+	}
+}

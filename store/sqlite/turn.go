@@ -1,0 +1,194 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+// CommitTurn commits a turn and unlocks the instance, in one transaction:
+// all of it or, on any error, none of it. It returns an error wrapping
+// store.ErrLeaseLost if c.LockToken no longer holds the instance's lock.
+// c.NewEvents must continue the execution's history without a gap.
+func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
+	}
+	defer tx.Rollback()
+	if err := commitTurn(ctx, tx, c); err != nil {
+		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
+	}
+	return nil
+}
+
+// locked is what a commit needs to know of the instance it commits.
+type locked struct {
+	token          sql.NullString
+	execution      int64
+	lastEventID    int64
+	moduleHash     string
+	name           string
+	parent         sql.NullString
+	parentSchedule sql.NullInt64
+}
+
+func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
+	var l locked
+	err := tx.QueryRowContext(ctx, `
+		SELECT lock_token, execution_id, last_event_id, module_hash, name, parent_id, parent_schedule_id
+		FROM instances WHERE id = ?`, c.InstanceID).
+		Scan(&l.token, &l.execution, &l.lastEventID, &l.moduleHash, &l.name, &l.parent, &l.parentSchedule)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("instance %q %w", c.InstanceID, store.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if !l.token.Valid || l.token.String != c.LockToken {
+		return fmt.Errorf("%w: the instance is not locked with this token", store.ErrLeaseLost)
+	}
+	if c.ExecutionID != l.execution {
+		return fmt.Errorf("execution %d is not the instance's current one, %d", c.ExecutionID, l.execution)
+	}
+	for i, ev := range c.NewEvents {
+		if want := l.lastEventID + int64(i) + 1; ev.ID != want {
+			return fmt.Errorf("new event %d has id %d where history continues at %d", i, ev.ID, want)
+		}
+	}
+	if err := writeWork(ctx, tx, c, l.moduleHash); err != nil {
+		return err
+	}
+	for _, child := range c.Children {
+		if err := startChild(ctx, tx, c.InstanceID, child); err != nil {
+			return fmt.Errorf("child %q: %w", child.ID, err)
+		}
+	}
+	for _, o := range c.Outgoing {
+		if _, err := enqueue(ctx, tx, o.InstanceID, o.Event, visibleNow); err != nil {
+			return fmt.Errorf("message for %q: %w", o.InstanceID, err)
+		}
+	}
+	if c.ContinueAsNew != nil {
+		return continueAsNew(ctx, tx, c, l.name)
+	}
+	if c.Status.IsTerminal() && l.parent.Valid && l.parentSchedule.Valid {
+		if err := reportToParent(ctx, tx, c, l.parent.String, l.parentSchedule.Int64); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `
+		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
+			last_event_id = ?, lock_token = NULL, locked_until = 0
+		WHERE id = ?`,
+		string(c.Status), nullIfEmpty(c.Result), encodeFailure(c.Failure), c.CustomStatus, nanos(time.Now()),
+		l.lastEventID+int64(len(c.NewEvents)), c.InstanceID)
+	return err
+}
+
+// writeWork appends the new events to history, queues the activity tasks
+// (on the instance's module) and the timers, and removes the consumed
+// messages.
+func writeWork(ctx context.Context, tx *sql.Tx, c store.TurnCommit, moduleHash string) error {
+	for _, ev := range c.NewEvents {
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("encode event %d: %w", ev.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO history (instance_id, execution_id, event_id, payload) VALUES (?, ?, ?, ?)`,
+			c.InstanceID, c.ExecutionID, ev.ID, payload); err != nil {
+			return fmt.Errorf("event %d: %w", ev.ID, err)
+		}
+	}
+	for _, a := range c.Activities {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input) VALUES (?, ?, ?, ?, ?, ?)`,
+			c.InstanceID, c.ExecutionID, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input)); err != nil {
+			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
+		}
+	}
+	for _, t := range c.Timers {
+		fired := engine.Event{Kind: engine.TimerFired, ScheduleID: t.ScheduleID, FireAt: &t.FireAt}
+		if _, err := enqueue(ctx, tx, c.InstanceID, fired, dueAt(t.FireAt)); err != nil {
+			return fmt.Errorf("timer %d: %w", t.ScheduleID, err)
+		}
+	}
+	for _, id := range c.Consumed {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ? AND instance_id = ?`, id, c.InstanceID); err != nil {
+			return fmt.Errorf("consume message %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// reportToParent tells the parent of a child that has just ended how it
+// ended.
+func reportToParent(ctx context.Context, tx *sql.Tx, c store.TurnCommit, parent string, schedule int64) error {
+	report := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: schedule, Result: c.Result}
+	if c.Status != engine.StatusCompleted {
+		report = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: schedule, Failure: c.Failure}
+	}
+	if _, err := enqueue(ctx, tx, parent, report, visibleNow); err != nil {
+		return fmt.Errorf("report to parent %q: %w", parent, err)
+	}
+	return nil
+}
+
+// startChild creates a child instance or, when it cannot start, reports
+// the failure to its parent at once (unless it is detached).
+func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild) error {
+	var schedule any
+	if !c.Detached {
+		schedule = c.ScheduleID
+	}
+	reason := fmt.Sprintf("no deployed module registers orchestration %q", c.Name)
+	if c.ModuleHash != "" {
+		n := store.NewInstance{ID: c.ID, Name: c.Name, ModuleHash: c.ModuleHash, Input: c.Input, Now: time.Now()}
+		err := insertInstance(ctx, tx, n, parent, schedule)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, store.ErrInstanceExists):
+			reason = fmt.Sprintf("instance id %q is already taken", c.ID)
+		case errors.Is(err, store.ErrNotFound):
+			reason = fmt.Sprintf("module %s is not deployed", c.ModuleHash)
+		default:
+			return err
+		}
+	}
+	if c.Detached {
+		return nil
+	}
+	_, err := enqueue(ctx, tx, parent, engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: c.ScheduleID,
+		Failure: &engine.Failure{Message: fmt.Sprintf("child orchestration %q could not start: %s", c.Name, reason)}}, visibleNow)
+	return err
+}
+
+// continueAsNew ends the instance's execution and starts the next one,
+// whose messages are an OrchestrationStarted and the carried events.
+func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit, name string) error {
+	can := c.ContinueAsNew
+	_, err := tx.ExecContext(ctx, `
+		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
+			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0
+		WHERE id = ?`,
+		string(engine.StatusPending), nullIfEmpty(can.Input), c.CustomStatus, nanos(time.Now()), c.InstanceID)
+	if err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	started := engine.Event{Kind: engine.OrchestrationStarted, Name: name, InstanceID: c.InstanceID, Input: can.Input}
+	for _, m := range append([]engine.Event{started}, can.Carried...) {
+		if _, err := enqueue(ctx, tx, c.InstanceID, m, visibleNow); err != nil {
+			return fmt.Errorf("continue as new: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package sqlite
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+// TestInstanceOrder checks that instances are handed out by their oldest
+// visible message: a timer that came due waits for the messages older
+// than it, not for the ones after it.
+func TestInstanceOrder(t *testing.T) {
+	tests := []struct {
+		name string
+		now  time.Time
+		want []string
+	}{
+		{"timer not due", timerDue.Add(-time.Nanosecond), []string{"before", "after"}},
+		{"timer due", timerDue, []string{"before", "i1", "after"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := openTest(t)
+			withInstance(t, s)
+			create(t, s, "before")
+			firstTurn(t, s) // i1's timer comes after before's start
+			create(t, s, "after")
+			var got []string
+			for {
+				item, err := s.LockNextInstance(ctx, tt.now, time.Hour)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if item == nil {
+					break
+				}
+				got = append(got, item.Instance.ID)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("handed out %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestWorkItem checks what a locked instance comes with: its history and
+// every visible message, oldest first, whatever their kind.
+func TestWorkItem(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	events := firstTurn(t, s)
+	raised := engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}
+	if err := s.Enqueue(ctx, "i1", raised); err != nil {
+		t.Fatal(err)
+	}
+	// A turn that consumes nothing and starts a second timer, due later.
+	item := lock(t, s, t0)
+	later := event(4, engine.TimerCreated)
+	laterDue := timerDue.Add(time.Hour)
+	later.FireAt = &laterDue
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+		NewEvents: []engine.Event{later}, Timers: []engine.TimerTask{{ScheduleID: 4, FireAt: laterDue}}, Status: engine.StatusRunning})
+	w := leaseActivity(t, s, t0, time.Minute)
+	activityDone := engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: json.RawMessage(`"hello"`)}
+	if err := s.CompleteActivity(ctx, w, activityDone); err != nil {
+		t.Fatal(err)
+	}
+
+	item = lock(t, s, timerDue)
+	wantMessages := []engine.Event{{Kind: engine.TimerFired, ScheduleID: 3, FireAt: &timerDue}, raised, activityDone}
+	if got := messageEvents(item.Messages); !reflect.DeepEqual(got, wantMessages) {
+		t.Fatalf("messages %+v\nwant %+v", got, wantMessages)
+	}
+	if want := append(events, later); !reflect.DeepEqual(item.History, want) {
+		t.Fatalf("history %+v\nwant %+v", item.History, want)
+	}
+	if item.Instance.ID != "i1" || item.Instance.Status != engine.StatusRunning || item.LockToken == "" {
+		t.Fatalf("instance %+v, token %q", item.Instance, item.LockToken)
+	}
+}
+
+func TestTimers(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	firstTurn(t, s)
+	noWork(t, s, timerDue.Add(-time.Nanosecond))
+	if next, ok, err := s.NextVisibleAt(ctx, t0); err != nil || !ok || !next.Equal(timerDue) || next.Location() != time.UTC {
+		t.Fatalf("NextVisibleAt = %v, %v, %v; want %v", next, ok, err, timerDue)
+	}
+	item := lock(t, s, timerDue)
+	want := []engine.Event{{Kind: engine.TimerFired, ScheduleID: 3, FireAt: &timerDue}}
+	if got := messageEvents(item.Messages); !reflect.DeepEqual(got, want) {
+		t.Fatalf("messages %+v, want %+v", got, want)
+	}
+}
+
+// TestTimerDueBefore1970 checks that a timer due at or before the zero of
+// Unix time is not taken for a message visible at once, nor lost.
+func TestTimerDueBefore1970(t *testing.T) {
+	for _, due := range []time.Time{time.Unix(0, 0).UTC(), time.Unix(-1, 0).UTC()} {
+		t.Run(due.String(), func(t *testing.T) {
+			s, _ := openTest(t)
+			withInstance(t, s)
+			item := lock(t, s, t0)
+			commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+				NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)}, Timers: []engine.TimerTask{{ScheduleID: 1, FireAt: due}},
+				Status: engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
+			item = lock(t, s, t0)
+			if want := []engine.Event{{Kind: engine.TimerFired, ScheduleID: 1, FireAt: &due}}; !reflect.DeepEqual(messageEvents(item.Messages), want) {
+				t.Fatalf("messages %+v, want %+v", messageEvents(item.Messages), want)
+			}
+		})
+	}
+}
+
+// TestConcurrentLocks checks that workers locking at once never get the
+// same instance.
+func TestConcurrentLocks(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	for i := range 49 {
+		create(t, s, fmt.Sprint(i))
+	}
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				item, err := s.LockNextInstance(ctx, t0, time.Hour)
+				if err != nil {
+					t.Error(err)
+				}
+				if item == nil {
+					return
+				}
+				mu.Lock()
+				got[item.Instance.ID]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(got) != 50 {
+		t.Fatalf("%d instances handed out, want 50", len(got))
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("%s handed out %d times", id, n)
+		}
+	}
+}
+
+func TestInstanceLease(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	first := lock(t, s, t0)
+	noWork(t, s, t0.Add(time.Minute-time.Nanosecond))
+	if next, ok, err := s.NextVisibleAt(ctx, t0); err != nil || !ok || !next.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("NextVisibleAt = %v, %v, %v; want the lock's expiry", next, ok, err)
+	}
+	second := lock(t, s, t0.Add(time.Minute))
+	if second.LockToken == first.LockToken || !reflect.DeepEqual(second.Messages, first.Messages) {
+		t.Fatalf("after expiry: %+v\nfirst: %+v", second, first)
+	}
+	noWork(t, s, t0.Add(time.Minute))
+}
+
+func TestAbandonInstance(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	item := lock(t, s, t0)
+	if err := s.AbandonInstance(ctx, "i1", "not the token"); err != nil {
+		t.Fatal(err)
+	}
+	noWork(t, s, t0)
+	if err := s.AbandonInstance(ctx, "i1", item.LockToken); err != nil {
+		t.Fatal(err)
+	}
+	again := lock(t, s, t0)
+	if !reflect.DeepEqual(again.Messages, item.Messages) {
+		t.Fatalf("messages after abandon %+v, want %+v", again.Messages, item.Messages)
+	}
+}
+
+func TestNextVisibleAt(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(t *testing.T, s *Store)
+		want  time.Time // zero: none
+	}{
+		{"empty", func(t *testing.T, s *Store) {}, time.Time{}},
+		{"only work visible now", func(t *testing.T, s *Store) { withInstance(t, s) }, time.Time{}},
+		{"a timer", func(t *testing.T, s *Store) {
+			withInstance(t, s)
+			firstTurn(t, s)
+			leaseActivity(t, s, t0, 3*time.Hour)
+		}, timerDue},
+		{"a locked instance with work", func(t *testing.T, s *Store) {
+			withInstance(t, s)
+			lock(t, s, t0)
+		}, t0.Add(time.Minute)},
+		{"a leased activity", func(t *testing.T, s *Store) {
+			withInstance(t, s)
+			firstTurn(t, s)
+			leaseActivity(t, s, t0, time.Second)
+		}, t0.Add(time.Second)},
+		{"the earliest of all", func(t *testing.T, s *Store) {
+			withInstance(t, s)
+			firstTurn(t, s)
+			leaseActivity(t, s, t0, 2*time.Hour)
+			create(t, s, "i2")
+			if _, err := s.LockNextInstance(ctx, t0, 30*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}, t0.Add(30 * time.Minute)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := openTest(t)
+			tt.build(t, s)
+			next, ok, err := s.NextVisibleAt(ctx, t0)
+			if err != nil || ok != !tt.want.IsZero() || !next.Equal(tt.want) {
+				t.Fatalf("NextVisibleAt = %v, %v, %v; want %v", next, ok, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestReleaseAllLeases(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	firstTurn(t, s)
+	first := leaseActivity(t, s, t0, time.Hour)
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "X"}); err != nil {
+		t.Fatal(err)
+	}
+	lock(t, s, t0)
+	if err := s.ReleaseAllLeases(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lock(t, s, t0)
+	again, err := s.LockNextActivity(ctx, t0, time.Hour)
+	if err != nil || again == nil || again.ID != first.ID || again.Attempt != 2 {
+		t.Fatalf("activity after release: %+v, %v", again, err)
+	}
+}
