@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/durabox/durabox/abi"
@@ -83,23 +84,42 @@ func newActivityPool(h *Host) *activityPool {
 }
 
 func (p *activityPool) get(ctx context.Context, hash string) (*wasmGuest, error) {
-	p.mu.Lock()
-	if gs := p.idle[hash]; len(gs) > 0 {
-		g := gs[len(gs)-1]
-		p.idle[hash] = gs[:len(gs)-1]
-		p.mu.Unlock()
-		return g, nil
-	}
-	p.mu.Unlock()
 	mod, err := p.h.reg.module(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
+	environ := p.h.reg.environ(mod)
+	if g := p.take(ctx, hash, environ); g != nil {
+		return g, nil
+	}
 	log := newGuestLog(p.h.opts.Logger, "module", short(hash), "activity", true)
 	stderr := &crashLog{}
-	env := wasi.NewReal(mod.env, log, io.MultiWriter(log, stderr))
+	env := wasi.NewReal(environ, log, io.MultiWriter(log, stderr))
 	env.AllowHTTP(p.h.opts.HTTPAllowList)
 	return newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, memoryLimit: p.h.opts.MemoryLimit})
+}
+
+// take returns an idle instance of the module made with environ, or nil.
+// It closes the idle instances made with an environment that a later deploy
+// of the module replaced: a guest reads its environment once, at start.
+func (p *activityPool) take(ctx context.Context, hash string, environ []string) *wasmGuest {
+	var stale []*wasmGuest
+	defer func() {
+		for _, g := range stale {
+			g.close(ctx)
+		}
+	}()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for gs := p.idle[hash]; len(gs) > 0; gs = p.idle[hash] {
+		g := gs[len(gs)-1]
+		p.idle[hash] = gs[:len(gs)-1]
+		if slices.Equal(g.cfg.env.Environ(), environ) {
+			return g
+		}
+		stale = append(stale, g)
+	}
+	return nil
 }
 
 // put returns a healthy instance to the pool, or closes it when the pool

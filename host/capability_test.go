@@ -33,8 +33,11 @@ func TestActivityCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Deploy(context.Background(), wasm, []string{"NOEQUALS"}); !errors.Is(err, host.ErrBadInput) || !strings.Contains(err.Error(), `environment variable "NOEQUALS" is not of the form KEY=value`) {
-		t.Fatalf("bad env: %v", err)
+	for _, bad := range []string{"NOEQUALS", "=value", "KEY=a\x00b"} {
+		want := fmt.Sprintf("environment variable %q is not of the form KEY=value", bad)
+		if _, err := h.Deploy(context.Background(), wasm, []string{bad}); !errors.Is(err, host.ErrBadInput) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("deploy with %q: %v, want %s", bad, err, want)
+		}
 	}
 	info, err := h.Deploy(context.Background(), wasm, []string{"GREETING=hi there"})
 	if err != nil || len(info.Env) != 1 {
@@ -66,4 +69,15 @@ func TestActivityCapabilities(t *testing.T) {
 			}
 		})
 	}
+	// The activity instances that ran above are idle in the pool, made with
+	// the old environment; none of them may answer now.
+	t.Run("deploying again replaces the environment", func(t *testing.T) {
+		if _, err := h.Deploy(context.Background(), wasm, []string{"GREETING=bye"}); err != nil {
+			t.Fatal(err)
+		}
+		inst := h.run(t, "Getenv", `"GREETING"`)
+		if inst.Status != engine.StatusCompleted || string(inst.Result) != `["bye",""]` {
+			t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
+		}
+	})
 }

@@ -99,6 +99,8 @@ func explain(err error, stderr *crashLog, timeout time.Duration, memoryLimit uin
 		return fmt.Errorf("it ran past its %s deadline for one step (an endless loop?)", timeout)
 	case errors.As(err, &exit):
 		return fmt.Errorf("it called os.Exit(%d)", exit.Code)
+	case errors.Is(err, wasi.ErrBlockingSleep):
+		return err
 	}
 	switch cause := stderr.cause(); {
 	case cause == "fatal error: out of memory":

@@ -44,9 +44,6 @@ func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) 
 	if err != nil {
 		return nil, err
 	}
-	if d := o.env.TakeSleep(); d > 0 {
-		return nil, fmt.Errorf("%w (it waited %s)", wasi.ErrBlockingSleep, d)
-	}
 	res, err := abi.DecodeActivationResult(raw)
 	if err != nil {
 		return nil, fmt.Errorf("its commands do not decode: %w", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"time"
 )
 
@@ -84,6 +85,11 @@ func (o *Options) validate() error {
 	}
 	if o.MemoryLimit < 16<<20 {
 		return fmt.Errorf("host: the memory limit is %d MiB; a Go guest needs at least 16 MiB", o.MemoryLimit>>20)
+	}
+	for _, h := range o.HTTPAllowList {
+		if u, err := url.Parse("http://" + h + "/"); h == "" || err != nil || u.Host != h {
+			return fmt.Errorf("host: HTTPAllowList has %q, which is not a host name (example.com) or a host:port (example.com:8080); leave out the scheme and the path", h)
+		}
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

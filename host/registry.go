@@ -118,7 +118,7 @@ func inspect(ctx context.Context, mod sandbox.Module) (*abi.Manifest, error) {
 // see, and keeps it compiled.
 func (r *registry) deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
 	for _, kv := range env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, "\x00") {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.Contains(kv, "\x00") {
 			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %q is not of the form KEY=value", ErrBadInput, kv)
 		}
 	}
@@ -148,6 +148,14 @@ func (r *registry) keep(ctx context.Context, hash string, m *module) *module {
 	}
 	r.compiled[hash] = m
 	return m
+}
+
+// environ returns the environment m's activities see, which deploying m
+// again replaces.
+func (r *registry) environ(m *module) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return m.env
 }
 
 // module returns the compiled module with hash, compiling it from the store

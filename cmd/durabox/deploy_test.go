@@ -41,6 +41,17 @@ func TestDeploy(t *testing.T) {
 `,
 		},
 		{
+			name: "deploy --env", setup: writeModule,
+			args:       []string{"deploy", "--env", "GREETING=hi there", "--env", "TOKEN=s3cret=x", "hello.wasm"},
+			wantStdout: "deployed 2d711642b726  orchestrations: Fails, Greeting  activities: none  env: GREETING, TOKEN\n",
+		},
+		{
+			name: "--env without =", setup: writeModule,
+			args:       []string{"deploy", "--env", "GREETING", "hello.wasm"},
+			wantCode:   2,
+			wantStderr: `durabox deploy: invalid value "GREETING" for flag -env: "GREETING" is not of the form KEY=VALUE` + "\n", wantUsage: true,
+		},
+		{
 			name: "refused",
 			setup: func(t *testing.T, h *fakehost.Host) {
 				writeModule(t, h)

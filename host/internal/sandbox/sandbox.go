@@ -2,6 +2,26 @@
 // Everything runtime-specific (wazero today, wasmtime-go later) lives behind
 // the Runtime interface; the WASI functions themselves are implemented once,
 // runtime-agnostically, in package wasi, and every runtime wires them in.
+//
+// A module is a WASI reactor (GOOS=wasip1 GOARCH=wasm go build
+// -buildmode=c-shared): instantiating it runs _initialize, then the host
+// calls its exports. Each instance answers its WASI calls from its own
+// wasi.Env, deterministic for an orchestration, real for an activity.
+//
+// A call ends in one of five ways, which the caller tells apart with
+// errors.Is and errors.As:
+//
+//   - it returns;
+//   - the guest called os.Exit: *wasi.ExitError, with the code;
+//   - a deterministic guest waited on the clock (time.Sleep, a timer of the
+//     time package): wasi.ErrBlockingSleep;
+//   - the call's context ended (a CPU deadline stops even an endless loop):
+//     context.DeadlineExceeded or context.Canceled;
+//   - the guest trapped (a Go panic or fatal error, whose message it wrote
+//     to stderr first; a wasm fault): *TrapError.
+//
+// After an error the instance is unusable (further calls return ErrStopped)
+// and the caller closes it.
 package sandbox
 
 import (
@@ -24,28 +44,31 @@ type Import struct {
 	Name   string
 }
 
-// Module is a compiled module, ready to instantiate many times.
+// Module is a compiled module, ready to instantiate many times, also at
+// once.
 type Module interface {
-	// Imports lists the functions the module imports.
+	// Imports lists the functions the module imports, in its order.
 	Imports() []Import
-	// Exports lists the names of the functions the module exports.
+	// Exports lists the names of the functions the module exports, sorted.
 	Exports() []string
 	// Instantiate creates an instance whose WASI calls are answered by
-	// cfg.Env, and runs the reactor initializer (_initialize) under it.
+	// cfg.Env, and runs the reactor initializer (_initialize) under it; if
+	// that fails, the error is the one Call would return for it.
 	Instantiate(ctx context.Context, cfg Config) (Instance, error)
 	Close(ctx context.Context) error
 }
 
 // Config configures one instance.
 type Config struct {
-	// Env answers the instance's WASI calls for its whole life.
+	// Env answers the instance's WASI calls for its whole life. Required.
 	Env *wasi.Env
 }
 
-// Instance is one live instance of a module.
+// Instance is one live instance of a module. It is used by one goroutine at
+// a time.
 type Instance interface {
-	// Call calls an exported function. A trap, an exit or a cancelled ctx
-	// returns an error, after which the instance must be closed.
+	// Call calls an exported function. It fails as the package doc
+	// describes, after which the instance must be closed.
 	Call(ctx context.Context, export string, args ...uint64) ([]uint64, error)
 	// Read copies length bytes of linear memory at addr.
 	Read(addr, length uint32) ([]byte, bool)

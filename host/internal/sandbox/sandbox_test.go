@@ -14,12 +14,14 @@ import (
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
+const guestPkg = "host/internal/sandbox/testdata/guest"
+
 var (
 	ctx = context.Background()
-	// probeModule is the probe guest, compiled once for every test.
-	probeModule Module
-	probeErr    error
-	probeOnce   sync.Once
+	// guestModule is the test guest, compiled once for every test.
+	guestModule Module
+	guestErr    error
+	guestOnce   sync.Once
 )
 
 func TestMain(m *testing.M) {
@@ -28,25 +30,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func probe(t *testing.T) Module {
+func guest(t *testing.T) Module {
 	t.Helper()
-	probeOnce.Do(func() {
-		wasm, err := guestbuild.Wasm("host/internal/sandbox/testdata/probe")
+	guestOnce.Do(func() {
+		wasm, err := guestbuild.Wasm(guestPkg)
 		if err != nil {
-			probeErr = err
+			guestErr = err
 			return
 		}
 		rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 64 << 20})
 		if err != nil {
-			probeErr = err
+			guestErr = err
 			return
 		}
-		probeModule, probeErr = rt.Compile(ctx, wasm)
+		guestModule, guestErr = rt.Compile(ctx, wasm)
 	})
-	if probeErr != nil {
-		t.Fatal(probeErr)
+	if guestErr != nil {
+		t.Fatal(guestErr)
 	}
-	return probeModule
+	return guestModule
 }
 
 func instance(t *testing.T, mod Module, env *wasi.Env) Instance {
@@ -59,9 +61,9 @@ func instance(t *testing.T, mod Module, env *wasi.Env) Instance {
 	return inst
 }
 
-func call(t *testing.T, inst Instance, export string) uint64 {
+func call(t *testing.T, inst Instance, export string, args ...uint64) uint64 {
 	t.Helper()
-	res, err := inst.Call(ctx, export)
+	res, err := inst.Call(ctx, export, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", export, err)
 	}
@@ -73,8 +75,10 @@ func call(t *testing.T, inst Instance, export string) uint64 {
 
 func seed(b byte) [32]byte { return [32]byte{b} }
 
+func deterministic() *wasi.Env { return wasi.NewDeterministic(seed(1), nil, nil) }
+
 func TestDeterministicAnswersDependOnlyOnSeedAndLogicalTime(t *testing.T) {
-	mod := probe(t)
+	mod := guest(t)
 	const logical = int64(1_800_000_000_123_456_789)
 	answers := func(s [32]byte) [3]uint64 {
 		env := wasi.NewDeterministic(s, nil, nil)
@@ -82,6 +86,8 @@ func TestDeterministicAnswersDependOnlyOnSeedAndLogicalTime(t *testing.T) {
 		env.SetTime(logical)
 		return [3]uint64{call(t, inst, "now"), call(t, inst, "random"), call(t, inst, "maporder")}
 	}
+	// The instances stay alive until the test ends: many instances of one
+	// module live at once.
 	a, b, c := answers(seed(1)), answers(seed(1)), answers(seed(2))
 	if a != b {
 		t.Fatalf("same seed, different answers: %v and %v", a, b)
@@ -94,91 +100,218 @@ func TestDeterministicAnswersDependOnlyOnSeedAndLogicalTime(t *testing.T) {
 	}
 }
 
-func TestNoFilesSocketsOrEnvironment(t *testing.T) {
-	mod := probe(t)
-	inst := instance(t, mod, wasi.NewDeterministic(seed(1), nil, nil))
-	for _, export := range []string{"readfile", "dial"} {
-		if call(t, inst, export) != 1 {
-			t.Errorf("%s succeeded inside the sandbox", export)
+func TestSetTimeMovesTimeNow(t *testing.T) {
+	env := deterministic()
+	inst := instance(t, guest(t), env)
+	for _, logical := range []int64{1_700_000_000_000_000_000, 1_700_000_123_000_000_000, 1_600_000_000_000_000_000} {
+		env.SetTime(logical)
+		if got := int64(call(t, inst, "now")); got != logical {
+			t.Errorf("after SetTime(%d), time.Now = %d", logical, got)
 		}
 	}
-	if n := call(t, inst, "getenv"); n != 0 {
-		t.Errorf("getenv found a value of %d bytes", n)
+}
+
+func TestNoFilesSocketsOrEnvironment(t *testing.T) {
+	for name, env := range map[string]*wasi.Env{"deterministic": deterministic(), "real": wasi.NewReal([]string{"OTHER=x"}, nil, nil)} {
+		t.Run(name, func(t *testing.T) {
+			inst := instance(t, guest(t), env)
+			for _, export := range []string{"readfile", "dial"} {
+				if call(t, inst, export) != 1 {
+					t.Errorf("%s succeeded inside the sandbox", export)
+				}
+			}
+			if n := call(t, inst, "getenv"); n != 0 {
+				t.Errorf("getenv found a value of %d bytes", n)
+			}
+		})
 	}
 }
 
 func TestRealEnvironmentForActivities(t *testing.T) {
-	mod := probe(t)
-	inst := instance(t, mod, wasi.NewReal([]string{"PROBE=hello"}, nil, nil))
+	inst := instance(t, guest(t), wasi.NewReal([]string{"GUEST=hello"}, nil, nil))
 	if d := time.Since(time.Unix(0, int64(call(t, inst, "now")))).Abs(); d > time.Minute {
 		t.Errorf("real clock is %s off", d)
 	}
 	if n := call(t, inst, "getenv"); n != 5 {
-		t.Errorf("getenv(PROBE) has %d bytes, want 5", n)
+		t.Errorf("getenv(GUEST) has %d bytes, want 5", n)
 	}
+	start := time.Now()
 	call(t, inst, "sleep")
+	if d := time.Since(start); d < time.Millisecond {
+		t.Errorf("time.Sleep(1ms) returned after %s", d)
+	}
 	if first, second := call(t, inst, "random"), call(t, inst, "random"); first == second {
 		t.Errorf("real randomness repeated itself: %d twice", first)
 	}
 }
 
-func TestSleepIsRecordedNotWaited(t *testing.T) {
-	mod := probe(t)
-	env := wasi.NewDeterministic(seed(1), nil, nil)
-	inst := instance(t, mod, env)
-	env.TakeSleep()
-	call(t, inst, "sleep")
-	if d := env.TakeSleep(); d < time.Millisecond {
-		t.Fatalf("TakeSleep = %s after time.Sleep(1ms)", d)
-	}
-}
-
-func TestExitAndDeadline(t *testing.T) {
-	mod := probe(t)
-	inst := instance(t, mod, wasi.NewDeterministic(seed(1), nil, nil))
-	_, err := inst.Call(ctx, "exit")
-	var exit *wasi.ExitError
-	if !errors.As(err, &exit) || exit.Code != 3 {
-		t.Fatalf("exit: err = %v, want exit code 3", err)
-	}
-
-	inst = instance(t, mod, wasi.NewDeterministic(seed(1), nil, nil))
-	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel()
-	if _, err := inst.Call(short, "spin"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("spin: err = %v, want the deadline", err)
-	}
-}
-
 func TestStdoutReachesTheWriter(t *testing.T) {
-	mod := probe(t)
 	var out bytes.Buffer
-	inst := instance(t, mod, wasi.NewDeterministic(seed(1), &out, nil))
+	inst := instance(t, guest(t), wasi.NewDeterministic(seed(1), &out, nil))
 	call(t, inst, "say")
 	if out.String() != "hello from the guest\n" {
 		t.Fatalf("stdout %q", out.String())
 	}
 }
 
-func TestEveryImportIsProvided(t *testing.T) {
-	mod := probe(t)
-	if len(mod.Imports()) == 0 {
-		t.Fatal("the probe imports nothing")
+func TestHowCallsEnd(t *testing.T) {
+	tests := []struct {
+		name   string
+		export string
+		real   bool
+		// timeout bounds the call; -1 means a context already cancelled.
+		timeout time.Duration
+		check   func(error) bool
+		want    string
+		// stderr is what the guest must have written to stderr.
+		stderr string
+	}{
+		{"returns, after a real sleep", "sleep", true, 0,
+			func(err error) bool { return err == nil }, "no error", ""},
+		{"os.Exit", "exit", false, 0,
+			func(err error) bool { var e *wasi.ExitError; return errors.As(err, &e) && e.Code == 3 }, "*wasi.ExitError with code 3", ""},
+		{"panic", "panic", false, 0,
+			func(err error) bool { var e *TrapError; return errors.As(err, &e) && e.Export == "panic" }, "*TrapError", "panic: the guest gives up"},
+		// The Go runtime waits on the clock before it reports a deadlock,
+		// and that must not pass for a blocking sleep.
+		{"deadlock", "deadlock", false, 0,
+			func(err error) bool {
+				var e *TrapError
+				return errors.As(err, &e) && !errors.Is(err, wasi.ErrBlockingSleep)
+			}, "*TrapError", "fatal error: all goroutines are asleep - deadlock!"},
+		{"endless loop past the deadline", "spin", false, 200 * time.Millisecond,
+			func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }, "context.DeadlineExceeded", ""},
+		{"cancelled", "spin", true, -1,
+			func(err error) bool { return errors.Is(err, context.Canceled) }, "context.Canceled", ""},
+		{"time.Sleep in an orchestration", "sleep", false, 0,
+			func(err error) bool {
+				return errors.Is(err, wasi.ErrBlockingSleep) && strings.HasSuffix(err.Error(), "(it waited 1ms)")
+			}, "wasi.ErrBlockingSleep, having waited 1ms", ""},
+		// Stopped at once, long before the deadline.
+		{"time.Sleep in a loop in an orchestration", "sleeploop", false, time.Minute,
+			func(err error) bool { return errors.Is(err, wasi.ErrBlockingSleep) }, "wasi.ErrBlockingSleep", ""},
 	}
-	for _, imp := range mod.Imports() {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			env := wasi.NewDeterministic(seed(1), nil, &stderr)
+			if tt.real {
+				env = wasi.NewReal(nil, nil, &stderr)
+			}
+			inst := instance(t, guest(t), env)
+			callCtx, cancel := context.WithCancel(ctx)
+			switch {
+			case tt.timeout < 0:
+				cancel()
+			case tt.timeout > 0:
+				callCtx, cancel = context.WithTimeout(ctx, tt.timeout)
+			}
+			defer cancel()
+			_, err := inst.Call(callCtx, tt.export)
+			if !tt.check(err) {
+				t.Fatalf("err = %v, want %s", err, tt.want)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", stderr.String(), tt.stderr)
+			}
+			if _, again := inst.Call(ctx, "now"); err != nil && !errors.Is(again, ErrStopped) {
+				t.Errorf("a call after the error: err = %v, want ErrStopped", again)
+			}
+		})
+	}
+}
+
+// Every function a Go guest imports is one the host provides, so a Go
+// release that adds an import fails here first.
+func TestEveryImportIsProvided(t *testing.T) {
+	imports := guest(t).Imports()
+	if len(imports) == 0 {
+		t.Fatal("the guest imports nothing")
+	}
+	for _, imp := range imports {
 		if !wasi.Provides(imp.Module, imp.Name) {
 			t.Errorf("the host does not provide %s.%s", imp.Module, imp.Name)
 		}
 	}
 }
 
-func TestCompileRefusesGarbage(t *testing.T) {
+func TestCompileAndInstantiateRefuse(t *testing.T) {
 	rt, err := NewWazero(ctx, WazeroOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close(ctx)
 	if _, err := rt.Compile(ctx, []byte("\x00asm\x01\x00\x00\x00\x01\x05")); err == nil || !strings.HasPrefix(err.Error(), "sandbox: not a valid wasm module: ") {
-		t.Fatalf("err = %v", err)
+		t.Errorf("truncated module: err = %v", err)
+	}
+	// A module that exports _initialize, which traps at once.
+	trapping := []byte("\x00asm\x01\x00\x00\x00" +
+		"\x01\x04\x01\x60\x00\x00" + // type 0: () -> ()
+		"\x03\x02\x01\x00" + // function 0 has type 0
+		"\x07\x0f\x01\x0b_initialize\x00\x00" + // export function 0 as _initialize
+		"\x0a\x05\x01\x03\x00\x00\x0b") // its body: unreachable
+	tests := []struct {
+		name string
+		wasm []byte
+		env  *wasi.Env
+		want string
+	}{
+		{"no Env", trapping, nil, "sandbox: instantiate: Config.Env is nil"},
+		{"not a reactor", []byte("\x00asm\x01\x00\x00\x00"), deterministic(), "sandbox: instantiate: the module does not export _initialize, so it is not a WASI reactor; build it with -buildmode=c-shared"},
+		{"_initialize traps", trapping, deterministic(), "sandbox: _initialize trapped: wasm error: unreachable\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mod, err := rt.Compile(ctx, tt.wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mod.Close(ctx)
+			if _, err := mod.Instantiate(ctx, Config{Env: tt.env}); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to start with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, tt := range []struct {
+		limit uint64
+		want  string
+	}{
+		{1000, "sandbox: the memory limit is 1000 bytes, less than one 64 KiB wasm page"},
+		{5 << 30, "sandbox: the memory limit is 5368709120 bytes, more than the 4 GiB a wasm32 module can address"},
+	} {
+		if _, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: tt.limit}); err == nil || err.Error() != tt.want {
+			t.Errorf("limit %d: err = %v, want %q", tt.limit, err, tt.want)
+		}
+	}
+
+	dir := t.TempDir()
+	rt, err := NewWazero(ctx, WazeroOptions{CacheDir: dir, MemoryLimitBytes: 32 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	wasm, err := guestbuild.Wasm(guestPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.Compile(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached, _ := os.ReadDir(dir); len(cached) == 0 {
+		t.Errorf("nothing in the compilation cache %s", dir)
+	}
+	var stderr bytes.Buffer
+	inst := instance(t, mod, wasi.NewDeterministic(seed(1), nil, &stderr))
+	call(t, inst, "allocate", 8)
+	var trap *TrapError
+	if _, err := inst.Call(ctx, "allocate", 64); !errors.As(err, &trap) || !strings.Contains(stderr.String(), "fatal error: out of memory") {
+		t.Fatalf("allocating 64 MiB under a 32 MiB limit: err = %v, stderr %q", err, stderr.String())
+	}
+	if size := inst.MemorySize(); size > 32<<20 {
+		t.Errorf("memory grew to %d bytes", size)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -17,37 +18,59 @@ import (
 // defaults.
 type WazeroOptions struct {
 	// CacheDir keeps compiled modules on disk, so a restarted host does not
-	// compile them again. Empty means no disk cache.
+	// compile them again; it is created if missing. Empty means no disk
+	// cache.
 	CacheDir string
-	// MemoryLimitBytes caps every instance's linear memory. Zero means
-	// wasm32's 4 GiB.
+	// MemoryLimitBytes caps every instance's linear memory, in bytes,
+	// rounded down to whole 64 KiB wasm pages. Zero means the 4 GiB a wasm32
+	// module can address.
 	MemoryLimitBytes uint64
 }
 
-const pageSize = 64 << 10
+const (
+	pageSize  = 64 << 10
+	maxMemory = 4 << 30
+)
+
+func (o *WazeroOptions) validate() error {
+	switch {
+	case o.MemoryLimitBytes == 0:
+		o.MemoryLimitBytes = maxMemory
+	case o.MemoryLimitBytes < pageSize:
+		return fmt.Errorf("sandbox: the memory limit is %d bytes, less than one 64 KiB wasm page", o.MemoryLimitBytes)
+	case o.MemoryLimitBytes > maxMemory:
+		return fmt.Errorf("sandbox: the memory limit is %d bytes, more than the 4 GiB a wasm32 module can address", o.MemoryLimitBytes)
+	}
+	return nil
+}
 
 type wazeroRuntime struct {
 	r     wazero.Runtime
 	cache wazero.CompilationCache
 }
 
+// envKey is the context key under which a call carries its instance's Env
+// to the host functions.
 type envKey struct{}
 
 // NewWazero returns a Runtime on wazero whose only import modules are the
-// host's own (package wasi): WASI and the host's capabilities.
+// host's own (package wasi): WASI and the host's capabilities. A call whose
+// context ends is stopped, even in an endless loop.
 func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
-	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
-	if opts.MemoryLimitBytes > 0 {
-		cfg = cfg.WithMemoryLimitPages(uint32(min(opts.MemoryLimitBytes/pageSize, 65536)))
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
+	cfg := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(opts.MemoryLimitBytes / pageSize))
 	rt := &wazeroRuntime{}
 	if opts.CacheDir != "" {
 		if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
-			return nil, fmt.Errorf("sandbox: compile cache: %w", err)
+			return nil, fmt.Errorf("sandbox: compilation cache: %w", err)
 		}
 		cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
 		if err != nil {
-			return nil, fmt.Errorf("sandbox: compile cache %s: %w", opts.CacheDir, err)
+			return nil, fmt.Errorf("sandbox: compilation cache %s: %w", opts.CacheDir, err)
 		}
 		rt.cache = cache
 		cfg = cfg.WithCompilationCache(cache)
@@ -55,7 +78,7 @@ func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
 	rt.r = wazero.NewRuntimeWithConfig(ctx, cfg)
 	for module, fns := range wasi.Modules {
 		if err := register(ctx, rt.r, module, fns); err != nil {
-			rt.r.Close(ctx)
+			rt.Close(ctx)
 			return nil, fmt.Errorf("sandbox: register %s: %w", module, err)
 		}
 	}
@@ -63,7 +86,7 @@ func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
 }
 
 // register instantiates a host module whose functions find the calling
-// instance's environment in the call's context.
+// instance's Env in the call's context.
 func register(ctx context.Context, r wazero.Runtime, module string, fns []wasi.Function) error {
 	b := r.NewHostModuleBuilder(module)
 	for i := range fns {
@@ -99,7 +122,12 @@ func (rt *wazeroRuntime) Compile(ctx context.Context, wasm []byte) (Module, erro
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: not a valid wasm module: %w", err)
 	}
-	return &wazeroModule{r: rt.r, cm: cm}, nil
+	var exports []string
+	for name := range cm.ExportedFunctions() {
+		exports = append(exports, name)
+	}
+	slices.Sort(exports)
+	return &wazeroModule{r: rt.r, cm: cm, exports: exports}, nil
 }
 
 func (rt *wazeroRuntime) Close(ctx context.Context) error {
@@ -111,8 +139,9 @@ func (rt *wazeroRuntime) Close(ctx context.Context) error {
 }
 
 type wazeroModule struct {
-	r  wazero.Runtime
-	cm wazero.CompiledModule
+	r       wazero.Runtime
+	cm      wazero.CompiledModule
+	exports []string
 }
 
 func (m *wazeroModule) Imports() []Import {
@@ -124,22 +153,27 @@ func (m *wazeroModule) Imports() []Import {
 	return out
 }
 
-func (m *wazeroModule) Exports() []string {
-	var out []string
-	for name := range m.cm.ExportedFunctions() {
-		out = append(out, name)
-	}
-	return out
-}
+func (m *wazeroModule) Exports() []string { return slices.Clone(m.exports) }
+
+// initialize is the export of a WASI reactor that must run before any other.
+const initialize = "_initialize"
 
 func (m *wazeroModule) Instantiate(ctx context.Context, cfg Config) (Instance, error) {
-	ctx = experimental.WithMemoryAllocator(context.WithValue(ctx, envKey{}, cfg.Env), mmapAllocator)
-	mod, err := m.r.InstantiateModule(ctx, m.cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if cfg.Env == nil {
+		return nil, errors.New("sandbox: instantiate: Config.Env is nil")
+	}
+	if _, ok := slices.BinarySearch(m.exports, initialize); !ok {
+		return nil, errors.New("sandbox: instantiate: the module does not export _initialize, so it is not a WASI reactor; build it with -buildmode=c-shared")
+	}
+	// Anonymous, so that any number of instances of a module live at once;
+	// no start function, so that _initialize runs under the Env like any
+	// call.
+	mod, err := m.r.InstantiateModule(experimental.WithMemoryAllocator(ctx, mmapAllocator), m.cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: instantiate: %w", err)
 	}
 	inst := &wazeroInstance{mod: mod, env: cfg.Env, fns: map[string]api.Function{}}
-	if _, err := inst.Call(ctx, "_initialize"); err != nil {
+	if _, err := inst.Call(ctx, initialize); err != nil {
 		inst.Close(ctx)
 		return nil, err
 	}
@@ -152,9 +186,14 @@ type wazeroInstance struct {
 	mod api.Module
 	env *wasi.Env
 	fns map[string]api.Function
+	// stopped is set by the first call that failed.
+	stopped bool
 }
 
 func (i *wazeroInstance) Call(ctx context.Context, export string, args ...uint64) ([]uint64, error) {
+	if i.stopped {
+		return nil, ErrStopped
+	}
 	fn, ok := i.fns[export]
 	if !ok {
 		fn = i.mod.ExportedFunction(export)
@@ -164,11 +203,9 @@ func (i *wazeroInstance) Call(ctx context.Context, export string, args ...uint64
 		i.fns[export] = fn
 	}
 	res, err := fn.Call(context.WithValue(ctx, envKey{}, i.env), args...)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("sandbox: %s: %w", export, ctx.Err())
-		}
-		return nil, fmt.Errorf("sandbox: %s: %w", export, err)
+	if err := callError(ctx, export, err, i.env.TakeSleep()); err != nil {
+		i.stopped = true
+		return nil, err
 	}
 	return res, nil
 }
@@ -178,7 +215,7 @@ func (i *wazeroInstance) Read(addr, length uint32) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return append([]byte(nil), b...), true
+	return slices.Clone(b), true
 }
 
 func (i *wazeroInstance) Write(addr uint32, b []byte) bool { return i.mod.Memory().Write(addr, b) }

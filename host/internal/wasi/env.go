@@ -1,26 +1,11 @@
 package wasi
 
 import (
-	crand "crypto/rand"
-	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
-	"strings"
+	"net/http"
 	"time"
 )
-
-// ErrBlockingSleep is the error for an orchestration that waited on the
-// clock (see Env.TakeSleep): only time.Sleep, time.After and the other timers
-// of the time package do that.
-var ErrBlockingSleep = errors.New("the orchestration blocked on time.Sleep or a timer of the time package, which would not survive a restart; use ctx.Sleep or ctx.NewTimer, the SDK's durable timers")
-
-// ExitError stops an instance that called proc_exit (os.Exit).
-type ExitError struct {
-	Code uint32
-}
-
-func (e *ExitError) Error() string { return fmt.Sprintf("wasi: exit with code %d", e.Code) }
 
 // Env answers one instance's WASI calls. It is used by one call at a time.
 type Env struct {
@@ -29,18 +14,21 @@ type Env struct {
 	// deterministic monotonic clock, which only moves forward.
 	logical, mono int64
 	// slept is how long a deterministic guest waited on the clock since the
-	// last TakeSleep.
+	// last TakeSleep, in waits separate waits.
 	slept time.Duration
+	waits int
 	rand  *rand.ChaCha8
 	// start anchors the real monotonic clock.
 	start   time.Time
 	environ []string
 	stdout  io.Writer
 	stderr  io.Writer
-	// allowHTTP holds the hosts (and host:ports) HTTP requests may reach;
-	// pending is the encoded response http_response hands over next.
-	allowHTTP map[string]bool
-	pending   []byte
+	// allowHTTP holds the hosts (and host:ports) HTTP requests may reach,
+	// through httpClient; pending is the encoded response http_response
+	// hands over next.
+	allowHTTP  map[string]bool
+	httpClient *http.Client
+	pending    []byte
 }
 
 // NewDeterministic returns the environment of an orchestration: every answer
@@ -59,6 +47,9 @@ func NewReal(environ []string, stdout, stderr io.Writer) *Env {
 	return &Env{start: time.Now(), environ: environ, stdout: orDiscard(stdout), stderr: orDiscard(stderr)}
 }
 
+// Environ returns the environment variables the guest sees ("KEY=value").
+func (e *Env) Environ() []string { return e.environ }
+
 func orDiscard(w io.Writer) io.Writer {
 	if w == nil {
 		return io.Discard
@@ -68,51 +59,24 @@ func orDiscard(w io.Writer) io.Writer {
 
 // SetTime sets the logical time (Unix nanoseconds) a deterministic
 // environment reports. The monotonic clock follows it but never goes back.
+// A real environment ignores it.
 func (e *Env) SetTime(unixNanos int64) {
 	e.logical = unixNanos
 	e.mono = max(e.mono, unixNanos)
 }
 
 // TakeSleep returns how long a deterministic guest waited on the clock since
-// the last call, and resets it. Such a wait never blocks: the monotonic clock
-// jumps ahead instead, so the guest's runtime carries on (and can still
-// report a deadlock or a fatal error). An orchestration step that waited at
-// all is an error for the caller to report (ErrBlockingSleep).
+// the last call, and resets it; a runtime calls it after each call into the
+// guest, and a call that waited at all fails with ErrBlockingSleep.
+//
+// Such a wait does not stop the guest at once: the monotonic clock jumps to
+// the end of the wait and the guest carries on. The Go runtime itself waits
+// on the clock a few times while it dies (1 ms twice before it prints a
+// panic or a fatal error such as a deadlock), and those must reach stderr
+// and be reported as what they are. Only a guest that keeps waiting (more
+// than maxWaits times in one call) is stopped at once.
 func (e *Env) TakeSleep() time.Duration {
 	d := e.slept
-	e.slept = 0
+	e.slept, e.waits = 0, 0
 	return d
-}
-
-func (e *Env) wallClock() int64 {
-	if e.deterministic {
-		return e.logical
-	}
-	return time.Now().UnixNano()
-}
-
-func (e *Env) monotonic() int64 {
-	if e.deterministic {
-		return e.mono
-	}
-	return int64(time.Since(e.start)) + 1
-}
-
-func (e *Env) fillRandom(b []byte) {
-	if e.deterministic {
-		e.rand.Read(b)
-		return
-	}
-	crand.Read(b)
-}
-
-// environBlock returns the environment as WASI lays it out: each entry
-// NUL-terminated.
-func (e *Env) environBlock() (count int, block []byte) {
-	var sb strings.Builder
-	for _, kv := range e.environ {
-		sb.WriteString(kv)
-		sb.WriteByte(0)
-	}
-	return len(e.environ), []byte(sb.String())
 }

@@ -30,6 +30,9 @@ func (e *Env) AllowHTTP(hosts []string) {
 	for _, h := range hosts {
 		e.allowHTTP[strings.ToLower(h)] = true
 	}
+	// No redirects: each hop must pass the allow-list too, and the
+	// activity's own client follows them through this capability.
+	e.httpClient = &http.Client{Timeout: 5 * time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // httpRequest performs the request at (addr, len) and keeps the encoded
@@ -81,10 +84,7 @@ func (e *Env) roundTrip(ctx context.Context, r *abi.HTTPRequest) *abi.HTTPRespon
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	// No redirects: each hop would have to pass the allow-list too, and the
-	// activity's own client follows them through this transport.
-	client := &http.Client{Timeout: 5 * time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
+	resp, err := e.httpClient.Do(req)
 	if err != nil {
 		return &abi.HTTPResponse{Error: "durabox: " + err.Error()}
 	}

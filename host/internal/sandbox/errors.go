@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/host/internal/wasi"
+)
+
+// ErrStopped is returned by Instance.Call on an instance that an earlier
+// call stopped with an error: the guest's state is undefined after a trap,
+// an exit, a deadline or a blocking sleep, so it is never called again.
+var ErrStopped = errors.New("sandbox: the instance stopped at an earlier error; close it")
+
+// TrapError is returned when the guest trapped: a Go panic or fatal error
+// (whose message the guest wrote to stderr first), or a wasm fault such as
+// an out-of-bounds access.
+type TrapError struct {
+	// Export is the function that was called.
+	Export string
+	// Err is the runtime's description of the trap, with the wasm stack.
+	Err error
+}
+
+func (e *TrapError) Error() string { return fmt.Sprintf("sandbox: %s trapped: %v", e.Export, e.Err) }
+
+func (e *TrapError) Unwrap() error { return e.Err }
+
+// callError turns how a call into the guest ended into the error Call
+// returns: err from the runtime, and slept from the instance's Env.TakeSleep.
+// In order of precedence, the error wraps *wasi.ExitError,
+// wasi.ErrBlockingSleep, ctx's error, or is a *TrapError.
+func callError(ctx context.Context, export string, err error, slept time.Duration) error {
+	var exit *wasi.ExitError
+	switch {
+	case err == nil && slept == 0:
+		return nil
+	case errors.As(err, &exit):
+		return fmt.Errorf("sandbox: %s: %w", export, exit)
+	case err == nil || errors.Is(err, wasi.ErrBlockingSleep):
+		// The error speaks to the orchestration's author, who has no use
+		// for the export's name.
+		return fmt.Errorf("%w (it waited %s)", wasi.ErrBlockingSleep, slept)
+	case ctx.Err() != nil:
+		return fmt.Errorf("sandbox: %s: %w", export, ctx.Err())
+	}
+	return &TrapError{Export: export, Err: err}
+}
