@@ -43,21 +43,24 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	inst := item.Instance
 	guestCtx := context.WithoutCancel(ctx)
 	l := h.cache.take(inst.ID)
-	if l == nil || l.moduleHash != inst.ModuleHash {
-		l = h.newLive(guestCtx, inst)
+	if l == nil || !l.continues(item) {
+		if l != nil {
+			l.close(guestCtx)
+		}
+		var err error
+		if l, err = h.fresh(ctx, inst); err != nil {
+			h.opts.Logger.Error("turn not run; it will run again", "instance", inst.ID, "err", err)
+			h.abandon(ctx, inst.ID, item.LockToken)
+			return
+		}
 	}
-	in := engine.TurnInput{History: item.History, Now: h.opts.Clock()}
+	in := engine.TurnInput{History: l.history, Now: h.opts.Clock()}
 	consumed := make([]int64, len(item.Messages))
 	for i, m := range item.Messages {
 		in.Messages = append(in.Messages, m.Event)
 		consumed[i] = m.ID
 	}
 	res, err := l.exec.Turn(in)
-	if errors.Is(err, engine.ErrStale) {
-		l.close(guestCtx)
-		l = h.newLive(guestCtx, inst)
-		res, err = l.exec.Turn(in)
-	}
 	if err != nil {
 		l.close(guestCtx)
 		h.opts.Logger.Error("turn refused", "instance", inst.ID, "err", err)
@@ -98,6 +101,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	case res.Status.IsTerminal():
 		l.close(guestCtx)
 	default:
+		l.history = append(l.history, res.NewEvents...)
 		h.cache.put(guestCtx, inst.ID, l)
 	}
 	if len(res.Activities) > 0 {
@@ -107,6 +111,18 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.Notify()
+}
+
+// fresh starts a live instance that has applied nothing, with the
+// persisted history of inst's current execution to replay.
+func (h *Host) fresh(ctx context.Context, inst store.Instance) (*live, error) {
+	history, err := h.st.History(ctx, inst.ID, inst.ExecutionID)
+	if err != nil {
+		return nil, err
+	}
+	l := h.newLive(context.WithoutCancel(ctx), inst)
+	l.history = history
+	return l, nil
 }
 
 // children chooses the module of each child: the parent's if it registers

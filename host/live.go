@@ -15,11 +15,20 @@ import (
 )
 
 // live is an orchestration instance kept in memory between turns: its
-// engine state and the wasm instance that has applied its history so far.
+// engine state, the wasm instance that has applied its history so far, and
+// that history, so that a turn reads only its new messages from the store.
 type live struct {
 	moduleHash string
+	execution  int64
+	history    []engine.Event
 	exec       *engine.Execution
 	guest      *orchestrationGuest
+}
+
+// continues reports whether l has applied exactly the persisted history
+// of item's instance, so that its next turn can run on l.
+func (l *live) continues(item *store.WorkItem) bool {
+	return l.moduleHash == item.Instance.ModuleHash && l.execution == item.Instance.ExecutionID && int64(len(l.history)) == item.HistoryLen
 }
 
 func (l *live) close(ctx context.Context) {
@@ -66,7 +75,7 @@ func seed(instanceID string, execution int64) [32]byte {
 // newLive starts a fresh wasm instance for an orchestration instance on the
 // exact module it started with.
 func (h *Host) newLive(ctx context.Context, inst store.Instance) *live {
-	l := &live{moduleHash: inst.ModuleHash}
+	l := &live{moduleHash: inst.ModuleHash, execution: inst.ExecutionID}
 	mod, err := h.reg.module(ctx, inst.ModuleHash)
 	if err != nil {
 		l.exec = engine.NewExecution(brokenGuest{err})

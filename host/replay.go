@@ -16,13 +16,12 @@ func (h *Host) Replay(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	history, err := h.History(ctx, id)
+	l, err := h.fresh(ctx, inst)
 	if err != nil {
-		return err
+		return fmt.Errorf("host: replay %q: %w", id, err)
 	}
-	l := h.newLive(context.WithoutCancel(ctx), inst)
 	defer l.close(ctx)
-	res, err := l.exec.Turn(engine.TurnInput{History: history, Now: h.opts.Clock()})
+	res, err := l.exec.Turn(engine.TurnInput{History: l.history, Now: h.opts.Clock()})
 	if err != nil {
 		return fmt.Errorf("host: replay %q: %w", id, err)
 	}

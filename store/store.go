@@ -108,8 +108,11 @@ type Message struct {
 // WorkItem is one locked instance with everything its next turn needs.
 type WorkItem struct {
 	Instance Instance
-	// History is the persisted history of the current execution.
-	History []engine.Event
+	// HistoryLen is the number of events in the current execution's
+	// persisted history. The work item does not carry them: a host that
+	// kept the instance in memory has them already, and one that did not
+	// reads them with History.
+	HistoryLen int64
 	// Messages are the instance's visible messages, oldest first.
 	Messages []Message
 	// LockToken must be passed back to CommitTurn or Abandon.

@@ -35,7 +35,7 @@ func BenchmarkTurn_1k(b *testing.B) {
 		if err != nil || item == nil {
 			b.Fatal(item, err)
 		}
-		next := int64(len(item.History)) + 1
+		next := item.HistoryLen + 1
 		ev := engine.Event{ID: next + 1, Kind: engine.ActivityScheduled, Name: "A", Input: json.RawMessage(`1`), Time: t0}
 		err = s.CommitTurn(ctx, store.TurnCommit{InstanceID: item.Instance.ID, ExecutionID: 1, LockToken: item.LockToken,
 			NewEvents:  []engine.Event{{ID: next, Kind: engine.ActivityCompleted, ScheduleID: next - 1, Result: json.RawMessage(`1`), Time: t0}, ev},

@@ -28,7 +28,7 @@ func TestCreateInstance(t *testing.T) {
 	}
 	item := lock(t, s, t0)
 	wantMessages := []engine.Event{{Kind: engine.OrchestrationStarted, Name: "Greeting", InstanceID: "i1", Input: json.RawMessage(`"world"`)}}
-	if !reflect.DeepEqual(item.Instance, want) || item.History != nil || !reflect.DeepEqual(messageEvents(item.Messages), wantMessages) {
+	if !reflect.DeepEqual(item.Instance, want) || item.HistoryLen != 0 || !reflect.DeepEqual(messageEvents(item.Messages), wantMessages) {
 		t.Fatalf("work item %+v", item)
 	}
 }

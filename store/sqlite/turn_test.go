@@ -197,7 +197,7 @@ func TestContinueAsNew(t *testing.T) {
 	}
 	next := lock(t, s, t0)
 	want := []engine.Event{{Kind: engine.OrchestrationStarted, Name: "Greeting", InstanceID: "i1", Input: json.RawMessage(`2`)}, carried}
-	if next.History != nil || !reflect.DeepEqual(messageEvents(next.Messages), want) {
+	if next.HistoryLen != 0 || !reflect.DeepEqual(messageEvents(next.Messages), want) {
 		t.Fatalf("next execution's work %+v", next)
 	}
 	// The new execution's history starts again at 1.

@@ -13,8 +13,8 @@ import (
 )
 
 // LockNextInstance locks, until now+lease, the unlocked instance whose
-// oldest visible message is oldest, and returns it with the history of its
-// current execution and all its visible messages, oldest first. It returns
+// oldest visible message is oldest, and returns it with the length of its
+// current execution's history and all its visible messages, oldest first. It returns
 // nil when no instance has work. Messages for finished instances are
 // dropped on the way.
 func (s *Store) LockNextInstance(ctx context.Context, now time.Time, lease time.Duration) (*store.WorkItem, error) {
@@ -89,8 +89,8 @@ func lockInstance(ctx context.Context, tx *sql.Tx, id string, now time.Time, lea
 	if item.Instance, err = getInstance(ctx, tx, id); err != nil {
 		return nil, err
 	}
-	if item.History, err = history(ctx, tx, id, item.Instance.ExecutionID); err != nil {
-		return nil, err
+	if err := tx.QueryRowContext(ctx, `SELECT last_event_id FROM instances WHERE id = ?`, id).Scan(&item.HistoryLen); err != nil {
+		return nil, fmt.Errorf("sqlite: history length of %q: %w", id, err)
 	}
 	if item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
 		return nil, fmt.Errorf("sqlite: messages of %q: %w", id, err)
