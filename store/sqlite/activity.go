@@ -15,16 +15,20 @@ import (
 // whose lease has expired) until now+lease, counting the delivery in its
 // Attempt. It returns nil when there is none.
 func (s *Store) LockNextActivity(ctx context.Context, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: lock next activity: %w", err)
-	}
-	defer tx.Rollback()
+	var w *store.ActivityWork
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		w, err = lockNextActivity(ctx, tx, now, lease)
+		return err
+	})
+	return w, err
+}
+
+func lockNextActivity(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
 	w := &store.ActivityWork{LockToken: newToken()}
 	var input []byte
 	// Two statements rather than one UPDATE … RETURNING, which is slower
 	// (BenchmarkTurn_1k).
-	err = tx.QueryRowContext(ctx, `
+	err := tx.QueryRowContext(ctx, `
 		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt + 1
 		FROM activity_tasks WHERE locked_until <= ? ORDER BY id LIMIT 1`, nanos(now)).
 		Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt)
@@ -39,9 +43,6 @@ func (s *Store) LockNextActivity(ctx context.Context, now time.Time, lease time.
 		return nil, fmt.Errorf("sqlite: lock activity %d: %w", w.ID, err)
 	}
 	w.Task.Input = input
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("sqlite: lock activity %d: %w", w.ID, err)
-	}
 	return w, nil
 }
 
@@ -49,14 +50,13 @@ func (s *Store) LockNextActivity(ctx context.Context, now time.Time, lease time.
 // for its instance, visible at once, atomically. It returns an error
 // wrapping store.ErrLeaseLost if w's lease no longer holds the task.
 func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, result engine.Event) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
-	}
-	defer tx.Rollback()
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return completeActivity(ctx, tx, w, result) })
+}
+
+func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, result engine.Event) error {
 	var instanceID string
 	var schedule int64
-	err = tx.QueryRowContext(ctx, `SELECT instance_id, schedule_id FROM activity_tasks WHERE id = ? AND lock_token = ?`, w.ID, w.LockToken).
+	err := tx.QueryRowContext(ctx, `SELECT instance_id, schedule_id FROM activity_tasks WHERE id = ? AND lock_token = ?`, w.ID, w.LockToken).
 		Scan(&instanceID, &schedule)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("sqlite: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
@@ -71,9 +71,6 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
 	}
 	if _, err := enqueue(ctx, tx, instanceID, result, visibleNow); err != nil {
-		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
-	}
-	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
 	}
 	return nil

@@ -24,9 +24,16 @@
 //   - activity_tasks: activities waiting for a worker, with their lease
 //     (lock_token, locked_until) and the number of deliveries (attempt).
 //
-// Times are Unix nanoseconds; the store returns them in UTC. All access goes
-// through one connection, whose prepared statements are cached, so
-// operations are serialized; SQLite has one writer anyway.
+// Times are Unix nanoseconds; the store returns them in UTC.
+//
+// Writes are group-committed: one goroutine owns the write connection, and
+// the writes that arrive while a transaction is being made durable share
+// the next one, each in a savepoint of its own (a write that fails undoes
+// only itself). A write returns once its transaction is durable, so with
+// many workers the store makes far more writes per second than the disk
+// makes syncs, and never acknowledges one before it is on disk. Reads use
+// their own connections and see the last commit without waiting for the
+// writer.
 //
 // Usage:
 //

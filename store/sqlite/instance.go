@@ -16,15 +16,8 @@ import (
 // wrapping store.ErrInstanceExists if the id is taken, or store.ErrNotFound
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertInstance(ctx, tx, n, nil, nil) })
 	if err != nil {
-		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
-	}
-	defer tx.Rollback()
-	if err := insertInstance(ctx, tx, n, nil, nil); err != nil {
-		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
-	}
-	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
 	}
 	return nil
@@ -88,7 +81,7 @@ func scanInstance(row scanner) (store.Instance, error) {
 
 // GetInstance returns an instance, or an error wrapping store.ErrNotFound.
 func (s *Store) GetInstance(ctx context.Context, id string) (store.Instance, error) {
-	return getInstance(ctx, s.db, id)
+	return getInstance(ctx, s.readers, id)
 }
 
 type querier interface {
@@ -109,7 +102,7 @@ func getInstance(ctx context.Context, q querier, id string) (store.Instance, err
 
 // ListInstances returns every instance, newest first.
 func (s *Store) ListInstances(ctx context.Context) ([]store.Instance, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+instanceColumns+` FROM instances ORDER BY created_at DESC, rowid DESC`)
+	rows, err := s.readers.QueryContext(ctx, `SELECT `+instanceColumns+` FROM instances ORDER BY created_at DESC, rowid DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list instances: %w", err)
 	}
@@ -133,7 +126,7 @@ func (s *Store) ListInstances(ctx context.Context) ([]store.Instance, error) {
 // instance does not exist. An execution that never ran has no events.
 func (s *Store) History(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
 	var current int64
-	err := s.db.QueryRowContext(ctx, `SELECT execution_id FROM instances WHERE id = ?`, id).Scan(&current)
+	err := s.readers.QueryRowContext(ctx, `SELECT execution_id FROM instances WHERE id = ?`, id).Scan(&current)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: instance %q %w", id, store.ErrNotFound)
 	}
@@ -143,7 +136,7 @@ func (s *Store) History(ctx context.Context, id string, execution int64) ([]engi
 	if execution == 0 {
 		execution = current
 	}
-	return history(ctx, s.db, id, execution)
+	return history(ctx, s.readers, id, execution)
 }
 
 // history reads the events of one execution, in order.
@@ -175,7 +168,11 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 // Enqueue adds a message for an instance, visible at once, or returns an
 // error wrapping store.ErrNotFound if the instance does not exist.
 func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event) error {
-	ok, err := enqueue(ctx, s.db, instanceID, ev, visibleNow)
+	var ok bool
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		ok, err = enqueue(ctx, tx, instanceID, ev, visibleNow)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: enqueue for %q: %w", instanceID, err)
 	}

@@ -22,16 +22,17 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	if deployed.IsZero() {
 		deployed = time.Now()
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: put module: %w", err)
-	}
-	defer tx.Rollback()
-	_, err = tx.ExecContext(ctx, `
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return putModule(ctx, tx, m, string(orch), string(acts), string(env), deployed)
+	})
+}
+
+func putModule(ctx context.Context, tx *sql.Tx, m store.Module, orch, acts, env string, deployed time.Time) error {
+	_, err := tx.ExecContext(ctx, `
 		INSERT INTO modules (hash, wasm, orchestrations, activities, env, deployed_at, seq)
 		VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM modules))
 		ON CONFLICT (hash) DO UPDATE SET env = excluded.env, deployed_at = excluded.deployed_at, seq = excluded.seq`,
-		m.Hash, m.Wasm, string(orch), string(acts), string(env), nanos(deployed))
+		m.Hash, m.Wasm, orch, acts, env, nanos(deployed))
 	if err != nil {
 		return fmt.Errorf("sqlite: put module %s: %w", m.Hash, err)
 	}
@@ -42,9 +43,6 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 			return fmt.Errorf("sqlite: put module %s: %w", m.Hash, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: put module %s: %w", m.Hash, err)
-	}
 	return nil
 }
 
@@ -54,7 +52,7 @@ func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error
 	m := store.Module{Hash: hash}
 	var orch, acts, env string
 	var deployed int64
-	err := s.db.QueryRowContext(ctx, `SELECT wasm, orchestrations, activities, env, deployed_at FROM modules WHERE hash = ?`, hash).
+	err := s.readers.QueryRowContext(ctx, `SELECT wasm, orchestrations, activities, env, deployed_at FROM modules WHERE hash = ?`, hash).
 		Scan(&m.Wasm, &orch, &acts, &env, &deployed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, fmt.Errorf("sqlite: module %s %w", hash, store.ErrNotFound)
@@ -71,7 +69,7 @@ func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error
 
 // ListModules returns every module without its bytes, newest first.
 func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT hash, orchestrations, activities, env, deployed_at FROM modules ORDER BY seq DESC`)
+	rows, err := s.readers.QueryContext(ctx, `SELECT hash, orchestrations, activities, env, deployed_at FROM modules ORDER BY seq DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list modules: %w", err)
 	}
@@ -97,7 +95,7 @@ func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
 // orchestration, or an error wrapping store.ErrNotFound.
 func (s *Store) ModuleFor(ctx context.Context, orchestration string) (string, error) {
 	var hash string
-	err := s.db.QueryRowContext(ctx, `SELECT hash FROM orchestration_modules WHERE name = ?`, orchestration).Scan(&hash)
+	err := s.readers.QueryRowContext(ctx, `SELECT hash FROM orchestration_modules WHERE name = ?`, orchestration).Scan(&hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("sqlite: orchestration %q %w", orchestration, store.ErrNotFound)
 	}

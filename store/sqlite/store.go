@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"sync/atomic"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
@@ -14,9 +15,18 @@ import (
 
 // Store is a store.Store on one SQLite file.
 type Store struct {
-	db   *sql.DB
-	lock *os.File
-	opts Options
+	// db is the write connection, used by the writer goroutine only
+	// (write.go) once the store is open; reads go to readers.
+	db      *sql.DB
+	readers *sql.DB
+	lock    *os.File
+	opts    Options
+
+	writes     chan *writeOp
+	stop       chan struct{}
+	writerDone chan struct{}
+	// batches counts committed write transactions.
+	batches atomic.Int64
 }
 
 var _ store.Store = (*Store)(nil)
@@ -32,11 +42,13 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts}
+	s := &Store{lock: lock, opts: opts, writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.open(path); err != nil {
+		close(s.writerDone)
 		s.Close()
 		return nil, err
 	}
+	go s.writer()
 	return s, nil
 }
 
@@ -44,22 +56,35 @@ func (s *Store) open(path string) error {
 	if err := checkHeader(path); err != nil {
 		return err
 	}
-	db, err := sql.Open("sqlite3", dsn(path, s.opts.Durability))
+	db, err := sql.Open("sqlite3", dsn(path, s.opts.Durability, false))
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	// One connection: SQLite has one writer anyway, the settings of the
-	// connection stay in force for the life of the store, and its cache of
-	// prepared statements serves every query.
+	// One write connection: SQLite has one writer anyway, and the
+	// connection's settings and cache of prepared statements stay for the
+	// life of the store.
 	db.SetMaxOpenConns(1)
 	s.db = db
-	return s.prepareSchema(path)
+	if err := s.prepareSchema(path); err != nil {
+		return err
+	}
+	// Readers see the last commit, in WAL mode without waiting for the
+	// writer.
+	if s.readers, err = sql.Open("sqlite3", dsn(path, s.opts.Durability, true)); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	s.readers.SetMaxOpenConns(maxReaders)
+	s.readers.SetMaxIdleConns(maxReaders)
+	return nil
 }
+
+// maxReaders bounds the read connections.
+const maxReaders = 4
 
 // dsn names the database file for the driver, with the settings of every
 // connection. None of them writes to the file, so they are safe on a file
 // Open then refuses.
-func dsn(path string, d Durability) string {
+func dsn(path string, d Durability, readOnly bool) string {
 	settings := url.Values{
 		"_busy_timeout":    {"5000"}, // milliseconds
 		"_fk":              {"1"},
@@ -67,15 +92,30 @@ func dsn(path string, d Durability) string {
 		"_txlock":          {"immediate"},
 		"_stmt_cache_size": {"64"}, // more than the store has statements
 	}
+	if readOnly {
+		settings.Set("_query_only", "1")
+		settings.Set("_txlock", "deferred")
+	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + settings.Encode()
 }
 
 // Close closes the database and releases the file for another host.
 // Closing a closed Store does nothing.
 func (s *Store) Close() error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.writerDone
 	var err error
+	if s.readers != nil {
+		err = s.readers.Close()
+		s.readers = nil
+	}
 	if s.db != nil {
-		err = s.db.Close()
+		err = errors.Join(err, s.db.Close())
+		s.db = nil
 	}
 	if s.lock != nil {
 		err = errors.Join(err, unlockFile(s.lock))

@@ -17,15 +17,7 @@ import (
 // store.ErrLeaseLost if c.LockToken no longer holds the instance's lock.
 // c.NewEvents must continue the execution's history without a gap.
 func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
-	}
-	defer tx.Rollback()
-	if err := commitTurn(ctx, tx, c); err != nil {
-		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
-	}
-	if err := tx.Commit(); err != nil {
+	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return commitTurn(ctx, tx, c) }); err != nil {
 		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
 	}
 	return nil

@@ -18,21 +18,12 @@ import (
 // nil when no instance has work. Messages for finished instances are
 // dropped on the way.
 func (s *Store) LockNextInstance(ctx context.Context, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: lock next instance: %w", err)
-	}
-	defer tx.Rollback()
-	item, err := lockNextInstance(ctx, tx, now, lease)
-	if err != nil {
-		return nil, err
-	}
-	// Commit even without an item: messages of finished instances may have
-	// been dropped on the way.
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("sqlite: lock next instance: %w", err)
-	}
-	return item, nil
+	var item *store.WorkItem
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		item, err = lockNextInstance(ctx, tx, now, lease)
+		return err
+	})
+	return item, err
 }
 
 func lockNextInstance(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration) (*store.WorkItem, error) {
@@ -124,7 +115,11 @@ func visibleMessages(ctx context.Context, tx *sql.Tx, id string, now time.Time) 
 // AbandonInstance unlocks an instance without committing anything, if
 // lockToken still holds its lock; otherwise it does nothing.
 func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE instances SET lock_token = NULL, locked_until = 0 WHERE id = ? AND lock_token = ?`, id, lockToken); err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE instances SET lock_token = NULL, locked_until = 0 WHERE id = ? AND lock_token = ?`, id, lockToken)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("sqlite: abandon instance %q: %w", id, err)
 	}
 	return nil
@@ -136,7 +131,7 @@ func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error
 // false when there is no such time.
 func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `
+	err := s.readers.QueryRowContext(ctx, `
 		SELECT min(t) FROM (
 			SELECT min(visible_at) AS t FROM messages WHERE visible_at > ?1
 			UNION ALL
@@ -155,9 +150,12 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 
 // ReleaseAllLeases unlocks every instance and activity task.
 func (s *Store) ReleaseAllLeases(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `
-		UPDATE instances SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL;
-		UPDATE activity_tasks SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL;`)
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+			UPDATE instances SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL;
+			UPDATE activity_tasks SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL;`)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: release leases: %w", err)
 	}

@@ -1,0 +1,116 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Group commit. Every write runs on the writer goroutine, which owns the
+// store's one write connection. Writes that arrive while a transaction is
+// on its way to disk wait for it, then go to disk together: one
+// transaction, one sync, each write in a savepoint of its own so that a
+// write that fails undoes only itself. A write returns only once the
+// transaction that holds it is durable (as durable as Options.Durability
+// says), so nothing is acknowledged before it is on disk.
+
+// maxBatch bounds how many writes share one transaction, so that none
+// waits behind an unbounded batch.
+const maxBatch = 512
+
+// errClosed is returned by writes after Close.
+var errClosed = errors.New("sqlite: the store is closed")
+
+// writeFunc is one write: it runs inside the batch's transaction and must
+// not commit or roll it back.
+type writeFunc func(ctx context.Context, tx *sql.Tx) error
+
+type writeOp struct {
+	fn   writeFunc
+	done chan error
+}
+
+// write runs fn on the writer goroutine and returns once its transaction is
+// committed, or with fn's error (fn's changes undone) or the commit's. A
+// ctx that ends before the writer takes fn stops it from running; once the
+// writer has taken it, write waits for the outcome, so it never reports a
+// failure for a write that was committed.
+func (s *Store) write(ctx context.Context, fn writeFunc) error {
+	op := &writeOp{fn: fn, done: make(chan error, 1)}
+	select {
+	case s.writes <- op:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.stop:
+		return errClosed
+	}
+	return <-op.done
+}
+
+// writer takes writes until the store closes; each batch is whatever
+// arrived while the previous one was committed.
+func (s *Store) writer() {
+	defer close(s.writerDone)
+	for {
+		var batch []*writeOp
+		select {
+		case op := <-s.writes:
+			batch = append(batch, op)
+		case <-s.stop:
+			return
+		}
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case op := <-s.writes:
+				batch = append(batch, op)
+			default:
+				break more
+			}
+		}
+		s.commitBatch(batch)
+	}
+}
+
+// commitBatch runs a batch in one transaction and tells each write how it
+// ended.
+func (s *Store) commitBatch(batch []*writeOp) {
+	ctx := context.Background()
+	errs := make([]error, len(batch))
+	err := func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		for i, op := range batch {
+			if errs[i], err = savepoint(ctx, tx, op.fn); err != nil {
+				return err
+			}
+		}
+		return tx.Commit()
+	}()
+	for i, op := range batch {
+		if err != nil {
+			errs[i] = errors.Join(errs[i], fmt.Errorf("sqlite: commit: %w", err))
+		}
+		op.done <- errs[i]
+	}
+	s.batches.Add(1)
+}
+
+// savepoint runs fn in a savepoint of tx and undoes its changes if it
+// fails, returning fn's error; txErr is an error that leaves tx unusable,
+// which fails the whole batch.
+func savepoint(ctx context.Context, tx *sql.Tx, fn writeFunc) (fnErr, txErr error) {
+	if _, txErr = tx.ExecContext(ctx, `SAVEPOINT write`); txErr != nil {
+		return nil, txErr
+	}
+	if fnErr = fn(ctx, tx); fnErr != nil {
+		_, txErr = tx.ExecContext(ctx, `ROLLBACK TO write; RELEASE write`)
+		return fnErr, txErr
+	}
+	_, txErr = tx.ExecContext(ctx, `RELEASE write`)
+	return nil, txErr
+}

@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+// TestWritesShareCommits starts many instances at once, a tenth of them
+// twice: the writes go to disk in fewer transactions than there are
+// writes, and a write that fails in a shared transaction fails alone.
+func TestWritesShareCommits(t *testing.T) {
+	s, _ := openTest(t)
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w"), Orchestrations: []string{"O"}}); err != nil {
+		t.Fatal(err)
+	}
+	const instances, workers = 400, 40
+	before := s.batches.Load()
+	var wg sync.WaitGroup
+	errs := make([]error, instances+instances/10)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(errs); i += workers {
+				errs[i] = s.CreateInstance(ctx, store.NewInstance{ID: fmt.Sprint(i % instances), Name: "O", ModuleHash: "h1", Now: t0})
+			}
+		})
+	}
+	wg.Wait()
+	created, taken := 0, 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			created++
+		case errors.Is(err, store.ErrInstanceExists):
+			taken++
+		default:
+			t.Fatalf("create %d: %v", i, err)
+		}
+	}
+	if created != instances || taken != instances/10 {
+		t.Fatalf("%d created and %d refused as taken, want %d and %d", created, taken, instances, instances/10)
+	}
+	if n := count(t, s, "instances"); n != instances {
+		t.Fatalf("%d instances stored, want %d", n, instances)
+	}
+	if n := count(t, s, "messages"); n != instances {
+		t.Fatalf("%d start messages stored, want %d (a refused write left something behind?)", n, instances)
+	}
+	if batches := s.batches.Load() - before; batches > int64(len(errs))/2 {
+		t.Fatalf("%d writes took %d transactions; group commit should share them", len(errs), batches)
+	}
+}
+
+// TestWriteAfterClose is refused with an error that says so.
+func TestWriteAfterClose(t *testing.T) {
+	s, err := Open(t.TempDir()+"/closed.db", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"})
+	if !errors.Is(err, errClosed) {
+		t.Fatalf("enqueue after close: %v, want %v", err, errClosed)
+	}
+}
