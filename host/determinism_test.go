@@ -127,13 +127,15 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 
 // newBareHost returns a host on a fresh store whose dispatchers do not run,
 // so a test can drive turns itself.
-func newBareHost(t *testing.T) *Host {
+func newBareHost(t *testing.T) *Host { return newBareHostWith(t, Options{}) }
+
+func newBareHostWith(t *testing.T, opts Options) *Host {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(st, Options{})
+	h, err := New(st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,4 +144,86 @@ func newBareHost(t *testing.T) *Host {
 		st.Close()
 	})
 	return h
+}
+
+// TestCacheDoesNotChangeHistories runs one workload through the host's own
+// turns and activities three times: with every instance kept live, with
+// one kept live (so instances are evicted and replayed as they take
+// turns), and with none. Every history must be byte for byte the same.
+func TestCacheDoesNotChangeHistories(t *testing.T) {
+	wasm, err := guestbuild.Wasm("host/testdata/guests/chaos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	var reference []byte
+	for _, opts := range []Options{{Clock: clock}, {Clock: clock, MaxLiveInstances: 1}, {Clock: clock, NoLiveCache: true}} {
+		h := newBareHostWith(t, opts)
+		got := runWorkload(t, h, wasm, now)
+		if reference == nil {
+			reference = got
+			continue
+		}
+		if string(got) != string(reference) {
+			t.Fatalf("with %+v the histories differ:\n%s\nwith every instance live:\n%s", opts, got, reference)
+		}
+	}
+}
+
+// runWorkload starts three Chaos instances and drives them to the end in a
+// fixed order: every pending turn, then every pending activity, again and
+// again. It returns every history.
+func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time) []byte {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"a", "b", "c"}
+	for _, id := range ids {
+		if _, err := h.Start(ctx, "Chaos", json.RawMessage(`3`), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for progress := true; progress; {
+		progress = false
+		for {
+			item, err := h.st.LockNextInstance(ctx, now, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if item == nil {
+				break
+			}
+			h.turn(ctx, item)
+			progress = true
+		}
+		for {
+			w, err := h.st.LockNextActivity(ctx, now, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w == nil {
+				break
+			}
+			h.complete(ctx, w)
+			progress = true
+		}
+	}
+	histories := map[string][]engine.Event{}
+	for _, id := range ids {
+		inst, err := h.Instance(ctx, id)
+		if err != nil || inst.Status != engine.StatusCompleted {
+			t.Fatalf("instance %s: %+v, %v", id, inst, err)
+		}
+		if histories[id], err = h.History(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := json.MarshalIndent(histories, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

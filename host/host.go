@@ -42,7 +42,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 	h := &Host{
 		st: st, opts: opts, rt: rt,
 		reg:               newRegistry(rt, st),
-		cache:             newLiveCache(opts.MaxLiveInstances),
+		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		orchestrationWork: newSignal(), activityWork: newSignal(), changed: newSignal(),
 	}
 	h.pool = newActivityPool(h)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unsafe"
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
@@ -94,23 +95,49 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance) *live {
 	return l
 }
 
-// liveCache keeps at most max live instances, dropping the least recently
-// used. A dispatcher takes an instance out for the length of a turn, so an
-// instance is never used by two turns or closed while in use.
+// memory is what l holds: its guest's linear memory (an upper bound on
+// what the guest keeps resident) and its history.
+func (l *live) memory() uint64 {
+	var n uint64
+	if l.guest != nil {
+		n = l.guest.inst.MemorySize()
+	}
+	for i := range l.history {
+		n += eventSize(&l.history[i])
+	}
+	return n
+}
+
+// eventSize is roughly the memory an event holds.
+func eventSize(e *engine.Event) uint64 {
+	n := unsafe.Sizeof(*e) + uintptr(len(e.Name)+len(e.InstanceID)+len(e.Input)+len(e.Result)+len(e.Reason)+len(e.CustomStatus))
+	if e.Failure != nil {
+		n += unsafe.Sizeof(*e.Failure) + uintptr(len(e.Failure.Message)+len(e.Failure.Details))
+	}
+	return uint64(n)
+}
+
+// liveCache keeps at most max live instances holding at most maxMemory
+// bytes between them, dropping the least recently used. A dispatcher takes
+// an instance out for the length of a turn, so an instance is never used by
+// two turns or closed while in use.
 type liveCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *cacheEntry, most recent at the front
-	items map[string]*list.Element
+	mu        sync.Mutex
+	max       int
+	maxMemory uint64
+	memory    uint64
+	order     *list.List // of *cacheEntry, most recent at the front
+	items     map[string]*list.Element
 }
 
 type cacheEntry struct {
-	id string
-	l  *live
+	id     string
+	l      *live
+	memory uint64
 }
 
-func newLiveCache(max int) *liveCache {
-	return &liveCache{max: max, order: list.New(), items: map[string]*list.Element{}}
+func newLiveCache(max int, maxMemory uint64) *liveCache {
+	return &liveCache{max: max, maxMemory: maxMemory, order: list.New(), items: map[string]*list.Element{}}
 }
 
 // take removes and returns the live instance for id, or nil.
@@ -123,19 +150,25 @@ func (c *liveCache) take(id string) *live {
 	}
 	delete(c.items, id)
 	c.order.Remove(e)
-	return e.Value.(*cacheEntry).l
+	ce := e.Value.(*cacheEntry)
+	c.memory -= ce.memory
+	return ce.l
 }
 
-// put keeps l for id, closing the least recently used beyond the bound.
+// put keeps l for id, closing the least recently used beyond the bounds
+// (l itself, if it alone is over the memory bound).
 func (c *liveCache) put(ctx context.Context, id string, l *live) {
 	c.mu.Lock()
-	c.items[id] = c.order.PushFront(&cacheEntry{id: id, l: l})
+	ce := &cacheEntry{id: id, l: l, memory: l.memory()}
+	c.items[id] = c.order.PushFront(ce)
+	c.memory += ce.memory
 	var evicted []*live
-	for c.order.Len() > c.max {
+	for c.order.Len() > c.max || c.memory > c.maxMemory {
 		e := c.order.Back()
 		c.order.Remove(e)
 		ce := e.Value.(*cacheEntry)
 		delete(c.items, ce.id)
+		c.memory -= ce.memory
 		evicted = append(evicted, ce.l)
 	}
 	c.mu.Unlock()
@@ -150,5 +183,5 @@ func (c *liveCache) closeAll(ctx context.Context) {
 	for _, e := range c.items {
 		e.Value.(*cacheEntry).l.close(ctx)
 	}
-	c.items, c.order = map[string]*list.Element{}, list.New()
+	c.items, c.order, c.memory = map[string]*list.Element{}, list.New(), 0
 }

@@ -22,8 +22,16 @@ type Options struct {
 	ActivityWorkers int
 	// MaxLiveInstances bounds how many orchestration instances stay live in
 	// memory between turns; past it the least recently used is dropped and
-	// replayed from history when it next runs. Zero means 1024.
+	// replayed from history when it next runs. Zero means 1024. A dropped
+	// instance replays to exactly the same history, only slower.
 	MaxLiveInstances int
+	// MaxLiveMemory bounds the memory the live instances hold between them:
+	// each one's linear memory (an upper bound on what it keeps resident)
+	// and its history. Zero means 2 GiB.
+	MaxLiveMemory uint64
+	// NoLiveCache keeps no instance live between turns: every turn replays
+	// its instance's history on a fresh guest. For measurements and tests.
+	NoLiveCache bool
 	// ActivationTimeout is the CPU deadline for one activation of an
 	// orchestration (one history event applied). An orchestration that runs
 	// longer fails. Zero means 5s.
@@ -79,6 +87,12 @@ func (o *Options) validate() error {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	switch {
+	case o.NoLiveCache:
+		o.MaxLiveInstances, o.MaxLiveMemory = 0, 0
+	case o.MaxLiveMemory == 0:
+		o.MaxLiveMemory = 2 << 30
 	}
 	if o.MemoryLimit == 0 {
 		o.MemoryLimit = 256 << 20
