@@ -25,4 +25,9 @@ test:
 demo: build
 	./scripts/demo.sh
 
+# The benchmark suite: every figure on a line "BENCH <name> <value> <unit>".
+# BENCHFLAGS passes flags, e.g. BENCHFLAGS=--durability=normal.
+bench:
+	$(GO) run ./internal/bench $(BENCHFLAGS)
+
 FORCE:

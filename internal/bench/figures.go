@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/store/sqlite"
+)
+
+// check fails unless an instance completed with want.
+func check(id string, status engine.Status, result json.RawMessage, want any) error {
+	w, _ := json.Marshal(want)
+	if status != engine.StatusCompleted || string(result) != string(w) {
+		return fmt.Errorf("instance %s ended %s with %s, want Completed with %s", id, status, result, w)
+	}
+	return nil
+}
+
+// commitRate measures the disk's limit: single-row INSERTs, each its own
+// transaction, in WAL mode at durability d, for two seconds.
+func commitRate(path string, d sqlite.Durability) (float64, error) {
+	mode := map[sqlite.Durability]string{sqlite.DurabilityFull: "FULL", sqlite.DurabilityNormal: "NORMAL"}[d]
+	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_sync="+mode)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)`); err != nil {
+		return 0, err
+	}
+	payload := make([]byte, 200)
+	n, start := 0, time.Now()
+	for time.Since(start) < 2*time.Second {
+		if _, err := db.Exec(`INSERT INTO t (v) VALUES (?)`, payload); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// helloThroughput starts c.hello Greeting instances at once (16 clients
+// starting them) and waits for all: completed orchestrations per second,
+// and the spread of start-to-completion latency under that load. Then, on
+// the idle host, the latency of one instance at a time.
+func helloThroughput(c *config, commits float64) error {
+	b, err := newBench(c, "hello", c.helloModule, host.Options{})
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if _, err := b.runOne("Greeting", "warm-up", "world", "Hello, world!"); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	const clients = 16
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for k := range clients {
+		wg.Go(func() {
+			for i := k; i < c.hello; i += clients {
+				if _, err := b.h.Start(ctx, "Greeting", json.RawMessage(`"world"`), fmt.Sprint("hello-", i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	latencies := make([]time.Duration, c.hello)
+	for i := range c.hello {
+		inst, err := b.h.Wait(ctx, fmt.Sprint("hello-", i))
+		if err != nil {
+			return err
+		}
+		if err := check(inst.ID, inst.Status, inst.Result, "Hello, world!"); err != nil {
+			return err
+		}
+		latencies[i] = inst.UpdatedAt.Sub(inst.CreatedAt)
+	}
+	elapsed := time.Since(start)
+	rate := float64(c.hello) / elapsed.Seconds()
+	slices.Sort(latencies)
+	report("hello_throughput", rate, "orch/s")
+	report("hello_per_commit", rate/commits, "orch/commit")
+	report("hello_loaded_latency_p50", ms(latencies[len(latencies)/2]), "ms")
+	report("hello_loaded_latency_p99", ms(latencies[len(latencies)*99/100]), "ms")
+	latencies = latencies[:0]
+	for i := range 200 {
+		d, err := b.runOne("Greeting", fmt.Sprint("alone-", i), "world", "Hello, world!")
+		if err != nil {
+			return err
+		}
+		latencies = append(latencies, d)
+	}
+	slices.Sort(latencies)
+	report("hello_latency_p50", ms(latencies[len(latencies)/2]), "ms")
+	report("hello_latency_p99", ms(latencies[len(latencies)*99/100]), "ms")
+	return nil
+}
+
+// sequential runs one instance calling c.sequential activities one after
+// another, and compares the cost of a round (a turn, an activity, their
+// commits) near the start with one near the end, from the times the
+// history records.
+func sequential(c *config, commits float64) error {
+	b, err := newBench(c, "sequential", c.benchModule, host.Options{})
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	n := c.sequential
+	total, err := b.runOne("Sequential", "sequential", n, n*(n-1)/2)
+	if err != nil {
+		return err
+	}
+	history, err := b.h.History(context.Background(), "sequential")
+	if err != nil {
+		return err
+	}
+	var scheduled []time.Time
+	for _, e := range history {
+		if e.Kind == engine.ActivityScheduled {
+			scheduled = append(scheduled, e.Time)
+		}
+	}
+	if len(scheduled) != n {
+		return fmt.Errorf("the history has %d ActivityScheduled events, want %d", len(scheduled), n)
+	}
+	// round is the mean time between 100 consecutive schedules from i.
+	round := func(i int) time.Duration { return scheduled[i+100].Sub(scheduled[i]) / 100 }
+	early, late := round(min(100, n-101)), round(n-101)
+	report("sequential_total", total.Seconds(), "s")
+	report("sequential_per_activity", ms(total)/float64(n), "ms")
+	report("sequential_activities_per_commit", float64(n)/total.Seconds()/commits, "activities/commit")
+	report("sequential_round_early", ms(early), "ms")
+	report("sequential_round_late", ms(late), "ms")
+	report("sequential_turn_ratio", float64(late)/float64(early), "x")
+	return nil
+}
+
+// fanOut runs one instance that starts c.fanOut activities at once and
+// joins them.
+func fanOut(c *config, _ float64) error {
+	b, err := newBench(c, "fanout", c.benchModule, host.Options{})
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	n := c.fanOut
+	total, err := b.runOne("FanOut", "fanout", n, n*(n-1)/2)
+	if err != nil {
+		return err
+	}
+	report("fanout_total", total.Seconds(), "s")
+	return nil
+}
+
+// coldReplay replays, on a fresh wasm instance, the history of a
+// Sequential instance of about c.replay events (the median of five).
+func coldReplay(c *config, _ float64) error {
+	b, err := newBench(c, "replay", c.benchModule, host.Options{})
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	n := c.replay / 2
+	if _, err := b.runOne("Sequential", "replayed", n, n*(n-1)/2); err != nil {
+		return err
+	}
+	history, err := b.h.History(context.Background(), "replayed")
+	if err != nil {
+		return err
+	}
+	var times []time.Duration
+	for range 5 {
+		start := time.Now()
+		if err := b.h.Replay(context.Background(), "replayed"); err != nil {
+			return err
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	fmt.Printf("# cold replay of %d events\n", len(history))
+	report("cold_replay", ms(times[2]), "ms")
+	report("cold_replay_per_event", float64(times[2].Microseconds())/float64(len(history)), "us")
+	return nil
+}
+
+// idleMemory starts c.idle instances that wait for an event, so that they
+// sit in the cache, and divides the growth of the process's resident
+// memory by their number.
+func idleMemory(c *config, _ float64) error {
+	b, err := newBench(c, "idle", c.benchModule, host.Options{})
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	ctx := context.Background()
+	if err := startIdle(b, "warm-up", 1); err != nil {
+		return err
+	}
+	before, err := settledRSS()
+	if err != nil {
+		return err
+	}
+	if err := startIdle(b, "idle", c.idle); err != nil {
+		return err
+	}
+	after, err := settledRSS()
+	if err != nil {
+		return err
+	}
+	report("idle_instance_memory", float64(after-before)/float64(c.idle)/(1<<20), "MiB")
+	for i := range c.idle {
+		if err := b.h.Raise(ctx, fmt.Sprint("idle-", i), "Wake", json.RawMessage(`"up"`), false); err != nil {
+			return err
+		}
+	}
+	for i := range c.idle {
+		inst, err := b.h.Wait(ctx, fmt.Sprint("idle-", i))
+		if err != nil {
+			return err
+		}
+		if err := check(inst.ID, inst.Status, inst.Result, "up"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startIdle starts n Idle instances and waits until each has run its
+// first turn (and so sits in the cache).
+func startIdle(b *bench, prefix string, n int) error {
+	ctx := context.Background()
+	for i := range n {
+		if _, err := b.h.Start(ctx, "Idle", nil, fmt.Sprint(prefix, "-", i)); err != nil {
+			return err
+		}
+	}
+	for i := range n {
+		for {
+			inst, err := b.h.Instance(ctx, fmt.Sprint(prefix, "-", i))
+			if err != nil {
+				return err
+			}
+			if inst.Status == engine.StatusRunning {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// The instance goes into the cache just after its turn commits.
+	time.Sleep(100 * time.Millisecond)
+	return nil
+}
+
+// settledRSS returns the process's resident memory after a full GC has
+// returned what it can to the system.
+func settledRSS() (int64, error) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, fmt.Errorf("resident memory: %w (the memory figure needs Linux)", err)
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(b), &size, &resident); err != nil {
+		return 0, fmt.Errorf("resident memory: /proc/self/statm: %w", err)
+	}
+	return resident * int64(os.Getpagesize()), nil
+}

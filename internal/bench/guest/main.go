@@ -1,0 +1,55 @@
+// Command guest is the module the benchmark suite runs: orchestrations
+// whose own work is negligible, so that what is measured is the host.
+package main
+
+import (
+	"context"
+
+	"github.com/durabox/durabox/guest-sdk/durabox"
+)
+
+func init() {
+	durabox.RegisterOrchestration("Sequential", Sequential)
+	durabox.RegisterOrchestration("FanOut", FanOut)
+	durabox.RegisterOrchestration("Idle", Idle)
+	durabox.RegisterActivity("Echo", func(_ context.Context, i int) (int, error) { return i, nil })
+}
+
+// Sequential calls Echo n times, one after another, and sums the results.
+func Sequential(ctx *durabox.Context, n int) (int, error) {
+	sum := 0
+	for i := range n {
+		v, err := durabox.Call[int](ctx, "Echo", i)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// FanOut starts n Echo calls at once, joins them, and sums the results.
+func FanOut(ctx *durabox.Context, n int) (int, error) {
+	futures := make([]*durabox.Future, n)
+	for i := range futures {
+		futures[i] = ctx.CallActivity("Echo", i)
+	}
+	results, err := durabox.All[int](futures...)
+	if err != nil {
+		return 0, err
+	}
+	sum := 0
+	for _, v := range results {
+		sum += v
+	}
+	return sum, nil
+}
+
+// Idle waits for a Wake event: an instance that sits in the cache.
+func Idle(ctx *durabox.Context, _ any) (string, error) {
+	var s string
+	err := ctx.WaitEvent("Wake").Get(&s)
+	return s, err
+}
+
+func main() {}

@@ -1,0 +1,168 @@
+// Command bench is Durabox's benchmark suite (make bench). It runs real
+// workloads through a real host on real SQLite files and prints every figure
+// on a line of its own, "BENCH <name> <value> <unit>", so that runs can be
+// compared by a script; lines starting with # describe the run.
+//
+// Every figure is measured in the same run as the raw SQLite commit rate on
+// the same disk at the same durability, because absolute figures drift on
+// shared machines; the *_per_commit figures relate the two.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/store/sqlite"
+)
+
+// config is what one run measures, from the flags.
+type config struct {
+	dir         string
+	durability  sqlite.Durability
+	hello       int
+	sequential  int
+	fanOut      int
+	replay      int
+	idle        int
+	workers     int
+	helloModule []byte
+	benchModule []byte
+}
+
+func main() {
+	var c config
+	durability := flag.String("durability", "full", "full or normal: the store's durability, and the raw commit loop's")
+	flag.IntVar(&c.hello, "hello", 10000, "how many Greeting instances the hello throughput runs")
+	flag.IntVar(&c.sequential, "sequential", 10000, "how many activities the sequential instance calls")
+	flag.IntVar(&c.fanOut, "fanout", 1000, "how many activities the fan-out starts at once")
+	flag.IntVar(&c.replay, "replay-events", 10000, "about how many events the cold replay's history has")
+	flag.IntVar(&c.idle, "idle", 200, "how many idle instances the memory figure averages over")
+	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
+	flag.Parse()
+	var ok bool
+	if c.durability, ok = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}[*durability]; !ok {
+		fmt.Fprintf(os.Stderr, "bench: --durability is %q; it must be full or normal\n", *durability)
+		os.Exit(2)
+	}
+	if err := run(&c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c *config) error {
+	dir, err := os.MkdirTemp("", "durabox-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	defer guestbuild.Cleanup()
+	c.dir = dir
+	host, _ := os.Hostname()
+	fmt.Printf("# %s, %s/%s, %d CPUs, %s, durability %s, databases in %s\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), host, c.durability, dir)
+	if c.helloModule, err = guestbuild.Wasm("examples/wasm/hello"); err != nil {
+		return err
+	}
+	if c.benchModule, err = guestbuild.Wasm("internal/bench/guest"); err != nil {
+		return err
+	}
+	commits, err := commitRate(filepath.Join(dir, "raw.db"), c.durability)
+	if err != nil {
+		return fmt.Errorf("raw commit rate: %w", err)
+	}
+	report("sqlite_commit_rate", commits, "commits/s")
+	for _, step := range []struct {
+		name string
+		run  func(*config, float64) error
+	}{
+		{"hello", helloThroughput},
+		{"sequential", sequential},
+		{"fan-out", fanOut},
+		{"cold replay", coldReplay},
+		{"restart", restart},
+		{"memory", idleMemory},
+	} {
+		if err := step.run(c, commits); err != nil {
+			return fmt.Errorf("%s: %w", step.name, err)
+		}
+	}
+	return nil
+}
+
+// report prints one figure.
+func report(name string, value float64, unit string) {
+	switch {
+	case value >= 100:
+		fmt.Printf("BENCH %s %.0f %s\n", name, value, unit)
+	case value >= 1:
+		fmt.Printf("BENCH %s %.2f %s\n", name, value, unit)
+	default:
+		fmt.Printf("BENCH %s %.4f %s\n", name, value, unit)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// bench is a host running on its own SQLite file in the run's directory.
+type bench struct {
+	st   *sqlite.Store
+	h    *host.Host
+	stop context.CancelFunc
+	done chan error
+}
+
+// newBench starts a host on dir/name.db with the compile cache beside it,
+// as durabox serve does, and deploys module.
+func newBench(c *config, name string, module []byte, opts host.Options) (*bench, error) {
+	path := filepath.Join(c.dir, name+".db")
+	st, err := sqlite.Open(path, sqlite.Options{Durability: c.durability})
+	if err != nil {
+		return nil, err
+	}
+	opts.CacheDir = path + ".wasmcache"
+	if opts.OrchestrationWorkers == 0 {
+		opts.OrchestrationWorkers = c.workers
+	}
+	h, err := host.New(st, opts)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	b := &bench{st: st, h: h, stop: stop, done: make(chan error, 1)}
+	go func() { b.done <- h.Run(ctx) }()
+	if _, err := h.Deploy(ctx, module, nil); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *bench) close() error {
+	b.stop()
+	return errors.Join(<-b.done, b.h.Close(), b.st.Close())
+}
+
+// runOne starts an instance and waits for it to complete with want.
+func (b *bench) runOne(name, id string, input, want any) (time.Duration, error) {
+	ctx := context.Background()
+	in, _ := json.Marshal(input)
+	if _, err := b.h.Start(ctx, name, in, id); err != nil {
+		return 0, err
+	}
+	inst, err := b.h.Wait(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return inst.UpdatedAt.Sub(inst.CreatedAt), check(inst.ID, inst.Status, inst.Result, want)
+}
