@@ -45,7 +45,7 @@ type Options struct {
 	// means 256 MiB.
 	MemoryLimit uint64
 	// HTTPAllowList lists the hosts activities may reach over HTTP (through
-	// the guest SDK's HTTPTransport): "example.com" for any port,
+	// the guest SDK's durahttp package): "example.com" for any port,
 	// "example.com:8080" for one. Empty means none.
 	HTTPAllowList []string
 	// Clock returns the current time. Nil means time.Now.

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/durabox/durabox/host"
@@ -34,6 +35,7 @@ type config struct {
 	replay      int
 	idle        int
 	workers     int
+	only        string
 	helloModule []byte
 	benchModule []byte
 }
@@ -47,13 +49,28 @@ func main() {
 	flag.IntVar(&c.replay, "replay-events", 10000, "about how many events the cold replay's history has")
 	flag.IntVar(&c.idle, "idle", 200, "how many idle instances the memory figure averages over")
 	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
+	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.Parse()
+	c.only = *only
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: CPU profile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var ok bool
 	if c.durability, ok = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}[*durability]; !ok {
 		fmt.Fprintf(os.Stderr, "bench: --durability is %q; it must be full or normal\n", *durability)
 		os.Exit(2)
 	}
 	if err := run(&c); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -87,11 +104,14 @@ func run(c *config) error {
 	}{
 		{"hello", helloThroughput},
 		{"sequential", sequential},
-		{"fan-out", fanOut},
-		{"cold replay", coldReplay},
+		{"fanout", fanOut},
+		{"replay", coldReplay},
 		{"restart", restart},
 		{"memory", idleMemory},
 	} {
+		if c.only != "" && c.only != step.name {
+			continue
+		}
 		if err := step.run(c, commits); err != nil {
 			return fmt.Errorf("%s: %w", step.name, err)
 		}

@@ -11,10 +11,11 @@ import (
 	"os"
 
 	"github.com/durabox/durabox/guest-sdk/durabox"
+	"github.com/durabox/durabox/guest-sdk/durabox/durahttp"
 )
 
 func fetch(url string) (string, error) {
-	resp, err := durabox.HTTPClient().Get(url)
+	resp, err := durahttp.Client().Get(url)
 	if err != nil {
 		return "", err
 	}

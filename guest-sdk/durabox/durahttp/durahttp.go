@@ -1,4 +1,16 @@
-package durabox
+// Package durahttp lets activities make HTTP requests through the Durabox
+// host, which performs them for the activity, to the hosts on its
+// allow-list (durabox serve --allow-http) only:
+//
+//	resp, err := durahttp.Client().Get("https://api.example.com/v1/items")
+//
+// Orchestrations cannot make requests: theirs fail, because the answer
+// would not replay; call an activity that makes it.
+//
+// It is a package of its own so that modules that make no requests do not
+// carry net/http, which makes every module bigger and every instance
+// slower to start.
+package durahttp
 
 import (
 	"bytes"
@@ -11,17 +23,14 @@ import (
 	"github.com/durabox/durabox/abi"
 )
 
-// HTTPTransport is an http.RoundTripper that sends requests through the
-// host, which performs them for activities, to the hosts on its allow-list
-// (durabox serve --allow-http). Orchestrations cannot make requests: their
-// requests fail, because the answer would not replay. Use HTTPClient.
-type HTTPTransport struct{}
+// Transport is an http.RoundTripper that sends requests through the host.
+type Transport struct{}
 
-// HTTPClient returns an http.Client whose requests go through the host.
-func HTTPClient() *http.Client { return &http.Client{Transport: HTTPTransport{}} }
+// Client returns an http.Client whose requests go through the host.
+func Client() *http.Client { return &http.Client{Transport: Transport{}} }
 
 // RoundTrip implements http.RoundTripper.
-func (HTTPTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := &abi.HTTPRequest{Method: req.Method, URL: req.URL.String()}
 	if r.Method == "" {
 		r.Method = http.MethodGet
@@ -35,7 +44,7 @@ func (HTTPTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
-			return nil, fmt.Errorf("durabox: read the request body: %w", err)
+			return nil, fmt.Errorf("durahttp: read the request body: %w", err)
 		}
 		r.Body = body
 	}
@@ -45,7 +54,7 @@ func (HTTPTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	res, err := abi.DecodeHTTPResponse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("durabox: the host's HTTP response does not decode: %w", err)
+		return nil, fmt.Errorf("durahttp: the host's HTTP response does not decode: %w", err)
 	}
 	if res.Error != "" {
 		return nil, errors.New(res.Error)

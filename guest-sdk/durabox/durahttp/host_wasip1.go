@@ -1,6 +1,6 @@
 //go:build wasip1
 
-package durabox
+package durahttp
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func hostHTTP(req []byte) ([]byte, error) {
 	n := httpRequest(unsafe.Pointer(unsafe.SliceData(req)), uint32(len(req)))
 	resp := make([]byte, max(n, 1))
 	if httpResponse(unsafe.Pointer(unsafe.SliceData(resp))) != 0 {
-		return nil, errors.New("durabox: the host could not hand over the HTTP response")
+		return nil, errors.New("durahttp: the host could not hand over the HTTP response")
 	}
 	return resp[:n], nil
 }
