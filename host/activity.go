@@ -22,7 +22,15 @@ func (h *Host) dispatchActivities(ctx context.Context) {
 
 // complete runs an activity task and records its outcome.
 func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
-	result := h.runActivity(ctx, w)
+	var result engine.Event
+	if w.Attempt > h.opts.PoisonAfter {
+		result = engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
+			Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
+				"each time the host crashed, was killed or the attempt outlived its lease (the host's log tells what it was doing)", w.Task.Name, w.Attempt-1)}}
+		h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
+	} else {
+		result = h.runActivity(ctx, w)
+	}
 	if ctx.Err() != nil {
 		// Shutting down: the attempt was cut short, so record nothing; the
 		// task is delivered again after the restart.

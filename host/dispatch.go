@@ -41,6 +41,10 @@ func (h *Host) dispatchOrchestrations(ctx context.Context) {
 // instance.
 func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	inst := item.Instance
+	if item.Attempt > h.opts.PoisonAfter {
+		h.giveUp(ctx, item)
+		return
+	}
 	guestCtx := context.WithoutCancel(ctx)
 	l := h.cache.take(inst.ID)
 	if l == nil || !l.continues(item) {
@@ -110,6 +114,32 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || res.Status.IsTerminal() {
 		h.orchestrationWork.Notify()
 	}
+	h.changed.Notify()
+}
+
+// giveUp fails an instance whose turn was delivered more than PoisonAfter
+// times without being committed, consuming its messages.
+func (h *Host) giveUp(ctx context.Context, item *store.WorkItem) {
+	failure := &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
+		"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)}
+	c := store.TurnCommit{
+		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken,
+		NewEvents: []engine.Event{{ID: item.HistoryLen + 1, Kind: engine.OrchestrationFailed, Time: h.opts.Clock(), Failure: failure}},
+		Status:    engine.StatusFailed, Failure: failure,
+	}
+	for _, m := range item.Messages {
+		c.Consumed = append(c.Consumed, m.ID)
+	}
+	if l := h.cache.take(item.Instance.ID); l != nil {
+		l.close(context.WithoutCancel(ctx))
+	}
+	if err := h.st.CommitTurn(ctx, c); err != nil {
+		h.opts.Logger.Error("cannot fail a poison instance; it will be tried again", "instance", item.Instance.ID, "err", err)
+		h.abandon(ctx, item.Instance.ID, item.LockToken)
+		return
+	}
+	h.opts.Logger.Error("instance failed as poison", "instance", item.Instance.ID, "deliveries", item.Attempt-1)
+	h.orchestrationWork.Notify()
 	h.changed.Notify()
 }
 

@@ -48,6 +48,13 @@ type Options struct {
 	// the guest SDK's durahttp package): "example.com" for any port,
 	// "example.com:8080" for one. Empty means none.
 	HTTPAllowList []string
+	// PoisonAfter is how many times one turn or one activity task is
+	// delivered before the host gives up on it as poison: work that never
+	// finishes because the host crashes, is killed or loses the lease every
+	// time it runs it. A poison turn fails its instance; a poison activity
+	// fails (the orchestration sees an activity error and decides, as for
+	// any other). Zero means 8.
+	PoisonAfter int
 	// Clock returns the current time. Nil means time.Now.
 	Clock func() time.Time
 }
@@ -64,6 +71,7 @@ func (o *Options) validate() error {
 		{"OrchestrationWorkers", &o.OrchestrationWorkers, 2},
 		{"ActivityWorkers", &o.ActivityWorkers, 8},
 		{"MaxLiveInstances", &o.MaxLiveInstances, 1024},
+		{"PoisonAfter", &o.PoisonAfter, 8},
 	} {
 		if *f.v < 0 {
 			return fmt.Errorf("host: %s is %d; it must be zero (for the default, %d) or more", f.name, *f.v, f.def)

@@ -113,6 +113,10 @@ type WorkItem struct {
 	// kept the instance in memory has them already, and one that did not
 	// reads them with History.
 	HistoryLen int64
+	// Attempt counts deliveries of this turn, from 1: the times the instance
+	// was locked since its last commit. More than one means earlier
+	// deliveries ended without a commit (a crash, a lost lock, an abandon).
+	Attempt int
 	// Messages are the instance's visible messages, oldest first.
 	Messages []Message
 	// LockToken must be passed back to CommitTurn or Abandon.
@@ -198,7 +202,8 @@ type Store interface {
 	// due at or before now) and is not locked, until now+lease. It returns
 	// nil when there is none.
 	LockNextInstance(ctx context.Context, now time.Time, lease time.Duration) (*WorkItem, error)
-	// CommitTurn commits a turn and unlocks the instance. It returns
+	// CommitTurn commits a turn, unlocks the instance and resets its
+	// Attempt count. It returns
 	// ErrLeaseLost if the lock is no longer held.
 	CommitTurn(ctx context.Context, c TurnCommit) error
 	// AbandonInstance unlocks an instance without committing anything.

@@ -14,8 +14,9 @@
 //   - modules: deployed modules (the wasm bytes and what they register);
 //     orchestration_modules maps each orchestration name to the module
 //     deployed last that registers it.
-//   - instances: one row per instance, with its current execution, status
-//     and lock (lock_token, locked_until).
+//   - instances: one row per instance, with its current execution, status,
+//     lock (lock_token, locked_until) and the number of times it was locked
+//     since its last commit (attempt).
 //   - history: one JSON engine.Event per row, keyed by instance, execution
 //     and event id.
 //   - messages: JSON engine.Events waiting for an instance, visible from

@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -24,6 +24,9 @@ var migrations = map[int]string{
 	2: `ALTER TABLE instances ADD COLUMN parent_id TEXT; ALTER TABLE instances ADD COLUMN parent_schedule_id INTEGER;`,
 	// Version 4: the custom status orchestrations set.
 	3: `ALTER TABLE instances ADD COLUMN custom_status TEXT NOT NULL DEFAULT '';`,
+	// Version 5: how many times an instance was locked since its last
+	// commit, to give up on poison work.
+	4: `ALTER TABLE instances ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;`,
 }
 
 const schema = `
@@ -56,7 +59,8 @@ CREATE TABLE instances (
 	locked_until  INTEGER NOT NULL DEFAULT 0,
 	parent_id          TEXT,
 	parent_schedule_id INTEGER,
-	custom_status      TEXT NOT NULL DEFAULT ''
+	custom_status      TEXT NOT NULL DEFAULT '',
+	attempt            INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX instances_created ON instances(created_at);
 CREATE TABLE history (

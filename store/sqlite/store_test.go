@@ -193,10 +193,10 @@ func TestMigratesVersion1(t *testing.T) {
 	}
 	withInstance(t, s)
 	// Make it a version-1 database: modules had no env column then, and
-	// instances no parent and no custom status.
+	// instances no parent, no custom status and no attempt count.
 	if _, err := s.db.Exec(`ALTER TABLE modules DROP COLUMN env; ALTER TABLE instances DROP COLUMN parent_id;
 		ALTER TABLE instances DROP COLUMN parent_schedule_id; ALTER TABLE instances DROP COLUMN custom_status;
-		PRAGMA user_version = 1;`); err != nil {
+		ALTER TABLE instances DROP COLUMN attempt; PRAGMA user_version = 1;`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -218,6 +218,9 @@ func TestMigratesVersion1(t *testing.T) {
 	}
 	if inst, err := s.GetInstance(ctx, "i1"); err != nil || inst.Name != "Greeting" || inst.CustomStatus != "" {
 		t.Fatalf("instance after migration: %+v, %v", inst, err)
+	}
+	if item := lock(t, s, t0); item.Attempt != 1 {
+		t.Fatalf("first delivery after migration has Attempt %d", item.Attempt)
 	}
 }
 

@@ -80,7 +80,7 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 	}
 	_, err = tx.ExecContext(ctx, `
 		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
-			last_event_id = ?, lock_token = NULL, locked_until = 0
+			last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0
 		WHERE id = ?`,
 		string(c.Status), nullIfEmpty(c.Result), encodeFailure(c.Failure), c.CustomStatus, nanos(time.Now()),
 		l.lastEventID+int64(len(c.NewEvents)), c.InstanceID)
@@ -170,7 +170,7 @@ func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit, name str
 	can := c.ContinueAsNew
 	_, err := tx.ExecContext(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
-			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0
+			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0, attempt = 0
 		WHERE id = ?`,
 		string(engine.StatusPending), nullIfEmpty(can.Input), c.CustomStatus, nanos(time.Now()), c.InstanceID)
 	if err != nil {

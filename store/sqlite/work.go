@@ -70,7 +70,7 @@ func nextInstance(ctx context.Context, tx *sql.Tx, now time.Time) (string, engin
 // lockInstance locks an instance and reads its work.
 func lockInstance(ctx context.Context, tx *sql.Tx, id string, now time.Time, lease time.Duration) (*store.WorkItem, error) {
 	item := &store.WorkItem{LockToken: newToken()}
-	if _, err := tx.ExecContext(ctx, `UPDATE instances SET lock_token = ?, locked_until = ? WHERE id = ?`,
+	if _, err := tx.ExecContext(ctx, `UPDATE instances SET lock_token = ?, locked_until = ?, attempt = attempt + 1 WHERE id = ?`,
 		item.LockToken, nanos(now.Add(lease)), id); err != nil {
 		return nil, fmt.Errorf("sqlite: lock instance %q: %w", id, err)
 	}
@@ -80,7 +80,7 @@ func lockInstance(ctx context.Context, tx *sql.Tx, id string, now time.Time, lea
 	if item.Instance, err = getInstance(ctx, tx, id); err != nil {
 		return nil, err
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT last_event_id FROM instances WHERE id = ?`, id).Scan(&item.HistoryLen); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT last_event_id, attempt FROM instances WHERE id = ?`, id).Scan(&item.HistoryLen, &item.Attempt); err != nil {
 		return nil, fmt.Errorf("sqlite: history length of %q: %w", id, err)
 	}
 	if item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {

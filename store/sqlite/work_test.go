@@ -170,6 +170,39 @@ func TestInstanceLease(t *testing.T) {
 		t.Fatalf("after expiry: %+v\nfirst: %+v", second, first)
 	}
 	noWork(t, s, t0.Add(time.Minute))
+	if first.Attempt != 1 || second.Attempt != 2 {
+		t.Fatalf("attempts %d then %d, want 1 then 2", first.Attempt, second.Attempt)
+	}
+}
+
+// TestAttemptsCountUntilCommit counts the deliveries of a turn across
+// expired locks and abandons, and starts again after a commit.
+func TestAttemptsCountUntilCommit(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	now := t0
+	var item *store.WorkItem
+	for want := 1; want <= 3; want++ {
+		item = lock(t, s, now)
+		if item.Attempt != want {
+			t.Fatalf("delivery %d has Attempt %d", want, item.Attempt)
+		}
+		now = now.Add(time.Minute)
+	}
+	if err := s.AbandonInstance(ctx, "i1", item.LockToken); err != nil {
+		t.Fatal(err)
+	}
+	if item = lock(t, s, now); item.Attempt != 4 {
+		t.Fatalf("after an abandon, Attempt %d, want 4", item.Attempt)
+	}
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)},
+		Status: engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}); err != nil {
+		t.Fatal(err)
+	}
+	if item = lock(t, s, now); item.Attempt != 1 {
+		t.Fatalf("after a commit, Attempt %d, want 1", item.Attempt)
+	}
 }
 
 func TestAbandonInstance(t *testing.T) {

@@ -1,0 +1,97 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/internal/guestbuild"
+)
+
+// The poison tests stand in for a host that crashes every time it runs a
+// piece of work: they take the work with a lease that expires, and take it
+// again, as a restarted host would.
+
+func poisonHost(t *testing.T) *Host {
+	t.Helper()
+	h := newBareHostWith(t, Options{PoisonAfter: 2})
+	wasm, err := guestbuild.Wasm("examples/wasm/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Deploy(context.Background(), wasm, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Start(context.Background(), "Greeting", json.RawMessage(`"world"`), "p1"); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestPoisonTurnFailsItsInstance(t *testing.T) {
+	ctx := context.Background()
+	h := poisonHost(t)
+	now := time.Now()
+	for range 2 { // two deliveries that never commit
+		if item, err := h.st.LockNextInstance(ctx, now, time.Second); err != nil || item == nil {
+			t.Fatal(item, err)
+		}
+		now = now.Add(time.Second)
+	}
+	item, err := h.st.LockNextInstance(ctx, now, time.Second)
+	if err != nil || item == nil || item.Attempt != 3 {
+		t.Fatalf("third delivery: %+v, %v", item, err)
+	}
+	h.turn(ctx, item)
+	inst, err := h.Instance(ctx, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.Status != engine.StatusFailed || inst.Failure == nil || !strings.Contains(inst.Failure.Message, "gave up on the instance: its turn was started 2 times and never committed") {
+		t.Fatalf("instance %s, failure %+v", inst.Status, inst.Failure)
+	}
+	history, _ := h.History(ctx, "p1")
+	if len(history) != 1 || history[0].Kind != engine.OrchestrationFailed || history[0].ID != 1 {
+		t.Fatalf("history %+v", history)
+	}
+	if item, _ := h.st.LockNextInstance(ctx, now.Add(time.Minute), time.Second); item != nil {
+		t.Fatalf("the failed instance still has work: %+v", item)
+	}
+}
+
+func TestPoisonActivityFails(t *testing.T) {
+	ctx := context.Background()
+	h := poisonHost(t)
+	now := time.Now()
+	item, err := h.st.LockNextInstance(ctx, now, time.Minute)
+	if err != nil || item == nil {
+		t.Fatal(item, err)
+	}
+	h.turn(ctx, item) // schedules SayHello
+	for range 2 {
+		if w, err := h.st.LockNextActivity(ctx, now, time.Second); err != nil || w == nil {
+			t.Fatal(w, err)
+		}
+		now = now.Add(time.Second)
+	}
+	w, err := h.st.LockNextActivity(ctx, now, time.Second)
+	if err != nil || w == nil || w.Attempt != 3 {
+		t.Fatalf("third delivery: %+v, %v", w, err)
+	}
+	h.complete(ctx, w)
+	if item, err = h.st.LockNextInstance(ctx, now, time.Minute); err != nil || item == nil {
+		t.Fatal(item, err)
+	}
+	h.turn(ctx, item)
+	inst, err := h.Instance(ctx, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "gave up on activity SayHello: it was started 2 times and never finished"
+	if inst.Status != engine.StatusFailed || inst.Failure == nil || !strings.Contains(inst.Failure.Message, want) {
+		t.Fatalf("instance %s, failure %+v; want a failure saying %q", inst.Status, inst.Failure, want)
+	}
+}
