@@ -191,7 +191,7 @@ func (x *Execution) Turn(in TurnInput) (*TurnResult, error) {
 	if len(in.History) < x.applied || (x.applied > 0 && in.History[x.applied-1].ID != x.lastID) {
 		return nil, ErrStale
 	}
-	t := &turn{x: x, history: in.History[:len(in.History):len(in.History)], persisted: len(in.History), res: &TurnResult{}, now: in.Now}
+	t := &turn{x: x, persisted: in.History, res: &TurnResult{}, now: in.Now}
 	if err := t.run(in.Messages); err != nil {
 		t.failInstance(err)
 		for _, m := range in.Messages[t.next:] {

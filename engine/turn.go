@@ -12,19 +12,31 @@ import (
 // turn is the state of one Turn call.
 type turn struct {
 	x *Execution
-	// history is the working history: the persisted events, then the ones
-	// this turn records.
-	history   []Event
-	persisted int
+	// persisted is the history the turn was given; the working history is
+	// persisted followed by res.NewEvents, the events this turn records
+	// (kept apart so that a turn costs its new events, not a copy of the
+	// whole history).
+	persisted []Event
 	res       *TurnResult
 	now       time.Time
 	// next is the index of the first message not yet consumed.
 	next int
 }
 
+// historyLen is the length of the working history.
+func (t *turn) historyLen() int { return len(t.persisted) + len(t.res.NewEvents) }
+
+// event returns the working history's event at index i.
+func (t *turn) event(i int) *Event {
+	if i < len(t.persisted) {
+		return &t.persisted[i]
+	}
+	return &t.res.NewEvents[i-len(t.persisted)]
+}
+
 func (t *turn) run(messages []Event) error {
 	x := t.x
-	for x.applied < len(t.history) {
+	for x.applied < t.historyLen() {
 		if err := t.applyNext(); err != nil {
 			return err
 		}
@@ -114,11 +126,10 @@ func (t *turn) drop(m Event, reason string) {
 // record appends a new event to the working history and to the turn's
 // output.
 func (t *turn) record(ev Event) {
-	ev.ID, ev.Time = int64(len(t.history))+1, t.now
+	ev.ID, ev.Time = int64(t.historyLen())+1, t.now
 	if (ev.Kind == SubOrchestrationScheduled || ev.Kind == OrchestrationChained) && ev.InstanceID == "" {
 		ev.InstanceID = fmt.Sprintf("%s:%d", t.x.instanceID, ev.ID)
 	}
-	t.history = append(t.history, ev)
 	t.res.NewEvents = append(t.res.NewEvents, ev)
 	switch ev.Kind {
 	case ActivityScheduled:
@@ -170,12 +181,12 @@ func (t *turn) flush() error {
 func (t *turn) applyNext() error {
 	x := t.x
 	i := x.applied
-	ev := &t.history[i]
+	ev := t.event(i)
 	if ev.ID != x.lastID+1 {
 		return fmt.Errorf("engine: history is corrupt: event %d follows event %d", ev.ID, x.lastID)
 	}
 	x.applied, x.lastID = i+1, ev.ID
-	replaying := i < t.persisted
+	replaying := i < len(t.persisted)
 	switch {
 	case ev.Kind == OrchestrationStarted:
 		if i != 0 {
@@ -239,7 +250,7 @@ func (t *turn) deliverPersistent(ev *Event, replaying bool) error {
 // command.
 func (t *turn) bind(i int, replaying bool) error {
 	x := t.x
-	ev := &t.history[i]
+	ev := t.event(i)
 	if ev.IsTerminal() {
 		x.status, x.result, x.failure = StatusCompleted, ev.Result, ev.Failure
 		switch {
@@ -307,12 +318,12 @@ func (t *turn) target(cmd *abi.Command) (int64, error) {
 
 // classify says how a command that does not match history[i] diverges.
 func (t *turn) classify(cmd *abi.Command, target int64, i int) NondeterminismCode {
-	for j := i + 1; j < len(t.history) && t.history[j].isSchedule(); j++ {
-		if matches(cmd, target, &t.history[j]) {
+	for j := i + 1; j < t.historyLen() && t.event(j).isSchedule(); j++ {
+		if matches(cmd, target, t.event(j)) {
 			return ReorderedCommand
 		}
 	}
-	if t.history[i].IsTerminal() && cmd.Kind != abi.CommandComplete && cmd.Kind != abi.CommandFail && cmd.Kind != abi.CommandContinueAsNew {
+	if t.event(i).IsTerminal() && cmd.Kind != abi.CommandComplete && cmd.Kind != abi.CommandFail && cmd.Kind != abi.CommandContinueAsNew {
 		return ExtraCommand
 	}
 	return ChangedCommand
@@ -359,7 +370,7 @@ func (t *turn) failInstance(err error) {
 	}
 	f := &Failure{Message: err.Error()}
 	t.record(Event{Kind: OrchestrationFailed, Failure: f})
-	x.applied, x.lastID = len(t.history), int64(len(t.history))
+	x.applied, x.lastID = t.historyLen(), int64(t.historyLen())
 	x.status, x.failure = StatusFailed, f
 }
 

@@ -129,7 +129,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 // so a test can drive turns itself.
 func newBareHost(t *testing.T) *Host { return newBareHostWith(t, Options{}) }
 
-func newBareHostWith(t *testing.T, opts Options) *Host {
+func newBareHostWith(t testing.TB, opts Options) *Host {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
 	if err != nil {
