@@ -105,7 +105,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	case res.Status.IsTerminal():
 		l.close(guestCtx)
 	default:
-		l.history = append(l.history, res.NewEvents...)
+		l.extend(res.NewEvents)
 		h.cache.put(guestCtx, inst.ID, l)
 	}
 	if len(res.Activities) > 0 {
@@ -151,7 +151,7 @@ func (h *Host) fresh(ctx context.Context, inst store.Instance) (*live, error) {
 		return nil, err
 	}
 	l := h.newLive(context.WithoutCancel(ctx), inst)
-	l.history = history
+	l.extend(history)
 	return l, nil
 }
 

@@ -22,8 +22,10 @@ type live struct {
 	moduleHash string
 	execution  int64
 	history    []engine.Event
-	exec       *engine.Execution
-	guest      *orchestrationGuest
+	// historyBytes is roughly the memory history holds.
+	historyBytes uint64
+	exec         *engine.Execution
+	guest        *orchestrationGuest
 }
 
 // continues reports whether l has applied exactly the persisted history
@@ -102,10 +104,15 @@ func (l *live) memory() uint64 {
 	if l.guest != nil {
 		n = l.guest.inst.MemorySize()
 	}
-	for i := range l.history {
-		n += eventSize(&l.history[i])
+	return n + l.historyBytes
+}
+
+// extend appends events to l's history.
+func (l *live) extend(events []engine.Event) {
+	l.history = append(l.history, events...)
+	for i := range events {
+		l.historyBytes += eventSize(&events[i])
 	}
-	return n
 }
 
 // eventSize is roughly the memory an event holds.

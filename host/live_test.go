@@ -13,7 +13,9 @@ import (
 // is over the bound.
 func TestLiveCacheBoundsMemory(t *testing.T) {
 	withHistory := func(bytes int) *live {
-		return &live{history: []engine.Event{{Kind: engine.ActivityCompleted, Result: []byte(strings.Repeat("x", bytes))}}}
+		l := &live{}
+		l.extend([]engine.Event{{Kind: engine.ActivityCompleted, Result: []byte(strings.Repeat("x", bytes))}})
+		return l
 	}
 	unit := withHistory(1000).memory()
 	c := newLiveCache(100, 3*unit)

@@ -16,7 +16,7 @@ import (
 // Attempt. It returns nil when there is none.
 func (s *Store) LockNextActivity(ctx context.Context, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
 	var w *store.ActivityWork
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+	err := s.writeLease(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
 		w, err = lockNextActivity(ctx, tx, now, lease)
 		return err
 	})

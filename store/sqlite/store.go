@@ -27,6 +27,9 @@ type Store struct {
 	writerDone chan struct{}
 	// batches counts committed write transactions.
 	batches atomic.Int64
+	// syncMode is the write connection's PRAGMA synchronous, as the writer
+	// last set it.
+	syncMode string
 }
 
 var _ store.Store = (*Store)(nil)
@@ -64,7 +67,7 @@ func (s *Store) open(path string) error {
 	// connection's settings and cache of prepared statements stay for the
 	// life of the store.
 	db.SetMaxOpenConns(1)
-	s.db = db
+	s.db, s.syncMode = db, s.opts.Durability.synchronous()
 	if err := s.prepareSchema(path); err != nil {
 		return err
 	}

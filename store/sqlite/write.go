@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Group commit. Every write runs on the writer goroutine, which owns the
@@ -14,6 +15,12 @@ import (
 // write that fails undoes only itself. A write returns only once the
 // transaction that holds it is durable (as durable as Options.Durability
 // says), so nothing is acknowledged before it is on disk.
+//
+// Leases are the exception: locking work and letting it go need not survive
+// a power cut (a restarted host releases every lease, and losing one
+// delivery's count only delays the verdict on poison work), so a batch of
+// nothing but lease writes commits without waiting for the disk to sync.
+// The next durable commit syncs them with it: the WAL is synced as a whole.
 
 // maxBatch bounds how many writes share one transaction, so that none
 // waits behind an unbounded batch.
@@ -27,8 +34,10 @@ var errClosed = errors.New("sqlite: the store is closed")
 type writeFunc func(ctx context.Context, tx *sql.Tx) error
 
 type writeOp struct {
-	fn   writeFunc
-	done chan error
+	fn writeFunc
+	// lease marks a write that need not be durable.
+	lease bool
+	done  chan error
 }
 
 // write runs fn on the writer goroutine and returns once its transaction is
@@ -37,7 +46,16 @@ type writeOp struct {
 // writer has taken it, write waits for the outcome, so it never reports a
 // failure for a write that was committed.
 func (s *Store) write(ctx context.Context, fn writeFunc) error {
-	op := &writeOp{fn: fn, done: make(chan error, 1)}
+	return s.submit(ctx, &writeOp{fn: fn, done: make(chan error, 1)})
+}
+
+// writeLease is write for a write that only takes or lets go of leases: it
+// returns without waiting for the disk to sync.
+func (s *Store) writeLease(ctx context.Context, fn writeFunc) error {
+	return s.submit(ctx, &writeOp{fn: fn, lease: true, done: make(chan error, 1)})
+}
+
+func (s *Store) submit(ctx context.Context, op *writeOp) error {
 	select {
 	case s.writes <- op:
 	case <-ctx.Done():
@@ -79,6 +97,9 @@ func (s *Store) commitBatch(batch []*writeOp) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
 	err := func() error {
+		if err := s.setSync(ctx, !slices.ContainsFunc(batch, func(op *writeOp) bool { return !op.lease })); err != nil {
+			return err
+		}
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -98,6 +119,23 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		op.done <- errs[i]
 	}
 	s.batches.Add(1)
+}
+
+// setSync sets what the next commit waits for: the store's durability, or,
+// for a batch of lease writes only, no sync at all.
+func (s *Store) setSync(ctx context.Context, leasesOnly bool) error {
+	mode := s.opts.Durability.synchronous()
+	if leasesOnly {
+		mode = DurabilityNormal.synchronous()
+	}
+	if mode == s.syncMode {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, `PRAGMA synchronous = `+mode); err != nil {
+		return err
+	}
+	s.syncMode = mode
+	return nil
 }
 
 // savepoint runs fn in a savepoint of tx and undoes its changes if it

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -67,5 +69,31 @@ func TestWriteAfterClose(t *testing.T) {
 	err = s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"})
 	if !errors.Is(err, errClosed) {
 		t.Fatalf("enqueue after close: %v, want %v", err, errClosed)
+	}
+}
+
+// TestLeaseWritesDoNotWaitForSync commits a batch of lease writes alone
+// without a sync, and syncs every other batch as the store's durability
+// says.
+func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	synchronous := func() string {
+		t.Helper()
+		var mode int
+		// The writer owns the connection: ask through a write.
+		if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return map[int]string{1: "NORMAL", 2: "FULL"}[mode]
+	}
+	lock(t, s, t0)
+	if s.syncMode != "NORMAL" {
+		t.Fatalf("a lock committed with synchronous=%s, want NORMAL", s.syncMode)
+	}
+	if got := synchronous(); got != "FULL" {
+		t.Fatalf("a durable write ran with synchronous=%s, want FULL", got)
 	}
 }
