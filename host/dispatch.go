@@ -12,18 +12,19 @@ import (
 
 // dispatch runs one worker until ctx is done: it takes the next piece of
 // work with next and hands it to handle, and when there is none (or the
-// store fails) waits until wake fires or the store's next message is due.
-func dispatch[W any](ctx context.Context, h *Host, what string, wake *signal, next func() (*W, error), handle func(*W)) {
+// store fails) waits until woken or the store's next message is due. Having
+// found work, it wakes another worker, since there may be more.
+func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, next func() (*W, error), handle func(*W)) {
 	for ctx.Err() == nil {
-		woken := wake.C()
 		w, err := next()
 		if err != nil && ctx.Err() == nil {
 			h.opts.Logger.Error("cannot fetch "+what+" work", "err", err)
 		}
 		if w == nil {
-			h.idle(ctx, woken)
+			h.idle(ctx, wake)
 			continue
 		}
+		wake.Notify()
 		handle(w)
 	}
 }

@@ -26,7 +26,8 @@ type Host struct {
 	pool  *activityPool
 	// orchestrationWork wakes the orchestration dispatchers, activityWork the
 	// activity workers; changed wakes Wait callers when an instance moves.
-	orchestrationWork, activityWork, changed *signal
+	orchestrationWork, activityWork wakeup
+	changed                         *signal
 }
 
 // New returns a host on st. The host does not own st: close it after the
@@ -43,7 +44,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		st: st, opts: opts, rt: rt,
 		reg:               newRegistry(rt, st),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
-		orchestrationWork: newSignal(), activityWork: newSignal(), changed: newSignal(),
+		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newSignal(),
 	}
 	h.pool = newActivityPool(h)
 	return h, nil
@@ -236,7 +237,7 @@ func (h *Host) Modules(ctx context.Context) ([]store.ModuleInfo, error) {
 
 // idle waits until woken, until the store's next message is due, or for at
 // most a second (to notice expired leases), whichever is first.
-func (h *Host) idle(ctx context.Context, wake <-chan struct{}) {
+func (h *Host) idle(ctx context.Context, wake wakeup) {
 	d := time.Second
 	if next, ok, err := h.st.NextVisibleAt(ctx, h.opts.Clock()); err == nil && ok {
 		d = min(d, max(time.Until(next), 0))

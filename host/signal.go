@@ -25,3 +25,20 @@ func (s *signal) Notify() {
 	s.c = make(chan struct{})
 	s.mu.Unlock()
 }
+
+// wakeup wakes one of the workers waiting for work: Notify leaves a token
+// that one waiter takes, or the next worker to wait, if none waits now. A
+// worker that finds work passes the token on (dispatch), so workers join in
+// one by one while there is work, instead of every worker polling the store
+// at every Notify.
+type wakeup chan struct{}
+
+func newWakeup() wakeup { return make(wakeup, 1) }
+
+// Notify wakes one waiter.
+func (w wakeup) Notify() {
+	select {
+	case w <- struct{}{}:
+	default:
+	}
+}
