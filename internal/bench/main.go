@@ -27,17 +27,18 @@ import (
 
 // config is what one run measures, from the flags.
 type config struct {
-	dir         string
-	durability  sqlite.Durability
-	hello       int
-	sequential  int
-	fanOut      int
-	replay      int
-	idle        int
-	workers     int
-	only        string
-	helloModule []byte
-	benchModule []byte
+	dir             string
+	durability      sqlite.Durability
+	hello           int
+	sequential      int
+	fanOut          int
+	replay          int
+	idle            int
+	workers         int
+	activityWorkers int
+	only            string
+	helloModule     []byte
+	benchModule     []byte
 }
 
 func main() {
@@ -49,6 +50,7 @@ func main() {
 	flag.IntVar(&c.replay, "replay-events", 10000, "about how many events the cold replay's history has")
 	flag.IntVar(&c.idle, "idle", 200, "how many idle instances the memory figure averages over")
 	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
+	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
 	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.Parse()
@@ -150,9 +152,7 @@ func newBench(c *config, name string, module []byte, opts host.Options) (*bench,
 		return nil, err
 	}
 	opts.CacheDir = path + ".wasmcache"
-	if opts.OrchestrationWorkers == 0 {
-		opts.OrchestrationWorkers = c.workers
-	}
+	opts.OrchestrationWorkers, opts.ActivityWorkers = c.workers, c.activityWorkers
 	h, err := host.New(st, opts)
 	if err != nil {
 		st.Close()
