@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -263,5 +264,25 @@ func TestKillDuringActivity(t *testing.T) {
 	checkHistory(t, events)
 	if got, want := kindsOf(events), "OrchestrationStarted ActivityScheduled ActivityCompleted OrchestrationCompleted"; got != want {
 		t.Fatalf("history:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestSecondServeOnOneFileIsRefused starts a second durabox serve on a file
+// a first one serves: it exits at once with an error naming the first
+// process, and the first one keeps serving.
+func TestSecondServeOnOneFileIsRefused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "durabox.db")
+	first := startServer(t, db)
+	out, err := exec.Command(binary(t), "serve", "--db", db, "--addr", "127.0.0.1:0").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("the second serve: %v, want it to exit with an error\n%s", err, out)
+	}
+	want := fmt.Sprintf("is in use by another durabox process (pid %d); stop it first or use another --db file", first.cmd.Process.Pid)
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("the second serve said:\n%s\nwant it to say %q", out, want)
+	}
+	if _, err := first.client().List(context.Background()); err != nil {
+		t.Fatalf("the first serve stopped serving: %v", err)
 	}
 }
