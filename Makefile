@@ -6,7 +6,7 @@ WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples test demo bench FORCE
+.PHONY: build examples test demo bench crashtest FORCE
 
 build: bin/durabox examples
 
@@ -24,6 +24,12 @@ test:
 
 demo: build
 	./scripts/demo.sh
+
+# The kill -9 torture test: the host killed at random moments, at least 20
+# times, then every instance and history checked. CRASHFLAGS passes flags,
+# e.g. CRASHFLAGS=--seed=42 to replay a run.
+crashtest:
+	$(GO) run ./internal/crashtest $(CRASHFLAGS)
 
 # The benchmark suite: every figure on a line "BENCH <name> <value> <unit>".
 # BENCHFLAGS passes flags, e.g. BENCHFLAGS=--durability=normal.

@@ -29,6 +29,10 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 				"each time the host crashed, was killed or the attempt outlived its lease (the host's log tells what it was doing)", w.Task.Name, w.Attempt-1)}}
 		h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
 	} else {
+		if w.Attempt > 1 {
+			h.opts.Logger.Info("activity delivered again: an earlier delivery did not finish (a crash, or a lease that expired)",
+				"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
+		}
 		result = h.runActivity(ctx, w)
 	}
 	if ctx.Err() != nil {
