@@ -22,6 +22,9 @@ type guestConfig struct {
 	stderr *crashLog
 	// memoryLimit is the instance's memory limit, for messages.
 	memoryLimit uint64
+	// fromSnapshot starts the instance from its module's snapshot (see
+	// package sandbox): for orchestrations, whose Env is deterministic.
+	fromSnapshot bool
 }
 
 // wasmGuest is one live instance of a module, with the plumbing to move
@@ -35,7 +38,7 @@ func newGuest(ctx context.Context, mod sandbox.Module, cfg guestConfig) (*wasmGu
 	if cfg.stderr == nil {
 		cfg.stderr = &crashLog{}
 	}
-	inst, err := mod.Instantiate(ctx, sandbox.Config{Env: cfg.env})
+	inst, err := mod.Instantiate(ctx, sandbox.Config{Env: cfg.env, FromSnapshot: cfg.fromSnapshot})
 	if err != nil {
 		return nil, explain(err, cfg.stderr, cfg.timeout, cfg.memoryLimit)
 	}

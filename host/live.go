@@ -69,8 +69,10 @@ type brokenGuest struct{ err error }
 
 func (b brokenGuest) Activate(*abi.Activation) ([]abi.Command, error) { return nil, b.err }
 
-// seed derives an execution's random seed from its identity, so that its
-// random stream, and with it Go's map order, is the same on every replay.
+// seed derives an execution's random seed from its identity, so that what
+// it draws from its Env (crypto/rand) is the same on every replay. (The Go
+// runtime's own randomness, such as map order and math/rand's global
+// source, comes from the module's snapshot: the same in every instance.)
 func seed(instanceID string, execution int64) [32]byte {
 	return sha256.Sum256([]byte(fmt.Sprintf("durabox/%s/%d", instanceID, execution)))
 }
@@ -87,7 +89,7 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance) *live {
 	log := newGuestLog(h.opts.Logger, "instance", inst.ID)
 	stderr := &crashLog{}
 	env := wasi.NewDeterministic(seed(inst.ID, inst.ExecutionID), log, io.MultiWriter(log, stderr))
-	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: h.opts.ActivationTimeout, stderr: stderr, memoryLimit: h.opts.MemoryLimit})
+	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: h.opts.ActivationTimeout, stderr: stderr, memoryLimit: h.opts.MemoryLimit, fromSnapshot: true})
 	if err != nil {
 		l.exec = engine.NewExecution(brokenGuest{err})
 		return l

@@ -194,7 +194,10 @@ func TestRestartBetweenTurns(t *testing.T) {
 	s := startServer(t, db)
 	deployExample(t, s.client(), "retry")
 	ctx := context.Background()
-	id, err := s.client().Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 2, "delay": "300ms"}`)})
+	// Each activity attempt takes 300ms, like each delay, so that every
+	// turn's events show before the next turn's: a fast host would
+	// otherwise run several turns between two looks.
+	id, err := s.client().Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 2, "delay": "300ms", "workMillis": 300}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -27,10 +28,12 @@ func lockNextActivity(ctx context.Context, tx *sql.Tx, now time.Time, lease time
 	w := &store.ActivityWork{LockToken: newToken()}
 	var input []byte
 	// Two statements rather than one UPDATE … RETURNING, which is slower
-	// (BenchmarkTurn_1k).
+	// (BenchmarkTurn_1k). The + keeps SQLite from the locked_until index:
+	// walking the tasks in id order stops at the first one not leased,
+	// where the index would gather every one of them to sort.
 	err := tx.QueryRowContext(ctx, `
 		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt + 1
-		FROM activity_tasks WHERE locked_until <= ? ORDER BY id LIMIT 1`, nanos(now)).
+		FROM activity_tasks WHERE +locked_until <= ? ORDER BY id LIMIT 1`, nanos(now)).
 		Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -55,14 +58,18 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 
 func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, result engine.Event) error {
 	var instanceID string
-	var schedule int64
-	err := tx.QueryRowContext(ctx, `SELECT instance_id, schedule_id FROM activity_tasks WHERE id = ? AND lock_token = ?`, w.ID, w.LockToken).
-		Scan(&instanceID, &schedule)
+	var execution, schedule int64
+	err := tx.QueryRowContext(ctx, `SELECT instance_id, execution_id, schedule_id FROM activity_tasks WHERE id = ? AND lock_token = ?`, w.ID, w.LockToken).
+		Scan(&instanceID, &execution, &schedule)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("sqlite: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
+	}
+	payload, err := json.Marshal(result)
+	if err != nil {
+		return fmt.Errorf("sqlite: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
 	}
 	if result.ScheduleID != schedule {
 		return fmt.Errorf("sqlite: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, schedule)
@@ -70,7 +77,10 @@ func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, re
 	if _, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE id = ?`, w.ID); err != nil {
 		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
 	}
-	if _, err := enqueue(ctx, tx, instanceID, result, visibleNow); err != nil {
+	// The result goes to the execution that scheduled the task: if that one
+	// has continued as new, to nobody.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at)
+		SELECT id, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, visibleNow, instanceID, execution); err != nil {
 		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
 	}
 	return nil

@@ -26,7 +26,10 @@ var migrations = map[int]string{
 	3: `ALTER TABLE instances ADD COLUMN custom_status TEXT NOT NULL DEFAULT '';`,
 	// Version 5: how many times an instance was locked since its last
 	// commit, to give up on poison work.
-	4: `ALTER TABLE instances ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;`,
+	// Indexes on lock expiry, for NextVisibleAt.
+	4: `ALTER TABLE instances ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+		CREATE INDEX IF NOT EXISTS instances_locked ON instances(locked_until);
+		CREATE INDEX IF NOT EXISTS activity_tasks_locked ON activity_tasks(locked_until);`,
 }
 
 const schema = `
@@ -63,6 +66,7 @@ CREATE TABLE instances (
 	attempt            INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX instances_created ON instances(created_at);
+CREATE INDEX instances_locked ON instances(locked_until);
 CREATE TABLE history (
 	instance_id  TEXT NOT NULL,
 	execution_id INTEGER NOT NULL,
@@ -90,6 +94,7 @@ CREATE TABLE activity_tasks (
 	lock_token   TEXT,
 	locked_until INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
 `
 
 // sqliteHeader begins every SQLite database file.

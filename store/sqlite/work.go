@@ -126,17 +126,17 @@ func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error
 }
 
 // NextVisibleAt returns the earliest time after now at which there may be
-// new work: a message becomes visible, or the lock of an instance with
-// visible messages or the lease of an activity task expires. It returns
-// false when there is no such time.
+// new work: a message becomes visible, or the lock of an instance or the
+// lease of an activity task expires. It returns false when there is no such
+// time. Each part is one lookup in an index, whatever the backlog: workers
+// call it every time they find no work.
 func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
 	err := s.readers.QueryRowContext(ctx, `
 		SELECT min(t) FROM (
 			SELECT min(visible_at) AS t FROM messages WHERE visible_at > ?1
 			UNION ALL
-			SELECT min(i.locked_until) FROM messages m JOIN instances i ON i.id = m.instance_id
-			WHERE m.visible_at <= ?1 AND i.locked_until > ?1
+			SELECT min(locked_until) FROM instances WHERE locked_until > ?1
 			UNION ALL
 			SELECT min(locked_until) FROM activity_tasks WHERE locked_until > ?1)`, nanos(now)).Scan(&next)
 	if err != nil {

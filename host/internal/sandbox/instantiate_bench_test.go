@@ -1,15 +1,19 @@
 package sandbox
 
 import (
+	"bufio"
+	"bytes"
+	"os"
+	"runtime/debug"
+	"strconv"
 	"testing"
 
 	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
-// BenchmarkInstantiateHello measures a fresh instance of the hello example:
-// wazero's instantiation plus the Go runtime's start-up (_initialize).
-func BenchmarkInstantiateHello(b *testing.B) {
+func helloModule(b *testing.B) Module {
+	b.Helper()
 	wasm, err := guestbuild.Wasm("examples/wasm/hello")
 	if err != nil {
 		b.Fatal(err)
@@ -18,17 +22,118 @@ func BenchmarkInstantiateHello(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rt.Close(ctx)
+	b.Cleanup(func() { rt.Close(ctx) })
 	mod, err := rt.Compile(ctx, wasm)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return mod
+}
+
+// BenchmarkInstantiateHello measures a fresh instance of the hello example:
+// wazero's instantiation, the data segments, and the Go runtime's start-up
+// (_initialize).
+func BenchmarkInstantiateHello(b *testing.B) {
+	benchmarkInstantiate(b, false)
+}
+
+// BenchmarkInstantiateHelloSnapshot measures a fresh instance of the hello
+// example started from its snapshot (made before the timer starts).
+func BenchmarkInstantiateHelloSnapshot(b *testing.B) {
+	benchmarkInstantiate(b, true)
+}
+
+func benchmarkInstantiate(b *testing.B, fromSnapshot bool) {
+	mod := helloModule(b)
+	cfg := func() Config {
+		return Config{Env: wasi.NewDeterministic(seed(1), nil, nil), FromSnapshot: fromSnapshot}
+	}
+	inst, err := mod.Instantiate(ctx, cfg())
+	if err != nil {
+		b.Fatal(err)
+	}
+	inst.Close(ctx)
 	b.ResetTimer()
 	for range b.N {
-		inst, err := mod.Instantiate(ctx, Config{Env: wasi.NewDeterministic(seed(1), nil, nil)})
+		inst, err := mod.Instantiate(ctx, cfg())
 		if err != nil {
 			b.Fatal(err)
 		}
 		inst.Close(ctx)
 	}
+}
+
+// BenchmarkIdleRSS_100 reports the memory that 100 idle instances of the
+// hello example add to the process, per instance: just started, or after
+// one call of durabox_describe, which allocates. pss-KiB/instance counts a
+// page of the snapshot that many instances only read once, as the system
+// does; rss-KiB/instance counts it once per instance; anon-KiB/instance is
+// the pages of their own the instances hold.
+func BenchmarkIdleRSS_100(b *testing.B) {
+	for _, tt := range []struct {
+		name         string
+		fromSnapshot bool
+		call         string
+	}{
+		{"normal", false, ""},
+		{"snapshot", true, ""},
+		{"normal,describe", false, "durabox_describe"},
+		{"snapshot,describe", true, "durabox_describe"},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			mod := helloModule(b)
+			cfg := Config{Env: wasi.NewDeterministic(seed(1), nil, nil), FromSnapshot: tt.fromSnapshot}
+			warm, err := mod.Instantiate(ctx, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			warm.Close(ctx)
+			var rss, pss, anon float64
+			for range b.N {
+				before := memKiB(b)
+				insts := make([]Instance, 100)
+				for i := range insts {
+					cfg.Env = wasi.NewDeterministic(seed(1), nil, nil)
+					if insts[i], err = mod.Instantiate(ctx, cfg); err != nil {
+						b.Fatal(err)
+					}
+					if tt.call != "" {
+						if _, err := insts[i].Call(ctx, tt.call); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				after := memKiB(b)
+				n := float64(len(insts))
+				rss = float64(after["Rss:"]-before["Rss:"]) / n
+				pss = float64(after["Pss:"]-before["Pss:"]) / n
+				anon = float64(after["Anonymous:"]-before["Anonymous:"]) / n
+				for _, inst := range insts {
+					inst.Close(ctx)
+				}
+			}
+			b.ReportMetric(rss, "rss-KiB/instance")
+			b.ReportMetric(pss, "pss-KiB/instance")
+			b.ReportMetric(anon, "anon-KiB/instance")
+		})
+	}
+}
+
+// memKiB returns the process's memory figures, in KiB, by name ("Rss:"),
+// from /proc/self/smaps_rollup, after returning what Go's heap can to the
+// system.
+func memKiB(b *testing.B) map[string]int64 {
+	debug.FreeOSMemory()
+	data, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		b.Skip("no /proc/self/smaps_rollup")
+	}
+	m := map[string]int64{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if f := bytes.Fields(sc.Bytes()); len(f) == 3 && string(f[2]) == "kB" {
+			m[string(f[0])], _ = strconv.ParseInt(string(f[1]), 10, 64)
+		}
+	}
+	return m
 }

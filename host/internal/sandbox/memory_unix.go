@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"fmt"
+	"os"
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -15,12 +17,21 @@ import (
 // guest that allocates a lot slow down quadratically), and closing an
 // instance returns its pages to the system at once, outside Go's heap.
 var mmapAllocator experimental.MemoryAllocator = experimental.MemoryAllocatorFunc(func(_, max uint64) experimental.LinearMemory {
-	b, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
-	if err != nil {
+	m, _ := reserve(max)
+	if m == nil {
 		return nil
 	}
-	return &mmapMemory{reserved: b}
+	return m
 })
+
+// reserve reserves max bytes of address space, none of it accessible.
+func reserve(max uint64) (*mmapMemory, error) {
+	b, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
+	if err != nil {
+		return nil, err
+	}
+	return &mmapMemory{reserved: b}, nil
+}
 
 type mmapMemory struct {
 	reserved []byte
@@ -47,3 +58,57 @@ func (m *mmapMemory) Free() {
 		m.reserved = nil
 	}
 }
+
+// image is a snapshot's memory, kept in an unlinked temporary file that
+// instances map copy-on-write: a page of it costs an instance nothing until
+// the instance writes to it, and then one page. (The pages are the file's
+// page cache, shared by every instance; the file is written once.)
+type image struct {
+	f    *os.File
+	size uint64
+}
+
+func newImage(b []byte) (*image, error) {
+	f, err := os.CreateTemp("", "durabox-snapshot-*")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: snapshot file: %w", err)
+	}
+	os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: snapshot file: %w", err)
+	}
+	return &image{f: f, size: uint64(len(b))}, nil
+}
+
+// allocator returns an allocator for one instance whose memory starts as
+// the image: it reserves the limit like mmapAllocator and maps the image
+// over its first bytes, which are then accessible. It sets *mapped when it
+// did; if it could not, the memory starts zeroed like any other, and the
+// caller copies the image in (copyTo).
+func (im *image) allocator(mapped *bool) experimental.MemoryAllocator {
+	return experimental.MemoryAllocatorFunc(func(_, max uint64) experimental.LinearMemory {
+		m, err := reserve(max)
+		if err != nil {
+			return nil
+		}
+		if im.size == 0 || im.size > max {
+			return m
+		}
+		// MAP_FIXED replaces the start of the reservation in place.
+		err = mmapFixed(m.reserved[:im.size], im.f)
+		if err == nil {
+			m.size = im.size
+			*mapped = true
+		}
+		return m
+	})
+}
+
+// copyTo copies the image into dst, the start of an instance's memory.
+func (im *image) copyTo(dst []byte) error {
+	_, err := im.f.ReadAt(dst[:im.size], 0)
+	return err
+}
+
+func (im *image) Close() error { return im.f.Close() }

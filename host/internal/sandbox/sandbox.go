@@ -8,6 +8,20 @@
 // calls its exports. Each instance answers its WASI calls from its own
 // wasi.Env, deterministic for an orchestration, real for an activity.
 //
+// An orchestration's instance can instead start from a snapshot
+// (Config.FromSnapshot): the module's state right after _initialize ran
+// under a fixed deterministic Env (seed zero, clock at zero, no environment),
+// made once per Module on first use and the same byte for byte in every
+// process. Such an instance skips _initialize and shares the snapshot's
+// memory copy-on-write, so it costs only the pages it writes. Because the Go
+// runtime seeds its own randomness (the global source of math/rand and
+// math/rand/v2, map iteration order, hash seeds) while it starts, those are
+// the same in every instance started from one module's snapshot, whatever
+// the instance's seed; what the guest asks of its Env later (crypto/rand,
+// the clock) still comes from its own Env. Whether an instance started
+// from a snapshot is part of what its replay depends on. A module the
+// sandbox cannot snapshot (see rewrite.go) starts the normal way.
+//
 // A call ends in one of five ways, which the caller tells apart with
 // errors.Is and errors.As:
 //
@@ -53,7 +67,9 @@ type Module interface {
 	Exports() []string
 	// Instantiate creates an instance whose WASI calls are answered by
 	// cfg.Env, and runs the reactor initializer (_initialize) under it; if
-	// that fails, the error is the one Call would return for it.
+	// that fails, the error is the one Call would return for it. With
+	// cfg.FromSnapshot, the instance starts from the module's snapshot
+	// instead, as the package doc describes.
 	Instantiate(ctx context.Context, cfg Config) (Instance, error)
 	Close(ctx context.Context) error
 }
@@ -62,6 +78,11 @@ type Module interface {
 type Config struct {
 	// Env answers the instance's WASI calls for its whole life. Required.
 	Env *wasi.Env
+	// FromSnapshot starts the instance from the module's snapshot instead
+	// of running _initialize under Env. Only for a deterministic Env (an
+	// orchestration): an activity's Go runtime must seed itself from its
+	// real Env. False means the normal start.
+	FromSnapshot bool
 }
 
 // Instance is one live instance of a module. It is used by one goroutine at

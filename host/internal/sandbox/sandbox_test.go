@@ -53,7 +53,12 @@ func guest(t *testing.T) Module {
 
 func instance(t *testing.T, mod Module, env *wasi.Env) Instance {
 	t.Helper()
-	inst, err := mod.Instantiate(ctx, Config{Env: env})
+	return instanceWith(t, mod, Config{Env: env})
+}
+
+func instanceWith(t *testing.T, mod Module, cfg Config) Instance {
+	t.Helper()
+	inst, err := mod.Instantiate(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,32 +197,41 @@ func TestHowCallsEnd(t *testing.T) {
 			func(err error) bool { return errors.Is(err, wasi.ErrBlockingSleep) }, "wasi.ErrBlockingSleep", ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			env := wasi.NewDeterministic(seed(1), nil, &stderr)
-			if tt.real {
-				env = wasi.NewReal(nil, nil, &stderr)
+		for _, fromSnapshot := range []bool{false, true} {
+			if fromSnapshot && tt.real {
+				continue
 			}
-			inst := instance(t, guest(t), env)
-			callCtx, cancel := context.WithCancel(ctx)
-			switch {
-			case tt.timeout < 0:
-				cancel()
-			case tt.timeout > 0:
-				callCtx, cancel = context.WithTimeout(ctx, tt.timeout)
+			name := tt.name
+			if fromSnapshot {
+				name += ", from a snapshot"
 			}
-			defer cancel()
-			_, err := inst.Call(callCtx, tt.export)
-			if !tt.check(err) {
-				t.Fatalf("err = %v, want %s", err, tt.want)
-			}
-			if !strings.Contains(stderr.String(), tt.stderr) {
-				t.Errorf("stderr %q, want it to contain %q", stderr.String(), tt.stderr)
-			}
-			if _, again := inst.Call(ctx, "now"); err != nil && !errors.Is(again, ErrStopped) {
-				t.Errorf("a call after the error: err = %v, want ErrStopped", again)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				var stderr bytes.Buffer
+				env := wasi.NewDeterministic(seed(1), nil, &stderr)
+				if tt.real {
+					env = wasi.NewReal(nil, nil, &stderr)
+				}
+				inst := instanceWith(t, guest(t), Config{Env: env, FromSnapshot: fromSnapshot})
+				callCtx, cancel := context.WithCancel(ctx)
+				switch {
+				case tt.timeout < 0:
+					cancel()
+				case tt.timeout > 0:
+					callCtx, cancel = context.WithTimeout(ctx, tt.timeout)
+				}
+				defer cancel()
+				_, err := inst.Call(callCtx, tt.export)
+				if !tt.check(err) {
+					t.Fatalf("err = %v, want %s", err, tt.want)
+				}
+				if !strings.Contains(stderr.String(), tt.stderr) {
+					t.Errorf("stderr %q, want it to contain %q", stderr.String(), tt.stderr)
+				}
+				if _, again := inst.Call(ctx, "now"); err != nil && !errors.Is(again, ErrStopped) {
+					t.Errorf("a call after the error: err = %v, want ErrStopped", again)
+				}
+			})
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -118,16 +119,30 @@ func register(ctx context.Context, r wazero.Runtime, module string, fns []wasi.F
 }
 
 func (rt *wazeroRuntime) Compile(ctx context.Context, wasm []byte) (Module, error) {
-	cm, err := rt.r.CompileModule(ctx, wasm)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: not a valid wasm module: %w", err)
+	// The rewritten module is the one compiled, once; a module the rewrite
+	// does not support, or whose rewritten form does not validate (its code
+	// uses memory.init or data.drop, say), is compiled as is and starts the
+	// normal way.
+	var cm wazero.CompiledModule
+	l, err := rewrite(wasm)
+	if err == nil {
+		if cm, err = rt.r.CompileModule(ctx, l.wasm); err != nil {
+			l = nil
+		} else {
+			l.wasm = nil
+		}
+	}
+	if cm == nil {
+		if cm, err = rt.r.CompileModule(ctx, wasm); err != nil {
+			return nil, fmt.Errorf("sandbox: not a valid wasm module: %w", err)
+		}
 	}
 	var exports []string
 	for name := range cm.ExportedFunctions() {
 		exports = append(exports, name)
 	}
 	slices.Sort(exports)
-	return &wazeroModule{r: rt.r, cm: cm, exports: exports}, nil
+	return &wazeroModule{r: rt.r, cm: cm, exports: exports, layout: l}, nil
 }
 
 func (rt *wazeroRuntime) Close(ctx context.Context) error {
@@ -142,6 +157,16 @@ type wazeroModule struct {
 	r       wazero.Runtime
 	cm      wazero.CompiledModule
 	exports []string
+	// layout is the rewrite cm was compiled from; nil when cm is the module
+	// as given, which has no snapshot.
+	layout *layout
+
+	// snap is made by the first instantiation that asks for it; snapErr
+	// says why the module has none. snapMu guards both.
+	snapMu  sync.Mutex
+	snap    *snapshot
+	snapErr error
+	closed  bool
 }
 
 func (m *wazeroModule) Imports() []Import {
@@ -165,14 +190,61 @@ func (m *wazeroModule) Instantiate(ctx context.Context, cfg Config) (Instance, e
 	if _, ok := slices.BinarySearch(m.exports, initialize); !ok {
 		return nil, errors.New("sandbox: instantiate: the module does not export _initialize, so it is not a WASI reactor; build it with -buildmode=c-shared")
 	}
-	// Anonymous, so that any number of instances of a module live at once;
-	// no start function, so that _initialize runs under the Env like any
-	// call.
-	mod, err := m.r.InstantiateModule(experimental.WithMemoryAllocator(ctx, mmapAllocator), m.cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if cfg.FromSnapshot && m.layout != nil {
+		s, err := m.snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			return m.fromSnapshot(ctx, s, cfg.Env)
+		}
+	}
+	return m.start(ctx, cfg.Env)
+}
+
+// snapshot returns the module's snapshot, made on the first call. It
+// returns nil and no error for a module that has none because its start
+// fails under the snapshot's Env: its instances start the normal way, and
+// fail or not as they would have. That is a property of the module, so it
+// holds in every process; a failure that is not (the context ended, no
+// temporary file) is returned and not kept, and the next call tries again.
+func (m *wazeroModule) snapshot(ctx context.Context) (*snapshot, error) {
+	m.snapMu.Lock()
+	defer m.snapMu.Unlock()
+	switch {
+	case m.closed:
+		return nil, errors.New("sandbox: instantiate: the module is closed")
+	case m.snap != nil || m.snapErr != nil:
+		return m.snap, nil
+	}
+	s, err := m.takeSnapshot(ctx)
+	switch {
+	case err == nil:
+		m.snap = s
+	case ctx.Err() != nil || !errors.Is(err, errStart):
+		return nil, err
+	default:
+		m.snapErr = err
+	}
+	return m.snap, nil
+}
+
+// start creates an instance the normal way: its memory starts as the data
+// segments say, and _initialize runs under env.
+func (m *wazeroModule) start(ctx context.Context, env *wasi.Env) (*wazeroInstance, error) {
+	mod, err := m.r.InstantiateModule(experimental.WithMemoryAllocator(ctx, mmapAllocator), m.cm, moduleConfig())
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: instantiate: %w", err)
 	}
-	inst := &wazeroInstance{mod: mod, env: cfg.Env, fns: map[string]api.Function{}}
+	inst := &wazeroInstance{mod: mod, env: env, fns: map[string]api.Function{}}
+	if m.layout != nil {
+		// The rewrite took the segments out of the module; rewrite checked
+		// that they fit in the initial memory.
+		mem := mod.Memory()
+		for _, s := range m.layout.segments {
+			mem.Write(s.offset, s.data)
+		}
+	}
 	if _, err := inst.Call(ctx, initialize); err != nil {
 		inst.Close(ctx)
 		return nil, err
@@ -180,7 +252,21 @@ func (m *wazeroModule) Instantiate(ctx context.Context, cfg Config) (Instance, e
 	return inst, nil
 }
 
-func (m *wazeroModule) Close(ctx context.Context) error { return m.cm.Close(ctx) }
+func (m *wazeroModule) Close(ctx context.Context) error {
+	m.snapMu.Lock()
+	defer m.snapMu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	err := m.cm.Close(ctx)
+	// Live instances keep their mappings of the snapshot's memory.
+	if m.snap != nil {
+		err = errors.Join(err, m.snap.memory.Close())
+		m.snap = nil
+	}
+	return err
+}
 
 type wazeroInstance struct {
 	mod api.Module

@@ -88,6 +88,17 @@ func allocate(mib int32) {
 	}
 }
 
+// counter is state an instance keeps between calls.
+var counter int64
+
+// bump adds n to counter and returns it.
+//
+//go:wasmexport bump
+func bump(n int64) int64 {
+	counter += n
+	return counter
+}
+
 //go:wasmexport spin
 func spin() int64 {
 	n := int64(0)

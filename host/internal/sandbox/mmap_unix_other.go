@@ -1,0 +1,14 @@
+//go:build unix && !linux
+
+package sandbox
+
+import (
+	"errors"
+	"os"
+)
+
+// mmapFixed is only on Linux; elsewhere an instance started from a snapshot
+// copies the snapshot's memory in.
+func mmapFixed(at []byte, f *os.File) error {
+	return errors.New("sandbox: no fixed file mappings on this system")
+}

@@ -1,0 +1,317 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/internal/guestbuild"
+)
+
+func fromSnapshot(t *testing.T, mod Module, env *wasi.Env) Instance {
+	t.Helper()
+	return instanceWith(t, mod, Config{Env: env, FromSnapshot: true})
+}
+
+// memoryOf reads an instance's whole memory.
+func memoryOf(t *testing.T, inst Instance) []byte {
+	t.Helper()
+	b, ok := inst.Read(0, uint32(inst.MemorySize()))
+	if !ok {
+		t.Fatal("cannot read the memory")
+	}
+	return b
+}
+
+// The guest starts from its snapshot, without a fallback.
+func TestGuestHasASnapshot(t *testing.T) {
+	m := guest(t).(*wazeroModule)
+	if m.layout == nil {
+		t.Fatal("the guest was compiled as is")
+	}
+	s, err := m.snapshot(ctx)
+	if err != nil || s == nil {
+		t.Fatalf("no snapshot: %v, %v", s, m.snapErr)
+	}
+}
+
+// Snapshots made independently (another runtime, another module) are the
+// same byte for byte, so replay after a restart starts from the same state.
+func TestSnapshotIsReproducible(t *testing.T) {
+	wasm, err := guestbuild.Wasm(guestPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func() ([]byte, []uint64) {
+		rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 64 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close(ctx)
+		mod, err := rt.Compile(ctx, wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := mod.(*wazeroModule).takeSnapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.memory.Close()
+		b := make([]byte, uint64(s.pages)*pageSize)
+		if err := s.memory.copyTo(b); err != nil {
+			t.Fatal(err)
+		}
+		return b, s.globals
+	}
+	mem1, globals1 := state()
+	mem2, globals2 := state()
+	if len(mem1) == 0 || !bytes.Equal(mem1, mem2) {
+		t.Errorf("the memories differ (%d and %d bytes)", len(mem1), len(mem2))
+	}
+	if !slices.Equal(globals1, globals2) {
+		t.Errorf("the globals differ: %v and %v", globals1, globals2)
+	}
+}
+
+// Started from a snapshot, an orchestration's instance answers as one
+// started normally, except for what the Go runtime seeded itself with while
+// it started, which is the snapshot's.
+func TestSnapshotStartBehavesLikeNormalStart(t *testing.T) {
+	mod := guest(t)
+	const logical = int64(1_800_000_000_123_456_789)
+	type answers struct {
+		now, random, maporder, readfile, dial, getenv, bump uint64
+		stdout                                              string
+	}
+	run := func(s [32]byte, snap bool) answers {
+		var out bytes.Buffer
+		env := wasi.NewDeterministic(s, &out, nil)
+		inst := instanceWith(t, mod, Config{Env: env, FromSnapshot: snap})
+		env.SetTime(logical)
+		a := answers{
+			now: call(t, inst, "now"), random: call(t, inst, "random"), maporder: call(t, inst, "maporder"),
+			readfile: call(t, inst, "readfile"), dial: call(t, inst, "dial"), getenv: call(t, inst, "getenv"),
+			bump: call(t, inst, "bump", 5),
+		}
+		call(t, inst, "say")
+		a.stdout = out.String()
+		return a
+	}
+	normal, snap, again, other := run(seed(1), false), run(seed(1), true), run(seed(1), true), run(seed(2), true)
+	if snap != again {
+		t.Fatalf("same seed, different answers: %+v and %+v", snap, again)
+	}
+	n, s := normal, snap
+	n.random, n.maporder, s.random, s.maporder = 0, 0, 0, 0
+	if n != s {
+		t.Errorf("started normally %+v, from a snapshot %+v", normal, snap)
+	}
+	if other.random == snap.random {
+		t.Errorf("another seed gave the same random numbers: %d", snap.random)
+	}
+	// The runtime's map seed is the snapshot's, whatever the seed.
+	if other.maporder != snap.maporder {
+		t.Errorf("map order depends on the seed: %d and %d", snap.maporder, other.maporder)
+	}
+	if int64(s.now) != logical || s.bump != 5 || s.stdout != "hello from the guest\n" {
+		t.Errorf("answers %+v", snap)
+	}
+}
+
+// Instances started from one snapshot share its pages until they write
+// them: neither sees what another wrote.
+func TestSnapshotInstancesAreIsolated(t *testing.T) {
+	mod := guest(t)
+	a, b := fromSnapshot(t, mod, deterministic()), fromSnapshot(t, mod, deterministic())
+	if got := call(t, a, "bump", 7); got != 7 {
+		t.Fatalf("bump(7) = %d", got)
+	}
+	if got := call(t, b, "bump", 1); got != 1 {
+		t.Errorf("another instance sees the first one's counter: bump(1) = %d", got)
+	}
+	c := fromSnapshot(t, mod, deterministic())
+	if got := call(t, c, "bump", 1); got != 1 {
+		t.Errorf("a new instance sees an old one's counter: bump(1) = %d", got)
+	}
+	// Every page of the snapshot, written through one instance.
+	memB := memoryOf(t, b)
+	n := uint32(len(memB))
+	for addr := uint32(0); addr < n; addr += 4096 {
+		a.Write(addr, []byte{0xa5})
+	}
+	d := fromSnapshot(t, mod, deterministic())
+	for name, inst := range map[string]Instance{"old": b, "new": d} {
+		mem := memoryOf(t, inst)
+		for addr := uint32(0); addr < n; addr += 4096 {
+			if mem[addr] == 0xa5 && memB[addr] != 0xa5 {
+				t.Fatalf("the %s instance sees another's write at %d", name, addr)
+			}
+		}
+	}
+	if got := call(t, d, "bump", 2); got != 2 {
+		t.Errorf("bump(2) = %d", got)
+	}
+}
+
+func TestSnapshotMemoryLimit(t *testing.T) {
+	rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 32 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	wasm, err := guestbuild.Wasm(guestPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.Compile(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close(ctx)
+	var stderr bytes.Buffer
+	inst := fromSnapshot(t, mod, wasi.NewDeterministic(seed(1), nil, &stderr))
+	call(t, inst, "allocate", 8)
+	var trap *TrapError
+	if _, err := inst.Call(ctx, "allocate", 64); !errors.As(err, &trap) || !strings.Contains(stderr.String(), "fatal error: out of memory") {
+		t.Fatalf("allocating 64 MiB under a 32 MiB limit: err = %v, stderr %q", err, stderr.String())
+	}
+	if size := inst.MemorySize(); size > 32<<20 {
+		t.Errorf("memory grew to %d bytes", size)
+	}
+}
+
+// snapshotMappings counts the process's mappings of snapshot files.
+func snapshotMappings(t *testing.T) int {
+	t.Helper()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps")
+	}
+	return strings.Count(string(maps), "durabox-snapshot-")
+}
+
+// Closing an instance unmaps its memory; closing the module closes the
+// snapshot, and the module then refuses new instances.
+func TestSnapshotClose(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts mappings in /proc/self/maps")
+	}
+	rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	wasm, err := guestbuild.Wasm(guestPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.Compile(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotMappings(t)
+	var insts []Instance
+	for range 20 {
+		inst, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		insts = append(insts, inst)
+	}
+	if n := snapshotMappings(t) - before; n != 20 {
+		t.Errorf("%d mappings of the snapshot for 20 instances", n)
+	}
+	// An instance outlives its module's Close.
+	if err := mod.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, insts[0], "bump", 3); got != 3 {
+		t.Errorf("bump(3) = %d after the module closed", got)
+	}
+	for _, inst := range insts {
+		inst.Close(ctx)
+	}
+	if n := snapshotMappings(t) - before; n != 0 {
+		t.Errorf("%d mappings of the snapshot left after closing every instance", n)
+	}
+	if _, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true}); err == nil {
+		t.Error("a closed module made an instance")
+	}
+}
+
+// Instances of a fresh module started at once share one snapshot.
+func TestSnapshotConcurrentStarts(t *testing.T) {
+	rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	wasm, err := guestbuild.Wasm(guestPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.Compile(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close(ctx)
+	var wg sync.WaitGroup
+	results := make([]uint64, 8)
+	for i := range results {
+		wg.Go(func() {
+			inst, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer inst.Close(ctx)
+			res, err := inst.Call(ctx, "bump", uint64(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			results[i] = res[0]
+		})
+	}
+	wg.Wait()
+	for i, got := range results {
+		if got != uint64(i) {
+			t.Errorf("instance %d: bump(%d) = %d", i, i, got)
+		}
+	}
+}
+
+// A module whose start fails under the snapshot's Env has no snapshot, and
+// an instance that asks for one starts the normal way and fails the same
+// way, every time.
+func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
+	rt, err := NewWazero(ctx, WazeroOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	trapping := module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, "\x01\x03\x00\x00\x0b", 11, activeData)
+	mod, err := rt.Compile(ctx, trapping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close(ctx)
+	if mod.(*wazeroModule).layout == nil {
+		t.Fatal("compiled as is")
+	}
+	const want = "sandbox: _initialize trapped: wasm error: unreachable\n"
+	for _, fromSnapshot := range []bool{true, true, false} {
+		if _, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: fromSnapshot}); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("from a snapshot %v: err = %v, want it to start with %q", fromSnapshot, err, want)
+		}
+	}
+	if m := mod.(*wazeroModule); m.snap != nil || !errors.Is(m.snapErr, errStart) {
+		t.Errorf("snapshot %v, error %v", m.snap, m.snapErr)
+	}
+}
