@@ -19,4 +19,7 @@ var (
 	ErrNotFound = errors.New("host: instance not found")
 	// ErrInstanceExists is returned by Start when the id is taken.
 	ErrInstanceExists = errors.New("host: instance already exists")
+	// ErrNotFinished is returned by Purge when the instance has not reached
+	// a terminal status.
+	ErrNotFinished = errors.New("host: instance not finished")
 )

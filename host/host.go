@@ -195,6 +195,27 @@ func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) 
 	return inst, err
 }
 
+// Purge deletes a finished instance (Completed, Failed or Canceled) with
+// the history of every execution and whatever still waits for it (raised
+// events, timers, activity tasks), and frees its id for a new instance. Its
+// children live on; a child it waited for no longer reports to it. An
+// instance that has not finished is refused with ErrNotFinished: cancel it
+// first, or wait for it to end. Purging is for good: the history is not kept
+// anywhere else.
+func (h *Host) Purge(ctx context.Context, id string) error {
+	err := h.st.Purge(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	case errors.Is(err, store.ErrNotFinished):
+		return fmt.Errorf("%w: %q has not ended; cancel it or wait for it to end, then purge it", ErrNotFinished, id)
+	case err != nil:
+		return fmt.Errorf("host: purge %q: %w", id, err)
+	}
+	h.opts.Logger.Info("instance purged", "instance", id)
+	return nil
+}
+
 // Wait blocks until the instance reaches a terminal status or ctx is done,
 // and returns the instance as it stands then.
 func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {

@@ -27,6 +27,7 @@ type API interface {
 	ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error)
 	Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error
 	Cancel(ctx context.Context, id, reason string) error
+	Purge(ctx context.Context, id string) error
 	List(ctx context.Context) ([]store.Instance, error)
 	Modules(ctx context.Context) ([]store.ModuleInfo, error)
 }
@@ -62,6 +63,7 @@ func NewHandler(api API, logger *slog.Logger) http.Handler {
 	mux.HandleFunc("GET /v1/instances/{id}/history", s.history)
 	mux.HandleFunc("POST /v1/instances/{id}/events", s.raise)
 	mux.HandleFunc("POST /v1/instances/{id}/cancel", s.cancel)
+	mux.HandleFunc("DELETE /v1/instances/{id}", s.purge)
 	return mux
 }
 
@@ -196,6 +198,15 @@ func (s *server) cancel(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusAccepted, req)
 }
 
+func (s *server) purge(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := s.api.Purge(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, client.PurgeResponse{ID: id})
+}
+
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	insts, err := s.api.List(r.Context())
 	if err != nil {
@@ -322,6 +333,7 @@ var statuses = []struct {
 	{ErrBadInput, http.StatusBadRequest},
 	{ErrNotFound, http.StatusNotFound},
 	{ErrInstanceExists, http.StatusConflict},
+	{ErrNotFinished, http.StatusConflict},
 	{errTooLarge, http.StatusRequestEntityTooLarge},
 	{ErrBadModule, http.StatusUnprocessableEntity},
 	{ErrUnknownOrchestration, http.StatusUnprocessableEntity},

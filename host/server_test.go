@@ -289,6 +289,27 @@ func TestHandler(t *testing.T) {
 			wantStatus: 404, wantBody: `{"error":"instance not found: \"nope\""}`,
 		},
 		{
+			name:   "purge",
+			method: "DELETE", path: "/v1/instances/done",
+			wantStatus: 200, wantBody: `{"id":"done"}`,
+			check: func(t *testing.T, h *fakehost.Host) {
+				if inst, err := h.Instance(context.Background(), "done"); !errors.Is(err, host.ErrNotFound) {
+					t.Errorf("after the purge: %+v, %v; want it not found", inst, err)
+				}
+			},
+		},
+		{
+			name:   "purge what has not finished",
+			method: "DELETE", path: "/v1/instances/pending",
+			wantStatus: 409, wantBody: `{"error":"instance not finished: \"pending\" has not ended; cancel it or wait for it to end, then purge it"}`,
+			check: wantInput("pending", `"you"`),
+		},
+		{
+			name:   "purge not found",
+			method: "DELETE", path: "/v1/instances/nope",
+			wantStatus: 404, wantBody: `{"error":"instance not found: \"nope\""}`,
+		},
+		{
 			name:   "raise",
 			method: "POST", path: "/v1/instances/done/events", body: `{"name": "Approve", "data": true, "persistent": true}`,
 			wantStatus: 202, wantBody: `{"name":"Approve","data":true,"persistent":true}`,

@@ -28,6 +28,9 @@ var (
 	// ErrLeaseLost is returned when a commit names a lock or lease that has
 	// expired and been handed to someone else, or no longer exists.
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrNotFinished is returned by Purge when the instance has not reached
+	// a terminal status (Completed, Failed or Canceled).
+	ErrNotFinished = errors.New("instance not finished")
 )
 
 // Module is a deployed guest module.
@@ -164,7 +167,12 @@ type TurnCommit struct {
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
 	// with the next ExecutionID, an empty history and, as its messages, an
-	// OrchestrationStarted of Input followed by the Carried events.
+	// OrchestrationStarted of Input followed by the Carried events. What
+	// the ended execution left behind does not reach the next one under its
+	// ScheduleIDs: its unconsumed completions (activity results, timers,
+	// child reports) are dropped, its activity tasks report to nobody, and
+	// its children no longer report. Other unconsumed messages (raised
+	// events, a cancellation request) follow the Carried events.
 	ContinueAsNew *engine.ContinueAsNew
 }
 
@@ -219,8 +227,17 @@ type Store interface {
 	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event) error
 
 	// NextVisibleAt returns the earliest time after now at which a message
-	// becomes visible, so a dispatcher knows when to look again.
+	// becomes visible or a lock or lease expires, so a dispatcher knows when
+	// to look again. Workers call it whenever they find no work, so it must
+	// not cost more with a bigger backlog.
 	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
+	// Purge deletes a finished instance (engine.Status.IsTerminal) with the
+	// history of all its executions, its messages and its activity tasks, so
+	// that its id can be used again; its children live on, reporting to
+	// nobody. It returns ErrNotFinished if the instance has not finished,
+	// or ErrNotFound if it does not exist.
+	Purge(ctx context.Context, id string) error
+
 	// ReleaseAllLeases ends every lock and lease. A host calls it at start-up,
 	// when it holds the store exclusively, so work a crashed host left
 	// behind is picked up at once.

@@ -16,7 +16,7 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // commands are durabox's commands, in the order the overview lists them.
-var commands = []*command{serveCommand, deployCommand, startCommand, raiseCommand, cancelCommand, statusCommand, historyCommand, listCommand}
+var commands = []*command{serveCommand, deployCommand, startCommand, raiseCommand, cancelCommand, purgeCommand, statusCommand, historyCommand, listCommand}
 
 // run runs durabox with args and returns its exit code: 0 for success, 1
 // for a failure, 2 for a usage error.

@@ -130,6 +130,7 @@ usage:
   durabox start NAME [--input JSON] [--id ID] [--wait]                start an orchestration instance
   durabox raise ID NAME [--data JSON] [--persistent]                  raise an external event for an instance
   durabox cancel ID [--reason TEXT]                                   cancel an instance
+  durabox purge ID                                                    delete a finished instance and its history
   durabox status ID                                                   show an instance
   durabox history ID [--execution N]                                  show an instance's history
   durabox list                                                        list the instances
@@ -210,6 +211,7 @@ func TestHostNotRunning(t *testing.T) {
 		{[]string{"start", "Greeting"}, "start"},
 		{[]string{"start", "Greeting", "--wait"}, "start"},
 		{[]string{"status", "x"}, "get instance"},
+		{[]string{"purge", "x"}, "purge"},
 		{[]string{"history", "x"}, "history"},
 		{[]string{"list"}, "list instances"},
 	}

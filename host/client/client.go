@@ -68,6 +68,12 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) error {
 	return c.do(ctx, "cancel", http.MethodPost, instancePath(id)+"/cancel", "application/json", bytes.NewReader(body), nil)
 }
 
+// Purge deletes a finished instance and its history. The host refuses
+// (409) an instance that has not finished.
+func (c *Client) Purge(ctx context.Context, id string) error {
+	return c.do(ctx, "purge", http.MethodDelete, instancePath(id), "", nil, nil)
+}
+
 // Modules returns the deployed modules, newest first.
 func (c *Client) Modules(ctx context.Context) ([]Module, error) {
 	var r ModulesResponse

@@ -184,6 +184,31 @@ func TestClient(t *testing.T) {
 			wantErr: `durabox: history: instance not found: "nope"`, wantStatus: 404,
 		},
 		{
+			name: "purge",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				if err := c.Purge(ctx, "done"); err != nil {
+					return nil, err
+				}
+				return c.List(ctx)
+			},
+			want: []client.Instance{},
+		},
+		{
+			name: "purge what has not finished",
+			setup: func(h *fakehost.Host) {
+				h.Start(context.Background(), "Later", json.RawMessage(`null`), "later")
+			},
+			call:    func(ctx context.Context, c *client.Client) (any, error) { return nil, c.Purge(ctx, "later") },
+			want:    nil,
+			wantErr: `durabox: purge: instance not finished: "later" has not ended; cancel it or wait for it to end, then purge it`, wantStatus: 409,
+		},
+		{
+			name:    "purge not found",
+			call:    func(ctx context.Context, c *client.Client) (any, error) { return nil, c.Purge(ctx, "nope") },
+			want:    nil,
+			wantErr: `durabox: purge: instance not found: "nope"`, wantStatus: 404,
+		},
+		{
 			name: "list",
 			call: func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx) },
 			want: []client.Instance{done},

@@ -22,6 +22,7 @@
 //	                                 execution; default the current one)
 //	POST /v1/instances/{id}/events   body: RaiseRequest                      202 RaiseRequest
 //	POST /v1/instances/{id}/cancel   body: CancelRequest (optional)          202 CancelRequest
+//	DELETE /v1/instances/{id}        (purge: a finished instance only)       200 PurgeResponse
 //
 // With ?wait, the host answers when the instance reaches a terminal status
 // or the duration has passed, whichever is first; either way with 200 and
@@ -32,7 +33,7 @@
 //
 //	400 Bad Request               a malformed body or ?wait, an input that is not JSON, a bad instance id
 //	404 Not Found                 no such instance
-//	409 Conflict                  an instance with that id exists already
+//	409 Conflict                  an instance with that id exists already; a purge of an instance that has not finished
 //	413 Request Entity Too Large  a module over 64 MiB
 //	422 Unprocessable Entity      bytes that are not a Durabox module; an orchestration no deployed module registers
 //	500 Internal Server Error     anything else; the host logs it

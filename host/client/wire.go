@@ -76,6 +76,12 @@ type StartResponse struct {
 	ID string `json:"id"`
 }
 
+// PurgeResponse is the answer to DELETE /v1/instances/{id}: the id of the
+// instance purged.
+type PurgeResponse struct {
+	ID string `json:"id"`
+}
+
 // ModulesResponse is the answer to GET /v1/modules, newest first.
 type ModulesResponse struct {
 	Modules []Module `json:"modules"`

@@ -165,10 +165,24 @@ func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild
 }
 
 // continueAsNew ends the instance's execution and starts the next one,
-// whose messages are an OrchestrationStarted and the carried events.
+// whose messages are an OrchestrationStarted and the carried events,
+// followed by the messages the ended execution left that are not
+// completions. The ended execution's children no longer report, and its
+// activity tasks not yet leased are dropped (the results of those leased
+// are dropped by completeActivity).
 func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit, name string) error {
 	can := c.ContinueAsNew
-	_, err := tx.ExecContext(ctx, `
+	left, err := takeLeftovers(ctx, tx, c.InstanceID)
+	if err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	if err := detachChildren(ctx, tx, c.InstanceID, c.ExecutionID, `parent_schedule_id = NULL`); err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ? AND lock_token IS NULL`, c.InstanceID, c.ExecutionID); err != nil {
+		return fmt.Errorf("continue as new: drop activity tasks: %w", err)
+	}
+	_, err = tx.ExecContext(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
 			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0, attempt = 0
 		WHERE id = ?`,
@@ -182,5 +196,67 @@ func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit, name str
 			return fmt.Errorf("continue as new: %w", err)
 		}
 	}
+	for _, m := range left {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) VALUES (?, ?, ?)`, c.InstanceID, m.payload, m.visibleAt); err != nil {
+			return fmt.Errorf("continue as new: requeue message: %w", err)
+		}
+	}
 	return nil
+}
+
+// detachChildren applies set (an UPDATE's SET clause) to the children an
+// execution of parent started (all its executions if execution is 0), so
+// that they no longer report to it. Only an execution whose history
+// starts a child looks for them: instances has no index on parent_id.
+func detachChildren(ctx context.Context, tx *sql.Tx, parent string, execution int64, set string) error {
+	var started bool
+	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM history WHERE instance_id = ?1 AND (?2 = 0 OR execution_id = ?2)
+		AND json_extract(payload, '$.kind') = ?3)`, parent, execution, string(engine.SubOrchestrationScheduled)).Scan(&started)
+	if err != nil || !started {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE instances SET `+set+` WHERE parent_id = ?`, parent); err != nil {
+		return fmt.Errorf("detach children: %w", err)
+	}
+	return nil
+}
+
+// leftover is a message an ended execution did not consume.
+type leftover struct {
+	payload   []byte
+	visibleAt int64
+}
+
+// takeLeftovers removes the messages of an instance whose execution ends
+// and returns those the next execution is to get, oldest first: all but
+// the completions, which name the ended execution's events (a timer not
+// yet due among them).
+func takeLeftovers(ctx context.Context, tx *sql.Tx, id string) ([]leftover, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, payload, visible_at FROM messages WHERE instance_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keep []leftover
+	for rows.Next() {
+		var m leftover
+		var msgID int64
+		var ev engine.Event
+		if err := rows.Scan(&msgID, &m.payload, &m.visibleAt); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(m.payload, &ev); err != nil {
+			return nil, fmt.Errorf("decode message %d: %w", msgID, err)
+		}
+		switch ev.Kind {
+		case engine.ActivityCompleted, engine.ActivityFailed, engine.TimerFired, engine.SubOrchestrationCompleted, engine.SubOrchestrationFailed:
+		default:
+			keep = append(keep, m)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id)
+	return keep, err
 }

@@ -139,6 +139,25 @@ func (h *Host) Cancel(ctx context.Context, id, reason string) error {
 	return nil
 }
 
+// Purge deletes a finished instance and its history.
+func (h *Host) Purge(ctx context.Context, id string) error {
+	if err := h.failure("Purge"); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i, ok := h.find(id)
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	case !h.instances[i].Status.IsTerminal():
+		return fmt.Errorf("%w: %q has not ended; cancel it or wait for it to end, then purge it", host.ErrNotFinished, id)
+	}
+	h.instances = slices.Delete(h.instances, i, i+1)
+	delete(h.history, id)
+	return nil
+}
+
 // Cancelled returns every cancellation so far, as "ID: reason".
 func (h *Host) Cancelled() []string {
 	h.mu.Lock()

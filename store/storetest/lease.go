@@ -1,0 +1,142 @@
+package storetest
+
+import (
+	"time"
+
+	"github.com/durabox/durabox/store"
+)
+
+// activities leases every activity task it can at now and returns their
+// names, in the order they were handed out.
+func (f *fixture) activities(now time.Time) []string {
+	f.t.Helper()
+	var names []string
+	for {
+		w, err := f.s.LockNextActivity(f.ctx, now, lease)
+		f.must(err, "LockNextActivity")
+		if w == nil {
+			return names
+		}
+		names = append(names, w.Task.Name)
+	}
+}
+
+// sameDelivery fails the test unless again is the next delivery of the
+// work first was: another token, and the attempt after first's.
+func (f *fixture) sameDelivery(what string, firstToken, againToken string, firstAttempt, againAttempt int) {
+	f.t.Helper()
+	if againToken == firstToken || againAttempt != firstAttempt+1 {
+		f.t.Fatalf("%s delivered again with token %q (first %q), Attempt %d (first %d); want a new token and Attempt %d",
+			what, againToken, firstToken, againAttempt, firstAttempt, firstAttempt+1)
+	}
+}
+
+// testInstanceLease: a locked instance is not handed out again before its
+// lease expires and is after, with a new token; the old token can neither
+// commit nor abandon; a commit resets Attempt.
+func testInstanceLease(f *fixture) {
+	f.create("i1")
+	first := f.lock(t0)
+	if first.Attempt != 1 {
+		f.t.Fatalf("first delivery has Attempt %d; want 1", first.Attempt)
+	}
+	f.noWork(t0.Add(lease - time.Second))
+	again := f.lock(t0.Add(lease + time.Second))
+	f.sameDelivery("instance i1", first.LockToken, again.LockToken, first.Attempt, again.Attempt)
+	f.messages(again, started("i1", input("i1")))
+	f.wantErr(f.s.CommitTurn(f.ctx, turn(first, started("i1", input("i1")))), store.ErrLeaseLost, "CommitTurn with the expired lock's token")
+	f.must(f.s.AbandonInstance(f.ctx, "i1", first.LockToken), "AbandonInstance with the expired lock's token")
+	f.noWork(t0.Add(lease + 2*time.Second))
+	f.commit(turn(again, started("i1", input("i1"))))
+	f.enqueue("i1", raised("Approve"))
+	if next := f.lock(t0.Add(lease + 2*time.Second)); next.Attempt != 1 || next.HistoryLen != 1 {
+		f.t.Fatalf("delivery after a commit has Attempt %d, HistoryLen %d; want 1, 1", next.Attempt, next.HistoryLen)
+	}
+}
+
+// testAbandon: an abandoned instance is handed out again at once, with its
+// messages; Attempt counts the abandoned delivery.
+func testAbandon(f *fixture) {
+	f.create("i1")
+	f.enqueue("i1", raised("Approve"))
+	first := f.lock(t0)
+	f.must(f.s.AbandonInstance(f.ctx, "i1", first.LockToken), "AbandonInstance")
+	again := f.lock(t0)
+	f.sameDelivery("abandoned instance i1", first.LockToken, again.LockToken, first.Attempt, again.Attempt)
+	f.messages(again, started("i1", input("i1")), raised("Approve"))
+	f.must(f.s.AbandonInstance(f.ctx, "i1", "not-the-lock-token"), "AbandonInstance with a wrong token")
+	f.noWork(t0)
+	f.wantErr(f.s.CommitTurn(f.ctx, turn(first, started("i1", input("i1")))), store.ErrLeaseLost, "CommitTurn with the abandoned lock's token")
+}
+
+// withActivity runs i1's first turn, which schedules the activity "Charge"
+// (event 2).
+func (f *fixture) withActivity() {
+	f.t.Helper()
+	f.create("i1")
+	f.run("i1", t0, started("i1", input("i1")), scheduled("Charge"))
+}
+
+// testActivityLease: a leased task is not handed out again before its lease
+// expires and is after, with a new token; the worker whose lease was handed
+// on cannot complete it.
+func testActivityLease(f *fixture) {
+	f.withActivity()
+	first := f.lease(t0)
+	if first.InstanceID != "i1" || first.ExecutionID != 1 || first.ModuleHash != module || first.Task.ScheduleID != 2 ||
+		first.Task.Name != "Charge" || string(first.Task.Input) != `"Charge"` || first.Attempt != 1 {
+		f.t.Fatalf("task %+v; want Charge(\"Charge\") of event 2 of i1, execution 1, on %s, Attempt 1", first, module)
+	}
+	f.noActivity(t0.Add(lease - time.Second))
+	again := f.lease(t0.Add(lease + time.Second))
+	if again.ID != first.ID || again.Task.ScheduleID != 2 {
+		f.t.Fatalf("task %d (event %d) delivered; want task %d again", again.ID, again.Task.ScheduleID, first.ID)
+	}
+	f.sameDelivery("activity task", first.LockToken, again.LockToken, first.Attempt, again.Attempt)
+	f.wantErr(f.s.CompleteActivity(f.ctx, first, activityCompleted(2, `"first"`)), store.ErrLeaseLost, "CompleteActivity by the worker whose lease was handed on")
+	f.must(f.s.CompleteActivity(f.ctx, again, activityCompleted(2, `"again"`)), "CompleteActivity")
+	f.noActivity(t0.Add(time.Hour))
+	f.messages(f.lock(t0.Add(lease+time.Second)), activityCompleted(2, `"again"`))
+}
+
+// testActivityCompletedOnce: an activity that ran twice, or whose
+// completion arrives twice, records one result.
+func testActivityCompletedOnce(f *fixture) {
+	f.withActivity()
+	slow := f.lease(t0)
+	fast := f.lease(t0.Add(lease + time.Second))
+	f.must(f.s.CompleteActivity(f.ctx, fast, activityCompleted(2, `"fast"`)), "CompleteActivity")
+	f.wantErr(f.s.CompleteActivity(f.ctx, fast, activityCompleted(2, `"fast"`)), store.ErrLeaseLost, "a second CompleteActivity of the same delivery")
+	f.wantErr(f.s.CompleteActivity(f.ctx, slow, activityCompleted(2, `"slow"`)), store.ErrLeaseLost, "CompleteActivity of a task completed by another delivery")
+	f.noActivity(t0.Add(time.Hour))
+	f.messages(f.lock(t0.Add(lease+time.Second)), activityCompleted(2, `"fast"`))
+}
+
+// testActivityResultForAnotherSchedule: a result that names another event
+// than the task's is refused, and the task stays.
+func testActivityResultForAnotherSchedule(f *fixture) {
+	f.withActivity()
+	w := f.lease(t0)
+	if err := f.s.CompleteActivity(f.ctx, w, activityCompleted(3, `"wrong"`)); err == nil {
+		f.t.Fatal("CompleteActivity with a result for event 3 of a task of event 2 succeeded; want it refused")
+	}
+	f.noWork(t0)
+	f.must(f.s.CompleteActivity(f.ctx, w, activityCompleted(2, `"right"`)), "CompleteActivity after a refused result")
+	f.messages(f.lock(t0), activityCompleted(2, `"right"`))
+}
+
+// testReleaseAllLeases: after ReleaseAllLeases, locked instances and leased
+// tasks are handed out again at once, and the old tokens are void.
+func testReleaseAllLeases(f *fixture) {
+	f.withActivity()
+	f.enqueue("i1", raised("Approve"))
+	item := f.lock(t0)
+	w := f.lease(t0)
+	f.must(f.s.ReleaseAllLeases(f.ctx), "ReleaseAllLeases")
+	again := f.lock(t0)
+	f.sameDelivery("instance i1", item.LockToken, again.LockToken, item.Attempt, again.Attempt)
+	wAgain := f.lease(t0)
+	f.sameDelivery("activity task", w.LockToken, wAgain.LockToken, w.Attempt, wAgain.Attempt)
+	f.wantErr(f.s.CompleteActivity(f.ctx, w, activityCompleted(2, `"old"`)), store.ErrLeaseLost, "CompleteActivity with a released lease")
+	f.wantErr(f.s.CommitTurn(f.ctx, turn(item, raised("Approve"))), store.ErrLeaseLost, "CommitTurn with a released lock")
+}
