@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -227,6 +229,11 @@ func idleMemory(c *config, _ float64) error {
 	if err != nil {
 		return err
 	}
+	if c.memProfile != "" {
+		if err := writeHeapProfile(c.memProfile); err != nil {
+			return err
+		}
+	}
 	report("idle_instance_memory", float64(after-before)/float64(c.idle)/(1<<20), "MiB")
 	for i := range c.idle {
 		if err := b.h.Raise(ctx, fmt.Sprint("idle-", i), "Wake", json.RawMessage(`"up"`), false); err != nil {
@@ -269,6 +276,14 @@ func startIdle(b *bench, prefix string, n int) error {
 	// The instance goes into the cache just after its turn commits.
 	time.Sleep(100 * time.Millisecond)
 	return nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
 }
 
 // settledRSS returns the process's resident memory after a full GC has

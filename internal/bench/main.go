@@ -37,6 +37,7 @@ type config struct {
 	workers         int
 	activityWorkers int
 	only            string
+	memProfile      string
 	helloModule     []byte
 	benchModule     []byte
 }
@@ -53,6 +54,7 @@ func main() {
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
 	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
 	flag.Parse()
 	c.only = *only
 	if *cpuProfile != "" {
