@@ -16,12 +16,9 @@ import (
 // whose lease has expired) until now+lease, counting the delivery in its
 // Attempt. It returns nil when there is none.
 func (s *Store) LockNextActivity(ctx context.Context, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
-	var w *store.ActivityWork
-	err := s.writeLease(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		w, err = lockNextActivity(ctx, tx, now, lease)
-		return err
+	return leased(ctx, s, func(ctx context.Context, tx *sql.Tx) (*store.ActivityWork, error) {
+		return lockNextActivity(ctx, tx, now, lease)
 	})
-	return w, err
 }
 
 func lockNextActivity(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration) (*store.ActivityWork, error) {

@@ -18,12 +18,9 @@ import (
 // nil when no instance has work. Messages for finished instances are
 // dropped on the way.
 func (s *Store) LockNextInstance(ctx context.Context, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	var item *store.WorkItem
-	err := s.writeLease(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		item, err = lockNextInstance(ctx, tx, now, lease)
-		return err
+	return leased(ctx, s, func(ctx context.Context, tx *sql.Tx) (*store.WorkItem, error) {
+		return lockNextInstance(ctx, tx, now, lease)
 	})
-	return item, err
 }
 
 func lockNextInstance(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration) (*store.WorkItem, error) {

@@ -55,6 +55,16 @@ func (s *Store) writeLease(ctx context.Context, fn writeFunc) error {
 	return s.submit(ctx, &writeOp{fn: fn, lease: true, done: make(chan error, 1)})
 }
 
+// leased runs fn, which takes work, as a lease write and returns the work.
+func leased[W any](ctx context.Context, s *Store, fn func(context.Context, *sql.Tx) (*W, error)) (*W, error) {
+	var w *W
+	err := s.writeLease(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		w, err = fn(ctx, tx)
+		return err
+	})
+	return w, err
+}
+
 func (s *Store) submit(ctx context.Context, op *writeOp) error {
 	select {
 	case s.writes <- op:

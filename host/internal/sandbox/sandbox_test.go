@@ -51,6 +51,27 @@ func guest(t *testing.T) Module {
 	return guestModule
 }
 
+// compiledGuest compiles the test guest on a runtime of its own, both
+// closed when the test ends.
+func compiledGuest(t *testing.T, opts WazeroOptions) Module {
+	t.Helper()
+	rt, err := NewWazero(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(ctx) })
+	wasm, err := guestbuild.Wasm(guestPkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.Compile(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mod.Close(ctx) })
+	return mod
+}
+
 func instance(t *testing.T, mod Module, env *wasi.Env) Instance {
 	t.Helper()
 	return instanceWith(t, mod, Config{Env: env})
@@ -302,19 +323,7 @@ func TestOptions(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	rt, err := NewWazero(ctx, WazeroOptions{CacheDir: dir, MemoryLimitBytes: 32 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	wasm, err := guestbuild.Wasm(guestPkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := rt.Compile(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := compiledGuest(t, WazeroOptions{CacheDir: dir, MemoryLimitBytes: 32 << 20})
 	if cached, _ := os.ReadDir(dir); len(cached) == 0 {
 		t.Errorf("nothing in the compilation cache %s", dir)
 	}

@@ -160,20 +160,7 @@ func TestSnapshotInstancesAreIsolated(t *testing.T) {
 }
 
 func TestSnapshotMemoryLimit(t *testing.T) {
-	rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 32 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	wasm, err := guestbuild.Wasm(guestPkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := rt.Compile(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mod.Close(ctx)
+	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 32 << 20})
 	var stderr bytes.Buffer
 	inst := fromSnapshot(t, mod, wasi.NewDeterministic(seed(1), nil, &stderr))
 	call(t, inst, "allocate", 8)
@@ -202,19 +189,7 @@ func TestSnapshotClose(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("counts mappings in /proc/self/maps")
 	}
-	rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	wasm, err := guestbuild.Wasm(guestPkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := rt.Compile(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 64 << 20})
 	before := snapshotMappings(t)
 	var insts []Instance
 	for range 20 {
@@ -247,20 +222,7 @@ func TestSnapshotClose(t *testing.T) {
 
 // Instances of a fresh module started at once share one snapshot.
 func TestSnapshotConcurrentStarts(t *testing.T) {
-	rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	wasm, err := guestbuild.Wasm(guestPkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := rt.Compile(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mod.Close(ctx)
+	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 64 << 20})
 	var wg sync.WaitGroup
 	results := make([]uint64, 8)
 	for i := range results {
