@@ -223,7 +223,10 @@ type Store interface {
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
 	// ScheduleID) as a message for its instance, atomically. It returns
-	// ErrLeaseLost if the lease is no longer held.
+	// ErrLeaseLost if the lease is no longer held. It need not wait until
+	// the result would survive a power cut: losing it (with the task's
+	// removal) makes the activity run again, which at-least-once allows.
+	// It must survive a crash of the process.
 	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event) error
 
 	// NextVisibleAt returns the earliest time after now at which a message

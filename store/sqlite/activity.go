@@ -48,9 +48,10 @@ func lockNextActivity(ctx context.Context, tx *sql.Tx, now time.Time, lease time
 
 // CompleteActivity removes a leased activity task and enqueues its result
 // for its instance, visible at once, atomically. It returns an error
-// wrapping store.ErrLeaseLost if w's lease no longer holds the task.
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task. It does
+// not wait for the disk to sync (see write.go).
 func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, result engine.Event) error {
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return completeActivity(ctx, tx, w, result) })
+	return s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error { return completeActivity(ctx, tx, w, result) })
 }
 
 func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, result engine.Event) error {

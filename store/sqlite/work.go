@@ -112,7 +112,7 @@ func visibleMessages(ctx context.Context, tx *sql.Tx, id string, now time.Time) 
 // AbandonInstance unlocks an instance without committing anything, if
 // lockToken still holds its lock; otherwise it does nothing.
 func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error {
-	err := s.writeLease(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE instances SET lock_token = NULL, locked_until = 0 WHERE id = ? AND lock_token = ?`, id, lockToken)
 		return err
 	})
@@ -147,7 +147,7 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 
 // ReleaseAllLeases unlocks every instance and activity task.
 func (s *Store) ReleaseAllLeases(ctx context.Context) error {
-	err := s.writeLease(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 			UPDATE instances SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL;
 			UPDATE activity_tasks SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL;`)

@@ -16,11 +16,19 @@ import (
 // transaction that holds it is durable (as durable as Options.Durability
 // says), so nothing is acknowledged before it is on disk.
 //
-// Leases are the exception: locking work and letting it go need not survive
-// a power cut (a restarted host releases every lease, and losing one
-// delivery's count only delays the verdict on poison work), so a batch of
-// nothing but lease writes commits without waiting for the disk to sync.
-// The next durable commit syncs them with it: the WAL is synced as a whole.
+// Two kinds of write need not survive a power cut, and commit without
+// waiting for the disk to sync when a batch holds nothing else (the next
+// durable commit syncs them with it: the WAL is synced as a whole):
+//
+//   - leases: locking work and letting it go. A restarted host releases
+//     every lease, and losing one delivery's count only delays the verdict
+//     on poison work.
+//   - activity results. Losing one loses nothing acknowledged: the task,
+//     whose removal was in the same transaction, is delivered again and the
+//     activity runs again, which at-least-once allows. Its instance's next
+//     turn, which records the result in history, is durable.
+//
+// A process crash loses neither: SQLite has handed the WAL to the system.
 
 // maxBatch bounds how many writes share one transaction, so that none
 // waits behind an unbounded batch.
@@ -35,9 +43,9 @@ type writeFunc func(ctx context.Context, tx *sql.Tx) error
 
 type writeOp struct {
 	fn writeFunc
-	// lease marks a write that need not be durable.
-	lease bool
-	done  chan error
+	// unsynced marks a write that need not wait for a sync.
+	unsynced bool
+	done     chan error
 }
 
 // write runs fn on the writer goroutine and returns once its transaction is
@@ -49,16 +57,16 @@ func (s *Store) write(ctx context.Context, fn writeFunc) error {
 	return s.submit(ctx, &writeOp{fn: fn, done: make(chan error, 1)})
 }
 
-// writeLease is write for a write that only takes or lets go of leases: it
-// returns without waiting for the disk to sync.
-func (s *Store) writeLease(ctx context.Context, fn writeFunc) error {
-	return s.submit(ctx, &writeOp{fn: fn, lease: true, done: make(chan error, 1)})
+// writeUnsynced is write for a lease or an activity result: it may return
+// before the disk has synced the commit.
+func (s *Store) writeUnsynced(ctx context.Context, fn writeFunc) error {
+	return s.submit(ctx, &writeOp{fn: fn, unsynced: true, done: make(chan error, 1)})
 }
 
 // leased runs fn, which takes work, as a lease write and returns the work.
 func leased[W any](ctx context.Context, s *Store, fn func(context.Context, *sql.Tx) (*W, error)) (*W, error) {
 	var w *W
-	err := s.writeLease(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
 		w, err = fn(ctx, tx)
 		return err
 	})
@@ -107,7 +115,7 @@ func (s *Store) commitBatch(batch []*writeOp) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
 	err := func() error {
-		if err := s.setSync(ctx, !slices.ContainsFunc(batch, func(op *writeOp) bool { return !op.lease })); err != nil {
+		if err := s.setSync(ctx, !slices.ContainsFunc(batch, func(op *writeOp) bool { return !op.unsynced })); err != nil {
 			return err
 		}
 		tx, err := s.db.BeginTx(ctx, nil)
@@ -132,10 +140,10 @@ func (s *Store) commitBatch(batch []*writeOp) {
 }
 
 // setSync sets what the next commit waits for: the store's durability, or,
-// for a batch of lease writes only, no sync at all.
-func (s *Store) setSync(ctx context.Context, leasesOnly bool) error {
+// for a batch of unsynced writes only, no sync at all.
+func (s *Store) setSync(ctx context.Context, unsyncedOnly bool) error {
 	mode := s.opts.Durability.synchronous()
-	if leasesOnly {
+	if unsyncedOnly {
 		mode = DurabilityNormal.synchronous()
 	}
 	if mode == s.syncMode {

@@ -3,10 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
@@ -73,8 +75,8 @@ func TestWriteAfterClose(t *testing.T) {
 }
 
 // TestLeaseWritesDoNotWaitForSync commits a batch of lease writes alone
-// without a sync, and syncs every other batch as the store's durability
-// says.
+// without a sync (activity results too, the same way), and syncs every
+// other batch as the store's durability says.
 func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 	s, _ := openTest(t)
 	withInstance(t, s)
@@ -89,11 +91,21 @@ func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 		}
 		return map[int]string{1: "NORMAL", 2: "FULL"}[mode]
 	}
-	lock(t, s, t0)
+	firstTurn(t, s)
+	if s.syncMode != "FULL" {
+		t.Fatalf("a turn committed with synchronous=%s, want FULL", s.syncMode)
+	}
+	w := leaseActivity(t, s, t0, time.Minute)
 	if s.syncMode != "NORMAL" {
-		t.Fatalf("a lock committed with synchronous=%s, want NORMAL", s.syncMode)
+		t.Fatalf("a lease committed with synchronous=%s, want NORMAL", s.syncMode)
 	}
 	if got := synchronous(); got != "FULL" {
 		t.Fatalf("a durable write ran with synchronous=%s, want FULL", got)
+	}
+	if err := s.CompleteActivity(ctx, w, engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: json.RawMessage(`"hi"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if s.syncMode != "NORMAL" {
+		t.Fatalf("an activity result committed with synchronous=%s, want NORMAL", s.syncMode)
 	}
 }
