@@ -28,8 +28,8 @@ demo: build
 # The kill -9 torture test: the host killed at random moments, at least 20
 # times, then every instance and history checked. CRASHFLAGS passes flags,
 # e.g. CRASHFLAGS=--seed=42 to replay a run.
-crashtest:
-	$(GO) run ./internal/crashtest $(CRASHFLAGS)
+crashtest: bin/durabox
+	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox $(CRASHFLAGS)
 
 # The benchmark suite: every figure on a line "BENCH <name> <value> <unit>".
 # BENCHFLAGS passes flags, e.g. BENCHFLAGS=--durability=normal.

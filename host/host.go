@@ -60,6 +60,7 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("host: release leases left by an earlier run: %w", err)
 	}
+	h.warm(ctx)
 	var wg sync.WaitGroup
 	for range h.opts.OrchestrationWorkers {
 		wg.Add(1)
@@ -71,6 +72,25 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// warm loads the modules that the work waiting in the store runs on, before
+// any of it is taken. Work is counted as delivered when it is taken, so a
+// host killed while it was still loading a module would otherwise count a
+// delivery for work it never ran, and work could be given up on as poison
+// without ever having run. A module that fails to load is left to the work
+// that needs it, which reports why.
+func (h *Host) warm(ctx context.Context) {
+	hashes, err := h.st.ModulesWithWork(ctx)
+	if err != nil {
+		h.opts.Logger.Warn("cannot list the modules with work; each loads when first needed", "err", err)
+		return
+	}
+	var wg sync.WaitGroup
+	for _, hash := range hashes {
+		wg.Go(func() { h.reg.module(ctx, hash) })
+	}
+	wg.Wait()
 }
 
 // Close releases the wasm runtime and every live instance. Call it after Run

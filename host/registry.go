@@ -23,6 +23,17 @@ type registry struct {
 
 	mu       sync.Mutex
 	compiled map[string]*module
+	// loading holds the loads in progress, so that workers that need a
+	// module at once (as they all do after a restart) wait for one load
+	// instead of each compiling it.
+	loading map[string]*load
+}
+
+// load is one module being loaded from the store.
+type load struct {
+	done chan struct{}
+	m    *module
+	err  error
 }
 
 // module is a compiled module, the environment its activities see, and the
@@ -34,7 +45,7 @@ type module struct {
 }
 
 func newRegistry(rt sandbox.Runtime, st store.Store) *registry {
-	return &registry{rt: rt, st: st, compiled: map[string]*module{}}
+	return &registry{rt: rt, st: st, compiled: map[string]*module{}, loading: map[string]*load{}}
 }
 
 func hashOf(wasm []byte) string {
@@ -159,14 +170,37 @@ func (r *registry) environ(m *module) []string {
 }
 
 // module returns the compiled module with hash, compiling it from the store
-// on first use.
+// on first use. Callers that ask for a module being loaded wait for that
+// load.
 func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 	r.mu.Lock()
-	m, ok := r.compiled[hash]
-	r.mu.Unlock()
-	if ok {
+	if m, ok := r.compiled[hash]; ok {
+		r.mu.Unlock()
 		return m, nil
 	}
+	l, busy := r.loading[hash]
+	if !busy {
+		l = &load{done: make(chan struct{})}
+		r.loading[hash] = l
+	}
+	r.mu.Unlock()
+	if !busy {
+		l.m, l.err = r.load(ctx, hash)
+		r.mu.Lock()
+		delete(r.loading, hash)
+		r.mu.Unlock()
+		close(l.done)
+	}
+	select {
+	case <-l.done:
+		return l.m, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// load compiles the module with hash from the store and keeps it.
+func (r *registry) load(ctx context.Context, hash string) (*module, error) {
 	sm, err := r.st.GetModule(ctx, hash)
 	if err != nil {
 		return nil, fmt.Errorf("host: module %s: %w", short(hash), err)

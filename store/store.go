@@ -188,6 +188,11 @@ type Store interface {
 	// ModuleFor returns the hash of the most recently deployed module that
 	// registers the orchestration name, or ErrNotFound.
 	ModuleFor(ctx context.Context, orchestration string) (string, error)
+	// ModulesWithWork returns, sorted, the hashes of the modules that run
+	// the instances with messages waiting (due or not) or activity tasks
+	// waiting: the modules a starting host will need, which it can load
+	// before it takes any work.
+	ModulesWithWork(ctx context.Context) ([]string, error)
 
 	// CreateInstance creates a Pending instance and enqueues its
 	// OrchestrationStarted message, atomically. It returns ErrInstanceExists

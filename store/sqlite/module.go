@@ -105,6 +105,28 @@ func (s *Store) ModuleFor(ctx context.Context, orchestration string) (string, er
 	return hash, nil
 }
 
+// ModulesWithWork returns the sorted hashes of the modules of the instances
+// with messages or activity tasks waiting.
+func (s *Store) ModulesWithWork(ctx context.Context) ([]string, error) {
+	rows, err := s.readers.QueryContext(ctx, `
+		SELECT module_hash FROM instances WHERE id IN (SELECT instance_id FROM messages)
+		UNION SELECT module_hash FROM activity_tasks
+		ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: modules with work: %w", err)
+	}
+	defer rows.Close()
+	var hashes []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, fmt.Errorf("sqlite: modules with work: %w", err)
+		}
+		hashes = append(hashes, h)
+	}
+	return hashes, rows.Err()
+}
+
 // decodeNames decodes a module's JSON lists of orchestrations, activities
 // and environment variables.
 func decodeNames(orch, acts, env string, orchestrations, activities, environ *[]string) error {

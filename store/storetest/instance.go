@@ -36,6 +36,34 @@ func testModules(f *fixture) {
 	}
 }
 
+// testModulesWithWork: a module has work while one of its instances has a
+// message (due or not) or an activity task waiting, and none once they are
+// consumed.
+func testModulesWithWork(f *fixture) {
+	f.must(f.s.PutModule(f.ctx, store.Module{Hash: "f00d", Wasm: []byte("\x00asm 2"), Orchestrations: []string{"Refund"}, DeployedAt: t0}), "PutModule")
+	want := func(when string, hashes ...string) {
+		f.t.Helper()
+		got, err := f.s.ModulesWithWork(f.ctx)
+		f.must(err, "ModulesWithWork")
+		if !slices.Equal(got, hashes) {
+			f.t.Fatalf("ModulesWithWork %s = %q; want %q", when, got, hashes)
+		}
+	}
+	want("of an empty store")
+	f.create("i1")
+	f.must(f.s.CreateInstance(f.ctx, store.NewInstance{ID: "i2", Name: "Refund", ModuleHash: "f00d", Input: input("i2"), Now: t0}), "CreateInstance i2")
+	want("with both instances starting", module, "f00d")
+	f.run("i2", t0, started("i2", input("i2")), completed(`"refunded"`))
+	f.run("i1", t0, started("i1", input("i1")), scheduled("Charge"))
+	want("with an activity task of i1 waiting and i2 completed", module)
+	f.must(f.s.CompleteActivity(f.ctx, f.lease(t0), activityCompleted(2, `"charged"`)), "CompleteActivity")
+	want("with the activity's result waiting", module)
+	f.run("i1", t0, activityCompleted(2, `"charged"`), timerCreated(t0.Add(time.Hour)))
+	want("with a timer of i1 not due yet", module)
+	f.run("i1", t0.Add(time.Hour), timerFired(4, t0.Add(time.Hour)), completed(`"done"`))
+	want("with both instances completed")
+}
+
 // testCreateInstance: an instance starts Pending in execution 1 with one
 // OrchestrationStarted message; creating it again, on a module not
 // deployed, or enqueueing for an instance that does not exist, is refused.

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		test func(f *fixture)
 	}{
 		{"Modules", testModules},
+		{"ModulesWithWork", testModulesWithWork},
 		{"CreateInstance", testCreateInstance},
 		{"MessagesOldestFirst", testMessagesOldestFirst},
 		{"OldestMessageServedFirst", testOldestMessageServedFirst},

@@ -1,0 +1,49 @@
+// Command crashtest is Durabox's kill -9 torture test (make crashtest): it
+// runs package torture's workload against a real durabox serve, killing it
+// with SIGKILL at random moments, and prints one summary line, which ends
+// with "lost 0" only when nothing was lost. It exits with status 1 when
+// something was lost (after listing every violation) and 2 when the run
+// could not be carried out.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/torture"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	c := torture.Config{Out: os.Stdout}
+	flag.IntVar(&c.Kills, "kills", 0, "how many times to kill the host (default 24)")
+	flag.IntVar(&c.Scale, "scale", 0, "how many instances of each of the 8 kinds to start, not counting the children they start (default 16)")
+	flag.Uint64Var(&c.Seed, "seed", 0, "the random `seed` of the kill times (0: from the clock); the run prints it")
+	flag.DurationVar(&c.MinUp, "min-up", 0, "the shortest time a host serves before it is killed (default 50ms)")
+	flag.DurationVar(&c.MaxUp, "max-up", 0, "the longest time a host serves before it is killed (default 700ms)")
+	flag.DurationVar(&c.Deadline, "deadline", 0, "how long, after the last kill, every instance has to finish (default 3m)")
+	flag.StringVar(&c.Bin, "bin", "", "the durabox `binary` to run (default: build one)")
+	flag.StringVar(&c.Durability, "durability", "", "the host's durability `mode`, full or normal; a kill must lose nothing in either (default full)")
+	flag.BoolVar(&c.Keep, "keep", false, "keep the database and the host's log, which are kept anyway when something was lost")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "crashtest: unexpected arguments %q; every option is a flag (crashtest -h lists them)\n", flag.Args())
+		return 2
+	}
+	defer guestbuild.Cleanup()
+	r, err := torture.Run(c)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crashtest:", err)
+		return 2
+	}
+	fmt.Println(r.Summary())
+	if len(r.Violations) > 0 {
+		return 1
+	}
+	return 0
+}

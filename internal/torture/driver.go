@@ -1,0 +1,204 @@
+package torture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/durabox/durabox/host/client"
+)
+
+// driver plays the workload's clients, one goroutine per planned
+// instance: it starts the instance once its batch is released, then raises
+// its events. Batches are released one per host started, so starts and
+// raises go on through the kills. Any request may fail because the host
+// was killed under it; the driver repeats it until a host acknowledges it.
+// Repeating is safe: a start with an id that exists is refused with 409
+// (the first attempt got through before the kill), and a positional event
+// raised twice is taken at most once.
+type driver struct {
+	c       *client.Client
+	planned []*expect
+	// release[b] is closed when the instances of batch b may start.
+	release []chan struct{}
+	// released is how many batches are released.
+	released int
+	// retries counts requests repeated because no host answered.
+	retries atomic.Int64
+
+	mu sync.Mutex
+	// raised lists the events acknowledged, per instance, in the order
+	// they were raised.
+	raised map[string][]raise
+	// failures are requests the host refused, which is a violation.
+	failures []string
+}
+
+// raise is an Approval event the host acknowledged.
+type raise struct {
+	by string
+	// afterWait is whether the driver raised it after it saw the
+	// instance wait for it.
+	afterWait bool
+}
+
+// newDriver plans planned in batches batches.
+func newDriver(c *client.Client, planned []*expect, batches int) *driver {
+	d := &driver{c: c, planned: planned, raised: map[string][]raise{}}
+	for range batches {
+		d.release = append(d.release, make(chan struct{}))
+	}
+	return d
+}
+
+// releaseNext lets the next batch of instances start; once every batch is
+// released it does nothing.
+func (d *driver) releaseNext() {
+	if d.released < len(d.release) {
+		close(d.release[d.released])
+		d.released++
+	}
+}
+
+// releaseAll lets every instance start.
+func (d *driver) releaseAll() {
+	for d.released < len(d.release) {
+		d.releaseNext()
+	}
+}
+
+// drive runs every instance's client until each is done or ctx ends.
+func (d *driver) drive(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i, e := range d.planned {
+		batch := i * len(d.release) / len(d.planned)
+		wg.Go(func() {
+			select {
+			case <-d.release[batch]:
+			case <-ctx.Done():
+				d.fail("instance %s was never started: the run ended first", e.id)
+				return
+			}
+			if err := d.play(ctx, e); err != nil {
+				d.fail("instance %s: %v", e.id, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// play starts one instance and raises its events.
+func (d *driver) play(ctx context.Context, e *expect) error {
+	input, err := json.Marshal(e.input)
+	if err != nil {
+		return err
+	}
+	err = d.retry(ctx, func() error {
+		_, err := d.c.Start(ctx, client.StartRequest{Name: e.name, Input: input, ID: e.id})
+		return err
+	})
+	var refused *client.Error
+	if errors.As(err, &refused) && refused.StatusCode == http.StatusConflict {
+		err = nil // a start before a kill got through, and its answer was lost
+	}
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	switch e.raise {
+	case raiseApproval:
+		if err := d.raise(ctx, e.id, byEarly, false); err != nil {
+			return err
+		}
+		if err := d.await(ctx, e.id, func(inst client.Instance) bool {
+			return strings.HasPrefix(inst.CustomStatus, "waiting for a decision") || inst.Status.IsTerminal()
+		}); err != nil {
+			return err
+		}
+		if err := d.raise(ctx, e.id, byWait, true); err != nil {
+			return err
+		}
+		return d.raise(ctx, e.id, byLate, true)
+	case raiseAfterEnd:
+		if err := d.await(ctx, e.id, func(inst client.Instance) bool { return inst.Status.IsTerminal() }); err != nil {
+			return err
+		}
+		return d.raise(ctx, e.id, byAfter, true)
+	}
+	return nil
+}
+
+// raise raises an Approval for id until a host acknowledges it, and notes
+// it.
+func (d *driver) raise(ctx context.Context, id, by string, afterWait bool) error {
+	data, _ := json.Marshal(map[string]any{"approved": true, "by": by})
+	if err := d.retry(ctx, func() error {
+		return d.c.Raise(ctx, id, client.RaiseRequest{Name: "Approval", Data: data})
+	}); err != nil {
+		return fmt.Errorf("raise Approval by %q: %w", by, err)
+	}
+	d.mu.Lock()
+	d.raised[id] = append(d.raised[id], raise{by: by, afterWait: afterWait})
+	d.mu.Unlock()
+	return nil
+}
+
+// await polls instance id until ready says so.
+func (d *driver) await(ctx context.Context, id string, ready func(client.Instance) bool) error {
+	for {
+		var inst client.Instance
+		err := d.retry(ctx, func() (err error) {
+			inst, err = d.c.Instance(ctx, id)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if ready(inst) {
+			return nil
+		}
+		if err := sleep(ctx, 30*time.Millisecond); err != nil {
+			return fmt.Errorf("still %s, custom status %q, when the run ended", inst.Status, inst.CustomStatus)
+		}
+	}
+}
+
+// retry calls f until a host answers it, and returns its answer. Errors
+// that are not a host's answer (a refused connection, a connection cut by
+// a kill) mean there is no host right now.
+func (d *driver) retry(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		var answer *client.Error
+		if err == nil || errors.As(err, &answer) {
+			return err
+		}
+		d.retries.Add(1)
+		if sleep(ctx, 20*time.Millisecond) != nil {
+			return fmt.Errorf("no host answered before the run ended; the last error: %w", err)
+		}
+	}
+}
+
+func (d *driver) fail(format string, args ...any) {
+	d.mu.Lock()
+	d.failures = append(d.failures, fmt.Sprintf(format, args...))
+	d.mu.Unlock()
+}
+
+// sleep waits for t or until ctx ends.
+func sleep(ctx context.Context, t time.Duration) error {
+	timer := time.NewTimer(t)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}

@@ -1,0 +1,299 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/internal/guestbuild"
+)
+
+// Config is one run. The zero value means every default.
+type Config struct {
+	// Kills is how many times to kill the host. Zero means 24.
+	Kills int
+	// Scale is how many instances of each of the 8 kinds to start, not
+	// counting the children they start. Zero means 16.
+	Scale int
+	// Seed seeds the kill times. Zero means one from the clock; the run
+	// prints it either way.
+	Seed uint64
+	// MinUp and MaxUp bound how long each host serves before it is killed.
+	// Zero means 50ms and 700ms.
+	MinUp, MaxUp time.Duration
+	// Deadline bounds the wait, after the last kill, for every instance to
+	// finish. Zero means 3m.
+	Deadline time.Duration
+	// Bin is the durabox binary to run. Empty means build one.
+	Bin string
+	// Durability is the host's --durability: "full" or "normal" (a kill
+	// must lose nothing in either). Empty means full.
+	Durability string
+	// Keep keeps the database and the host's log even when nothing was
+	// lost (they are kept anyway when something was).
+	Keep bool
+	// Out receives the run's progress and violations. Nil discards them.
+	Out io.Writer
+}
+
+func (c *Config) validate() error {
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{{"Kills", &c.Kills, 24}, {"Scale", &c.Scale, 16}} {
+		if *f.v < 0 {
+			return fmt.Errorf("torture: %s is %d; it must be zero (for the default, %d) or more", f.name, *f.v, f.def)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&c.MinUp, 50 * time.Millisecond}, {&c.MaxUp, 700 * time.Millisecond}, {&c.Deadline, 3 * time.Minute}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if c.MinUp < 0 || c.MaxUp < c.MinUp || c.Deadline < 0 {
+		return fmt.Errorf("torture: the host must serve between MinUp (%s) and MaxUp (%s), 0 <= MinUp <= MaxUp, and Deadline (%s) must not be negative", c.MinUp, c.MaxUp, c.Deadline)
+	}
+	switch c.Durability {
+	case "":
+		c.Durability = "full"
+	case "full", "normal":
+	default:
+		return fmt.Errorf("torture: Durability is %q; it must be full or normal", c.Durability)
+	}
+	if c.Seed == 0 {
+		c.Seed = uint64(time.Now().UnixNano())
+	}
+	if c.Out == nil {
+		c.Out = io.Discard
+	}
+	return nil
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Seed  uint64
+	Kills int
+	// Instances and Events count every instance the host had at the end,
+	// children included, and the events of all their histories.
+	Instances, Events int
+	// Raised counts the Approval events the host acknowledged; Taken
+	// those that appear in a history. The others were dropped by the
+	// rules (raised before the wait, after it was taken, or after the
+	// end).
+	Raised, Taken int
+	// Marks counts the tally module's activities, which print a line each
+	// time they run; Rerun those of them that ran more than once.
+	Marks, Rerun int
+	// Redelivered counts the activities of every module that the host's
+	// log says it delivered more than once (by instance and schedule id,
+	// so the executions of a continued-as-new instance count as one).
+	Redelivered int
+	// Retries counts client requests repeated because no host answered.
+	Retries int64
+	// Violations lists everything lost or wrong; empty when nothing was.
+	Violations []string
+	// Took is how long the run took.
+	Took time.Duration
+}
+
+// Summary is the run's one-line outcome.
+func (r *Report) Summary() string {
+	return fmt.Sprintf("crashtest: %d kills, %d instances, %d events, %d of %d counted activities ran more than once, lost %d",
+		r.Kills, r.Instances, r.Events, r.Rerun, r.Marks, len(r.Violations))
+}
+
+// Run builds durabox (unless c.Bin names one) and the workload's modules,
+// runs the workload through c.Kills kills of the host, lets the last host
+// finish every instance, and checks the outcome. An error means the run
+// could not be carried out; what it found is in the Report.
+func Run(c Config) (r *Report, err error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	fmt.Fprintf(c.Out, "crashtest: seed %d (replay the kill times with --seed %d)\n", c.Seed, c.Seed)
+	dir, err := os.MkdirTemp("", "durabox-crashtest-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err == nil && len(r.Violations) == 0 && !c.Keep {
+			os.RemoveAll(dir)
+			return
+		}
+		fmt.Fprintf(c.Out, "crashtest: the database and the host's log are kept in %s\n", dir)
+	}()
+	bin, wasm, err := build(c.Bin, dir)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logPath, db := filepath.Join(dir, "host.log"), filepath.Join(dir, "crash.db")
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	launch := func() (*hostProc, error) { return startHost(bin, db, addr, c.Durability, log) }
+
+	cl := client.New("http://"+addr, &http.Client{Timeout: 10 * time.Second})
+	// Deploy on a host that is not killed: compiling the modules takes
+	// seconds, and the kills are for the work.
+	p, err := launch()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range wasm {
+		if _, err := cl.Deploy(context.Background(), w, nil); err != nil {
+			p.kill()
+			return nil, fmt.Errorf("deploy: %w", err)
+		}
+	}
+	p.stop()
+
+	planned := plan(c.Scale)
+	// Start instances on the first two thirds of the hosts, so that the
+	// last kills find work in flight too.
+	d := newDriver(cl, planned, max(1, 2*c.Kills/3))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	driven := make(chan struct{})
+	go func() {
+		d.drive(ctx)
+		close(driven)
+	}()
+	rng := rand.New(rand.NewPCG(c.Seed, 0))
+	r = &Report{Seed: c.Seed}
+	for r.Kills < c.Kills {
+		p, err := launch()
+		if err != nil {
+			return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
+		}
+		// The next batch starts at a random moment of the host's life,
+		// so that kills cut starts and raises short too.
+		up := c.MinUp + time.Duration(rng.Int64N(int64(c.MaxUp-c.MinUp)+1))
+		early := time.Duration(rng.Int64N(int64(up) + 1))
+		time.Sleep(early)
+		d.releaseNext()
+		time.Sleep(up - early)
+		p.kill()
+		r.Kills++
+	}
+	fmt.Fprintf(c.Out, "crashtest: %d kills in %s; the last host now finishes the work\n", r.Kills, time.Since(start).Round(time.Millisecond))
+
+	p, err = launch()
+	if err != nil {
+		return nil, fmt.Errorf("after the last kill: %w", err)
+	}
+	defer p.stop()
+	d.releaseAll()
+	finish, stopFinish := context.WithTimeout(ctx, c.Deadline)
+	defer stopFinish()
+	go func() {
+		<-finish.Done()
+		cancel() // the driver gives up too
+	}()
+	<-driven
+	if err := finished(finish, cl, planned); err != nil {
+		d.fail("not every instance finished within %s of the last kill: %v", c.Deadline, err)
+	}
+	hl, err := readHostLog(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("read the host's log: %w", err)
+	}
+	f, err := check(context.Background(), cl, planned, d.raised, hl.marks)
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	r.Instances, r.Events, r.Raised, r.Taken, r.Marks, r.Rerun = f.instances, f.events, f.raised, f.taken, f.marks, f.rerun
+	r.Violations = append(d.failures, f.violations...)
+	r.Retries, r.Redelivered = d.retries.Load(), hl.redelivered
+	r.Took = time.Since(start)
+	for _, v := range r.Violations {
+		fmt.Fprintln(c.Out, "crashtest: LOST:", v)
+	}
+	fmt.Fprintf(c.Out, "crashtest: %d Approval events raised, %d taken, %d dropped by the rules; %d client requests repeated; the host's log shows %d activities delivered more than once; %s\n",
+		r.Raised, r.Taken, r.Raised-r.Taken, r.Retries, r.Redelivered, r.Took.Round(time.Millisecond))
+	return r, nil
+}
+
+// build returns the durabox binary (bin, or one built in dir) and the
+// workload's modules.
+func build(bin, dir string) (string, [][]byte, error) {
+	if bin == "" {
+		bin = filepath.Join(dir, "durabox")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/durabox")
+		cmd.Dir = guestbuild.Root()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", nil, fmt.Errorf("build durabox: %v\n%s", err, out)
+		}
+	}
+	var wasm [][]byte
+	for _, m := range modules {
+		w, err := guestbuild.Wasm(m)
+		if err != nil {
+			return "", nil, err
+		}
+		wasm = append(wasm, w)
+	}
+	return bin, wasm, nil
+}
+
+// freeAddr returns a loopback address with a free port, for every host of
+// the run to listen on.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// finished waits until the host has every planned instance, and every
+// instance it has has finished. (A child is created in the commit of the
+// turn that starts it, so a finished parent's children are all there.)
+func finished(ctx context.Context, c *client.Client, planned []*expect) error {
+	for {
+		all, err := c.List(ctx)
+		var running []string
+		have := map[string]bool{}
+		for _, inst := range all {
+			have[inst.ID] = true
+			if !inst.Status.IsTerminal() {
+				running = append(running, fmt.Sprintf("%s (%s)", inst.ID, inst.Status))
+			}
+		}
+		for _, e := range planned {
+			if !have[e.id] {
+				running = append(running, e.id+" (not there)")
+			}
+		}
+		if err == nil && len(running) == 0 {
+			return nil
+		}
+		if sleep(ctx, 100*time.Millisecond) != nil {
+			return errors.Join(err, fmt.Errorf("these have not finished: %s", strings.Join(running, ", ")))
+		}
+	}
+}
