@@ -9,9 +9,10 @@ import (
 
 // A module that can start from a snapshot is compiled rewritten: its data
 // segments are taken out (the sandbox writes them into memory itself, or
-// maps a snapshot in which they already are), and every mutable global is
+// maps a snapshot in which they already are), every mutable global is
 // exported, so that its value can be read after _initialize and set in a new
-// instance. The parser below knows just enough of the wasm binary format
+// instance, and every loop checks an interrupt flag (interrupt.go). The
+// parser below knows just enough of the wasm binary format
 // (https://webassembly.github.io/spec/core/binary/modules.html) to do that;
 // whatever it does not know, it refuses, and the module is compiled as is.
 
@@ -46,6 +47,7 @@ const (
 	secExport    = 7
 	secStart     = 8
 	secData      = 11
+	secCode      = 10
 	secDataCount = 12
 )
 
@@ -78,14 +80,32 @@ func rewrite(wasm []byte) (*layout, error) {
 	}
 	var (
 		l          = &layout{}
-		out        = append(make([]byte, 0, len(wasm)), header...)
+		out        = append(make([]byte, 0, len(wasm)+len(wasm)/16), header...)
 		in         = reader{b: wasm[len(header):]}
 		importedG  uint32
 		mutable    []uint32 // indices of the mutable globals
+		interrupt  uint32   // index of the interrupt flag
+		globalsOut bool     // the global section has been written
 		exported   bool     // the export section has been written
 		haveMemory bool
 		last       int
 	)
+	globalSection := func(existing []byte) error {
+		var defined uint32
+		var rest []byte
+		if existing != nil {
+			r := reader{b: existing}
+			n, err := r.u32()
+			if err != nil {
+				return err
+			}
+			defined, rest = n, existing[r.off:]
+		}
+		interrupt = importedG + defined
+		out = appendSection(out, secGlobal, appendU32(nil, defined+1), rest, interruptGlobal)
+		globalsOut = true
+		return nil
+	}
 	exportSection := func(existing []byte) error {
 		names := map[string]bool{}
 		var entries []byte
@@ -116,19 +136,41 @@ func rewrite(wasm []byte) (*layout, error) {
 			entries = append(entries, existing[start:]...)
 			n = count
 		}
-		for _, idx := range mutable {
-			name := globalExportPrefix + strconv.FormatUint(uint64(idx), 10)
+		add := func(name string, idx uint32) error {
 			if names[name] {
 				return unsupported("the module already exports %q", name)
 			}
 			entries = appendName(entries, name)
 			entries = append(entries, 3) // global
 			entries = appendU32(entries, idx)
-			l.globals = append(l.globals, name)
 			n++
+			return nil
+		}
+		for _, idx := range mutable {
+			name := globalExportPrefix + strconv.FormatUint(uint64(idx), 10)
+			if err := add(name, idx); err != nil {
+				return err
+			}
+			l.globals = append(l.globals, name)
+		}
+		if err := add(interruptExport, interrupt); err != nil {
+			return err
 		}
 		out = appendSection(out, secExport, appendU32(nil, n), entries)
 		exported = true
+		return nil
+	}
+	// addMissing writes the global and export sections, if the module has
+	// none, before a section that must come after them.
+	addMissing := func(order int) error {
+		if !globalsOut && order > sectionOrder(secGlobal) {
+			if err := globalSection(nil); err != nil {
+				return err
+			}
+		}
+		if !exported && order > sectionOrder(secExport) {
+			return exportSection(nil)
+		}
 		return nil
 	}
 	for !in.done() {
@@ -150,10 +192,8 @@ func rewrite(wasm []byte) (*layout, error) {
 				return nil, unsupported("section %d out of order", id)
 			}
 			last = order
-			if !exported && order > sectionOrder(secExport) && len(mutable) > 0 {
-				if err := exportSection(nil); err != nil {
-					return nil, err
-				}
+			if err := addMissing(order); err != nil {
+				return nil, err
 			}
 		}
 		switch id {
@@ -170,6 +210,10 @@ func rewrite(wasm []byte) (*layout, error) {
 			if mutable, err = parseGlobals(body, importedG); err != nil {
 				return nil, err
 			}
+			if err := globalSection(body); err != nil {
+				return nil, err
+			}
+			continue
 		case secExport:
 			if err := exportSection(body); err != nil {
 				return nil, err
@@ -178,6 +222,13 @@ func rewrite(wasm []byte) (*layout, error) {
 		case secStart:
 			// It would run again in every instance started from a snapshot.
 			return nil, unsupported("the module has a start function")
+		case secCode:
+			code, err := instrumentCode(body, interrupt)
+			if err != nil {
+				return nil, err
+			}
+			out = appendSection(out, secCode, code)
+			continue
 		case secData:
 			if l.segments, err = parseData(body); err != nil {
 				return nil, err
@@ -189,10 +240,8 @@ func rewrite(wasm []byte) (*layout, error) {
 		}
 		out = appendSection(out, id, body)
 	}
-	if !exported && len(mutable) > 0 {
-		if err := exportSection(nil); err != nil {
-			return nil, err
-		}
+	if err := addMissing(sectionOrder(secDataCount) + 1); err != nil {
+		return nil, err
 	}
 	if !haveMemory {
 		return nil, unsupported("the module defines no memory")

@@ -38,8 +38,9 @@ func sections(t *testing.T, wasm []byte) (ids []byte, bodies [][]byte) {
 }
 
 // The rewritten Go guest, with its segments written into memory and before
-// any code runs, is the original: same memory, same globals, same exports;
-// and every section but the export and data sections is unchanged.
+// any code runs, is the original: same memory, same globals (and the
+// interrupt flag, down), same exports; and every section but the global,
+// export, code and data sections is unchanged.
 func TestRewriteGoGuest(t *testing.T) {
 	wasm, err := guestbuild.Wasm(guestPkg)
 	if err != nil {
@@ -68,7 +69,7 @@ func TestRewriteGoGuest(t *testing.T) {
 		if ids[i] == secData {
 			continue
 		}
-		if ids[i] != secExport && !bytes.Equal(bodies[i], newBodies[j]) {
+		if ids[i] != secGlobal && ids[i] != secExport && ids[i] != secCode && !bytes.Equal(bodies[i], newBodies[j]) {
 			t.Errorf("section %d (id %d) changed", j, ids[i])
 		}
 		j++
@@ -115,9 +116,41 @@ func TestRewriteGoGuest(t *testing.T) {
 	if len(exports) != len(origExports) {
 		t.Errorf("%d exported functions, want %d", len(exports), len(origExports))
 	}
-	if !slices.Equal(globals, origGlobals) {
-		t.Errorf("globals %v, want %v", globals, origGlobals)
+	if !slices.Equal(globals, append(origGlobals, 0)) {
+		t.Errorf("globals %v, want %v and the interrupt flag, 0", globals, origGlobals)
 	}
+}
+
+// exportedGlobals lists the names of the globals wasm exports.
+func exportedGlobals(t *testing.T, wasm []byte) []string {
+	t.Helper()
+	ids, bodies := sections(t, wasm)
+	i := slices.Index(ids, secExport)
+	if i < 0 {
+		return nil
+	}
+	r := reader{b: bodies[i]}
+	n, err := r.u32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for range n {
+		var name string
+		var kind byte
+		if name, err = r.name(); err == nil {
+			if kind, err = r.byte(); err == nil {
+				_, err = r.u32()
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind == 3 {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // stubImports provides every function wasm imports, doing nothing, so that
@@ -207,6 +240,12 @@ func TestRewrite(t *testing.T) {
 		{"export name taken",
 			module(1, typeSec, 3, funcSec, 5, memorySec, 6, globalSec, 7, "\x01\x10durabox:global:0\x00\x00", 10, codeSec),
 			`the module already exports "durabox:global:0"`, nil, nil},
+		{"interrupt flag's name taken",
+			module(1, typeSec, 3, funcSec, 5, memorySec, 7, "\x01\x11durabox:interrupt\x00\x00", 10, codeSec),
+			`the module already exports "durabox:interrupt"`, nil, nil},
+		{"an instruction it does not know",
+			module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, "\x01\x03\x00\x14\x0b"),
+			"function body 0: no snapshot: opcode 0x14 at byte 1", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,7 +271,10 @@ func TestRewrite(t *testing.T) {
 				t.Errorf("globals %q, want %q", l.globals, tt.globals)
 			}
 			if _, err := wazero.NewRuntime(ctx).CompileModule(ctx, l.wasm); err != nil {
-				t.Errorf("the rewritten module does not compile: %v", err)
+				t.Fatalf("the rewritten module does not compile: %v", err)
+			}
+			if want := append(slices.Clone(tt.globals), interruptExport); !slices.Equal(exportedGlobals(t, l.wasm), want) {
+				t.Errorf("exported globals %q, want %q", exportedGlobals(t, l.wasm), want)
 			}
 		})
 	}

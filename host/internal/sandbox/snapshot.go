@@ -94,7 +94,11 @@ func (m *wazeroModule) fromSnapshot(ctx context.Context, s *snapshot, env *wasi.
 		}
 		g.Set(s.globals[i])
 	}
-	return &wazeroInstance{mod: mod, env: env, fns: map[string]api.Function{}}, nil
+	inst, err := m.instance(mod, env)
+	if err != nil {
+		return fail(err)
+	}
+	return inst, nil
 }
 
 // moduleConfig is the configuration of every instance: anonymous, so that

@@ -46,8 +46,11 @@ func (o *WazeroOptions) validate() error {
 }
 
 type wazeroRuntime struct {
-	r     wazero.Runtime
-	cache wazero.CompilationCache
+	// fast compiles the rewritten modules, which stop themselves when a
+	// call is interrupted (interrupt.go); guarded compiles the modules the
+	// rewrite does not handle, and has wazero stop them, at a cost.
+	fast, guarded wazero.Runtime
+	cache         wazero.CompilationCache
 }
 
 // envKey is the context key under which a call carries its instance's Env
@@ -61,9 +64,7 @@ func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(uint32(opts.MemoryLimitBytes / pageSize))
+	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(uint32(opts.MemoryLimitBytes / pageSize))
 	rt := &wazeroRuntime{}
 	if opts.CacheDir != "" {
 		if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
@@ -76,11 +77,14 @@ func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
 		rt.cache = cache
 		cfg = cfg.WithCompilationCache(cache)
 	}
-	rt.r = wazero.NewRuntimeWithConfig(ctx, cfg)
+	rt.fast = wazero.NewRuntimeWithConfig(ctx, cfg)
+	rt.guarded = wazero.NewRuntimeWithConfig(ctx, cfg.WithCloseOnContextDone(true))
 	for module, fns := range wasi.Modules {
-		if err := register(ctx, rt.r, module, fns); err != nil {
-			rt.Close(ctx)
-			return nil, fmt.Errorf("sandbox: register %s: %w", module, err)
+		for _, r := range []wazero.Runtime{rt.fast, rt.guarded} {
+			if err := register(ctx, r, module, fns); err != nil {
+				rt.Close(ctx)
+				return nil, fmt.Errorf("sandbox: register %s: %w", module, err)
+			}
 		}
 	}
 	return rt, nil
@@ -123,17 +127,21 @@ func (rt *wazeroRuntime) Compile(ctx context.Context, wasm []byte) (Module, erro
 	// does not support, or whose rewritten form does not validate (its code
 	// uses memory.init or data.drop, say), is compiled as is and starts the
 	// normal way.
-	var cm wazero.CompiledModule
+	var (
+		cm wazero.CompiledModule
+		r  = rt.fast
+	)
 	l, err := rewrite(wasm)
 	if err == nil {
-		if cm, err = rt.r.CompileModule(ctx, l.wasm); err != nil {
+		if cm, err = r.CompileModule(ctx, l.wasm); err != nil {
 			l = nil
 		} else {
 			l.wasm = nil
 		}
 	}
 	if cm == nil {
-		if cm, err = rt.r.CompileModule(ctx, wasm); err != nil {
+		r = rt.guarded
+		if cm, err = r.CompileModule(ctx, wasm); err != nil {
 			return nil, fmt.Errorf("sandbox: not a valid wasm module: %w", err)
 		}
 	}
@@ -142,11 +150,11 @@ func (rt *wazeroRuntime) Compile(ctx context.Context, wasm []byte) (Module, erro
 		exports = append(exports, name)
 	}
 	slices.Sort(exports)
-	return &wazeroModule{r: rt.r, cm: cm, exports: exports, layout: l}, nil
+	return &wazeroModule{r: r, cm: cm, exports: exports, layout: l}, nil
 }
 
 func (rt *wazeroRuntime) Close(ctx context.Context) error {
-	err := rt.r.Close(ctx)
+	err := errors.Join(rt.fast.Close(ctx), rt.guarded.Close(ctx))
 	if rt.cache != nil {
 		err = errors.Join(err, rt.cache.Close(ctx))
 	}
@@ -154,11 +162,12 @@ func (rt *wazeroRuntime) Close(ctx context.Context) error {
 }
 
 type wazeroModule struct {
+	// r is the runtime that compiled cm.
 	r       wazero.Runtime
 	cm      wazero.CompiledModule
 	exports []string
 	// layout is the rewrite cm was compiled from; nil when cm is the module
-	// as given, which has no snapshot.
+	// as given, which has no snapshot and no interrupt flag.
 	layout *layout
 
 	// snap is made by the first instantiation that asks for it; snapErr
@@ -236,7 +245,11 @@ func (m *wazeroModule) start(ctx context.Context, env *wasi.Env) (*wazeroInstanc
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: instantiate: %w", err)
 	}
-	inst := &wazeroInstance{mod: mod, env: env, fns: map[string]api.Function{}}
+	inst, err := m.instance(mod, env)
+	if err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
 	if m.layout != nil {
 		// The rewrite took the segments out of the module; rewrite checked
 		// that they fit in the initial memory.
@@ -268,10 +281,25 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 	return err
 }
 
+// instance wraps a new instance of m.
+func (m *wazeroModule) instance(mod api.Module, env *wasi.Env) (*wazeroInstance, error) {
+	inst := &wazeroInstance{mod: mod, env: env, fns: map[string]api.Function{}}
+	if m.layout != nil {
+		var ok bool
+		if inst.interrupt, ok = mod.ExportedGlobal(interruptExport).(api.MutableGlobal); !ok {
+			return nil, fmt.Errorf("sandbox: instantiate: the rewritten module has no interrupt flag %q", interruptExport)
+		}
+	}
+	return inst, nil
+}
+
 type wazeroInstance struct {
 	mod api.Module
 	env *wasi.Env
 	fns map[string]api.Function
+	// interrupt is the flag that stops the guest at its next loop, in a
+	// rewritten module; nil in a guarded one, which wazero stops.
+	interrupt api.MutableGlobal
 	// stopped is set by the first call that failed.
 	stopped bool
 }
@@ -288,7 +316,16 @@ func (i *wazeroInstance) Call(ctx context.Context, export string, args ...uint64
 		}
 		i.fns[export] = fn
 	}
+	var stop func() bool
+	if i.interrupt != nil && ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { i.interrupt.Set(1) })
+	}
 	res, err := fn.Call(context.WithValue(ctx, envKey{}, i.env), args...)
+	if stop != nil && !stop() && err == nil {
+		// The context ended as the call returned: the flag is up, so the
+		// instance cannot run again.
+		err = ctx.Err()
+	}
 	if err := callError(ctx, export, err, i.env.TakeSleep()); err != nil {
 		i.stopped = true
 		return nil, err

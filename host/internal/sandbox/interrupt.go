@@ -1,0 +1,292 @@
+package sandbox
+
+// A call must stop when its context ends, even in an endless loop. wazero
+// can do that itself (WithCloseOnContextDone), but it does so by calling
+// out of the compiled code at every loop header, and a Go guest enters a
+// loop in every function it calls: that made guest code four to five times
+// slower. A rewritten module stops itself instead: the rewrite adds a
+// mutable i32 global, the interrupt flag, and at the top of every loop body
+// inserts
+//
+//	global.get $interrupt
+//	if
+//	  unreachable
+//	end
+//
+// a load and a branch. To stop a call, the host sets the flag from another
+// goroutine; the guest traps at the next loop iteration (or function
+// entry), and the instance is done, as after any trap. The check changes
+// nothing else: it consumes what it pushes, and the block it opens holds
+// only the trap, so no branch depth below it moves.
+
+// interruptExport names the flag's export; a colon cannot appear in a name
+// the Go toolchain exports.
+const interruptExport = "durabox:interrupt"
+
+// interruptGlobal is the flag's entry in the global section: a mutable
+// i32, zero at start.
+var interruptGlobal = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
+
+// loopCheck returns the instructions inserted at the top of every loop
+// body, for the flag at index global.
+func loopCheck(global uint32) []byte {
+	b := appendU32([]byte{0x23}, global) // global.get
+	return append(b, 0x04, 0x40, 0x00, 0x0b) // if (no result) unreachable end
+}
+
+// instrumentCode returns the code section with the loop check inserted in
+// every function body.
+func instrumentCode(section []byte, global uint32) ([]byte, error) {
+	r := reader{b: section}
+	count, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	check := loopCheck(global)
+	out := appendU32(make([]byte, 0, len(section)+len(section)/16), count)
+	var body []byte
+	for i := range count {
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		code, err := r.bytes(size)
+		if err != nil {
+			return nil, err
+		}
+		if body, err = instrumentBody(body[:0], code, check); err != nil {
+			return nil, unsupported("function body %d: %w", i, err)
+		}
+		out = appendU32(out, uint32(len(body)))
+		out = append(out, body...)
+	}
+	return out, r.end("code")
+}
+
+// instrumentBody appends to out the function body code with check after
+// every loop instruction.
+func instrumentBody(out, code, check []byte) ([]byte, error) {
+	r := reader{b: code}
+	groups, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	for range groups { // locals: a count and a value type each
+		if err := r.skipLEB(); err != nil {
+			return nil, err
+		}
+		if _, err := r.byte(); err != nil {
+			return nil, err
+		}
+	}
+	copied := 0
+	for !r.done() {
+		op, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if err := r.skipImmediates(op); err != nil {
+			return nil, err
+		}
+		if op == 0x03 { // loop
+			out = append(out, code[copied:r.off]...)
+			out = append(out, check...)
+			copied = r.off
+		}
+	}
+	return append(out, code[copied:]...), nil
+}
+
+// skipImmediates reads past the immediates of the instruction op. It knows
+// the instructions of WebAssembly 2.0 (with SIMD), tail calls, threads and
+// exception handling with try_table; any other opcode is refused, and the
+// module is compiled as is.
+func (r *reader) skipImmediates(op byte) error {
+	switch {
+	case op <= 0x01, op == 0x05, op == 0x0a, op == 0x0b, op == 0x0f, op == 0x1a, op == 0x1b, op == 0xd1,
+		op >= 0x45 && op <= 0xc4:
+		// unreachable, nop, else, throw_ref, end, return, drop, select,
+		// ref.is_null, and the numeric instructions: no immediates.
+		return nil
+	case op >= 0x02 && op <= 0x04: // block, loop, if
+		_, err := r.sleb(33)
+		return err
+	case op == 0x08, op == 0x0c, op == 0x0d, op == 0x10, op == 0x12, op == 0xd2,
+		op >= 0x20 && op <= 0x26, op == 0x3f, op == 0x40:
+		// throw, br, br_if, call, return_call, ref.func, local.*, global.*,
+		// table.get, table.set, memory.size, memory.grow: one index.
+		return r.skipLEB()
+	case op == 0x11, op == 0x13: // call_indirect, return_call_indirect
+		return r.skipLEBs(2)
+	case op == 0x0e: // br_table
+		n, err := r.u32()
+		if err != nil {
+			return err
+		}
+		return r.skipLEBs(int(n) + 1)
+	case op == 0x1c: // select with types
+		n, err := r.u32()
+		if err != nil {
+			return err
+		}
+		_, err = r.bytes(n)
+		return err
+	case op == 0x1f: // try_table
+		return r.skipTryTable()
+	case op >= 0x28 && op <= 0x3e: // loads and stores
+		return r.skipMemarg()
+	case op == 0x41: // i32.const
+		_, err := r.sleb(32)
+		return err
+	case op == 0x42: // i64.const
+		_, err := r.sleb(64)
+		return err
+	case op == 0x43: // f32.const
+		_, err := r.bytes(4)
+		return err
+	case op == 0x44: // f64.const
+		_, err := r.bytes(8)
+		return err
+	case op == 0xd0: // ref.null
+		_, err := r.sleb(33)
+		return err
+	case op == 0xfc:
+		return r.skipMisc()
+	case op == 0xfd:
+		return r.skipSIMD()
+	case op == 0xfe:
+		return r.skipAtomic()
+	}
+	return unsupported("opcode 0x%02x at byte %d", op, r.off-1)
+}
+
+// skipTryTable reads past try_table's block type and catch clauses.
+func (r *reader) skipTryTable() error {
+	if _, err := r.sleb(33); err != nil {
+		return err
+	}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case 0x00, 0x01: // catch, catch_ref: a tag and a label
+			err = r.skipLEBs(2)
+		case 0x02, 0x03: // catch_all, catch_all_ref: a label
+			err = r.skipLEB()
+		default:
+			return unsupported("try_table catch kind 0x%02x", kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipMisc reads past an instruction of the 0xfc prefix.
+func (r *reader) skipMisc() error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub <= 7: // saturating truncations
+		return nil
+	case sub == 9, sub == 11, sub == 13, sub >= 15 && sub <= 17:
+		// data.drop, memory.fill, elem.drop, table.grow, table.size,
+		// table.fill: one index.
+		return r.skipLEB()
+	case sub == 8, sub == 10, sub == 12, sub == 14:
+		// memory.init, memory.copy, table.init, table.copy: two indices.
+		return r.skipLEBs(2)
+	}
+	return unsupported("opcode 0xfc %d", sub)
+}
+
+// skipSIMD reads past an instruction of the 0xfd prefix.
+func (r *reader) skipSIMD() error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub <= 11, sub == 92, sub == 93: // loads and stores
+		return r.skipMemarg()
+	case sub == 12, sub == 13: // v128.const, i8x16.shuffle
+		_, err := r.bytes(16)
+		return err
+	case sub >= 21 && sub <= 34: // extract and replace lane
+		_, err := r.byte()
+		return err
+	case sub >= 84 && sub <= 91: // load and store lane
+		if err := r.skipMemarg(); err != nil {
+			return err
+		}
+		_, err := r.byte()
+		return err
+	case sub <= 0x113:
+		return nil
+	}
+	return unsupported("opcode 0xfd %d", sub)
+}
+
+// skipAtomic reads past an instruction of the 0xfe prefix.
+func (r *reader) skipAtomic() error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub == 0x03: // atomic.fence
+		_, err := r.byte()
+		return err
+	case sub <= 0x4e:
+		return r.skipMemarg()
+	}
+	return unsupported("opcode 0xfe %d", sub)
+}
+
+// skipMemarg reads past a memory argument: its alignment (whose bit 6 says
+// a memory index follows) and its offset.
+func (r *reader) skipMemarg() error {
+	align, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if align&0x40 != 0 {
+		if err := r.skipLEB(); err != nil {
+			return err
+		}
+	}
+	return r.skipLEB()
+}
+
+// skipLEB reads past one LEB128 number of up to 64 bits.
+func (r *reader) skipLEB() error {
+	for range 10 {
+		b, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if b&0x80 == 0 {
+			return nil
+		}
+	}
+	return unsupported("a number too long")
+}
+
+// skipLEBs reads past n LEB128 numbers.
+func (r *reader) skipLEBs(n int) error {
+	for range n {
+		if err := r.skipLEB(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

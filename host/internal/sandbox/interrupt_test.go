@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestInstrumentBody: the check goes after every loop instruction and
+// nowhere else, also where an immediate holds the loop opcode's byte.
+func TestInstrumentBody(t *testing.T) {
+	check := string(loopCheck(5)) // global.get 5, if, unreachable, end
+	if check != "\x23\x05\x04\x40\x00\x0b" {
+		t.Fatalf("loopCheck(5) = % x", check)
+	}
+	v128 := strings.Repeat("\x03", 16)
+	tests := []struct {
+		name, body, want string
+		unsupported      string
+	}{
+		{"no loop", "\x00\x41\x03\x1a\x0b", "\x00\x41\x03\x1a\x0b", ""},
+		{"a loop", "\x00\x03\x40\x0c\x00\x0b\x0b", "\x00\x03\x40" + check + "\x0c\x00\x0b\x0b", ""},
+		{"nested loops among immediates",
+			"\x01\x02\x7f" + // two i32 locals
+				"\x41\x83\x01" + // i32.const 131
+				"\x03\x7f" + // loop (result i32)
+				"\x42\x03\x1a" + // i64.const 3, drop
+				"\xfd\x0c" + v128 + "\x1a" + // v128.const, drop
+				"\x28\x03\x03" + // i32.load align 3 offset 3
+				"\x0e\x02\x03\x03\x03" + // br_table 3 3 3
+				"\x03\x40\x0b" + // loop end
+				"\xfc\x0a\x00\x00" + // memory.copy
+				"\x44\x03\x03\x03\x03\x03\x03\x03\x03" + // f64.const
+				"\x0b\x0b",
+			"\x01\x02\x7f\x41\x83\x01\x03\x7f" + check + "\x42\x03\x1a\xfd\x0c" + v128 + "\x1a\x28\x03\x03\x0e\x02\x03\x03\x03\x03\x40" + check +
+				"\x0b\xfc\x0a\x00\x00\x44\x03\x03\x03\x03\x03\x03\x03\x03\x0b\x0b", ""},
+		{"a loop typed by index", "\x00\x03\x01\x0b\x0b", "\x00\x03\x01" + check + "\x0b\x0b", ""},
+		{"a memory argument with a memory index", "\x00\x28\x42\x01\x03\x03\x40\x0b\x0b", "\x00\x28\x42\x01\x03\x03\x40" + check + "\x0b\x0b", ""},
+		{"legacy exception handling", "\x00\x06\x40\x0b\x0b", "", "opcode 0x06 at byte 1"},
+		{"an unknown 0xfc instruction", "\x00\xfc\x20\x0b", "", "opcode 0xfc 32"},
+		{"a truncated immediate", "\x00\x41\x80", "", "truncated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := instrumentBody(nil, []byte(tt.body), []byte(check))
+			if tt.unsupported != "" {
+				if !errors.Is(err, errUnsupported) || !strings.HasSuffix(err.Error(), tt.unsupported) {
+					t.Fatalf("err = %v, want %q", err, tt.unsupported)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, []byte(tt.want)) {
+				t.Fatalf("instrumented:\n% x\nwant:\n% x", got, tt.want)
+			}
+		})
+	}
+}
+
+// spinning is a module the rewrite does not handle (it has a start
+// function), whose export spin loops forever.
+var spinning = module(1, "\x01\x60\x00\x00", 3, "\x02\x00\x00", 5, memorySec, 7, "\x02\x0b_initialize\x00\x00\x04spin\x00\x01", 8, "\x00",
+	10, "\x02\x02\x00\x0b\x07\x00\x03\x40\x0c\x00\x0b\x0b")
+
+// TestEndlessLoopsStop: a call in an endless loop stops when its context
+// ends, in a module the rewrite instruments and in one it does not.
+func TestEndlessLoopsStop(t *testing.T) {
+	rt, err := NewWazero(ctx, WazeroOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	plain, err := rt.Compile(ctx, spinning)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close(ctx)
+	if plain.(*wazeroModule).layout != nil {
+		t.Fatal("the module with a start function was rewritten")
+	}
+	for _, tt := range []struct {
+		name string
+		mod  Module
+	}{{"instrumented", guest(t)}, {"not instrumented", plain}} {
+		t.Run(tt.name, func(t *testing.T) {
+			inst := instanceWith(t, tt.mod, Config{Env: deterministic()})
+			callCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
+			if _, err := inst.Call(callCtx, "spin"); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+			}
+		})
+	}
+}
