@@ -30,7 +30,7 @@ var interruptGlobal = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
 // loopCheck returns the instructions inserted at the top of every loop
 // body, for the flag at index global.
 func loopCheck(global uint32) []byte {
-	b := appendU32([]byte{0x23}, global) // global.get
+	b := appendU32([]byte{0x23}, global)     // global.get
 	return append(b, 0x04, 0x40, 0x00, 0x0b) // if (no result) unreachable end
 }
 

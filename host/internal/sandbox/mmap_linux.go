@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"os"
 	"syscall"
 	"unsafe"
@@ -21,4 +22,38 @@ func mmapFixed(at []byte, f *os.File) error {
 		return syscall.EINVAL
 	}
 	return nil
+}
+
+// writtenPages returns a bit per page of mem, a private mapping of a file,
+// set for the pages the process has written (which are copies of its own
+// now), from /proc/self/pagemap.
+func writtenPages(mem []byte) ([]uint64, error) {
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	n := uint64(len(mem)) / osPageSize
+	entries := make([]byte, n*8)
+	first := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem)))) / osPageSize
+	if _, err := f.ReadAt(entries, int64(first*8)); err != nil {
+		return nil, err
+	}
+	set := make([]uint64, (n+63)/64)
+	for p := range n {
+		// Bit 63: present; bit 61: a page of a file (not yet written).
+		if e := binary.LittleEndian.Uint64(entries[p*8:]); e&(1<<63) != 0 && e&(1<<61) == 0 {
+			set[p/64] |= 1 << (p % 64)
+		}
+	}
+	return set, nil
+}
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14).
+const madvPopulateWrite = 23
+
+// populateWrite faults mem in for writing, before anything reads it. On an
+// older kernel it does nothing, and the pages fault in as they are used.
+func populateWrite(mem []byte) {
+	syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(unsafe.SliceData(mem))), uintptr(len(mem)), madvPopulateWrite)
 }

@@ -30,6 +30,8 @@ type snapshot struct {
 	// globals are the values of the mutable globals, in layout.globals'
 	// order.
 	globals []uint64
+	// hot are the pages of memory its instances write.
+	hot hotPages
 }
 
 // snapshotEnv is the Env a snapshot's _initialize runs under: every answer
@@ -97,6 +99,11 @@ func (m *wazeroModule) fromSnapshot(ctx context.Context, s *snapshot, env *wasi.
 	inst, err := m.instance(mod, env)
 	if err != nil {
 		return fail(err)
+	}
+	if mapped {
+		b, _ := mem.Read(0, mem.Size())
+		s.hot.prefault(b)
+		inst.snapshot = s
 	}
 	return inst, nil
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"math/bits"
 	"os"
 	"runtime"
 	"slices"
@@ -276,4 +277,62 @@ func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
 	if m := mod.(*wazeroModule); m.snap != nil || !errors.Is(m.snapErr, errStart) {
 		t.Errorf("snapshot %v, error %v", m.snap, m.snapErr)
 	}
+}
+
+// A snapshot learns the pages its first instances write, and later
+// instances start with those pages already their own, with the snapshot's
+// contents.
+func TestSnapshotLearnsHotPages(t *testing.T) {
+	mod := compiledGuest(t, WazeroOptions{}).(*wazeroModule)
+	for range hotSamples {
+		inst, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call(t, inst, "bump", 1)
+		inst.Close(ctx)
+	}
+	s, err := mod.snapshot(ctx)
+	if err != nil || s == nil {
+		t.Fatal(s, err)
+	}
+	hot := 0
+	for _, w := range s.hot.set {
+		hot += bits.OnesCount64(w)
+	}
+	if s.hot.samples != hotSamples || hot == 0 {
+		if s.hot.samples == 0 {
+			t.Skip("this system does not tell which pages a process wrote")
+		}
+		t.Fatalf("learned %d hot pages from %d instances; want some, from %d", hot, s.hot.samples, hotSamples)
+	}
+	inst := fromSnapshot(t, mod, deterministic())
+	view := inst.(*wazeroInstance).mod.Memory()
+	mem, _ := view.Read(0, view.Size()) // the instance's memory itself, not a copy
+	size := uint64(s.pages) * pageSize
+	written, err := writtenPages(mem[:size])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range s.hot.set {
+		if missing := w &^ written[i]; missing != 0 {
+			t.Fatalf("hot pages %#x of word %d are not the new instance's own before it runs", missing, i)
+		}
+	}
+	if !bytes.Equal(mem[:size], snapshotMemory(t, s)) {
+		t.Fatal("the new instance's memory is not the snapshot's")
+	}
+	if got := call(t, inst, "bump", 1); got != 1 {
+		t.Errorf("bump(1) = %d in a new instance", got)
+	}
+}
+
+// snapshotMemory reads a snapshot's memory image.
+func snapshotMemory(t *testing.T, s *snapshot) []byte {
+	t.Helper()
+	b := make([]byte, uint64(s.pages)*pageSize)
+	if err := s.memory.copyTo(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

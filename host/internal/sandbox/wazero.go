@@ -300,6 +300,8 @@ type wazeroInstance struct {
 	// interrupt is the flag that stops the guest at its next loop, in a
 	// rewritten module; nil in a guarded one, which wazero stops.
 	interrupt api.MutableGlobal
+	// snapshot is the snapshot whose memory the instance maps, if it does.
+	snapshot *snapshot
 	// stopped is set by the first call that failed.
 	stopped bool
 }
@@ -345,7 +347,17 @@ func (i *wazeroInstance) Write(addr uint32, b []byte) bool { return i.mod.Memory
 
 func (i *wazeroInstance) MemorySize() uint64 { return uint64(i.mod.Memory().Size()) }
 
-func (i *wazeroInstance) Close(ctx context.Context) error { return i.mod.Close(ctx) }
+// Close closes the instance. One that started from a snapshot and never
+// failed first tells the snapshot which pages it wrote, while the snapshot
+// learns them.
+func (i *wazeroInstance) Close(ctx context.Context) error {
+	if s := i.snapshot; s != nil && !i.stopped && s.hot.learning() {
+		mem := i.mod.Memory()
+		b, _ := mem.Read(0, mem.Size())
+		s.hot.learn(b, uint64(s.pages)*pageSize)
+	}
+	return i.mod.Close(ctx)
+}
 
 // memory adapts wazero's memory to wasi.Memory.
 type memory struct{ m api.Memory }

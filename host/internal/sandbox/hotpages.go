@@ -1,0 +1,86 @@
+package sandbox
+
+import (
+	"math/bits"
+	"os"
+	"sync"
+)
+
+// An instance started from a snapshot maps the snapshot's memory
+// copy-on-write. A page the guest reads and later writes costs two faults,
+// and the second must flush the read-only mapping from the TLB of every CPU
+// that runs the process: an interrupt to each. In the hello benchmark those
+// flushes took a fifth of all CPU time. But the instances of a module write
+// much the same pages (the Go runtime's state, the top of its heap), so the
+// snapshot learns them from the first instances that close, and each later
+// instance has them copied in one call before it runs (MADV_POPULATE_WRITE):
+// a write to a page not yet mapped needs no flush. Copying a page the guest
+// would not have written costs a page of memory and no more.
+
+// hotSamples is how many closing instances a snapshot learns its hot pages
+// from.
+const hotSamples = 4
+
+// hotPages is the set of snapshot pages its instances write.
+type hotPages struct {
+	mu sync.Mutex
+	// set has a bit per page of the snapshot's memory.
+	set     []uint64
+	samples int
+}
+
+var osPageSize = uint64(os.Getpagesize())
+
+// learning reports whether the set still learns.
+func (h *hotPages) learning() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.samples < hotSamples
+}
+
+// learn adds the pages an instance wrote to the set; mem is the instance's
+// memory, whose first size bytes were mapped from the snapshot.
+func (h *hotPages) learn(mem []byte, size uint64) {
+	written, err := writtenPages(mem[:size])
+	if err != nil || written == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.samples >= hotSamples {
+		return
+	}
+	if h.set == nil {
+		h.set = written
+	} else {
+		for i := range h.set {
+			h.set[i] |= written[i]
+		}
+	}
+	h.samples++
+}
+
+// prefault copies the hot pages into mem, a new instance's memory mapped
+// from the snapshot, in one call per run of them.
+func (h *hotPages) prefault(mem []byte) {
+	h.mu.Lock()
+	set := h.set
+	h.mu.Unlock()
+	for start := uint64(0); start < uint64(len(set))*64; {
+		w := set[start/64] >> (start % 64)
+		if w == 0 {
+			start = (start/64 + 1) * 64
+			continue
+		}
+		start += uint64(bits.TrailingZeros64(w))
+		end := start
+		for end < uint64(len(set))*64 && set[end/64]&(1<<(end%64)) != 0 {
+			end++
+		}
+		if end*osPageSize > uint64(len(mem)) {
+			return
+		}
+		populateWrite(mem[start*osPageSize : end*osPageSize])
+		start = end
+	}
+}
