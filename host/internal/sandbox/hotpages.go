@@ -31,20 +31,8 @@ type hotPages struct {
 
 var osPageSize = uint64(os.Getpagesize())
 
-// learning reports whether the set still learns.
-func (h *hotPages) learning() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.samples < hotSamples
-}
-
-// learn adds the pages an instance wrote to the set; mem is the instance's
-// memory, whose first size bytes were mapped from the snapshot.
-func (h *hotPages) learn(mem []byte, size uint64) {
-	written, err := writtenPages(mem[:size])
-	if err != nil || written == nil {
-		return
-	}
+// learn adds the pages an instance wrote to the set, while it learns.
+func (h *hotPages) learn(written []uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.samples >= hotSamples {
@@ -66,21 +54,34 @@ func (h *hotPages) prefault(mem []byte) {
 	h.mu.Lock()
 	set := h.set
 	h.mu.Unlock()
-	for start := uint64(0); start < uint64(len(set))*64; {
-		w := set[start/64] >> (start % 64)
+	eachRun(set, uint64(len(mem)), func(start, end uint64) error {
+		populateWrite(mem[start:end])
+		return nil
+	})
+}
+
+// eachRun calls fn with the byte range of each run of pages set in set,
+// in order, up to limit bytes, and stops at its first error.
+func eachRun(set []uint64, limit uint64, fn func(start, end uint64) error) error {
+	n := min(uint64(len(set))*64, limit/osPageSize)
+	for p := uint64(0); p < n; {
+		w := set[p/64] >> (p % 64)
 		if w == 0 {
-			start = (start/64 + 1) * 64
+			p = (p/64 + 1) * 64
 			continue
 		}
-		start += uint64(bits.TrailingZeros64(w))
-		end := start
-		for end < uint64(len(set))*64 && set[end/64]&(1<<(end%64)) != 0 {
+		p += uint64(bits.TrailingZeros64(w))
+		end := p
+		for end < n && set[end/64]&(1<<(end%64)) != 0 {
 			end++
 		}
-		if end*osPageSize > uint64(len(mem)) {
-			return
+		if p >= n {
+			break
 		}
-		populateWrite(mem[start*osPageSize : end*osPageSize])
-		start = end
+		if err := fn(p*osPageSize, end*osPageSize); err != nil {
+			return err
+		}
+		p = end
 	}
+	return nil
 }

@@ -35,12 +35,13 @@ func loopCheck(global uint32) []byte {
 }
 
 // instrumentCode returns the code section with the loop check inserted in
-// every function body.
-func instrumentCode(section []byte, global uint32) ([]byte, error) {
+// every function body, and whether any function changes a table (which
+// keeps the module's instances from being reused: see recycle.go).
+func instrumentCode(section []byte, global uint32) (code []byte, changesTables bool, err error) {
 	r := reader{b: section}
 	count, err := r.u32()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	check := loopCheck(global)
 	out := appendU32(make([]byte, 0, len(section)+len(section)/16), count)
@@ -48,45 +49,50 @@ func instrumentCode(section []byte, global uint32) ([]byte, error) {
 	for i := range count {
 		size, err := r.u32()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		code, err := r.bytes(size)
+		fn, err := r.bytes(size)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if body, err = instrumentBody(body[:0], code, check); err != nil {
-			return nil, unsupported("function body %d: %w", i, err)
+		var changes bool
+		if body, changes, err = instrumentBody(body[:0], fn, check); err != nil {
+			return nil, false, unsupported("function body %d: %w", i, err)
 		}
+		changesTables = changesTables || changes
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	return out, r.end("code")
+	return out, changesTables, r.end("code")
 }
 
 // instrumentBody appends to out the function body code with check after
-// every loop instruction.
-func instrumentBody(out, code, check []byte) ([]byte, error) {
+// every loop instruction, and reports whether the body changes a table.
+func instrumentBody(out, code, check []byte) (_ []byte, changesTables bool, err error) {
 	r := reader{b: code}
 	groups, err := r.u32()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for range groups { // locals: a count and a value type each
 		if err := r.skipLEB(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if _, err := r.byte(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	copied := 0
 	for !r.done() {
 		op, err := r.byte()
 		if err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		if op == 0x26 || op == 0xfc && r.changesTable() {
+			changesTables = true
 		}
 		if err := r.skipImmediates(op); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if op == 0x03 { // loop
 			out = append(out, code[copied:r.off]...)
@@ -94,7 +100,16 @@ func instrumentBody(out, code, check []byte) ([]byte, error) {
 			copied = r.off
 		}
 	}
-	return append(out, code[copied:]...), nil
+	return append(out, code[copied:]...), changesTables, nil
+}
+
+// changesTable reports, at the sub-opcode of a 0xfc instruction, whether
+// the instruction is table.init, table.copy, table.grow or table.fill. It
+// reads nothing.
+func (r *reader) changesTable() bool {
+	peek := *r
+	sub, err := peek.u32()
+	return err == nil && (sub == 12 || sub == 14 || sub == 15 || sub == 17)
 }
 
 // skipImmediates reads past the immediates of the instruction op. It knows

@@ -10,7 +10,8 @@ import (
 )
 
 // TestInstrumentBody: the check goes after every loop instruction and
-// nowhere else, also where an immediate holds the loop opcode's byte.
+// nowhere else, also where an immediate holds the loop opcode's byte; and
+// instructions that change a table are noticed.
 func TestInstrumentBody(t *testing.T) {
 	check := string(loopCheck(5)) // global.get 5, if, unreachable, end
 	if check != "\x23\x05\x04\x40\x00\x0b" {
@@ -20,9 +21,10 @@ func TestInstrumentBody(t *testing.T) {
 	tests := []struct {
 		name, body, want string
 		unsupported      string
+		changesTables    bool
 	}{
-		{"no loop", "\x00\x41\x03\x1a\x0b", "\x00\x41\x03\x1a\x0b", ""},
-		{"a loop", "\x00\x03\x40\x0c\x00\x0b\x0b", "\x00\x03\x40" + check + "\x0c\x00\x0b\x0b", ""},
+		{"no loop", "\x00\x41\x03\x1a\x0b", "\x00\x41\x03\x1a\x0b", "", false},
+		{"a loop", "\x00\x03\x40\x0c\x00\x0b\x0b", "\x00\x03\x40" + check + "\x0c\x00\x0b\x0b", "", false},
 		{"nested loops among immediates",
 			"\x01\x02\x7f" + // two i32 locals
 				"\x41\x83\x01" + // i32.const 131
@@ -36,16 +38,18 @@ func TestInstrumentBody(t *testing.T) {
 				"\x44\x03\x03\x03\x03\x03\x03\x03\x03" + // f64.const
 				"\x0b\x0b",
 			"\x01\x02\x7f\x41\x83\x01\x03\x7f" + check + "\x42\x03\x1a\xfd\x0c" + v128 + "\x1a\x28\x03\x03\x0e\x02\x03\x03\x03\x03\x40" + check +
-				"\x0b\xfc\x0a\x00\x00\x44\x03\x03\x03\x03\x03\x03\x03\x03\x0b\x0b", ""},
-		{"a loop typed by index", "\x00\x03\x01\x0b\x0b", "\x00\x03\x01" + check + "\x0b\x0b", ""},
-		{"a memory argument with a memory index", "\x00\x28\x42\x01\x03\x03\x40\x0b\x0b", "\x00\x28\x42\x01\x03\x03\x40" + check + "\x0b\x0b", ""},
-		{"legacy exception handling", "\x00\x06\x40\x0b\x0b", "", "opcode 0x06 at byte 1"},
-		{"an unknown 0xfc instruction", "\x00\xfc\x20\x0b", "", "opcode 0xfc 32"},
-		{"a truncated immediate", "\x00\x41\x80", "", "truncated"},
+				"\x0b\xfc\x0a\x00\x00\x44\x03\x03\x03\x03\x03\x03\x03\x03\x0b\x0b", "", false},
+		{"a loop typed by index", "\x00\x03\x01\x0b\x0b", "\x00\x03\x01" + check + "\x0b\x0b", "", false},
+		{"a memory argument with a memory index", "\x00\x28\x42\x01\x03\x03\x40\x0b\x0b", "\x00\x28\x42\x01\x03\x03\x40" + check + "\x0b\x0b", "", false},
+		{"table.set", "\x00\x41\x00\xd0\x70\x26\x00\x0b", "\x00\x41\x00\xd0\x70\x26\x00\x0b", "", true},
+		{"table.grow", "\x00\xd0\x70\x41\x01\xfc\x0f\x00\x1a\x0b", "\x00\xd0\x70\x41\x01\xfc\x0f\x00\x1a\x0b", "", true},
+		{"legacy exception handling", "\x00\x06\x40\x0b\x0b", "", "opcode 0x06 at byte 1", false},
+		{"an unknown 0xfc instruction", "\x00\xfc\x20\x0b", "", "opcode 0xfc 32", false},
+		{"a truncated immediate", "\x00\x41\x80", "", "truncated", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := instrumentBody(nil, []byte(tt.body), []byte(check))
+			got, changes, err := instrumentBody(nil, []byte(tt.body), []byte(check))
 			if tt.unsupported != "" {
 				if !errors.Is(err, errUnsupported) || !strings.HasSuffix(err.Error(), tt.unsupported) {
 					t.Fatalf("err = %v, want %q", err, tt.unsupported)
@@ -57,6 +61,9 @@ func TestInstrumentBody(t *testing.T) {
 			}
 			if !bytes.Equal(got, []byte(tt.want)) {
 				t.Fatalf("instrumented:\n% x\nwant:\n% x", got, tt.want)
+			}
+			if changes != tt.changesTables {
+				t.Errorf("changes tables: %v, want %v", changes, tt.changesTables)
 			}
 		})
 	}

@@ -22,6 +22,15 @@ func (im *image) copyTo(dst []byte) error {
 	return nil
 }
 
+// restore copies the pages set in pages (a bit per page) from the image
+// into mem, an instance's memory.
+func (im *image) restore(mem []byte, pages []uint64) error {
+	return eachRun(pages, min(uint64(len(mem)), uint64(len(im.b))), func(start, end uint64) error {
+		copy(mem[start:end], im.b[start:end])
+		return nil
+	})
+}
+
 func (im *image) Close() error { return nil }
 
 // writtenPages has nothing to tell without mappings.

@@ -111,4 +111,13 @@ func (im *image) copyTo(dst []byte) error {
 	return err
 }
 
+// restore copies the pages set in pages (a bit per page) from the image
+// into mem, an instance's memory.
+func (im *image) restore(mem []byte, pages []uint64) error {
+	return eachRun(pages, min(uint64(len(mem)), im.size), func(start, end uint64) error {
+		_, err := im.f.ReadAt(mem[start:end], int64(start))
+		return err
+	})
+}
+
 func (im *image) Close() error { return im.f.Close() }

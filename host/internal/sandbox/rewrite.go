@@ -26,6 +26,10 @@ type layout struct {
 	segments []segment
 	// memoryMin is the memory's initial size, in pages.
 	memoryMin uint32
+	// changesTables is set when the code changes a table (table.set,
+	// table.grow and the like), which a reset to the snapshot would not
+	// undo.
+	changesTables bool
 }
 
 // segment is an active data segment: data goes at offset in memory 0.
@@ -223,10 +227,11 @@ func rewrite(wasm []byte) (*layout, error) {
 			// It would run again in every instance started from a snapshot.
 			return nil, unsupported("the module has a start function")
 		case secCode:
-			code, err := instrumentCode(body, interrupt)
+			code, changes, err := instrumentCode(body, interrupt)
 			if err != nil {
 				return nil, err
 			}
+			l.changesTables = changes
 			out = appendSection(out, secCode, code)
 			continue
 		case secData:

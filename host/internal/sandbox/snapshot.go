@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/durabox/durabox/host/internal/wasi"
@@ -89,12 +88,8 @@ func (m *wazeroModule) fromSnapshot(ctx context.Context, s *snapshot, env *wasi.
 			return fail(err)
 		}
 	}
-	for i, name := range m.layout.globals {
-		g, ok := mod.ExportedGlobal(name).(api.MutableGlobal)
-		if !ok {
-			return fail(fmt.Errorf("no mutable global %q", name))
-		}
-		g.Set(s.globals[i])
+	if err := s.setGlobals(mod, m.layout.globals); err != nil {
+		return fail(err)
 	}
 	inst, err := m.instance(mod, env)
 	if err != nil {

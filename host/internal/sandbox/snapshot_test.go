@@ -306,8 +306,13 @@ func TestSnapshotLearnsHotPages(t *testing.T) {
 		}
 		t.Fatalf("learned %d hot pages from %d instances; want some, from %d", hot, s.hot.samples, hotSamples)
 	}
-	inst := fromSnapshot(t, mod, deterministic())
-	view := inst.(*wazeroInstance).mod.Memory()
+	// A new instance, not one of those reset for reuse.
+	inst, err := mod.fromSnapshot(ctx, s, deterministic())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close(ctx)
+	view := inst.mod.Memory()
 	mem, _ := view.Read(0, view.Size()) // the instance's memory itself, not a copy
 	size := uint64(s.pages) * pageSize
 	written, err := writtenPages(mem[:size])
@@ -335,4 +340,70 @@ func snapshotMemory(t *testing.T, s *snapshot) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// An instance that closes healthy is reset to the snapshot and serves the
+// next Instantiate, exactly like a new one: same memory, same globals, and
+// none of the state it had. One that failed, one whose memory grew, and
+// those of a closed module are not reused.
+func TestRecycledInstanceIsLikeNew(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("instances are reused only where /proc/self/pagemap tells which pages they wrote")
+	}
+	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 256 << 20}).(*wazeroModule)
+	s, err := mod.snapshot(ctx)
+	if err != nil || s == nil {
+		t.Fatal(s, err)
+	}
+	want := snapshotMemory(t, s)
+	start := func() *wazeroInstance {
+		t.Helper()
+		inst, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inst.(*wazeroInstance)
+	}
+	first := start()
+	if got := call(t, first, "bump", 7); got != 7 {
+		t.Fatalf("bump(7) = %d", got)
+	}
+	call(t, first, "random")
+	first.Close(ctx)
+	if len(mod.idle) != 1 {
+		t.Fatalf("%d idle instances after a healthy one closed; want it kept", len(mod.idle))
+	}
+	again := start()
+	if again != first {
+		t.Fatal("Instantiate made a new instance instead of reusing the one reset")
+	}
+	if got := memoryOf(t, again); !bytes.Equal(got, want) {
+		t.Error("the reset instance's memory is not the snapshot's")
+	}
+	for i, name := range mod.layout.globals {
+		if got := again.mod.ExportedGlobal(name).Get(); got != s.globals[i] {
+			t.Errorf("global %s is %d after the reset; the snapshot has %d", name, got, s.globals[i])
+		}
+	}
+	if got := call(t, again, "bump", 1); got != 1 {
+		t.Errorf("bump(1) = %d in the reset instance; it kept its state", got)
+	}
+
+	if _, err := again.Call(ctx, "panic"); err == nil {
+		t.Fatal("panic returned no error")
+	}
+	again.Close(ctx)
+	grown := start()
+	call(t, grown, "allocate", 64)
+	grown.Close(ctx)
+	if len(mod.idle) != 0 {
+		t.Errorf("%d idle instances after a failed one and one whose memory grew closed; want none kept", len(mod.idle))
+	}
+
+	last := start()
+	mod.Close(ctx)
+	last.Close(ctx)
+	if len(mod.idle) != 0 {
+		t.Error("an instance of a closed module was kept")
+	}
 }

@@ -176,6 +176,12 @@ type wazeroModule struct {
 	snap    *snapshot
 	snapErr error
 	closed  bool
+
+	// idle are instances reset to the snapshot (recycle.go); closedIdle
+	// is set once the module closes. idleMu guards both.
+	idleMu     sync.Mutex
+	idle       []*wazeroInstance
+	closedIdle bool
 }
 
 func (m *wazeroModule) Imports() []Import {
@@ -205,6 +211,9 @@ func (m *wazeroModule) Instantiate(ctx context.Context, cfg Config) (Instance, e
 			return nil, err
 		}
 		if s != nil {
+			if inst := m.takeIdle(cfg.Env); inst != nil {
+				return inst, nil
+			}
 			return m.fromSnapshot(ctx, s, cfg.Env)
 		}
 	}
@@ -272,7 +281,7 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 		return nil
 	}
 	m.closed = true
-	err := m.cm.Close(ctx)
+	err := errors.Join(m.closeIdle(ctx), m.cm.Close(ctx))
 	// Live instances keep their mappings of the snapshot's memory.
 	if m.snap != nil {
 		err = errors.Join(err, m.snap.memory.Close())
@@ -283,7 +292,7 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 
 // instance wraps a new instance of m.
 func (m *wazeroModule) instance(mod api.Module, env *wasi.Env) (*wazeroInstance, error) {
-	inst := &wazeroInstance{mod: mod, env: env, fns: map[string]api.Function{}}
+	inst := &wazeroInstance{mod: mod, module: m, env: env, fns: map[string]api.Function{}}
 	if m.layout != nil {
 		var ok bool
 		if inst.interrupt, ok = mod.ExportedGlobal(interruptExport).(api.MutableGlobal); !ok {
@@ -294,8 +303,9 @@ func (m *wazeroModule) instance(mod api.Module, env *wasi.Env) (*wazeroInstance,
 }
 
 type wazeroInstance struct {
-	mod api.Module
-	env *wasi.Env
+	mod    api.Module
+	module *wazeroModule
+	env    *wasi.Env
 	fns map[string]api.Function
 	// interrupt is the flag that stops the guest at its next loop, in a
 	// rewritten module; nil in a guarded one, which wazero stops.
@@ -348,13 +358,18 @@ func (i *wazeroInstance) Write(addr uint32, b []byte) bool { return i.mod.Memory
 func (i *wazeroInstance) MemorySize() uint64 { return uint64(i.mod.Memory().Size()) }
 
 // Close closes the instance. One that started from a snapshot and never
-// failed first tells the snapshot which pages it wrote, while the snapshot
-// learns them.
+// failed tells the snapshot which pages it wrote, while the snapshot learns
+// them, and is reset and kept for reuse when it can be (recycle.go).
 func (i *wazeroInstance) Close(ctx context.Context) error {
-	if s := i.snapshot; s != nil && !i.stopped && s.hot.learning() {
+	if s := i.snapshot; s != nil && !i.stopped {
 		mem := i.mod.Memory()
 		b, _ := mem.Read(0, mem.Size())
-		s.hot.learn(b, uint64(s.pages)*pageSize)
+		if written, _ := writtenPages(b[:min(uint64(len(b)), uint64(s.pages)*pageSize)]); written != nil {
+			s.hot.learn(written)
+			if i.module.recycle(i, s, written) {
+				return nil
+			}
+		}
 	}
 	return i.mod.Close(ctx)
 }
