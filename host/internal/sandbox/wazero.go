@@ -306,7 +306,7 @@ type wazeroInstance struct {
 	mod    api.Module
 	module *wazeroModule
 	env    *wasi.Env
-	fns map[string]api.Function
+	fns    map[string]api.Function
 	// interrupt is the flag that stops the guest at its next loop, in a
 	// rewritten module; nil in a guarded one, which wazero stops.
 	interrupt api.MutableGlobal
