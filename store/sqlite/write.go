@@ -123,6 +123,14 @@ func (s *Store) commitBatch(batch []*writeOp) {
 			return err
 		}
 		defer tx.Rollback()
+		if len(batch) == 1 {
+			// Alone in its transaction, a write needs no savepoint: if it
+			// fails, rolling the transaction back undoes just it.
+			if errs[0] = batch[0].fn(ctx, tx); errs[0] != nil {
+				return nil
+			}
+			return tx.Commit()
+		}
 		for i, op := range batch {
 			if errs[i], err = savepoint(ctx, tx, op.fn); err != nil {
 				return err
