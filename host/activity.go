@@ -15,8 +15,10 @@ import (
 
 // dispatchActivities runs activity tasks until ctx is done.
 func (h *Host) dispatchActivities(ctx context.Context) {
-	dispatch(ctx, h, "activity", h.activityWork,
-		func() (*store.ActivityWork, error) { return h.st.LockNextActivity(ctx, h.opts.Clock(), h.opts.Lease) },
+	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
+		func(max int) ([]*store.ActivityWork, error) {
+			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max)
+		},
 		func(w *store.ActivityWork) { h.complete(ctx, w) })
 }
 

@@ -146,6 +146,24 @@ func newBareHostWith(t testing.TB, opts Options) *Host {
 	return h
 }
 
+// lockNext locks the next instance, if there is one.
+func lockNext(ctx context.Context, st store.Store, now time.Time, lease time.Duration) (*store.WorkItem, error) {
+	items, err := st.LockNextInstances(ctx, now, lease, 1)
+	if len(items) == 0 {
+		return nil, err
+	}
+	return items[0], err
+}
+
+// leaseNext leases the next activity task, if there is one.
+func leaseNext(ctx context.Context, st store.Store, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
+	ws, err := st.LockNextActivities(ctx, now, lease, 1)
+	if len(ws) == 0 {
+		return nil, err
+	}
+	return ws[0], err
+}
+
 // TestCacheDoesNotChangeHistories runs one workload through the host's own
 // turns and activities three times: with every instance kept live, with
 // one kept live (so instances are evicted and replayed as they take
@@ -189,7 +207,7 @@ func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time) []byte {
 	for progress := true; progress; {
 		progress = false
 		for {
-			item, err := h.st.LockNextInstance(ctx, now, time.Minute)
+			item, err := lockNext(ctx, h.st, now, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,7 +218,7 @@ func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time) []byte {
 			progress = true
 		}
 		for {
-			w, err := h.st.LockNextActivity(ctx, now, time.Minute)
+			w, err := leaseNext(ctx, h.st, now, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,34 +5,68 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
 )
 
-// dispatch runs one worker until ctx is done: it takes the next piece of
-// work with next and hands it to handle, and when there is none (or the
-// store fails) waits until woken or the store's next message is due. Having
-// found work, it wakes another worker, since there may be more.
-func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, next func() (*W, error), handle func(*W)) {
+// dispatch runs workers workers until ctx is done, fed by one fetcher:
+// it takes as much work as there are idle workers, with next, in one store
+// write, and hands it out; when it got less than it asked for (or the
+// store failed), it waits until woken or the store's next message is due.
+// Idle workers cost nothing: only the fetcher asks the store for work. Once
+// ctx is done it waits for the workers to finish what they have.
+func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, workers int, next func(max int) ([]*W, error), handle func(*W)) {
+	work := make(chan *W, workers)
+	done := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for w := range work {
+				handle(w)
+				done <- struct{}{}
+			}
+		})
+	}
+	defer wg.Wait()
+	defer close(work)
+	idle := workers
 	for ctx.Err() == nil {
-		w, err := next()
+		if idle == 0 {
+			select {
+			case <-done:
+				idle++
+			case <-ctx.Done():
+				return
+			}
+		}
+		for len(done) > 0 {
+			<-done
+			idle++
+		}
+		items, err := next(idle)
 		if err != nil && ctx.Err() == nil {
 			h.opts.Logger.Error("cannot fetch "+what+" work", "err", err)
 		}
-		if w == nil {
+		for _, w := range items {
+			work <- w
+		}
+		if asked := idle; len(items) < asked {
+			idle -= len(items)
 			h.idle(ctx, wake)
 			continue
 		}
-		wake.Notify()
-		handle(w)
+		idle = 0
 	}
 }
 
 // dispatchOrchestrations runs turns until ctx is done.
 func (h *Host) dispatchOrchestrations(ctx context.Context) {
-	dispatch(ctx, h, "orchestration", h.orchestrationWork,
-		func() (*store.WorkItem, error) { return h.st.LockNextInstance(ctx, h.opts.Clock(), h.opts.Lease) },
+	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers,
+		func(max int) ([]*store.WorkItem, error) {
+			return h.st.LockNextInstances(ctx, h.opts.Clock(), h.opts.Lease, max)
+		},
 		func(item *store.WorkItem) { h.turn(ctx, item) })
 }
 

@@ -62,14 +62,8 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	h.warm(ctx)
 	var wg sync.WaitGroup
-	for range h.opts.OrchestrationWorkers {
-		wg.Add(1)
-		go func() { defer wg.Done(); h.dispatchOrchestrations(ctx) }()
-	}
-	for range h.opts.ActivityWorkers {
-		wg.Add(1)
-		go func() { defer wg.Done(); h.dispatchActivities(ctx) }()
-	}
+	wg.Go(func() { h.dispatchOrchestrations(ctx) })
+	wg.Go(func() { h.dispatchActivities(ctx) })
 	wg.Wait()
 	return nil
 }

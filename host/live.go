@@ -157,28 +157,33 @@ func (c *liveCache) take(id string) *live {
 	if !ok {
 		return nil
 	}
-	delete(c.items, id)
-	c.order.Remove(e)
+	return c.remove(e)
+}
+
+// remove drops an entry and returns its live instance. c.mu is held.
+func (c *liveCache) remove(e *list.Element) *live {
 	ce := e.Value.(*cacheEntry)
+	c.order.Remove(e)
+	delete(c.items, ce.id)
 	c.memory -= ce.memory
 	return ce.l
 }
 
 // put keeps l for id, closing the least recently used beyond the bounds
-// (l itself, if it alone is over the memory bound).
+// (l itself, if it alone is over the memory bound). It replaces, and
+// closes, one kept for id already: a turn that ran on a fresh instance
+// while the one before it was still on its way back to the cache.
 func (c *liveCache) put(ctx context.Context, id string, l *live) {
 	c.mu.Lock()
+	var evicted []*live
+	if e, ok := c.items[id]; ok {
+		evicted = append(evicted, c.remove(e))
+	}
 	ce := &cacheEntry{id: id, l: l, memory: l.memory()}
 	c.items[id] = c.order.PushFront(ce)
 	c.memory += ce.memory
-	var evicted []*live
 	for c.order.Len() > c.max || c.memory > c.maxMemory {
-		e := c.order.Back()
-		c.order.Remove(e)
-		ce := e.Value.(*cacheEntry)
-		delete(c.items, ce.id)
-		c.memory -= ce.memory
-		evicted = append(evicted, ce.l)
+		evicted = append(evicted, c.remove(c.order.Back()))
 	}
 	c.mu.Unlock()
 	for _, l := range evicted {

@@ -43,3 +43,23 @@ func TestLiveCacheBoundsMemory(t *testing.T) {
 		t.Fatalf("an instance bigger than the whole bound was kept; %d bytes held, bound %d", c.memory, c.maxMemory)
 	}
 }
+
+// TestLiveCacheReplacesAnInstanceKeptTwice: putting a second live instance
+// for an id replaces the first, which no take can return any more, and the
+// cache counts only the second.
+func TestLiveCacheReplacesAnInstanceKeptTwice(t *testing.T) {
+	ctx := context.Background()
+	c := newLiveCache(100, 1<<30)
+	first, second := &live{execution: 1}, &live{execution: 2}
+	c.put(ctx, "a", first)
+	c.put(ctx, "a", second)
+	if c.order.Len() != 1 || len(c.items) != 1 {
+		t.Fatalf("the cache holds %d entries (%d by id) after two puts for one id; want 1", c.order.Len(), len(c.items))
+	}
+	if got := c.take("a"); got != second {
+		t.Fatalf("take returned %+v; want the instance put last", got)
+	}
+	if c.take("a") != nil || c.memory != 0 {
+		t.Fatalf("after taking the one instance of a, the cache still has one, or counts %d bytes", c.memory)
+	}
+}

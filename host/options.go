@@ -15,8 +15,10 @@ type Options struct {
 	// CacheDir holds compiled modules so a restarted host does not compile
 	// them again. Empty means no disk cache.
 	CacheDir string
-	// OrchestrationWorkers is how many instances run turns at once.
-	// Zero means 2.
+	// OrchestrationWorkers is how many instances run turns at once. Zero
+	// means 8: a turn spends much of its time waiting for its commit to
+	// reach the disk, and idle workers cost nothing (one fetcher takes the
+	// work for all of them, BENCHMARKS.md).
 	OrchestrationWorkers int
 	// ActivityWorkers is how many activities run at once. Zero means 32:
 	// an activity mostly waits (on the network, or on the commit of its
@@ -71,7 +73,7 @@ func (o *Options) validate() error {
 		v    *int
 		def  int
 	}{
-		{"OrchestrationWorkers", &o.OrchestrationWorkers, 2},
+		{"OrchestrationWorkers", &o.OrchestrationWorkers, 8},
 		{"ActivityWorkers", &o.ActivityWorkers, 32},
 		{"MaxLiveInstances", &o.MaxLiveInstances, 1024},
 		{"PoisonAfter", &o.PoisonAfter, 8},

@@ -36,12 +36,12 @@ func TestPoisonTurnFailsItsInstance(t *testing.T) {
 	h := poisonHost(t)
 	now := time.Now()
 	for range 2 { // two deliveries that never commit
-		if item, err := h.st.LockNextInstance(ctx, now, time.Second); err != nil || item == nil {
+		if item, err := lockNext(ctx, h.st, now, time.Second); err != nil || item == nil {
 			t.Fatal(item, err)
 		}
 		now = now.Add(time.Second)
 	}
-	item, err := h.st.LockNextInstance(ctx, now, time.Second)
+	item, err := lockNext(ctx, h.st, now, time.Second)
 	if err != nil || item == nil || item.Attempt != 3 {
 		t.Fatalf("third delivery: %+v, %v", item, err)
 	}
@@ -57,7 +57,7 @@ func TestPoisonTurnFailsItsInstance(t *testing.T) {
 	if len(history) != 1 || history[0].Kind != engine.OrchestrationFailed || history[0].ID != 1 {
 		t.Fatalf("history %+v", history)
 	}
-	if item, _ := h.st.LockNextInstance(ctx, now.Add(time.Minute), time.Second); item != nil {
+	if item, _ := lockNext(ctx, h.st, now.Add(time.Minute), time.Second); item != nil {
 		t.Fatalf("the failed instance still has work: %+v", item)
 	}
 }
@@ -66,23 +66,23 @@ func TestPoisonActivityFails(t *testing.T) {
 	ctx := context.Background()
 	h := poisonHost(t)
 	now := time.Now()
-	item, err := h.st.LockNextInstance(ctx, now, time.Minute)
+	item, err := lockNext(ctx, h.st, now, time.Minute)
 	if err != nil || item == nil {
 		t.Fatal(item, err)
 	}
 	h.turn(ctx, item) // schedules SayHello
 	for range 2 {
-		if w, err := h.st.LockNextActivity(ctx, now, time.Second); err != nil || w == nil {
+		if w, err := leaseNext(ctx, h.st, now, time.Second); err != nil || w == nil {
 			t.Fatal(w, err)
 		}
 		now = now.Add(time.Second)
 	}
-	w, err := h.st.LockNextActivity(ctx, now, time.Second)
+	w, err := leaseNext(ctx, h.st, now, time.Second)
 	if err != nil || w == nil || w.Attempt != 3 {
 		t.Fatalf("third delivery: %+v, %v", w, err)
 	}
 	h.complete(ctx, w)
-	if item, err = h.st.LockNextInstance(ctx, now, time.Minute); err != nil || item == nil {
+	if item, err = lockNext(ctx, h.st, now, time.Minute); err != nil || item == nil {
 		t.Fatal(item, err)
 	}
 	h.turn(ctx, item)

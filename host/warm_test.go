@@ -35,20 +35,20 @@ func (s *recordingStore) GetModule(ctx context.Context, hash string) (store.Modu
 	return s.Store.GetModule(ctx, hash)
 }
 
-func (s *recordingStore) LockNextInstance(ctx context.Context, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	item, err := s.Store.LockNextInstance(ctx, now, lease)
-	if item != nil {
-		s.note("LockNextInstance")
+func (s *recordingStore) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+	items, err := s.Store.LockNextInstances(ctx, now, lease, max)
+	if len(items) > 0 {
+		s.note("LockNextInstances")
 	}
-	return item, err
+	return items, err
 }
 
-func (s *recordingStore) LockNextActivity(ctx context.Context, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
-	w, err := s.Store.LockNextActivity(ctx, now, lease)
-	if w != nil {
-		s.note("LockNextActivity")
+func (s *recordingStore) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+	ws, err := s.Store.LockNextActivities(ctx, now, lease, max)
+	if len(ws) > 0 {
+		s.note("LockNextActivities")
 	}
-	return w, err
+	return ws, err
 }
 
 // TestRestartedHostLoadsModulesBeforeTakingWork: a host that starts on a

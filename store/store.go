@@ -211,10 +211,11 @@ type Store interface {
 	// if the instance does not exist.
 	Enqueue(ctx context.Context, instanceID string, ev engine.Event) error
 
-	// LockNextInstance locks an instance that has visible messages (visible:
-	// due at or before now) and is not locked, until now+lease. It returns
-	// nil when there is none.
-	LockNextInstance(ctx context.Context, now time.Time, lease time.Duration) (*WorkItem, error)
+	// LockNextInstances locks up to max instances (max ≥ 1) that have
+	// visible messages (visible: due at or before now) and are not locked,
+	// until now+lease, those with the oldest visible message first. It
+	// returns none when there is none.
+	LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*WorkItem, error)
 	// CommitTurn commits a turn, unlocks the instance and resets its
 	// Attempt count. It returns
 	// ErrLeaseLost if the lock is no longer held.
@@ -222,9 +223,9 @@ type Store interface {
 	// AbandonInstance unlocks an instance without committing anything.
 	AbandonInstance(ctx context.Context, id, lockToken string) error
 
-	// LockNextActivity leases the oldest unleased activity task until
-	// now+lease, or returns nil when there is none.
-	LockNextActivity(ctx context.Context, now time.Time, lease time.Duration) (*ActivityWork, error)
+	// LockNextActivities leases up to max (max ≥ 1) of the oldest unleased
+	// activity tasks until now+lease, or returns none when there is none.
+	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*ActivityWork, error)
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
 	// ScheduleID) as a message for its instance, atomically. It returns

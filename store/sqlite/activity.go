@@ -12,11 +12,12 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// LockNextActivity leases the oldest activity task that is not leased (or
-// whose lease has expired) until now+lease, counting the delivery in its
-// Attempt. It returns nil when there is none.
-func (s *Store) LockNextActivity(ctx context.Context, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
-	return leased(ctx, s, func(ctx context.Context, tx *sql.Tx) (*store.ActivityWork, error) {
+// LockNextActivities leases, until now+lease, up to max of the oldest
+// activity tasks that are not leased (or whose lease has expired), counting
+// the delivery in each one's Attempt. It returns none when there is none.
+// It is one write, however many it leases.
+func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+	return leased(ctx, s, "activities", max, func(ctx context.Context, tx *sql.Tx) (*store.ActivityWork, error) {
 		return lockNextActivity(ctx, tx, now, lease)
 	})
 }

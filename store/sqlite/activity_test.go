@@ -32,7 +32,7 @@ func TestActivityOrderAndLeases(t *testing.T) {
 	if a.Task.Name != "A" || string(a.Task.Input) != `"a"` || b.Task.Name != "B" || b.Task.Input != nil {
 		t.Fatalf("tasks %+v, %+v; want A then B", a, b)
 	}
-	if w, err := s.LockNextActivity(ctx, t0.Add(time.Minute-time.Nanosecond), time.Minute); w != nil || err != nil {
+	if w, err := leaseNext(s, t0.Add(time.Minute-time.Nanosecond), time.Minute); w != nil || err != nil {
 		t.Fatalf("a leased task handed out again: %+v, %v", w, err)
 	}
 	again := leaseActivity(t, s, t0.Add(time.Minute), time.Minute)

@@ -31,7 +31,7 @@ func BenchmarkTurn_1k(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		item, err := s.LockNextInstance(ctx, t0, time.Minute)
+		item, err := lockNext(s, t0, time.Minute)
 		if err != nil || item == nil {
 			b.Fatal(item, err)
 		}
@@ -44,7 +44,7 @@ func BenchmarkTurn_1k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		w, err := s.LockNextActivity(ctx, t0, time.Minute)
+		w, err := leaseNext(s, t0, time.Minute)
 		if err != nil || w == nil {
 			b.Fatal(w, err)
 		}

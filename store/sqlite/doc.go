@@ -45,7 +45,7 @@
 //	defer st.Close()
 //	st.ReleaseAllLeases(ctx) // this host holds the file: nobody else's work is in flight
 //	for {
-//		item, err := st.LockNextInstance(ctx, time.Now(), time.Minute)
-//		// run the turn, then st.CommitTurn(ctx, store.TurnCommit{..., LockToken: item.LockToken})
+//		items, err := st.LockNextInstances(ctx, time.Now(), time.Minute, 8)
+//		// run each item's turn, then st.CommitTurn(ctx, store.TurnCommit{..., LockToken: item.LockToken})
 //	}
 package sqlite

@@ -131,9 +131,9 @@ func create(t *testing.T, s *Store, id string) {
 // there is none.
 func lock(t *testing.T, s *Store, now time.Time) *store.WorkItem {
 	t.Helper()
-	item, err := s.LockNextInstance(ctx, now, time.Minute)
+	item, err := lockNext(s, now, time.Minute)
 	if err != nil || item == nil {
-		t.Fatalf("LockNextInstance(%v) = %+v, %v; want work", now, item, err)
+		t.Fatalf("LockNextInstances(%v) = %+v, %v; want work", now, item, err)
 	}
 	return item
 }
@@ -141,8 +141,8 @@ func lock(t *testing.T, s *Store, now time.Time) *store.WorkItem {
 // noWork fails the test if an instance can be locked at now.
 func noWork(t *testing.T, s *Store, now time.Time) {
 	t.Helper()
-	if item, err := s.LockNextInstance(ctx, now, time.Minute); item != nil || err != nil {
-		t.Fatalf("LockNextInstance(%v) = %+v, %v; want nothing", now, item, err)
+	if item, err := lockNext(s, now, time.Minute); item != nil || err != nil {
+		t.Fatalf("LockNextInstances(%v) = %+v, %v; want nothing", now, item, err)
 	}
 }
 
@@ -150,9 +150,9 @@ func noWork(t *testing.T, s *Store, now time.Time) {
 // if there is none.
 func leaseActivity(t *testing.T, s *Store, now time.Time, lease time.Duration) *store.ActivityWork {
 	t.Helper()
-	w, err := s.LockNextActivity(ctx, now, lease)
+	w, err := leaseNext(s, now, lease)
 	if err != nil || w == nil {
-		t.Fatalf("LockNextActivity(%v) = %+v, %v; want a task", now, w, err)
+		t.Fatalf("LockNextActivities(%v) = %+v, %v; want a task", now, w, err)
 	}
 	return w
 }
@@ -202,4 +202,22 @@ func messageEvents(ms []store.Message) []engine.Event {
 		out = append(out, m.Event)
 	}
 	return out
+}
+
+// lockNext locks the next instance, if there is one.
+func lockNext(s *Store, now time.Time, lease time.Duration) (*store.WorkItem, error) {
+	items, err := s.LockNextInstances(ctx, now, lease, 1)
+	if len(items) == 0 {
+		return nil, err
+	}
+	return items[0], err
+}
+
+// leaseNext leases the next activity task, if there is one.
+func leaseNext(s *Store, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
+	ws, err := s.LockNextActivities(ctx, now, lease, 1)
+	if len(ws) == 0 {
+		return nil, err
+	}
+	return ws[0], err
 }

@@ -167,7 +167,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}); err != nil {
 		t.Fatal(err)
 	}
-	if w, err := s.LockNextActivity(ctx, t0, time.Minute); err != nil || w == nil {
+	if w, err := leaseNext(s, t0, time.Minute); err != nil || w == nil {
 		t.Fatalf("activity: %+v, %v", w, err)
 	}
 	lock(t, s, t0)

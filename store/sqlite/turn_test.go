@@ -232,7 +232,7 @@ func TestChildren(t *testing.T) {
 	})
 	work := map[string]*store.WorkItem{}
 	for {
-		item, err := s.LockNextInstance(ctx, t0, time.Minute)
+		item, err := lockNext(s, t0, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,13 +12,14 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// LockNextInstance locks, until now+lease, the unlocked instance whose
-// oldest visible message is oldest, and returns it with the length of its
-// current execution's history and all its visible messages, oldest first. It returns
-// nil when no instance has work. Messages for finished instances are
-// dropped on the way.
-func (s *Store) LockNextInstance(ctx context.Context, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	return leased(ctx, s, func(ctx context.Context, tx *sql.Tx) (*store.WorkItem, error) {
+// LockNextInstances locks, until now+lease, up to max unlocked instances
+// with visible messages, the one whose oldest visible message is oldest
+// first, and returns each with the length of its current execution's
+// history and all its visible messages, oldest first. It returns none when
+// no instance has work. Messages for finished instances are dropped on the
+// way. It is one write, however many it locks.
+func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+	return leased(ctx, s, "instances", max, func(ctx context.Context, tx *sql.Tx) (*store.WorkItem, error) {
 		return lockNextInstance(ctx, tx, now, lease)
 	})
 }

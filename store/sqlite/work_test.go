@@ -33,7 +33,7 @@ func TestInstanceOrder(t *testing.T) {
 			create(t, s, "after")
 			var got []string
 			for {
-				item, err := s.LockNextInstance(ctx, tt.now, time.Hour)
+				item, err := lockNext(s, tt.now, time.Hour)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -133,7 +133,7 @@ func TestConcurrentLocks(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for {
-				item, err := s.LockNextInstance(ctx, t0, time.Hour)
+				item, err := lockNext(s, t0, time.Hour)
 				if err != nil {
 					t.Error(err)
 				}
@@ -249,7 +249,7 @@ func TestNextVisibleAt(t *testing.T) {
 			firstTurn(t, s)
 			leaseActivity(t, s, t0, 2*time.Hour)
 			create(t, s, "i2")
-			if _, err := s.LockNextInstance(ctx, t0, 30*time.Minute); err != nil {
+			if _, err := lockNext(s, t0, 30*time.Minute); err != nil {
 				t.Fatal(err)
 			}
 		}, t0.Add(30 * time.Minute)},
@@ -279,7 +279,7 @@ func TestReleaseAllLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	lock(t, s, t0)
-	again, err := s.LockNextActivity(ctx, t0, time.Hour)
+	again, err := leaseNext(s, t0, time.Hour)
 	if err != nil || again == nil || again.ID != first.ID || again.Attempt != 2 {
 		t.Fatalf("activity after release: %+v, %v", again, err)
 	}

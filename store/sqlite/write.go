@@ -63,14 +63,27 @@ func (s *Store) writeUnsynced(ctx context.Context, fn writeFunc) error {
 	return s.submit(ctx, &writeOp{fn: fn, unsynced: true, done: make(chan error, 1)})
 }
 
-// leased runs fn, which takes work, as a lease write and returns the work.
-func leased[W any](ctx context.Context, s *Store, fn func(context.Context, *sql.Tx) (*W, error)) (*W, error) {
-	var w *W
-	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		w, err = fn(ctx, tx)
-		return err
+// leased runs next, which takes one piece of work, up to max times in one
+// lease write and returns the work it took.
+func leased[W any](ctx context.Context, s *Store, what string, max int, next func(context.Context, *sql.Tx) (*W, error)) ([]*W, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("sqlite: lock next %s: max is %d; it must be at least 1", what, max)
+	}
+	var taken []*W
+	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for len(taken) < max {
+			w, err := next(ctx, tx)
+			if err != nil || w == nil {
+				return err
+			}
+			taken = append(taken, w)
+		}
+		return nil
 	})
-	return w, err
+	if err != nil {
+		return nil, err
+	}
+	return taken, nil
 }
 
 func (s *Store) submit(ctx context.Context, op *writeOp) error {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/store"
@@ -12,8 +13,8 @@ func (f *fixture) activities(now time.Time) []string {
 	f.t.Helper()
 	var names []string
 	for {
-		w, err := f.s.LockNextActivity(f.ctx, now, lease)
-		f.must(err, "LockNextActivity")
+		w, err := f.leaseNext(now)
+		f.must(err, "LockNextActivities")
 		if w == nil {
 			return names
 		}
@@ -51,6 +52,49 @@ func testInstanceLease(f *fixture) {
 	f.enqueue("i1", raised("Approve"))
 	if next := f.lock(t0.Add(lease + 2*time.Second)); next.Attempt != 1 || next.HistoryLen != 1 {
 		f.t.Fatalf("delivery after a commit has Attempt %d, HistoryLen %d; want 1, 1", next.Attempt, next.HistoryLen)
+	}
+}
+
+// testLockSeveral: one call locks or leases up to max pieces of work,
+// oldest first, each once; what it leaves is for the next call; a max
+// below one is refused.
+func testLockSeveral(f *fixture) {
+	for _, id := range []string{"i1", "i2", "i3"} {
+		f.create(id)
+	}
+	ids := func(items []*store.WorkItem) []string {
+		var out []string
+		for _, item := range items {
+			out = append(out, item.Instance.ID)
+		}
+		return out
+	}
+	items, err := f.s.LockNextInstances(f.ctx, t0, lease, 2)
+	f.must(err, "LockNextInstances")
+	if got := ids(items); !slices.Equal(got, []string{"i1", "i2"}) {
+		f.t.Fatalf("LockNextInstances with max 2 locked %q; want the two oldest, [i1 i2]", got)
+	}
+	rest, err := f.s.LockNextInstances(f.ctx, t0, lease, 5)
+	f.must(err, "LockNextInstances")
+	if got := ids(rest); !slices.Equal(got, []string{"i3"}) {
+		f.t.Fatalf("LockNextInstances with max 5 locked %q; want what was left, [i3]", got)
+	}
+	f.noWork(t0)
+	if _, err := f.s.LockNextInstances(f.ctx, t0, lease, 0); err == nil {
+		f.t.Error("LockNextInstances with max 0 returned no error")
+	}
+
+	f.commit(turn(items[0], started("i1", input("i1")), scheduled("Charge"), scheduled("Ship"), scheduled("Notify")))
+	ws, err := f.s.LockNextActivities(f.ctx, t0, lease, 2)
+	f.must(err, "LockNextActivities")
+	if len(ws) != 2 || ws[0].Task.Name != "Charge" || ws[1].Task.Name != "Ship" {
+		f.t.Fatalf("LockNextActivities with max 2 leased %d tasks (%+v); want the two oldest, Charge and Ship", len(ws), ws)
+	}
+	if names := f.activities(t0); !slices.Equal(names, []string{"Notify"}) {
+		f.t.Fatalf("the next leases got %q; want what was left, [Notify]", names)
+	}
+	if _, err := f.s.LockNextActivities(f.ctx, t0, lease, 0); err == nil {
+		f.t.Error("LockNextActivities with max 0 returned no error")
 	}
 }
 

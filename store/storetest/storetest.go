@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CommitAppliesEverything", testCommitAppliesEverything},
 		{"FailedCommitChangesNothing", testFailedCommitChangesNothing},
 		{"InstanceLease", testInstanceLease},
+		{"LockSeveral", testLockSeveral},
 		{"Abandon", testAbandon},
 		{"ActivityLease", testActivityLease},
 		{"ActivityCompletedOnce", testActivityCompletedOnce},
@@ -129,12 +130,38 @@ func (f *fixture) enqueue(id string, ev engine.Event) {
 	f.must(f.s.Enqueue(f.ctx, id, ev), "Enqueue for "+id)
 }
 
+// lockNext locks the next instance at now, if there is one.
+func (f *fixture) lockNext(now time.Time) (*store.WorkItem, error) {
+	f.t.Helper()
+	items, err := f.s.LockNextInstances(f.ctx, now, lease, 1)
+	if len(items) > 1 {
+		f.t.Fatalf("LockNextInstances with max 1 locked %d instances", len(items))
+	}
+	if len(items) == 0 {
+		return nil, err
+	}
+	return items[0], err
+}
+
+// leaseNext leases the next activity task at now, if there is one.
+func (f *fixture) leaseNext(now time.Time) (*store.ActivityWork, error) {
+	f.t.Helper()
+	ws, err := f.s.LockNextActivities(f.ctx, now, lease, 1)
+	if len(ws) > 1 {
+		f.t.Fatalf("LockNextActivities with max 1 leased %d tasks", len(ws))
+	}
+	if len(ws) == 0 {
+		return nil, err
+	}
+	return ws[0], err
+}
+
 // lock locks the next instance at now, and fails the test if there is none.
 func (f *fixture) lock(now time.Time) *store.WorkItem {
 	f.t.Helper()
-	item, err := f.s.LockNextInstance(f.ctx, now, lease)
+	item, err := f.lockNext(now)
 	if err != nil || item == nil {
-		f.t.Fatalf("LockNextInstance at %s = %v, %v; want an instance", clock(now), item, err)
+		f.t.Fatalf("LockNextInstances at %s = %v, %v; want an instance", clock(now), item, err)
 	}
 	return item
 }
@@ -150,8 +177,8 @@ func (f *fixture) lockID(now time.Time, id string) *store.WorkItem {
 		}
 	}()
 	for {
-		item, err := f.s.LockNextInstance(f.ctx, now, lease)
-		f.must(err, "LockNextInstance")
+		item, err := f.lockNext(now)
+		f.must(err, "LockNextInstances")
 		if item == nil {
 			f.t.Fatalf("at %s, instance %q has no work; want some", clock(now), id)
 		}
@@ -165,8 +192,8 @@ func (f *fixture) lockID(now time.Time, id string) *store.WorkItem {
 // noWork fails the test if an instance can be locked at now.
 func (f *fixture) noWork(now time.Time) {
 	f.t.Helper()
-	if item, err := f.s.LockNextInstance(f.ctx, now, lease); item != nil || err != nil {
-		f.t.Fatalf("LockNextInstance at %s = %+v, %v; want no work", clock(now), item, err)
+	if item, err := f.lockNext(now); item != nil || err != nil {
+		f.t.Fatalf("LockNextInstances at %s = %+v, %v; want no work", clock(now), item, err)
 	}
 }
 
@@ -189,9 +216,9 @@ func (f *fixture) run(id string, now time.Time, events ...engine.Event) []engine
 // is none.
 func (f *fixture) lease(now time.Time) *store.ActivityWork {
 	f.t.Helper()
-	w, err := f.s.LockNextActivity(f.ctx, now, lease)
+	w, err := f.leaseNext(now)
 	if err != nil || w == nil {
-		f.t.Fatalf("LockNextActivity at %s = %v, %v; want a task", clock(now), w, err)
+		f.t.Fatalf("LockNextActivities at %s = %v, %v; want a task", clock(now), w, err)
 	}
 	return w
 }
@@ -199,8 +226,8 @@ func (f *fixture) lease(now time.Time) *store.ActivityWork {
 // noActivity fails the test if an activity task can be leased at now.
 func (f *fixture) noActivity(now time.Time) {
 	f.t.Helper()
-	if w, err := f.s.LockNextActivity(f.ctx, now, lease); w != nil || err != nil {
-		f.t.Fatalf("LockNextActivity at %s = %+v, %v; want no task", clock(now), w, err)
+	if w, err := f.leaseNext(now); w != nil || err != nil {
+		f.t.Fatalf("LockNextActivities at %s = %+v, %v; want no task", clock(now), w, err)
 	}
 }
 

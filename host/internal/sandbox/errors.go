@@ -14,6 +14,9 @@ import (
 // an exit, a deadline or a blocking sleep, so it is never called again.
 var ErrStopped = errors.New("sandbox: the instance stopped at an earlier error; close it")
 
+// ErrClosed is returned by Instance.Call on an instance that was closed.
+var ErrClosed = errors.New("sandbox: the instance is closed")
+
 // TrapError is returned when the guest trapped: a Go panic or fatal error
 // (whose message the guest wrote to stderr first), or a wasm fault such as
 // an out-of-bounds access.

@@ -37,10 +37,10 @@ func (m *wazeroModule) takeIdle(env *wasi.Env) *wazeroInstance {
 	if n == 0 {
 		return nil
 	}
-	inst := m.idle[n-1]
+	reset := *m.idle[n-1]
 	m.idle = m.idle[:n-1]
-	inst.env = env
-	return inst
+	reset.env, reset.closed = env, false
+	return &reset
 }
 
 // recycle resets inst, which started from snapshot s and has not failed,
@@ -60,7 +60,7 @@ func (m *wazeroModule) recycle(inst *wazeroInstance, s *snapshot, written []uint
 		return false
 	}
 	inst.interrupt.Set(0)
-	inst.env = nil
+	inst.env = nil // the next user's comes with takeIdle
 	m.idleMu.Lock()
 	defer m.idleMu.Unlock()
 	if m.closedIdle || len(m.idle) >= maxIdle {

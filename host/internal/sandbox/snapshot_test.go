@@ -374,8 +374,15 @@ func TestRecycledInstanceIsLikeNew(t *testing.T) {
 		t.Fatalf("%d idle instances after a healthy one closed; want it kept", len(mod.idle))
 	}
 	again := start()
-	if again != first {
+	if again.mod != first.mod {
 		t.Fatal("Instantiate made a new instance instead of reusing the one reset")
+	}
+	if _, err := first.Call(ctx, "bump", 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("a call through the closed instance's old handle: err = %v, want ErrClosed", err)
+	}
+	first.Close(ctx) // a second Close of the old handle must not hand the instance out twice
+	if len(mod.idle) != 0 {
+		t.Fatal("closing the old handle again put the instance in use back among the idle ones")
 	}
 	if got := memoryOf(t, again); !bytes.Equal(got, want) {
 		t.Error("the reset instance's memory is not the snapshot's")

@@ -314,10 +314,16 @@ type wazeroInstance struct {
 	snapshot *snapshot
 	// stopped is set by the first call that failed.
 	stopped bool
+	// closed is set by Close. A wasm instance reset for reuse gets a new
+	// wazeroInstance, so a stale reference to this one cannot reach it.
+	closed bool
 }
 
 func (i *wazeroInstance) Call(ctx context.Context, export string, args ...uint64) ([]uint64, error) {
-	if i.stopped {
+	switch {
+	case i.closed:
+		return nil, ErrClosed
+	case i.stopped:
 		return nil, ErrStopped
 	}
 	fn, ok := i.fns[export]
@@ -361,6 +367,10 @@ func (i *wazeroInstance) MemorySize() uint64 { return uint64(i.mod.Memory().Size
 // failed tells the snapshot which pages it wrote, while the snapshot learns
 // them, and is reset and kept for reuse when it can be (recycle.go).
 func (i *wazeroInstance) Close(ctx context.Context) error {
+	if i.closed {
+		return nil
+	}
+	i.closed = true
 	if s := i.snapshot; s != nil && !i.stopped {
 		mem := i.mod.Memory()
 		b, _ := mem.Read(0, mem.Size())
