@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/binary"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -28,11 +29,10 @@ func mmapFixed(at []byte, f *os.File) error {
 // set for the pages the process has written (which are copies of its own
 // now), from /proc/self/pagemap.
 func writtenPages(mem []byte) ([]uint64, error) {
-	f, err := os.Open("/proc/self/pagemap")
+	f, err := pagemap()
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	n := uint64(len(mem)) / osPageSize
 	entries := make([]byte, n*8)
 	first := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem)))) / osPageSize
@@ -48,6 +48,10 @@ func writtenPages(mem []byte) ([]uint64, error) {
 	}
 	return set, nil
 }
+
+// pagemap is /proc/self/pagemap, opened once and read with pread from any
+// goroutine.
+var pagemap = sync.OnceValues(func() (*os.File, error) { return os.Open("/proc/self/pagemap") })
 
 // madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14).
 const madvPopulateWrite = 23
