@@ -213,8 +213,10 @@ type Store interface {
 
 	// LockNextInstances locks up to max instances (max ≥ 1) that have
 	// visible messages (visible: due at or before now) and are not locked,
-	// until now+lease, those with the oldest visible message first. It
-	// returns none when there is none.
+	// until now+lease: first those with visible messages other than the
+	// start CreateInstance enqueued (instances that have begun, and
+	// children), by their oldest such message; then the others, by their
+	// start. It returns none when there is none.
 	LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*WorkItem, error)
 	// CommitTurn commits a turn, unlocks the instance and resets its
 	// Attempt count. It returns

@@ -17,34 +17,44 @@ import (
 // the delivery in each one's Attempt. It returns none when there is none.
 // It is one write, however many it leases.
 func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
-	return leased(ctx, s, "activities", max, func(ctx context.Context, tx *sql.Tx) (*store.ActivityWork, error) {
-		return lockNextActivity(ctx, tx, now, lease)
+	return leased(ctx, s, "activities", max, func(ctx context.Context, tx *sql.Tx, max int) ([]*store.ActivityWork, error) {
+		return lockNextActivities(ctx, tx, now, lease, max)
 	})
 }
 
-func lockNextActivity(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
-	w := &store.ActivityWork{LockToken: newToken()}
-	var input []byte
-	// Two statements rather than one UPDATE … RETURNING, which is slower
-	// (BenchmarkTurn_1k). The + keeps SQLite from the locked_until index:
-	// walking the tasks in id order stops at the first one not leased,
-	// where the index would gather every one of them to sort.
-	err := tx.QueryRowContext(ctx, `
+func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+	// A select, then an update a task, rather than UPDATE … RETURNING,
+	// which is slower (BenchmarkTurn_1k). The + keeps SQLite from the
+	// locked_until index: walking the tasks in id order stops after the
+	// first max not leased, where the index would gather every one of them
+	// to sort.
+	rows, err := tx.QueryContext(ctx, `
 		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt + 1
-		FROM activity_tasks WHERE +locked_until <= ? ORDER BY id LIMIT 1`, nanos(now)).
-		Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+		FROM activity_tasks WHERE +locked_until <= ? ORDER BY id LIMIT ?`, nanos(now), max)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: lock next activity: %w", err)
+		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET lock_token = ?, locked_until = ?, attempt = ? WHERE id = ?`,
-		w.LockToken, nanos(now.Add(lease)), w.Attempt, w.ID); err != nil {
-		return nil, fmt.Errorf("sqlite: lock activity %d: %w", w.ID, err)
+	var ws []*store.ActivityWork
+	for rows.Next() {
+		w := &store.ActivityWork{LockToken: newToken()}
+		var input []byte
+		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
+		}
+		w.Task.Input = input
+		ws = append(ws, w)
 	}
-	w.Task.Input = input
-	return w, nil
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
+	}
+	for _, w := range ws {
+		if _, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET lock_token = ?, locked_until = ?, attempt = ? WHERE id = ?`,
+			w.LockToken, nanos(now.Add(lease)), w.Attempt, w.ID); err != nil {
+			return nil, fmt.Errorf("sqlite: lock activity %d: %w", w.ID, err)
+		}
+	}
+	return ws, nil
 }
 
 // CompleteActivity removes a leased activity task and enqueues its result

@@ -16,7 +16,7 @@ import (
 // wrapping store.ErrInstanceExists if the id is taken, or store.ErrNotFound
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertInstance(ctx, tx, n, nil, nil) })
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertInstance(ctx, tx, n, visibleToStart, nil, nil) })
 	if err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
 	}
@@ -24,11 +24,11 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 }
 
 // insertInstance creates a Pending instance in execution 1 with its
-// OrchestrationStarted message; a child when parent is not nil, which
-// reports its end to the parent's event parentSchedule unless that is nil.
-// It returns an error wrapping store.ErrInstanceExists if the id is taken,
-// or store.ErrNotFound if the module is not deployed.
-func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, parent, parentSchedule any) error {
+// OrchestrationStarted message, visible at visible; a child when parent is
+// not nil, which reports its end to the parent's event parentSchedule
+// unless that is nil. It returns an error wrapping store.ErrInstanceExists
+// if the id is taken, or store.ErrNotFound if the module is not deployed.
+func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, visible int64, parent, parentSchedule any) error {
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
 		SELECT ?, ?, hash, 1, ?, ?, ?, ?, ?, ? FROM modules WHERE hash = ?
@@ -40,7 +40,7 @@ func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, parent
 	if inserted, err := res.RowsAffected(); err != nil || inserted == 0 {
 		return errors.Join(err, whyNotInserted(ctx, tx, n))
 	}
-	_, err = enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}, visibleNow)
+	_, err = enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}, visible)
 	return err
 }
 

@@ -144,7 +144,8 @@ func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild
 	reason := fmt.Sprintf("no deployed module registers orchestration %q", c.Name)
 	if c.ModuleHash != "" {
 		n := store.NewInstance{ID: c.ID, Name: c.Name, ModuleHash: c.ModuleHash, Input: c.Input, Now: time.Now()}
-		err := insertInstance(ctx, tx, n, parent, schedule)
+		// A child is work of its parent, which has begun.
+		err := insertInstance(ctx, tx, n, visibleNow, parent, schedule)
 		switch {
 		case err == nil:
 			return nil

@@ -30,8 +30,9 @@ func TestCommitTurn(t *testing.T) {
 
 	// The second turn ends the instance. It consumes the fired timer and,
 	// by mistake, a message of another instance, which stays.
-	other := lock(t, s, timerDue)
+	// (i1 has begun, so its timer comes before other's start.)
 	item := lock(t, s, timerDue)
+	other := lock(t, s, timerDue)
 	if item.Instance.ID != "i1" || len(item.Messages) != 1 {
 		t.Fatalf("work %+v", item)
 	}

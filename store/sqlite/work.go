@@ -13,56 +13,115 @@ import (
 )
 
 // LockNextInstances locks, until now+lease, up to max unlocked instances
-// with visible messages, the one whose oldest visible message is oldest
-// first, and returns each with the length of its current execution's
-// history and all its visible messages, oldest first. It returns none when
-// no instance has work. Messages for finished instances are dropped on the
-// way. It is one write, however many it locks.
+// with visible messages, in the order nextInstances serves them, and
+// returns each with the length of its current execution's history and all
+// its visible messages, oldest first. It returns none when no instance has
+// work. Messages for finished instances are dropped on the way. It is one
+// write, however many it locks.
 func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
-	return leased(ctx, s, "instances", max, func(ctx context.Context, tx *sql.Tx) (*store.WorkItem, error) {
-		return lockNextInstance(ctx, tx, now, lease)
+	return leased(ctx, s, "instances", max, func(ctx context.Context, tx *sql.Tx, max int) ([]*store.WorkItem, error) {
+		return lockNextInstances(ctx, tx, now, lease, max)
 	})
 }
 
-func lockNextInstance(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	for {
-		id, status, err := nextInstance(ctx, tx, now)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil
-		}
+func lockNextInstances(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+	var items []*store.WorkItem
+	for len(items) < max {
+		next, err := nextInstances(ctx, tx, now, max-len(items))
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: lock next instance: %w", err)
+			return nil, fmt.Errorf("sqlite: lock next instances: %w", err)
 		}
-		if !status.IsTerminal() {
-			return lockInstance(ctx, tx, id, now, lease)
+		if len(next) == 0 {
+			break
 		}
-		// Nothing can apply to a finished instance: drop what arrived.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ? AND visible_at <= ?`, id, nanos(now)); err != nil {
-			return nil, fmt.Errorf("sqlite: drop messages of finished instance %q: %w", id, err)
+		for _, c := range next {
+			if c.status.IsTerminal() {
+				// Nothing can apply to a finished instance: drop what
+				// arrived.
+				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ? AND visible_at <= ?`, c.id, nanos(now)); err != nil {
+					return nil, fmt.Errorf("sqlite: drop messages of finished instance %q: %w", c.id, err)
+				}
+				continue
+			}
+			item, err := lockInstance(ctx, tx, c.id, now, lease)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, item)
 		}
 	}
+	return items, nil
 }
 
-// nextInstance finds the unlocked instance with the oldest visible message:
-// the older of the oldest message visible at once and the first timer to
-// have come due. Each half walks the messages_visible index from its start
-// and stops at the first message of an unlocked instance, so neither
-// timers not yet due nor a backlog of work make it slower.
-func nextInstance(ctx context.Context, tx *sql.Tx, now time.Time) (string, engine.Status, error) {
-	var id, status string
-	err := tx.QueryRowContext(ctx, `
+// candidate is an unlocked instance with visible messages.
+type candidate struct {
+	id     string
+	status engine.Status
+}
+
+// The order of service. First the instances that have begun: by their
+// oldest message visible at once or timer come due, whichever is older (a
+// timer that came due waits for the messages older than it, not for those
+// after it). Then new instances, by their start. So in a burst of starts
+// the instances already running finish first, and stay in the host's
+// cache meanwhile, instead of every instance taking its first step before
+// any takes its second. Each query walks the messages_visible index from
+// its start, so neither timers not yet due nor a backlog make it slower.
+const (
+	begunQuery = `
 		SELECT id, status FROM (
 			SELECT * FROM (
 				SELECT m.id AS message, i.id, i.status FROM messages m JOIN instances i ON i.id = m.instance_id
-				WHERE m.visible_at = ?1 AND i.locked_until <= ?2
-				ORDER BY m.visible_at, m.id LIMIT 1)
+				WHERE m.visible_at = ?1 AND i.locked_until <= ?3
+				ORDER BY m.visible_at, m.id LIMIT ?4)
 			UNION ALL
 			SELECT * FROM (
 				SELECT m.id AS message, i.id, i.status FROM messages m JOIN instances i ON i.id = m.instance_id
-				WHERE m.visible_at > ?1 AND m.visible_at <= ?2 AND i.locked_until <= ?2
-				ORDER BY m.visible_at, m.id LIMIT 1)
-		) ORDER BY message LIMIT 1`, visibleNow, nanos(now)).Scan(&id, &status)
-	return id, engine.Status(status), err
+				WHERE m.visible_at >= ?2 AND m.visible_at <= ?3 AND i.locked_until <= ?3
+				ORDER BY m.visible_at, m.id LIMIT ?4)
+		) ORDER BY message`
+	startQuery = `
+		SELECT i.id, i.status FROM messages m JOIN instances i ON i.id = m.instance_id
+		WHERE m.visible_at = ?5 AND i.locked_until <= ?3
+		ORDER BY m.visible_at, m.id LIMIT ?4`
+)
+
+// nextInstances returns up to n unlocked instances with visible messages,
+// in the order of service.
+func nextInstances(ctx context.Context, tx *sql.Tx, now time.Time, n int) ([]candidate, error) {
+	var out []candidate
+	seen := map[string]bool{}
+	for _, query := range []string{begunQuery, startQuery} {
+		// An instance with several messages comes up once for each: ask for
+		// more rows until there are n instances or no more rows.
+		for limit := 2 * n; len(out) < n; limit *= 2 {
+			rows, err := tx.QueryContext(ctx, query, visibleNow, firstDue, nanos(now), limit, visibleToStart)
+			if err != nil {
+				return nil, err
+			}
+			got := 0
+			for rows.Next() && len(out) < n {
+				got++
+				var c candidate
+				if err := rows.Scan(&c.id, &c.status); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				if !seen[c.id] {
+					seen[c.id] = true
+					out = append(out, c)
+				}
+			}
+			err = errors.Join(rows.Err(), rows.Close())
+			if err != nil {
+				return nil, err
+			}
+			if got < limit {
+				break // every row read
+			}
+		}
+	}
+	return out, nil
 }
 
 // lockInstance locks an instance and reads its work.

@@ -12,24 +12,37 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// TestInstanceOrder checks that instances are handed out by their oldest
-// visible message: a timer that came due waits for the messages older
-// than it, not for the ones after it.
+// TestInstanceOrder checks the order instances are handed out in: those
+// that have begun by their oldest visible message, where a timer that came
+// due waits for the messages older than it, not for the ones after it;
+// then new ones by their start.
 func TestInstanceOrder(t *testing.T) {
 	tests := []struct {
 		name string
 		now  time.Time
 		want []string
 	}{
-		{"timer not due", timerDue.Add(-time.Nanosecond), []string{"before", "after"}},
-		{"timer due", timerDue, []string{"before", "i1", "after"}},
+		{"timer not due", timerDue.Add(-time.Nanosecond), []string{"b", "before", "after"}},
+		{"timer due", timerDue, []string{"i1", "b", "before", "after"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := openTest(t)
 			withInstance(t, s)
+			create(t, s, "b")
 			create(t, s, "before")
 			firstTurn(t, s) // i1's timer comes after before's start
+			// b begins, and an event for it comes after i1's timer: once
+			// the timer is due, i1 comes first.
+			item := lock(t, s, t0)
+			if item.Instance.ID != "b" {
+				t.Fatalf("locked %s first; want b, the oldest new instance", item.Instance.ID)
+			}
+			commit(t, s, store.TurnCommit{InstanceID: "b", ExecutionID: 1, LockToken: item.LockToken, Status: engine.StatusRunning,
+				NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)}, Consumed: []int64{item.Messages[0].ID}})
+			if err := s.Enqueue(ctx, "b", engine.Event{Kind: engine.ExternalEvent, Name: "Go"}); err != nil {
+				t.Fatal(err)
+			}
 			create(t, s, "after")
 			var got []string
 			for {

@@ -107,16 +107,20 @@ func testMessagesOldestFirst(f *fixture) {
 	f.messages(f.lock(t0), want...)
 }
 
-// testOldestMessageServedFirst: the instance whose oldest visible message
-// is oldest is locked first.
+// testOldestMessageServedFirst: instances that have begun are locked
+// before new ones, each group by its oldest visible message.
 func testOldestMessageServedFirst(f *fixture) {
 	f.create("b")
 	f.create("a")
+	f.create("c")
+	f.run("a", t0, started("a", input("a")))
 	f.run("b", t0, started("b", input("b")))
 	f.enqueue("b", raised("Approve"))
-	for _, want := range []string{"a", "b"} {
+	f.enqueue("a", raised("Approve"))
+	f.create("d")
+	for _, want := range []string{"b", "a", "c", "d"} {
 		if item := f.lock(t0); item.Instance.ID != want {
-			f.t.Fatalf("locked %q; want %q, whose oldest message is older", item.Instance.ID, want)
+			f.t.Fatalf("locked %q; want %q (begun before new, then oldest message first)", item.Instance.ID, want)
 		}
 	}
 	f.noWork(t0)
