@@ -86,12 +86,17 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		if l != nil {
 			l.close(guestCtx)
 		}
-		var err error
-		if l, err = h.fresh(ctx, inst); err != nil {
-			h.opts.Logger.Error("turn not run; it will run again", "instance", inst.ID, "err", err)
-			h.abandon(ctx, inst.ID, item.LockToken)
-			return
+		// The history is in the store, unless the execution has not begun.
+		var history []engine.Event
+		if item.HistoryLen > 0 {
+			var err error
+			if history, err = h.st.History(ctx, inst.ID, inst.ExecutionID); err != nil {
+				h.opts.Logger.Error("turn not run; it will run again", "instance", inst.ID, "err", err)
+				h.abandon(ctx, inst.ID, item.LockToken)
+				return
+			}
 		}
+		l = h.fresh(ctx, inst, history)
 	}
 	in := engine.TurnInput{History: l.history, Now: h.opts.Clock()}
 	consumed := make([]int64, len(item.Messages))
@@ -178,16 +183,12 @@ func (h *Host) giveUp(ctx context.Context, item *store.WorkItem) {
 	h.changed.Notify()
 }
 
-// fresh starts a live instance that has applied nothing, with the
-// persisted history of inst's current execution to replay.
-func (h *Host) fresh(ctx context.Context, inst store.Instance) (*live, error) {
-	history, err := h.st.History(ctx, inst.ID, inst.ExecutionID)
-	if err != nil {
-		return nil, err
-	}
+// fresh starts a live instance that has applied nothing, with history (the
+// persisted history of inst's current execution) to replay.
+func (h *Host) fresh(ctx context.Context, inst store.Instance, history []engine.Event) *live {
 	l := h.newLive(context.WithoutCancel(ctx), inst)
 	l.extend(history)
-	return l, nil
+	return l
 }
 
 // children chooses the module of each child: the parent's if it registers

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -58,8 +59,15 @@ func startHost(t *testing.T, opts host.Options) *testHost {
 	go func() { done <- h.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(time.Minute):
+			stacks := make([]byte, 1<<22)
+			stacks = stacks[:runtime.Stack(stacks, true)]
+			t.Fatalf("Run did not return within a minute of its context ending; every goroutine:\n%s", stacks)
 		}
 		h.Close()
 		st.Close()

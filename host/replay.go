@@ -16,10 +16,11 @@ func (h *Host) Replay(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	l, err := h.fresh(ctx, inst)
+	history, err := h.st.History(ctx, id, inst.ExecutionID)
 	if err != nil {
 		return fmt.Errorf("host: replay %q: %w", id, err)
 	}
+	l := h.fresh(ctx, inst, history)
 	defer l.close(ctx)
 	res, err := l.exec.Turn(engine.TurnInput{History: l.history, Now: h.opts.Clock()})
 	if err != nil {

@@ -61,13 +61,16 @@ const instanceColumns = `id, name, module_hash, execution_id, status, input, res
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanInstance(row scanner) (store.Instance, error) {
+// scanInstance scans instanceColumns, and then the columns that follow
+// into extra.
+func scanInstance(row scanner, extra ...any) (store.Instance, error) {
 	var i store.Instance
 	var status string
 	var input, result []byte
 	var failure sql.NullString
 	var created, updated int64
-	if err := row.Scan(&i.ID, &i.Name, &i.ModuleHash, &i.ExecutionID, &status, &input, &result, &failure, &i.CustomStatus, &created, &updated); err != nil {
+	dest := append([]any{&i.ID, &i.Name, &i.ModuleHash, &i.ExecutionID, &status, &input, &result, &failure, &i.CustomStatus, &created, &updated}, extra...)
+	if err := row.Scan(dest...); err != nil {
 		return i, err
 	}
 	i.Status, i.Input, i.Result = engine.Status(status), input, result

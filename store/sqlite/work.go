@@ -134,11 +134,10 @@ func lockInstance(ctx context.Context, tx *sql.Tx, id string, now time.Time, lea
 	// Read the instance in a second statement: a single UPDATE … RETURNING
 	// is slower (BenchmarkTurn_1k).
 	var err error
-	if item.Instance, err = getInstance(ctx, tx, id); err != nil {
-		return nil, err
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT last_event_id, attempt FROM instances WHERE id = ?`, id).Scan(&item.HistoryLen, &item.Attempt); err != nil {
-		return nil, fmt.Errorf("sqlite: history length of %q: %w", id, err)
+	item.Instance, err = scanInstance(tx.QueryRowContext(ctx, `SELECT `+instanceColumns+`, last_event_id, attempt FROM instances WHERE id = ?`, id),
+		&item.HistoryLen, &item.Attempt)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: lock instance %q: %w", id, err)
 	}
 	if item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
 		return nil, fmt.Errorf("sqlite: messages of %q: %w", id, err)
