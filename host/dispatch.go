@@ -14,10 +14,13 @@ import (
 // dispatch runs workers workers until ctx is done, fed by one fetcher:
 // it takes as much work as there are idle workers, with next, in one store
 // write, and hands it out; when it got less than it asked for (or the
-// store failed), it waits until woken or the store's next message is due.
-// Idle workers cost nothing: only the fetcher asks the store for work. Once
-// ctx is done it waits for the workers to finish what they have.
-func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, workers int, next func(max int) ([]*W, error), handle func(*W)) {
+// store failed), it waits until woken or the store's next message is due,
+// and, if again is set, until a worker finishes: finished work may leave
+// work behind that no one announces (a turn unlocks its instance, which may
+// have messages that arrived during the turn). Idle workers cost nothing:
+// only the fetcher asks the store for work. Once ctx is done it waits for
+// the workers to finish what they have.
+func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, workers int, again bool, next func(max int) ([]*W, error), handle func(*W)) {
 	work := make(chan *W, workers)
 	done := make(chan struct{}, workers)
 	var wg sync.WaitGroup
@@ -54,7 +57,13 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 		}
 		if asked := idle; len(items) < asked {
 			idle -= len(items)
-			h.idle(ctx, wake)
+			var finished <-chan struct{}
+			if again {
+				finished = done
+			}
+			if h.idle(ctx, wake, finished) {
+				idle++
+			}
 			continue
 		}
 		idle = 0
@@ -63,7 +72,7 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 
 // dispatchOrchestrations runs turns until ctx is done.
 func (h *Host) dispatchOrchestrations(ctx context.Context) {
-	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers,
+	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers, true,
 		func(max int) ([]*store.WorkItem, error) {
 			return h.st.LockNextInstances(ctx, h.opts.Clock(), h.opts.Lease, max)
 		},
