@@ -16,7 +16,9 @@ import (
 // wrapping store.ErrInstanceExists if the id is taken, or store.ErrNotFound
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertInstance(ctx, tx, n, visibleToStart, nil, nil) })
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return insertInstance(ctx, tx, n, visibleToStart, nil, nil)
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
 	}
