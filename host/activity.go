@@ -15,7 +15,7 @@ import (
 
 // dispatchActivities runs activity tasks until ctx is done.
 func (h *Host) dispatchActivities(ctx context.Context) {
-	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers, false,
+	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
 		func(max int) ([]*store.ActivityWork, error) {
 			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max)
 		},

@@ -14,13 +14,11 @@ import (
 // dispatch runs workers workers until ctx is done, fed by one fetcher:
 // it takes as much work as there are idle workers, with next, in one store
 // write, and hands it out; when it got less than it asked for (or the
-// store failed), it waits until woken or the store's next message is due,
-// and, if again is set, until a worker finishes: finished work may leave
-// work behind that no one announces (a turn unlocks its instance, which may
-// have messages that arrived during the turn). Idle workers cost nothing:
+// store failed), it waits until woken or the store's next message is due.
+// Whatever makes work announces it on wake. Idle workers cost nothing:
 // only the fetcher asks the store for work. Once ctx is done it waits for
 // the workers to finish what they have.
-func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, workers int, again bool, next func(max int) ([]*W, error), handle func(*W)) {
+func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, workers int, next func(max int) ([]*W, error), handle func(*W)) {
 	work := make(chan *W, workers)
 	done := make(chan struct{}, workers)
 	var wg sync.WaitGroup
@@ -57,13 +55,7 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 		}
 		if asked := idle; len(items) < asked {
 			idle -= len(items)
-			var finished <-chan struct{}
-			if again {
-				finished = done
-			}
-			if h.idle(ctx, wake, finished) {
-				idle++
-			}
+			h.idle(ctx, wake)
 			continue
 		}
 		idle = 0
@@ -72,7 +64,7 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 
 // dispatchOrchestrations runs turns until ctx is done.
 func (h *Host) dispatchOrchestrations(ctx context.Context) {
-	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers, true,
+	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers,
 		func(max int) ([]*store.WorkItem, error) {
 			return h.st.LockNextInstances(ctx, h.opts.Clock(), h.opts.Lease, max)
 		},
@@ -160,7 +152,11 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
 	}
-	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || res.Status.IsTerminal() {
+	// Messages that came while the instance was locked (a raised event, an
+	// activity's result, a timer come due) were announced when no one
+	// could take them: announce them again.
+	more, err := h.st.HasWork(ctx, inst.ID, h.opts.Clock())
+	if more || err != nil || len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || res.Status.IsTerminal() {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.Notify()

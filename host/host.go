@@ -270,11 +270,9 @@ func (h *Host) Modules(ctx context.Context) ([]store.ModuleInfo, error) {
 	return h.st.ListModules(ctx)
 }
 
-// idle waits until woken, until the store's next message is due, until
-// finished receives (a nil finished never does), or for at most a second
-// (to notice expired leases), whichever is first. It reports whether
-// finished received.
-func (h *Host) idle(ctx context.Context, wake wakeup, finished <-chan struct{}) bool {
+// idle waits until woken, until the store's next message is due, or for
+// at most a second (to notice expired leases), whichever is first.
+func (h *Host) idle(ctx context.Context, wake wakeup) {
 	d := time.Second
 	if next, ok, err := h.st.NextVisibleAt(ctx, h.opts.Clock()); err == nil && ok {
 		d = min(d, max(time.Until(next), 0))
@@ -285,8 +283,5 @@ func (h *Host) idle(ctx context.Context, wake wakeup, finished <-chan struct{}) 
 	case <-ctx.Done():
 	case <-wake:
 	case <-t.C:
-	case <-finished:
-		return true
 	}
-	return false
 }

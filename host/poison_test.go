@@ -95,3 +95,37 @@ func TestPoisonActivityFails(t *testing.T) {
 		t.Fatalf("instance %s, failure %+v; want a failure saying %q", inst.Status, inst.Failure, want)
 	}
 }
+
+// TestTurnAnnouncesMessagesThatCameDuringIt: a message that came while the
+// instance's turn ran was announced when nobody could take the instance, so
+// the turn announces it again once it has committed; a turn that leaves
+// nothing behind announces nothing to the turn fetcher.
+func TestTurnAnnouncesMessagesThatCameDuringIt(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name      string
+		raise     bool
+		announced bool
+	}{{"an event came during the turn", true, true}, {"nothing came", false, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := poisonHost(t)
+			item, err := lockNext(ctx, h.st, time.Now(), time.Minute)
+			if err != nil || item == nil {
+				t.Fatal(item, err)
+			}
+			if tt.raise {
+				if err := h.Raise(ctx, "p1", "Approval", nil, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select { // the announcement nobody could act on
+			case <-h.orchestrationWork:
+			default:
+			}
+			h.turn(ctx, item)
+			if announced := len(h.orchestrationWork) == 1; announced != tt.announced {
+				t.Fatalf("after the turn, the turn fetcher was woken: %v; want %v", announced, tt.announced)
+			}
+		})
+	}
+}

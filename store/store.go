@@ -218,6 +218,9 @@ type Store interface {
 	// children), by their oldest such message; then the others, by their
 	// start. It returns none when there is none.
 	LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*WorkItem, error)
+	// HasWork reports whether the instance has messages visible at now
+	// (due at or before it), locked or not.
+	HasWork(ctx context.Context, id string, now time.Time) (bool, error)
 	// CommitTurn commits a turn, unlocks the instance and resets its
 	// Attempt count. It returns
 	// ErrLeaseLost if the lock is no longer held.

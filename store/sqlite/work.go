@@ -27,15 +27,15 @@ func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time
 func lockNextInstances(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
 	var items []*store.WorkItem
 	for len(items) < max {
-		next, err := nextInstances(ctx, tx, now, max-len(items))
+		want := max - len(items)
+		next, err := nextInstances(ctx, tx, now, want)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: lock next instances: %w", err)
 		}
-		if len(next) == 0 {
-			break
-		}
+		dropped := false
 		for _, c := range next {
 			if c.status.IsTerminal() {
+				dropped = true
 				// Nothing can apply to a finished instance: drop what
 				// arrived.
 				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ? AND visible_at <= ?`, c.id, nanos(now)); err != nil {
@@ -48,6 +48,9 @@ func lockNextInstances(ctx context.Context, tx *sql.Tx, now time.Time, lease tim
 				return nil, err
 			}
 			items = append(items, item)
+		}
+		if len(next) < want && !dropped {
+			break // there is no more
 		}
 	}
 	return items, nil
@@ -166,6 +169,16 @@ func visibleMessages(ctx context.Context, tx *sql.Tx, id string, now time.Time) 
 		out = append(out, m)
 	}
 	return out, rows.Err()
+}
+
+// HasWork reports whether the instance has messages visible at now.
+func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, error) {
+	var more bool
+	err := s.readers.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = ? AND visible_at <= ?)`, id, nanos(now)).Scan(&more)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: work of %q: %w", id, err)
+	}
+	return more, nil
 }
 
 // AbandonInstance unlocks an instance without committing anything, if

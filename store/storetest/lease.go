@@ -98,6 +98,26 @@ func testLockSeveral(f *fixture) {
 	}
 }
 
+// testHasWork: an instance has work while it has messages visible at the
+// time asked about, locked or not.
+func testHasWork(f *fixture) {
+	has := func(when string, now time.Time, want bool) {
+		f.t.Helper()
+		got, err := f.s.HasWork(f.ctx, "i1", now)
+		f.must(err, "HasWork")
+		if got != want {
+			f.t.Fatalf("HasWork %s = %v; want %v", when, got, want)
+		}
+	}
+	f.create("i1")
+	has("with its start waiting", t0, true)
+	item := f.lock(t0)
+	has("while it is locked, with its start", t0, true)
+	f.commit(turn(item, started("i1", input("i1")), timerCreated(t0.Add(time.Hour))))
+	has("with a timer not yet due", t0, false)
+	has("once the timer is due", t0.Add(time.Hour), true)
+}
+
 // testAbandon: an abandoned instance is handed out again at once, with its
 // messages; Attempt counts the abandoned delivery.
 func testAbandon(f *fixture) {
