@@ -135,26 +135,27 @@ func (f *fixture) enqueue(id string, ev engine.Event) {
 func (f *fixture) lockNext(now time.Time) (*store.WorkItem, error) {
 	f.t.Helper()
 	items, err := f.s.LockNextInstances(f.ctx, now, lease, 1)
-	if len(items) > 1 {
-		f.t.Fatalf("LockNextInstances with max 1 locked %d instances", len(items))
-	}
-	if len(items) == 0 {
-		return nil, err
-	}
-	return items[0], err
+	return only(f, "LockNextInstances", items, err)
 }
 
 // leaseNext leases the next activity task at now, if there is one.
 func (f *fixture) leaseNext(now time.Time) (*store.ActivityWork, error) {
 	f.t.Helper()
 	ws, err := f.s.LockNextActivities(f.ctx, now, lease, 1)
-	if len(ws) > 1 {
-		f.t.Fatalf("LockNextActivities with max 1 leased %d tasks", len(ws))
-	}
-	if len(ws) == 0 {
+	return only(f, "LockNextActivities", ws, err)
+}
+
+// only returns the one piece of work a call with max 1 took, if any.
+func only[W any](f *fixture, call string, taken []*W, err error) (*W, error) {
+	f.t.Helper()
+	switch len(taken) {
+	case 0:
 		return nil, err
+	case 1:
+		return taken[0], err
 	}
-	return ws[0], err
+	f.t.Fatalf("%s with max 1 took %d", call, len(taken))
+	return nil, nil
 }
 
 // lock locks the next instance at now, and fails the test if there is none.

@@ -34,28 +34,44 @@ func helloModule(b *testing.B) Module {
 // wazero's instantiation, the data segments, and the Go runtime's start-up
 // (_initialize).
 func BenchmarkInstantiateHello(b *testing.B) {
-	benchmarkInstantiate(b, false)
-}
-
-// BenchmarkInstantiateHelloSnapshot measures a fresh instance of the hello
-// example started from its snapshot (made before the timer starts).
-func BenchmarkInstantiateHelloSnapshot(b *testing.B) {
-	benchmarkInstantiate(b, true)
-}
-
-func benchmarkInstantiate(b *testing.B, fromSnapshot bool) {
 	mod := helloModule(b)
+	benchmarkInstantiate(b, func(cfg Config) (Instance, error) { return mod.Instantiate(ctx, cfg) }, false)
+}
+
+// BenchmarkInstantiateHelloSnapshot measures a new instance of the hello
+// example started from its snapshot (made before the timer starts), with
+// its hot pages copied in; not one reset for reuse.
+func BenchmarkInstantiateHelloSnapshot(b *testing.B) {
+	mod := helloModule(b).(*wazeroModule)
+	benchmarkInstantiate(b, func(cfg Config) (Instance, error) {
+		s, err := mod.snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return mod.fromSnapshot(ctx, s, cfg.Env)
+	}, true)
+}
+
+// BenchmarkInstantiateHelloReused measures an instance of the hello
+// example from its snapshot when one reset for reuse is waiting, and the
+// reset when it closes.
+func BenchmarkInstantiateHelloReused(b *testing.B) {
+	mod := helloModule(b)
+	benchmarkInstantiate(b, func(cfg Config) (Instance, error) { return mod.Instantiate(ctx, cfg) }, true)
+}
+
+func benchmarkInstantiate(b *testing.B, instantiate func(Config) (Instance, error), fromSnapshot bool) {
 	cfg := func() Config {
 		return Config{Env: wasi.NewDeterministic(seed(1), nil, nil), FromSnapshot: fromSnapshot}
 	}
-	inst, err := mod.Instantiate(ctx, cfg())
+	inst, err := instantiate(cfg())
 	if err != nil {
 		b.Fatal(err)
 	}
 	inst.Close(ctx)
 	b.ResetTimer()
 	for range b.N {
-		inst, err := mod.Instantiate(ctx, cfg())
+		inst, err := instantiate(cfg())
 		if err != nil {
 			b.Fatal(err)
 		}
