@@ -53,12 +53,10 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 		for _, w := range items {
 			work <- w
 		}
-		if asked := idle; len(items) < asked {
-			idle -= len(items)
+		if idle -= len(items); idle > 0 {
+			// Less than asked for: there is no more, for now.
 			h.idle(ctx, wake)
-			continue
 		}
-		idle = 0
 	}
 }
 
