@@ -18,8 +18,8 @@ import (
 // The reset is exact. The pages the instance wrote are the private ones of
 // its mapping of the snapshot (/proc/self/pagemap tells which); they get the
 // snapshot's bytes back, and the pages it never wrote are still the
-// snapshot's own. Every mutable global gets its snapshot value, the
-// interrupt flag its zero. The tables hold what instantiation put in them
+// snapshot's own. Every mutable global gets its snapshot value (but the
+// yield budget, which the guest cannot see). The tables hold what instantiation put in them
 // unless the code changes them, and a module whose code can is never
 // reset. A memory that grew past the snapshot's size cannot shrink, so
 // such an instance is closed instead; so is one that failed, whose state is
@@ -59,7 +59,6 @@ func (m *wazeroModule) recycle(inst *wazeroInstance, s *snapshot, written []uint
 	if err := s.setGlobals(inst.mod, m.layout.globals); err != nil {
 		return false
 	}
-	inst.interrupt.Set(0)
 	inst.env = nil // the next user's comes with takeIdle
 	m.idleMu.Lock()
 	defer m.idleMu.Unlock()

@@ -11,8 +11,8 @@ import (
 // segments are taken out (the sandbox writes them into memory itself, or
 // maps a snapshot in which they already are), every mutable global is
 // exported, so that its value can be read after _initialize and set in a new
-// instance, and every loop checks an interrupt flag (interrupt.go). The
-// parser below knows just enough of the wasm binary format
+// instance, and every loop yields now and then (yield.go). The parser below
+// knows just enough of the wasm binary format
 // (https://webassembly.github.io/spec/core/binary/modules.html) to do that;
 // whatever it does not know, it refuses, and the module is compiled as is.
 
@@ -45,6 +45,7 @@ const globalExportPrefix = "durabox:global:"
 // Section ids.
 const (
 	secCustom    = 0
+	secType      = 1
 	secImport    = 2
 	secMemory    = 5
 	secGlobal    = 6
@@ -86,9 +87,10 @@ func rewrite(wasm []byte) (*layout, error) {
 		l          = &layout{}
 		out        = append(make([]byte, 0, len(wasm)+len(wasm)/16), header...)
 		in         = reader{b: wasm[len(header):]}
-		importedG  uint32
+		types      []string // the function types, encoded
+		imports    imported
 		mutable    []uint32 // indices of the mutable globals
-		interrupt  uint32   // index of the interrupt flag
+		budget     uint32   // index of the yield budget
 		globalsOut bool     // the global section has been written
 		exported   bool     // the export section has been written
 		haveMemory bool
@@ -105,8 +107,8 @@ func rewrite(wasm []byte) (*layout, error) {
 			}
 			defined, rest = n, existing[r.off:]
 		}
-		interrupt = importedG + defined
-		out = appendSection(out, secGlobal, appendU32(nil, defined+1), rest, interruptGlobal)
+		budget = imports.globals + defined
+		out = appendSection(out, secGlobal, appendU32(nil, defined+1), rest, budgetGlobal())
 		globalsOut = true
 		return nil
 	}
@@ -140,7 +142,8 @@ func rewrite(wasm []byte) (*layout, error) {
 			entries = append(entries, existing[start:]...)
 			n = count
 		}
-		add := func(name string, idx uint32) error {
+		for _, idx := range mutable {
+			name := globalExportPrefix + strconv.FormatUint(uint64(idx), 10)
 			if names[name] {
 				return unsupported("the module already exports %q", name)
 			}
@@ -148,17 +151,7 @@ func rewrite(wasm []byte) (*layout, error) {
 			entries = append(entries, 3) // global
 			entries = appendU32(entries, idx)
 			n++
-			return nil
-		}
-		for _, idx := range mutable {
-			name := globalExportPrefix + strconv.FormatUint(uint64(idx), 10)
-			if err := add(name, idx); err != nil {
-				return err
-			}
 			l.globals = append(l.globals, name)
-		}
-		if err := add(interruptExport, interrupt); err != nil {
-			return err
 		}
 		out = appendSection(out, secExport, appendU32(nil, n), entries)
 		exported = true
@@ -201,8 +194,12 @@ func rewrite(wasm []byte) (*layout, error) {
 			}
 		}
 		switch id {
+		case secType:
+			if types, err = parseTypes(body); err != nil {
+				return nil, err
+			}
 		case secImport:
-			if importedG, err = parseImports(body); err != nil {
+			if imports, err = parseImports(body); err != nil {
 				return nil, err
 			}
 		case secMemory:
@@ -211,7 +208,7 @@ func rewrite(wasm []byte) (*layout, error) {
 			}
 			haveMemory = true
 		case secGlobal:
-			if mutable, err = parseGlobals(body, importedG); err != nil {
+			if mutable, err = parseGlobals(body, imports.globals); err != nil {
 				return nil, err
 			}
 			if err := globalSection(body); err != nil {
@@ -227,7 +224,10 @@ func rewrite(wasm []byte) (*layout, error) {
 			// It would run again in every instance started from a snapshot.
 			return nil, unsupported("the module has a start function")
 		case secCode:
-			code, changes, err := instrumentCode(body, interrupt)
+			if !imports.hasYield || int(imports.yieldType) >= len(types) || types[imports.yieldType] != "\x60\x00\x01\x7f" {
+				return nil, unsupported("the module does not import %s.%s as a function of no parameters and an i32 result", yieldModule, yieldName)
+			}
+			code, changes, err := instrumentCode(body, loopCheck(budget, imports.yield))
 			if err != nil {
 				return nil, err
 			}
@@ -260,52 +260,107 @@ func rewrite(wasm []byte) (*layout, error) {
 	return l, nil
 }
 
-// parseImports returns how many globals the module imports. It refuses an
-// imported memory (a snapshot maps the memory the module defines) and an
-// imported mutable global (whose value lives outside the instance).
-func parseImports(body []byte) (globals uint32, err error) {
+// The import every loop of a rewritten module calls now and then.
+const (
+	yieldModule = "wasi_snapshot_preview1"
+	yieldName   = "sched_yield"
+)
+
+// imported is what rewrite learns of a module's imports.
+type imported struct {
+	// globals is how many globals the module imports.
+	globals uint32
+	// yield is the function index of sched_yield, and yieldType its type,
+	// when hasYield.
+	yield, yieldType uint32
+	hasYield         bool
+}
+
+// parseImports reads the import section. It refuses an imported memory (a
+// snapshot maps the memory the module defines) and an imported mutable
+// global (whose value lives outside the instance).
+func parseImports(body []byte) (imported, error) {
+	var im imported
 	r := reader{b: body}
 	count, err := r.u32()
 	if err != nil {
-		return 0, err
+		return im, err
 	}
+	var funcs uint32
 	for range count {
-		if _, err := r.name(); err != nil {
-			return 0, err
+		module, err := r.name()
+		if err != nil {
+			return im, err
 		}
-		if _, err := r.name(); err != nil {
-			return 0, err
+		name, err := r.name()
+		if err != nil {
+			return im, err
 		}
 		kind, err := r.byte()
 		if err != nil {
-			return 0, err
+			return im, err
 		}
 		switch kind {
 		case 0: // function
-			_, err = r.u32()
+			var typ uint32
+			if typ, err = r.u32(); err == nil && module == yieldModule && name == yieldName && !im.hasYield {
+				im.yield, im.yieldType, im.hasYield = funcs, typ, true
+			}
+			funcs++
 		case 1: // table
 			if _, err = r.byte(); err == nil {
 				_, _, err = r.limits()
 			}
 		case 2:
-			return 0, unsupported("the module imports its memory")
+			return im, unsupported("the module imports its memory")
 		case 3:
 			if _, err = r.byte(); err != nil {
 				break
 			}
 			var mut byte
 			if mut, err = r.byte(); err == nil && mut != 0 {
-				return 0, unsupported("the module imports a mutable global")
+				return im, unsupported("the module imports a mutable global")
 			}
-			globals++
+			im.globals++
 		default:
-			return 0, unsupported("import kind %d", kind)
+			return im, unsupported("import kind %d", kind)
 		}
 		if err != nil {
-			return 0, err
+			return im, err
 		}
 	}
-	return globals, r.end("import")
+	return im, r.end("import")
+}
+
+// parseTypes returns the encoding of each function type.
+func parseTypes(body []byte) ([]string, error) {
+	r := reader{b: body}
+	count, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	types := make([]string, 0, count)
+	for range count {
+		start := r.off
+		form, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if form != 0x60 {
+			return nil, unsupported("a type of form 0x%02x", form)
+		}
+		for range 2 { // parameters, results
+			n, err := r.u32()
+			if err != nil {
+				return nil, err
+			}
+			if _, err := r.bytes(n); err != nil {
+				return nil, err
+			}
+		}
+		types = append(types, string(r.b[start:r.off]))
+	}
+	return types, r.end("type")
 }
 
 // parseMemory returns the initial size of the module's one memory, in pages.
@@ -564,6 +619,18 @@ func appendU32(b []byte, v uint32) []byte {
 		v >>= 7
 	}
 	return append(b, byte(v))
+}
+
+// appendS32 appends v as a signed LEB128 number.
+func appendS32(b []byte, v int32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }
 
 func appendName(b []byte, s string) []byte {

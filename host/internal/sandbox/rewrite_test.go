@@ -39,7 +39,7 @@ func sections(t *testing.T, wasm []byte) (ids []byte, bodies [][]byte) {
 
 // The rewritten Go guest, with its segments written into memory and before
 // any code runs, is the original: same memory, same globals (and the
-// interrupt flag, down), same exports; and every section but the global,
+// yield budget, full), same exports; and every section but the global,
 // export, code and data sections is unchanged.
 func TestRewriteGoGuest(t *testing.T) {
 	wasm, err := guestbuild.Wasm(guestPkg)
@@ -116,8 +116,8 @@ func TestRewriteGoGuest(t *testing.T) {
 	if len(exports) != len(origExports) {
 		t.Errorf("%d exported functions, want %d", len(exports), len(origExports))
 	}
-	if !slices.Equal(globals, append(origGlobals, 0)) {
-		t.Errorf("globals %v, want %v and the interrupt flag, 0", globals, origGlobals)
+	if !slices.Equal(globals, append(origGlobals, yieldEvery)) {
+		t.Errorf("globals %v, want %v and the yield budget, %d", globals, origGlobals, yieldEvery)
 	}
 }
 
@@ -201,13 +201,16 @@ func module(sections ...any) []byte {
 	return b
 }
 
-// Sections of a small reactor: type 0 is () -> (), function 0 has it, and
+// Sections of a small reactor: type 0 is () -> (), type 1 () -> i32;
+// function 0 is WASI's sched_yield, imported; function 1 has type 0, and
 // its body is empty; the code section is last before data.
 const (
-	typeSec     = "\x01\x60\x00\x00"
+	typeSec     = "\x02\x60\x00\x00\x60\x00\x01\x7f"
+	yieldImport = "\x16wasi_snapshot_preview1\x0bsched_yield\x00\x01"
+	importSec   = "\x01" + yieldImport
 	funcSec     = "\x01\x00"
 	memorySec   = "\x01\x00\x01" // one memory of one page
-	exportSec   = "\x01\x0b_initialize\x00\x00"
+	exportSec   = "\x01\x0b_initialize\x00\x01"
 	globalSec   = "\x02\x7f\x01\x41\x2a\x0b\x7e\x00\x42\x07\x0b" // mutable i32 = 42, immutable i64 = 7
 	codeSec     = "\x01\x02\x00\x0b"
 	activeData  = "\x01\x00\x41\x10\x0b\x03abc" // "abc" at 16
@@ -224,41 +227,44 @@ func TestRewrite(t *testing.T) {
 		globals     []string
 	}{
 		{"active data and a mutable global",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 6, globalSec, 7, exportSec, 10, codeSec, 11, activeData),
+			module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 6, globalSec, 7, exportSec, 10, codeSec, 11, activeData),
 			"", []segment{{16, []byte("abc")}}, []string{"durabox:global:0"}},
 		{"no data",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec),
+			module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec),
 			"", nil, nil},
 		{"an imported global shifts the indices",
-			module(1, typeSec, 2, "\x01\x01m\x01g\x03\x7f\x00", 3, funcSec, 5, memorySec, 6, globalSec, 7, exportSec, 10, codeSec),
+			module(1, typeSec, 2, "\x02"+yieldImport+"\x01m\x01g\x03\x7f\x00", 3, funcSec, 5, memorySec, 6, globalSec, 7, exportSec, 10, codeSec),
 			"", nil, []string{"durabox:global:1"}},
 		{"no export section to add to",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 6, globalSec, 10, codeSec),
+			module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 6, globalSec, 10, codeSec),
 			"", nil, []string{"durabox:global:0"}},
 		{"passive data",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec, 11, passiveData),
+			module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec, 11, passiveData),
 			"data segment 0 is passive", nil, nil},
 		{"data outside the initial memory",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec, 11, "\x01\x00\x41\xff\xff\x03\x0b\x03abc"),
+			module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec, 11, "\x01\x00\x41\xff\xff\x03\x0b\x03abc"),
 			"data segment 0 (at 65535, 3 bytes) lies outside the initial memory", nil, nil},
 		{"no memory",
-			module(1, typeSec, 3, funcSec, 7, exportSec, 10, codeSec),
+			module(1, typeSec, 2, importSec, 3, funcSec, 7, exportSec, 10, codeSec),
 			"the module defines no memory", nil, nil},
 		{"imported memory",
-			module(1, typeSec, 2, "\x01\x01m\x01m\x02\x00\x01", 3, funcSec, 7, exportSec, 10, codeSec),
+			module(1, typeSec, 2, "\x02"+yieldImport+"\x01m\x01m\x02\x00\x01", 3, funcSec, 7, exportSec, 10, codeSec),
 			"the module imports its memory", nil, nil},
 		{"start function",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 8, "\x00", 10, codeSec),
+			module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 8, "\x00", 10, codeSec),
 			"the module has a start function", nil, nil},
 		{"truncated", module(1, typeSec)[:12], "truncated", nil, nil},
 		{"export name taken",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 6, globalSec, 7, "\x01\x10durabox:global:0\x00\x00", 10, codeSec),
+			module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 6, globalSec, 7, "\x01\x10durabox:global:0\x00\x00", 10, codeSec),
 			`the module already exports "durabox:global:0"`, nil, nil},
-		{"interrupt flag's name taken",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 7, "\x01\x11durabox:interrupt\x00\x00", 10, codeSec),
-			`the module already exports "durabox:interrupt"`, nil, nil},
+		{"no sched_yield to call",
+			module(1, typeSec, 3, funcSec, 5, memorySec, 7, "\x01\x0b_initialize\x00\x00", 10, codeSec),
+			"the module does not import wasi_snapshot_preview1.sched_yield as a function of no parameters and an i32 result", nil, nil},
+		{"a sched_yield of another type",
+			module(1, typeSec, 2, "\x01\x16wasi_snapshot_preview1\x0bsched_yield\x00\x00", 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec),
+			"the module does not import wasi_snapshot_preview1.sched_yield as a function of no parameters and an i32 result", nil, nil},
 		{"an instruction it does not know",
-			module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, "\x01\x03\x00\x14\x0b"),
+			module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, "\x01\x03\x00\x14\x0b"),
 			"function body 0: no snapshot: opcode 0x14 at byte 1", nil, nil},
 	}
 	for _, tt := range tests {
@@ -281,8 +287,8 @@ func TestRewrite(t *testing.T) {
 			if _, err := wazero.NewRuntime(ctx).CompileModule(ctx, l.wasm); err != nil {
 				t.Fatalf("the rewritten module does not compile: %v", err)
 			}
-			if want := append(slices.Clone(tt.globals), interruptExport); !slices.Equal(exportedGlobals(t, l.wasm), want) {
-				t.Errorf("exported globals %q, want %q", exportedGlobals(t, l.wasm), want)
+			if got := exportedGlobals(t, l.wasm); !slices.Equal(got, tt.globals) {
+				t.Errorf("exported globals %q, want %q", got, tt.globals)
 			}
 		})
 	}
@@ -301,9 +307,9 @@ func TestCompileFallsBack(t *testing.T) {
 		name string
 		wasm []byte
 	}{
-		{"passive data", module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec, 11, passiveData)},
+		{"passive data", module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, codeSec, 11, passiveData)},
 		// memory.init 0 needs the segment that the rewrite takes out.
-		{"memory.init", module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 12, "\x01",
+		{"memory.init", module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 12, "\x01",
 			10, "\x01\x0c\x00\x41\x00\x41\x00\x41\x00\xfc\x08\x00\x00\x0b", 11, activeData)},
 	}
 	for _, tt := range tests {

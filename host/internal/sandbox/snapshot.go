@@ -91,10 +91,7 @@ func (m *wazeroModule) fromSnapshot(ctx context.Context, s *snapshot, env *wasi.
 	if err := s.setGlobals(mod, m.layout.globals); err != nil {
 		return fail(err)
 	}
-	inst, err := m.instance(mod, env)
-	if err != nil {
-		return fail(err)
-	}
+	inst := m.instance(mod, env)
 	if mapped {
 		b, _ := mem.Read(0, mem.Size())
 		s.hot.prefault(b)

@@ -259,7 +259,7 @@ func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	trapping := module(1, typeSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, "\x01\x03\x00\x00\x0b", 11, activeData)
+	trapping := module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, "\x01\x03\x00\x00\x0b", 11, activeData)
 	mod, err := rt.Compile(ctx, trapping)
 	if err != nil {
 		t.Fatal(err)

@@ -46,9 +46,10 @@ func (o *WazeroOptions) validate() error {
 }
 
 type wazeroRuntime struct {
-	// fast compiles the rewritten modules, which stop themselves when a
-	// call is interrupted (interrupt.go); guarded compiles the modules the
-	// rewrite does not handle, and has wazero stop them, at a cost.
+	// fast compiles the rewritten modules, which yield now and then, and
+	// stop there when a call's context ends (yield.go); guarded compiles
+	// the modules the rewrite does not handle, and has wazero stop them, at
+	// a cost.
 	fast, guarded wazero.Runtime
 	cache         wazero.CompilationCache
 }
@@ -167,7 +168,7 @@ type wazeroModule struct {
 	cm      wazero.CompiledModule
 	exports []string
 	// layout is the rewrite cm was compiled from; nil when cm is the module
-	// as given, which has no snapshot and no interrupt flag.
+	// as given, which has no snapshot and does not yield.
 	layout *layout
 
 	// snap is made by the first instantiation that asks for it; snapErr
@@ -254,11 +255,7 @@ func (m *wazeroModule) start(ctx context.Context, env *wasi.Env) (*wazeroInstanc
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: instantiate: %w", err)
 	}
-	inst, err := m.instance(mod, env)
-	if err != nil {
-		mod.Close(ctx)
-		return nil, err
-	}
+	inst := m.instance(mod, env)
 	if m.layout != nil {
 		// The rewrite took the segments out of the module; rewrite checked
 		// that they fit in the initial memory.
@@ -291,15 +288,8 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 }
 
 // instance wraps a new instance of m.
-func (m *wazeroModule) instance(mod api.Module, env *wasi.Env) (*wazeroInstance, error) {
-	inst := &wazeroInstance{mod: mod, module: m, env: env, fns: map[string]api.Function{}}
-	if m.layout != nil {
-		var ok bool
-		if inst.interrupt, ok = mod.ExportedGlobal(interruptExport).(api.MutableGlobal); !ok {
-			return nil, fmt.Errorf("sandbox: instantiate: the rewritten module has no interrupt flag %q", interruptExport)
-		}
-	}
-	return inst, nil
+func (m *wazeroModule) instance(mod api.Module, env *wasi.Env) *wazeroInstance {
+	return &wazeroInstance{mod: mod, module: m, env: env, fns: map[string]api.Function{}}
 }
 
 type wazeroInstance struct {
@@ -307,9 +297,6 @@ type wazeroInstance struct {
 	module *wazeroModule
 	env    *wasi.Env
 	fns    map[string]api.Function
-	// interrupt is the flag that stops the guest at its next loop, in a
-	// rewritten module; nil in a guarded one, which wazero stops.
-	interrupt api.MutableGlobal
 	// snapshot is the snapshot whose memory the instance maps, if it does.
 	snapshot *snapshot
 	// stopped is set by the first call that failed.
@@ -334,16 +321,7 @@ func (i *wazeroInstance) Call(ctx context.Context, export string, args ...uint64
 		}
 		i.fns[export] = fn
 	}
-	var stop func() bool
-	if i.interrupt != nil && ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { i.interrupt.Set(1) })
-	}
 	res, err := fn.Call(context.WithValue(ctx, envKey{}, i.env), args...)
-	if stop != nil && !stop() && err == nil {
-		// The context ended as the call returned: the flag is up, so the
-		// instance cannot run again.
-		err = ctx.Err()
-	}
 	if err := callError(ctx, export, err, i.env.TakeSleep()); err != nil {
 		i.stopped = true
 		return nil, err

@@ -93,7 +93,9 @@
 //	proc_raise                   ENOTSUP                                       same
 //	random_get               Go  the next bytes of a ChaCha8 stream seeded     crypto/rand
 //	                               with the Env's seed
-//	sched_yield              Go  success                                       same
+//	sched_yield              Go  success, or panics with the call's context's  same
+//	                               error once it has ended (every loop of a
+//	                               rewritten module calls it now and then)
 //	sock_accept              Go  ENOTSUP: there are no sockets (Go's net on    same
 //	                               wasip1 dials only an in-process fake
 //	                               network, never these functions)

@@ -104,12 +104,24 @@ var Functions = []Function{
 	{Name: "poll_oneoff", Params: params(4), Call: errno(pollOneoff)},
 	{Name: "proc_exit", Params: params(1), NoResult: true, Call: errno(procExit)},
 	{Name: "proc_raise", Params: params(1), Call: errno(answer(ENOTSUP))},
-	{Name: "sched_yield", Params: params(0), Call: errno(answer(ESUCCESS))},
+	{Name: "sched_yield", Params: params(0), Call: errno(schedYield)},
 	{Name: "random_get", Params: params(2), Call: errno(randomGet)},
 	{Name: "sock_accept", Params: params(3), Call: errno(answer(ENOTSUP))},
 	{Name: "sock_recv", Params: params(6), Call: errno(answer(ENOTSUP))},
 	{Name: "sock_send", Params: params(5), Call: errno(answer(ENOTSUP))},
 	{Name: "sock_shutdown", Params: params(2), Call: errno(answer(ENOTSUP))},
+}
+
+// schedYield succeeds, unless the call into the guest should stop (its
+// context ended): then it stops it. The sandbox has every loop of a
+// rewritten module call it now and then, for exactly that, and so that the
+// Go runtime of the host, which cannot stop compiled guest code, gets a
+// moment to (a garbage collection waits for every goroutine).
+func schedYield(ctx context.Context, _ *Env, _ Memory, _ []uint64) Errno {
+	if err := ctx.Err(); err != nil {
+		panic(err)
+	}
+	return ESUCCESS
 }
 
 func procExit(_ context.Context, _ *Env, _ Memory, a []uint64) Errno {

@@ -1,49 +1,74 @@
 package sandbox
 
-// A call must stop when its context ends, even in an endless loop. wazero
-// can do that itself (WithCloseOnContextDone), but it does so by calling
-// out of the compiled code at every loop header, and a Go guest enters a
-// loop in every function it calls: that made guest code four to five times
-// slower. A rewritten module stops itself instead: the rewrite adds a
-// mutable i32 global, the interrupt flag, and at the top of every loop body
+// A call must stop when its context ends, even in an endless loop, and
+// meanwhile must not hold up the host: Go's runtime cannot preempt compiled
+// guest code, and a garbage collection waits until every goroutine it runs
+// on comes to a stop. wazero can stop a call itself
+// (WithCloseOnContextDone), and does it by leaving the compiled code for Go
+// at every loop header; but a Go guest enters a loop in every function it
+// calls, so that made guest code four to five times slower. A rewritten
+// module does it every yieldEvery loop iterations instead: the rewrite adds
+// a mutable i32 global, the budget, and at the top of every loop body
 // inserts
 //
-//	global.get $interrupt
+//	global.get $budget
+//	i32.eqz
 //	if
-//	  unreachable
+//	  call $sched_yield     ;; the module's own import of WASI's sched_yield
+//	  drop
+//	  i32.const yieldEvery
+//	  global.set $budget
 //	end
+//	global.get $budget
+//	i32.const 1
+//	i32.sub
+//	global.set $budget
 //
-// a load and a branch. To stop a call, the host sets the flag from another
-// goroutine; the guest traps at the next loop iteration (or function
-// entry), and the instance is done, as after any trap. The check changes
-// nothing else: it consumes what it pushes, and the block it opens holds
-// only the trap, so no branch depth below it moves.
+// sched_yield is a host function (package wasi): calling it goes through Go,
+// where the runtime can stop the goroutine, and it stops the call, with its
+// context's error, once that context has ended. The check changes nothing
+// the guest can see: the budget is the rewrite's own, sched_yield answers
+// success and does nothing else, and what the check pushes it consumes. A
+// module that does not import sched_yield (every Go module does) is not
+// rewritten, and runs on the guarded runtime.
 
-// interruptExport names the flag's export; a colon cannot appear in a name
-// the Go toolchain exports.
-const interruptExport = "durabox:interrupt"
+// yieldEvery is how many loop iterations run between two yields: about a
+// tenth of a millisecond of guest code, so a call stops within that of its
+// context's end, and the host's garbage collector waits no longer.
+const yieldEvery = 1 << 14
 
-// interruptGlobal is the flag's entry in the global section: a mutable
-// i32, zero at start.
-var interruptGlobal = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
-
-// loopCheck returns the instructions inserted at the top of every loop
-// body, for the flag at index global.
-func loopCheck(global uint32) []byte {
-	b := appendU32([]byte{0x23}, global)     // global.get
-	return append(b, 0x04, 0x40, 0x00, 0x0b) // if (no result) unreachable end
+// budgetGlobal returns the budget's entry in the global section: a
+// mutable i32, yieldEvery at start.
+func budgetGlobal() []byte {
+	b := []byte{0x7f, 0x01, 0x41} // i32, mutable, i32.const
+	return append(appendS32(b, yieldEvery), 0x0b)
 }
 
-// instrumentCode returns the code section with the loop check inserted in
-// every function body, and whether any function changes a table (which
-// keeps the module's instances from being reused: see recycle.go).
-func instrumentCode(section []byte, global uint32) (code []byte, changesTables bool, err error) {
+// loopCheck returns the instructions inserted at the top of every loop
+// body, for the budget at global index budget and sched_yield at function
+// index yield.
+func loopCheck(budget, yield uint32) []byte {
+	b := appendU32([]byte{0x23}, budget)  // global.get
+	b = append(b, 0x45, 0x04, 0x40)       // i32.eqz, if (no result)
+	b = appendU32(append(b, 0x10), yield) // call
+	b = append(b, 0x1a, 0x41)             // drop, i32.const
+	b = appendS32(b, yieldEvery)
+	b = appendU32(append(b, 0x24), budget) // global.set
+	b = append(b, 0x0b)                    // end
+	b = appendU32(append(b, 0x23), budget) // global.get
+	b = append(b, 0x41, 0x01, 0x6b)        // i32.const 1, i32.sub
+	return appendU32(append(b, 0x24), budget)
+}
+
+// instrumentCode returns the code section with check inserted at the top
+// of every loop body, and whether any function changes a table (which keeps
+// the module's instances from being reused: see recycle.go).
+func instrumentCode(section, check []byte) (code []byte, changesTables bool, err error) {
 	r := reader{b: section}
 	count, err := r.u32()
 	if err != nil {
 		return nil, false, err
 	}
-	check := loopCheck(global)
 	out := appendU32(make([]byte, 0, len(section)+len(section)/16), count)
 	var body []byte
 	for i := range count {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +14,12 @@ import (
 // nowhere else, also where an immediate holds the loop opcode's byte; and
 // instructions that change a table are noticed.
 func TestInstrumentBody(t *testing.T) {
-	check := string(loopCheck(5)) // global.get 5, if, unreachable, end
-	if check != "\x23\x05\x04\x40\x00\x0b" {
-		t.Fatalf("loopCheck(5) = % x", check)
+	check := string(loopCheck(5, 2))      // the budget is global 5, sched_yield function 2
+	const want = "\x23\x05\x45\x04\x40" + // global.get 5, i32.eqz, if
+		"\x10\x02\x1a\x41\x80\x80\x01\x24\x05\x0b" + // call 2, drop, i32.const 16384, global.set 5, end
+		"\x23\x05\x41\x01\x6b\x24\x05" // global.get 5, i32.const 1, i32.sub, global.set 5
+	if check != want {
+		t.Fatalf("loopCheck(5, 2) = % x\nwant            % x", check, want)
 	}
 	v128 := strings.Repeat("\x03", 16)
 	tests := []struct {
@@ -69,7 +73,9 @@ var spinning = module(1, "\x01\x60\x00\x00", 3, "\x02\x00\x00", 5, memorySec, 7,
 	10, "\x02\x02\x00\x0b\x07\x00\x03\x40\x0c\x00\x0b\x0b")
 
 // TestEndlessLoopsStop: a call in an endless loop stops when its context
-// ends, in a module the rewrite instruments and in one it does not.
+// ends, in a module the rewrite instruments and in one it does not, and
+// does not hold up the host's garbage collector meanwhile (which waits for
+// every goroutine, and cannot stop compiled guest code).
 func TestEndlessLoopsStop(t *testing.T) {
 	rt, err := NewWazero(ctx, WazeroOptions{})
 	if err != nil {
@@ -90,9 +96,22 @@ func TestEndlessLoopsStop(t *testing.T) {
 	}{{"instrumented", guest(t)}, {"not instrumented", plain}} {
 		t.Run(tt.name, func(t *testing.T) {
 			inst := instanceWith(t, tt.mod, Config{Env: deterministic()})
-			callCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			callCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel()
-			if _, err := inst.Call(callCtx, "spin"); !errors.Is(err, context.DeadlineExceeded) {
+			spun := make(chan error, 1)
+			go func() {
+				_, err := inst.Call(callCtx, "spin")
+				spun <- err
+			}()
+			for range 20 {
+				runtime.GC()
+			}
+			select {
+			case err := <-spun:
+				t.Fatalf("the spin ended (%v) before 20 garbage collections could run beside it", err)
+			default:
+			}
+			if err := <-spun; !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 			}
 		})
