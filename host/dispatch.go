@@ -150,14 +150,19 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
 	}
-	// Messages that came while the instance was locked (a raised event, an
-	// activity's result, a timer come due) were announced when no one
-	// could take them: announce them again.
-	more, err := h.st.HasWork(ctx, inst.ID, h.opts.Clock())
-	if more || err != nil || len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || res.Status.IsTerminal() {
+	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.Notify()
+}
+
+// workLeft reports whether the instance has messages that came while its
+// turn held it (a raised event, an activity's result, a timer come due):
+// they were announced when no one could take them, so they must be
+// announced again. When the store cannot tell, it reports true.
+func (h *Host) workLeft(ctx context.Context, id string) bool {
+	more, err := h.st.HasWork(ctx, id, h.opts.Clock())
+	return more || err != nil
 }
 
 // giveUp fails an instance whose turn was delivered more than PoisonAfter

@@ -270,8 +270,8 @@ func (h *Host) Modules(ctx context.Context) ([]store.ModuleInfo, error) {
 	return h.st.ListModules(ctx)
 }
 
-// idle waits until woken, until the store's next message is due, or for
-// at most a second (to notice expired leases), whichever is first.
+// idle waits until woken, until the store's next message is due, or for at
+// most a second (to notice expired leases), whichever is first.
 func (h *Host) idle(ctx context.Context, wake wakeup) {
 	d := time.Second
 	if next, ok, err := h.st.NextVisibleAt(ctx, h.opts.Clock()); err == nil && ok {

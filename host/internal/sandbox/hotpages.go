@@ -3,6 +3,7 @@ package sandbox
 import (
 	"math/bits"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -39,7 +40,7 @@ func (h *hotPages) learn(written []uint64) {
 		return
 	}
 	if h.set == nil {
-		h.set = written
+		h.set = slices.Clone(written) // the caller goes on to use written
 	} else {
 		for i := range h.set {
 			h.set[i] |= written[i]
@@ -70,13 +71,12 @@ func eachRun(set []uint64, limit uint64, fn func(start, end uint64) error) error
 			p = (p/64 + 1) * 64
 			continue
 		}
-		p += uint64(bits.TrailingZeros64(w))
+		if p += uint64(bits.TrailingZeros64(w)); p >= n {
+			break
+		}
 		end := p
 		for end < n && set[end/64]&(1<<(end%64)) != 0 {
 			end++
-		}
-		if p >= n {
-			break
 		}
 		if err := fn(p*osPageSize, end*osPageSize); err != nil {
 			return err

@@ -18,13 +18,13 @@ import (
 // The reset is exact. The pages the instance wrote are the private ones of
 // its mapping of the snapshot (/proc/self/pagemap tells which); they get the
 // snapshot's bytes back, and the pages it never wrote are still the
-// snapshot's own. Every mutable global gets its snapshot value (but the
-// yield budget, which the guest cannot see). The tables hold what instantiation put in them
-// unless the code changes them, and a module whose code can is never
-// reset. A memory that grew past the snapshot's size cannot shrink, so
-// such an instance is closed instead; so is one that failed, whose state is
-// undefined, and every one where the system does not tell which pages were
-// written.
+// snapshot's own. Every mutable global gets its snapshot value (all but the
+// yield budget, which the guest cannot see). The tables hold what
+// instantiation put in them unless the code changes them, and a module whose
+// code can is never reset. A memory that grew past the snapshot's size
+// cannot shrink, so such an instance is closed instead; so is one that
+// failed, whose state is undefined, and every one where the system does not
+// tell which pages were written.
 
 // maxIdle bounds the reset instances a module keeps.
 const maxIdle = 32
