@@ -52,15 +52,7 @@ func init() {
 			}
 			return nil, ctx.ContinueAsNew(round + 1)
 		}
-		var notes []string
-		for range 2 {
-			note, err := durabox.Await[string](ctx.WaitEventPersistent("Note"))
-			if err != nil {
-				return nil, err
-			}
-			notes = append(notes, note)
-		}
-		return notes, nil
+		return durabox.All[string](ctx.WaitEventPersistent("Note"), ctx.WaitEventPersistent("Note"))
 	})
 	durabox.RegisterOrchestration("Family", func(ctx *durabox.Context, names []string) ([]string, error) {
 		var out []string

@@ -160,9 +160,9 @@ func TestPersistentEventsWaitAndCarryOverToTheNextExecution(t *testing.T) {
 	if !reflect.DeepEqual(first, want) {
 		t.Fatalf("execution 1: %q, want %q", first, want)
 	}
-	// The carried events come after the start, whose wait they meet.
-	expectHistory(t, inst, `OrchestrationStarted("Rounds", 3)`, `ExternalSubscribedPersistent("Note")`, `ExternalEventPersistent("Note", "one")`,
-		`ExternalSubscribedPersistent("Note")`, `ExternalEventPersistent("Note", "two")`, `OrchestrationCompleted(["one","two"])`)
+	// The carried events come after the start, whose waits they meet.
+	expectHistory(t, inst, `OrchestrationStarted("Rounds", 3)`, `ExternalSubscribedPersistent("Note")`, `ExternalSubscribedPersistent("Note")`,
+		`ExternalEventPersistent("Note", "one")`, `ExternalEventPersistent("Note", "two")`, `OrchestrationCompleted(["one","two"])`)
 }
 
 func TestChildren(t *testing.T) {
