@@ -61,4 +61,14 @@
 // nondeterminism fails the instance: the engine records an
 // OrchestrationFailed event with the cause and reports it in TurnResult.Err.
 // History is authoritative about how an execution ended.
+//
+// A persisted history no engine writes (it does not begin with
+// OrchestrationStarted, its ids skip or repeat, events follow the end) is
+// refused with ErrCorruptHistory before any of it is applied. An
+// ExternalEvent in history must name an open wait of its name: the engine
+// records an event only for an active wait, so one that does not is
+// nondeterminism (UnmatchedCompletion), like any completion of nothing open.
+//
+// CONFORMANCE.md lists every rule of the reference documents Durabox was
+// built from, the test that proves each, and where Durabox decides otherwise.
 package engine

@@ -11,6 +11,13 @@ import (
 // and replay from scratch on a fresh guest.
 var ErrStale = errors.New("engine: history does not continue what this execution applied; replay it on a fresh guest")
 
+// ErrCorruptHistory is returned by Turn when the persisted history it is
+// given is not one an engine writes: it does not begin with
+// OrchestrationStarted, its event ids skip or repeat, or events follow the
+// end of the execution. Nothing is applied or recorded; the history must be
+// repaired (or the instance reset) before the instance can run again.
+var ErrCorruptHistory = errors.New("engine: history is corrupt")
+
 // NondeterminismCode classifies a nondeterminism error. The codes are stable.
 type NondeterminismCode string
 

@@ -182,14 +182,18 @@ func (x *Execution) Status() Status { return x.status }
 
 // Turn applies the persisted events the guest has not seen (replaying them),
 // then the new messages, and returns what the caller must persist. An error
-// means the input was unusable (see ErrStale); guest crashes and
-// nondeterminism are not errors but fail the instance in the result.
+// means the input was unusable (ErrStale, ErrCorruptHistory) and nothing was
+// applied from it; guest crashes and nondeterminism are not errors but fail
+// the instance in the result.
 func (x *Execution) Turn(in TurnInput) (*TurnResult, error) {
 	if x.broken != nil {
 		return nil, fmt.Errorf("engine: execution already failed: %w", x.broken)
 	}
 	if len(in.History) < x.applied || (x.applied > 0 && in.History[x.applied-1].ID != x.lastID) {
 		return nil, ErrStale
+	}
+	if err := checkHistory(in.History, x.applied, x.lastID); err != nil {
+		return nil, err
 	}
 	t := &turn{x: x, persisted: in.History, res: &TurnResult{}, now: in.Now}
 	if err := t.run(in.Messages); err != nil {

@@ -182,16 +182,10 @@ func (t *turn) applyNext() error {
 	x := t.x
 	i := x.applied
 	ev := t.event(i)
-	if ev.ID != x.lastID+1 {
-		return fmt.Errorf("engine: history is corrupt: event %d follows event %d", ev.ID, x.lastID)
-	}
 	x.applied, x.lastID = i+1, ev.ID
 	replaying := i < len(t.persisted)
 	switch {
 	case ev.Kind == OrchestrationStarted:
-		if i != 0 {
-			return fmt.Errorf("engine: history is corrupt: event %d is a second OrchestrationStarted", ev.ID)
-		}
 		x.status, x.instanceID = StatusRunning, ev.InstanceID
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
 	case ev.isSchedule():
@@ -209,8 +203,11 @@ func (t *turn) applyNext() error {
 		x.mailbox[ev.Name] = append(x.mailbox[ev.Name], ev.Result)
 		return t.deliverPersistent(ev, replaying)
 	}
+	// A completion must complete an operation this replay opened: an
+	// ExternalEvent the wait of its own name (the engine records an event
+	// only for an active wait, so one without is not what it wrote).
 	o, ok := x.open[ev.ScheduleID]
-	if !ok || o.kind != scheduleKindOf(ev.Kind) {
+	if !ok || o.kind != scheduleKindOf(ev.Kind) || (ev.Kind == ExternalEvent && o.name != ev.Name) {
 		return &NondeterminismError{Code: UnmatchedCompletion, EventID: ev.ID, History: ev.String()}
 	}
 	delete(x.open, ev.ScheduleID)

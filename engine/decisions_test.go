@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// The rules the references leave open or state differently, as Durabox
+// decides them (engine/CONFORMANCE.md lists them with the references).
+
+// TestCorruptHistoryIsRefused: a history an engine never writes is refused
+// before any of it reaches the orchestration, and nothing is recorded.
+func TestCorruptHistoryIsRefused(t *testing.T) {
+	sayHello := scheduled("SayHello", `"world"`)
+	renumber := func(events []Event, ids ...int64) []Event {
+		for i, id := range ids {
+			events[i].ID = id
+		}
+		return events
+	}
+	tests := []struct {
+		name    string
+		history []Event
+		want    string
+	}{
+		{"it begins with something else", hist(sayHello, activityDone(1, `"hi"`)),
+			"engine: history is corrupt: it begins with ActivityScheduled, not OrchestrationStarted"},
+		{"its first id is not 1", renumber(hist(started(`"world"`), sayHello), 2, 3),
+			"engine: history is corrupt: its first event has id 2, not 1"},
+		{"an id is missing", renumber(hist(started(`"world"`), sayHello, activityDone(2, `"hi"`)), 1, 2, 4),
+			"engine: history is corrupt: event 4 follows event 2 (ids run from 1 without gaps)"},
+		{"an id repeats", renumber(hist(started(`"world"`), sayHello, activityDone(2, `"hi"`)), 1, 2, 2),
+			"engine: history is corrupt: event 2 follows event 2 (ids run from 1 without gaps)"},
+		{"a second start", hist(started(`"world"`), sayHello, started(`"again"`)),
+			"engine: history is corrupt: event 3 is a second OrchestrationStarted"},
+		{"an event after the end", hist(started(`"world"`), sayHello, Event{Kind: OrchestrationFailed, Failure: &Failure{Message: "crashed"}}, activityDone(2, `"hi"`)),
+			"engine: history is corrupt: event 4, ActivityCompleted, follows the end of the execution (event 3, OrchestrationFailed)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuest(hello)
+			res, err := NewExecution(g).Turn(TurnInput{History: tt.history, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(60)})
+			if !errors.Is(err, ErrCorruptHistory) || err.Error() != tt.want {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if res != nil || len(g.activations) != 0 {
+				t.Fatalf("result %+v and %d activations, want none", res, len(g.activations))
+			}
+		})
+	}
+	// A live execution checks what extends the history it applied.
+	g := newGuest(hello)
+	x := NewExecution(g)
+	first, err := x.Turn(TurnInput{Messages: []Event{started(`"world"`)}, Now: at(0)})
+	if err != nil || first.Err != nil {
+		t.Fatal(err, first.Err)
+	}
+	gap := append(first.NewEvents, activityDone(2, `"hi"`))
+	gap[2].ID, gap[2].Time = 4, at(1)
+	if _, err := x.Turn(TurnInput{History: gap, Now: at(1)}); !errors.Is(err, ErrCorruptHistory) || err.Error() != "engine: history is corrupt: event 4 follows event 2 (ids run from 1 without gaps)" {
+		t.Fatalf("err = %v", err)
+	}
+	// Refused, not broken: the real history still goes on.
+	res, err := x.Turn(TurnInput{History: first.NewEvents, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(1)})
+	if err != nil || res.Status != StatusCompleted || len(g.activations) != 2 {
+		t.Fatalf("after the refusal: %v, %+v, %d activations", err, res, len(g.activations))
+	}
+}
+
+// TestExternalEventInHistoryNeedsItsWait: live, an event raised while no
+// wait of its name is active never enters history (TestEventLanes); so an
+// ExternalEvent in history whose wait replay has not opened (it was
+// cancelled, is of another name or lane, or was never emitted) is not
+// what the engine wrote for this code: nondeterminism, with the event shown.
+func TestExternalEventInHistoryNeedsItsWait(t *testing.T) {
+	waitsX := func(_ *fakeGuest, j abi.Job) []abi.Command {
+		switch j.Kind {
+		case abi.JobStart:
+			return []abi.Command{wait("X"), waitPersistent("P"), timer(time.Second)}
+		case abi.JobFireTimer:
+			return []abi.Command{{Kind: abi.CommandCancelWait, Target: 1}}
+		}
+		return nil
+	}
+	base := []Event{started(`null`), {Kind: ExternalSubscribed, Name: "X"}, {Kind: ExternalSubscribedPersistent, Name: "P"}, {Kind: TimerCreated, FireAt: fireAt(1)}}
+	bound := func(name string, wait int64) Event {
+		e := raised(name, `"data"`)
+		e.ScheduleID = wait
+		return e
+	}
+	tests := []struct {
+		name    string
+		history []Event
+		want    string
+	}{
+		{"its wait was cancelled", hist(append(base, timerFired(4, 1), Event{Kind: ExternalSubscribedCancelled, ScheduleID: 2}, bound("X", 2))...),
+			`nondeterminism at event 7: history has ExternalEvent("X", "data", for event 2), which completes no open operation`},
+		{"its wait is for another name", hist(append(base, bound("Y", 2))...),
+			`nondeterminism at event 5: history has ExternalEvent("Y", "data", for event 2), which completes no open operation`},
+		{"its wait is persistent", hist(append(base, bound("P", 3))...),
+			`nondeterminism at event 5: history has ExternalEvent("P", "data", for event 3), which completes no open operation`},
+		{"it names no wait", hist(append(base, bound("X", 9))...),
+			`nondeterminism at event 5: history has ExternalEvent("X", "data", for event 9), which completes no open operation`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := NewExecution(newGuest(waitsX)).Turn(TurnInput{History: tt.history, Now: at(60)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nd *NondeterminismError
+			if !errors.As(res.Err, &nd) || nd.Code != UnmatchedCompletion || res.Err.Error() != tt.want {
+				t.Fatalf("err = %v, want %s", res.Err, tt.want)
+			}
+			if res.Status != StatusFailed {
+				t.Fatalf("status %s", res.Status)
+			}
+		})
+	}
+	// The same wait, bound by the engine as the event arrived, replays.
+	live, err := NewExecution(newGuest(waitsX)).Turn(TurnInput{Messages: []Event{started(`null`), raised("X", `"data"`)}, Now: at(0)})
+	if err != nil || live.Err != nil {
+		t.Fatal(err, live.Err)
+	}
+	if got := live.NewEvents[len(live.NewEvents)-1]; got.Kind != ExternalEvent || got.ScheduleID != 2 {
+		t.Fatalf("the event was recorded as %s", got.String())
+	}
+	replay, err := NewExecution(newGuest(waitsX)).Turn(TurnInput{History: live.NewEvents, Now: at(1)})
+	if err != nil || replay.Err != nil {
+		t.Fatal(err, replay.Err)
+	}
+}
