@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -131,5 +132,67 @@ func TestExternalEventInHistoryNeedsItsWait(t *testing.T) {
 	replay, err := NewExecution(newGuest(waitsX)).Turn(TurnInput{History: live.NewEvents, Now: at(1)})
 	if err != nil || replay.Err != nil {
 		t.Fatal(err, replay.Err)
+	}
+}
+
+// TestCancellationIsARequest: an orchestration sees its cancellation and
+// decides how it ends. One that completes anyway is Completed, one that
+// fails is Canceled, live and replayed; of a cancellation and a completion
+// in one turn, the one that arrived first is applied first.
+func TestCancellationIsARequest(t *testing.T) {
+	cancelRequested := Event{Kind: OrchestrationCancelRequested, Reason: "stop"}
+	// work calls A; on cancellation it cancels A and ends as end says.
+	work := func(end abi.Command) func(*fakeGuest, abi.Job) []abi.Command {
+		return func(_ *fakeGuest, j abi.Job) []abi.Command {
+			switch j.Kind {
+			case abi.JobStart:
+				return []abi.Command{activity("A", "null")}
+			case abi.JobResolveActivity:
+				return []abi.Command{complete(string(j.Result))}
+			case abi.JobCancel:
+				return []abi.Command{cancelActivity(1), end}
+			}
+			return nil
+		}
+	}
+	tests := []struct {
+		name        string
+		end         abi.Command
+		messages    []Event
+		wantKinds   []EventKind
+		wantStatus  Status
+		wantDropped string
+	}{
+		{"ignored: it completes", complete(`"anyway"`), []Event{cancelRequested},
+			[]EventKind{OrchestrationStarted, ActivityScheduled, OrchestrationCancelRequested, ActivityCancelRequested, OrchestrationCompleted}, StatusCompleted, ""},
+		{"honoured: it fails", fail("cancelled: stop"), []Event{cancelRequested},
+			[]EventKind{OrchestrationStarted, ActivityScheduled, OrchestrationCancelRequested, ActivityCancelRequested, OrchestrationFailed}, StatusCanceled, ""},
+		{"the completion first", fail("cancelled: stop"), []Event{activityDone(2, `"done"`), cancelRequested},
+			[]EventKind{OrchestrationStarted, ActivityScheduled, ActivityCompleted, OrchestrationCompleted}, StatusCompleted, "the instance is already Completed"},
+		{"the cancellation first", fail("cancelled: stop"), []Event{cancelRequested, activityDone(2, `"done"`)},
+			[]EventKind{OrchestrationStarted, ActivityScheduled, OrchestrationCancelRequested, ActivityCancelRequested, OrchestrationFailed}, StatusCanceled, "the instance is already Canceled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, live := range []bool{true, false} {
+				history, results := drive(t, work(tt.end), live, []step{{at(0), []Event{started(`null`)}}, {at(1), tt.messages}})
+				last := results[1]
+				if got := kinds(history); !reflect.DeepEqual(got, tt.wantKinds) || last.Status != tt.wantStatus {
+					t.Fatalf("live=%v: %v, status %s; want %v, %s", live, got, last.Status, tt.wantKinds, tt.wantStatus)
+				}
+				var dropped string
+				if len(last.Dropped) > 0 {
+					dropped = last.Dropped[0].Reason
+				}
+				if dropped != tt.wantDropped {
+					t.Fatalf("live=%v: dropped %+v, want %q", live, last.Dropped, tt.wantDropped)
+				}
+				// The ended history replays to the same status.
+				replay, err := NewExecution(newGuest(work(tt.end))).Turn(TurnInput{History: history, Now: at(2)})
+				if err != nil || replay.Err != nil || replay.Status != tt.wantStatus {
+					t.Fatalf("live=%v: replay: %v, %v, %s", live, err, replay.Err, replay.Status)
+				}
+			}
+		})
 	}
 }

@@ -131,7 +131,16 @@ func newBareHost(t *testing.T) *Host { return newBareHostWith(t, Options{}) }
 
 func newBareHostWith(t testing.TB, opts Options) *Host {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	return newBareHostAt(t, filepath.Join(t.TempDir(), "durabox.db"), opts)
+}
+
+// newBareHostAt is newBareHostWith on the SQLite file at path.
+func newBareHostAt(t testing.TB, path string, opts Options) *Host {
+	t.Helper()
+	if opts.CacheDir == "" {
+		opts.CacheDir = TestCacheDir
+	}
+	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

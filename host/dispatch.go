@@ -76,7 +76,8 @@ func (h *Host) dispatchOrchestrations(ctx context.Context) {
 func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	inst := item.Instance
 	if item.Attempt > h.opts.PoisonAfter {
-		h.giveUp(ctx, item)
+		h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
+			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
 		return
 	}
 	guestCtx := context.WithoutCancel(ctx)
@@ -104,6 +105,13 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		consumed[i] = m.ID
 	}
 	res, err := l.exec.Turn(in)
+	if errors.Is(err, engine.ErrCorruptHistory) {
+		// Running the turn again would read the same history: the instance
+		// fails at once, with what is wrong with it.
+		l.close(guestCtx)
+		h.fail(ctx, item, &engine.Failure{Message: err.Error()})
+		return
+	}
 	if err != nil {
 		l.close(guestCtx)
 		h.opts.Logger.Error("turn refused", "instance", inst.ID, "err", err)
@@ -165,11 +173,10 @@ func (h *Host) workLeft(ctx context.Context, id string) bool {
 	return more || err != nil
 }
 
-// giveUp fails an instance whose turn was delivered more than PoisonAfter
-// times without being committed, consuming its messages.
-func (h *Host) giveUp(ctx context.Context, item *store.WorkItem) {
-	failure := &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
-		"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)}
+// fail fails a locked instance whose turn cannot run, consuming its
+// messages: its turn was delivered more than PoisonAfter times without
+// being committed (poison), or its history is corrupt.
+func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.Failure) {
 	c := store.TurnCommit{
 		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken,
 		NewEvents: []engine.Event{{ID: item.HistoryLen + 1, Kind: engine.OrchestrationFailed, Time: h.opts.Clock(), Failure: failure}},
@@ -182,11 +189,11 @@ func (h *Host) giveUp(ctx context.Context, item *store.WorkItem) {
 		l.close(context.WithoutCancel(ctx))
 	}
 	if err := h.st.CommitTurn(ctx, c); err != nil {
-		h.opts.Logger.Error("cannot fail a poison instance; it will be tried again", "instance", item.Instance.ID, "err", err)
+		h.opts.Logger.Error("cannot fail an instance whose turn cannot run; it will be tried again", "instance", item.Instance.ID, "err", err)
 		h.abandon(ctx, item.Instance.ID, item.LockToken)
 		return
 	}
-	h.opts.Logger.Error("instance failed as poison", "instance", item.Instance.ID, "deliveries", item.Attempt-1)
+	h.opts.Logger.Error("instance failed: its turn cannot run", "instance", item.Instance.ID, "failure", failure.Message)
 	h.orchestrationWork.Notify()
 	h.changed.Notify()
 }

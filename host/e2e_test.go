@@ -19,16 +19,12 @@ import (
 	"github.com/durabox/durabox/store/sqlite"
 )
 
-// compileCache is shared by every host a test starts, so each module is
-// compiled once per test run, as a restarted host does with its cache.
-var compileCache string
-
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "durabox-compiled-")
 	if err != nil {
 		panic(err)
 	}
-	compileCache = dir
+	host.TestCacheDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	guestbuild.Cleanup()
@@ -48,7 +44,7 @@ func startHost(t *testing.T, opts host.Options) *testHost {
 		t.Fatal(err)
 	}
 	if opts.CacheDir == "" {
-		opts.CacheDir = compileCache
+		opts.CacheDir = host.TestCacheDir
 	}
 	h, err := host.New(st, opts)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
 )
 
 // Replay replays an instance's history on a fresh wasm instance of the
@@ -16,6 +17,13 @@ func (h *Host) Replay(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	return h.replay(ctx, inst)
+}
+
+// replay replays the history of inst's current execution on a fresh wasm
+// instance of module inst.ModuleHash, as Replay does.
+func (h *Host) replay(ctx context.Context, inst store.Instance) error {
+	id := inst.ID
 	history, err := h.st.History(ctx, id, inst.ExecutionID)
 	if err != nil {
 		return fmt.Errorf("host: replay %q: %w", id, err)

@@ -68,7 +68,7 @@ func TestRestartedHostLoadsModulesBeforeTakingWork(t *testing.T) {
 	}
 	// An earlier host deployed the module and accepted a start, and stopped
 	// before running it.
-	earlier, err := host.New(st, host.Options{CacheDir: compileCache})
+	earlier, err := host.New(st, host.Options{CacheDir: host.TestCacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestRestartedHostLoadsModulesBeforeTakingWork(t *testing.T) {
 	earlier.Close()
 
 	rec := &recordingStore{Store: st}
-	h, err := host.New(rec, host.Options{CacheDir: compileCache})
+	h, err := host.New(rec, host.Options{CacheDir: host.TestCacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}

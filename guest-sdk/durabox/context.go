@@ -24,7 +24,9 @@ func (c *Context) Now() time.Time { return c.rt.now }
 
 // Err returns a *CanceledError once the instance's cancellation has been
 // requested, and nil before. Operations the orchestration was waiting on then
-// fail with it; new ones (to clean up) run as usual.
+// fail with it; new ones (to clean up) run as usual. The request does not
+// end the orchestration: if it returns an error the instance ends Canceled,
+// and if it completes anyway, Completed with its result.
 func (c *Context) Err() error {
 	if c.rt.cancelled == nil {
 		return nil

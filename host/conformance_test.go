@@ -1,0 +1,406 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/store"
+)
+
+// The conformance tests (engine/CONFORMANCE.md lists what each proves) run
+// the orchestrations of host/testdata/guests/conformance, built from Go to
+// wasm, through the host's own turns and activity calls on a SQLite file.
+// drive takes the place of the dispatchers, one step at a time in a fixed
+// order, so that which messages share a turn is decided by the test, not
+// by timing.
+
+// conformanceNow is the host's clock in these tests; it does not move.
+var conformanceNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// conformanceHost returns a bare host on a fresh store, at conformanceNow,
+// with the conformance guest deployed.
+func conformanceHost(t *testing.T, opts Options) *Host {
+	t.Helper()
+	return conformanceHostAt(t, filepath.Join(t.TempDir(), "durabox.db"), opts)
+}
+
+// conformanceHostAt is conformanceHost on the SQLite file at path.
+func conformanceHostAt(t *testing.T, path string, opts Options) *Host {
+	t.Helper()
+	opts.Clock = func() time.Time { return conformanceNow }
+	h := newBareHostAt(t, path, opts)
+	deployConformance(t, h, "v1")
+	return h
+}
+
+// deployConformance builds the conformance guest as version ("v1", or the
+// changed "v2") and deploys it.
+func deployConformance(t *testing.T, h *Host, version string) store.ModuleInfo {
+	t.Helper()
+	wasm, err := guestbuild.Wasm("host/testdata/guests/conformance", "main.version="+version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := h.Deploy(context.Background(), wasm, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// startEach starts an instance of each orchestration, with input, named
+// after it.
+func startEach(t *testing.T, h *Host, input string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := h.Start(context.Background(), name, json.RawMessage(input), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// drive runs every turn the host has work for, then every activity, again
+// and again until there is no work at conformanceNow. With reverse, the
+// activities leased together complete in the reverse of their order.
+func drive(t *testing.T, h *Host, reverse bool) {
+	t.Helper()
+	ctx := context.Background()
+	for progress := true; progress; {
+		progress = false
+		for {
+			item, err := lockNext(ctx, h.st, conformanceNow, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if item == nil {
+				break
+			}
+			h.turn(ctx, item)
+			progress = true
+		}
+		var leased []*store.ActivityWork
+		for {
+			w, err := leaseNext(ctx, h.st, conformanceNow, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w == nil {
+				break
+			}
+			leased = append(leased, w)
+		}
+		if reverse {
+			slices.Reverse(leased)
+		}
+		for _, w := range leased {
+			h.complete(ctx, w)
+			progress = true
+		}
+	}
+}
+
+// TestChangedModuleIsCaughtOnARecordedHistory records histories on the
+// conformance guest, then replays each on the v2 build, where the
+// orchestration changed: every change is caught, with both sides shown.
+func TestChangedModuleIsCaughtOnARecordedHistory(t *testing.T) {
+	tests := []struct {
+		orchestration string
+		code          engine.NondeterminismCode
+		want          string
+	}{
+		{"RenamedActivity", engine.ChangedCommand,
+			`nondeterminism at event 2: history has ActivityScheduled("Echo", "card"), the orchestration emitted ScheduleActivity("Charge", "card")`},
+		{"ChangedInput", engine.ChangedCommand,
+			`nondeterminism at event 2: history has ActivityScheduled("Echo", "card"), the orchestration emitted ScheduleActivity("Echo", "cash")`},
+		{"InsertedTimer", engine.ChangedCommand,
+			`nondeterminism at event 4: history has ActivityScheduled("Echo", "b"), the orchestration emitted StartTimer(1m0s)`},
+		{"RenamedChild", engine.ChangedCommand,
+			`nondeterminism at event 2: history has SubOrchestrationScheduled("Child", "RenamedChild:2", 1), the orchestration emitted StartChild("Kid", "", 1)`},
+		{"ChangedChildInput", engine.ChangedCommand,
+			`nondeterminism at event 2: history has SubOrchestrationScheduled("Child", "ChangedChildInput:2", 1), the orchestration emitted StartChild("Child", "", 2)`},
+		{"AttachedBecomesDetached", engine.ChangedCommand,
+			`nondeterminism at event 2: history has SubOrchestrationScheduled("Child", "AttachedBecomesDetached:2", 1), the orchestration emitted StartDetachedChild("Child", "", 1)`},
+		{"DetachedBecomesAttached", engine.ChangedCommand,
+			`nondeterminism at event 2: history has OrchestrationChained("Child", "DetachedBecomesAttached:2", 1), the orchestration emitted StartChild("Child", "", 1)`},
+		{"FinishesEarly", engine.ChangedCommand,
+			`nondeterminism at event 4: history has ActivityScheduled("Echo", "b"), the orchestration emitted CompleteOrchestration("a")`},
+		{"Reordered", engine.ReorderedCommand,
+			`nondeterminism at event 2: history has ActivityScheduled("Echo", "a"), the orchestration emitted ScheduleActivity("Echo", "b"), which history has later (commands reordered)`},
+		{"DroppedCall", engine.MissingCommand,
+			`nondeterminism at event 3: history has ActivityScheduled("Echo", "b"), the orchestration emitted nothing`},
+		{"ExtraCall", engine.ExtraCommand,
+			`nondeterminism at event 4: history has OrchestrationCompleted("a"), the orchestration emitted ScheduleActivity("Echo", "audit"), which history does not have`},
+		{"RenamedWait", engine.ChangedCommand,
+			`nondeterminism at event 2: history has ExternalSubscribed("Paid"), the orchestration emitted WaitEvent("Settled")`},
+		{"ChangedResult", engine.ChangedCommand,
+			`nondeterminism at event 4: history has OrchestrationCompleted("done by v1"), the orchestration emitted CompleteOrchestration("done by v2")`},
+	}
+	h := conformanceHost(t, Options{})
+	ctx := context.Background()
+	for _, tt := range tests {
+		startEach(t, h, `null`, tt.orchestration)
+	}
+	drive(t, h, false)
+	v2 := deployConformance(t, h, "v2")
+	for _, tt := range tests {
+		t.Run(tt.orchestration, func(t *testing.T) {
+			inst, err := h.Instance(ctx, tt.orchestration)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The history is real and replays on the module that wrote it.
+			if want := map[bool]engine.Status{true: engine.StatusRunning, false: engine.StatusCompleted}[tt.orchestration == "RenamedWait"]; inst.Status != want {
+				t.Fatalf("recorded on v1: %s (%+v), want %s", inst.Status, inst.Failure, want)
+			}
+			if err := h.replay(ctx, inst); err != nil {
+				t.Fatalf("v1 does not replay its own history: %v", err)
+			}
+			inst.ModuleHash = v2.Hash
+			err = h.replay(ctx, inst)
+			var nd *engine.NondeterminismError
+			if !errors.As(err, &nd) || nd.Code != tt.code || err.Error() != `host: replay "`+tt.orchestration+`": `+tt.want {
+				t.Fatalf("replay on v2: %v\nwant (%s) %s", err, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// TestReplayAwareCallsSeeTheEngineFlag: the Steps orchestration logs (with
+// ctx.Logger) and prints every step, with the replay flags its wasm
+// instance has seen so far. With every turn replayed on a fresh instance,
+// and with the instance kept live, each line reaches the host's log once,
+// when its step first runs, showing exactly the flags the engine sent: R
+// for each step replayed before it, then L.
+func TestReplayAwareCallsSeeTheEngineFlag(t *testing.T) {
+	const steps = 4
+	for _, tt := range []struct {
+		name  string
+		opts  Options
+		flags func(step int) string
+	}{
+		{"every turn replayed", Options{NoLiveCache: true}, func(i int) string { return strings.Repeat("R", i) + "L" }},
+		{"the instance kept live", Options{}, func(i int) string { return strings.Repeat("L", i+1) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var log bytes.Buffer
+			tt.opts.Logger = slog.New(slog.NewTextHandler(&log, nil))
+			h := conformanceHost(t, tt.opts)
+			startEach(t, h, fmt.Sprint(steps), "Steps")
+			drive(t, h, false)
+			if inst, err := h.Instance(context.Background(), "Steps"); err != nil || inst.Status != engine.StatusCompleted {
+				t.Fatalf("%+v, %v", inst, err)
+			}
+			var want, got []string
+			for i := range steps {
+				want = append(want, fmt.Sprintf("logged step instance=Steps i=%d seen=%s", i, tt.flags(i)), fmt.Sprintf("printed step %d seen %s", i, tt.flags(i)))
+			}
+			for _, line := range strings.Split(log.String(), "\n") {
+				if m := guestStep.FindStringSubmatch(line); m != nil {
+					got = append(got, strings.Join(slices.DeleteFunc(m[1:], func(s string) bool { return s == "" }), ""))
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("guest lines in the log:\n%s\nwant:\n%s\nthe log:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), log.String())
+			}
+		})
+	}
+}
+
+// guestStep finds the Steps orchestration's lines in a host's log: what
+// it printed, and what its logger wrote (a record inside the record).
+var guestStep = regexp.MustCompile(`msg="guest: (?:(printed step \d+ seen [RL]+)|.*level=INFO msg=\\"(logged step)\\"( instance=Steps i=\d+ seen=[RL]+))"`)
+
+// TestNewGUIDIsStableAcrossColdReplays: the GUIDs an orchestration makes go
+// into its activity calls, so a replay that made others would not match
+// its history. On a host that replays every turn on a fresh instance the
+// instance completes, with the GUIDs a host that kept it live made.
+func TestNewGUIDIsStableAcrossColdReplays(t *testing.T) {
+	ctx := context.Background()
+	var results []string
+	for _, opts := range []Options{{NoLiveCache: true}, {}} {
+		h := conformanceHost(t, opts)
+		startEach(t, h, `null`, "Guids")
+		if _, err := h.Start(ctx, "Guids", nil, "another"); err != nil {
+			t.Fatal(err)
+		}
+		drive(t, h, false)
+		for _, id := range []string{"Guids", "another"} {
+			inst, err := h.Instance(ctx, id)
+			if err != nil || inst.Status != engine.StatusCompleted {
+				t.Fatalf("%+v, %v", inst, err)
+			}
+			var guids []string
+			if err := json.Unmarshal(inst.Result, &guids); err != nil || len(guids) != 3 || guids[0] == guids[1] || guids[1] == guids[2] || guids[0] == guids[2] {
+				t.Fatalf("GUIDs %s (%v), want three different ones", inst.Result, err)
+			}
+			for _, g := range guids {
+				if !uuidShape.MatchString(g) {
+					t.Fatalf("%q is not a version 5 UUID", g)
+				}
+			}
+			if err := h.Replay(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, string(inst.Result))
+		}
+	}
+	if results[0] != results[2] || results[1] != results[3] {
+		t.Fatalf("replayed every turn: %s and %s; kept live: %s and %s", results[0], results[1], results[2], results[3])
+	}
+	if results[0] == results[1] {
+		t.Fatalf("two instances made the same GUIDs: %s", results[0])
+	}
+}
+
+var uuidShape = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// TestCompletionsApplyInHistoryOrder: two activities complete in one turn,
+// in the reverse of the order they were called in. The orchestration sees
+// them in the order they arrived, which is the order history records: the
+// one that completed first wins a select, live and when the history is
+// replayed on a fresh instance; the other's result, arriving for an
+// operation the select cancelled, is dropped. A select made once both have
+// completed takes the first in its list.
+func TestCompletionsApplyInHistoryOrder(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name    string
+		opts    Options
+		reverse bool
+		winner  string
+	}{
+		{"in order, live", Options{}, false, "a"},
+		{"reversed, live", Options{}, true, "b"},
+		{"reversed, every turn replayed", Options{NoLiveCache: true}, true, "b"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := conformanceHost(t, tt.opts)
+			startEach(t, h, `null`, "FirstCompleted", "SelectWhenBothDone")
+			drive(t, h, tt.reverse)
+			inst, err := h.Instance(ctx, "FirstCompleted")
+			if err != nil || inst.Status != engine.StatusCompleted || string(inst.Result) != `"`+tt.winner+`"` {
+				t.Fatalf("%s %s %+v (%v), want %q", inst.Status, inst.Result, inst.Failure, err, tt.winner)
+			}
+			loser := map[string]int64{"a": 2, "b": 3}[map[string]string{"a": "b", "b": "a"}[tt.winner]]
+			want := []string{"OrchestrationStarted(FirstCompleted)", "ActivityScheduled(Echo)", "ActivityScheduled(Echo)", "ActivityCompleted", "ActivityCancelRequested", "OrchestrationCompleted"}
+			events, err := h.History(ctx, "FirstCompleted")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := historyShape(events); !slices.Equal(got, want) || events[3].ScheduleID == loser || events[4].ScheduleID != loser {
+				t.Fatalf("history %v (completed %d, cancelled %d), want %v with %d cancelled", got, events[3].ScheduleID, events[4].ScheduleID, want, loser)
+			}
+			if err := h.Replay(ctx, "FirstCompleted"); err != nil {
+				t.Fatal(err)
+			}
+			// Both activities have completed; the select comes after.
+			if err := h.Raise(ctx, "SelectWhenBothDone", "go", nil, false); err != nil {
+				t.Fatal(err)
+			}
+			drive(t, h, false)
+			if inst, err := h.Instance(ctx, "SelectWhenBothDone"); err != nil || string(inst.Result) != `"a"` {
+				t.Fatalf("%s %s %+v (%v), want the first in the list, a", inst.Status, inst.Result, inst.Failure, err)
+			}
+		})
+	}
+}
+
+// historyShape describes a history as kind(name) strings.
+func historyShape(events []engine.Event) []string {
+	var out []string
+	for _, e := range events {
+		s := string(e.Kind)
+		if e.Name != "" {
+			s += "(" + e.Name + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestCancellationIgnoredEndsCompleted: a cancellation is a request the
+// orchestration sees. One that ignores it and completes ends Completed,
+// with its result, and the request stays in its history; one that ends
+// with the cancellation's error ends Canceled.
+func TestCancellationIgnoredEndsCompleted(t *testing.T) {
+	ctx := context.Background()
+	h := conformanceHost(t, Options{})
+	startEach(t, h, `null`, "IgnoresCancel", "HonorsCancel")
+	drive(t, h, false)
+	for _, id := range []string{"IgnoresCancel", "HonorsCancel"} {
+		if err := h.Cancel(ctx, id, "no longer needed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drive(t, h, false)
+	for _, tt := range []struct {
+		id     string
+		status engine.Status
+		end    string
+	}{
+		{"IgnoresCancel", engine.StatusCompleted, `OrchestrationCompleted("finished anyway (the sleep ended with: durabox: the instance was cancelled: no longer needed)")`},
+		{"HonorsCancel", engine.StatusCanceled, `OrchestrationFailed("durabox: the instance was cancelled: no longer needed")`},
+	} {
+		inst, err := h.Instance(ctx, tt.id)
+		if err != nil || inst.Status != tt.status {
+			t.Fatalf("%s: %+v, %v; want %s", tt.id, inst, err, tt.status)
+		}
+		events, err := h.History(ctx, tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"OrchestrationStarted(" + tt.id + ")", "TimerCreated", "OrchestrationCancelRequested", "TimerCancelled"}
+		if got := historyShape(events); len(got) != 5 || !slices.Equal(got[:4], want) || events[4].String() != tt.end {
+			t.Fatalf("%s: history %v ending %s, want %v then %s", tt.id, got, events[len(events)-1].String(), want, tt.end)
+		}
+	}
+}
+
+// TestCorruptHistoryFailsTheInstanceAtOnce: an instance whose history in
+// the store has lost an event is not run on it: its next turn fails it,
+// with what is wrong, and replaying it says the same.
+func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "durabox.db")
+	h := conformanceHostAt(t, path, Options{NoLiveCache: true})
+	startEach(t, h, `null`, "WaitsForGo")
+	drive(t, h, false)
+	if events, err := h.History(ctx, "WaitsForGo"); err != nil || len(events) != 4 {
+		t.Fatalf("history %v, %v", historyShape(events), err)
+	}
+	// The store has no call that loses an event: a second connection to
+	// its file does it.
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM history WHERE instance_id = 'WaitsForGo' AND event_id = 3`); err != nil {
+		t.Fatal(err)
+	}
+	const want = "engine: history is corrupt: event 4 follows event 2 (ids run from 1 without gaps)"
+	if err := h.Replay(ctx, "WaitsForGo"); !errors.Is(err, engine.ErrCorruptHistory) || err.Error() != `host: replay "WaitsForGo": `+want {
+		t.Fatalf("replay: %v", err)
+	}
+	if err := h.Raise(ctx, "WaitsForGo", "go", []byte(`"now"`), false); err != nil {
+		t.Fatal(err)
+	}
+	drive(t, h, false)
+	inst, err := h.Instance(ctx, "WaitsForGo")
+	if err != nil || inst.Status != engine.StatusFailed || inst.Failure.Message != want {
+		t.Fatalf("%s %+v (%v), want Failed: %s", inst.Status, inst.Failure, err, want)
+	}
+}
