@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -194,5 +195,26 @@ func TestCancellationIsARequest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHistoryDecidesHowAnExecutionEnded: an ending the host recorded
+// without a command (a turn given up on as poison, while the orchestration
+// waited) replays as it is; an ending the orchestration emitted must be the
+// one it emits again.
+func TestHistoryDecidesHowAnExecutionEnded(t *testing.T) {
+	poisoned := hist(started(`"world"`), scheduled("SayHello", `"world"`), Event{Kind: OrchestrationFailed, Failure: &Failure{Message: "durabox gave up on the instance"}})
+	res, err := NewExecution(newGuest(hello)).Turn(TurnInput{History: poisoned, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(9)})
+	if err != nil || res.Err != nil || res.Status != StatusFailed || res.Failure.Message != "durabox gave up on the instance" || len(res.NewEvents) != 0 {
+		t.Fatalf("%v, %+v", err, res)
+	}
+	if len(res.Dropped) != 1 || res.Dropped[0].Reason != "the instance is already Failed" {
+		t.Fatalf("dropped %+v", res.Dropped)
+	}
+	completed := hist(started(`"world"`), scheduled("SayHello", `"world"`), activityDone(2, `"hi"`), Event{Kind: OrchestrationCompleted, Result: json.RawMessage(`"bye"`)})
+	res, err = NewExecution(newGuest(hello)).Turn(TurnInput{History: completed, Now: at(9)})
+	const want = `nondeterminism at event 4: history has OrchestrationCompleted("bye"), the orchestration emitted CompleteOrchestration("hi")`
+	if err != nil || res.Err == nil || res.Err.Error() != want {
+		t.Fatalf("%v, %v; want %s", err, res.Err, want)
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Each orchestration here changes in the v2 build in one way a recorded
-// history must catch.
+// history must catch, but ChangedDelay, whose change replays.
 
 func init() {
 	durabox.RegisterOrchestration("RenamedActivity", func(ctx *durabox.Context, _ any) (string, error) {
@@ -98,6 +98,13 @@ func init() {
 			name = "Settled"
 		}
 		return durabox.Await[string](ctx.WaitEvent(name))
+	})
+	durabox.RegisterOrchestration("ChangedDelay", func(ctx *durabox.Context, _ any) (string, error) {
+		delay := time.Hour
+		if v2() {
+			delay = 2 * time.Hour
+		}
+		return "slept", ctx.Sleep(delay)
 	})
 	durabox.RegisterOrchestration("ChangedResult", func(ctx *durabox.Context, _ any) (string, error) {
 		s, err := durabox.Call[string](ctx, "Echo", "done")
