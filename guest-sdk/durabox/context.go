@@ -40,7 +40,14 @@ func (c *Context) SetCustomStatus(status string) {
 }
 
 // IsReplaying reports whether the orchestration is re-running steps that
-// were already recorded. Guard side effects that must happen once with it.
+// were already recorded: it is false while the host applies the steps the
+// current turn records, and true while it re-applies steps recorded in an
+// earlier turn (after a restart, or when the instance left memory). Guard
+// side effects that should happen once with it (a turn whose commit fails,
+// in a crash say, runs its steps again as new, so they happen at least
+// once). It is the one thing that differs between a step's first run and
+// its replays, so what it guards must not decide anything, nor change the
+// heap of an orchestration that decides by its heap.
 func (c *Context) IsReplaying() bool { return c.rt.replaying }
 
 // CallActivity schedules the activity name with input (encoded to JSON) and

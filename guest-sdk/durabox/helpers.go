@@ -3,7 +3,6 @@ package durabox
 import (
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 )
@@ -19,22 +18,11 @@ func (c *Context) NewGUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
 }
 
-// Logger returns a logger for orchestration code that writes nothing while
-// the orchestration replays, so each line is logged once, when its step
-// first runs. It writes to stderr, which becomes the instance's log.
+// Logger returns a logger for orchestration code whose lines are logged
+// once, when their step first runs: it writes to stderr, which becomes the
+// instance's log, and the host drops what an orchestration writes while it
+// replays. (The logger itself does the same work live and on replay, so
+// that it leaves the heap the same.)
 func (c *Context) Logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(replayFilter{rt: c.rt, w: os.Stderr}, nil)).With("instance", c.rt.instanceID)
-}
-
-// replayFilter drops writes while replaying.
-type replayFilter struct {
-	rt *runtime
-	w  io.Writer
-}
-
-func (f replayFilter) Write(p []byte) (int, error) {
-	if f.rt.replaying {
-		return len(p), nil
-	}
-	return f.w.Write(p)
+	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("instance", c.rt.instanceID)
 }
