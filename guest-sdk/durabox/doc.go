@@ -60,15 +60,25 @@
 //     log; the host drops what is written while replaying, so each line is
 //     logged once.
 //   - an endless loop, unbounded allocation, recursion past 4 MiB of stack,
-//     a deadlock, os.Exit or a panic fail that instance only, with the cause
-//     in its history.
+//     a deadlock, os.Exit, runtime.Goexit or a panic fail that instance
+//     only, with the cause in its history; so does an orchestration left
+//     waiting on nothing (neither returned nor waiting on any activity,
+//     timer, event or child), which could never be woken.
 //
 // What remains the author's job:
 //
 //   - Do I/O and anything with side effects in activities, never in the
 //     orchestration itself.
-//   - Do not block on time.Sleep, time.After or channels that nothing in the
-//     orchestration will fill: use ctx.Sleep, ctx.NewTimer and futures.
+//   - Use the Context and its futures only from the orchestration function
+//     and from branches started with ctx.Go, which run one at a time in an
+//     order that replays; wait for a branch with the future ctx.Go returns.
+//     A goroutine started with a go statement may compute, but the moment
+//     it touches the Context or a future, the instance fails with a message
+//     that says so.
+//   - Do not block on time.Sleep, time.After, channels, mutexes or
+//     WaitGroups that nothing in the orchestration will release: use
+//     ctx.Sleep, ctx.NewTimer and futures. (A branch runs only while the
+//     others wait on futures, so a channel between branches deadlocks.)
 //   - ctx.IsReplaying is the one thing that differs between the first run
 //     of a step and its replays: false while the host applies the steps the
 //     current turn records, true while it re-applies steps recorded in an

@@ -11,6 +11,7 @@ import (
 // the same on every replay: derived from the instance id, the execution's
 // start and a counter, never from the clock or randomness.
 func (c *Context) NewGUID() string {
+	c.rt.own("ctx.NewGUID")
 	c.rt.guids++
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%d/%d", c.rt.instanceID, c.rt.startedAt, c.rt.guids))
 	sum[6] = sum[6]&0x0f | 0x50 // a name-based UUID (version 5 layout)
@@ -24,5 +25,6 @@ func (c *Context) NewGUID() string {
 // replays. (The logger itself does the same work live and on replay, so
 // that it leaves the heap the same.)
 func (c *Context) Logger() *slog.Logger {
+	c.rt.own("ctx.Logger")
 	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("instance", c.rt.instanceID)
 }
