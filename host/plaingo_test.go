@@ -41,6 +41,7 @@ func TestGoroutinesOutsideTheSDKFailTheInstance(t *testing.T) {
 		{orchestration: "Beside", input: `null`, want: misuse("ctx.CallActivity")},
 		{orchestration: "Status", input: `null`, want: misuse("ctx.SetCustomStatus")},
 		{orchestration: "Later", input: `null`, want: misuse("Future.Get")},
+		{orchestration: "Finalizer", input: `null`, want: misuse("ctx.SetCustomStatus")},
 		{orchestration: "SelectNothing", input: `null`, want: engine.ErrWaitsOnNothing.Error()},
 		{orchestration: "Mutex", input: `null`, want: deadlock},
 		{orchestration: "WaitsForBranch", input: `null`, want: deadlock},

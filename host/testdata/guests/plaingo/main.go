@@ -56,6 +56,15 @@ func init() {
 		go first.Get(nil)
 		return durabox.Call[string](ctx, "Echo", "second")
 	})
+	// Finalizer sets the custom status from a finalizer, which runs on a
+	// goroutine of the Go runtime's after a collection.
+	durabox.RegisterOrchestration("Finalizer", func(ctx *durabox.Context, _ any) (string, error) {
+		garbage := new([64]byte)
+		runtime.SetFinalizer(garbage, func(*[64]byte) { ctx.SetCustomStatus("finalized") })
+		garbage = nil
+		runtime.GC()
+		return durabox.Call[string](ctx, "Echo", "collected")
+	})
 	// SelectNothing waits on no future at all.
 	durabox.RegisterOrchestration("SelectNothing", func(ctx *durabox.Context, _ any) (int, error) {
 		return ctx.Select(), nil
