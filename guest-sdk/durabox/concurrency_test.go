@@ -150,3 +150,12 @@ func TestPlainGoroutineFailsTheOrchestration(t *testing.T) {
 func TestNothingRunsAfterTheEnd(t *testing.T) {
 	expect(t, "start", newRuntime().activate(activation(0, start("Abandons", `null`))), `complete "done"`)
 }
+
+func TestGoroutineIdentity(t *testing.T) {
+	self := goroutine()
+	other := make(chan uintptr)
+	go func() { other <- goroutine() }()
+	if o := <-other; self == 0 || goroutine() != self || o == self || o == 0 {
+		t.Fatalf("this goroutine is %#x, then %#x; another is %#x", self, goroutine(), o)
+	}
+}

@@ -2,7 +2,7 @@
 
 package durabox
 
-import "runtime"
+import goruntime "runtime"
 
 // goroutine identifies the calling goroutine by the id in the header of its
 // stack trace ("goroutine 7 [running]:"). This is slow; guests are wasm and
@@ -10,7 +10,7 @@ import "runtime"
 // (goroutine.go).
 func goroutine() uintptr {
 	var buf [32]byte
-	n := runtime.Stack(buf[:], false)
+	n := goruntime.Stack(buf[:], false)
 	id := uintptr(0)
 	for _, c := range buf[len("goroutine "):n] {
 		if c < '0' || c > '9' {
