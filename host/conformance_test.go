@@ -72,46 +72,6 @@ func startEach(t *testing.T, h *Host, input string, names ...string) {
 	}
 }
 
-// drive runs every turn the host has work for, then every activity, again
-// and again until there is no work at conformanceNow. With reverse, the
-// activities leased together complete in the reverse of their order.
-func drive(t *testing.T, h *Host, reverse bool) {
-	t.Helper()
-	ctx := context.Background()
-	for progress := true; progress; {
-		progress = false
-		for {
-			item, err := lockNext(ctx, h.st, conformanceNow, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if item == nil {
-				break
-			}
-			h.turn(ctx, item)
-			progress = true
-		}
-		var leased []*store.ActivityWork
-		for {
-			w, err := leaseNext(ctx, h.st, conformanceNow, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if w == nil {
-				break
-			}
-			leased = append(leased, w)
-		}
-		if reverse {
-			slices.Reverse(leased)
-		}
-		for _, w := range leased {
-			h.complete(ctx, w)
-			progress = true
-		}
-	}
-}
-
 // TestChangedModuleIsCaughtOnARecordedHistory records histories on the
 // conformance guest, then replays each on the v2 build, where the
 // orchestration changed: every change is caught, with both sides shown,
@@ -155,7 +115,7 @@ func TestChangedModuleIsCaughtOnARecordedHistory(t *testing.T) {
 	for _, tt := range tests {
 		startEach(t, h, `null`, tt.orchestration)
 	}
-	drive(t, h, false)
+	drive(t, h, conformanceNow, false)
 	v2 := deployConformance(t, h, "v2")
 	for _, tt := range tests {
 		t.Run(tt.orchestration, func(t *testing.T) {
@@ -208,7 +168,7 @@ func TestReplayAwareCallsSeeTheEngineFlag(t *testing.T) {
 			tt.opts.Logger = slog.New(slog.NewTextHandler(&log, nil))
 			h := conformanceHost(t, tt.opts)
 			startEach(t, h, fmt.Sprint(steps), "Steps")
-			drive(t, h, false)
+			drive(t, h, conformanceNow, false)
 			if inst, err := h.Instance(context.Background(), "Steps"); err != nil || inst.Status != engine.StatusCompleted {
 				t.Fatalf("%+v, %v", inst, err)
 			}
@@ -245,7 +205,7 @@ func TestNewGUIDIsStableAcrossColdReplays(t *testing.T) {
 		if _, err := h.Start(ctx, "Guids", nil, "another"); err != nil {
 			t.Fatal(err)
 		}
-		drive(t, h, false)
+		drive(t, h, conformanceNow, false)
 		for _, id := range []string{"Guids", "another"} {
 			inst, err := h.Instance(ctx, id)
 			if err != nil || inst.Status != engine.StatusCompleted {
@@ -298,7 +258,7 @@ func TestCompletionsApplyInHistoryOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := conformanceHost(t, tt.opts)
 			startEach(t, h, `null`, "FirstCompleted", "SelectWhenBothDone")
-			drive(t, h, tt.reverse)
+			drive(t, h, conformanceNow, tt.reverse)
 			inst, err := h.Instance(ctx, "FirstCompleted")
 			if err != nil || inst.Status != engine.StatusCompleted || string(inst.Result) != `"`+tt.winner+`"` {
 				t.Fatalf("%s %s %+v (%v), want %q", inst.Status, inst.Result, inst.Failure, err, tt.winner)
@@ -319,7 +279,7 @@ func TestCompletionsApplyInHistoryOrder(t *testing.T) {
 			if err := h.Raise(ctx, "SelectWhenBothDone", "go", nil, false); err != nil {
 				t.Fatal(err)
 			}
-			drive(t, h, false)
+			drive(t, h, conformanceNow, false)
 			if inst, err := h.Instance(ctx, "SelectWhenBothDone"); err != nil || string(inst.Result) != `"a"` {
 				t.Fatalf("%s %s %+v (%v), want the first in the list, a", inst.Status, inst.Result, inst.Failure, err)
 			}
@@ -348,13 +308,13 @@ func TestCancellationIgnoredEndsCompleted(t *testing.T) {
 	ctx := context.Background()
 	h := conformanceHost(t, Options{})
 	startEach(t, h, `null`, "IgnoresCancel", "HonorsCancel")
-	drive(t, h, false)
+	drive(t, h, conformanceNow, false)
 	for _, id := range []string{"IgnoresCancel", "HonorsCancel"} {
 		if err := h.Cancel(ctx, id, "no longer needed"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	drive(t, h, false)
+	drive(t, h, conformanceNow, false)
 	for _, tt := range []struct {
 		id     string
 		status engine.Status
@@ -386,7 +346,7 @@ func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "durabox.db")
 	h := conformanceHostAt(t, path, Options{NoLiveCache: true})
 	startEach(t, h, `null`, "WaitsForGo")
-	drive(t, h, false)
+	drive(t, h, conformanceNow, false)
 	if events, err := h.History(ctx, "WaitsForGo"); err != nil || len(events) != 4 {
 		t.Fatalf("history %v, %v", historyShape(events), err)
 	}
@@ -407,7 +367,7 @@ func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
 	if err := h.Raise(ctx, "WaitsForGo", "go", []byte(`"now"`), false); err != nil {
 		t.Fatal(err)
 	}
-	drive(t, h, false)
+	drive(t, h, conformanceNow, false)
 	inst, err := h.Instance(ctx, "WaitsForGo")
 	if err != nil || inst.Status != engine.StatusFailed || inst.Failure.Message != want {
 		t.Fatalf("%s %+v (%v), want Failed: %s", inst.Status, inst.Failure, err, want)
