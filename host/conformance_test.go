@@ -72,6 +72,32 @@ func startEach(t *testing.T, h *Host, input string, names ...string) {
 	}
 }
 
+// describeAll describes each event as describe does.
+func describeAll(events []engine.Event) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, describe(e))
+	}
+	return out
+}
+
+// describe names an event briefly: "call X" for an activity called with X,
+// "done X" for its result, "ExternalSubscribed X" for a wait for X.
+func describe(e engine.Event) string {
+	var s string
+	switch e.Kind {
+	case engine.ActivityScheduled:
+		json.Unmarshal(e.Input, &s)
+		return "call " + s
+	case engine.ActivityCompleted:
+		json.Unmarshal(e.Result, &s)
+		return "done " + s
+	case engine.ExternalEvent, engine.ExternalSubscribed:
+		return string(e.Kind) + " " + e.Name
+	}
+	return string(e.Kind)
+}
+
 // TestChangedModuleIsCaughtOnARecordedHistory records histories on the
 // conformance guest, then replays each on the v2 build, where the
 // orchestration changed: every change is caught, with both sides shown,
@@ -263,14 +289,15 @@ func TestCompletionsApplyInHistoryOrder(t *testing.T) {
 			if err != nil || inst.Status != engine.StatusCompleted || string(inst.Result) != `"`+tt.winner+`"` {
 				t.Fatalf("%s %s %+v (%v), want %q", inst.Status, inst.Result, inst.Failure, err, tt.winner)
 			}
-			loser := map[string]int64{"a": 2, "b": 3}[map[string]string{"a": "b", "b": "a"}[tt.winner]]
-			want := []string{"OrchestrationStarted(FirstCompleted)", "ActivityScheduled(Echo)", "ActivityScheduled(Echo)", "ActivityCompleted", "ActivityCancelRequested", "OrchestrationCompleted"}
+			// The loser's activity is cancelled, by its schedule event's id.
+			loser := map[string]int64{"a": 3, "b": 2}[tt.winner]
+			want := []string{"OrchestrationStarted", "call a", "call b", "done " + tt.winner, "ActivityCancelRequested", "OrchestrationCompleted"}
 			events, err := h.History(ctx, "FirstCompleted")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := historyShape(events); !slices.Equal(got, want) || events[3].ScheduleID == loser || events[4].ScheduleID != loser {
-				t.Fatalf("history %v (completed %d, cancelled %d), want %v with %d cancelled", got, events[3].ScheduleID, events[4].ScheduleID, want, loser)
+			if got := describeAll(events); !slices.Equal(got, want) || events[4].ScheduleID != loser {
+				t.Fatalf("history %q (cancelled %d), want %q with %d cancelled", got, events[4].ScheduleID, want, loser)
 			}
 			if err := h.Replay(ctx, "FirstCompleted"); err != nil {
 				t.Fatal(err)
@@ -285,19 +312,6 @@ func TestCompletionsApplyInHistoryOrder(t *testing.T) {
 			}
 		})
 	}
-}
-
-// historyShape describes a history as kind(name) strings.
-func historyShape(events []engine.Event) []string {
-	var out []string
-	for _, e := range events {
-		s := string(e.Kind)
-		if e.Name != "" {
-			s += "(" + e.Name + ")"
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // TestCancellationIgnoredEndsCompleted: a cancellation is a request the
@@ -331,8 +345,8 @@ func TestCancellationIgnoredEndsCompleted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"OrchestrationStarted(" + tt.id + ")", "TimerCreated", "OrchestrationCancelRequested", "TimerCancelled"}
-		if got := historyShape(events); len(got) != 5 || !slices.Equal(got[:4], want) || events[4].String() != tt.end {
+		want := []string{"OrchestrationStarted", "TimerCreated", "OrchestrationCancelRequested", "TimerCancelled"}
+		if got := describeAll(events); len(got) != 5 || !slices.Equal(got[:4], want) || events[4].String() != tt.end {
 			t.Fatalf("%s: history %v ending %s, want %v then %s", tt.id, got, events[len(events)-1].String(), want, tt.end)
 		}
 	}
@@ -348,7 +362,7 @@ func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
 	startEach(t, h, `null`, "WaitsForGo")
 	drive(t, h, conformanceNow, false)
 	if events, err := h.History(ctx, "WaitsForGo"); err != nil || len(events) != 4 {
-		t.Fatalf("history %v, %v", historyShape(events), err)
+		t.Fatalf("history %q, %v", describeAll(events), err)
 	}
 	// The store has no call that loses an event: a second connection to
 	// its file does it.
