@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -216,5 +217,55 @@ func TestHistoryDecidesHowAnExecutionEnded(t *testing.T) {
 	const want = `nondeterminism at event 4: history has OrchestrationCompleted("bye"), the orchestration emitted CompleteOrchestration("hi")`
 	if err != nil || res.Err == nil || res.Err.Error() != want {
 		t.Fatalf("%v, %v; want %s", err, res.Err, want)
+	}
+}
+
+// TestContinueAsNewCarriesAtMostTheLimit: the persistent events carried to
+// the next execution, untaken ones and those raised after the execution
+// continued as new, are kept in the order they arrived in, and past the
+// limit of one execution the oldest are dropped, as the external-events
+// reference says; the next execution takes every one carried.
+func TestContinueAsNewCarriesAtMostTheLimit(t *testing.T) {
+	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
+		switch j.Kind {
+		case abi.JobStart:
+			return []abi.Command{timer(time.Second)}
+		case abi.JobFireTimer:
+			return []abi.Command{{Kind: abi.CommandContinueAsNew, Output: []byte(`2`)}}
+		}
+		return nil
+	}
+	first := []Event{started(`1`)}
+	var want []Event
+	for i := range MaxPersistentEvents / 2 {
+		for _, name := range []string{"X", "Y"} {
+			ev := raisedPersistent(name, fmt.Sprintf(`"%s%d"`, name, i))
+			first = append(first, ev)
+			want = append(want, ev)
+		}
+	}
+	late := []Event{raisedPersistent("Z", `"Z0"`), raisedPersistent("Z", `"Z1"`), raisedPersistent("Z", `"Z2"`)}
+	want = append(want[3:], late...)
+	for _, live := range []bool{true, false} {
+		_, results := drive(t, handle, live, []step{{at(0), first}, {at(1), append([]Event{timerFired(2, 1)}, late...)}})
+		if d := results[0].Dropped; len(d) != 0 {
+			t.Fatalf("live=%v: the first execution dropped %+v", live, d)
+		}
+		last := results[1]
+		if last.Status != StatusContinuedAsNew || !reflect.DeepEqual(last.ContinueAsNew.Carried, want) {
+			t.Fatalf("live=%v: carried %+v\nwant %+v", live, last.ContinueAsNew.Carried, want)
+		}
+		var dropped []string
+		for _, d := range last.Dropped {
+			dropped = append(dropped, string(d.Message.Result)+": "+d.Reason)
+		}
+		const reason = "the next execution takes 20 persistent events, the limit, and this one is older than those it takes"
+		if !reflect.DeepEqual(dropped, []string{`"X0": ` + reason, `"Y0": ` + reason, `"X1": ` + reason}) {
+			t.Fatalf("live=%v: dropped %q", live, dropped)
+		}
+		next, err := NewExecution(newGuest(handle)).Turn(TurnInput{Messages: append([]Event{started(`2`)}, last.ContinueAsNew.Carried...), Now: at(2)})
+		if err != nil || next.Err != nil || len(next.Dropped) != 0 {
+			t.Fatalf("live=%v: the next execution: %v, %v, dropped %+v", live, err, next.Err, next.Dropped)
+		}
 	}
 }

@@ -22,7 +22,8 @@
 // name, and dropped if there is none (raised before its wait, or while its
 // wait was cancelled); a persistent event waits in a mailbox (FIFO per name,
 // at most MaxPersistentEvents per execution) for a persistent wait, and the
-// ones no wait took are carried into the next execution on continue-as-new.
+// ones no wait took are carried into the next execution on continue-as-new,
+// in the order they arrived in (past MaxPersistentEvents, the newest).
 // A completion for a cancelled or completed operation is dropped.
 //
 // The engine walks history in order. Each event that carries information to

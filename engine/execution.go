@@ -87,7 +87,9 @@ type TurnResult struct {
 	// Err is the cause when the engine itself failed the instance: a
 	// *NondeterminismError, or the guest's crash. Nil otherwise.
 	Err error
-	// Dropped lists messages that were consumed without being applied.
+	// Dropped lists messages that were consumed without being applied, and
+	// the persistent events not carried to the next execution because it
+	// would take more than MaxPersistentEvents.
 	Dropped []Dropped
 	// ContinueAsNew is set when the execution continued as new (Status
 	// StatusContinuedAsNew): the caller starts the next execution, in the
@@ -100,7 +102,9 @@ type TurnResult struct {
 type ContinueAsNew struct {
 	Input json.RawMessage
 	// Carried are the persistent events (ExternalEventPersistent messages)
-	// that no wait took, in order per name.
+	// that no wait took, and those that arrived in the turn after the
+	// execution ended, in the order they arrived in: the newest
+	// MaxPersistentEvents of them (the older ones are in Dropped).
 	Carried []Event
 }
 
@@ -119,7 +123,8 @@ type open struct {
 }
 
 // MaxPersistentEvents is how many persistent events one execution takes;
-// more are dropped.
+// more are dropped. Continue-as-new carries the newest MaxPersistentEvents
+// untaken ones to the next execution.
 const MaxPersistentEvents = 20
 
 // Execution replays one execution of an orchestration instance on a live
@@ -157,7 +162,7 @@ type Execution struct {
 	// mailbox holds the persistent events not yet taken, and persistentWaits
 	// the persistent waits not yet served, per name, oldest first;
 	// persistentEvents counts the persistent events taken in.
-	mailbox          map[string][][]byte
+	mailbox          map[string][]Event
 	persistentWaits  map[string][]int64
 	persistentEvents int
 	status           Status
@@ -173,7 +178,7 @@ func NewExecution(guest Guest) *Execution {
 	return &Execution{
 		guest: guest, nextSeq: 1, status: StatusPending,
 		open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{}, children: map[int64]string{},
-		mailbox: map[string][][]byte{}, persistentWaits: map[string][]int64{},
+		mailbox: map[string][]Event{}, persistentWaits: map[string][]int64{},
 	}
 }
 

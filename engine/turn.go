@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -73,7 +73,32 @@ func (t *turn) run(messages []Event) error {
 			return err
 		}
 	}
+	t.limitCarried()
 	return nil
+}
+
+// limitCarried keeps the persistent events carried to the next execution
+// within the limit of one execution: the newest MaxPersistentEvents of
+// them. The older ones are dropped, as the external-events reference says.
+func (t *turn) limitCarried() {
+	c := t.res.ContinueAsNew
+	if c == nil {
+		return
+	}
+	over := -MaxPersistentEvents
+	for _, m := range c.Carried {
+		if m.Kind == ExternalEventPersistent {
+			over++
+		}
+	}
+	c.Carried = slices.DeleteFunc(c.Carried, func(m Event) bool {
+		if over <= 0 || m.Kind != ExternalEventPersistent {
+			return false
+		}
+		over--
+		t.drop(m, fmt.Sprintf("the next execution takes %d persistent events, the limit, and this one is older than those it takes", MaxPersistentEvents))
+		return true
+	})
 }
 
 // admit returns why a message cannot be applied, or "" if it can.
@@ -143,12 +168,16 @@ func (t *turn) record(ev Event) {
 	case SubOrchestrationScheduled, OrchestrationChained:
 		t.res.Children = append(t.res.Children, ChildTask{ScheduleID: ev.ID, InstanceID: ev.InstanceID, Name: ev.Name, Input: ev.Input, Detached: ev.Kind == OrchestrationChained})
 	case OrchestrationContinuedAsNew:
-		// The persistent events no wait took go on to the next execution.
+		// The persistent events no wait took go on to the next execution,
+		// in the order they arrived in.
 		t.res.ContinueAsNew = &ContinueAsNew{Input: ev.Input}
-		for _, name := range slices.Sorted(maps.Keys(t.x.mailbox)) {
-			for _, data := range t.x.mailbox[name] {
-				t.carry(name, data)
-			}
+		var untaken []Event
+		for _, events := range t.x.mailbox {
+			untaken = append(untaken, events...)
+		}
+		slices.SortFunc(untaken, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
+		for _, ev := range untaken {
+			t.carry(ev.Name, ev.Result)
 		}
 	}
 }
@@ -200,7 +229,7 @@ func (t *turn) applyNext() error {
 	}
 	if ev.Kind == ExternalEventPersistent {
 		x.persistentEvents++
-		x.mailbox[ev.Name] = append(x.mailbox[ev.Name], ev.Result)
+		x.mailbox[ev.Name] = append(x.mailbox[ev.Name], *ev)
 		return t.deliverPersistent(ev, replaying)
 	}
 	// A completion must complete an operation this replay opened: an
@@ -236,7 +265,7 @@ func (t *turn) deliverPersistent(ev *Event, replaying bool) error {
 	if len(x.mailbox[name]) == 0 || len(x.persistentWaits[name]) == 0 {
 		return nil
 	}
-	data, wait := x.mailbox[name][0], x.persistentWaits[name][0]
+	data, wait := x.mailbox[name][0].Result, x.persistentWaits[name][0]
 	x.mailbox[name], x.persistentWaits[name] = x.mailbox[name][1:], x.persistentWaits[name][1:]
 	o := x.open[wait]
 	delete(x.open, wait)

@@ -153,7 +153,7 @@ func Call[T any](ctx *Context, name string, input any) (T, error) {
 // function, ends this execution and starts a new one of the same
 // orchestration with input (encoded to JSON) and a fresh, empty history. Use
 // it for orchestrations that run forever. Persistent events no wait took yet
-// are carried over to the new execution.
+// are carried over to the new execution (the newest 20, its limit).
 //
 //	return nil, ctx.ContinueAsNew(next)
 func (c *Context) ContinueAsNew(input any) error {
