@@ -3,5 +3,6 @@
 // store → engine, host → engine, abi, store; and the SDK's test kit,
 // guest-sdk/durabox/durtest, the one SDK package that may use the engine
 // (it runs orchestrations natively in go test and never goes into a
-// module). It has no code of its own.
+// module). It also checks that engine/CONFORMANCE.md names tests that
+// exist. It has no code of its own.
 package layout
