@@ -24,6 +24,7 @@ mutations=(
 	"unsorted|a round runs its units in the order they became runnable, not by id|./host|^TestSchedulerThroughCtxGo$"
 	"nested-reversed|a nested unit's id puts its own index first, reversing the order of nested units|./host|^TestSchedulerThroughCtxGo$"
 	"wrong-waiter|an activity's result resolves the oldest open future, not the one of its sequence number|./host|^TestSchedulerThroughCtxGo$"
+	"own-unchecked|a goroutine that is not a unit may use the Context|./host|^TestGoroutinesOutsideTheSDKFailTheInstance$"
 	"input-unchecked|replay does not compare an activity's input|./host|^TestChangedModuleIsCaughtOnARecordedHistory$"
 	"name-unchecked|replay does not compare an activity's name|./host|^TestChangedModuleIsCaughtOnARecordedHistory$"
 	"detached-unchecked|replay does not compare whether a child is detached|./host|^TestChangedModuleIsCaughtOnARecordedHistory$"
@@ -66,6 +67,7 @@ mutate() {
 	unsorted) replace guest-sdk/durabox/scheduler.go 'sort.SliceStable(round, ' '_ = sort.SliceStable; _ = (' ;;
 	nested-reversed) replace guest-sdk/durabox/scheduler.go 'u.id = append(slices.Clip(p.id), p.branches)' 'u.id = append([]int{p.branches}, p.id...)' ;;
 	wrong-waiter) replace guest-sdk/durabox/runtime.go 'rt.take(j.Seq).resolve(j.Result, j.Failure)' 'rt.take(slices.Min(slices.Collect(maps.Keys(rt.futures)))).resolve(j.Result, j.Failure)' ;;
+	own-unchecked) replace guest-sdk/durabox/runtime.go $'\t\treturn\n\t}\n\trt.misused(what)\n' $'\t\treturn\n\t}\n' ;;
 	input-unchecked) replace engine/command.go 'c.Name == ev.Name && bytes.Equal(c.Input, ev.Input)' 'c.Name == ev.Name' ;;
 	name-unchecked) replace engine/command.go 'c.Name == ev.Name && bytes.Equal(c.Input, ev.Input)' 'bytes.Equal(c.Input, ev.Input)' ;;
 	detached-unchecked) replace engine/command.go 'c.Detached == (ev.Kind == OrchestrationChained) &&' '' ;;
@@ -108,7 +110,7 @@ for m in "${mutations[@]}"; do
 		stale=$((stale + 1))
 	else
 		# shellcheck disable=SC2086 # pkgs is a list
-		(cd "$scratch" && go test -count=1 -run "$tests" $pkgs) >"$scratch.log" 2>&1
+		(cd "$scratch" && go test -count=1 -timeout 5m -run "$tests" $pkgs) >"$scratch.log" 2>&1
 		# The failed tests without the parents of failed subtests.
 		failed=$(grep -o -- '--- FAIL: [^ ]*' "$scratch.log" | sed 's/--- FAIL: //' |
 			awk '{ n[NR] = $0 } END { for (i = 1; i <= NR; i++) { leaf = 1; for (j = 1; j <= NR; j++) if (index(n[j], n[i] "/") == 1) leaf = 0; if (leaf) print n[i] } }' |
@@ -117,6 +119,9 @@ for m in "${mutations[@]}"; do
 			printf 'STALE     %-22s the mutated tree does not build:\n' "$name"
 			grep -m5 -e 'error' -e '\.go:[0-9]' "$scratch.log" | sed 's/^/          /'
 			stale=$((stale + 1))
+		elif grep -q '^panic: test timed out' "$scratch.log"; then
+			printf 'caught    %-22s %s: %s ran past 5 minutes\n' "$name" "$what" "$tests"
+			caught=$((caught + 1))
 		elif [ -n "$failed" ]; then
 			printf 'caught    %-22s %s: %s\n' "$name" "$what" "$failed"
 			caught=$((caught + 1))
