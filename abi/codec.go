@@ -159,6 +159,9 @@ func EncodeActivation(a *Activation) []byte {
 			}
 		})
 	}
+	for _, p := range a.Patches {
+		e.string(4, p)
+	}
 	return e.buf
 }
 
@@ -177,6 +180,8 @@ func DecodeActivation(b []byte) (*Activation, error) {
 				return err
 			}
 			a.Jobs = append(a.Jobs, j)
+		case 4:
+			a.Patches = append(a.Patches, string(raw))
 		}
 		return nil
 	})

@@ -12,7 +12,7 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: JobResolveActivity, Seq: 300, Result: []byte(`{"a":1}`)},
 		{Kind: JobResolveActivity, Seq: 2, Failure: &Failure{}},
 		{Kind: JobFireTimer, Seq: 1 << 40, Failure: &Failure{Message: "m", Details: "d"}},
-	}}
+	}, Patches: []string{"fix-rounding", "v2"}}
 	r := &ActivationResult{Commands: []Command{
 		{Kind: CommandScheduleActivity, Seq: 1, Name: "SayHello", Input: []byte(`"x"`)},
 		{Kind: CommandStartTimer, Seq: 2, Delay: 1500000000},
@@ -21,6 +21,7 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: CommandCancelTimer, Seq: 5, Target: 2},
 		{Kind: CommandCancelActivity, Seq: 6, Target: 1},
 		{Kind: CommandStartChild, Seq: 7, Name: "Child", Input: []byte(`1`), InstanceID: "kid", Detached: true},
+		{Kind: CommandPatch, Seq: 8, Name: "fix-rounding"},
 	}}
 	m := &Manifest{SDK: "durabox-go/0.1", Orchestrations: []string{"A", "B"}, Activities: []string{"C"}}
 	req := &ActivityRequest{Name: "SayHello", Input: []byte(`"x"`), InstanceID: "i", Attempt: 3}

@@ -36,6 +36,10 @@ type Activation struct {
 	Replaying bool
 	// Jobs to apply, in order.
 	Jobs []Job
+	// Patches are the change ids of the patch markers history records for
+	// this step (see CommandPatch): the guest's Patched answers true for
+	// them. Empty when the step is new, or its history has none.
+	Patches []string
 }
 
 // Job is one thing an activation asks the guest to apply. Which fields are
@@ -98,6 +102,11 @@ const (
 	// CommandSetCustomStatus sets the instance's custom status to Name,
 	// which clients read.
 	CommandSetCustomStatus CommandKind = 13
+	// CommandPatch records that the orchestration took the new code path
+	// of change Name (the guest SDK's Patched answered true). The guest
+	// emits it the first time it asks about the change in an execution, if
+	// the step is new or the activation's Patches list the change.
+	CommandPatch CommandKind = 14
 )
 
 // Command is one decision the guest's orchestration code made. Commands that
@@ -106,7 +115,10 @@ const (
 type Command struct {
 	Kind CommandKind
 	Seq  uint64
-	// Name is the activity name (CommandScheduleActivity).
+	// Name is the activity name (CommandScheduleActivity), the event name
+	// (CommandWaitEvent, CommandWaitEventPersistent), the orchestration
+	// name (CommandStartChild), the status text (CommandSetCustomStatus)
+	// or the change id (CommandPatch).
 	Name string
 	// Input is the activity input as JSON (CommandScheduleActivity).
 	Input []byte

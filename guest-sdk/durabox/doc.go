@@ -49,8 +49,9 @@
 //   - math/rand, crypto/rand and map iteration order draw from a random
 //     stream seeded per instance: they repeat exactly on replay.
 //   - files, sockets, environment variables and arguments do not exist.
-//   - fmt.Println and the log package write to the instance's log, which is
-//     silent while replaying.
+//   - fmt.Println, the log package and ctx.Logger write to the instance's
+//     log, which the host keeps silent while replaying (durabox replay of a
+//     repro bundle shows it).
 //   - an endless loop, unbounded allocation, recursion past 4 MiB of stack,
 //     a deadlock, os.Exit or a panic fail that instance only, with the cause
 //     in its history.
@@ -62,8 +63,11 @@
 //   - Do not block on time.Sleep, time.After or channels that nothing in the
 //     orchestration will fill: use ctx.Sleep, ctx.NewTimer and futures.
 //   - Changing the order or arguments of activity calls and timers changes
-//     the orchestration; an instance always runs on the exact module it
-//     started with, so deploy a new module for new behaviour.
+//     the orchestration; an instance runs on the exact module it started
+//     with until durabox upgrade moves it to a new module whose code
+//     replays its history. Where new code must differ from what running
+//     instances did, ask Context.Patched, which keeps the old path for
+//     instances that took it and records the new one.
 //
 // Activities are ordinary Go: they run in separate instances of the same
 // module with the real clock and real randomness, and may fail; their

@@ -3,7 +3,6 @@ package durabox
 import (
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 )
@@ -19,22 +18,10 @@ func (c *Context) NewGUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
 }
 
-// Logger returns a logger for orchestration code that writes nothing while
-// the orchestration replays, so each line is logged once, when its step
-// first runs. It writes to stderr, which becomes the instance's log.
+// Logger returns a logger for orchestration code. It writes to stderr,
+// which becomes the instance's log; the host keeps the log silent while the
+// orchestration replays, so each line is logged once, when its step first
+// runs. (durabox replay of a repro bundle shows every line.)
 func (c *Context) Logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(replayFilter{rt: c.rt, w: os.Stderr}, nil)).With("instance", c.rt.instanceID)
-}
-
-// replayFilter drops writes while replaying.
-type replayFilter struct {
-	rt *runtime
-	w  io.Writer
-}
-
-func (f replayFilter) Write(p []byte) (int, error) {
-	if f.rt.replaying {
-		return len(p), nil
-	}
-	return f.w.Write(p)
+	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("instance", c.rt.instanceID)
 }

@@ -34,10 +34,14 @@ type runtime struct {
 	seq      uint64
 	futures  map[uint64]*Future
 	commands []abi.Command
+	// recorded are the changes the activation being applied says its
+	// step's history records; patched holds every answer Patched gave.
+	recorded []string
+	patched  map[string]bool
 }
 
 func newRuntime() *runtime {
-	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}}
+	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}, patched: map[string]bool{}}
 }
 
 // command emits c with the next sequence number and returns its future.
@@ -59,7 +63,7 @@ func (rt *runtime) command(c abi.Command) *Future {
 // activate applies an activation's jobs, runs the orchestration until it is
 // quiescent and returns the commands it emitted.
 func (rt *runtime) activate(a *abi.Activation) []abi.Command {
-	rt.now, rt.replaying = time.Unix(0, a.Time).UTC(), a.Replaying
+	rt.now, rt.replaying, rt.recorded = time.Unix(0, a.Time).UTC(), a.Replaying, a.Patches
 	for _, j := range a.Jobs {
 		rt.apply(j)
 	}
