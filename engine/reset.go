@@ -22,11 +22,12 @@ type ResetPlan struct {
 	// that had completed after the reset point), its timers fire when
 	// due, its children report to it.
 	InFlight Work
-	// Raise are the messages from outside that the discarded events took
-	// in (raised events, a cancellation request), in order, as messages
-	// again (without ids, times or the waits they were bound to): the host
-	// delivers them to the new execution after the reset marker, and the
-	// rules of each apply afresh.
+	// Raise are the events raised from outside that the discarded part
+	// took in, in order, as messages again (without ids, times or the waits
+	// they were bound to): the host delivers them to the new execution
+	// after the reset marker, and the rules of each apply afresh. (A
+	// cancellation request is not among them: a reset is how an operator
+	// brings back an instance, cancelled or not.)
 	Raise []Event
 }
 
@@ -61,8 +62,8 @@ func PlanReset(history []Event, n int64) (*ResetPlan, error) {
 	p := &ResetPlan{Kept: history[:n], Discarded: history[n:], InFlight: inFlight(history[:n])}
 	for _, ev := range p.Discarded {
 		switch ev.Kind {
-		case ExternalEvent, ExternalEventPersistent, OrchestrationCancelRequested:
-			p.Raise = append(p.Raise, Event{Kind: ev.Kind, Name: ev.Name, Result: ev.Result, Reason: ev.Reason})
+		case ExternalEvent, ExternalEventPersistent:
+			p.Raise = append(p.Raise, Event{Kind: ev.Kind, Name: ev.Name, Result: ev.Result})
 		}
 	}
 	return p, nil
