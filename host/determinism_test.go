@@ -88,7 +88,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	var history []engine.Event
 	round := []engine.Event{{Kind: engine.OrchestrationStarted, Name: inst.Name, InstanceID: inst.ID, Input: inst.Input}}
-	l := h.newLive(ctx, inst)
+	l := h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
 	defer func() { l.close(ctx) }()
 	for len(round) > 0 {
 		turns := [][]engine.Event{round}
@@ -102,7 +102,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 		for _, messages := range turns {
 			if !mode.live {
 				l.close(ctx)
-				l = h.newLive(ctx, inst)
+				l = h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
 			}
 			res, err := l.exec.Turn(engine.TurnInput{History: history, Messages: messages, Now: now})
 			if err != nil {

@@ -22,4 +22,15 @@ var (
 	// ErrNotFinished is returned by Purge when the instance has not reached
 	// a terminal status.
 	ErrNotFinished = errors.New("host: instance not finished")
+	// ErrUnknownModule is returned when no deployed module has the hash, or
+	// a hash starting with the prefix, that a request names.
+	ErrUnknownModule = errors.New("host: unknown module")
+	// ErrBusy is returned by Reset when a turn of the instance is running.
+	ErrBusy = errors.New("host: instance busy")
+	// ErrChanged is returned by Reset when the instance is no longer as the
+	// plan it was given found it (its history went on).
+	ErrChanged = errors.New("host: instance changed")
+	// ErrDiverges is returned by Reset when the module does not replay the
+	// events the reset would keep.
+	ErrDiverges = errors.New("host: the module does not replay the history")
 )

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
 )
@@ -21,7 +22,7 @@ import (
 // API is what NewHandler serves: the operations of a Host.
 type API interface {
 	Deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error)
-	Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error)
+	StartOn(ctx context.Context, module, name string, input json.RawMessage, id string) (string, error)
 	Instance(ctx context.Context, id string) (store.Instance, error)
 	Wait(ctx context.Context, id string) (store.Instance, error)
 	ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error)
@@ -30,6 +31,10 @@ type API interface {
 	Purge(ctx context.Context, id string) error
 	List(ctx context.Context) ([]store.Instance, error)
 	Modules(ctx context.Context) ([]store.ModuleInfo, error)
+	Replay(ctx context.Context, id string, req client.ReplayRequest) (client.ReplayReport, error)
+	Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error)
+	Export(ctx context.Context, id string) (*bundle.Bundle, error)
+	Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error)
 }
 
 var _ API = (*Host)(nil)
@@ -64,6 +69,10 @@ func NewHandler(api API, logger *slog.Logger) http.Handler {
 	mux.HandleFunc("POST /v1/instances/{id}/events", s.raise)
 	mux.HandleFunc("POST /v1/instances/{id}/cancel", s.cancel)
 	mux.HandleFunc("DELETE /v1/instances/{id}", s.purge)
+	mux.HandleFunc("GET /v1/instances/{id}/replay", s.replay)
+	mux.HandleFunc("GET /v1/instances/{id}/bundle", s.export)
+	mux.HandleFunc("POST /v1/instances/{id}/reset", s.reset)
+	mux.HandleFunc("POST /v1/upgrades", s.upgrade)
 	return mux
 }
 
@@ -110,7 +119,7 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	id, err := s.api.Start(r.Context(), req.Name, req.Input, req.ID)
+	id, err := s.api.StartOn(r.Context(), req.Module, req.Name, req.Input, req.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -334,6 +343,10 @@ var statuses = []struct {
 	{ErrNotFound, http.StatusNotFound},
 	{ErrInstanceExists, http.StatusConflict},
 	{ErrNotFinished, http.StatusConflict},
+	{ErrUnknownModule, http.StatusNotFound},
+	{ErrBusy, http.StatusConflict},
+	{ErrChanged, http.StatusConflict},
+	{ErrDiverges, http.StatusUnprocessableEntity},
 	{errTooLarge, http.StatusRequestEntityTooLarge},
 	{ErrBadModule, http.StatusUnprocessableEntity},
 	{ErrUnknownOrchestration, http.StatusUnprocessableEntity},
@@ -352,9 +365,13 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusInternalServerError {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	body, _ := json.Marshal(client.ErrorResponse{Error: strings.TrimPrefix(err.Error(), "host: ")})
+	body, _ := json.Marshal(client.ErrorResponse{Error: wireError(err)})
 	write(w, status, body)
 }
+
+// wireError is an error's text on the wire: without its "host: " prefix,
+// as it is the host that speaks there.
+func wireError(err error) string { return strings.TrimPrefix(err.Error(), "host: ") }
 
 func write(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")

@@ -1,0 +1,75 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/internal/guestbuild"
+)
+
+// TestAnInstanceInATurnIsNeitherMovedNorReset: while a turn holds an
+// instance, an upgrade skips it (after trying again) and a reset is
+// refused; once the turn lets go, the upgrade moves it.
+func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
+	ctx := context.Background()
+	h := newBareHost(t) // no dispatchers: the test takes the turns
+	var hashes []string
+	for _, vars := range [][]string{nil, {"main.version=v2"}} {
+		wasm, err := guestbuild.Wasm("host/testdata/guests/versions", vars...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := h.Deploy(ctx, wasm, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, info.Hash)
+	}
+	if _, err := h.StartOn(ctx, hashes[0], "Flow", nil, "held"); err != nil {
+		t.Fatal(err)
+	}
+	item, err := lockNext(ctx, h.st, time.Now(), time.Minute)
+	if err != nil || item == nil {
+		t.Fatalf("lock: %v, %v", item, err)
+	}
+	h.turn(ctx, item) // it waits for "go"
+	if err := h.Raise(ctx, "held", "go", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	held, err := lockNext(ctx, h.st, time.Now(), time.Minute)
+	if err != nil || held == nil {
+		t.Fatalf("lock: %v, %v", held, err)
+	}
+
+	report, err := h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := client.UpgradeResult{InstanceID: "held", Name: "Flow", Outcome: client.UpgradeSkipped, Events: 2,
+		Reason: "a turn held it each of the 5 times it was about to move; upgrade it again"}
+	if len(report.Results) != 1 || report.Results[0] != want {
+		t.Fatalf("results %+v, want %+v", report.Results, want)
+	}
+	if _, err := h.Reset(ctx, "held", client.ResetRequest{ToEvent: 1}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("reset of the held instance: %v, want ErrBusy", err)
+	}
+	inst, _ := h.Instance(ctx, "held")
+	history, _ := h.History(ctx, "held")
+	if inst.ModuleHash != hashes[0] || len(history) != 2 {
+		t.Fatalf("the held instance changed: module %s, %d events", short(inst.ModuleHash), len(history))
+	}
+
+	h.abandon(ctx, "held", held.LockToken)
+	report, err = h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
+	if err != nil || report.Summary.Moved != 1 {
+		t.Fatalf("once the turn let go: %+v, %v", report, err)
+	}
+	history, _ = h.History(ctx, "held")
+	if last := history[len(history)-1]; last.Kind != engine.ModuleChanged {
+		t.Fatalf("history ends with %s", last.Kind)
+	}
+}
