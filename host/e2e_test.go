@@ -149,6 +149,14 @@ func TestHelloEndToEnd(t *testing.T) {
 	if !reflect.DeepEqual(info.Orchestrations, []string{"Greeting"}) || !reflect.DeepEqual(info.Activities, []string{"SayHello"}) {
 		t.Fatalf("deployed %+v", info)
 	}
+	wasm, err := guestbuild.Wasm("examples/wasm/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := host.Check(context.Background(), wasm)
+	if err != nil || !reflect.DeepEqual(m.Orchestrations, info.Orchestrations) || !reflect.DeepEqual(m.Activities, info.Activities) || m.SDK != "durabox-go/0.1" {
+		t.Fatalf("Check: %+v, %v; deployed %+v", m, err, info)
+	}
 	inst := h.run(t, "Greeting", `"world"`)
 	if inst.Status != engine.StatusCompleted || string(inst.Result) != `"Hello, world!"` {
 		t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
@@ -271,6 +279,10 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 			_, err := h.Deploy(context.Background(), tt.wasm, nil)
 			if !errors.Is(err, host.ErrBadModule) || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to start with %q", err, tt.want)
+			}
+			// Check (what durabox build runs) refuses it with the same words.
+			if _, checkErr := host.Check(context.Background(), tt.wasm); !errors.Is(checkErr, host.ErrBadModule) || checkErr.Error() != err.Error() {
+				t.Errorf("Check: %v; Deploy: %v", checkErr, err)
 			}
 		})
 	}

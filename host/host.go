@@ -37,7 +37,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	rt, err := newRuntime(&opts)
+	rt, err := newRuntime(context.Background(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +52,8 @@ func New(st store.Store, opts Options) (*Host, error) {
 }
 
 // newRuntime starts the wasm runtime opts ask for.
-func newRuntime(opts *Options) (sandbox.Runtime, error) {
-	rt, err := sandbox.NewWazero(context.Background(), sandbox.WazeroOptions{CacheDir: opts.CacheDir, MemoryLimitBytes: opts.MemoryLimit})
+func newRuntime(ctx context.Context, opts Options) (sandbox.Runtime, error) {
+	rt, err := sandbox.NewWazero(ctx, sandbox.WazeroOptions{CacheDir: opts.CacheDir, MemoryLimitBytes: opts.MemoryLimit})
 	if err != nil {
 		return nil, fmt.Errorf("host: start the wasm runtime: %w", err)
 	}

@@ -25,7 +25,7 @@ func NewReplayer(opts Options) (*Replayer, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	rt, err := newRuntime(&opts)
+	rt, err := newRuntime(context.Background(), opts)
 	if err != nil {
 		return nil, err
 	}

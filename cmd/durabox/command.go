@@ -20,8 +20,9 @@ type command struct {
 	// summary is the command's line in the overview; about, the paragraph
 	// of its usage.
 	summary, about string
-	// args names the positional arguments, all of them required.
-	args []string
+	// args names the required positional arguments; optional, those that
+	// may follow them.
+	args, optional []string
 	// client says the command talks to a host: it takes --addr and --json.
 	client bool
 	// define defines the command's flags and returns its body.
@@ -144,8 +145,8 @@ func (c *command) checkArgs(args []string) error {
 	switch {
 	case len(args) < len(c.args):
 		return usagef("missing %s", strings.Join(c.args[len(args):], " "))
-	case len(args) > len(c.args):
-		return usagef("unexpected argument %q", args[len(c.args)])
+	case len(args) > len(c.args)+len(c.optional):
+		return usagef("unexpected argument %q", args[len(c.args)+len(c.optional)])
 	}
 	return nil
 }

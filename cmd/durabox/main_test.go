@@ -125,6 +125,8 @@ func usage(t *testing.T, command string) string {
 const overviewText = `Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.
 
 usage:
+  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]           start a project: a module, its tests, a README
+  durabox build [DIR] [-o FILE]                                       build a module and check it as a host will
   durabox serve --db FILE [--addr ADDR] [--allow-http HOSTS] [flags]  run a host on a SQLite file
   durabox deploy FILE.wasm [--env KEY=VALUE]...                       deploy a module to the host
   durabox start NAME [--input JSON] [--id ID] [--wait]                start an orchestration instance
@@ -135,8 +137,8 @@ usage:
   durabox history ID [--execution N]                                  show an instance's history
   durabox list                                                        list the instances
 
-Every command but serve talks to the host at --addr ADDR, else $DURABOX_ADDR,
-else 127.0.0.1:7070, and prints JSON with --json.
+Every command but new, build and serve talks to the host at --addr ADDR, else
+$DURABOX_ADDR, else 127.0.0.1:7070, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `
 

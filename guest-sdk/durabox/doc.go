@@ -29,9 +29,23 @@
 //	func main() {}
 //
 // Register in init: the module is a WebAssembly reactor, so main never runs
-// (it must exist for the build). Build with:
+// (it must exist for the build).
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o hello.wasm .
+// # The author's loop
+//
+//	durabox new hello         # a project: go.mod, main.go, main_test.go, README.md
+//	go test ./...             # unit tests, natively, with package durtest
+//	durabox build             # hello.wasm, checked as a host checks it at deploy
+//	durabox deploy hello.wasm # to a host (durabox serve --db durabox.db)
+//	durabox start Greeting --input '"world"' --wait
+//	durabox history ID        # every step the instance took
+//
+// durabox build runs GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
+// -trimpath. Package durtest (guest-sdk/durabox/durtest) runs
+// orchestrations in go test under the host's own replay engine, with mock
+// activities, a fake clock, events, cancellation and children, and checks
+// that every history it produces replays. The SDK's README
+// (guest-sdk/README.md) walks the loop step by step.
 //
 // # Orchestrations are replayed
 //
@@ -67,7 +81,9 @@
 //     with until durabox upgrade moves it to a new module whose code
 //     replays its history. Where new code must differ from what running
 //     instances did, ask Context.Patched, which keeps the old path for
-//     instances that took it and records the new one.
+//     instances that took it and records the new one. durtest.Replay
+//     tells whether changed code still replays a history a host recorded
+//     (durabox history ID --json).
 //
 // Activities are ordinary Go: they run in separate instances of the same
 // module with the real clock and real randomness, and may fail; their

@@ -1,6 +1,7 @@
 package durabox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -61,7 +62,7 @@ func TestNewGUIDIsStableAcrossReplays(t *testing.T) {
 		t.Fatalf("replay gave other GUIDs: %s and %s", first[0].Output, again[0].Output)
 	}
 	var ids []string
-	if err := decode(first[0].Output, &ids); err != nil || ids[0] == ids[1] || !uuid.MatchString(ids[0]) || !uuid.MatchString(ids[1]) {
+	if err := json.Unmarshal(first[0].Output, &ids); err != nil || ids[0] == ids[1] || !uuid.MatchString(ids[0]) || !uuid.MatchString(ids[1]) {
 		t.Fatalf("GUIDs %v (%v)", ids, err)
 	}
 }
