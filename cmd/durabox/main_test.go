@@ -125,33 +125,40 @@ func usage(t *testing.T, command string) string {
 const overviewText = `Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.
 
 usage:
-  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]           start a project: a module, its tests, a README
-  durabox build [DIR] [-o FILE]                                       build a module and check it as a host will
-  durabox serve --db FILE [--addr ADDR] [--allow-http HOSTS] [flags]  run a host on a SQLite file
-  durabox deploy FILE.wasm [--env KEY=VALUE]...                       deploy a module to the host
-  durabox start NAME [--input JSON] [--id ID] [--wait]                start an orchestration instance
-  durabox raise ID NAME [--data JSON] [--persistent]                  raise an external event for an instance
-  durabox cancel ID [--reason TEXT]                                   cancel an instance
-  durabox purge ID                                                    delete a finished instance and its history
-  durabox status ID                                                   show an instance
-  durabox history ID [--execution N]                                  show an instance's history
-  durabox list                                                        list the instances
+  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]               start a project: a module, its tests, a README
+  durabox build [DIR] [-o FILE]                                           build a module and check it as a host will
+  durabox serve --db FILE [--addr ADDR] [--allow-http HOSTS] [flags]      run a host on a SQLite file
+  durabox deploy FILE.wasm [--env KEY=VALUE]...                           deploy a module to the host
+  durabox start NAME [--input JSON] [--id ID] [--module HASH] [--wait]    start an orchestration instance
+  durabox raise ID NAME [--data JSON] [--persistent]                      raise an external event for an instance
+  durabox cancel ID [--reason TEXT]                                       cancel an instance
+  durabox purge ID                                                        delete a finished instance and its history
+  durabox status ID                                                       show an instance
+  durabox history ID [--execution N]                                      show an instance's history
+  durabox list                                                            list the instances
+  durabox upgrade FROM [TO] [--dry-run] [--instances IDS] [--parallel N]  move the open instances of a module to a new one that replays them
+  durabox replay ID|FILE.dbx [--module HASH|FILE.wasm] [--execution N]    check that code reproduces an instance's history
+  durabox export ID [-o FILE]                                             write an instance's repro bundle
+  durabox reset ID --to-event N [--module HASH] [--dry-run]               run an instance again from an event of its history, on new code
 
-Every command but new, build and serve talks to the host at --addr ADDR, else
-$DURABOX_ADDR, else 127.0.0.1:7070, and prints JSON with --json.
+Every command but new, build and serve (and replay of a bundle) talks to the
+host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, and prints JSON
+with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `
 
-const startUsage = `usage: durabox start NAME [--input JSON] [--id ID] [--wait] [--addr ADDR] [--json]
+const startUsage = `usage: durabox start NAME [--input JSON] [--id ID] [--module HASH] [--wait] [--addr ADDR] [--json]
 
-Start an instance of the orchestration NAME and print its id. With --wait, wait
-for it to finish, then print its status and its result; if it failed, exit 1.
+Start an instance of the orchestration NAME, on the newest module that
+registers it or on the module HASH, and print its id. With --wait, wait for it
+to finish, then print its status and its result; if it failed, exit 1.
 
-  --addr ADDR   the host's ADDR, as host:port (default $DURABOX_ADDR, else 127.0.0.1:7070)
-  --id ID       the new instance's ID (default: the host picks one)
-  --input JSON  the orchestration's input, as JSON (default null)
-  --json        print JSON, for scripts
-  --wait        wait for the instance to finish
+  --addr ADDR    the host's ADDR, as host:port (default $DURABOX_ADDR, else 127.0.0.1:7070)
+  --id ID        the new instance's ID (default: the host picks one)
+  --input JSON   the orchestration's input, as JSON (default null)
+  --json         print JSON, for scripts
+  --module HASH  start it on the module HASH, or a unique prefix, which must register NAME (default: the newest that does)
+  --wait         wait for the instance to finish
 `
 
 func TestHelp(t *testing.T) {
@@ -216,6 +223,10 @@ func TestHostNotRunning(t *testing.T) {
 		{[]string{"purge", "x"}, "purge"},
 		{[]string{"history", "x"}, "history"},
 		{[]string{"list"}, "list instances"},
+		{[]string{"upgrade", "Flow"}, "upgrade"},
+		{[]string{"replay", "x"}, "replay"},
+		{[]string{"export", "x"}, "export"},
+		{[]string{"reset", "x", "--to-event", "1"}, "reset"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

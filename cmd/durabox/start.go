@@ -13,21 +13,23 @@ import (
 
 var startCommand = &command{
 	name:     "start",
-	synopsis: "NAME [--input JSON] [--id ID] [--wait]",
+	synopsis: "NAME [--input JSON] [--id ID] [--module HASH] [--wait]",
 	summary:  "start an orchestration instance",
-	about: "Start an instance of the orchestration NAME and print its id. With --wait, wait\n" +
-		"for it to finish, then print its status and its result; if it failed, exit 1.",
+	about: "Start an instance of the orchestration NAME, on the newest module that\n" +
+		"registers it or on the module HASH, and print its id. With --wait, wait for it\n" +
+		"to finish, then print its status and its result; if it failed, exit 1.",
 	args:   []string{"NAME"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		input := fs.String("input", "null", "the orchestration's input, as `JSON` (default null)")
 		id := fs.String("id", "", "the new instance's `ID` (default: the host picks one)")
+		module := fs.String("module", "", "start it on the module `HASH`, or a unique prefix, which must register NAME (default: the newest that does)")
 		wait := fs.Bool("wait", false, "wait for the instance to finish")
 		return func(ctx context.Context, e *env) error {
 			if err := checkJSON("--input", *input); err != nil {
 				return err
 			}
-			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: json.RawMessage(*input), ID: *id}, *wait)
+			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: json.RawMessage(*input), ID: *id, Module: *module}, *wait)
 		}
 	},
 }
