@@ -223,7 +223,7 @@ func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
 		wantDetails                string
 	}{
 		{"panic", "Panic", `"kaboom"`, "panic: kaboom", "main.go"},
-		{"deadlock", "Deadlock", `null`, "orchestration crashed applying event 1: it deadlocked: every goroutine is blocked; an orchestration can only wait on the SDK's futures (activity calls, timers), never on a channel that nothing will fill", ""},
+		{"deadlock", "Deadlock", `null`, "orchestration crashed applying event 1: it deadlocked: every goroutine is blocked; an orchestration may wait only on the SDK's futures (activities, timers, events, children, branches started with ctx.Go), never on a channel, a mutex or a WaitGroup: a branch runs only while the others wait on futures", ""},
 		{"blocking sleep", "Sleeps", `null`, "orchestration crashed applying event 1: the orchestration blocked on time.Sleep or a timer of the time package, which would not survive a restart; use ctx.Sleep or ctx.NewTimer, the SDK's durable timers (it waited 10ms)", ""},
 		{"activity panic", "CallPanickyActivity", `null`, `activity "PanickyActivity" failed: panic: activity went wrong`, "main.go"},
 	}

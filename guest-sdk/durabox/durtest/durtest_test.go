@@ -103,6 +103,14 @@ func init() {
 		<-make(chan struct{})
 		return "", nil
 	})
+	durabox.RegisterOrchestration("PlainGo", func(ctx *durabox.Context, _ any) (string, error) {
+		done := make(chan string)
+		go func() {
+			s, _ := durabox.Call[string](ctx, "Hello", "from a goroutine")
+			done <- s
+		}()
+		return <-done, nil
+	})
 }
 
 // version selects what Versioned does, as a new version of its code would.

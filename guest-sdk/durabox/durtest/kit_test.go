@@ -381,6 +381,13 @@ func TestAStuckStepFailsItsInstance(t *testing.T) {
 	}
 }
 
+func TestAGoroutineThatUsesTheContextFailsItsInstance(t *testing.T) {
+	inst := durtest.New(t, durtest.Options{}).Start("PlainGo", nil)
+	expectFailure(t, inst, engine.StatusFailed, "durabox: ctx.CallActivity was called from a goroutine the orchestration started with a go statement (or a finalizer): "+
+		"only the orchestration function and the branches it starts with ctx.Go may use its Context and futures, "+
+		"since they run one at a time in an order that replays; start the goroutine with ctx.Go, and wait for it with the future ctx.Go returns")
+}
+
 // recorder is a testing.TB whose Fatal records what it says and ends the
 // goroutine, as the real one does. Its Errorf and Cleanup record too.
 type recorder struct {
