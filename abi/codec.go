@@ -173,9 +173,6 @@ func EncodeActivation(a *Activation) []byte {
 			}
 		})
 	}
-	for _, p := range a.Patches {
-		e.string(4, p)
-	}
 	return e.buf
 }
 
@@ -194,8 +191,6 @@ func DecodeActivation(b []byte) (*Activation, error) {
 				return err
 			}
 			a.Jobs = append(a.Jobs, j)
-		case 4:
-			a.Patches = append(a.Patches, string(raw))
 		}
 		return nil
 	})

@@ -12,7 +12,7 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: JobResolveActivity, Seq: 300, Result: []byte(`{"a":1}`)},
 		{Kind: JobResolveActivity, Seq: 2, Failure: &Failure{}},
 		{Kind: JobFireTimer, Seq: 1 << 40, Failure: &Failure{Message: "m", Details: "d"}},
-	}, Patches: []string{"fix-rounding", "v2"}}
+	}}
 	r := &ActivationResult{Commands: []Command{
 		{Kind: CommandScheduleActivity, Seq: 1, Name: "SayHello", Input: []byte(`"x"`)},
 		{Kind: CommandStartTimer, Seq: 2, Delay: 1500000000},
@@ -58,11 +58,12 @@ func TestRoundTrip(t *testing.T) {
 
 // An activation is the same size, its fields in the same places, whether
 // the host is replaying or not: a guest must not allocate differently for a
-// replay.
+// replay. (A replayed step's patches stay with the host, which answers the
+// patched import from them.)
 func TestActivationShapeDoesNotDependOnReplaying(t *testing.T) {
 	a := Activation{Time: 1795348800123456789, Jobs: []Job{{Kind: JobResolveActivity, Seq: 3, Result: []byte(`"x"`)}}}
 	live := EncodeActivation(&a)
-	a.Replaying = true
+	a.Replaying, a.Patches = true, []string{"fix-rounding"}
 	replay := EncodeActivation(&a)
 	diff := 0
 	for i := range live {
@@ -159,4 +160,20 @@ func normalize(a *Activation) *Activation {
 		c.Jobs = append(c.Jobs, j)
 	}
 	return &c
+}
+
+func TestActivationPatched(t *testing.T) {
+	for _, tt := range []struct {
+		a    Activation
+		want bool
+	}{
+		{Activation{}, true},
+		{Activation{Replaying: true}, false},
+		{Activation{Replaying: true, Patches: []string{"other", "fix"}}, true},
+		{Activation{Replaying: true, Patches: []string{"other"}}, false},
+	} {
+		if got := tt.a.Patched("fix"); got != tt.want {
+			t.Errorf("%+v: Patched(fix) = %v, want %v", tt.a, got, tt.want)
+		}
+	}
 }

@@ -49,7 +49,9 @@
 //   - An activation that applies a persisted event carries, in Patches, the
 //     change ids of the PatchRecorded events among the commands history
 //     records for that step (the schedule events that follow the event,
-//     past any marker). The guest answers true for those.
+//     past any marker). The guest is told true for those (a host answers
+//     its patched import from them: they are not encoded, so that an
+//     activation is the same bytes live and on replay).
 //   - Any other change asked about in a replayed step is false: the step
 //     ran before the change existed, and took the old path.
 //   - In a new step every change is true. The guest emits a Patch command

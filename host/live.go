@@ -69,7 +69,7 @@ func startOrchestration(ctx context.Context, mod sandbox.Module, opts *Options, 
 }
 
 func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
-	o.env.SetTime(a.Time)
+	o.env.SetActivation(a)
 	if o.log != nil {
 		o.log.setReplaying(a.Replaying)
 	}

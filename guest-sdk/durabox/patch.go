@@ -1,10 +1,6 @@
 package durabox
 
-import (
-	"slices"
-
-	"github.com/durabox/durabox/abi"
-)
+import "github.com/durabox/durabox/abi"
 
 // Patched reports whether this instance runs the code of the change id, so
 // that code that changed can keep the old path for instances that took it
@@ -30,6 +26,7 @@ import (
 // drop the question and keep the new path: histories that recorded the
 // change still replay, as their markers are skipped.
 func (c *Context) Patched(id string) bool {
+	c.rt.own("ctx.Patched")
 	if id == "" {
 		panic("durabox: Patched needs a change id")
 	}
@@ -37,7 +34,7 @@ func (c *Context) Patched(id string) bool {
 	if v, ok := rt.patched[id]; ok {
 		return v
 	}
-	v := !rt.replaying || slices.Contains(rt.recorded, id)
+	v := askPatched(rt, id)
 	rt.patched[id] = v
 	if v {
 		rt.command(abi.Command{Kind: abi.CommandPatch, Name: id})

@@ -33,10 +33,10 @@ type runtime struct {
 	seq      uint64
 	futures  map[uint64]*Future
 	commands []abi.Command
-	// recorded are the changes the activation being applied says its
-	// step's history records; patched holds every answer Patched gave.
-	recorded []string
-	patched  map[string]bool
+	// activation is the one being applied; patched holds every answer
+	// Patched gave.
+	activation *abi.Activation
+	patched    map[string]bool
 }
 
 func newRuntime() *runtime {
@@ -62,7 +62,7 @@ func (rt *runtime) command(c abi.Command) *Future {
 // activate applies an activation's jobs, runs the orchestration until it is
 // quiescent and returns the commands it emitted.
 func (rt *runtime) activate(a *abi.Activation) []abi.Command {
-	rt.now, rt.replaying, rt.recorded = time.Unix(0, a.Time).UTC(), a.Replaying, a.Patches
+	rt.now, rt.replaying, rt.activation = time.Unix(0, a.Time).UTC(), a.Replaying, a
 	for _, j := range a.Jobs {
 		rt.apply(j)
 	}
