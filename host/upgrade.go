@@ -59,9 +59,16 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 				ErrBadInput, short(to.Hash), names(to.Orchestrations), name, counted(orchestrations[name], "open instance"), short(from.Hash))
 		}
 	}
-	if !slices.ContainsFunc(from.Orchestrations, func(n string) bool { return slices.Contains(to.Orchestrations, n) }) {
+	shared := slices.DeleteFunc(slices.Clone(from.Orchestrations), func(n string) bool { return !slices.Contains(to.Orchestrations, n) })
+	if len(shared) == 0 {
 		return report, fmt.Errorf("%w: module %s registers %s and module %s registers %s: they share no orchestration",
 			ErrBadInput, short(from.Hash), names(from.Orchestrations), short(to.Hash), names(to.Orchestrations))
+	}
+	if len(orchestrations) == 0 {
+		// No instance to move: the plan names what the modules share.
+		for _, n := range shared {
+			orchestrations[n] = 0
+		}
 	}
 	compiled, err := h.reg.module(ctx, to.Hash)
 	if err != nil {

@@ -113,7 +113,8 @@ const (
 type UpgradePlan struct {
 	From string `json:"from"`
 	To   string `json:"to"`
-	// Orchestrations are the orchestrations the instances run.
+	// Orchestrations are the orchestrations the instances run (with no
+	// instance, those the two modules share).
 	Orchestrations []string `json:"orchestrations"`
 	// Instances is how many open instances of From the upgrade checks.
 	Instances int  `json:"instances"`
