@@ -69,7 +69,11 @@ func replayBundle(ctx context.Context, e *env, file, module string, execution in
 	x := b.Executions[len(b.Executions)-1]
 	if execution != 0 {
 		if execution > int64(len(b.Executions)) {
-			return fmt.Errorf("durabox replay: %s holds executions 1 to %d of instance %s, not %d", file, len(b.Executions), b.InstanceID, execution)
+			holds := fmt.Sprintf("executions 1 to %d", len(b.Executions))
+			if len(b.Executions) == 1 {
+				holds = "execution 1 only"
+			}
+			return fmt.Errorf("durabox replay: %s holds %s of instance %s, not execution %d", file, holds, b.InstanceID, execution)
 		}
 		x = b.Executions[execution-1]
 	}
