@@ -35,7 +35,7 @@ func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.Deploy(context.Background(), wasm, nil)
+	info, err := h.Deploy(context.Background(), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestCacheDoesNotChangeHistories(t *testing.T) {
 func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time) []byte {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := h.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
 	ids := []string{"a", "b", "c"}

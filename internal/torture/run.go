@@ -156,7 +156,7 @@ func Run(c Config) (r *Report, err error) {
 	defer log.Close()
 	launch := func() (*hostProc, error) { return startHost(bin, db, addr, c.Durability, log) }
 
-	cl := client.New("http://"+addr, &http.Client{Timeout: 10 * time.Second})
+	cl := client.New("http://"+addr, &client.Options{HTTPClient: &http.Client{Timeout: 10 * time.Second}})
 	// Deploy on a host that is not killed: compiling the modules takes
 	// seconds, and the kills are for the work.
 	p, err := launch()
@@ -164,7 +164,7 @@ func Run(c Config) (r *Report, err error) {
 		return nil, err
 	}
 	for _, w := range wasm {
-		if _, err := cl.Deploy(context.Background(), w, nil); err != nil {
+		if _, err := cl.Deploy(context.Background(), w); err != nil {
 			p.kill()
 			return nil, fmt.Errorf("deploy: %w", err)
 		}
@@ -275,7 +275,7 @@ func freeAddr() (string, error) {
 // turn that starts it, so a finished parent's children are all there.)
 func finished(ctx context.Context, c *client.Client, planned []*expect) error {
 	for {
-		all, err := c.List(ctx)
+		all, err := listAll(ctx, c)
 		var running []string
 		have := map[string]bool{}
 		for _, inst := range all {
