@@ -419,8 +419,7 @@ type Store interface {
 	Purge(ctx context.Context, id string) error
 	// PurgeInstances purges, as Purge does, up to max (max ≥ 1) of the
 	// finished instances f selects (those that have not finished never
-	// are), those that finished first first, in one write, and returns
-	// their ids.
+	// are), in any order, in one write, and returns their ids.
 	PurgeInstances(ctx context.Context, f InstanceFilter, max int) ([]string, error)
 	// DeleteExecutions deletes the history of up to max (max ≥ 1) of the
 	// executions that continued as new before before, those that ended

@@ -19,9 +19,10 @@
 //   - instances: one row per instance, with its current execution, status,
 //     lock (lock_token, locked_until), the number of times it was locked
 //     since its last commit (attempt) and the persistent events its
-//     execution took (persistent_taken). Indexes by status, orchestration,
-//     module, parent and (for the finished ones) finish time serve the
-//     filters of ListInstances, CountInstances and PurgeInstances.
+//     execution took (persistent_taken). Indexes by status (with the
+//     creation time, and with the last update: for the finished, when they
+//     finished), orchestration, module and parent serve the filters of
+//     ListInstances, CountInstances and PurgeInstances.
 //   - history: one JSON engine.Event per row, keyed by instance, execution
 //     and event id.
 //   - continued_executions: when each execution that continued as new

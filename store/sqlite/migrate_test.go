@@ -18,7 +18,7 @@ import (
 // toVersion5 undoes what version 6 added.
 const toVersion5 = `
 	DROP INDEX continued_executions_ended; DROP INDEX instances_status; DROP INDEX instances_name; DROP INDEX instances_module;
-	DROP INDEX instances_module_status; DROP INDEX instances_parent; DROP INDEX instances_finished;
+	DROP INDEX instances_parent; DROP INDEX instances_finished;
 	DROP TABLE continued_executions;
 	ALTER TABLE messages DROP COLUMN enqueued_at; ALTER TABLE activity_tasks DROP COLUMN enqueued_at;
 	ALTER TABLE instances DROP COLUMN persistent_taken;

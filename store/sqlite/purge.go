@@ -54,9 +54,9 @@ func purge(ctx context.Context, tx *sql.Tx, id string) error {
 	return nil
 }
 
-// PurgeInstances purges up to max of the finished instances f selects,
-// those that finished first first, in one transaction, and returns their
-// ids.
+// PurgeInstances purges up to max of the finished instances f selects, in
+// one transaction, and returns their ids. It takes them in no order: a
+// sort would read every one selected for each batch.
 func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max int) ([]string, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("sqlite: purge instances: max is %d; it must be 1 or more", max)
@@ -65,7 +65,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 	var ids []string
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ids = nil
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM instances WHERE `+cond+` AND `+finished+` ORDER BY updated_at, rowid LIMIT ?`, append(args, max)...)
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM instances WHERE `+cond+` AND `+finished+` LIMIT ?`, append(args, max)...)
 		if err != nil {
 			return err
 		}

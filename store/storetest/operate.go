@@ -115,17 +115,25 @@ func testPurgeInstances(f *fixture) {
 	f.create("running")
 	f.run("running", t0, started("running", input("running")))
 	f.create("pending")
+	// purge purges with filter and max, and checks it purged want, in any
+	// order.
 	purge := func(filter store.InstanceFilter, max int, want ...string) {
 		f.t.Helper()
 		got, err := f.s.PurgeInstances(f.ctx, filter, max)
 		f.must(err, "PurgeInstances")
-		if !slices.Equal(got, want) {
+		slices.Sort(got)
+		if slices.Sort(want); !slices.Equal(got, want) {
 			f.t.Fatalf("PurgeInstances(%+v, %d) = %q; want %q", filter, max, got, want)
 		}
 	}
-	purge(store.InstanceFilter{Statuses: []engine.Status{engine.StatusCompleted, engine.StatusRunning, engine.StatusPending}}, 1, "early")
-	purge(store.InstanceFilter{FinishedBefore: t0.Add(3 * time.Hour)}, 10, "failed", "terminated")
-	purge(store.InstanceFilter{}, 10, "late")
+	purge(store.InstanceFilter{FinishedBefore: t0.Add(2 * time.Hour)}, 10, "early")
+	purge(store.InstanceFilter{Statuses: []engine.Status{engine.StatusCompleted, engine.StatusRunning, engine.StatusPending}}, 10, "late")
+	// Two selected, one at a time.
+	got, err := f.s.PurgeInstances(f.ctx, store.InstanceFilter{FinishedBefore: t0.Add(3 * time.Hour)}, 1)
+	if f.must(err, "PurgeInstances"); len(got) != 1 || got[0] != "failed" && got[0] != "terminated" {
+		f.t.Fatalf("PurgeInstances with a max of 1 = %q; want failed or terminated", got)
+	}
+	purge(store.InstanceFilter{}, 10, map[string]string{"failed": "terminated", "terminated": "failed"}[got[0]])
 	purge(store.InstanceFilter{}, 10)
 	if left := f.list(store.InstanceFilter{}); !slices.Equal(left, []string{"pending", "running"}) {
 		f.t.Fatalf("instances left: %q; want those that have not finished", left)
