@@ -6,6 +6,7 @@ require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/tetratelabs/wazero v1.12.0
+	golang.org/x/mod v0.34.0
 )
 
 require (

@@ -50,6 +50,17 @@ func (e *encoder) bool(field uint64, v bool) {
 	}
 }
 
+// flag writes a bool field even when it is false, so that the message has
+// the same size and shape either way.
+func (e *encoder) flag(field uint64, v bool) {
+	e.key(field, wireVarint)
+	if v {
+		e.buf = append(e.buf, 1)
+	} else {
+		e.buf = append(e.buf, 0)
+	}
+}
+
 func (e *encoder) bytes(field uint64, v []byte) {
 	if len(v) == 0 {
 		return
@@ -140,11 +151,14 @@ func decodeFailure(b []byte) (*Failure, error) {
 	return f, err
 }
 
-// EncodeActivation encodes a.
+// EncodeActivation encodes a. Replaying is written whatever its value, so
+// that an activation is the same size live and on replay: a guest that
+// received more bytes on replay would allocate more, and an orchestration
+// that reads its heap would see the difference.
 func EncodeActivation(a *Activation) []byte {
 	var e encoder
 	e.int(1, a.Time)
-	e.bool(2, a.Replaying)
+	e.flag(2, a.Replaying)
 	for i := range a.Jobs {
 		j := &a.Jobs[i]
 		e.message(3, func(e *encoder) {

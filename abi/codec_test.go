@@ -55,6 +55,30 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// An activation is the same size, its fields in the same places, whether
+// the host is replaying or not: a guest must not allocate differently for a
+// replay.
+func TestActivationShapeDoesNotDependOnReplaying(t *testing.T) {
+	a := Activation{Time: 1795348800123456789, Jobs: []Job{{Kind: JobResolveActivity, Seq: 3, Result: []byte(`"x"`)}}}
+	live := EncodeActivation(&a)
+	a.Replaying = true
+	replay := EncodeActivation(&a)
+	diff := 0
+	for i := range live {
+		if i < len(replay) && live[i] != replay[i] {
+			diff++
+		}
+	}
+	if len(live) != len(replay) || diff != 1 {
+		t.Fatalf("live % x\nreplay % x\nwant the same bytes but for the replaying flag's value", live, replay)
+	}
+	for _, b := range [][]byte{live, replay} {
+		if got, err := DecodeActivation(b); err != nil || got.Replaying != (&b[0] == &replay[0]) {
+			t.Fatalf("decoded %+v, %v", got, err)
+		}
+	}
+}
+
 func TestUnknownFieldsAreSkipped(t *testing.T) {
 	var e encoder
 	e.uint(99, 7)

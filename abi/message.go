@@ -32,7 +32,10 @@ type Activation struct {
 	// nanoseconds. The guest's wall clock reads this value.
 	Time int64
 	// Replaying is true while the host replays events that were already
-	// persisted; guest-side logging is suppressed while it is set.
+	// persisted. It is always encoded, so that an activation is the same
+	// size live and on replay, and it is the only field whose value differs
+	// between the two: a guest must do the same work whatever it says
+	// (ABI.md), and the host drops the guest's output while it is set.
 	Replaying bool
 	// Jobs to apply, in order.
 	Jobs []Job

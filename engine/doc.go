@@ -64,8 +64,10 @@
 //
 // Messages that cannot apply are consumed and reported in TurnResult.Dropped:
 // a completion for an operation already completed (an activity that ran twice
-// after a crash), a message for a finished instance. A guest crash or
-// nondeterminism fails the instance: the engine records an
-// OrchestrationFailed event with the cause and reports it in TurnResult.Err.
+// after a crash), a message for a finished instance. A guest crash,
+// nondeterminism, or a turn that leaves the orchestration running with no
+// operation open (ErrWaitsOnNothing: nothing could ever wake it) fails the
+// instance: the engine records an OrchestrationFailed event with the cause
+// and reports it in TurnResult.Err.
 // History is authoritative about how an execution ended.
 package engine

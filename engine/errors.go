@@ -11,6 +11,13 @@ import (
 // and replay from scratch on a fresh guest.
 var ErrStale = errors.New("engine: history does not continue what this execution applied; replay it on a fresh guest")
 
+// ErrWaitsOnNothing is the failure (in TurnResult.Err) of an instance that
+// a turn left running with no operation open: it has not returned, and no
+// activity, timer, event wait or child of it is pending, so nothing could
+// ever wake it. Rather than stay Running for ever, it fails.
+var ErrWaitsOnNothing = errors.New("the orchestration waits on nothing: it has not returned, yet no activity, timer, event wait or child of it is pending, " +
+	"so nothing can ever wake it (did a goroutine not started with ctx.Go use its Context, or did it wait on no future at all?)")
+
 // NondeterminismCode classifies a nondeterminism error. The codes are stable.
 type NondeterminismCode string
 

@@ -195,8 +195,9 @@ func (x *Execution) Status() Status { return x.status }
 
 // Turn applies the persisted events the guest has not seen (replaying them),
 // then the new messages, and returns what the caller must persist. An error
-// means the input was unusable (see ErrStale); guest crashes and
-// nondeterminism are not errors but fail the instance in the result.
+// means the input was unusable (see ErrStale); guest crashes,
+// nondeterminism and an orchestration left waiting on nothing
+// (ErrWaitsOnNothing) are not errors but fail the instance in the result.
 func (x *Execution) Turn(in TurnInput) (*TurnResult, error) {
 	if x.broken != nil {
 		return nil, fmt.Errorf("engine: execution already failed: %w", x.broken)
@@ -210,6 +211,8 @@ func (x *Execution) Turn(in TurnInput) (*TurnResult, error) {
 		for _, m := range in.Messages[t.next:] {
 			t.drop(m, "the instance failed")
 		}
+	} else if x.status == StatusRunning && len(x.open) == 0 {
+		t.failInstance(ErrWaitsOnNothing)
 	}
 	t.res.Status, t.res.Result, t.res.Failure = x.status, x.result, x.failure
 	return t.res, nil

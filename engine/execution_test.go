@@ -378,6 +378,38 @@ func TestGuestCrashFailsTheInstance(t *testing.T) {
 	}
 }
 
+func TestAnOrchestrationWaitingOnNothingFails(t *testing.T) {
+	// It starts, schedules nothing and does not end; then, on replay, the
+	// same again: both fail, and the history says why.
+	idle := func(*fakeGuest, abi.Job) []abi.Command { return nil }
+	res, err := NewExecution(newGuest(idle)).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(res.NewEvents); !reflect.DeepEqual(got, []EventKind{OrchestrationStarted, OrchestrationFailed}) {
+		t.Fatalf("new events %v", got)
+	}
+	if res.Status != StatusFailed || res.Failure.Message != ErrWaitsOnNothing.Error() || !errors.Is(res.Err, ErrWaitsOnNothing) {
+		t.Fatalf("status %s failure %+v err %v", res.Status, res.Failure, res.Err)
+	}
+	replayed, err := NewExecution(newGuest(idle)).Turn(TurnInput{History: res.NewEvents, Now: at(1)})
+	if err != nil || replayed.Err != nil || replayed.Status != StatusFailed || len(replayed.NewEvents) != 0 {
+		t.Fatalf("replay: %+v, %v", replayed, err)
+	}
+	// An activity that completes and leaves nothing open does the same.
+	waitsOnce := func(_ *fakeGuest, j abi.Job) []abi.Command {
+		if j.Kind == abi.JobStart {
+			return []abi.Command{activity("A", "null")}
+		}
+		return nil
+	}
+	history, _ := drive(t, waitsOnce, true, []step{{at(0), []Event{started(`null`)}}})
+	res, err = NewExecution(newGuest(waitsOnce)).Turn(TurnInput{History: history, Messages: []Event{activityDone(2, `1`)}, Now: at(1)})
+	if err != nil || res.Status != StatusFailed || !errors.Is(res.Err, ErrWaitsOnNothing) {
+		t.Fatalf("status %s err %v, %v", res.Status, res.Err, err)
+	}
+}
+
 func TestStaleHistoryIsRefused(t *testing.T) {
 	x := NewExecution(newGuest(hello))
 	res, err := x.Turn(TurnInput{Messages: []Event{started(`"world"`)}, Now: at(0)})

@@ -1,9 +1,13 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +18,14 @@ import (
 	"github.com/durabox/durabox/store/sqlite"
 )
 
-// The determinism suite drives a guest full of nondeterminism through the
-// engine directly, with a script of messages and times, in two ways: all
-// turns on one live wasm instance with each round's messages batched in one
-// turn, and every message in its own turn on a fresh instance that replays
-// the whole history first. The histories must be byte for byte the same.
+// The determinism suite drives guests that observe what a program can
+// observe (a guest full of nondeterminism, and one that decides by its own
+// heap) through the engine directly, with a script of messages and times:
+// all turns on one live wasm instance or every turn on a fresh instance
+// that replays the whole history first, each round's messages batched in
+// one turn or one per turn. Then through the host's own turns, with the
+// instance cache on, evicting, and off. The histories must be byte for
+// byte the same every way.
 
 // round is one step of the script: every completion that became ready, at
 // one time.
@@ -41,13 +48,7 @@ func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	}
 	inst := store.Instance{ID: "chaos-1", Name: "Chaos", ModuleHash: info.Hash, ExecutionID: 1, Input: json.RawMessage(`3`)}
 
-	reference := runScript(t, h, inst, scriptMode{live: true, batched: true})
-	for _, mode := range []scriptMode{{live: true, batched: false}, {live: false, batched: true}, {live: false, batched: false}} {
-		got := runScript(t, h, inst, mode)
-		if string(got) != string(reference) {
-			t.Fatalf("mode %+v gave another history:\n%s\nreference (live, batched):\n%s", mode, got, reference)
-		}
-	}
+	reference := runScriptEveryWay(t, h, inst)
 	// The guest really drew different values as it went (the suite would
 	// prove nothing if every observation were the same), and another
 	// instance, with another seed, draws others.
@@ -80,12 +81,25 @@ func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	}
 }
 
-// runScript runs the Chaos orchestration to its end: every Record call
-// completes with its input one second after the turn that scheduled it.
+// runScriptEveryWay runs inst's script in every mode and returns the
+// history, once every mode has given it byte for byte.
+func runScriptEveryWay(t *testing.T, h *Host, inst store.Instance) []byte {
+	t.Helper()
+	reference := runScript(t, h, inst, scriptMode{live: true, batched: true})
+	for _, mode := range []scriptMode{{live: true, batched: false}, {live: false, batched: true}, {live: false, batched: false}} {
+		if got := runScript(t, h, inst, mode); string(got) != string(reference) {
+			t.Fatalf("mode %+v gave another history:\n%s\nreference (live, batched):\n%s", mode, got, reference)
+		}
+	}
+	return reference
+}
+
+// runScript runs inst's orchestration (which calls only Record) to its
+// end: every Record call completes with its input one second after the turn that scheduled it.
 func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []byte {
 	t.Helper()
 	ctx := context.Background()
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	now := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
 	var history []engine.Event
 	round := []engine.Event{{Kind: engine.OrchestrationStarted, Name: inst.Name, InstanceID: inst.ID, Input: inst.Input}}
 	l := h.newLive(ctx, inst)
@@ -173,64 +187,125 @@ func TestCacheDoesNotChangeHistories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	runWorkloadEveryWay(t, wasm, "Chaos", `3`)
+}
+
+// runWorkloadEveryWay runs runWorkload with every instance kept live, with
+// one kept live (so instances are evicted and replayed as they take turns)
+// and with none, and replays every instance on a fresh guest at the end. It
+// returns the histories, once every run has given them byte for byte and
+// every replay has matched them.
+func runWorkloadEveryWay(t *testing.T, wasm []byte, name, input string) []byte {
+	t.Helper()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
 	clock := func() time.Time { return now }
+	// One compilation serves every host.
+	cache := t.TempDir()
 	var reference []byte
-	for _, opts := range []Options{{Clock: clock}, {Clock: clock, MaxLiveInstances: 1}, {Clock: clock, NoLiveCache: true}} {
+	for _, opts := range []Options{{Clock: clock, CacheDir: cache}, {Clock: clock, CacheDir: cache, MaxLiveInstances: 1}, {Clock: clock, CacheDir: cache, NoLiveCache: true}} {
 		h := newBareHostWith(t, opts)
-		got := runWorkload(t, h, wasm, now)
+		got := runWorkload(t, h, wasm, now, name, input)
+		for _, id := range workloadIDs {
+			if err := h.Replay(context.Background(), id); err != nil {
+				t.Fatalf("with MaxLiveInstances %d, NoLiveCache %v: %v", opts.MaxLiveInstances, opts.NoLiveCache, err)
+			}
+		}
 		if reference == nil {
 			reference = got
 			continue
 		}
 		if string(got) != string(reference) {
-			t.Fatalf("with %+v the histories differ:\n%s\nwith every instance live:\n%s", opts, got, reference)
+			t.Fatalf("with MaxLiveInstances %d, NoLiveCache %v the histories differ:\n%s\nwith every instance live:\n%s", opts.MaxLiveInstances, opts.NoLiveCache, got, reference)
+		}
+	}
+	return reference
+}
+
+// TestHeapIsTheSameLiveAndReplayed runs a guest that decides by its own
+// heap (memory statistics, finalizers run after a collection, allocations
+// sized by what it saw) live, on a fresh instance for every turn, through
+// the host's turns with every instance kept live, with one kept live and
+// with none, and replays each instance on a fresh one at the end: every
+// history must be byte for byte the same, and every replay must match.
+func TestHeapIsTheSameLiveAndReplayed(t *testing.T) {
+	wasm, err := guestbuild.Wasm("host/testdata/guests/heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newBareHost(t)
+	info, err := h.Deploy(context.Background(), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := store.Instance{ID: "a", Name: "Heap", ModuleHash: info.Hash, ExecutionID: 1, Input: json.RawMessage(`8`)}
+	reference := runScriptEveryWay(t, h, inst)
+	runWorkloadEveryWay(t, wasm, "Heap", `8`)
+
+	// The guest saw its heap change: collections ran, finalizers ran, and
+	// no two observations were alike.
+	var events []engine.Event
+	json.Unmarshal(reference, &events)
+	seen := map[string]bool{}
+	var last string
+	for _, e := range events {
+		if e.Kind == engine.CustomStatusSet {
+			_, last, _ = strings.Cut(e.CustomStatus, ": ")
+			seen[last] = true
+		}
+	}
+	if len(seen) != 8 || strings.Contains(last, " gcs 0 ") || strings.HasSuffix(last, " finalized 0") {
+		t.Errorf("%d distinct observations in 8 rounds, the last %q; want 8, the last after a collection and finalizers", len(seen), last)
+	}
+}
+
+// TestGuestLinesAreLoggedOnce replays an orchestration after every turn:
+// what it prints, and what it logs through its Context's logger, reach the
+// host's log once, when each step first runs, not again on every replay.
+func TestGuestLinesAreLoggedOnce(t *testing.T) {
+	wasm, err := guestbuild.Wasm("host/testdata/guests/heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	now := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
+	h := newBareHostWith(t, Options{Clock: func() time.Time { return now }, NoLiveCache: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	ctx := context.Background()
+	if _, err := h.Deploy(ctx, wasm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Start(ctx, "Heap", json.RawMessage(`4`), "a"); err != nil {
+		t.Fatal(err)
+	}
+	drive(t, h, now, false)
+	for r := range 4 {
+		for _, line := range []string{fmt.Sprintf(`msg="guest: round %d"`, r), fmt.Sprintf(`msg=round instance=a n=%d`, r)} {
+			if n := strings.Count(log.String(), line); n != 1 {
+				t.Errorf("%q is in the log %d times, want once:\n%s", line, n, log.String())
+			}
 		}
 	}
 }
 
-// runWorkload starts three Chaos instances and drives them to the end in a
-// fixed order: every pending turn, then every pending activity, again and
-// again. It returns every history.
-func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time) []byte {
+// workloadIDs are the instances runWorkload starts.
+var workloadIDs = []string{"a", "b", "c"}
+
+// runWorkload starts three instances of orchestration name with input and
+// drives them to the end in a fixed order: every pending turn, then every
+// pending activity, again and again. It returns every history.
+func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time, name, input string) []byte {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := h.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
-	ids := []string{"a", "b", "c"}
-	for _, id := range ids {
-		if _, err := h.Start(ctx, "Chaos", json.RawMessage(`3`), id); err != nil {
+	for _, id := range workloadIDs {
+		if _, err := h.Start(ctx, name, json.RawMessage(input), id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for progress := true; progress; {
-		progress = false
-		for {
-			item, err := lockNext(ctx, h.st, now, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if item == nil {
-				break
-			}
-			h.turn(ctx, item)
-			progress = true
-		}
-		for {
-			w, err := leaseNext(ctx, h.st, now, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if w == nil {
-				break
-			}
-			h.complete(ctx, w)
-			progress = true
-		}
-	}
+	drive(t, h, now, false)
 	histories := map[string][]engine.Event{}
-	for _, id := range ids {
+	for _, id := range workloadIDs {
 		inst, err := h.Instance(ctx, id)
 		if err != nil || inst.Status != engine.StatusCompleted {
 			t.Fatalf("instance %s: %+v, %v", id, inst, err)
@@ -244,4 +319,44 @@ func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// drive runs every pending turn, then every pending activity (in the order
+// they were scheduled, or the reverse), again and again until there is
+// nothing left to run.
+func drive(t *testing.T, h *Host, now time.Time, reverse bool) {
+	t.Helper()
+	ctx := context.Background()
+	for progress := true; progress; {
+		progress = false
+		for {
+			item, err := lockNext(ctx, h.st, now, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if item == nil {
+				break
+			}
+			h.turn(ctx, item)
+			progress = true
+		}
+		var leased []*store.ActivityWork
+		for {
+			w, err := leaseNext(ctx, h.st, now, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w == nil {
+				break
+			}
+			leased = append(leased, w)
+		}
+		if reverse {
+			slices.Reverse(leased)
+		}
+		for _, w := range leased {
+			h.complete(ctx, w)
+			progress = true
+		}
+	}
 }

@@ -149,6 +149,14 @@ func TestHelloEndToEnd(t *testing.T) {
 	if !reflect.DeepEqual(info.Orchestrations, []string{"Greeting"}) || !reflect.DeepEqual(info.Activities, []string{"SayHello"}) {
 		t.Fatalf("deployed %+v", info)
 	}
+	wasm, err := guestbuild.Wasm("examples/wasm/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := host.Check(context.Background(), wasm)
+	if err != nil || !reflect.DeepEqual(m.Orchestrations, info.Orchestrations) || !reflect.DeepEqual(m.Activities, info.Activities) || m.SDK != "durabox-go/0.1" {
+		t.Fatalf("Check: %+v, %v; deployed %+v", m, err, info)
+	}
 	inst := h.run(t, "Greeting", `"world"`)
 	if inst.Status != engine.StatusCompleted || string(inst.Result) != `"Hello, world!"` {
 		t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
@@ -215,7 +223,7 @@ func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
 		wantDetails                string
 	}{
 		{"panic", "Panic", `"kaboom"`, "panic: kaboom", "main.go"},
-		{"deadlock", "Deadlock", `null`, "orchestration crashed applying event 1: it deadlocked: every goroutine is blocked; an orchestration can only wait on the SDK's futures (activity calls, timers), never on a channel that nothing will fill", ""},
+		{"deadlock", "Deadlock", `null`, "orchestration crashed applying event 1: it deadlocked: every goroutine is blocked; an orchestration may wait only on the SDK's futures (activities, timers, events, children, branches started with ctx.Go), never on a channel, a mutex or a WaitGroup: a branch runs only while the others wait on futures", ""},
 		{"blocking sleep", "Sleeps", `null`, "orchestration crashed applying event 1: the orchestration blocked on time.Sleep or a timer of the time package, which would not survive a restart; use ctx.Sleep or ctx.NewTimer, the SDK's durable timers (it waited 10ms)", ""},
 		{"activity panic", "CallPanickyActivity", `null`, `activity "PanickyActivity" failed: panic: activity went wrong`, "main.go"},
 	}
@@ -271,6 +279,10 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 			_, err := h.Deploy(context.Background(), tt.wasm)
 			if !errors.Is(err, host.ErrBadModule) || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to start with %q", err, tt.want)
+			}
+			// Check (what durabox build runs) refuses it with the same words.
+			if _, checkErr := host.Check(context.Background(), tt.wasm); !errors.Is(checkErr, host.ErrBadModule) || checkErr.Error() != err.Error() {
+				t.Errorf("Check: %v; Deploy: %v", checkErr, err)
 			}
 		})
 	}

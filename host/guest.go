@@ -111,7 +111,7 @@ func explain(err error, stderr *crashLog, timeout time.Duration, memoryLimit uin
 	case cause == "fatal error: stack overflow":
 		return errors.New("it overflowed its stack (endless recursion?)")
 	case cause == "fatal error: all goroutines are asleep - deadlock!":
-		return errors.New("it deadlocked: every goroutine is blocked; an orchestration can only wait on the SDK's futures (activity calls, timers), never on a channel that nothing will fill")
+		return errors.New("it deadlocked: every goroutine is blocked; an orchestration may wait only on the SDK's futures (activities, timers, events, children, branches started with ctx.Go), never on a channel, a mutex or a WaitGroup: a branch runs only while the others wait on futures")
 	case cause != "":
 		return fmt.Errorf("it crashed: %s", cause)
 	}

@@ -39,9 +39,9 @@ func New(st store.Store, opts Options) (*Host, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	rt, err := sandbox.NewWazero(context.Background(), sandbox.WazeroOptions{CacheDir: opts.CacheDir, MemoryLimitBytes: opts.MemoryLimit})
+	rt, err := newRuntime(context.Background(), opts)
 	if err != nil {
-		return nil, fmt.Errorf("host: start the wasm runtime: %w", err)
+		return nil, err
 	}
 	h := &Host{
 		st: st, opts: opts, rt: rt,
@@ -53,9 +53,18 @@ func New(st store.Store, opts Options) (*Host, error) {
 	return h, nil
 }
 
+// newRuntime starts the wasm runtime opts ask for.
+func newRuntime(ctx context.Context, opts Options) (sandbox.Runtime, error) {
+	rt, err := sandbox.NewWazero(ctx, sandbox.WazeroOptions{CacheDir: opts.CacheDir, MemoryLimitBytes: opts.MemoryLimit})
+	if err != nil {
+		return nil, fmt.Errorf("host: start the wasm runtime: %w", err)
+	}
+	return rt, nil
+}
+
 // Run runs the dispatchers (and, with Options.Retention, the sweeps) until
-// ctx is done, then waits for the turns and activities in progress to end. Work left unfinished is picked up by the
-// next Run on the same store.
+// ctx is done, then waits for the turns and activities in progress to end.
+// Work left unfinished is picked up by the next Run on the same store.
 func (h *Host) Run(ctx context.Context) error {
 	if err := h.st.ReleaseAllLeases(ctx); err != nil {
 		if ctx.Err() != nil {

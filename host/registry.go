@@ -61,10 +61,15 @@ var wasmMagic = []byte("\x00asm")
 // exports, the right ABI version, only imports the host provides. It
 // returns the compiled module and what it registers.
 func (r *registry) validate(ctx context.Context, wasm []byte) (sandbox.Module, *abi.Manifest, error) {
+	return validate(ctx, r.rt, wasm)
+}
+
+// validate compiles wasm on rt and checks it as deploy does.
+func validate(ctx context.Context, rt sandbox.Runtime, wasm []byte) (sandbox.Module, *abi.Manifest, error) {
 	if !bytes.HasPrefix(wasm, wasmMagic) {
-		return nil, nil, fmt.Errorf("%w: the file is not a WebAssembly module (it does not start with \\0asm); build one with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared", ErrBadModule)
+		return nil, nil, fmt.Errorf("%w: the file is not a WebAssembly module (it does not start with \\0asm); build one with durabox build, or GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared", ErrBadModule)
 	}
-	mod, err := r.rt.Compile(ctx, wasm)
+	mod, err := rt.Compile(ctx, wasm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrBadModule, err)
 	}
@@ -74,6 +79,30 @@ func (r *registry) validate(ctx context.Context, wasm []byte) (sandbox.Module, *
 		return nil, nil, err
 	}
 	return mod, manifest, nil
+}
+
+// Check checks a module exactly as Deploy does (it compiles it, checks its
+// imports against what a host provides, its exports, its ABI version, and
+// asks a fresh instance for what it registers), without a store and
+// without keeping it, and returns its manifest. It refuses what Deploy
+// refuses, with the same ErrBadModule error. durabox build runs it on the
+// module it builds.
+func Check(ctx context.Context, wasm []byte) (*abi.Manifest, error) {
+	opts := Options{}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	rt, err := newRuntime(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer rt.Close(ctx)
+	mod, m, err := validate(ctx, rt, wasm)
+	if err != nil {
+		return nil, err
+	}
+	mod.Close(ctx)
+	return m, nil
 }
 
 // inspect checks a compiled module's imports and exports, then asks a fresh

@@ -22,8 +22,8 @@ type command struct {
 	// summary is the command's line in the overview; about, the paragraph
 	// of its usage.
 	summary, about string
-	// args names the positional arguments that are required; optional,
-	// those that may follow them.
+	// args names the required positional arguments; optional, those that
+	// may follow them.
 	args, optional []string
 	// client says the command talks to a host: it takes --addr and --json.
 	client bool

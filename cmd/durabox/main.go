@@ -1,8 +1,11 @@
-// Command durabox runs a Durabox host and talks to it.
+// Command durabox starts and builds Durabox modules, runs a Durabox host and
+// talks to it.
 //
+//	durabox new orders && cd orders
+//	durabox build
 //	durabox serve --db durabox.db &
-//	durabox deploy hello.wasm
-//	durabox start Greeting --input '"world"' --wait
+//	durabox deploy orders.wasm
+//	durabox start Orders --input '"world"' --wait
 //
 // Run durabox without arguments for the list of commands.
 package main
@@ -16,7 +19,7 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // commands are durabox's commands, in the order the overview lists them.
-var commands = []*command{serveCommand, deployCommand, modulesCommand, startCommand, raiseCommand, cancelCommand, terminateCommand, purgeCommand, statusCommand, historyCommand, listCommand}
+var commands = []*command{newCommand, buildCommand, serveCommand, deployCommand, modulesCommand, startCommand, raiseCommand, cancelCommand, terminateCommand, purgeCommand, statusCommand, historyCommand, listCommand}
 
 // run runs durabox with args and returns its exit code: 0 for success, 1
 // for a failure, 2 for a usage error.
@@ -75,9 +78,9 @@ func overview(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprint(w, `
-Every command but serve talks to the host at --addr ADDR, else $DURABOX_ADDR,
-else `+defaultAddr+`, sends the token of --token-file, else $DURABOX_TOKEN,
-and prints JSON with --json.
+Every command but new, build and serve talks to the host at --addr ADDR, else
+$DURABOX_ADDR, else `+defaultAddr+`, sends the token of --token-file, else
+$DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `)
 }

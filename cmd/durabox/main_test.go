@@ -125,6 +125,8 @@ func usage(t *testing.T, command string) string {
 const overviewText = `Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.
 
 usage:
+  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]          start a project: a module, its tests, a README
+  durabox build [DIR] [-o FILE]                                      build a module and check it as a host will
   durabox serve --db FILE [--addr ADDR] [--token-file FILE] [flags]  run a host on a SQLite file
   durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]        deploy a module to the host
   durabox modules [rm HASH]                                          list the modules, or remove one
@@ -137,9 +139,9 @@ usage:
   durabox history ID [--execution N]                                 show an instance's history
   durabox list [--status STATUS] [--limit N] [flags]                 list the instances
 
-Every command but serve talks to the host at --addr ADDR, else $DURABOX_ADDR,
-else 127.0.0.1:7070, sends the token of --token-file, else $DURABOX_TOKEN,
-and prints JSON with --json.
+Every command but new, build and serve talks to the host at --addr ADDR, else
+$DURABOX_ADDR, else 127.0.0.1:7070, sends the token of --token-file, else
+$DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `
 

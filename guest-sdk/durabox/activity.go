@@ -30,15 +30,22 @@ func ActivityInfoFrom(ctx context.Context) (ActivityInfo, bool) {
 	return info, ok
 }
 
-// runActivity runs one activity attempt and reports its outcome. A panic in
-// the activity fails the attempt with the panic's message and stack.
-func runActivity(req *abi.ActivityRequest) (res *abi.ActivityResult) {
+// runActivity runs one attempt of the activity the module registers under
+// req.Name and reports its outcome.
+func runActivity(req *abi.ActivityRequest) *abi.ActivityResult {
 	fn, ok := activities[req.Name]
 	if !ok {
 		return &abi.ActivityResult{Failure: &abi.Failure{
 			Message: fmt.Sprintf("this module registers no activity %q (it registers %v)", req.Name, sortedNames(activities)),
 		}}
 	}
+	return callActivity(req, fn)
+}
+
+// callActivity runs fn as one attempt of the activity req describes. A
+// panic in the activity fails the attempt with the panic's message and
+// stack.
+func callActivity(req *abi.ActivityRequest, fn activityFunc) (res *abi.ActivityResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = &abi.ActivityResult{Failure: &abi.Failure{Message: fmt.Sprintf("panic: %v", r), Details: string(debug.Stack())}}

@@ -2,6 +2,7 @@ package durabox
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,21 +12,33 @@ import (
 func init() {
 	// Parallel: two branches, each calls a then b; the root waits for both.
 	RegisterOrchestration("Parallel", func(ctx *Context, _ any) (string, error) {
-		done := []*Future{}
-		for _, name := range []string{"A", "B"} {
-			f := &Future{rt: ctx.rt}
-			done = append(done, f)
-			ctx.Go(func(ctx *Context) {
+		var done []*Future
+		out := make([]string, 2)
+		for i, name := range []string{"A", "B"} {
+			done = append(done, ctx.Go(func(ctx *Context) {
 				first, _ := Call[string](ctx, name+"1", nil)
-				second, _ := Call[string](ctx, name+"2", first)
-				f.settle([]byte(`"`+second+`"`), nil)
-			})
+				out[i], _ = Call[string](ctx, name+"2", first)
+			}))
 		}
 		// A non-pausing call in the same step as the spawns: it is emitted
 		// before the branches run, since they start in the next round.
 		ctx.CallActivity("Root", ctx.Now().Unix())
-		out, err := All[string](done...)
+		_, err := All[any](done...)
 		return out[0] + out[1], err
+	})
+	// PlainGo uses its Context from a goroutine of its own.
+	RegisterOrchestration("PlainGo", func(ctx *Context, _ any) (string, error) {
+		ch := make(chan string)
+		go func() {
+			s, _ := Call[string](ctx, "Work", nil)
+			ch <- s
+		}()
+		return <-ch, nil
+	})
+	// Abandons returns while a branch it started has not run yet.
+	RegisterOrchestration("Abandons", func(ctx *Context, _ any) (string, error) {
+		ctx.Go(func(ctx *Context) { ctx.CallActivity("Work", nil) })
+		return "done", nil
 	})
 	RegisterOrchestration("Race", func(ctx *Context, _ any) (string, error) {
 		work := ctx.CallActivity("Work", nil)
@@ -121,4 +134,28 @@ func TestSelect(t *testing.T) {
 	rt := newRuntime()
 	rt.activate(activation(0, start("Race", `null`)))
 	expect(t, "both", rt.activate(activation(1, abi.Job{Kind: abi.JobFireTimer, Seq: 2}, resolve(1, `"worked"`))), `complete "worked"`)
+}
+
+func TestPlainGoroutineFailsTheOrchestration(t *testing.T) {
+	got := newRuntime().activate(activation(0, start("PlainGo", `null`)))
+	want := "fail durabox: ctx.CallActivity was called from a goroutine the orchestration started with a go statement (or a finalizer): " +
+		"only the orchestration function and the branches it starts with ctx.Go may use its Context and futures, " +
+		"since they run one at a time in an order that replays; start the goroutine with ctx.Go, and wait for it with the future ctx.Go returns"
+	expect(t, "start", got, want)
+	if !strings.Contains(got[0].Failure.Details, "concurrency_test.go") {
+		t.Errorf("details do not show the goroutine's stack:\n%s", got[0].Failure.Details)
+	}
+}
+
+func TestNothingRunsAfterTheEnd(t *testing.T) {
+	expect(t, "start", newRuntime().activate(activation(0, start("Abandons", `null`))), `complete "done"`)
+}
+
+func TestGoroutineIdentity(t *testing.T) {
+	self := goroutine()
+	other := make(chan uintptr)
+	go func() { other <- goroutine() }()
+	if o := <-other; self == 0 || goroutine() != self || o == self || o == 0 {
+		t.Fatalf("this goroutine is %#x, then %#x; another is %#x", self, goroutine(), o)
+	}
 }

@@ -3,7 +3,6 @@ package durabox
 import (
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -16,16 +15,23 @@ type Context struct {
 }
 
 // InstanceID returns the id of the orchestration instance.
-func (c *Context) InstanceID() string { return c.rt.instanceID }
+func (c *Context) InstanceID() string {
+	c.rt.own("ctx.InstanceID")
+	return c.rt.instanceID
+}
 
 // Now returns the logical time: the time the step being applied was
 // recorded. It is the same on every replay (and so is time.Now).
-func (c *Context) Now() time.Time { return c.rt.now }
+func (c *Context) Now() time.Time {
+	c.rt.own("ctx.Now")
+	return c.rt.now
+}
 
 // Err returns a *CanceledError once the instance's cancellation has been
 // requested, and nil before. Operations the orchestration was waiting on then
 // fail with it; new ones (to clean up) run as usual.
 func (c *Context) Err() error {
+	c.rt.own("ctx.Err")
 	if c.rt.cancelled == nil {
 		return nil
 	}
@@ -36,16 +42,28 @@ func (c *Context) Err() error {
 // its progress that clients read (durabox status). It is recorded in history
 // and does not wait.
 func (c *Context) SetCustomStatus(status string) {
+	c.rt.own("ctx.SetCustomStatus")
 	c.rt.command(abi.Command{Kind: abi.CommandSetCustomStatus, Name: status})
 }
 
 // IsReplaying reports whether the orchestration is re-running steps that
-// were already recorded. Guard side effects that must happen once with it.
-func (c *Context) IsReplaying() bool { return c.rt.replaying }
+// were already recorded: it is false while the host applies the steps the
+// current turn records, and true while it re-applies steps recorded in an
+// earlier turn (after a restart, or when the instance left memory). Guard
+// side effects that should happen once with it (a turn whose commit fails,
+// in a crash say, runs its steps again as new, so they happen at least
+// once). It is the one thing that differs between a step's first run and
+// its replays, so what it guards must not decide anything, nor change the
+// heap of an orchestration that decides by its heap.
+func (c *Context) IsReplaying() bool {
+	c.rt.own("ctx.IsReplaying")
+	return c.rt.replaying
+}
 
 // CallActivity schedules the activity name with input (encoded to JSON) and
 // returns a future for its result.
 func (c *Context) CallActivity(name string, input any) *Future {
+	c.rt.own("ctx.CallActivity")
 	raw, err := json.Marshal(input)
 	if err != nil {
 		f := &Future{rt: c.rt}
@@ -60,6 +78,7 @@ func (c *Context) CallActivity(name string, input any) *Future {
 // would fire after 2262-04-11 (the latest time the host keeps) fires then:
 // NewTimer(math.MaxInt64) waits, in effect, for ever.
 func (c *Context) NewTimer(d time.Duration) *Future {
+	c.rt.own("ctx.NewTimer")
 	return c.rt.command(abi.Command{Kind: abi.CommandStartTimer, Delay: int64(d)})
 }
 
@@ -70,6 +89,7 @@ func (c *Context) NewTimer(d time.Duration) *Future {
 // a Select) is dropped, as it was meant for a moment that has passed; use
 // WaitEventPersistent for events that must not be lost.
 func (c *Context) WaitEvent(name string) *Future {
+	c.rt.own("ctx.WaitEvent")
 	return c.rt.command(abi.Command{Kind: abi.CommandWaitEvent, Name: name})
 }
 
@@ -78,6 +98,7 @@ func (c *Context) WaitEvent(name string) *Future {
 // Persistent events survive a wait that lost a Select; an execution takes
 // at most 20 of them.
 func (c *Context) WaitEventPersistent(name string) *Future {
+	c.rt.own("ctx.WaitEventPersistent")
 	return c.rt.command(abi.Command{Kind: abi.CommandWaitEventPersistent, Name: name})
 }
 
@@ -86,6 +107,7 @@ func (c *Context) WaitEventPersistent(name string) *Future {
 // instance's id and the step that started it ("PARENT:7"), unless id is
 // given. A child that fails resolves the future with a *ChildError.
 func (c *Context) CallChild(name string, input any, id ...string) *Future {
+	c.rt.own("ctx.CallChild")
 	return c.startChild(name, input, false, id)
 }
 
@@ -93,6 +115,7 @@ func (c *Context) CallChild(name string, input any, id ...string) *Future {
 // nobody waits for (fire and forget), and returns at once. Its id is
 // derived as for CallChild unless id is given.
 func (c *Context) StartDetached(name string, input any, id ...string) error {
+	c.rt.own("ctx.StartDetached")
 	return c.startChild(name, input, true, id).err
 }
 
@@ -134,6 +157,7 @@ func Call[T any](ctx *Context, name string, input any) (T, error) {
 //
 //	return nil, ctx.ContinueAsNew(next)
 func (c *Context) ContinueAsNew(input any) error {
+	c.rt.own("ctx.ContinueAsNew")
 	raw, err := json.Marshal(input)
 	if err != nil {
 		return fmt.Errorf("durabox: the input to continue as new with does not encode to JSON: %w", err)
@@ -156,6 +180,7 @@ func (e *ContinueAsNewError) Error() string {
 // ignored) and their futures resolve with ErrCanceled. The winner is the same
 // on every replay.
 func (c *Context) Select(futures ...*Future) int {
+	c.rt.own("ctx.Select")
 	for {
 		for i, f := range futures {
 			if f.resolved {
@@ -171,19 +196,22 @@ func (c *Context) Select(futures ...*Future) int {
 	}
 }
 
-// Go runs fn concurrently with the rest of the orchestration, as a branch.
+// Go runs fn concurrently with the rest of the orchestration, as a branch,
+// and returns a future that resolves (with no value) when fn returns.
 // Branches run one at a time, in an order fixed by the structure of the code
 // (which branch started which, and in what order), never by timing, so they
-// replay exactly. The orchestration ends when its function returns, whatever
-// its branches are doing; a panic in a branch fails the orchestration.
-func (c *Context) Go(fn func(ctx *Context)) {
+// replay exactly. Only the orchestration function and its branches may use
+// the Context and its futures: a goroutine started with a go statement that
+// does fails the instance. The orchestration ends when its function
+// returns, whatever its branches are doing; a panic in a branch fails the
+// orchestration.
+func (c *Context) Go(fn func(ctx *Context)) *Future {
 	rt := c.rt
-	rt.sched.spawn(func() {
-		defer func() {
-			if r := recover(); r != nil {
-				rt.finish(nil, fmt.Errorf("panic in a branch: %v", r), string(debug.Stack()))
-			}
-		}()
+	rt.own("ctx.Go")
+	done := &Future{rt: rt}
+	rt.sched.spawn(rt.guard("panic in a branch", func() {
 		fn(c)
-	})
+		done.settle(nil, nil)
+	}))
+	return done
 }

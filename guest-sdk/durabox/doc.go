@@ -29,9 +29,23 @@
 //	func main() {}
 //
 // Register in init: the module is a WebAssembly reactor, so main never runs
-// (it must exist for the build). Build with:
+// (it must exist for the build).
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o hello.wasm .
+// # The author's loop
+//
+//	durabox new hello         # a project: go.mod, main.go, main_test.go, README.md
+//	go test ./...             # unit tests, natively, with package durtest
+//	durabox build             # hello.wasm, checked as a host checks it at deploy
+//	durabox deploy hello.wasm # to a host (durabox serve --db durabox.db)
+//	durabox start Greeting --input '"world"' --wait
+//	durabox history ID        # every step the instance took
+//
+// durabox build runs GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
+// -trimpath. Package durtest (guest-sdk/durabox/durtest) runs
+// orchestrations in go test under the host's own replay engine, with mock
+// activities, a fake clock, events, cancellation and children, and checks
+// that every history it produces replays. The SDK's README
+// (guest-sdk/README.md) walks the loop step by step.
 //
 // # Orchestrations are replayed
 //
@@ -48,22 +62,49 @@
 //     on every replay); ctx.Now says the same.
 //   - math/rand, crypto/rand and map iteration order draw from a random
 //     stream seeded per instance: they repeat exactly on replay.
+//   - the heap replays too: memory statistics (runtime.ReadMemStats), when
+//     collections run and which finalizers have run, goroutine ids and
+//     runtime.NumGoroutine, and the order in which goroutines started with
+//     a go statement are scheduled are the same live, on a replay in a
+//     fresh instance and on a replay after every step, because a replay
+//     makes the same calls into the guest with the same bytes, and the SDK
+//     does the same work in both.
 //   - files, sockets, environment variables and arguments do not exist.
-//   - fmt.Println and the log package write to the instance's log, which is
-//     silent while replaying.
+//   - fmt.Println, the log package and ctx.Logger write to the instance's
+//     log; the host drops what is written while replaying, so each line is
+//     logged once.
 //   - an endless loop, unbounded allocation, recursion past 4 MiB of stack,
-//     a deadlock, os.Exit or a panic fail that instance only, with the cause
-//     in its history.
+//     a deadlock, os.Exit, runtime.Goexit or a panic fail that instance
+//     only, with the cause in its history; so does an orchestration left
+//     waiting on nothing (neither returned nor waiting on any activity,
+//     timer, event or child), which could never be woken.
 //
 // What remains the author's job:
 //
 //   - Do I/O and anything with side effects in activities, never in the
 //     orchestration itself.
-//   - Do not block on time.Sleep, time.After or channels that nothing in the
-//     orchestration will fill: use ctx.Sleep, ctx.NewTimer and futures.
+//   - Use the Context and its futures only from the orchestration function
+//     and from branches started with ctx.Go, which run one at a time in an
+//     order that replays; wait for a branch with the future ctx.Go returns.
+//     A goroutine started with a go statement may compute, but the moment
+//     it touches the Context or a future, the instance fails with a message
+//     that says so.
+//   - Do not block on time.Sleep, time.After, channels, mutexes or
+//     WaitGroups that nothing in the orchestration will release: use
+//     ctx.Sleep, ctx.NewTimer and futures. (A branch runs only while the
+//     others wait on futures, so a channel between branches deadlocks.)
+//   - ctx.IsReplaying is the one thing that differs between the first run
+//     of a step and its replays: false while the host applies the steps the
+//     current turn records, true while it re-applies steps recorded in an
+//     earlier turn. Use it only to guard side effects outside history; what
+//     runs under it changes the heap, so an orchestration that decides by
+//     its heap must not use it.
 //   - Changing the order or arguments of activity calls and timers changes
 //     the orchestration; an instance always runs on the exact module it
-//     started with, so deploy a new module for new behaviour.
+//     started with, so deploy a new module for new behaviour. (A module
+//     built with another Go version or SDK is another module: its heap,
+//     among the rest, differs.) durtest.Replay tells whether changed code
+//     still replays a history a host recorded (durabox history ID --json).
 //
 // Activities are ordinary Go: they run in separate instances of the same
 // module with the real clock and real randomness, and may fail; their

@@ -49,11 +49,15 @@ type Future struct {
 }
 
 // Ready reports whether the future has resolved, without blocking.
-func (f *Future) Ready() bool { return f.resolved }
+func (f *Future) Ready() bool {
+	f.rt.own("Future.Ready")
+	return f.resolved
+}
 
 // Get blocks the orchestration until the future resolves, then decodes its
 // result into out (which may be nil to ignore it) and returns its error.
 func (f *Future) Get(out any) error {
+	f.rt.own("Future.Get")
 	for !f.resolved {
 		f.rt.sched.wait([]*Future{f})
 	}

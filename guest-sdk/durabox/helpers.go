@@ -3,7 +3,6 @@ package durabox
 import (
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 )
@@ -12,6 +11,7 @@ import (
 // the same on every replay: derived from the instance id, the execution's
 // start and a counter, never from the clock or randomness.
 func (c *Context) NewGUID() string {
+	c.rt.own("ctx.NewGUID")
 	c.rt.guids++
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s/%d/%d", c.rt.instanceID, c.rt.startedAt, c.rt.guids))
 	sum[6] = sum[6]&0x0f | 0x50 // a name-based UUID (version 5 layout)
@@ -19,22 +19,12 @@ func (c *Context) NewGUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
 }
 
-// Logger returns a logger for orchestration code that writes nothing while
-// the orchestration replays, so each line is logged once, when its step
-// first runs. It writes to stderr, which becomes the instance's log.
+// Logger returns a logger for orchestration code whose lines are logged
+// once, when their step first runs: it writes to stderr, which becomes the
+// instance's log, and the host drops what an orchestration writes while it
+// replays. (The logger itself does the same work live and on replay, so
+// that it leaves the heap the same.)
 func (c *Context) Logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(replayFilter{rt: c.rt, w: os.Stderr}, nil)).With("instance", c.rt.instanceID)
-}
-
-// replayFilter drops writes while replaying.
-type replayFilter struct {
-	rt *runtime
-	w  io.Writer
-}
-
-func (f replayFilter) Write(p []byte) (int, error) {
-	if f.rt.replaying {
-		return len(p), nil
-	}
-	return f.w.Write(p)
+	c.rt.own("ctx.Logger")
+	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("instance", c.rt.instanceID)
 }

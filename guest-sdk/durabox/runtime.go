@@ -22,7 +22,6 @@ type runtime struct {
 	now        time.Time
 	replaying  bool
 	started    bool
-	finished   bool
 	// startedAt is the logical time of the start, in Unix nanoseconds;
 	// guids counts NewGUID calls.
 	startedAt int64
@@ -118,23 +117,38 @@ func (rt *runtime) start(name string, input []byte) {
 		return
 	}
 	ctx := &Context{rt: rt}
-	rt.sched.spawn(func() {
-		defer func() {
-			if r := recover(); r != nil {
-				rt.finish(nil, fmt.Errorf("panic: %v", r), string(debug.Stack()))
-			}
-		}()
+	rt.sched.spawn(rt.guard("panic", func() {
 		out, err := fn(ctx, input)
 		rt.finish(out, err, "")
-	})
+	}))
 }
 
-// finish emits the command that ends the orchestration.
+// guard returns a unit's code, body, made to end the orchestration with a
+// failure if body panics (the message is prefix and the panic's value) or
+// calls runtime.Goexit (which would otherwise leave the unit's futures and
+// the orchestration waiting for ever).
+func (rt *runtime) guard(prefix string, body func()) func() {
+	return func() {
+		returned := false
+		defer func() {
+			if r := recover(); r != nil {
+				rt.finish(nil, fmt.Errorf("%s: %v", prefix, r), string(debug.Stack()))
+			} else if !returned {
+				rt.finish(nil, errors.New("durabox: the orchestration called runtime.Goexit, which stops its goroutine without returning; return from the function instead"), string(debug.Stack()))
+			}
+		}()
+		body()
+		returned = true
+	}
+}
+
+// finish emits the command that ends the orchestration, and stops the
+// scheduler: nothing runs after it.
 func (rt *runtime) finish(out []byte, err error, details string) {
-	if rt.finished {
+	if rt.sched.ended {
 		return
 	}
-	rt.finished = true
+	rt.sched.ended = true
 	if err == nil {
 		rt.command(abi.Command{Kind: abi.CommandComplete, Output: out})
 		return
@@ -149,4 +163,31 @@ func (rt *runtime) finish(out []byte, err error, details string) {
 		details = ae.Details
 	}
 	rt.command(abi.Command{Kind: abi.CommandFail, Failure: &abi.Failure{Message: err.Error(), Details: details}})
+}
+
+// own checks that the goroutine calling the SDK's function what is the unit
+// holding the turn. Any other goroutine (one started with a plain go
+// statement, a finalizer) would run SDK code at a moment the scheduler does
+// not choose, and could park a unit that is not its own: it fails the
+// instance instead (misused).
+func (rt *runtime) own(what string) {
+	if u := rt.sched.current; u != nil && u.g == goroutine() {
+		return
+	}
+	rt.misused(what)
+}
+
+// misused fails the instance because a goroutine the SDK does not run
+// called what, and stops that goroutine for good. The unit holding the
+// turn, if any, cannot be running while it does (guests have one thread),
+// so it is blocked outside the SDK and the scheduler waits for it: the
+// scheduler is let go, so that the activation ends with the failure.
+func (rt *runtime) misused(what string) {
+	rt.finish(nil, fmt.Errorf("durabox: %s was called from a goroutine the orchestration started with a go statement (or a finalizer): "+
+		"only the orchestration function and the branches it starts with ctx.Go may use its Context and futures, "+
+		"since they run one at a time in an order that replays; start the goroutine with ctx.Go, and wait for it with the future ctx.Go returns", what), string(debug.Stack()))
+	if rt.sched.current != nil {
+		rt.sched.back <- struct{}{}
+	}
+	select {}
 }

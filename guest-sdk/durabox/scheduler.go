@@ -15,16 +15,25 @@ import (
 //
 // Work happens in rounds. A round takes the units runnable at its start,
 // ordered by their ids, and gives each one step; a unit made runnable during
-// a round waits for the next. Rounds repeat until no unit is runnable: the
-// guest is quiescent and the activation's commands are complete. Ids are
-// assigned by structure, not timing: the root is [], its branches [0], [1],
-// …, their branches [0 0], [0 1], …. Only channel hand-offs are used (no
-// select, no timers), so the scheduler itself draws nothing from the
-// runtime's random stream.
+// a round waits for the next. Rounds repeat until no unit is runnable (the
+// guest is quiescent and the activation's commands are complete) or the
+// orchestration has ended. Ids are assigned by structure, not timing: the
+// root is [], its branches [0], [1], …, their branches [0 0], [0 1], ….
+// Only channel hand-offs are used (no select, no timers), so the scheduler
+// itself draws nothing from the runtime's random stream.
+//
+// Only the unit holding the turn may use the SDK: every entry point checks
+// that its caller runs on that unit's goroutine (runtime.own). Wake
+// channels hold one hand-off, so the scheduler never blocks handing the
+// turn over, only waiting for it back: whenever another goroutine runs
+// during a round, the scheduler waits on back.
 
 type unit struct {
 	id   []int
 	wake chan struct{}
+	// g identifies the goroutine the unit runs on (see goroutine), once it
+	// has started.
+	g uintptr
 	// branches counts the branches the unit started, to number the next.
 	branches int
 	// waiting are the futures the unit is parked on.
@@ -36,6 +45,8 @@ type scheduler struct {
 	runnable []*unit
 	// current is the unit holding the turn.
 	current *unit
+	// ended is set once the orchestration has ended: no unit runs after.
+	ended bool
 }
 
 func newScheduler() *scheduler {
@@ -45,26 +56,30 @@ func newScheduler() *scheduler {
 // spawn creates a unit that will run fn from the next round on: the root
 // when no unit runs, else a branch of the running unit.
 func (s *scheduler) spawn(fn func()) {
-	u := &unit{wake: make(chan struct{})}
+	u := &unit{wake: make(chan struct{}, 1)}
 	if p := s.current; p != nil {
 		u.id = append(slices.Clip(p.id), p.branches)
 		p.branches++
 	}
 	go func() {
+		u.g = goroutine()
 		<-u.wake
+		defer func() { s.back <- struct{}{} }()
 		fn()
-		s.back <- struct{}{}
 	}()
 	s.runnable = append(s.runnable, u)
 }
 
-// run runs rounds until no unit is runnable.
+// run runs rounds until no unit is runnable or the orchestration has ended.
 func (s *scheduler) run() {
-	for len(s.runnable) > 0 {
+	for len(s.runnable) > 0 && !s.ended {
 		round := s.runnable
 		s.runnable = nil
 		sort.SliceStable(round, func(i, j int) bool { return slices.Compare(round[i].id, round[j].id) < 0 })
 		for _, u := range round {
+			if s.ended {
+				break
+			}
 			s.current = u
 			u.wake <- struct{}{}
 			<-s.back

@@ -13,42 +13,71 @@ const module = "github.com/durabox/durabox"
 // TestImportsFlowOneWay checks every package's dependencies (transitively,
 // tests excluded) against what DESIGN.md allows it.
 func TestImportsFlowOneWay(t *testing.T) {
-	tests := []struct {
+	type rule struct {
 		pkg string
 		// allowed lists the project packages (by prefix) and third-party
 		// modules the package may depend on; the standard library is always
 		// allowed.
 		allowed []string
 		goos    string
-	}{
+	}
+	tests := []rule{
 		{pkg: "abi"},
 		{pkg: "engine", allowed: []string{"abi"}},
-		{pkg: "guest-sdk/durabox", allowed: []string{"abi"}, goos: "wasip1"},
+		// The test kit is the one package of the SDK that may use the
+		// engine: it drives orchestrations natively in go test, and never
+		// goes into a module.
+		{pkg: "guest-sdk/durabox/durtest", allowed: []string{"guest-sdk/", "engine", "abi"}},
 		{pkg: "store", allowed: []string{"engine", "abi"}},
 		{pkg: "store/sqlite", allowed: []string{"store", "engine", "abi", "github.com/mattn/go-sqlite3"}},
 		{pkg: "host/client", allowed: []string{"engine", "abi"}},
 		{pkg: "host", allowed: []string{"host/", "engine", "abi", "store", "github.com/tetratelabs/wazero", "golang.org/x/sys"}},
 	}
+	// Every other package of the SDK goes into modules: it may use its own
+	// kind and the ABI, nothing else.
+	for _, pkg := range list(t, "./guest-sdk/...") {
+		if pkg != "guest-sdk/durabox/durtest" {
+			tests = append(tests, rule{pkg: pkg, allowed: []string{"abi", "guest-sdk/"}, goos: "wasip1"})
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
-			cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./"+tt.pkg)
-			cmd.Dir = guestbuild.Root()
-			if tt.goos != "" {
-				cmd.Env = append(cmd.Environ(), "GOOS="+tt.goos, "GOARCH=wasm")
-			}
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("go list: %v\n%s", err, out)
-			}
 			self := module + "/" + tt.pkg
-			for _, dep := range strings.Fields(string(out)) {
-				if dep == self || allowed(dep, tt.allowed) {
+			for _, dep := range goList(t, tt.goos, "-deps", "./"+tt.pkg) {
+				if dep == self || allowed(dep, tt.allowed) && dep != module+"/guest-sdk/durabox/durtest" {
 					continue
 				}
 				t.Errorf("%s depends on %s, which DESIGN.md does not allow", tt.pkg, dep)
 			}
 		})
 	}
+}
+
+// list returns the project packages pattern matches, relative to the
+// repository's root.
+func list(t *testing.T, pattern string) []string {
+	var out []string
+	for _, p := range goList(t, "", pattern) {
+		out = append(out, strings.TrimPrefix(p, module+"/"))
+	}
+	return out
+}
+
+// goList runs go list with args, for goos (and wasm) unless it is empty,
+// and returns the import paths of the packages it lists that are not in
+// the standard library.
+func goList(t *testing.T, goos string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, args...)...)
+	cmd.Dir = guestbuild.Root()
+	if goos != "" {
+		cmd.Env = append(cmd.Environ(), "GOOS="+goos, "GOARCH=wasm")
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
 }
 
 // allowed reports whether dep is in allow. An entry with a dot is a

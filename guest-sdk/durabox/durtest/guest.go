@@ -1,0 +1,41 @@
+package durtest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/engine"
+	// The SDK fills the seam when it starts.
+	_ "github.com/durabox/durabox/guest-sdk/durabox"
+	"github.com/durabox/durabox/guest-sdk/durabox/internal/seam"
+)
+
+// guest is the SDK's runtime for one execution, run natively: the
+// engine.Guest a wasm instance is on a host.
+type guest struct {
+	activate func(*abi.Activation) []abi.Command
+	timeout  time.Duration
+}
+
+func (e *Env) newGuest() engine.Guest { return newGuest(e.opts.StepTimeout) }
+
+func newGuest(timeout time.Duration) *guest {
+	return &guest{activate: seam.NewGuest(), timeout: timeout}
+}
+
+// Activate runs one activation, for timeout at most. The orchestration's
+// code runs on goroutines of the SDK's scheduler; one that never gives the
+// turn back is left blocked, and the instance fails.
+func (g *guest) Activate(a *abi.Activation) ([]abi.Command, error) {
+	done := make(chan []abi.Command, 1)
+	go func() { done <- g.activate(a) }()
+	timer := time.NewTimer(g.timeout)
+	defer timer.Stop()
+	select {
+	case cmds := <-done:
+		return cmds, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("it ran past its %s deadline for one step: an endless loop, or a wait on something other than the SDK's futures (a channel, a lock, time.Sleep), which a host reports as a deadlock or a blocking sleep", g.timeout)
+	}
+}

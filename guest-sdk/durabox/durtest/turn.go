@@ -1,0 +1,150 @@
+package durtest
+
+import (
+	"fmt"
+
+	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/guest-sdk/durabox/internal/seam"
+)
+
+// turn runs one turn of the instance on its visible messages, and does
+// with the result what a host's store does with a committed turn: history
+// extended, activities queued, timers set, children started or cancelled,
+// the parent told of the end, the next execution begun.
+func (i *Instance) turn() {
+	e := i.env
+	e.t.Helper()
+	var messages []engine.Event
+	var kept []message
+	for _, m := range i.inbox {
+		if m.visible.After(e.now) {
+			kept = append(kept, m)
+		} else {
+			messages = append(messages, m.ev)
+		}
+	}
+	i.inbox = kept
+	n := len(i.executions) - 1
+	if i.crashed[n] {
+		// The engine failed the execution and will not take another turn;
+		// a host's would drop these messages for the same reason.
+		for _, m := range messages {
+			i.dropped = append(i.dropped, engine.Dropped{Message: m, Reason: fmt.Sprintf("the instance is already %s", i.status)})
+		}
+		return
+	}
+	res, err := i.exec.Turn(engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now})
+	if err != nil {
+		e.t.Fatalf("durtest: the engine refused a turn of instance %s (a bug in durtest): %v", i.id, err)
+	}
+	i.executions[n] = append(i.executions[n], res.NewEvents...)
+	i.dropped = append(i.dropped, res.Dropped...)
+	if res.Err != nil {
+		if i.crashed == nil {
+			i.crashed = map[int]bool{}
+		}
+		i.crashed[n] = true
+	}
+	for _, a := range res.Activities {
+		e.seq++
+		e.tasks = append(e.tasks, &task{inst: i, execution: n + 1, ActivityTask: a, due: e.now.Add(e.durations[a.Name]), seq: e.seq})
+	}
+	for _, t := range res.Timers {
+		i.enqueue(engine.Event{Kind: engine.TimerFired, ScheduleID: t.ScheduleID, FireAt: &t.FireAt}, t.FireAt)
+	}
+	for _, c := range res.Children {
+		i.startChild(c)
+	}
+	for _, id := range res.CancelChildren {
+		if c := e.byID[id]; c != nil {
+			c.enqueue(engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: fmt.Sprintf("its parent %s cancelled it", i.id)}, e.now)
+		}
+	}
+	if res.CustomStatus != nil {
+		i.custom = *res.CustomStatus
+	}
+	i.status, i.result, i.failure = res.Status, res.Result, res.Failure
+	switch {
+	case res.ContinueAsNew != nil:
+		i.continueAsNew(res.ContinueAsNew)
+	case res.Status.IsTerminal():
+		i.report()
+	}
+}
+
+// startChild starts a child the turn scheduled or, when it cannot start,
+// tells the parent at once (unless nobody waits for it).
+func (i *Instance) startChild(c engine.ChildTask) {
+	e := i.env
+	var reason string
+	switch {
+	case !registered(c.Name):
+		reason = fmt.Sprintf("no deployed module registers orchestration %q", c.Name)
+	case e.byID[c.InstanceID] != nil:
+		reason = fmt.Sprintf("instance id %q is already taken", c.InstanceID)
+	default:
+		child := e.create(c.InstanceID, c.Name, c.Input)
+		if !c.Detached {
+			child.parent, child.parentExecution, child.parentSchedule = i, len(i.executions), c.ScheduleID
+		}
+		return
+	}
+	if !c.Detached {
+		i.enqueue(engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: c.ScheduleID,
+			Failure: &engine.Failure{Message: fmt.Sprintf("child orchestration %q could not start: %s", c.Name, reason)}}, e.now)
+	}
+}
+
+// report tells the parent that waits for the instance how it ended,
+// unless the parent's execution that started it has continued as new.
+func (i *Instance) report() {
+	p := i.parent
+	if p == nil || i.parentExecution != len(p.executions) {
+		return
+	}
+	ev := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: i.parentSchedule, Result: i.result}
+	if i.status != engine.StatusCompleted {
+		ev = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: i.parentSchedule, Failure: i.failure}
+	}
+	p.enqueue(ev, i.env.now)
+}
+
+// continueAsNew begins the instance's next execution on a fresh runtime.
+// Its messages are an OrchestrationStarted of the new input, the carried
+// persistent events, and the messages the ended execution left that are
+// not completions (those name its events, and go to nobody, as do the
+// results of its activities still to come).
+func (i *Instance) continueAsNew(c *engine.ContinueAsNew) {
+	e := i.env
+	left := i.inbox
+	i.inbox = nil
+	i.executions = append(i.executions, nil)
+	i.exec = engine.NewExecution(e.newGuest())
+	i.status, i.result, i.failure = engine.StatusPending, nil, nil
+	i.enqueue(engine.Event{Kind: engine.OrchestrationStarted, Name: i.name, InstanceID: i.id, Input: c.Input}, e.now)
+	for _, ev := range c.Carried {
+		i.enqueue(ev, e.now)
+	}
+	for _, m := range left {
+		switch m.ev.Kind {
+		case engine.ActivityCompleted, engine.ActivityFailed, engine.TimerFired, engine.SubOrchestrationCompleted, engine.SubOrchestrationFailed:
+		default:
+			i.enqueue(m.ev, m.visible)
+		}
+	}
+}
+
+// run runs an activity call, the mock if there is one, and hands its
+// result to the execution that scheduled it.
+func (e *Env) run(k *task) {
+	req := &abi.ActivityRequest{Name: k.Name, Input: k.Input, InstanceID: k.inst.id, Attempt: 1}
+	res := seam.RunActivity(req, e.mocks[k.Name])
+	ev := engine.Event{Kind: engine.ActivityCompleted, ScheduleID: k.ScheduleID, Result: res.Output}
+	if res.Failure != nil {
+		ev = engine.Event{Kind: engine.ActivityFailed, ScheduleID: k.ScheduleID, Failure: &engine.Failure{Message: res.Failure.Message, Details: res.Failure.Details}}
+	}
+	if k.execution == len(k.inst.executions) {
+		k.inst.enqueue(ev, e.now)
+	}
+}
