@@ -15,7 +15,10 @@
 // (ActivityCompleted/Failed, TimerFired, SubOrchestrationCompleted/Failed,
 // ExternalEvent) carry the ScheduleID of the schedule event they complete.
 // ExternalEventPersistent and OrchestrationCancelRequested carry information
-// without completing anything. PatchRecorded records a patch the
+// without completing anything. OrchestrationTerminated ends the execution
+// from outside: the orchestration is not activated for it, its children
+// still running are to be terminated too (TurnResult.TerminateChildren),
+// and the instance ends StatusTerminated. PatchRecorded records a patch the
 // orchestration took (see Patches); ModuleChanged and ExecutionReset are
 // markers the host records (see Markers).
 //
@@ -25,7 +28,11 @@
 // wait was cancelled); a persistent event waits in a mailbox (FIFO per name,
 // at most MaxPersistentEvents per execution) for a persistent wait, and the
 // ones no wait took are carried into the next execution on continue-as-new.
-// A completion for a cancelled or completed operation is dropped.
+// A completion for a cancelled or completed operation is dropped. A request
+// to cancel or terminate the instance, or a persistent event, that arrives
+// in the turn that continues as new goes on to the next execution. A timer
+// due after MaxTime (past 2262, where Unix nanoseconds overflow an int64)
+// is due at MaxTime.
 //
 // The engine walks history in order. Each event that carries information to
 // the orchestration (OrchestrationStarted, every completion) becomes one

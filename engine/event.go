@@ -73,6 +73,10 @@ const (
 	// OrchestrationContinuedAsNew ends the execution; the instance goes on
 	// in a new execution with Input.
 	OrchestrationContinuedAsNew EventKind = "OrchestrationContinuedAsNew"
+	// OrchestrationTerminated ends the execution from outside, for Reason,
+	// without the orchestration's cooperation: it arrives as a message and
+	// the orchestration never sees it (durabox terminate).
+	OrchestrationTerminated EventKind = "OrchestrationTerminated"
 	// PatchRecorded records a Patch command: the orchestration took the new
 	// code path of the change Name (the guest SDK's Patched answered
 	// true). Code that no longer asks about the change skips it on replay
@@ -125,8 +129,8 @@ type Event struct {
 	// FireAt is when a timer is due (TimerCreated, TimerFired).
 	FireAt *time.Time `json:"fireAt,omitempty"`
 	// Reason says why cancellation was requested
-	// (OrchestrationCancelRequested), or what a reset kept
-	// (ExecutionReset).
+	// (OrchestrationCancelRequested) or the instance was terminated
+	// (OrchestrationTerminated), or what a reset kept (ExecutionReset).
 	Reason string `json:"reason,omitempty"`
 	// CustomStatus is the status text the orchestration set
 	// (CustomStatusSet).
@@ -175,7 +179,11 @@ func (e *Event) startsStep() bool { return !e.isSchedule() && !e.isMarker() }
 
 // IsTerminal reports whether the event ends its execution.
 func (e *Event) IsTerminal() bool {
-	return e.Kind == OrchestrationCompleted || e.Kind == OrchestrationFailed || e.Kind == OrchestrationContinuedAsNew
+	switch e.Kind {
+	case OrchestrationCompleted, OrchestrationFailed, OrchestrationContinuedAsNew, OrchestrationTerminated:
+		return true
+	}
+	return false
 }
 
 // String describes the event for people, in the form nondeterminism errors
@@ -186,7 +194,7 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
 	case OrchestrationContinuedAsNew:
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Input))
-	case OrchestrationCancelRequested:
+	case OrchestrationCancelRequested, OrchestrationTerminated:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case CustomStatusSet:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.CustomStatus)

@@ -55,11 +55,13 @@ type TurnInput struct {
 	// Messages are new events for the instance, oldest first, whose ID and
 	// Time are not assigned yet: an OrchestrationStarted, completions
 	// (ActivityCompleted, ActivityFailed, TimerFired) naming a ScheduleID,
-	// and raised events (ExternalEvent, ExternalEventPersistent) with a Name
-	// and their data in Result. The engine binds an ExternalEvent to the
-	// oldest active wait of its name, or drops it if there is none. In the
-	// first turn of a reset execution, an ExecutionReset comes first (see
-	// the package doc, "Markers").
+	// raised events (ExternalEvent, ExternalEventPersistent) with a Name
+	// and their data in Result, and requests from outside
+	// (OrchestrationCancelRequested, OrchestrationTerminated) with a
+	// Reason. The engine binds an ExternalEvent to the oldest active wait of
+	// its name, or drops it if there is none. In the first turn of a reset
+	// execution, an ExecutionReset comes first (see the package doc,
+	// "Markers").
 	Messages []Event
 	// Now is the time of the turn; new events are recorded at it.
 	Now time.Time
@@ -80,11 +82,18 @@ type TurnResult struct {
 	// CancelChildren are the child instances whose cancellation this turn
 	// requested: the caller must send each an OrchestrationCancelRequested.
 	CancelChildren []string
-	// Status is the instance's status after the turn.
+	// TerminateChildren are the children still running when this turn
+	// terminated the instance: the caller must send each an
+	// OrchestrationTerminated.
+	TerminateChildren []string
+	// Status is the instance's status after the turn. When it is
+	// StatusTerminated, nothing the execution still waits for matters: the
+	// caller may drop its activity tasks not yet started and its timers.
 	Status Status
 	// Result is the orchestration's output once Status is Completed.
 	Result json.RawMessage
-	// Failure is why the orchestration failed once Status is Failed.
+	// Failure is why the orchestration failed once Status is Failed (or
+	// Canceled, or Terminated).
 	Failure *Failure
 	// Err is the cause when the engine itself failed the instance: a
 	// *NondeterminismError, or the guest's crash. Nil otherwise.
@@ -94,15 +103,18 @@ type TurnResult struct {
 	// ContinueAsNew is set when the execution continued as new (Status
 	// StatusContinuedAsNew): the caller starts the next execution, in the
 	// same commit, with an OrchestrationStarted of Input followed by the
-	// Carried persistent events as its first messages.
+	// Carried messages as its first messages.
 	ContinueAsNew *ContinueAsNew
 }
 
 // ContinueAsNew is how the next execution of an instance starts.
 type ContinueAsNew struct {
 	Input json.RawMessage
-	// Carried are the persistent events (ExternalEventPersistent messages)
-	// that no wait took, in order per name.
+	// Carried are the messages the next execution gets: the persistent
+	// events (ExternalEventPersistent) that no wait took, in order per name,
+	// then the messages of the turn that came after the execution ended and
+	// belong to the instance (persistent events, requests to cancel or
+	// terminate it), in order.
 	Carried []Event
 }
 
@@ -121,7 +133,8 @@ type open struct {
 }
 
 // MaxPersistentEvents is how many persistent events one execution takes;
-// more are dropped.
+// more are dropped. A host refuses to raise an event past it: the
+// execution's persistent events taken and waiting must stay within it.
 const MaxPersistentEvents = 20
 
 // Execution replays one execution of an orchestration instance on a live

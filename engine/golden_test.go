@@ -202,6 +202,10 @@ func scenarios() []scenario {
 			{now: at(0), messages: []Event{started(`null`)}},
 			{now: at(1), messages: []Event{{Kind: OrchestrationCancelRequested, Reason: "withdrawn"}}},
 		}},
+		{name: "terminated while it waits", code: cancellableCode, steps: []gstep{
+			{now: at(0), messages: []Event{started(`null`)}},
+			{now: at(1), messages: []Event{{Kind: OrchestrationTerminated, Reason: "stuck"}}},
+		}},
 		{name: "continue as new", code: eternalCode, steps: []gstep{
 			{now: at(0), messages: []Event{started(`{"round":1}`)}},
 			{now: at(3600), messages: []Event{timerFired(2, 3600)}},

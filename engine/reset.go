@@ -59,7 +59,7 @@ func PlanReset(history []Event, n int64) (*ResetPlan, error) {
 	if n < int64(len(history)) && history[n].isSchedule() && !last.startsStep() {
 		return nil, midStep(history, int(n-1))
 	}
-	p := &ResetPlan{Kept: history[:n], Discarded: history[n:], InFlight: inFlight(history[:n])}
+	p := &ResetPlan{Kept: history[:n], Discarded: history[n:], InFlight: InFlight(history[:n])}
 	for _, ev := range p.Discarded {
 		switch ev.Kind {
 		case ExternalEvent, ExternalEventPersistent:
@@ -88,9 +88,10 @@ func midStep(history []Event, i int) error {
 	return err
 }
 
-// inFlight returns the operations history schedules and neither completes
-// nor cancels, in the order it scheduled them.
-func inFlight(history []Event) Work {
+// InFlight returns the work an execution whose history is history has in
+// flight: the operations it schedules and neither completes nor cancels,
+// in the order it scheduled them.
+func InFlight(history []Event) Work {
 	open := map[int64]bool{}
 	for _, ev := range history {
 		switch ev.Kind {

@@ -71,8 +71,8 @@ func (t *turn) run(messages []Event) error {
 	for t.next < len(messages) {
 		m := messages[t.next]
 		t.next++
-		if x.status == StatusContinuedAsNew && m.Kind == ExternalEventPersistent {
-			t.carry(m.Name, m.Result)
+		if x.status == StatusContinuedAsNew && carried(m.Kind) {
+			t.carry(m)
 			continue
 		}
 		if x.status == StatusContinuedAsNew {
@@ -119,6 +119,8 @@ func (t *turn) admit(m *Event) string {
 		if x.cancelRequested {
 			return "cancellation was already requested"
 		}
+		return ""
+	case OrchestrationTerminated:
 		return ""
 	case ExternalEventPersistent:
 		if x.persistentEvents >= MaxPersistentEvents {
@@ -169,16 +171,31 @@ func (t *turn) record(ev Event) {
 		t.res.ContinueAsNew = &ContinueAsNew{Input: ev.Input}
 		for _, name := range slices.Sorted(maps.Keys(t.x.mailbox)) {
 			for _, data := range t.x.mailbox[name] {
-				t.carry(name, data)
+				t.carry(Event{Kind: ExternalEventPersistent, Name: name, Result: data})
+			}
+		}
+	case OrchestrationTerminated:
+		// Its children end with it; detached instances live on.
+		for _, id := range slices.Sorted(maps.Keys(t.x.open)) {
+			if t.x.open[id].kind == SubOrchestrationScheduled {
+				t.res.TerminateChildren = append(t.res.TerminateChildren, t.x.children[id])
 			}
 		}
 	}
 }
 
-// carry hands a persistent event on to the next execution.
-func (t *turn) carry(name string, data []byte) {
+// carried reports whether a message that arrives after its execution
+// continued as new goes on to the next execution: persistent events, and
+// requests to cancel or terminate the instance, which are the instance's,
+// not the execution's.
+func carried(k EventKind) bool {
+	return k == ExternalEventPersistent || k == OrchestrationCancelRequested || k == OrchestrationTerminated
+}
+
+// carry hands a message on to the next execution.
+func (t *turn) carry(m Event) {
 	c := t.res.ContinueAsNew
-	c.Carried = append(c.Carried, Event{Kind: ExternalEventPersistent, Name: name, Result: data})
+	c.Carried = append(c.Carried, m)
 }
 
 // flush records every pending command as a new history event. Commands
@@ -231,6 +248,11 @@ func (t *turn) applyNext() error {
 	if ev.Kind == OrchestrationCancelRequested {
 		x.cancelRequested = true
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobCancel, Name: ev.Reason})
+	}
+	if ev.Kind == OrchestrationTerminated {
+		// The orchestration is not told: it is over.
+		x.status, x.result, x.failure = StatusTerminated, nil, terminated(ev.Reason)
+		return nil
 	}
 	if ev.Kind == ExternalEventPersistent {
 		x.persistentEvents++
@@ -430,6 +452,15 @@ func (t *turn) failInstance(err error) {
 	t.record(Event{Kind: OrchestrationFailed, Failure: f})
 	x.applied, x.lastID = t.historyLen(), int64(t.historyLen())
 	x.status, x.failure = StatusFailed, f
+}
+
+// terminated is the failure a terminated instance reports (to its parent,
+// and to clients).
+func terminated(reason string) *Failure {
+	if reason == "" {
+		return &Failure{Message: "terminated"}
+	}
+	return &Failure{Message: "terminated: " + reason}
 }
 
 // scheduleKindOf returns the schedule event kind a completion kind completes.

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := h.Deploy(ctx, wasm, nil)
+		info, err := h.Deploy(ctx, wasm)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,5 +72,54 @@ func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 	history, _ = h.History(ctx, "held")
 	if last := history[len(history)-1]; last.Kind != engine.ModuleChanged {
 		t.Fatalf("history ends with %s", last.Kind)
+	}
+}
+
+// TestAnActivityInFlightMovesWithItsInstance: an upgrade moves the
+// activity task an instance has waiting with it, and refuses a module that
+// does not register that activity.
+func TestAnActivityInFlightMovesWithItsInstance(t *testing.T) {
+	ctx := context.Background()
+	h := newBareHost(t) // no dispatchers: the activity waits
+	var hashes []string
+	for _, vars := range [][]string{nil, {"main.version=v3", "main.nostep=yes"}, {"main.version=v3"}} {
+		wasm, err := guestbuild.Wasm("host/testdata/guests/versions", vars...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := h.Deploy(ctx, wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, info.Hash)
+	}
+	if _, err := h.StartOn(ctx, hashes[0], "Flow", nil, "busy"); err != nil {
+		t.Fatal(err)
+	}
+	for _, raise := range []bool{false, true} {
+		if raise {
+			if err := h.Raise(ctx, "busy", "go", nil, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		item, err := lockNext(ctx, h.st, time.Now(), time.Minute)
+		if err != nil || item == nil {
+			t.Fatalf("lock: %v, %v", item, err)
+		}
+		h.turn(ctx, item) // Step is scheduled in the second
+	}
+
+	report, err := h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
+	want := fmt.Sprintf(`module %s does not register activity "Step", which the instance has in flight (event 4)`, short(hashes[1]))
+	if err != nil || len(report.Results) != 1 || report.Results[0].Outcome != client.UpgradeFails || report.Results[0].Reason != want {
+		t.Fatalf("upgrade to a module without Step: %+v, %v; want it to fail: %s", report.Results, err, want)
+	}
+	report, err = h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[2]}, nil)
+	if err != nil || report.Summary.Moved != 1 {
+		t.Fatalf("upgrade to v3: %+v, %v", report, err)
+	}
+	works, err := h.st.LockNextActivities(ctx, time.Now(), time.Minute, 1)
+	if err != nil || len(works) != 1 || works[0].Task.Name != "Step" || works[0].ModuleHash != hashes[2] {
+		t.Fatalf("the activity task after the move: %+v, %v; want Step, on %s", works, err, short(hashes[2]))
 	}
 }

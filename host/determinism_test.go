@@ -43,7 +43,7 @@ func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.Deploy(context.Background(), wasm, nil)
+	info, err := h.Deploy(context.Background(), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestHeapIsTheSameLiveAndReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newBareHost(t)
-	info, err := h.Deploy(context.Background(), wasm, nil)
+	info, err := h.Deploy(context.Background(), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestGuestLinesAreLoggedOnce(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
 	h := newBareHostWith(t, Options{Clock: func() time.Time { return now }, NoLiveCache: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	ctx := context.Background()
-	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := h.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Start(ctx, "Heap", json.RawMessage(`4`), "a"); err != nil {
@@ -300,7 +300,7 @@ var workloadIDs = []string{"a", "b", "c"}
 func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time, name, input string) []byte {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := h.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range workloadIDs {

@@ -119,10 +119,11 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		return
 	}
 	err = h.st.CommitTurn(ctx, store.TurnCommit{
-		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken,
+		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken, Now: in.Now,
 		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
 		Status: res.Status, Result: res.Result, Failure: res.Failure, Consumed: consumed,
-		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: cancellations(inst.ID, res.CancelChildren),
+		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: outgoing(inst.ID, res),
+		DropWaiting: res.Status == engine.StatusTerminated,
 	})
 	if err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
@@ -151,7 +152,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
 	}
-	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
+	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.Notify()
@@ -171,9 +172,10 @@ func (h *Host) workLeft(ctx context.Context, id string) bool {
 func (h *Host) giveUp(ctx context.Context, item *store.WorkItem) {
 	failure := &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
 		"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)}
+	now := h.opts.Clock()
 	c := store.TurnCommit{
-		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken,
-		NewEvents: []engine.Event{{ID: item.HistoryLen + 1, Kind: engine.OrchestrationFailed, Time: h.opts.Clock(), Failure: failure}},
+		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken, Now: now,
+		NewEvents: []engine.Event{{ID: item.HistoryLen + 1, Kind: engine.OrchestrationFailed, Time: now, Failure: failure}},
 		Status:    engine.StatusFailed, Failure: failure,
 	}
 	for _, m := range item.Messages {
@@ -230,11 +232,15 @@ func (h *Host) children(ctx context.Context, parentHash string, tasks []engine.C
 	return out, nil
 }
 
-// cancellations asks the children whose futures a turn cancelled to stop.
-func cancellations(parent string, children []string) []store.Outgoing {
+// outgoing asks the children whose futures a turn cancelled to stop, and
+// ends those of a parent the turn terminated.
+func outgoing(parent string, res *engine.TurnResult) []store.Outgoing {
 	var out []store.Outgoing
-	for _, id := range children {
+	for _, id := range res.CancelChildren {
 		out = append(out, store.Outgoing{InstanceID: id, Event: engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: fmt.Sprintf("its parent %s cancelled it", parent)}})
+	}
+	for _, id := range res.TerminateChildren {
+		out = append(out, store.Outgoing{InstanceID: id, Event: engine.Event{Kind: engine.OrchestrationTerminated, Reason: fmt.Sprintf("its parent %s was terminated", parent)}})
 	}
 	return out
 }

@@ -140,7 +140,7 @@ func pickModule(mods []store.ModuleInfo, ref string) (store.ModuleInfo, error) {
 	}
 	switch len(found) {
 	case 0:
-		return store.ModuleInfo{}, fmt.Errorf("%w: no deployed module's hash is or starts with %q (durabox deploy prints a module's hash)", ErrUnknownModule, ref)
+		return store.ModuleInfo{}, fmt.Errorf("%w: no deployed module's hash is or starts with %q (durabox deploy prints a module's hash)", ErrModuleNotFound, ref)
 	case 1:
 		return found[0], nil
 	}

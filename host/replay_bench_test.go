@@ -21,7 +21,7 @@ func BenchmarkColdReplay(b *testing.B) {
 		b.Fatal(err)
 	}
 	h := newBareHostWith(b, Options{})
-	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := h.Deploy(ctx, wasm); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := h.Start(ctx, "Sequential", json.RawMessage(`5000`), "seq"); err != nil {

@@ -53,13 +53,8 @@ func (s *server) export(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) reset(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r, maxStartBytes, "the request")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req client.ResetRequest
-	if err := decodeObject(body, resetExample, &req); err != nil {
+	if err := s.readJSON(w, r, resetExample, &req, false); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -75,13 +70,8 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) {
 // once the host has accepted the request; a refusal is an error answer as
 // for any other route.
 func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r, maxStartBytes, "the request")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req client.UpgradeRequest
-	if err := decodeObject(body, upgradeExample, &req); err != nil {
+	if err := s.readJSON(w, r, upgradeExample, &req, false); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -90,7 +80,7 @@ func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	enc := json.NewEncoder(w)
-	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	started := false
 	send := func(line client.UpgradeLine) {
 		if !started {
@@ -99,9 +89,7 @@ func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
 			started = true
 		}
 		enc.Encode(line)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		rc.Flush() // each line as it comes
 	}
 	if _, err := s.api.Upgrade(r.Context(), req, send); err != nil {
 		if !started {

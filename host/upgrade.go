@@ -30,15 +30,16 @@ import (
 // checked and no turn holds it. An instance a turn holds is tried again
 // once the turn commits (its new events checked too), a few times; one
 // still busy, or that finished or moved meanwhile, is skipped. Instances
-// that do not move stay on From, as they were. Activity tasks already
-// queued run on the module that scheduled them; the instance's next turn
-// runs on To.
+// that do not move stay on From, as they were. An instance's activity
+// tasks that wait for a worker move with it (To must register each
+// activity it has in flight, or the instance fails the check); one a
+// worker runs finishes on From.
 //
 // Replays run req.Parallel at a time (zero: one per CPU). progress, when
 // not nil, is called with the plan once the request is accepted, then with
 // each instance's result as it is decided, then with the summary; calls do
 // not overlap. An error before the plan means the request was refused
-// (ErrBadInput, ErrUnknownModule, ErrNotFound) and nothing changed.
+// (ErrBadInput, ErrModuleNotFound, ErrNotFound) and nothing changed.
 func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error) {
 	var report client.UpgradeReport
 	from, to, err := h.upgradeModules(ctx, req)
@@ -84,9 +85,9 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 	if parallel <= 0 {
 		parallel = runtime.GOMAXPROCS(0)
 	}
-	u := &upgrade{h: h, from: from.Hash, to: to.Hash, mod: compiled, dryRun: req.DryRun}
+	u := &upgrade{h: h, from: from.Hash, to: to.Hash, activities: to.Activities, mod: compiled, dryRun: req.DryRun}
 	var mu sync.Mutex
-	work := make(chan store.Instance)
+	work := make(chan store.InstanceSummary)
 	var wg sync.WaitGroup
 	for range min(parallel, max(len(insts), 1)) {
 		wg.Go(func() {
@@ -152,15 +153,23 @@ func (h *Host) upgradeModules(ctx context.Context, req client.UpgradeRequest) (f
 
 // upgradeInstances returns the open instances of from that an upgrade
 // checks: those named (each must exist and be open on from), or all.
-func (h *Host) upgradeInstances(ctx context.Context, ids []string, from store.ModuleInfo) ([]store.Instance, error) {
+func (h *Host) upgradeInstances(ctx context.Context, ids []string, from store.ModuleInfo) ([]store.InstanceSummary, error) {
 	if len(ids) == 0 {
-		insts, err := h.st.OpenInstances(ctx, from.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("host: instances of module %s: %w", short(from.Hash), err)
+		q := store.InstanceQuery{Filter: store.InstanceFilter{ModuleHash: from.Hash, Statuses: []engine.Status{engine.StatusPending, engine.StatusRunning}}, Limit: 1000}
+		var insts []store.InstanceSummary
+		for {
+			page, err := h.st.ListInstances(ctx, q)
+			if err != nil {
+				return nil, fmt.Errorf("host: instances of module %s: %w", short(from.Hash), err)
+			}
+			insts = append(insts, page.Instances...)
+			if page.Next == "" {
+				return insts, nil
+			}
+			q.After = page.Next
 		}
-		return insts, nil
 	}
-	var insts []store.Instance
+	var insts []store.InstanceSummary
 	var wrong []string
 	for _, id := range ids {
 		inst, err := h.Instance(ctx, id)
@@ -172,7 +181,7 @@ func (h *Host) upgradeInstances(ctx context.Context, ids []string, from store.Mo
 		case inst.Status.IsTerminal():
 			wrong = append(wrong, fmt.Sprintf("%q has finished (%s)", id, inst.Status))
 		default:
-			insts = append(insts, inst)
+			insts = append(insts, inst.Summary())
 		}
 	}
 	if len(wrong) > 0 {
@@ -185,8 +194,10 @@ func (h *Host) upgradeInstances(ctx context.Context, ids []string, from store.Mo
 type upgrade struct {
 	h        *Host
 	from, to string
-	mod      *module
-	dryRun   bool
+	// activities are the activities To registers.
+	activities []string
+	mod        *module
+	dryRun     bool
 }
 
 // moveTries bounds how many times an upgrade tries to move an instance
@@ -194,7 +205,7 @@ type upgrade struct {
 const moveTries = 5
 
 // one decides, and unless a dry run, carries out, the upgrade of inst.
-func (u *upgrade) one(ctx context.Context, inst store.Instance) client.UpgradeResult {
+func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.UpgradeResult {
 	res := client.UpgradeResult{InstanceID: inst.ID, Name: inst.Name}
 	skip := func(format string, args ...any) client.UpgradeResult {
 		res.Outcome, res.Reason = client.UpgradeSkipped, fmt.Sprintf(format, args...)
@@ -223,6 +234,15 @@ func (u *upgrade) one(ctx context.Context, inst store.Instance) client.UpgradeRe
 		case rep.Failure != "":
 			res.Outcome, res.Reason = client.UpgradeFails, rep.Failure
 			return res
+		}
+		for _, a := range engine.InFlight(history).Activities {
+			if !slices.Contains(u.activities, a.Name) {
+				res.Outcome = client.UpgradeFails
+				res.Reason = fmt.Sprintf("module %s does not register activity %q, which the instance has in flight (event %d)", short(u.to), a.Name, a.ScheduleID)
+				return res
+			}
+		}
+		switch {
 		case u.dryRun:
 			res.Outcome = client.UpgradeCompatible
 			return res

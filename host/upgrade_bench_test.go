@@ -24,7 +24,7 @@ func BenchmarkUpgradeDryRun_1k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		info, err := h.Deploy(ctx, wasm, nil)
+		info, err := h.Deploy(ctx, wasm)
 		if err != nil {
 			b.Fatal(err)
 		}

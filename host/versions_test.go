@@ -16,6 +16,7 @@ import (
 	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/store"
 )
 
 // The versions guest (host/testdata/guests/versions): Flow waits for "go",
@@ -228,8 +229,8 @@ func TestUpgradeRefusesBadRequests(t *testing.T) {
 		wantIs error
 		want   string
 	}{
-		{"an unknown hash", client.UpgradeRequest{From: v1.Hash, To: "0000ffff"}, host.ErrUnknownModule,
-			`host: unknown module: no deployed module's hash is or starts with "0000ffff" (durabox deploy prints a module's hash)`},
+		{"an unknown hash", client.UpgradeRequest{From: v1.Hash, To: "0000ffff"}, host.ErrModuleNotFound,
+			`host: module not found: no deployed module's hash is or starts with "0000ffff" (durabox deploy prints a module's hash)`},
 		{"the same module", client.UpgradeRequest{From: v1.Hash, To: v1.Hash[:8]}, host.ErrBadInput,
 			"host: bad input: FROM and TO are the same module, " + v1.Hash[:12]},
 		{"a module of another orchestration set", client.UpgradeRequest{From: v1.Hash, To: other.Hash}, host.ErrBadInput,
@@ -288,7 +289,7 @@ func TestReplay(t *testing.T) {
 		wantIs error
 	}{
 		{"an unknown instance", "nope", client.ReplayRequest{}, host.ErrNotFound},
-		{"an unknown module", "past", client.ReplayRequest{Module: "ffff0000"}, host.ErrUnknownModule},
+		{"an unknown module", "past", client.ReplayRequest{Module: "ffff0000"}, host.ErrModuleNotFound},
 		{"a module of another orchestration set", "past", client.ReplayRequest{Module: other.Hash}, host.ErrBadInput},
 		{"an execution it does not have", "past", client.ReplayRequest{Execution: 2}, host.ErrBadInput},
 	} {
@@ -401,8 +402,8 @@ func TestReset(t *testing.T) {
 			fmt.Sprintf(`host: the module does not replay the history: module %s, on the 5 events the reset keeps of execution 1: nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")`, v2.Hash[:12])},
 		{"a plan for another history", client.ResetRequest{ToEvent: 3, Execution: 1, Events: 6}, host.ErrChanged,
 			`host: instance changed: instance "past" is in execution 1 with 7 events, and the reset was planned for execution 1 with 6; plan it again`},
-		{"an unknown module", client.ResetRequest{ToEvent: 3, Module: "ffff0000"}, host.ErrUnknownModule,
-			`host: unknown module: no deployed module's hash is or starts with "ffff0000" (durabox deploy prints a module's hash)`},
+		{"an unknown module", client.ResetRequest{ToEvent: 3, Module: "ffff0000"}, host.ErrModuleNotFound,
+			`host: module not found: no deployed module's hash is or starts with "ffff0000" (durabox deploy prints a module's hash)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.Reset(ctx, "past", tt.req)
@@ -462,11 +463,10 @@ func TestStartOnAModule(t *testing.T) {
 		err.Error() != fmt.Sprintf(`host: unknown orchestration "Flow" on module %s, which registers "Other"`, other.Hash[:12]) {
 		t.Errorf("start on a module without Flow: %v", err)
 	}
-	if _, err := h.StartOn(ctx, "ffff0000", "Flow", nil, ""); !errors.Is(err, host.ErrUnknownModule) {
+	if _, err := h.StartOn(ctx, "ffff0000", "Flow", nil, ""); !errors.Is(err, host.ErrModuleNotFound) {
 		t.Errorf("start on an unknown module: %v", err)
 	}
-	list, _ := h.List(ctx)
-	if len(list) != 1 {
-		t.Errorf("%d instances after the refusals; want 1", len(list))
+	if page, err := h.List(ctx, store.InstanceQuery{Limit: 10}); err != nil || len(page.Instances) != 1 {
+		t.Errorf("%d instances after the refusals (%v); want 1", len(page.Instances), err)
 	}
 }

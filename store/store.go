@@ -29,7 +29,7 @@ var (
 	// expired and been handed to someone else, or no longer exists.
 	ErrLeaseLost = errors.New("lease lost")
 	// ErrNotFinished is returned by Purge when the instance has not reached
-	// a terminal status (Completed, Failed or Canceled).
+	// a terminal status (engine.Status.IsTerminal).
 	ErrNotFinished = errors.New("instance not finished")
 	// ErrBusy is returned by MoveInstance and ResetInstance when a turn
 	// holds the instance's lock: try again once the turn has committed.
@@ -38,6 +38,19 @@ var (
 	// instance is no longer as the caller read it (its history went on, it
 	// finished, it moved): read it again, and decide again.
 	ErrChanged = errors.New("instance changed")
+	// ErrFinished is returned by Enqueue and EnqueuePersistent when the
+	// instance has reached a terminal status: nothing would take the
+	// message.
+	ErrFinished = errors.New("instance finished")
+	// ErrTooManyEvents is returned by EnqueuePersistent when the instance's
+	// execution has as many persistent events as it may take.
+	ErrTooManyEvents = errors.New("too many persistent events")
+	// ErrModuleInUse is returned by DeleteModule when instances run on the
+	// module.
+	ErrModuleInUse = errors.New("module in use")
+	// ErrBadCursor is returned by ListInstances when InstanceQuery.After
+	// is not a cursor it returned.
+	ErrBadCursor = errors.New("bad cursor")
 )
 
 // Module is a deployed guest module.
@@ -75,8 +88,125 @@ type Instance struct {
 	Failure     *engine.Failure
 	// CustomStatus is the status text the orchestration set last.
 	CustomStatus string
+	// ParentID is the instance that started this one as its child (or
+	// detached), if any and not purged.
+	ParentID  string
+	CreatedAt time.Time
+	// UpdatedAt is the time of the last commit that changed the instance;
+	// once it has finished, when it finished.
+	UpdatedAt time.Time
+}
+
+// Summary returns the instance without its input, result and failure.
+func (i Instance) Summary() InstanceSummary {
+	return InstanceSummary{ID: i.ID, Name: i.Name, ModuleHash: i.ModuleHash, ExecutionID: i.ExecutionID, Status: i.Status,
+		CustomStatus: i.CustomStatus, ParentID: i.ParentID, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt}
+}
+
+// InstanceSummary is an instance as lists show it: without its input,
+// result and failure, which may be large.
+type InstanceSummary struct {
+	ID           string
+	Name         string
+	ModuleHash   string
+	ExecutionID  int64
+	Status       engine.Status
+	CustomStatus string
+	ParentID     string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+}
+
+// InstanceFilter selects instances: those that match every field set. The
+// zero value selects every instance.
+type InstanceFilter struct {
+	// Statuses, when not empty, selects the instances with one of them.
+	Statuses []engine.Status
+	// Name, when set, selects the instances of that orchestration.
+	Name string
+	// ModuleHash, when set, selects the instances that run on that module.
+	ModuleHash string
+	// IDPrefix, when set, selects the instances whose id begins with it.
+	IDPrefix string
+	// ParentID, when set, selects the children of that instance.
+	ParentID string
+	// CreatedAfter and CreatedBefore, when not zero, select the instances
+	// created at or after CreatedAfter and before CreatedBefore.
+	CreatedAfter, CreatedBefore time.Time
+	// FinishedBefore, when not zero, selects the finished instances
+	// (engine.Status.IsTerminal) that finished before it.
+	FinishedBefore time.Time
+}
+
+// InstanceQuery asks ListInstances for a page of instances, newest first
+// (of those created at the same time, the one created last first).
+type InstanceQuery struct {
+	Filter InstanceFilter
+	// After continues a listing: the Next of the page before. Empty means
+	// the first page.
+	After string
+	// Limit is the most instances the page holds, at least 1.
+	Limit int
+}
+
+// InstancePage is a page of instances.
+type InstancePage struct {
+	Instances []InstanceSummary
+	// Next, when not empty, is the After of the next page: there may be
+	// more. Instances created meanwhile are newer, and come before it.
+	Next string
+}
+
+// InstanceCount is how many instances of a module have a status.
+type InstanceCount struct {
+	ModuleHash string
+	Status     engine.Status
+	Count      int
+}
+
+// Execution describes one execution of an instance whose history is kept.
+type Execution struct {
+	// ID numbers the executions of an instance from 1.
+	ID int64
+	// Events is the length of its history.
+	Events int64
+	// StartedAt is the time of its first event (zero if it has not begun).
+	StartedAt time.Time
+	// EndedAt is the time of the event that ended it, and End that event's
+	// kind; zero and empty while it runs.
+	EndedAt time.Time
+	End     engine.EventKind
+}
+
+// QueueStats describes the work waiting in a store at a time now.
+type QueueStats struct {
+	// Ready counts the messages visible at now, for ReadyInstances
+	// instances (new instances' starts among them: Starts).
+	Ready, ReadyInstances, Starts int
+	// OldestReady is the ready message that has waited longest, if any.
+	OldestReady *WaitingItem
+	// Timers counts the timers not yet due; NextTimer is the first of
+	// them to come due.
+	Timers    int
+	NextTimer time.Time
+	// Locked counts the instances that a worker holds (running a turn).
+	Locked int
+	// Activities counts the activity tasks waiting for a worker, Running
+	// those a worker holds.
+	Activities, Running int
+	// OldestActivity is the waiting activity task that has waited longest,
+	// if any.
+	OldestActivity *WaitingItem
+}
+
+// WaitingItem is a message or an activity task that waits.
+type WaitingItem struct {
+	InstanceID string
+	// What is the message's event kind, or the activity's name.
+	What string
+	// Since is when it became ready: when it was stored, or for a timer,
+	// when it came due.
+	Since time.Time
 }
 
 // NewInstance describes an instance to create.
@@ -151,6 +281,10 @@ type TurnCommit struct {
 	InstanceID  string
 	ExecutionID int64
 	LockToken   string
+	// Now is the time of the turn: the instance's UpdatedAt, the
+	// CreatedAt of its children, when a continued execution ended.
+	// Required.
+	Now time.Time
 	// NewEvents are appended to the execution's history.
 	NewEvents  []engine.Event
 	Activities []engine.ActivityTask
@@ -171,6 +305,11 @@ type TurnCommit struct {
 	// Outgoing are messages for other instances (a cancellation for a
 	// child); one for an instance that does not exist is dropped.
 	Outgoing []Outgoing
+	// DropWaiting removes, with the commit, the messages of the instance
+	// left unconsumed (timers not due among them) and its activity tasks
+	// that no worker holds. For an execution that ends without waiting for
+	// what it started (a terminated instance).
+	DropWaiting bool
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
 	// with the next ExecutionID, an empty history and, as its messages, an
@@ -246,6 +385,12 @@ type Store interface {
 	// ModuleFor returns the hash of the most recently deployed module that
 	// registers the orchestration name, or ErrNotFound.
 	ModuleFor(ctx context.Context, orchestration string) (string, error)
+	// DeleteModule deletes a module no instance runs on (none at all,
+	// finished ones included: their history was made by it). ModuleFor
+	// then names the newest module left that registers each of its
+	// orchestrations. It returns ErrNotFound, or ErrModuleInUse if
+	// instances run on it.
+	DeleteModule(ctx context.Context, hash string) error
 	// ModulesWithWork returns, sorted, the hashes of the modules that run
 	// the instances with messages waiting (due or not) or activity tasks
 	// waiting: the modules a starting host will need, which it can load
@@ -258,19 +403,33 @@ type Store interface {
 	CreateInstance(ctx context.Context, n NewInstance) error
 	// GetInstance returns an instance, or ErrNotFound.
 	GetInstance(ctx context.Context, id string) (Instance, error)
-	// ListInstances returns instances, newest first.
-	ListInstances(ctx context.Context) ([]Instance, error)
-	// OpenInstances returns the instances that run on the module hash and
-	// have not finished (Pending or Running), oldest first.
-	OpenInstances(ctx context.Context, hash string) ([]Instance, error)
+	// ListInstances returns a page of the instances q.Filter selects,
+	// newest first, or ErrBadCursor.
+	ListInstances(ctx context.Context, q InstanceQuery) (InstancePage, error)
+	// CountInstances counts the instances f selects, per module and
+	// status; a pair with none is left out.
+	CountInstances(ctx context.Context, f InstanceFilter) ([]InstanceCount, error)
 	// History returns the history of one execution of an instance (0 means
-	// the current one), or ErrNotFound if the instance does not exist.
+	// the current one; an execution that has not begun has none). It
+	// returns ErrNotFound if the instance does not exist, or if the
+	// execution does not (past the current one) or is no longer kept
+	// (DeleteExecutions).
 	History(ctx context.Context, id string, execution int64) ([]engine.Event, error)
+	// Executions describes the executions of an instance whose history is
+	// kept, oldest first; the current one is always among them. It
+	// returns ErrNotFound if the instance does not exist.
+	Executions(ctx context.Context, id string) ([]Execution, error)
 
 	// Enqueue adds a message (an engine event, such as a raised
-	// ExternalEvent) for an instance, visible at once. It returns ErrNotFound
-	// if the instance does not exist.
-	Enqueue(ctx context.Context, instanceID string, ev engine.Event) error
+	// ExternalEvent) for an instance at now, visible at once. It returns
+	// ErrNotFound if the instance does not exist, or ErrFinished if it has
+	// finished.
+	Enqueue(ctx context.Context, instanceID string, ev engine.Event, now time.Time) error
+	// EnqueuePersistent is Enqueue for an ExternalEventPersistent, which it
+	// refuses with ErrTooManyEvents when the events of that kind the
+	// instance's current execution has taken (in its history) and has
+	// waiting (messages) already number max: the engine would drop it.
+	EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time) error
 
 	// LockNextInstances locks up to max instances (max ≥ 1) that have
 	// visible messages (visible: due at or before now) and are not locked,
@@ -294,27 +453,41 @@ type Store interface {
 	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*ActivityWork, error)
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
-	// ScheduleID) as a message for its instance, atomically. It returns
+	// ScheduleID) as a message for its instance at now, atomically. It returns
 	// ErrLeaseLost if the lease is no longer held. It need not wait until
 	// the result would survive a power cut: losing it (with the task's
 	// removal) makes the activity run again, which at-least-once allows.
 	// It must survive a crash of the process.
-	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event) error
+	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time) error
 
 	// NextVisibleAt returns the earliest time after now at which a message
 	// becomes visible or a lock or lease expires, so a dispatcher knows when
 	// to look again. Workers call it whenever they find no work, so it must
 	// not cost more with a bigger backlog.
 	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
+	// QueueStats describes the work waiting at now. It reads every waiting
+	// message: it is for people, not for dispatchers.
+	QueueStats(ctx context.Context, now time.Time) (QueueStats, error)
+
 	// Purge deletes a finished instance (engine.Status.IsTerminal) with the
 	// history of all its executions, its messages and its activity tasks, so
 	// that its id can be used again; its children live on, reporting to
 	// nobody. It returns ErrNotFinished if the instance has not finished,
 	// or ErrNotFound if it does not exist.
 	Purge(ctx context.Context, id string) error
+	// PurgeInstances purges, as Purge does, up to max (max ≥ 1) of the
+	// finished instances f selects (those that have not finished never
+	// are), in any order, in one write, and returns their ids.
+	PurgeInstances(ctx context.Context, f InstanceFilter, max int) ([]string, error)
+	// DeleteExecutions deletes the history of up to max (max ≥ 1) of the
+	// executions that continued as new before before, those that ended
+	// first first, in one write, and returns how many. The instances and
+	// their current executions stay.
+	DeleteExecutions(ctx context.Context, before time.Time, max int) (int, error)
 
-	// MoveInstance moves an instance to another module and appends the
-	// move to its history, atomically, as Move describes. It returns
+	// MoveInstance moves an instance to another module, with its activity
+	// tasks that no worker holds, and appends the move to its history,
+	// atomically, as Move describes. It returns
 	// ErrBusy while a turn holds the instance, ErrChanged when the instance
 	// is not as m expects, ErrNotFound if the instance or m.To does not
 	// exist; then nothing changed. A turn lock that has expired does not

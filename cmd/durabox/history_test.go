@@ -56,6 +56,18 @@ func TestHistory(t *testing.T) {
 			wantCode:   1,
 			wantStderr: "durabox: history: instance not found: \"nope\"\n",
 		},
+		{
+			name:       "an execution that does not exist",
+			args:       []string{"history", "done", "--execution", "2"},
+			wantCode:   1,
+			wantStderr: "durabox: history: execution not found: \"done\" has no execution 2; its executions are 1 to 1\n",
+		},
+		{
+			name:       "an execution past int64",
+			args:       []string{"history", "done", "--execution", "9223372036854775808"},
+			wantCode:   2,
+			wantStderr: "durabox history: invalid value \"9223372036854775808\" for flag --execution: value out of range\n", wantUsage: true,
+		},
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/durabox/durabox/host"
@@ -68,14 +70,15 @@ func replayBundle(ctx context.Context, e *env, file, module string, execution in
 	}
 	x := b.Executions[len(b.Executions)-1]
 	if execution != 0 {
-		if execution > int64(len(b.Executions)) {
-			holds := fmt.Sprintf("executions 1 to %d", len(b.Executions))
-			if len(b.Executions) == 1 {
-				holds = "execution 1 only"
+		i := slices.IndexFunc(b.Executions, func(x bundle.Execution) bool { return x.Number == execution })
+		if i < 0 {
+			var held []string
+			for _, x := range b.Executions {
+				held = append(held, strconv.FormatInt(x.Number, 10))
 			}
-			return fmt.Errorf("durabox replay: %s holds %s of instance %s, not execution %d", file, holds, b.InstanceID, execution)
+			return fmt.Errorf("durabox replay: %s holds execution %s of instance %s, not %d", file, strings.Join(held, ", "), b.InstanceID, execution)
 		}
-		x = b.Executions[execution-1]
+		x = b.Executions[i]
 	}
 	wasm, on := b.Module, "the bundle's"
 	if module != "" {
@@ -104,8 +107,8 @@ func replayBundle(ctx context.Context, e *env, file, module string, execution in
 		}
 		return replayErr(rep)
 	}
-	fmt.Fprintf(e.stdout, "replay of %s: instance %s (%s), execution %d of %d, on module %s (%s)\n",
-		file, b.InstanceID, b.Name, x.Number, len(b.Executions), shortHash(rep.Module), on)
+	fmt.Fprintf(e.stdout, "replay of %s: instance %s (%s), execution %d, on module %s (%s)\n",
+		file, b.InstanceID, b.Name, x.Number, shortHash(rep.Module), on)
 	if len(lines) > 0 {
 		fmt.Fprintln(e.stdout, "the guest's log:")
 		for _, l := range lines {

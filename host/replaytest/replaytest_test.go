@@ -78,7 +78,7 @@ func record(t *testing.T, dir string) (history, dbx string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := h.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Start(ctx, "Flow", []byte(`"x"`), "saved"); err != nil {

@@ -53,14 +53,14 @@ func TestKillDuringUpgrade(t *testing.T) {
 	}
 	launch()
 	defer func() { p.kill() }()
-	cl := client.New("http://"+addr, &http.Client{Timeout: time.Minute})
+	cl := client.New("http://"+addr, &client.Options{HTTPClient: &http.Client{Timeout: time.Minute}})
 	ctx := context.Background()
 	deploy := func(vars ...string) string {
 		wasm, err := guestbuild.Wasm("host/testdata/guests/versions", vars...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := cl.Deploy(ctx, wasm, nil)
+		m, err := cl.Deploy(ctx, wasm)
 		if err != nil {
 			t.Fatal(err)
 		}

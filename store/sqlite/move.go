@@ -11,32 +11,9 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// OpenInstances returns the instances on the module hash that have not
-// finished, oldest first.
-func (s *Store) OpenInstances(ctx context.Context, hash string) ([]store.Instance, error) {
-	rows, err := s.readers.QueryContext(ctx, `SELECT `+instanceColumns+` FROM instances
-		WHERE module_hash = ? AND status IN (?, ?) ORDER BY created_at, rowid`, hash, string(engine.StatusPending), string(engine.StatusRunning))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: open instances of module %s: %w", hash, err)
-	}
-	defer rows.Close()
-	var out []store.Instance
-	for rows.Next() {
-		inst, err := scanInstance(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: open instances of module %s: %w", hash, err)
-		}
-		out = append(out, inst)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: open instances of module %s: %w", hash, err)
-	}
-	return out, nil
-}
-
-// MoveInstance moves an instance to m.To and appends m.Event to its
-// history, in one transaction, if the instance is as m expects and no turn
-// holds it.
+// MoveInstance moves an instance, and its activity tasks no worker holds,
+// to m.To and appends m.Event to its history, in one transaction, if the
+// instance is as m expects and no turn holds it.
 func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
 	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return moveInstance(ctx, tx, m) }); err != nil {
 		return fmt.Errorf("sqlite: move instance %q to module %s: %w", m.InstanceID, m.To, err)
@@ -68,7 +45,14 @@ func moveInstance(ctx context.Context, tx *sql.Tx, m store.Move) error {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ?, lock_token = NULL, locked_until = 0 WHERE id = ?`,
-		m.To, m.Event.ID, nanos(time.Now()), m.InstanceID)
+		m.To, m.Event.ID, nanos(m.Now), m.InstanceID)
+	if err != nil {
+		return err
+	}
+	// Its activity tasks no worker holds go with it; one a worker runs
+	// ends on the module it started on.
+	_, err = tx.ExecContext(ctx, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ? AND locked_until <= ?`,
+		m.To, m.InstanceID, c.execution, nanos(m.Now))
 	return err
 }
 

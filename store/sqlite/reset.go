@@ -49,40 +49,40 @@ func resetInstance(ctx context.Context, tx *sql.Tx, r store.Reset) error {
 		UPDATE instances SET execution_id = ?, module_hash = ?, status = ?, result = NULL, failure = NULL, custom_status = ?,
 			updated_at = ?, last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0
 		WHERE id = ?`,
-		next, r.Module, string(engine.StatusRunning), r.CustomStatus, nanos(time.Now()), len(r.Kept), r.InstanceID)
+		next, r.Module, string(engine.StatusRunning), r.CustomStatus, nanos(r.Now), len(r.Kept), r.InstanceID)
 	if err != nil {
 		return err
 	}
 	if err := appendHistory(ctx, tx, r.InstanceID, next, r.Kept); err != nil {
 		return err
 	}
-	if err := queueActivities(ctx, tx, r.InstanceID, next, r.Module, r.InFlight.Activities); err != nil {
+	if err := queueActivities(ctx, tx, r.InstanceID, next, r.Module, r.InFlight.Activities, r.Now); err != nil {
 		return err
 	}
-	if _, err := enqueue(ctx, tx, r.InstanceID, r.Marker, visibleNow); err != nil {
+	if _, err := enqueue(ctx, tx, r.InstanceID, r.Marker, visibleNow, r.Now); err != nil {
 		return fmt.Errorf("the reset marker: %w", err)
 	}
 	for _, child := range r.InFlight.Children {
-		if err := reportAgain(ctx, tx, r.InstanceID, child); err != nil {
+		if err := reportAgain(ctx, tx, r.InstanceID, child, r.Now); err != nil {
 			return fmt.Errorf("child %q: %w", child.InstanceID, err)
 		}
 	}
 	for _, ev := range r.Raise {
-		if _, err := enqueue(ctx, tx, r.InstanceID, ev, visibleNow); err != nil {
+		if _, err := enqueue(ctx, tx, r.InstanceID, ev, visibleNow, r.Now); err != nil {
 			return fmt.Errorf("raise %s again: %w", ev.Name, err)
 		}
 	}
 	if err := requeue(ctx, tx, r.InstanceID, left); err != nil {
 		return err
 	}
-	return queueTimers(ctx, tx, r.InstanceID, r.InFlight.Timers)
+	return queueTimers(ctx, tx, r.InstanceID, r.InFlight.Timers, r.Now)
 }
 
 // reportAgain makes a child the reset execution waits for report to it: at
 // once if it has ended (its report went to the discarded events), when it
 // ends if it runs. A child that no longer exists (purged) reports a
 // failure that says so.
-func reportAgain(ctx context.Context, tx *sql.Tx, parent string, child engine.ChildTask) error {
+func reportAgain(ctx context.Context, tx *sql.Tx, parent string, child engine.ChildTask, now time.Time) error {
 	var status string
 	var result []byte
 	var failure sql.NullString
@@ -90,7 +90,7 @@ func reportAgain(ctx context.Context, tx *sql.Tx, parent string, child engine.Ch
 		Scan(&status, &result, &failure)
 	if errors.Is(err, sql.ErrNoRows) {
 		gone := &engine.Failure{Message: fmt.Sprintf("child instance %q is gone (purged, or started by another instance)", child.InstanceID)}
-		return reportToParent(ctx, tx, parent, child.ScheduleID, engine.StatusFailed, nil, gone)
+		return reportToParent(ctx, tx, parent, child.ScheduleID, engine.StatusFailed, nil, gone, now)
 	}
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func reportAgain(ctx context.Context, tx *sql.Tx, parent string, child engine.Ch
 		if err != nil {
 			return fmt.Errorf("decode failure: %w", err)
 		}
-		return reportToParent(ctx, tx, parent, child.ScheduleID, engine.Status(status), result, f)
+		return reportToParent(ctx, tx, parent, child.ScheduleID, engine.Status(status), result, f, now)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE instances SET parent_schedule_id = ? WHERE id = ?`, child.ScheduleID, child.InstanceID)
 	return err

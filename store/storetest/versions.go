@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/durabox/durabox/engine"
@@ -27,46 +26,32 @@ func move(id string, historyLen int64, now time.Time) store.Move {
 	return store.Move{InstanceID: id, ExecutionID: 1, HistoryLen: historyLen, From: module, To: newModule, Event: moved(historyLen), Now: now}
 }
 
-// openOn fails the test unless the open instances on hash are ids, in order.
-func (f *fixture) openOn(hash string, ids ...string) {
-	f.t.Helper()
-	insts, err := f.s.OpenInstances(f.ctx, hash)
-	f.must(err, "OpenInstances")
-	var got []string
-	for _, inst := range insts {
-		got = append(got, inst.ID)
-	}
-	if fmt.Sprint(got) != fmt.Sprint(ids) {
-		f.t.Fatalf("open instances on %s: %v; want %v", hash, got, ids)
-	}
-}
-
 // testMoveInstance: a move changes the instance's module and appends its
-// event to history, atomically; the next turn runs on the new module; the
-// activity tasks already queued stay on the module that scheduled them.
+// event to history, atomically; the next turn runs on the new module; its
+// activity tasks that wait for a worker move with it, one a worker holds
+// stays where it runs.
 func testMoveInstance(f *fixture) {
 	f.deployNew()
 	f.create("i1")
-	f.create("done")
 	f.create("pending")
-	kept := f.run("i1", t0, started("i1", input("i1")), scheduled("Charge"))
-	f.run("done", t0, started("done", input("done")), completed(`"ok"`))
-	f.openOn(module, "i1", "pending")
+	kept := f.run("i1", t0, started("i1", input("i1")), scheduled("Charge"), scheduled("Ship"))
+	running := f.lease(t0)
 
-	f.must(f.s.MoveInstance(f.ctx, move("i1", 2, t0)), "MoveInstance")
+	f.must(f.s.MoveInstance(f.ctx, move("i1", 3, t0)), "MoveInstance")
 	if inst := f.instance("i1"); inst.ModuleHash != newModule || inst.Status != engine.StatusRunning {
 		f.t.Fatalf("after the move: module %s, status %s; want %s, Running", inst.ModuleHash, inst.Status, newModule)
 	}
-	f.history("i1", 0, append(kept, moved(2)))
-	f.openOn(module, "pending")
-	f.openOn(newModule, "i1")
-	if w := f.lease(t0); w.ModuleHash != module || w.InstanceID != "i1" {
-		f.t.Fatalf("the activity task queued before the move: %+v; want it on %s", w, module)
+	f.history("i1", 0, append(kept, moved(3)))
+	if w := f.lease(t0); w.Task.Name != "Ship" || w.ModuleHash != newModule {
+		f.t.Fatalf("the activity task waiting at the move: %+v; want Ship, on %s", w, newModule)
+	}
+	if running.Task.Name != "Charge" || running.ModuleHash != module {
+		f.t.Fatalf("the activity task running at the move: %+v; want Charge, on %s", running, module)
 	}
 	f.enqueue("i1", raised("Go"))
 	item := f.lockID(t0, "i1")
-	if item.Instance.ModuleHash != newModule || item.HistoryLen != 3 {
-		f.t.Fatalf("the next turn's instance: module %s, history %d; want %s, 3", item.Instance.ModuleHash, item.HistoryLen, newModule)
+	if item.Instance.ModuleHash != newModule || item.HistoryLen != 4 {
+		f.t.Fatalf("the next turn's instance: module %s, history %d; want %s, 4", item.Instance.ModuleHash, item.HistoryLen, newModule)
 	}
 	f.commit(turn(item, raised("Go")))
 
@@ -133,7 +118,7 @@ func testResetInstance(f *fixture) {
 	f.commit(first)
 	f.run("i1:4", t0, started("i1:4", input("i1:4")), completed(`"kid"`))
 	w := f.lease(t0)
-	f.must(f.s.CompleteActivity(f.ctx, w, activityCompleted(2, `"charged"`)), "CompleteActivity")
+	f.must(f.s.CompleteActivity(f.ctx, w, activityCompleted(2, `"charged"`), t0), "CompleteActivity")
 	second := turn(f.lockID(t0, "i1"),
 		engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: 4, Result: json.RawMessage(`"kid"`)},
 		activityCompleted(2, `"charged"`), scheduled("Ship"), childScheduled("i1:7"))
@@ -158,7 +143,6 @@ func testResetInstance(f *fixture) {
 	}
 	f.history("i1", 2, plan.Kept)
 	f.history("i1", 1, append(first.NewEvents, append(second.NewEvents, old...)...))
-	f.openOn(newModule, "i1")
 	// Ship, queued by the discarded part, is gone; Charge runs again, on
 	// the new module, for the new execution.
 	if w := f.lease(t0); w.Task.Name != "Charge" || w.ExecutionID != 2 || w.ModuleHash != newModule || w.Task.ScheduleID != 2 {

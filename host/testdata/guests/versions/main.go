@@ -21,6 +21,7 @@ import (
 var (
 	version = "v1"
 	other   = "no"
+	nostep  = "no"
 )
 
 func init() {
@@ -29,7 +30,9 @@ func init() {
 		return
 	}
 	durabox.RegisterOrchestration("Flow", Flow)
-	durabox.RegisterActivity("Step", Step)
+	if nostep != "yes" {
+		durabox.RegisterActivity("Step", Step)
+	}
 }
 
 func Flow(ctx *durabox.Context, input string) (string, error) {
