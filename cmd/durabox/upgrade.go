@@ -19,12 +19,13 @@ var upgradeCommand = &command{
 	about: "Replay the history of every open instance of module FROM on module TO, in the\n" +
 		"host's sandbox, with no side effects and without touching the instances, and\n" +
 		"report each: compatible, diverges (at which event, what history has and what\n" +
-		"the new code emitted) or fails (the new code crashes). Then move exactly the\n" +
-		"compatible instances to TO, each move recorded in the instance's history; the\n" +
-		"others stay on FROM. The host goes on serving meanwhile; an instance running a\n" +
-		"turn is tried again once the turn ends. FROM and TO are module hashes or unique\n" +
-		"prefixes of them; FROM alone names an orchestration and means its two most\n" +
-		"recently deployed modules. On a terminal it shows how far it is.",
+		"the new code emitted) or fails (the new code crashes, or lacks an activity the\n" +
+		"instance has in flight). Then move exactly the compatible instances to TO, each\n" +
+		"move recorded in the instance's history; the others stay on FROM. The host goes\n" +
+		"on serving meanwhile; an instance running a turn is tried again once the turn\n" +
+		"ends. FROM and TO are module hashes or unique prefixes of them; FROM alone\n" +
+		"names an orchestration and means its two most recently deployed modules. On a\n" +
+		"terminal it shows how far it is.",
 	args:     []string{"FROM"},
 	optional: []string{"TO"},
 	client:   true,

@@ -101,7 +101,8 @@ const (
 	UpgradeMoved = "moved"
 	// UpgradeDiverges: To does not reproduce its history; it stays.
 	UpgradeDiverges = "diverges"
-	// UpgradeFails: To crashes replaying its history; it stays.
+	// UpgradeFails: To crashes replaying its history, or does not register
+	// an activity the instance has in flight; it stays.
 	UpgradeFails = "fails"
 	// UpgradeSkipped: it was not decided (it finished or moved meanwhile,
 	// or a turn held it every time it was tried); it stays.
