@@ -18,18 +18,7 @@ import (
 func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 	ctx := context.Background()
 	h := newBareHost(t) // no dispatchers: the test takes the turns
-	var hashes []string
-	for _, vars := range [][]string{nil, {"main.version=v2"}} {
-		wasm, err := guestbuild.Wasm("host/testdata/guests/versions", vars...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := h.Deploy(ctx, wasm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, info.Hash)
-	}
+	hashes := deployVersions(t, h, nil, []string{"main.version=v2"})
 	if _, err := h.StartOn(ctx, hashes[0], "Flow", nil, "held"); err != nil {
 		t.Fatal(err)
 	}
@@ -81,18 +70,7 @@ func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 func TestAnActivityInFlightMovesWithItsInstance(t *testing.T) {
 	ctx := context.Background()
 	h := newBareHost(t) // no dispatchers: the activity waits
-	var hashes []string
-	for _, vars := range [][]string{nil, {"main.version=v3", "main.nostep=yes"}, {"main.version=v3"}} {
-		wasm, err := guestbuild.Wasm("host/testdata/guests/versions", vars...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := h.Deploy(ctx, wasm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, info.Hash)
-	}
+	hashes := deployVersions(t, h, nil, []string{"main.version=v3", "main.nostep=yes"}, []string{"main.version=v3"})
 	if _, err := h.StartOn(ctx, hashes[0], "Flow", nil, "busy"); err != nil {
 		t.Fatal(err)
 	}
@@ -122,4 +100,23 @@ func TestAnActivityInFlightMovesWithItsInstance(t *testing.T) {
 	if err != nil || len(works) != 1 || works[0].Task.Name != "Step" || works[0].ModuleHash != hashes[2] {
 		t.Fatalf("the activity task after the move: %+v, %v; want Step, on %s", works, err, short(hashes[2]))
 	}
+}
+
+// deployVersions deploys the versions guest built with each set of vars
+// and returns the modules' hashes.
+func deployVersions(t testing.TB, h *Host, vars ...[]string) []string {
+	t.Helper()
+	var hashes []string
+	for _, v := range vars {
+		wasm, err := guestbuild.Wasm("host/testdata/guests/versions", v...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := h.Deploy(context.Background(), wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, info.Hash)
+	}
+	return hashes
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
-	"github.com/durabox/durabox/internal/guestbuild"
 )
 
 // BenchmarkUpgradeDryRun_1k checks 1,000 open instances of the versions
@@ -18,18 +17,7 @@ import (
 func BenchmarkUpgradeDryRun_1k(b *testing.B) {
 	ctx := context.Background()
 	h := newBareHostWith(b, Options{})
-	var hashes []string
-	for _, vars := range [][]string{nil, {"main.version=v2"}} {
-		wasm, err := guestbuild.Wasm("host/testdata/guests/versions", vars...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		info, err := h.Deploy(ctx, wasm)
-		if err != nil {
-			b.Fatal(err)
-		}
-		hashes = append(hashes, info.Hash)
-	}
+	hashes := deployVersions(b, h, nil, []string{"main.version=v2"})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- h.Run(runCtx) }()
