@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -52,9 +53,18 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("CancelChild(command %d)", c.Target)
 	case abi.CommandSetCustomStatus:
 		return fmt.Sprintf("SetCustomStatus(%q)", c.Name)
+	case abi.CommandPatch:
+		return fmt.Sprintf("Patch(%q)", c.Name)
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
+
+// MaxTime is the latest time an event records: the latest a store that
+// keeps times as Unix nanoseconds in an int64 can hold (2262-04-11). A
+// timer due later is due at MaxTime instead, which is never in practice;
+// without the bound, its time would wrap around in such a store and the
+// timer would fire at once.
+var MaxTime = time.Unix(0, math.MaxInt64).UTC()
 
 // eventFor turns a new command into the history event that records it; the
 // caller assigns its ID and Time. target is the schedule event a cancel
@@ -67,6 +77,9 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.Name, ev.Input = ActivityScheduled, c.Name, c.Input
 	case abi.CommandStartTimer:
 		fireAt := e.at.Add(time.Duration(c.Delay))
+		if fireAt.After(MaxTime) {
+			fireAt = MaxTime
+		}
 		ev.Kind, ev.FireAt = TimerCreated, &fireAt
 	case abi.CommandComplete:
 		ev.Kind, ev.Result = OrchestrationCompleted, c.Output
@@ -93,6 +106,8 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.ScheduleID = SubOrchestrationCancelRequested, target
 	case abi.CommandSetCustomStatus:
 		ev.Kind, ev.CustomStatus = CustomStatusSet, c.Name
+	case abi.CommandPatch:
+		ev.Kind, ev.Name = PatchRecorded, c.Name
 	}
 	return ev
 }
@@ -129,6 +144,8 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 		return c.Kind == abi.CommandCancelChild && target == ev.ScheduleID
 	case CustomStatusSet:
 		return c.Kind == abi.CommandSetCustomStatus && c.Name == ev.CustomStatus
+	case PatchRecorded:
+		return c.Kind == abi.CommandPatch && c.Name == ev.Name
 	}
 	return false
 }

@@ -30,7 +30,7 @@ func TestCorruptHistoryIsRefused(t *testing.T) {
 		want    string
 	}{
 		{"it begins with something else", hist(sayHello, activityDone(1, `"hi"`)),
-			"engine: history is corrupt: it begins with ActivityScheduled, not OrchestrationStarted"},
+			"engine: history is corrupt: event 1, ActivityScheduled, comes before the execution's OrchestrationStarted"},
 		{"its first id is not 1", renumber(hist(started(`"world"`), sayHello), 2, 3),
 			"engine: history is corrupt: its first event has id 2, not 1"},
 		{"an id is missing", renumber(hist(started(`"world"`), sayHello, activityDone(2, `"hi"`)), 1, 2, 4),

@@ -55,9 +55,13 @@ type TurnInput struct {
 	// Messages are new events for the instance, oldest first, whose ID and
 	// Time are not assigned yet: an OrchestrationStarted, completions
 	// (ActivityCompleted, ActivityFailed, TimerFired) naming a ScheduleID,
-	// and raised events (ExternalEvent, ExternalEventPersistent) with a Name
-	// and their data in Result. The engine binds an ExternalEvent to the
-	// oldest active wait of its name, or drops it if there is none.
+	// raised events (ExternalEvent, ExternalEventPersistent) with a Name
+	// and their data in Result, and requests from outside
+	// (OrchestrationCancelRequested, OrchestrationTerminated) with a
+	// Reason. The engine binds an ExternalEvent to the oldest active wait of
+	// its name, or drops it if there is none. In the first turn of a reset
+	// execution, an ExecutionReset comes first (see the package doc,
+	// "Markers").
 	Messages []Event
 	// Now is the time of the turn; new events are recorded at it.
 	Now time.Time
@@ -78,11 +82,18 @@ type TurnResult struct {
 	// CancelChildren are the child instances whose cancellation this turn
 	// requested: the caller must send each an OrchestrationCancelRequested.
 	CancelChildren []string
-	// Status is the instance's status after the turn.
+	// TerminateChildren are the children still running when this turn
+	// terminated the instance: the caller must send each an
+	// OrchestrationTerminated.
+	TerminateChildren []string
+	// Status is the instance's status after the turn. When it is
+	// StatusTerminated, nothing the execution still waits for matters: the
+	// caller may drop its activity tasks not yet started and its timers.
 	Status Status
 	// Result is the orchestration's output once Status is Completed.
 	Result json.RawMessage
-	// Failure is why the orchestration failed once Status is Failed.
+	// Failure is why the orchestration failed once Status is Failed (or
+	// Canceled, or Terminated).
 	Failure *Failure
 	// Err is the cause when the engine itself failed the instance: a
 	// *NondeterminismError, or the guest's crash. Nil otherwise.
@@ -94,17 +105,20 @@ type TurnResult struct {
 	// ContinueAsNew is set when the execution continued as new (Status
 	// StatusContinuedAsNew): the caller starts the next execution, in the
 	// same commit, with an OrchestrationStarted of Input followed by the
-	// Carried persistent events as its first messages.
+	// Carried messages as its first messages.
 	ContinueAsNew *ContinueAsNew
 }
 
 // ContinueAsNew is how the next execution of an instance starts.
 type ContinueAsNew struct {
 	Input json.RawMessage
-	// Carried are the persistent events (ExternalEventPersistent messages)
-	// that no wait took, and those that arrived in the turn after the
-	// execution ended, in the order they arrived in: the newest
-	// MaxPersistentEvents of them (the older ones are in Dropped).
+	// Carried are the messages the next execution gets: the persistent
+	// events (ExternalEventPersistent) that no wait took, in the order they
+	// arrived in, then the messages of the turn that came after the
+	// execution ended and belong to the instance (persistent events,
+	// requests to cancel or terminate it), in order. Of the persistent
+	// events, the newest MaxPersistentEvents: the older ones are in
+	// Dropped.
 	Carried []Event
 }
 
@@ -123,8 +137,10 @@ type open struct {
 }
 
 // MaxPersistentEvents is how many persistent events one execution takes;
-// more are dropped. Continue-as-new carries the newest MaxPersistentEvents
-// untaken ones to the next execution.
+// more are dropped. A host refuses to raise an event past it: the
+// execution's persistent events taken and waiting must stay within it.
+// Continue-as-new carries the newest MaxPersistentEvents untaken ones to
+// the next execution.
 const MaxPersistentEvents = 20
 
 // Execution replays one execution of an orchestration instance on a live
@@ -198,10 +214,18 @@ func (x *Execution) Turn(in TurnInput) (*TurnResult, error) {
 	if len(in.History) < x.applied || (x.applied > 0 && in.History[x.applied-1].ID != x.lastID) {
 		return nil, ErrStale
 	}
-	if err := checkHistory(in.History, x.applied, x.lastID); err != nil {
+	if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); err != nil {
 		return nil, err
 	}
-	t := &turn{x: x, persisted: in.History, res: &TurnResult{}, now: in.Now}
+	t := &turn{x: x, persisted: in.History, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History)}
+	if len(in.Messages) > 0 && in.Messages[0].Kind == ExecutionReset && len(in.History) > 0 {
+		// The first turn of a reset execution runs its last kept step
+		// anew, which a guest that has applied it already cannot.
+		if x.applied > 0 {
+			return nil, ErrStale
+		}
+		t.resetting, t.liveFrom = true, len(in.History)-1
+	}
 	if err := t.run(in.Messages); err != nil {
 		t.failInstance(err)
 		for _, m := range in.Messages[t.next:] {

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -21,6 +22,15 @@ type turn struct {
 	now       time.Time
 	// next is the index of the first message not yet consumed.
 	next int
+	// liveFrom is the index of the first history event whose step is new:
+	// the activations of the events before it replay steps whose commands
+	// history holds. It is len(persisted), but in the first turn of a reset
+	// execution, whose last kept step runs again (its commands were
+	// discarded).
+	liveFrom int
+	// resetting is set in the first turn of a reset execution: its first
+	// message is the ExecutionReset marker.
+	resetting bool
 }
 
 // historyLen is the length of the working history.
@@ -41,6 +51,19 @@ func (t *turn) run(messages []Event) error {
 			return err
 		}
 	}
+	if t.resetting {
+		// The kept history ends; the reset marker follows it, and the
+		// commands of the last kept step, which the reset discarded,
+		// follow the marker.
+		t.next++
+		t.record(messages[0])
+		if err := t.applyNext(); err != nil {
+			return err
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
 	// Every command of an activation is recorded right after it, so at the
 	// end of persisted history nothing may be left unmatched.
 	if err := t.checkNoPending(nil); err != nil {
@@ -49,8 +72,8 @@ func (t *turn) run(messages []Event) error {
 	for t.next < len(messages) {
 		m := messages[t.next]
 		t.next++
-		if x.status == StatusContinuedAsNew && m.Kind == ExternalEventPersistent {
-			t.carry(m.Name, m.Result)
+		if x.status == StatusContinuedAsNew && carried(m.Kind) {
+			t.carry(m)
 			continue
 		}
 		if x.status == StatusContinuedAsNew {
@@ -106,7 +129,7 @@ func (t *turn) admit(m *Event) string {
 	x := t.x
 	switch m.Kind {
 	case OrchestrationStarted:
-		if x.applied > 0 {
+		if x.status != StatusPending {
 			return "the instance has already started"
 		}
 		return ""
@@ -122,6 +145,8 @@ func (t *turn) admit(m *Event) string {
 		if x.cancelRequested {
 			return "cancellation was already requested"
 		}
+		return ""
+	case OrchestrationTerminated:
 		return ""
 	case ExternalEventPersistent:
 		if x.persistentEvents >= MaxPersistentEvents {
@@ -177,15 +202,30 @@ func (t *turn) record(ev Event) {
 		}
 		slices.SortFunc(untaken, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
 		for _, ev := range untaken {
-			t.carry(ev.Name, ev.Result)
+			t.carry(Event{Kind: ExternalEventPersistent, Name: ev.Name, Result: ev.Result})
+		}
+	case OrchestrationTerminated:
+		// Its children end with it; detached instances live on.
+		for _, id := range slices.Sorted(maps.Keys(t.x.open)) {
+			if t.x.open[id].kind == SubOrchestrationScheduled {
+				t.res.TerminateChildren = append(t.res.TerminateChildren, t.x.children[id])
+			}
 		}
 	}
 }
 
-// carry hands a persistent event on to the next execution.
-func (t *turn) carry(name string, data []byte) {
+// carried reports whether a message that arrives after its execution
+// continued as new goes on to the next execution: persistent events, and
+// requests to cancel or terminate the instance, which are the instance's,
+// not the execution's.
+func carried(k EventKind) bool {
+	return k == ExternalEventPersistent || k == OrchestrationCancelRequested || k == OrchestrationTerminated
+}
+
+// carry hands a message on to the next execution.
+func (t *turn) carry(m Event) {
 	c := t.res.ContinueAsNew
-	c.Carried = append(c.Carried, Event{Kind: ExternalEventPersistent, Name: name, Result: data})
+	c.Carried = append(c.Carried, m)
 }
 
 // flush records every pending command as a new history event. Commands
@@ -212,8 +252,14 @@ func (t *turn) applyNext() error {
 	i := x.applied
 	ev := t.event(i)
 	x.applied, x.lastID = i+1, ev.ID
-	replaying := i < len(t.persisted)
+	replaying := i < t.liveFrom
 	switch {
+	case ev.Kind == ExecutionReset:
+		// The commands of the step before it are recorded after it.
+		return nil
+	case ev.Kind == ModuleChanged:
+		// A move happens between two steps.
+		return t.checkNoPending(ev)
 	case ev.Kind == OrchestrationStarted:
 		x.status, x.instanceID = StatusRunning, ev.InstanceID
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
@@ -226,6 +272,11 @@ func (t *turn) applyNext() error {
 	if ev.Kind == OrchestrationCancelRequested {
 		x.cancelRequested = true
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobCancel, Name: ev.Reason})
+	}
+	if ev.Kind == OrchestrationTerminated {
+		// The orchestration is not told: it is over.
+		x.status, x.result, x.failure = StatusTerminated, nil, terminated(ev.Reason)
+		return nil
 	}
 	if ev.Kind == ExternalEventPersistent {
 		x.persistentEvents++
@@ -292,6 +343,11 @@ func (t *turn) bind(i int, replaying bool) error {
 		if len(x.pending) == 0 {
 			return nil
 		}
+	}
+	if ev.Kind == PatchRecorded && (len(x.pending) == 0 || !matches(&x.pending[0].cmd, 0, ev)) {
+		// The code no longer asks about this change: it was deprecated,
+		// its new path kept.
+		return nil
 	}
 	if len(x.pending) == 0 {
 		return &NondeterminismError{Code: MissingCommand, EventID: ev.ID, History: ev.String()}
@@ -372,7 +428,11 @@ func (t *turn) checkNoPending(ev *Event) error {
 // activate hands one job to the guest and queues the commands it emits.
 func (t *turn) activate(ev *Event, replaying bool, job abi.Job) error {
 	x := t.x
-	cmds, err := x.guest.Activate(&abi.Activation{Time: ev.Time.UnixNano(), Replaying: replaying, Jobs: []abi.Job{job}})
+	a := &abi.Activation{Time: ev.Time.UnixNano(), Replaying: replaying, Jobs: []abi.Job{job}}
+	if replaying {
+		a.Patches = t.patchesAfter(int(ev.ID - 1))
+	}
+	cmds, err := x.guest.Activate(a)
 	if err != nil {
 		return fmt.Errorf("orchestration crashed applying event %d: %w", ev.ID, err)
 	}
@@ -384,6 +444,27 @@ func (t *turn) activate(ev *Event, replaying bool, job abi.Job) error {
 		x.pending = append(x.pending, emitted{cmd: c, at: ev.Time})
 	}
 	return nil
+}
+
+// patchesAfter returns the change ids of the patch markers among the
+// commands recorded for the step of history[i]: the schedule events that
+// follow it, past any marker (a reset records the last kept step's
+// commands after its marker).
+func (t *turn) patchesAfter(i int) []string {
+	var ids []string
+	for j := i + 1; j < t.historyLen(); j++ {
+		ev := t.event(j)
+		if ev.isMarker() {
+			continue
+		}
+		if !ev.isSchedule() {
+			break
+		}
+		if ev.Kind == PatchRecorded {
+			ids = append(ids, ev.Name)
+		}
+	}
+	return ids
 }
 
 // failInstance ends the execution with a failure the engine records itself.
@@ -398,6 +479,15 @@ func (t *turn) failInstance(err error) {
 	t.record(Event{Kind: OrchestrationFailed, Failure: f})
 	x.applied, x.lastID = t.historyLen(), int64(t.historyLen())
 	x.status, x.failure = StatusFailed, f
+}
+
+// terminated is the failure a terminated instance reports (to its parent,
+// and to clients).
+func terminated(reason string) *Failure {
+	if reason == "" {
+		return &Failure{Message: "terminated"}
+	}
+	return &Failure{Message: "terminated: " + reason}
 }
 
 // scheduleKindOf returns the schedule event kind a completion kind completes.

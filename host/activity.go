@@ -42,7 +42,7 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 		// task is delivered again after the restart.
 		return
 	}
-	if err := h.st.CompleteActivity(ctx, w, result); err != nil {
+	if err := h.st.CompleteActivity(ctx, w, result, h.opts.Clock()); err != nil {
 		h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
 		return
 	}

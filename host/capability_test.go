@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,13 +34,19 @@ func TestActivityCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"NOEQUALS", "=value", "KEY=a\x00b"} {
-		want := fmt.Sprintf("environment variable %q is not of the form KEY=value", bad)
-		if _, err := h.Deploy(context.Background(), wasm, []string{bad}); !errors.Is(err, host.ErrBadInput) || !strings.Contains(err.Error(), want) {
-			t.Fatalf("deploy with %q: %v, want %s", bad, err, want)
+	// A refusal names the variable, never its value: a secret.
+	for _, bad := range []struct{ kv, want string }{
+		{"NOEQUALS", "environment variable 2 is not of the form KEY=value"},
+		{"=value", "environment variable 2 is not of the form KEY=value"},
+		{"KEY=a\x00b", `environment variable "KEY" is not UTF-8 text without NUL`},
+		{"KEY=\xffsecret", `environment variable "KEY" is not UTF-8 text without NUL`},
+	} {
+		_, err := h.DeployWithEnv(context.Background(), wasm, []string{"FINE=1", bad.kv})
+		if !errors.Is(err, host.ErrBadInput) || !strings.HasSuffix(err.Error(), bad.want) {
+			t.Fatalf("deploy with %q: %v, want %s", bad.kv, err, bad.want)
 		}
 	}
-	info, err := h.Deploy(context.Background(), wasm, []string{"GREETING=hi there"})
+	info, err := h.DeployWithEnv(context.Background(), wasm, []string{"GREETING=hi there"})
 	if err != nil || len(info.Env) != 1 {
 		t.Fatalf("deploy: %+v, %v", info, err)
 	}
@@ -72,11 +79,30 @@ func TestActivityCapabilities(t *testing.T) {
 	// The activity instances that ran above are idle in the pool, made with
 	// the old environment; none of them may answer now.
 	t.Run("deploying again replaces the environment", func(t *testing.T) {
-		if _, err := h.Deploy(context.Background(), wasm, []string{"GREETING=bye"}); err != nil {
+		if _, err := h.DeployWithEnv(context.Background(), wasm, []string{"GREETING=bye"}); err != nil {
 			t.Fatal(err)
 		}
 		inst := h.run(t, "Getenv", `"GREETING"`)
 		if inst.Status != engine.StatusCompleted || string(inst.Result) != `["bye",""]` {
+			t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
+		}
+	})
+	t.Run("deploying again without an environment keeps it", func(t *testing.T) {
+		info, err := h.Deploy(context.Background(), wasm)
+		if err != nil || !slices.Equal(info.Env, []string{"GREETING=bye"}) {
+			t.Fatalf("deploy: %+v, %v; want the environment kept", info, err)
+		}
+		inst := h.run(t, "Getenv", `"GREETING"`)
+		if inst.Status != engine.StatusCompleted || string(inst.Result) != `["bye",""]` {
+			t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
+		}
+	})
+	t.Run("deploying again with no environment clears it", func(t *testing.T) {
+		if _, err := h.DeployWithEnv(context.Background(), wasm, nil); err != nil {
+			t.Fatal(err)
+		}
+		inst := h.run(t, "Getenv", `"GREETING"`)
+		if inst.Status != engine.StatusCompleted || string(inst.Result) != `["",""]` {
 			t.Fatalf("status %s result %s failure %+v", inst.Status, inst.Result, inst.Failure)
 		}
 	})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -16,8 +15,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/internal/guestbuild"
-	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/host/client"
 )
 
 // The conformance tests (engine/CONFORMANCE.md lists what each proves) run
@@ -47,18 +45,10 @@ func conformanceHostAt(t *testing.T, path string, opts Options) *Host {
 }
 
 // deployConformance builds the conformance guest as version ("v1", or the
-// changed "v2") and deploys it.
-func deployConformance(t *testing.T, h *Host, version string) store.ModuleInfo {
+// changed "v2"), deploys it and returns its hash.
+func deployConformance(t *testing.T, h *Host, version string) string {
 	t.Helper()
-	wasm, err := guestbuild.Wasm("host/testdata/guests/conformance", "main.version="+version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := h.Deploy(context.Background(), wasm, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info
+	return deployGuest(t, h, "host/testdata/guests/conformance", []string{"main.version=" + version})[0]
 }
 
 // startEach starts an instance of each orchestration, with input, named
@@ -70,6 +60,17 @@ func startEach(t *testing.T, h *Host, input string, names ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// replayOn replays instance id's current execution on module (empty: its
+// own), as durabox replay does.
+func replayOn(t *testing.T, h *Host, id, module string) client.ReplayReport {
+	t.Helper()
+	rep, err := h.Replay(context.Background(), id, client.ReplayRequest{Module: module})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 // describeAll describes each event as describe does.
@@ -154,20 +155,16 @@ func TestChangedModuleIsCaughtOnARecordedHistory(t *testing.T) {
 			if want := map[bool]engine.Status{true: engine.StatusRunning, false: engine.StatusCompleted}[running]; inst.Status != want {
 				t.Fatalf("recorded on v1: %s (%+v), want %s", inst.Status, inst.Failure, want)
 			}
-			if err := h.replay(ctx, inst); err != nil {
-				t.Fatalf("v1 does not replay its own history: %v", err)
+			if rep := replayOn(t, h, tt.orchestration, ""); !rep.OK() {
+				t.Fatalf("v1 does not replay its own history: %v", rep.Err())
 			}
-			inst.ModuleHash = v2.Hash
-			err = h.replay(ctx, inst)
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("replay on v2: %v, want none", err)
-				}
-				return
-			}
-			var nd *engine.NondeterminismError
-			if !errors.As(err, &nd) || nd.Code != tt.code || err.Error() != `host: replay "`+tt.orchestration+`": `+tt.want {
-				t.Fatalf("replay on v2: %v\nwant (%s) %s", err, tt.code, tt.want)
+			rep := replayOn(t, h, tt.orchestration, v2)
+			switch d := rep.Divergence; {
+			case tt.want == "" && !rep.OK():
+				t.Fatalf("replay on v2: %v, want none", rep.Err())
+			case tt.want == "":
+			case d == nil || d.Code != tt.code || d.Message != tt.want:
+				t.Fatalf("replay on v2: %+v (%v)\nwant (%s) %s", d, rep.Err(), tt.code, tt.want)
 			}
 		})
 	}
@@ -246,8 +243,8 @@ func TestNewGUIDIsStableAcrossColdReplays(t *testing.T) {
 					t.Fatalf("%q is not a version 5 UUID", g)
 				}
 			}
-			if err := h.Replay(ctx, id); err != nil {
-				t.Fatal(err)
+			if rep := replayOn(t, h, id, ""); !rep.OK() {
+				t.Fatal(rep.Err())
 			}
 			results = append(results, string(inst.Result))
 		}
@@ -299,8 +296,8 @@ func TestCompletionsApplyInHistoryOrder(t *testing.T) {
 			if got := describeAll(events); !slices.Equal(got, want) || events[4].ScheduleID != loser {
 				t.Fatalf("history %q (cancelled %d), want %q with %d cancelled", got, events[4].ScheduleID, want, loser)
 			}
-			if err := h.Replay(ctx, "FirstCompleted"); err != nil {
-				t.Fatal(err)
+			if rep := replayOn(t, h, "FirstCompleted", ""); !rep.OK() {
+				t.Fatal(rep.Err())
 			}
 			// Both activities have completed; the select comes after.
 			if err := h.Raise(ctx, "SelectWhenBothDone", "go", nil, false); err != nil {
@@ -375,8 +372,8 @@ func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = "engine: history is corrupt: event 4 follows event 2 (ids run from 1 without gaps)"
-	if err := h.Replay(ctx, "WaitsForGo"); !errors.Is(err, engine.ErrCorruptHistory) || err.Error() != `host: replay "WaitsForGo": `+want {
-		t.Fatalf("replay: %v", err)
+	if rep := replayOn(t, h, "WaitsForGo", ""); rep.Failure != want {
+		t.Fatalf("replay: %v", rep.Err())
 	}
 	if err := h.Raise(ctx, "WaitsForGo", "go", []byte(`"now"`), false); err != nil {
 		t.Fatal(err)

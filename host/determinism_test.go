@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -42,7 +43,7 @@ func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.Deploy(context.Background(), wasm, nil)
+	info, err := h.Deploy(context.Background(), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 	now := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
 	var history []engine.Event
 	round := []engine.Event{{Kind: engine.OrchestrationStarted, Name: inst.Name, InstanceID: inst.ID, Input: inst.Input}}
-	l := h.newLive(ctx, inst)
+	l := h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
 	defer func() { l.close(ctx) }()
 	for len(round) > 0 {
 		turns := [][]engine.Event{round}
@@ -116,7 +117,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 		for _, messages := range turns {
 			if !mode.live {
 				l.close(ctx)
-				l = h.newLive(ctx, inst)
+				l = h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
 			}
 			res, err := l.exec.Turn(engine.TurnInput{History: history, Messages: messages, Now: now})
 			if err != nil {
@@ -215,7 +216,11 @@ func runWorkloadEveryWay(t *testing.T, wasm []byte, name, input string) []byte {
 		h := newBareHostWith(t, opts)
 		got := runWorkload(t, h, wasm, now, name, input)
 		for _, id := range workloadIDs {
-			if err := h.Replay(context.Background(), id); err != nil {
+			rep, err := h.Replay(context.Background(), id, client.ReplayRequest{})
+			if err == nil {
+				err = rep.Err()
+			}
+			if err != nil {
 				t.Fatalf("with MaxLiveInstances %d, NoLiveCache %v: %v", opts.MaxLiveInstances, opts.NoLiveCache, err)
 			}
 		}
@@ -242,7 +247,7 @@ func TestHeapIsTheSameLiveAndReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newBareHost(t)
-	info, err := h.Deploy(context.Background(), wasm, nil)
+	info, err := h.Deploy(context.Background(), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +284,7 @@ func TestGuestLinesAreLoggedOnce(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
 	h := newBareHostWith(t, Options{Clock: func() time.Time { return now }, NoLiveCache: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	ctx := context.Background()
-	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := h.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Start(ctx, "Heap", json.RawMessage(`4`), "a"); err != nil {
@@ -304,7 +309,7 @@ var workloadIDs = []string{"a", "b", "c"}
 func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time, name, input string) []byte {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := h.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range workloadIDs {

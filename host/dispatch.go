@@ -81,6 +81,12 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		return
 	}
 	guestCtx := context.WithoutCancel(ctx)
+	in := engine.TurnInput{Now: h.opts.Clock()}
+	consumed := make([]int64, len(item.Messages))
+	for i, m := range item.Messages {
+		in.Messages = append(in.Messages, m.Event)
+		consumed[i] = m.ID
+	}
 	l := h.cache.take(inst.ID)
 	if l == nil || !l.continues(item) {
 		if l != nil {
@@ -96,14 +102,9 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 				return
 			}
 		}
-		l = h.fresh(ctx, inst, history)
+		l = h.fresh(ctx, inst, history, Seed(inst.ID, inst.ExecutionID, history, in.Messages[:min(len(in.Messages), 1)]))
 	}
-	in := engine.TurnInput{History: l.history, Now: h.opts.Clock()}
-	consumed := make([]int64, len(item.Messages))
-	for i, m := range item.Messages {
-		in.Messages = append(in.Messages, m.Event)
-		consumed[i] = m.ID
-	}
+	in.History = l.history
 	res, err := l.exec.Turn(in)
 	if errors.Is(err, engine.ErrCorruptHistory) {
 		// Running the turn again would read the same history: the instance
@@ -126,10 +127,11 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		return
 	}
 	err = h.st.CommitTurn(ctx, store.TurnCommit{
-		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken,
+		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken, Now: in.Now,
 		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
 		Status: res.Status, Result: res.Result, Failure: res.Failure, Consumed: consumed,
-		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: cancellations(inst.ID, res.CancelChildren),
+		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: outgoing(inst.ID, res),
+		DropWaiting: res.Status == engine.StatusTerminated,
 	})
 	if err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
@@ -158,7 +160,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
 	}
-	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
+	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.Notify()
@@ -177,9 +179,10 @@ func (h *Host) workLeft(ctx context.Context, id string) bool {
 // messages: its turn was delivered more than PoisonAfter times without
 // being committed (poison), or its history is corrupt.
 func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.Failure) {
+	now := h.opts.Clock()
 	c := store.TurnCommit{
-		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken,
-		NewEvents: []engine.Event{{ID: item.HistoryLen + 1, Kind: engine.OrchestrationFailed, Time: h.opts.Clock(), Failure: failure}},
+		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken, Now: now,
+		NewEvents: []engine.Event{{ID: item.HistoryLen + 1, Kind: engine.OrchestrationFailed, Time: now, Failure: failure}},
 		Status:    engine.StatusFailed, Failure: failure,
 	}
 	for _, m := range item.Messages {
@@ -198,10 +201,11 @@ func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.F
 	h.changed.Notify()
 }
 
-// fresh starts a live instance that has applied nothing, with history (the
-// persisted history of inst's current execution) to replay.
-func (h *Host) fresh(ctx context.Context, inst store.Instance, history []engine.Event) *live {
-	l := h.newLive(context.WithoutCancel(ctx), inst)
+// fresh starts a live instance that has applied nothing, drawing from seed,
+// with history (the persisted history of inst's current execution) to
+// replay.
+func (h *Host) fresh(ctx context.Context, inst store.Instance, history []engine.Event, seed [32]byte) *live {
+	l := h.newLive(context.WithoutCancel(ctx), inst, seed)
 	l.extend(history)
 	return l
 }
@@ -235,11 +239,15 @@ func (h *Host) children(ctx context.Context, parentHash string, tasks []engine.C
 	return out, nil
 }
 
-// cancellations asks the children whose futures a turn cancelled to stop.
-func cancellations(parent string, children []string) []store.Outgoing {
+// outgoing asks the children whose futures a turn cancelled to stop, and
+// ends those of a parent the turn terminated.
+func outgoing(parent string, res *engine.TurnResult) []store.Outgoing {
 	var out []store.Outgoing
-	for _, id := range children {
+	for _, id := range res.CancelChildren {
 		out = append(out, store.Outgoing{InstanceID: id, Event: engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: fmt.Sprintf("its parent %s cancelled it", parent)}})
+	}
+	for _, id := range res.TerminateChildren {
+		out = append(out, store.Outgoing{InstanceID: id, Event: engine.Event{Kind: engine.OrchestrationTerminated, Reason: fmt.Sprintf("its parent %s was terminated", parent)}})
 	}
 	return out
 }

@@ -30,14 +30,45 @@
 // Everything specific to wazero lives in host/internal/sandbox, behind the
 // sandbox.Runtime interface.
 //
+// # Operations
+//
+// Beside Deploy, Start, Raise and Wait: Cancel asks an orchestration to
+// stop (it sees the request and may clean up); Terminate ends it at its
+// next turn without running its code, with its children still running;
+// Purge and PurgeMatching delete finished instances; RemoveModule deletes a
+// module no instance runs on; List, Count, Executions and Queue answer a
+// dashboard's questions. Raise, Cancel and Terminate refuse an instance
+// that has finished (ErrFinished), and Raise a persistent event past what
+// its execution may take (ErrTooManyEvents), rather than accept what would
+// be dropped. With Options.Retention, Run sweeps (Sweep) what finished, and
+// the executions that continued as new, that long ago.
+//
+// # Changing code under running instances
+//
+// An instance runs on the module it started with (Start picks the newest
+// that registers its orchestration; StartOn another). Because the sandbox
+// answers every call from history, a replay has no side effects: Replay
+// replays an instance on any module and reports where it diverges;
+// Upgrade replays every open instance of one module on another, while the
+// host serves, and moves exactly those it reproduces, each move a
+// ModuleChanged event committed with the module change, fenced against a
+// concurrent turn (store.MoveInstance); Reset starts a new execution from
+// an event of the current one on patched code (store.ResetInstance);
+// Export writes a repro bundle (package host/bundle), which a Replayer
+// replays with no store at all, as durabox replay does and package
+// host/replaytest does in an author's go test.
+//
 // # Usage
 //
 //	st, _ := sqlite.Open("durabox.db", sqlite.Options{})
-//	h, _ := host.New(st, host.Options{Logger: logger})
+//	h, _ := host.New(st, host.Options{Logger: logger, Retention: 30 * 24 * time.Hour})
 //	go h.Run(ctx)
 //	h.Deploy(ctx, wasm)
 //	id, _ := h.Start(ctx, "Greeting", json.RawMessage(`"world"`), "")
 //	inst, _ := h.Wait(ctx, id)
 //
-// NewHandler serves the same operations over HTTP for the durabox CLI.
+// NewHandler serves the same operations over HTTP, as openapi.json (served
+// at /v1/openapi.json) describes, for the durabox CLI and package
+// host/client; with HandlerOptions.Token it asks every request for a
+// bearer token.
 package host

@@ -77,7 +77,7 @@ func (h *testHost) deploy(t *testing.T, pkg string, vars ...string) store.Module
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.Deploy(context.Background(), wasm, nil)
+	info, err := h.Deploy(context.Background(), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.Deploy(context.Background(), tt.wasm, nil)
+			_, err := h.Deploy(context.Background(), tt.wasm)
 			if !errors.Is(err, host.ErrBadModule) || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to start with %q", err, tt.want)
 			}
@@ -313,9 +313,9 @@ func TestStartRefusesBadRequests(t *testing.T) {
 			}
 		})
 	}
-	list, err := h.List(ctx)
-	if err != nil || len(list) != 1 {
-		t.Fatalf("instances after refusals: %d, %v", len(list), err)
+	page, err := h.List(ctx, store.InstanceQuery{})
+	if err != nil || len(page.Instances) != 1 {
+		t.Fatalf("instances after refusals: %d, %v", len(page.Instances), err)
 	}
 }
 

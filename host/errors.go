@@ -12,14 +12,41 @@ var (
 	// ErrUnknownOrchestration is returned by Start when no deployed module
 	// registers the orchestration name.
 	ErrUnknownOrchestration = errors.New("host: unknown orchestration")
-	// ErrBadInput is returned by Start when the input is not valid JSON or
-	// the instance id is not acceptable.
+	// ErrBadInput is returned when a request cannot be taken as it is: an
+	// input or event data that is not JSON in UTF-8, an instance id or a
+	// filter that is not acceptable.
 	ErrBadInput = errors.New("host: bad input")
 	// ErrNotFound is returned when an instance does not exist.
 	ErrNotFound = errors.New("host: instance not found")
+	// ErrExecutionNotFound is returned by ExecutionHistory when the
+	// instance has no such execution, or its history is no longer kept.
+	ErrExecutionNotFound = errors.New("host: execution not found")
 	// ErrInstanceExists is returned by Start when the id is taken.
 	ErrInstanceExists = errors.New("host: instance already exists")
 	// ErrNotFinished is returned by Purge when the instance has not reached
 	// a terminal status.
 	ErrNotFinished = errors.New("host: instance not finished")
+	// ErrFinished is returned by Raise, Cancel and Terminate when the
+	// instance has reached a terminal status: nothing would take the
+	// message.
+	ErrFinished = errors.New("host: instance finished")
+	// ErrTooManyEvents is returned by Raise when the instance's execution
+	// has as many persistent events, taken and waiting, as it may take
+	// (engine.MaxPersistentEvents).
+	ErrTooManyEvents = errors.New("host: too many persistent events")
+	// ErrModuleNotFound is returned when no deployed module has the hash
+	// a request names (RemoveModule), or for Replay, Upgrade, Reset and
+	// StartOn, a hash that is it or starts with it.
+	ErrModuleNotFound = errors.New("host: module not found")
+	// ErrModuleInUse is returned by RemoveModule when instances run on the
+	// module.
+	ErrModuleInUse = errors.New("host: module in use")
+	// ErrBusy is returned by Reset when a turn of the instance is running.
+	ErrBusy = errors.New("host: instance busy")
+	// ErrChanged is returned by Reset when the instance is no longer as the
+	// plan it was given found it (its history went on).
+	ErrChanged = errors.New("host: instance changed")
+	// ErrDiverges is returned by Reset when the module does not replay the
+	// events the reset would keep.
+	ErrDiverges = errors.New("host: the module does not replay the history")
 )

@@ -4,3 +4,15 @@ package host
 // modules, so that each module is compiled once per test run, as a
 // restarted host does with its cache. TestMain sets it.
 var TestCacheDir string
+
+// Route is a route NewHandler serves, for the tests of package host_test.
+type Route struct{ Method, Path, Access string }
+
+// Routes returns the routes NewHandler serves, with the access each needs.
+func Routes() []Route {
+	out := make([]Route, len(routes))
+	for i, rt := range routes {
+		out[i] = Route{rt.method, rt.path, rt.access.String()}
+	}
+	return out
+}

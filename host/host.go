@@ -8,8 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/internal/sandbox"
@@ -59,9 +63,9 @@ func newRuntime(ctx context.Context, opts Options) (sandbox.Runtime, error) {
 	return rt, nil
 }
 
-// Run runs the dispatchers until ctx is done, then waits for the turns and
-// activities in progress to end. Work left unfinished is picked up by the
-// next Run on the same store.
+// Run runs the dispatchers (and, with Options.Retention, the sweeps) until
+// ctx is done, then waits for the turns and activities in progress to end.
+// Work left unfinished is picked up by the next Run on the same store.
 func (h *Host) Run(ctx context.Context) error {
 	if err := h.st.ReleaseAllLeases(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -73,6 +77,7 @@ func (h *Host) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { h.dispatchOrchestrations(ctx) })
 	wg.Go(func() { h.dispatchActivities(ctx) })
+	wg.Go(func() { h.sweep(ctx) })
 	wg.Wait()
 	return nil
 }
@@ -106,18 +111,41 @@ func (h *Host) Close() error {
 	return h.rt.Close(ctx)
 }
 
-// Deploy validates and stores a module, with the environment variables
-// ("KEY=value") its activities see; orchestrations see none. It refuses
-// (with ErrBadModule) bytes that are not wasm, a module without the guest
-// SDK's exports or of another ABI version, and a module that imports
-// functions the host lacks; a refused module is not stored. Deploying a
-// module again replaces its environment.
-func (h *Host) Deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
-	info, err := h.reg.deploy(ctx, wasm, env)
+// Deploy validates and stores a module. It refuses (with ErrBadModule)
+// bytes that are not wasm, a module without the guest SDK's exports or of
+// another ABI version, and a module that imports functions the host lacks;
+// a refused module is not stored. A module deployed again keeps the
+// environment its activities see (a new one has none): DeployWithEnv
+// replaces it.
+func (h *Host) Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
+	return h.deploy(ctx, wasm, nil, false)
+}
+
+// DeployWithEnv is Deploy with the environment variables ("KEY=value") its
+// activities see, which replace those of an earlier deployment of the
+// module: none clears them. Orchestrations see none.
+func (h *Host) DeployWithEnv(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
+	return h.deploy(ctx, wasm, env, true)
+}
+
+func (h *Host) deploy(ctx context.Context, wasm []byte, env []string, replaceEnv bool) (store.ModuleInfo, error) {
+	info, err := h.reg.deploy(ctx, wasm, env, replaceEnv, h.opts.Clock())
 	if err == nil {
-		h.opts.Logger.Info("module deployed", "hash", short(info.Hash), "orchestrations", info.Orchestrations, "activities", info.Activities)
+		// The values of the environment are secrets: only their names are
+		// logged.
+		h.opts.Logger.Info("module deployed", "hash", short(info.Hash), "orchestrations", info.Orchestrations, "activities", info.Activities, "env", envKeys(info.Env))
 	}
 	return info, err
+}
+
+// envKeys returns the names of environment variables ("KEY=value"),
+// without their values.
+func envKeys(env []string) []string {
+	keys := make([]string, len(env))
+	for i, kv := range env {
+		keys[i], _, _ = strings.Cut(kv, "=")
+	}
+	return keys
 }
 
 var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
@@ -125,25 +153,28 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 // Start starts the orchestration name with input (JSON; empty means null)
 // and returns the instance id. An empty id means the host picks one. The
 // instance runs on the module most recently deployed that registers name,
-// and stays on it for its whole life.
+// and stays on it unless an upgrade or a reset moves it.
 func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error) {
+	return h.StartOn(ctx, "", name, input, id)
+}
+
+// StartOn is Start on the module ref names: a hash or a unique prefix of
+// one, which must register name. Empty means the newest that does.
+func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMessage, id string) (string, error) {
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
-	if !json.Valid(input) {
-		return "", fmt.Errorf("%w: the input is not valid JSON: %.100s", ErrBadInput, input)
+	if err := checkJSON("the input", input); err != nil {
+		return "", err
 	}
 	if id == "" {
 		id = newID()
 	} else if !validID.MatchString(id) {
 		return "", fmt.Errorf("%w: instance id %q must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", ErrBadInput, id)
 	}
-	hash, err := h.st.ModuleFor(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", fmt.Errorf("%w %q: no deployed module registers it; deploy one with `durabox deploy FILE.wasm`", ErrUnknownOrchestration, name)
-	}
+	hash, err := h.startModule(ctx, ref, name)
 	if err != nil {
-		return "", fmt.Errorf("host: start %q: %w", name, err)
+		return "", err
 	}
 	err = h.st.CreateInstance(ctx, store.NewInstance{ID: id, Name: name, ModuleHash: hash, Input: input, Now: h.opts.Clock()})
 	if errors.Is(err, store.ErrInstanceExists) {
@@ -156,6 +187,28 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 	return id, nil
 }
 
+// startModule returns the module a new instance of name starts on.
+func (h *Host) startModule(ctx context.Context, ref, name string) (string, error) {
+	if ref != "" {
+		mod, err := h.resolveModule(ctx, ref)
+		if err != nil {
+			return "", err
+		}
+		if !slices.Contains(mod.Orchestrations, name) {
+			return "", fmt.Errorf("%w %q on module %s, which registers %s", ErrUnknownOrchestration, name, short(mod.Hash), names(mod.Orchestrations))
+		}
+		return mod.Hash, nil
+	}
+	hash, err := h.st.ModuleFor(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("%w %q: no deployed module registers it; deploy one with `durabox deploy FILE.wasm`", ErrUnknownOrchestration, name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("host: start %q: %w", name, err)
+	}
+	return hash, nil
+}
+
 func newID() string {
 	var b [8]byte
 	rand.Read(b[:])
@@ -165,30 +218,43 @@ func newID() string {
 // Raise raises the external event name with data (JSON; empty means null)
 // for an instance. A positional event goes to the oldest wait for it that is
 // active when the instance takes the event, and is dropped if there is none;
-// a persistent one waits in the instance's mailbox for a persistent wait
-// (at most 20 per execution).
+// a persistent one waits in the instance's mailbox for a persistent wait.
+// An execution takes engine.MaxPersistentEvents persistent events: one
+// past them is refused with ErrTooManyEvents, not accepted and dropped. An
+// instance that has finished is refused with ErrFinished.
 func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
-	if name == "" {
-		return fmt.Errorf("%w: an event needs a name", ErrBadInput)
+	if name == "" || !utf8.ValidString(name) {
+		return fmt.Errorf("%w: an event needs a name, in UTF-8", ErrBadInput)
 	}
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	if !json.Valid(data) {
-		return fmt.Errorf("%w: the event's data is not valid JSON: %.100s", ErrBadInput, data)
+	if err := checkJSON("the event's data", data); err != nil {
+		return err
 	}
-	kind := engine.ExternalEvent
+	ev := engine.Event{Kind: engine.ExternalEvent, Name: name, Result: data}
+	var err error
 	if persistent {
-		kind = engine.ExternalEventPersistent
+		ev.Kind = engine.ExternalEventPersistent
+		err = h.st.EnqueuePersistent(ctx, id, ev, engine.MaxPersistentEvents, h.opts.Clock())
+	} else {
+		err = h.st.Enqueue(ctx, id, ev, h.opts.Clock())
 	}
-	err := h.st.Enqueue(ctx, id, engine.Event{Kind: kind, Name: name, Result: data})
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	if errors.Is(err, store.ErrTooManyEvents) {
+		return fmt.Errorf("%w: %q already has %d persistent events taken or waiting, as many as an execution takes; "+
+			"raise it once the orchestration has taken some, or after it continues as new", ErrTooManyEvents, id, engine.MaxPersistentEvents)
 	}
-	if err != nil {
-		return fmt.Errorf("host: raise %q for %q: %w", name, id, err)
+	return h.enqueued(ctx, id, "raise "+strconv.Quote(name)+" for", err)
+}
+
+// checkJSON refuses data that is not JSON in UTF-8.
+func checkJSON(what string, data json.RawMessage) error {
+	if !utf8.Valid(data) {
+		return fmt.Errorf("%w: %s is not valid UTF-8", ErrBadInput, what)
 	}
-	h.orchestrationWork.Notify()
+	if !json.Valid(data) {
+		return fmt.Errorf("%w: %s is not valid JSON: %.100s", ErrBadInput, what, data)
+	}
 	return nil
 }
 
@@ -196,46 +262,41 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 // orchestration sees it: the operations it waits on are cancelled (activities
 // get cancel requests, timers stop, children are cancelled in turn) and fail
 // with a cancellation error, and it may clean up before it ends. An instance
-// that then fails ends Canceled.
+// that then fails ends Canceled. An instance that has finished is refused
+// with ErrFinished.
 func (h *Host) Cancel(ctx context.Context, id, reason string) error {
-	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason})
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	if err != nil {
-		return fmt.Errorf("host: cancel %q: %w", id, err)
-	}
-	h.orchestrationWork.Notify()
-	return nil
+	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason}, h.opts.Clock())
+	return h.enqueued(ctx, id, "cancel", err)
 }
 
-// Instance returns an instance's state.
-func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) {
-	inst, err := h.st.GetInstance(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return inst, fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	return inst, err
+// Terminate ends an instance at its next turn, for reason, without its
+// cooperation: the orchestration runs no more, and history records an
+// OrchestrationTerminated. Its children still running are terminated with
+// it (instances it started detached live on); its activities not yet
+// started and its timers are dropped, and the results of those running
+// are ignored. Its parent, if it has one waiting, sees it fail. An
+// instance that has finished is refused with ErrFinished.
+func (h *Host) Terminate(ctx context.Context, id, reason string) error {
+	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationTerminated, Reason: reason}, h.opts.Clock())
+	return h.enqueued(ctx, id, "terminate", err)
 }
 
-// Purge deletes a finished instance (Completed, Failed or Canceled) with
-// the history of every execution and whatever still waits for it (raised
-// events, timers, activity tasks), and frees its id for a new instance. Its
-// children live on; a child it waited for no longer reports to it. An
-// instance that has not finished is refused with ErrNotFinished: cancel it
-// first, or wait for it to end. Purging is for good: the history is not kept
-// anywhere else.
-func (h *Host) Purge(ctx context.Context, id string) error {
-	err := h.st.Purge(ctx, id)
+// enqueued reports how a message for instance id went (op names it), and
+// announces it.
+func (h *Host) enqueued(ctx context.Context, id, op string, err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
-	case errors.Is(err, store.ErrNotFinished):
-		return fmt.Errorf("%w: %q has not ended; cancel it or wait for it to end, then purge it", ErrNotFinished, id)
+	case errors.Is(err, store.ErrFinished):
+		status := "finished"
+		if inst, err := h.st.GetInstance(ctx, id); err == nil {
+			status = string(inst.Status)
+		}
+		return fmt.Errorf("%w: %q is %s; nothing more can happen to it", ErrFinished, id, status)
 	case err != nil:
-		return fmt.Errorf("host: purge %q: %w", id, err)
+		return fmt.Errorf("host: %s %q: %w", op, id, err)
 	}
-	h.opts.Logger.Info("instance purged", "instance", id)
+	h.orchestrationWork.Notify()
 	return nil
 }
 
@@ -254,29 +315,6 @@ func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
 		case <-changed:
 		}
 	}
-}
-
-// History returns the history of an instance's current execution.
-func (h *Host) History(ctx context.Context, id string) ([]engine.Event, error) {
-	return h.ExecutionHistory(ctx, id, 0)
-}
-
-// ExecutionHistory returns the history of one execution of an instance, from
-// 1; 0 means the current one. Executions that continued as new keep theirs.
-func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
-	events, err := h.st.History(ctx, id, execution)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	return events, err
-}
-
-// List returns instances, newest first.
-func (h *Host) List(ctx context.Context) ([]store.Instance, error) { return h.st.ListInstances(ctx) }
-
-// Modules returns the deployed modules, newest first.
-func (h *Host) Modules(ctx context.Context) ([]store.ModuleInfo, error) {
-	return h.st.ListModules(ctx)
 }
 
 // idle waits until woken, until the store's next message is due, or for at

@@ -60,6 +60,15 @@ type Options struct {
 	// fails (the orchestration sees an activity error and decides, as for
 	// any other). Zero means 8.
 	PoisonAfter int
+	// Retention is how long the host keeps what has ended: an instance
+	// that finished (Completed, Failed, Canceled, Terminated) is purged
+	// Retention after it finished, and the history of an execution that
+	// continued as new is deleted Retention after it ended. Zero keeps
+	// everything.
+	Retention time.Duration
+	// SweepInterval is how often the host applies Retention. Zero means a
+	// tenth of Retention, between a minute and an hour.
+	SweepInterval time.Duration
 	// Clock returns the current time. Nil means time.Now.
 	Clock func() time.Time
 }
@@ -68,38 +77,22 @@ func (o *Options) validate() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	for _, f := range []struct {
-		name string
-		v    *int
-		def  int
-	}{
+	if err := fillDefaults([]field[int]{
 		{"OrchestrationWorkers", &o.OrchestrationWorkers, 8},
 		{"ActivityWorkers", &o.ActivityWorkers, 32},
 		{"MaxLiveInstances", &o.MaxLiveInstances, 1024},
 		{"PoisonAfter", &o.PoisonAfter, 8},
-	} {
-		if *f.v < 0 {
-			return fmt.Errorf("host: %s is %d; it must be zero (for the default, %d) or more", f.name, *f.v, f.def)
-		}
-		if *f.v == 0 {
-			*f.v = f.def
-		}
+	}); err != nil {
+		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
+	if err := fillDefaults([]field[time.Duration]{
 		{"ActivationTimeout", &o.ActivationTimeout, 5 * time.Second},
 		{"ActivityTimeout", &o.ActivityTimeout, 5 * time.Minute},
 		{"Lease", &o.Lease, time.Minute},
-	} {
-		if *f.v < 0 {
-			return fmt.Errorf("host: %s is %s; it must be zero (for the default, %s) or more", f.name, *f.v, f.def)
-		}
-		if *f.v == 0 {
-			*f.v = f.def
-		}
+		{"Retention", &o.Retention, 0},
+		{"SweepInterval", &o.SweepInterval, min(max(o.Retention/10, time.Minute), time.Hour)},
+	}); err != nil {
+		return err
 	}
 	switch {
 	case o.NoLiveCache:
@@ -120,6 +113,28 @@ func (o *Options) validate() error {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	return nil
+}
+
+// field is an options field that is a count or a duration, with its
+// default.
+type field[T int | time.Duration] struct {
+	name string
+	v    *T
+	def  T
+}
+
+// fillDefaults gives the fields that are zero their defaults, and refuses
+// a negative one.
+func fillDefaults[T int | time.Duration](fields []field[T]) error {
+	for _, f := range fields {
+		if *f.v < 0 {
+			return fmt.Errorf("host: %s is %v; it must be zero (for the default, %v) or more", f.name, *f.v, f.def)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func TestGoroutinesOutsideTheSDKFailTheInstance(t *testing.T) {
 	for _, reverse := range []bool{false, true} {
 		h := newBareHostWith(t, Options{Clock: func() time.Time { return now }})
 		ctx := context.Background()
-		if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+		if _, err := h.Deploy(ctx, wasm); err != nil {
 			t.Fatal(err)
 		}
 		for _, tt := range tests {

@@ -22,7 +22,7 @@ func poisonHost(t *testing.T) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Deploy(context.Background(), wasm, nil); err != nil {
+	if _, err := h.Deploy(context.Background(), wasm); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Start(context.Background(), "Greeting", json.RawMessage(`"world"`), "p1"); err != nil {

@@ -20,7 +20,7 @@ func TestPurge(t *testing.T) {
 		}
 		h.until(t, "job", "the wait", has(1, engine.ExternalSubscribed))
 		err := h.Purge(ctx, "job")
-		if want := `host: instance not finished: "job" has not ended; cancel it or wait for it to end, then purge it`; !errors.Is(err, host.ErrNotFinished) || err.Error() != want {
+		if want := `host: instance not finished: "job" has not ended; cancel or terminate it, or wait for it to end, then purge it`; !errors.Is(err, host.ErrNotFinished) || err.Error() != want {
 			t.Fatalf("purge of a running instance: %v; want %q", err, want)
 		}
 		if err := h.Raise(ctx, "job", "Approval", []byte(`{"approved": true, "by": "ada"}`), false); err != nil {

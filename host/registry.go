@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host/internal/sandbox"
@@ -154,12 +156,18 @@ func inspect(ctx context.Context, mod sandbox.Module) (*abi.Manifest, error) {
 	return m, nil
 }
 
-// deploy validates wasm, stores it with the environment its activities
-// see, and keeps it compiled.
-func (r *registry) deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
-	for _, kv := range env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.Contains(kv, "\x00") {
-			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %q is not of the form KEY=value", ErrBadInput, kv)
+// deploy validates wasm, stores it at now with the environment its
+// activities see (env if replaceEnv, else the one it had when deployed
+// before, if it was), and keeps it compiled.
+func (r *registry) deploy(ctx context.Context, wasm []byte, env []string, replaceEnv bool, now time.Time) (store.ModuleInfo, error) {
+	// Values are secrets: errors show names alone.
+	for i, kv := range env {
+		k, _, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok || k == "":
+			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %d is not of the form KEY=value", ErrBadInput, i+1)
+		case strings.Contains(kv, "\x00") || !utf8.ValidString(kv):
+			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %q is not UTF-8 text without NUL", ErrBadInput, k)
 		}
 	}
 	mod, m, err := r.validate(ctx, wasm)
@@ -167,13 +175,34 @@ func (r *registry) deploy(ctx context.Context, wasm []byte, env []string) (store
 		return store.ModuleInfo{}, err
 	}
 	hash := hashOf(wasm)
-	sm := store.Module{Hash: hash, Wasm: wasm, Orchestrations: m.Orchestrations, Activities: m.Activities, Env: env}
+	if !replaceEnv {
+		env = nil
+		if before, err := r.st.GetModule(ctx, hash); err == nil {
+			env = before.Env
+		} else if !errors.Is(err, store.ErrNotFound) {
+			mod.Close(ctx)
+			return store.ModuleInfo{}, fmt.Errorf("host: read the module's environment: %w", err)
+		}
+	}
+	sm := store.Module{Hash: hash, Wasm: wasm, Orchestrations: m.Orchestrations, Activities: m.Activities, Env: env, DeployedAt: now}
 	if err := r.st.PutModule(ctx, sm); err != nil {
 		mod.Close(ctx)
 		return store.ModuleInfo{}, fmt.Errorf("host: store module: %w", err)
 	}
 	r.keep(ctx, hash, &module{Module: mod, env: env, orchestrations: m.Orchestrations})
-	return store.ModuleInfo{Hash: hash, Orchestrations: m.Orchestrations, Activities: m.Activities, Env: env}, nil
+	return store.ModuleInfo{Hash: hash, Orchestrations: m.Orchestrations, Activities: m.Activities, Env: env, DeployedAt: now}, nil
+}
+
+// remove closes the compiled module with hash, which the store no longer
+// has, if it is kept.
+func (r *registry) remove(ctx context.Context, hash string) {
+	r.mu.Lock()
+	m, ok := r.compiled[hash]
+	delete(r.compiled, hash)
+	r.mu.Unlock()
+	if ok {
+		m.Close(ctx)
+	}
 }
 
 // keep caches a compiled module. If one is cached already it keeps that
@@ -188,6 +217,13 @@ func (r *registry) keep(ctx context.Context, hash string, m *module) *module {
 	}
 	r.compiled[hash] = m
 	return m
+}
+
+// cached returns the compiled module with hash, if it is kept.
+func (r *registry) cached(hash string) *module {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.compiled[hash]
 }
 
 // environ returns the environment m's activities see, which deploying m

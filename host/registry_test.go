@@ -31,7 +31,7 @@ func TestModuleLoadedOnceForConcurrentCallers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.Deploy(ctx, wasm, nil)
+	info, err := h.Deploy(ctx, wasm)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,8 +110,8 @@ func (s *stepper) finish(t *testing.T, id string) {
 	if inst, err := s.h.Instance(ctx, id); err != nil || inst.Status != engine.StatusCompleted {
 		t.Fatalf("%s: %s: %s %+v (%v)", s.name, id, inst.Status, inst.Failure, err)
 	}
-	if err := s.h.Replay(ctx, id); err != nil {
-		t.Fatal(err)
+	if rep := replayOn(t, s.h, id, ""); !rep.OK() {
+		t.Fatalf("%s: %v", s.name, rep.Err())
 	}
 }
 

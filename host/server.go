@@ -1,319 +1,234 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
 )
 
 // API is what NewHandler serves: the operations of a Host.
 type API interface {
-	Deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error)
-	Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error)
+	Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error)
+	DeployWithEnv(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error)
+	RemoveModule(ctx context.Context, hash string) error
+	Modules(ctx context.Context) ([]store.ModuleInfo, error)
+	StartOn(ctx context.Context, module, name string, input json.RawMessage, id string) (string, error)
 	Instance(ctx context.Context, id string) (store.Instance, error)
+	Executions(ctx context.Context, id string) ([]store.Execution, error)
 	Wait(ctx context.Context, id string) (store.Instance, error)
 	ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error)
+	List(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error)
+	Count(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error)
+	Queue(ctx context.Context) (store.QueueStats, error)
 	Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error
 	Cancel(ctx context.Context, id, reason string) error
+	Terminate(ctx context.Context, id, reason string) error
 	Purge(ctx context.Context, id string) error
-	List(ctx context.Context) ([]store.Instance, error)
-	Modules(ctx context.Context) ([]store.ModuleInfo, error)
+	PurgeMatching(ctx context.Context, f store.InstanceFilter, dryRun bool) (int, error)
+	Replay(ctx context.Context, id string, req client.ReplayRequest) (client.ReplayReport, error)
+	Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error)
+	Export(ctx context.Context, id string) (*bundle.Bundle, error)
+	Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error)
 }
 
 var _ API = (*Host)(nil)
 
-const (
-	// maxModuleBytes bounds the body of POST /v1/modules.
-	maxModuleBytes = 64 << 20
-	// maxStartBytes bounds the body of POST /v1/instances.
-	maxStartBytes = 16 << 20
-	// maxWait bounds the ?wait of GET /v1/instances/{id}.
-	maxWait = 60 * time.Second
-)
+// HandlerOptions configures NewHandler. The zero value serves everyone,
+// which is what a host on loopback does.
+type HandlerOptions struct {
+	// Logger receives a line for every request that changes something
+	// (method, path, status, duration; at debug level for the others), and
+	// the errors answered with 500. Nil discards.
+	Logger *slog.Logger
+	// Token, when set, is the admin token: every API request must then
+	// carry it, or ReadToken, as "Authorization: Bearer TOKEN". Empty
+	// means no token is asked for.
+	Token string
+	// ReadToken, when set, is a token that may read (GET) and nothing
+	// more: not deploy, start, raise, cancel, terminate, purge or remove.
+	// It needs Token, and must differ from it. Empty means none.
+	ReadToken string
+	// StallTimeout is how long a request body may send nothing before the
+	// request is refused (400). Zero means 30s.
+	StallTimeout time.Duration
+	// BodyTimeout bounds the time to receive a whole request body. Zero
+	// means 5m.
+	BodyTimeout time.Duration
+}
 
-// errTooLarge is returned when a request body is over its limit.
-var errTooLarge = errors.New("host: request too large")
+// minTokenLength is the shortest token NewHandler accepts: 16 bytes is
+// 128 bits of a random hex or base64 string, past guessing.
+const minTokenLength = 16
+
+// Validate fills in defaults and refuses options NewHandler cannot use,
+// saying why. NewHandler calls it; a caller may call it first, to refuse
+// bad options before it builds anything.
+func (o *HandlerOptions) Validate() error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case o.ReadToken != "" && o.Token == "":
+		return errors.New("host: a read-only token needs an admin token beside it: with none, nothing could deploy or start")
+	case o.ReadToken != "" && o.ReadToken == o.Token:
+		return errors.New("host: the read-only token is the admin token; give it a token of its own")
+	}
+	for _, t := range []struct{ name, token string }{{"the admin token", o.Token}, {"the read-only token", o.ReadToken}} {
+		if t.token != "" && len(t.token) < minTokenLength {
+			return fmt.Errorf("host: %s is %d characters; use at least %d random ones (openssl rand -hex 32 makes 64)", t.name, len(t.token), minTokenLength)
+		}
+		if strings.ContainsAny(t.token, " \t\r\n") {
+			return fmt.Errorf("host: %s holds white space; a bearer token cannot", t.name)
+		}
+	}
+	return fillDefaults([]field[time.Duration]{
+		{"StallTimeout", &o.StallTimeout, 30 * time.Second},
+		{"BodyTimeout", &o.BodyTimeout, 5 * time.Minute},
+	})
+}
 
 // NewHandler serves api over HTTP with the routes, bodies and statuses that
-// package host/client documents, and logs (once) every error it answers
-// with 500. A nil logger discards.
-func NewHandler(api API, logger *slog.Logger) http.Handler {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+// package host/client documents and host/openapi.json describes (served at
+// /v1/openapi.json). Every answer is JSON, refusals included: a path it
+// does not serve is a 404, a method it does not serve a 405.
+func NewHandler(api API, opts HandlerOptions) (http.Handler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
-	s := &server{api: api, log: logger}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/modules", s.deploy)
-	mux.HandleFunc("GET /v1/modules", s.modules)
-	mux.HandleFunc("POST /v1/instances", s.start)
-	mux.HandleFunc("GET /v1/instances", s.list)
-	mux.HandleFunc("GET /v1/instances/{id}", s.instance)
-	mux.HandleFunc("GET /v1/instances/{id}/history", s.history)
-	mux.HandleFunc("POST /v1/instances/{id}/events", s.raise)
-	mux.HandleFunc("POST /v1/instances/{id}/cancel", s.cancel)
-	mux.HandleFunc("DELETE /v1/instances/{id}", s.purge)
-	return mux
+	s := &server{api: api, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken)}
+	for _, rt := range routes {
+		s.mux.Handle(rt.method+" "+rt.path, s.guard(rt))
+	}
+	return s, nil
 }
 
 type server struct {
-	api API
-	log *slog.Logger
+	api    API
+	opts   HandlerOptions
+	log    *slog.Logger
+	mux    *http.ServeMux
+	tokens *tokens
 }
 
-func (s *server) deploy(w http.ResponseWriter, r *http.Request) {
-	wasm, err := readBody(w, r, maxModuleBytes, "the module")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	info, err := s.api.Deploy(r.Context(), wasm, r.URL.Query()["env"])
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.reply(w, r, http.StatusCreated, wireModule(info))
-}
-
-func (s *server) modules(w http.ResponseWriter, r *http.Request) {
-	infos, err := s.api.Modules(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	resp := client.ModulesResponse{Modules: make([]client.Module, len(infos))}
-	for i, info := range infos {
-		resp.Modules[i] = wireModule(info)
-	}
-	s.reply(w, r, http.StatusOK, resp)
-}
-
-func (s *server) start(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r, maxStartBytes, "the request")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	req, err := decodeStart(body)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	id, err := s.api.Start(r.Context(), req.Name, req.Input, req.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.reply(w, r, http.StatusCreated, client.StartResponse{ID: id})
-}
+// access is what a route needs of a request's token.
+type access int
 
 const (
-	startExample  = `{"name": "Greeting", "input": "world"}`
-	raiseExample  = `{"name": "Approval", "data": true}`
-	cancelExample = `{"reason": "the order was withdrawn"}`
+	// public routes need no token: the API's description.
+	public access = iota
+	// read routes need a token, the read-only one or the admin one.
+	read
+	// admin routes need the admin token.
+	admin
 )
 
-// decodeStart reads the body of POST /v1/instances: one JSON object with a
-// name. A missing input becomes JSON null.
-func decodeStart(body []byte) (client.StartRequest, error) {
-	var req client.StartRequest
-	if err := decodeObject(body, startExample, &req); err != nil {
-		return req, err
-	}
-	if req.Name == "" {
-		return req, fmt.Errorf(`%w: the request has no "name": say which orchestration to start`, ErrBadInput)
-	}
-	if len(req.Input) == 0 {
-		req.Input = json.RawMessage("null")
-	}
-	return req, nil
+func (a access) String() string { return [...]string{"public", "read", "admin"}[a] }
+
+// route is one operation of the API.
+type route struct {
+	method, path string
+	access       access
+	serve        func(s *server, w http.ResponseWriter, r *http.Request)
 }
 
-// decodeObject decodes a request body that must be exactly one JSON object
-// of v's fields, such as example.
-func decodeObject(body []byte, example string, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return fmt.Errorf("%w: the request body is empty; send a JSON object such as %s", ErrBadInput, example)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: the request body is not a JSON object such as %s: %v", ErrBadInput, example, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%w: the request body goes on after its JSON object", ErrBadInput)
-	}
-	return nil
+// routes are the operations NewHandler serves; host/openapi.json describes
+// each of them (a test holds the two together), with its access.
+var routes = []route{
+	{"GET", "/v1/openapi.json", public, (*server).openAPI},
+	{"POST", "/v1/modules", admin, (*server).deploy},
+	{"GET", "/v1/modules", read, (*server).modules},
+	{"DELETE", "/v1/modules/{hash}", admin, (*server).removeModule},
+	{"POST", "/v1/instances", admin, (*server).start},
+	{"GET", "/v1/instances", read, (*server).list},
+	{"DELETE", "/v1/instances", admin, (*server).purgeMatching},
+	{"GET", "/v1/instances/{id}", read, (*server).instance},
+	{"DELETE", "/v1/instances/{id}", admin, (*server).purge},
+	{"GET", "/v1/instances/{id}/history", read, (*server).history},
+	{"POST", "/v1/instances/{id}/events", admin, (*server).raise},
+	{"POST", "/v1/instances/{id}/cancel", admin, (*server).cancel},
+	{"POST", "/v1/instances/{id}/terminate", admin, (*server).terminate},
+	{"GET", "/v1/queue", read, (*server).queue},
+	{"GET", "/v1/instances/{id}/replay", read, (*server).replay},
+	{"GET", "/v1/instances/{id}/bundle", read, (*server).export},
+	{"POST", "/v1/instances/{id}/reset", admin, (*server).reset},
+	{"POST", "/v1/upgrades", admin, (*server).upgrade},
 }
 
-func (s *server) raise(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r, maxStartBytes, "the request")
-	if err != nil {
-		s.fail(w, r, err)
+// ServeHTTP answers a request with its route, or with a JSON 404 or 405
+// when there is none, and logs it.
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	began := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.noRoute(rec, r)
+	} else {
+		s.mux.ServeHTTP(rec, r)
+	}
+	level := slog.LevelInfo
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		level = slog.LevelDebug
+	}
+	// The path alone: the query is the client's, and the token is in a
+	// header, never logged.
+	s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(began))
+}
+
+// noRoute answers a request no route serves: 405, with the methods the
+// path has, or 404.
+func (s *server) noRoute(w http.ResponseWriter, r *http.Request) {
+	// The mux's own answer says which; its text body is replaced.
+	probe := &recorder{ResponseWriter: discard{header: http.Header{}}}
+	h, _ := s.mux.Handler(r)
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		allow := probe.Header().Get("Allow")
+		w.Header().Set("Allow", allow)
+		s.fail(w, r, fmt.Errorf("%w: %s is not served for %s; it serves %s", errMethod, r.Method, r.URL.Path, allow))
 		return
 	}
-	var req client.RaiseRequest
-	if err := decodeObject(body, raiseExample, &req); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if len(req.Data) == 0 {
-		req.Data = json.RawMessage("null")
-	}
-	if err := s.api.Raise(r.Context(), r.PathValue("id"), req.Name, req.Data, req.Persistent); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.reply(w, r, http.StatusAccepted, req)
+	s.fail(w, r, fmt.Errorf("%w: %s; the API is described at /v1/openapi.json", errNoRoute, r.URL.Path))
 }
 
-func (s *server) cancel(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r, maxStartBytes, "the request")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	var req client.CancelRequest
-	if len(bytes.TrimSpace(body)) > 0 {
-		if err := decodeObject(body, cancelExample, &req); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
-	if err := s.api.Cancel(r.Context(), r.PathValue("id"), req.Reason); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.reply(w, r, http.StatusAccepted, req)
+// recorder passes a response on and keeps its status.
+type recorder struct {
+	http.ResponseWriter
+	status int
 }
 
-func (s *server) purge(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if err := s.api.Purge(r.Context(), id); err != nil {
-		s.fail(w, r, err)
-		return
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
 	}
-	s.reply(w, r, http.StatusOK, client.PurgeResponse{ID: id})
+	r.ResponseWriter.WriteHeader(status)
 }
 
-func (s *server) list(w http.ResponseWriter, r *http.Request) {
-	insts, err := s.api.List(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
 	}
-	resp := client.InstancesResponse{Instances: make([]client.Instance, len(insts))}
-	for i, inst := range insts {
-		resp.Instances[i] = client.Instance(inst)
-	}
-	s.reply(w, r, http.StatusOK, resp)
+	return r.ResponseWriter.Write(b)
 }
 
-func (s *server) instance(w http.ResponseWriter, r *http.Request) {
-	d, err := parseWait(r.URL.Query().Get("wait"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	inst, err := s.get(r.Context(), r.PathValue("id"), d)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.reply(w, r, http.StatusOK, client.Instance(inst))
-}
+// Unwrap lets http.ResponseController reach the connection (for read
+// deadlines).
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// parseWait reads the ?wait of GET /v1/instances/{id}. Empty means do not
-// wait; past maxWait means maxWait.
-func parseWait(q string) (time.Duration, error) {
-	if q == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(q)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: wait=%q is not a duration such as 30s", ErrBadInput, q)
-	}
-	return min(d, maxWait), nil
-}
+// discard is a ResponseWriter that keeps headers and drops the rest.
+type discard struct{ header http.Header }
 
-// get returns an instance once it is terminal or d has passed, whichever is
-// first.
-func (s *server) get(ctx context.Context, id string, d time.Duration) (store.Instance, error) {
-	if d == 0 {
-		return s.api.Instance(ctx, id)
-	}
-	waitCtx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	inst, err := s.api.Wait(waitCtx, id)
-	if err != nil && waitCtx.Err() != nil && ctx.Err() == nil {
-		// The wait ran out as Wait read the instance: read it again.
-		return s.api.Instance(ctx, id)
-	}
-	return inst, err
-}
-
-func (s *server) history(w http.ResponseWriter, r *http.Request) {
-	var execution int64
-	if v := r.URL.Query().Get("execution"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			s.fail(w, r, fmt.Errorf("%w: execution=%q is not an execution number (1, 2, …)", ErrBadInput, v))
-			return
-		}
-		execution = n
-	}
-	events, err := s.api.ExecutionHistory(r.Context(), r.PathValue("id"), execution)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if events == nil {
-		events = []engine.Event{}
-	}
-	s.reply(w, r, http.StatusOK, client.HistoryResponse{Events: events})
-}
-
-// readBody reads a request body of at most limit bytes; what names it in
-// the error.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("%w: %s is larger than the limit of %d MiB", errTooLarge, what, limit>>20)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("host: read %s: %w", what, err)
-	}
-	return body, nil
-}
-
-// wireModule shows a module to clients: the names of its environment
-// variables, never their values.
-func wireModule(m store.ModuleInfo) client.Module {
-	mod := client.Module{Hash: m.Hash, Orchestrations: m.Orchestrations, Activities: m.Activities, DeployedAt: m.DeployedAt}
-	for _, kv := range m.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		mod.EnvKeys = append(mod.EnvKeys, k)
-	}
-	if mod.Orchestrations == nil {
-		mod.Orchestrations = []string{}
-	}
-	if mod.Activities == nil {
-		mod.Activities = []string{}
-	}
-	return mod
-}
+func (d discard) Header() http.Header         { return d.header }
+func (d discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d discard) WriteHeader(int)             {}
 
 func (s *server) reply(w http.ResponseWriter, r *http.Request, status int, v any) {
 	body, err := json.Marshal(v)
@@ -324,6 +239,15 @@ func (s *server) reply(w http.ResponseWriter, r *http.Request, status int, v any
 	write(w, status, body)
 }
 
+// Errors of the HTTP layer itself.
+var (
+	errTooLarge     = errors.New("host: request too large")
+	errNoRoute      = errors.New("host: no such path")
+	errMethod       = errors.New("host: method not allowed")
+	errUnauthorized = errors.New("host: unauthorized")
+	errForbidden    = errors.New("host: forbidden")
+)
+
 // statuses maps errors to the statuses they answer with; anything else
 // answers 500.
 var statuses = []struct {
@@ -331,9 +255,21 @@ var statuses = []struct {
 	status int
 }{
 	{ErrBadInput, http.StatusBadRequest},
+	{errUnauthorized, http.StatusUnauthorized},
+	{errForbidden, http.StatusForbidden},
 	{ErrNotFound, http.StatusNotFound},
+	{ErrExecutionNotFound, http.StatusNotFound},
+	{ErrModuleNotFound, http.StatusNotFound},
+	{errNoRoute, http.StatusNotFound},
+	{errMethod, http.StatusMethodNotAllowed},
 	{ErrInstanceExists, http.StatusConflict},
 	{ErrNotFinished, http.StatusConflict},
+	{ErrFinished, http.StatusConflict},
+	{ErrTooManyEvents, http.StatusConflict},
+	{ErrModuleInUse, http.StatusConflict},
+	{ErrBusy, http.StatusConflict},
+	{ErrChanged, http.StatusConflict},
+	{ErrDiverges, http.StatusUnprocessableEntity},
 	{errTooLarge, http.StatusRequestEntityTooLarge},
 	{ErrBadModule, http.StatusUnprocessableEntity},
 	{ErrUnknownOrchestration, http.StatusUnprocessableEntity},
@@ -349,12 +285,22 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			break
 		}
 	}
+	if status == http.StatusInternalServerError && r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		// The request ended under the handler: the host is stopping, or
+		// the client went away. Not the host's fault; a client may ask
+		// again.
+		status, err = http.StatusServiceUnavailable, fmt.Errorf("host: the host is stopping; ask again: %w", err)
+	}
 	if status == http.StatusInternalServerError {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	body, _ := json.Marshal(client.ErrorResponse{Error: strings.TrimPrefix(err.Error(), "host: ")})
+	body, _ := json.Marshal(client.ErrorResponse{Error: wireError(err)})
 	write(w, status, body)
 }
+
+// wireError is an error's text on the wire: without its "host: " prefix,
+// as it is the host that speaks there.
+func wireError(err error) string { return strings.TrimPrefix(err.Error(), "host: ") }
 
 func write(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")

@@ -72,7 +72,7 @@ func TestRestartedHostLoadsModulesBeforeTakingWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := earlier.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := earlier.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := earlier.Start(ctx, "Greeting", json.RawMessage(`"again"`), "w1"); err != nil {

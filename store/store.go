@@ -29,8 +29,28 @@ var (
 	// expired and been handed to someone else, or no longer exists.
 	ErrLeaseLost = errors.New("lease lost")
 	// ErrNotFinished is returned by Purge when the instance has not reached
-	// a terminal status (Completed, Failed or Canceled).
+	// a terminal status (engine.Status.IsTerminal).
 	ErrNotFinished = errors.New("instance not finished")
+	// ErrBusy is returned by MoveInstance and ResetInstance when a turn
+	// holds the instance's lock: try again once the turn has committed.
+	ErrBusy = errors.New("instance busy running a turn")
+	// ErrChanged is returned by MoveInstance and ResetInstance when the
+	// instance is no longer as the caller read it (its history went on, it
+	// finished, it moved): read it again, and decide again.
+	ErrChanged = errors.New("instance changed")
+	// ErrFinished is returned by Enqueue and EnqueuePersistent when the
+	// instance has reached a terminal status: nothing would take the
+	// message.
+	ErrFinished = errors.New("instance finished")
+	// ErrTooManyEvents is returned by EnqueuePersistent when the instance's
+	// execution has as many persistent events as it may take.
+	ErrTooManyEvents = errors.New("too many persistent events")
+	// ErrModuleInUse is returned by DeleteModule when instances run on the
+	// module.
+	ErrModuleInUse = errors.New("module in use")
+	// ErrBadCursor is returned by ListInstances when InstanceQuery.After
+	// is not a cursor it returned.
+	ErrBadCursor = errors.New("bad cursor")
 )
 
 // Module is a deployed guest module.
@@ -68,8 +88,125 @@ type Instance struct {
 	Failure     *engine.Failure
 	// CustomStatus is the status text the orchestration set last.
 	CustomStatus string
+	// ParentID is the instance that started this one as its child (or
+	// detached), if any and not purged.
+	ParentID  string
+	CreatedAt time.Time
+	// UpdatedAt is the time of the last commit that changed the instance;
+	// once it has finished, when it finished.
+	UpdatedAt time.Time
+}
+
+// Summary returns the instance without its input, result and failure.
+func (i Instance) Summary() InstanceSummary {
+	return InstanceSummary{ID: i.ID, Name: i.Name, ModuleHash: i.ModuleHash, ExecutionID: i.ExecutionID, Status: i.Status,
+		CustomStatus: i.CustomStatus, ParentID: i.ParentID, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt}
+}
+
+// InstanceSummary is an instance as lists show it: without its input,
+// result and failure, which may be large.
+type InstanceSummary struct {
+	ID           string
+	Name         string
+	ModuleHash   string
+	ExecutionID  int64
+	Status       engine.Status
+	CustomStatus string
+	ParentID     string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+}
+
+// InstanceFilter selects instances: those that match every field set. The
+// zero value selects every instance.
+type InstanceFilter struct {
+	// Statuses, when not empty, selects the instances with one of them.
+	Statuses []engine.Status
+	// Name, when set, selects the instances of that orchestration.
+	Name string
+	// ModuleHash, when set, selects the instances that run on that module.
+	ModuleHash string
+	// IDPrefix, when set, selects the instances whose id begins with it.
+	IDPrefix string
+	// ParentID, when set, selects the children of that instance.
+	ParentID string
+	// CreatedAfter and CreatedBefore, when not zero, select the instances
+	// created at or after CreatedAfter and before CreatedBefore.
+	CreatedAfter, CreatedBefore time.Time
+	// FinishedBefore, when not zero, selects the finished instances
+	// (engine.Status.IsTerminal) that finished before it.
+	FinishedBefore time.Time
+}
+
+// InstanceQuery asks ListInstances for a page of instances, newest first
+// (of those created at the same time, the one created last first).
+type InstanceQuery struct {
+	Filter InstanceFilter
+	// After continues a listing: the Next of the page before. Empty means
+	// the first page.
+	After string
+	// Limit is the most instances the page holds, at least 1.
+	Limit int
+}
+
+// InstancePage is a page of instances.
+type InstancePage struct {
+	Instances []InstanceSummary
+	// Next, when not empty, is the After of the next page: there may be
+	// more. Instances created meanwhile are newer, and come before it.
+	Next string
+}
+
+// InstanceCount is how many instances of a module have a status.
+type InstanceCount struct {
+	ModuleHash string
+	Status     engine.Status
+	Count      int
+}
+
+// Execution describes one execution of an instance whose history is kept.
+type Execution struct {
+	// ID numbers the executions of an instance from 1.
+	ID int64
+	// Events is the length of its history.
+	Events int64
+	// StartedAt is the time of its first event (zero if it has not begun).
+	StartedAt time.Time
+	// EndedAt is the time of the event that ended it, and End that event's
+	// kind; zero and empty while it runs.
+	EndedAt time.Time
+	End     engine.EventKind
+}
+
+// QueueStats describes the work waiting in a store at a time now.
+type QueueStats struct {
+	// Ready counts the messages visible at now, for ReadyInstances
+	// instances (new instances' starts among them: Starts).
+	Ready, ReadyInstances, Starts int
+	// OldestReady is the ready message that has waited longest, if any.
+	OldestReady *WaitingItem
+	// Timers counts the timers not yet due; NextTimer is the first of
+	// them to come due.
+	Timers    int
+	NextTimer time.Time
+	// Locked counts the instances that a worker holds (running a turn).
+	Locked int
+	// Activities counts the activity tasks waiting for a worker, Running
+	// those a worker holds.
+	Activities, Running int
+	// OldestActivity is the waiting activity task that has waited longest,
+	// if any.
+	OldestActivity *WaitingItem
+}
+
+// WaitingItem is a message or an activity task that waits.
+type WaitingItem struct {
+	InstanceID string
+	// What is the message's event kind, or the activity's name.
+	What string
+	// Since is when it became ready: when it was stored, or for a timer,
+	// when it came due.
+	Since time.Time
 }
 
 // NewInstance describes an instance to create.
@@ -144,6 +281,10 @@ type TurnCommit struct {
 	InstanceID  string
 	ExecutionID int64
 	LockToken   string
+	// Now is the time of the turn: the instance's UpdatedAt, the
+	// CreatedAt of its children, when a continued execution ended.
+	// Required.
+	Now time.Time
 	// NewEvents are appended to the execution's history.
 	NewEvents  []engine.Event
 	Activities []engine.ActivityTask
@@ -164,6 +305,11 @@ type TurnCommit struct {
 	// Outgoing are messages for other instances (a cancellation for a
 	// child); one for an instance that does not exist is dropped.
 	Outgoing []Outgoing
+	// DropWaiting removes, with the commit, the messages of the instance
+	// left unconsumed (timers not due among them) and its activity tasks
+	// that no worker holds. For an execution that ends without waiting for
+	// what it started (a terminated instance).
+	DropWaiting bool
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
 	// with the next ExecutionID, an empty history and, as its messages, an
@@ -174,6 +320,57 @@ type TurnCommit struct {
 	// its children no longer report. Other unconsumed messages (raised
 	// events, a cancellation request) follow the Carried events.
 	ContinueAsNew *engine.ContinueAsNew
+}
+
+// Move moves an instance to another module between two turns, recording
+// the move in its history (durabox upgrade).
+type Move struct {
+	InstanceID string
+	// ExecutionID and HistoryLen are the execution, and the length of its
+	// history, that the caller found To replays: the move happens only if
+	// the instance still has exactly them, runs on From, has not finished,
+	// and no turn holds it.
+	ExecutionID, HistoryLen int64
+	From, To                string
+	// Event is the engine.ModuleChanged event to append, with ID
+	// HistoryLen+1.
+	Event engine.Event
+	// Now is the time a lock is compared with.
+	Now time.Time
+}
+
+// Reset starts a new execution of an instance that keeps a prefix of the
+// current execution's history and goes on from there, on Module
+// (durabox reset). Everything is as engine.PlanReset planned it.
+type Reset struct {
+	InstanceID string
+	// ExecutionID and HistoryLen are the execution reset, and the length
+	// of its history, as the caller read them: the reset happens only if
+	// the instance still has exactly them and no turn holds it. (It may
+	// have finished.)
+	ExecutionID, HistoryLen int64
+	// Module is the module the new execution runs on.
+	Module string
+	// Kept are the events the new execution starts with, from 1.
+	Kept []engine.Event
+	// CustomStatus is the custom status the kept events leave.
+	CustomStatus string
+	// Marker is the engine.ExecutionReset message, the new execution's
+	// first.
+	Marker engine.Event
+	// InFlight is the work in flight at the end of Kept: its activity
+	// tasks and timers are queued again for the new execution; a child it
+	// waits for that has ended reports to it again, one still running
+	// reports when it ends.
+	InFlight engine.Work
+	// Raise are the messages raised from outside in the discarded events,
+	// delivered again after the marker.
+	Raise []engine.Event
+	// Detach are the children the discarded events started: they no
+	// longer report to the instance.
+	Detach []string
+	// Now is the time a lock is compared with.
+	Now time.Time
 }
 
 // Store is what a host needs from storage.
@@ -188,6 +385,12 @@ type Store interface {
 	// ModuleFor returns the hash of the most recently deployed module that
 	// registers the orchestration name, or ErrNotFound.
 	ModuleFor(ctx context.Context, orchestration string) (string, error)
+	// DeleteModule deletes a module no instance runs on (none at all,
+	// finished ones included: their history was made by it). ModuleFor
+	// then names the newest module left that registers each of its
+	// orchestrations. It returns ErrNotFound, or ErrModuleInUse if
+	// instances run on it.
+	DeleteModule(ctx context.Context, hash string) error
 	// ModulesWithWork returns, sorted, the hashes of the modules that run
 	// the instances with messages waiting (due or not) or activity tasks
 	// waiting: the modules a starting host will need, which it can load
@@ -200,16 +403,33 @@ type Store interface {
 	CreateInstance(ctx context.Context, n NewInstance) error
 	// GetInstance returns an instance, or ErrNotFound.
 	GetInstance(ctx context.Context, id string) (Instance, error)
-	// ListInstances returns instances, newest first.
-	ListInstances(ctx context.Context) ([]Instance, error)
+	// ListInstances returns a page of the instances q.Filter selects,
+	// newest first, or ErrBadCursor.
+	ListInstances(ctx context.Context, q InstanceQuery) (InstancePage, error)
+	// CountInstances counts the instances f selects, per module and
+	// status; a pair with none is left out.
+	CountInstances(ctx context.Context, f InstanceFilter) ([]InstanceCount, error)
 	// History returns the history of one execution of an instance (0 means
-	// the current one), or ErrNotFound if the instance does not exist.
+	// the current one; an execution that has not begun has none). It
+	// returns ErrNotFound if the instance does not exist, or if the
+	// execution does not (past the current one) or is no longer kept
+	// (DeleteExecutions).
 	History(ctx context.Context, id string, execution int64) ([]engine.Event, error)
+	// Executions describes the executions of an instance whose history is
+	// kept, oldest first; the current one is always among them. It
+	// returns ErrNotFound if the instance does not exist.
+	Executions(ctx context.Context, id string) ([]Execution, error)
 
 	// Enqueue adds a message (an engine event, such as a raised
-	// ExternalEvent) for an instance, visible at once. It returns ErrNotFound
-	// if the instance does not exist.
-	Enqueue(ctx context.Context, instanceID string, ev engine.Event) error
+	// ExternalEvent) for an instance at now, visible at once. It returns
+	// ErrNotFound if the instance does not exist, or ErrFinished if it has
+	// finished.
+	Enqueue(ctx context.Context, instanceID string, ev engine.Event, now time.Time) error
+	// EnqueuePersistent is Enqueue for an ExternalEventPersistent, which it
+	// refuses with ErrTooManyEvents when the events of that kind the
+	// instance's current execution has taken (in its history) and has
+	// waiting (messages) already number max: the engine would drop it.
+	EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time) error
 
 	// LockNextInstances locks up to max instances (max ≥ 1) that have
 	// visible messages (visible: due at or before now) and are not locked,
@@ -233,24 +453,60 @@ type Store interface {
 	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*ActivityWork, error)
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
-	// ScheduleID) as a message for its instance, atomically. It returns
+	// ScheduleID) as a message for its instance at now, atomically. It returns
 	// ErrLeaseLost if the lease is no longer held. It need not wait until
 	// the result would survive a power cut: losing it (with the task's
 	// removal) makes the activity run again, which at-least-once allows.
 	// It must survive a crash of the process.
-	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event) error
+	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time) error
 
 	// NextVisibleAt returns the earliest time after now at which a message
 	// becomes visible or a lock or lease expires, so a dispatcher knows when
 	// to look again. Workers call it whenever they find no work, so it must
 	// not cost more with a bigger backlog.
 	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
+	// QueueStats describes the work waiting at now. It reads every waiting
+	// message: it is for people, not for dispatchers.
+	QueueStats(ctx context.Context, now time.Time) (QueueStats, error)
+
 	// Purge deletes a finished instance (engine.Status.IsTerminal) with the
 	// history of all its executions, its messages and its activity tasks, so
 	// that its id can be used again; its children live on, reporting to
 	// nobody. It returns ErrNotFinished if the instance has not finished,
 	// or ErrNotFound if it does not exist.
 	Purge(ctx context.Context, id string) error
+	// PurgeInstances purges, as Purge does, up to max (max ≥ 1) of the
+	// finished instances f selects (those that have not finished never
+	// are), in any order, in one write, and returns their ids.
+	PurgeInstances(ctx context.Context, f InstanceFilter, max int) ([]string, error)
+	// DeleteExecutions deletes the history of up to max (max ≥ 1) of the
+	// executions that continued as new before before, those that ended
+	// first first, in one write, and returns how many. The instances and
+	// their current executions stay.
+	DeleteExecutions(ctx context.Context, before time.Time, max int) (int, error)
+
+	// MoveInstance moves an instance to another module, with its activity
+	// tasks that no worker holds, and appends the move to its history,
+	// atomically, as Move describes. It returns
+	// ErrBusy while a turn holds the instance, ErrChanged when the instance
+	// is not as m expects, ErrNotFound if the instance or m.To does not
+	// exist; then nothing changed. A turn lock that has expired does not
+	// hold the instance: the move ends it, so the late commit of its turn
+	// fails with ErrLeaseLost.
+	MoveInstance(ctx context.Context, m Move) error
+	// ResetInstance starts the new execution Reset describes, atomically:
+	// the instance becomes Running in the next execution, on r.Module,
+	// with history r.Kept, its custom status r.CustomStatus, and as its
+	// messages r.Marker first, then the reports of the children in flight
+	// that have ended, then r.Raise, then the messages of the old
+	// execution that are not completions (which named its events), then
+	// the timers in flight (visible when due); the activity tasks in flight
+	// are queued on r.Module. The old execution's activity tasks not yet
+	// leased are dropped, and the results of those leased go to nobody;
+	// its history stays, readable by its number. It returns ErrBusy,
+	// ErrChanged or ErrNotFound as MoveInstance does; then nothing
+	// changed.
+	ResetInstance(ctx context.Context, r Reset) error
 
 	// ReleaseAllLeases ends every lock and lease. A host calls it at start-up,
 	// when it holds the store exclusively, so work a crashed host left

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/durabox/durabox/host/client"
@@ -32,7 +34,8 @@ type command struct {
 // env is what a command's body runs with.
 type env struct {
 	stdout, stderr io.Writer
-	// args are the positional arguments, as many as command.args names.
+	// args are the positional arguments: as many as command.args names, and
+	// up to as many more as command.optional names.
 	args []string
 	// client and json are set for client commands: a client of the host
 	// at --addr, and whether to print JSON.
@@ -64,10 +67,11 @@ func (c *command) run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = c.checkArgs(e.args)
 	}
+	if err == nil && opts != nil {
+		e.client, err = opts.newClient()
+		e.json = opts.json
+	}
 	if err == nil {
-		if opts != nil {
-			e.client, e.json = client.New(baseURL(opts.addr), nil), opts.json
-		}
 		err = body(context.Background(), e)
 	}
 	var usage usageError
@@ -86,8 +90,47 @@ func (c *command) run(args []string, stdout, stderr io.Writer) int {
 
 // clientOptions are the flags of every client command.
 type clientOptions struct {
-	addr string
-	json bool
+	addr, tokenFile, tlsCA string
+	json                   bool
+}
+
+// newClient returns a client of the host at --addr, with the token of
+// --token-file, else of $DURABOX_TOKEN, and the authorities of --tls-ca.
+func (o *clientOptions) newClient() (*client.Client, error) {
+	token, err := readToken("--token-file", o.tokenFile, os.Getenv("DURABOX_TOKEN"))
+	if err != nil {
+		return nil, err
+	}
+	opts := &client.Options{Token: token}
+	if o.tlsCA != "" {
+		pem, err := os.ReadFile(o.tlsCA)
+		if err != nil {
+			return nil, usagef("--tls-ca: %v", err)
+		}
+		opts.RootCAs = x509.NewCertPool()
+		if !opts.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, usagef("--tls-ca: %s holds no PEM certificate", o.tlsCA)
+		}
+	}
+	return client.New(baseURL(o.addr), opts), nil
+}
+
+// readToken returns the token in the file flag names (file), else
+// fromEnv. A file without a token is an error: the file was meant to hold
+// one.
+func readToken(flag, file, fromEnv string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(fromEnv), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", usagef("%s: %v", flag, err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", usagef("%s: %s is empty; it holds the token", flag, file)
+	}
+	return token, nil
 }
 
 // flags returns the command's flags (parse reports their errors) and its
@@ -104,8 +147,10 @@ func (c *command) flags() (*flag.FlagSet, func(context.Context, *env) error, *cl
 	if addr == "" {
 		addr = defaultAddr
 	}
-	fs.StringVar(&opts.addr, "addr", addr, "the host's `ADDR`, as host:port (default $DURABOX_ADDR, else "+defaultAddr+")")
+	fs.StringVar(&opts.addr, "addr", addr, "the host's `ADDR`, as host:port or a URL such as https://host:port (default $DURABOX_ADDR, else "+defaultAddr+")")
 	fs.BoolVar(&opts.json, "json", false, "print JSON, for scripts")
+	fs.StringVar(&opts.tokenFile, "token-file", "", "send the token in `FILE` to the host (default $DURABOX_TOKEN, if set)")
+	fs.StringVar(&opts.tlsCA, "tls-ca", "", "trust the certificate authorities in the PEM `FILE` for an https host (default the system's)")
 	return fs, body, opts
 }
 
@@ -126,7 +171,9 @@ func parse(fs *flag.FlagSet, args []string, pos *[]string) error {
 			if errors.Is(err, flag.ErrHelp) {
 				return err
 			}
-			return usageError{err.Error()}
+			// The flag package names flags with one dash; durabox's usage
+			// writes two.
+			return usageError{singleDash.ReplaceAllString(err.Error(), "$1--$2")}
 		}
 		rest := fs.Args()
 		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
@@ -140,6 +187,9 @@ func parse(fs *flag.FlagSet, args []string, pos *[]string) error {
 		args = rest[1:]
 	}
 }
+
+// singleDash finds the flag names in the flag package's errors.
+var singleDash = regexp.MustCompile(`(: |flag )-(\w)`)
 
 func (c *command) checkArgs(args []string) error {
 	switch {

@@ -6,21 +6,32 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/durabox/durabox/host/client"
 )
 
 var deployCommand = &command{
 	name:     "deploy",
-	synopsis: "FILE.wasm [--env KEY=VALUE]...",
+	synopsis: "FILE.wasm [--env KEY=VALUE]... [--env-clear]",
 	summary:  "deploy a module to the host",
 	about: "Send the module FILE.wasm to the host, which checks it and keeps it, and print\n" +
 		"what it registers. New instances of its orchestrations run on it. Each --env\n" +
-		"sets an environment variable its activities see (orchestrations see none).",
+		"sets an environment variable its activities see (orchestrations see none); the\n" +
+		"values travel in the request's body and the host never shows them again.\n" +
+		"Deploying a module again without --env keeps the environment it had; --env\n" +
+		"replaces all of it, and --env-clear removes it.",
 	args:   []string{"FILE.wasm"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		var vars envFlag
 		fs.Var(&vars, "env", "an environment variable for the module's activities, as `KEY=VALUE` (repeatable)")
-		return func(ctx context.Context, e *env) error { return deploy(ctx, e, vars) }
+		envClear := fs.Bool("env-clear", false, "remove the environment the module had")
+		return func(ctx context.Context, e *env) error {
+			if *envClear && len(vars) > 0 {
+				return usagef("--env replaces the whole environment already; --env-clear is for removing it")
+			}
+			return deploy(ctx, e, vars, *envClear)
+		}
 	},
 }
 
@@ -37,12 +48,17 @@ func (f *envFlag) Set(kv string) error {
 	return nil
 }
 
-func deploy(ctx context.Context, e *env, vars []string) error {
+func deploy(ctx context.Context, e *env, vars []string, envClear bool) error {
 	wasm, err := os.ReadFile(e.args[0])
 	if err != nil {
 		return fmt.Errorf("durabox: deploy: %w", err)
 	}
-	m, err := e.client.Deploy(ctx, wasm, vars)
+	var m client.Module
+	if len(vars) > 0 || envClear {
+		m, err = e.client.DeployWithEnv(ctx, wasm, vars)
+	} else {
+		m, err = e.client.Deploy(ctx, wasm)
+	}
 	if err != nil {
 		return err
 	}

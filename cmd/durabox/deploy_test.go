@@ -1,13 +1,26 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/client/fakehost"
 )
+
+// wantEnv checks the environment of the newest module.
+func wantEnv(env ...string) func(*testing.T, *fakehost.Host) {
+	return func(t *testing.T, h *fakehost.Host) {
+		t.Helper()
+		mods, _ := h.Modules(context.Background())
+		if len(mods) == 0 || !slices.Equal(mods[0].Env, env) {
+			t.Errorf("modules %+v; want the newest with environment %q", mods, env)
+		}
+	}
+}
 
 func TestDeploy(t *testing.T) {
 	writeModule := func(t *testing.T, h *fakehost.Host) {
@@ -44,12 +57,39 @@ func TestDeploy(t *testing.T) {
 			name: "deploy --env", setup: writeModule,
 			args:       []string{"deploy", "--env", "GREETING=hi there", "--env", "TOKEN=s3cret=x", "hello.wasm"},
 			wantStdout: "deployed 2d711642b726  orchestrations: Fails, Greeting  activities: none  env: GREETING, TOKEN\n",
+			check:      wantEnv("GREETING=hi there", "TOKEN=s3cret=x"),
+		},
+		{
+			name: "deploy again keeps the environment",
+			setup: func(t *testing.T, h *fakehost.Host) {
+				writeModule(t, h)
+				h.DeployWithEnv(context.Background(), []byte("x"), []string{"KEPT=1"})
+			},
+			args:       []string{"deploy", "hello.wasm"},
+			wantStdout: "deployed 2d711642b726  orchestrations: Fails, Greeting  activities: none  env: KEPT\n",
+			check:      wantEnv("KEPT=1"),
+		},
+		{
+			name: "deploy --env-clear",
+			setup: func(t *testing.T, h *fakehost.Host) {
+				writeModule(t, h)
+				h.DeployWithEnv(context.Background(), []byte("x"), []string{"GONE=1"})
+			},
+			args:       []string{"deploy", "hello.wasm", "--env-clear"},
+			wantStdout: "deployed 2d711642b726  orchestrations: Fails, Greeting  activities: none\n",
+			check:      wantEnv(),
+		},
+		{
+			name: "--env and --env-clear", setup: writeModule,
+			args:       []string{"deploy", "hello.wasm", "--env-clear", "--env", "A=1"},
+			wantCode:   2,
+			wantStderr: "durabox deploy: --env replaces the whole environment already; --env-clear is for removing it\n", wantUsage: true,
 		},
 		{
 			name: "--env without =", setup: writeModule,
 			args:       []string{"deploy", "--env", "GREETING", "hello.wasm"},
 			wantCode:   2,
-			wantStderr: `durabox deploy: invalid value "GREETING" for flag -env: "GREETING" is not of the form KEY=VALUE` + "\n", wantUsage: true,
+			wantStderr: `durabox deploy: invalid value "GREETING" for flag --env: "GREETING" is not of the form KEY=VALUE` + "\n", wantUsage: true,
 		},
 		{
 			name: "refused",

@@ -9,29 +9,52 @@ import (
 )
 
 var listCommand = &command{
-	name:    "list",
-	summary: "list the instances",
-	about:   "List the instances, newest first.",
-	client:  true,
-	define:  func(fs *flag.FlagSet) func(context.Context, *env) error { return list },
+	name:     "list",
+	synopsis: "[--status STATUS] [--limit N] [flags]",
+	summary:  "list the instances",
+	about: "List the instances the flags select (every one, without flags), newest first,\n" +
+		"a page at a time: when there are more, it says how to ask for the next page.",
+	client: true,
+	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
+		var filter filterFlags
+		filter.define(fs)
+		limit := fs.Int("limit", 100, "list at most `N` instances, 1 to 1000")
+		cursor := fs.String("cursor", "", "list the page after the one that gave `CURSOR`")
+		return func(ctx context.Context, e *env) error {
+			if *limit < 1 || *limit > 1000 {
+				return usagef("--limit is %d; it must be from 1 to 1000", *limit)
+			}
+			f, err := filter.filter(ctx, e)
+			if err != nil {
+				return err
+			}
+			return list(ctx, e, client.ListRequest{Filter: f, Limit: *limit, Cursor: *cursor})
+		}
+	},
 }
 
-func list(ctx context.Context, e *env) error {
-	insts, err := e.client.List(ctx)
+func list(ctx context.Context, e *env, req client.ListRequest) error {
+	page, err := e.client.List(ctx, req)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return printJSON(e.stdout, client.InstancesResponse{Instances: insts})
+		return printJSON(e.stdout, page)
 	}
-	if len(insts) == 0 {
+	if len(page.Instances) == 0 {
 		_, err := fmt.Fprintln(e.stdout, "no instances")
 		return err
 	}
 	tw := newTable(e.stdout)
 	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tCREATED\tUPDATED")
-	for _, inst := range insts {
+	for _, inst := range page.Instances {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inst.ID, inst.Name, inst.Status, timeText(inst.CreatedAt), timeText(inst.UpdatedAt))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if page.Next != "" {
+		_, err = fmt.Fprintf(e.stdout, "more: run the same command with --cursor %s\n", page.Next)
+	}
+	return err
 }

@@ -1,6 +1,14 @@
 package main
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client/fakehost"
+	"github.com/durabox/durabox/store"
+)
 
 func TestList(t *testing.T) {
 	runTests(t, []cliTest{
@@ -24,8 +32,6 @@ done     Greeting  Completed  2025-01-02T03:04:07.000Z  2025-01-02T03:04:08.000Z
       "moduleHash": "` + hash + `",
       "executionId": 1,
       "status": "Completed",
-      "input": "world",
-      "result": "Hello, world!",
       "createdAt": "2025-01-02T03:04:07Z",
       "updatedAt": "2025-01-02T03:04:08Z"
     }
@@ -44,6 +50,56 @@ done     Greeting  Completed  2025-01-02T03:04:07.000Z  2025-01-02T03:04:08.000Z
 			empty:      true,
 			args:       []string{"list", "--json"},
 			wantStdout: "{\n  \"instances\": []\n}\n",
+		},
+		{
+			name:  "filters and a page",
+			setup: startAndWait("Fails", "null", "another"),
+			args: []string{"list", "--status", "Failed", "--status", "running,Canceled", "--name", "Fails", "--id-prefix", "an",
+				"--created-after", "2025-01-01", "--created-before", "2025-01-02T03:04:09.5Z", "--module", "5c4", "--limit", "1"},
+			wantStdout: `ID       NAME   STATUS  CREATED                   UPDATED
+another  Fails  Failed  2025-01-02T03:04:09.000Z  2025-01-02T03:04:10.000Z
+more: run the same command with --cursor 1
+`,
+			check: func(t *testing.T, h *fakehost.Host) {
+				want := store.InstanceQuery{Limit: 1, Filter: store.InstanceFilter{
+					Statuses: []engine.Status{engine.StatusFailed, engine.StatusRunning, engine.StatusCanceled}, Name: "Fails", ModuleHash: hash,
+					IDPrefix: "an", CreatedAfter: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), CreatedBefore: time.Date(2025, 1, 2, 3, 4, 9, 5e8, time.UTC)}}
+				got := h.Query()
+				got.Filter.CreatedAfter, got.Filter.CreatedBefore = got.Filter.CreatedAfter.UTC(), got.Filter.CreatedBefore.UTC()
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("query %+v\nwant %+v", got, want)
+				}
+			},
+		},
+		{
+			name:       "children",
+			args:       []string{"list", "--parent", "done"},
+			wantStdout: "no instances\n",
+			check: func(t *testing.T, h *fakehost.Host) {
+				if got := h.Query(); got.Filter.ParentID != "done" {
+					t.Errorf("query %+v, want the children of done", got)
+				}
+			},
+		},
+		{
+			name:  "the next page",
+			setup: startAndWait("Fails", "null", "another"),
+			args:  []string{"list", "--limit", "1", "--cursor", "1"},
+			wantStdout: `ID    NAME      STATUS     CREATED                   UPDATED
+done  Greeting  Completed  2025-01-02T03:04:07.000Z  2025-01-02T03:04:08.000Z
+`,
+		},
+		{
+			name:       "a limit past the most",
+			args:       []string{"list", "--limit", "1001"},
+			wantCode:   2,
+			wantStderr: "durabox list: --limit is 1001; it must be from 1 to 1000\n", wantUsage: true,
+		},
+		{
+			name:       "a limit that overflows",
+			args:       []string{"list", "--limit", "99999999999999999999"},
+			wantCode:   2,
+			wantStderr: "durabox list: invalid value \"99999999999999999999\" for flag --limit: value out of range\n", wantUsage: true,
 		},
 		{
 			name:       "an argument",

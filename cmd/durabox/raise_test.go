@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -18,19 +19,46 @@ func raisedWith(want ...client.RaiseRequest) func(*testing.T, *fakehost.Host) {
 	}
 }
 
+// running starts the instance "running" (Pending, in the fake).
+func running(t *testing.T, h *fakehost.Host) {
+	t.Helper()
+	if _, err := h.Start(context.Background(), "Greeting", json.RawMessage(`"x"`), "running"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// requested checks the cancellations and terminations the host took.
+func requested(want ...string) func(*testing.T, *fakehost.Host) {
+	return func(t *testing.T, h *fakehost.Host) {
+		t.Helper()
+		if got := h.Cancelled(); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("requests %q, want %q", got, want)
+		}
+	}
+}
+
 func TestRaise(t *testing.T) {
 	runTests(t, []cliTest{
 		{
 			name:       "positional",
-			args:       []string{"raise", "done", "Approve", "--data", `{"by":"ada"}`},
-			wantStdout: "raised event Approve for done\n",
+			setup:      running,
+			args:       []string{"raise", "running", "Approve", "--data", `{"by":"ada"}`},
+			wantStdout: "raised event Approve for running\n",
 			check:      raisedWith(client.RaiseRequest{Name: "Approve", Data: json.RawMessage(`{"by":"ada"}`)}),
 		},
 		{
 			name:       "persistent, data null by default",
-			args:       []string{"raise", "done", "Ping", "--persistent"},
-			wantStdout: "raised persistent event Ping for done\n",
+			setup:      running,
+			args:       []string{"raise", "running", "Ping", "--persistent"},
+			wantStdout: "raised persistent event Ping for running\n",
 			check:      raisedWith(client.RaiseRequest{Name: "Ping", Data: json.RawMessage(`null`), Persistent: true}),
+		},
+		{
+			name:       "for a finished instance",
+			args:       []string{"raise", "done", "Approve"},
+			wantCode:   1,
+			wantStderr: "durabox: raise: instance finished: \"done\" is Completed; nothing more can happen to it\n",
+			check:      raisedWith(),
 		},
 		{
 			name:       "data that is not JSON",
@@ -54,19 +82,55 @@ func TestCancel(t *testing.T) {
 	runTests(t, []cliTest{
 		{
 			name:       "with a reason",
-			args:       []string{"cancel", "done", "--reason", "withdrawn"},
-			wantStdout: "cancellation of done requested\n",
-			check: func(t *testing.T, h *fakehost.Host) {
-				if got := h.Cancelled(); !reflect.DeepEqual(got, []string{"done: withdrawn"}) {
-					t.Errorf("cancelled %q", got)
-				}
-			},
+			setup:      running,
+			args:       []string{"cancel", "running", "--reason", "withdrawn"},
+			wantStdout: "cancellation of running requested\n",
+			check:      requested("running: withdrawn"),
+		},
+		{
+			name:       "a finished instance",
+			args:       []string{"cancel", "done"},
+			wantCode:   1,
+			wantStderr: "durabox: cancel: instance finished: \"done\" is Completed; nothing more can happen to it\n",
+			check:      requested(),
 		},
 		{
 			name:       "unknown instance",
 			args:       []string{"cancel", "nope"},
 			wantCode:   1,
 			wantStderr: "durabox: cancel: instance not found: \"nope\"\n",
+		},
+	})
+}
+
+func TestTerminate(t *testing.T) {
+	runTests(t, []cliTest{
+		{
+			name:       "with a reason",
+			setup:      running,
+			args:       []string{"terminate", "running", "--reason", "stuck"},
+			wantStdout: "termination of running requested\n",
+			check:      requested("terminate running: stuck"),
+		},
+		{
+			name:       "--json",
+			setup:      running,
+			args:       []string{"terminate", "running", "--json"},
+			wantStdout: "{\n  \"id\": \"running\",\n  \"reason\": \"\"\n}\n",
+			check:      requested("terminate running: "),
+		},
+		{
+			name:       "a finished instance",
+			args:       []string{"terminate", "done"},
+			wantCode:   1,
+			wantStderr: "durabox: terminate: instance finished: \"done\" is Completed; nothing more can happen to it\n",
+			check:      requested(),
+		},
+		{
+			name:       "no id",
+			args:       []string{"terminate"},
+			wantCode:   2,
+			wantStderr: "durabox terminate: missing ID\n", wantUsage: true,
 		},
 	})
 }

@@ -70,11 +70,19 @@ type server struct {
 	done chan struct{}
 }
 
-var servingLine = regexp.MustCompile(`^durabox: serving on http://(\S+)`)
+var servingLine = regexp.MustCompile(`^durabox: serving on https?://(\S+)`)
 
 func startServer(t *testing.T, db string) *server {
 	t.Helper()
-	s := &server{cmd: exec.Command(binary(t), "serve", "--db", db, "--addr", "127.0.0.1:0"), done: make(chan struct{})}
+	return startServerAt(t, db, "127.0.0.1:0")
+}
+
+// startServerAt starts durabox serve on db at addr, with more flags if
+// given, and without $DURABOX_TOKEN.
+func startServerAt(t *testing.T, db, addr string, flags ...string) *server {
+	t.Helper()
+	s := &server{cmd: exec.Command(binary(t), append([]string{"serve", "--db", db, "--addr", addr}, flags...)...), done: make(chan struct{})}
+	s.cmd.Env = withoutToken()
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +91,7 @@ func startServer(t *testing.T, db string) *server {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	addr := make(chan string, 1)
+	served := make(chan string, 1)
 	go func() {
 		defer close(s.done)
 		sc := bufio.NewScanner(stderr)
@@ -93,13 +101,13 @@ func startServer(t *testing.T, db string) *server {
 			s.log.WriteString(line + "\n")
 			s.mu.Unlock()
 			if m := servingLine.FindStringSubmatch(line); m != nil {
-				addr <- m[1]
+				served <- m[1]
 			}
 		}
 		io.Copy(io.Discard, stderr)
 	}()
 	select {
-	case s.addr = <-addr:
+	case s.addr = <-served:
 	case <-s.done:
 		t.Fatalf("durabox serve exited before serving:\n%s", s.output())
 	case <-time.After(60 * time.Second):
@@ -117,6 +125,17 @@ func (s *server) output() string {
 }
 
 func (s *server) client() *client.Client { return client.New("http://"+s.addr, nil) }
+
+// withoutToken returns the environment without $DURABOX_TOKEN.
+func withoutToken() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DURABOX_TOKEN=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
 
 // stop sends sig and waits for the process to exit.
 func (s *server) stop(t *testing.T, sig syscall.Signal) {
@@ -152,7 +171,7 @@ func deployExample(t *testing.T, c *client.Client, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Deploy(context.Background(), wasm, nil); err != nil {
+	if _, err := c.Deploy(context.Background(), wasm); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -285,7 +304,81 @@ func TestSecondServeOnOneFileIsRefused(t *testing.T) {
 	if !strings.Contains(string(out), want) {
 		t.Fatalf("the second serve said:\n%s\nwant it to say %q", out, want)
 	}
-	if _, err := first.client().List(context.Background()); err != nil {
+	if _, err := first.client().List(context.Background(), client.ListRequest{}); err != nil {
 		t.Fatalf("the first serve stopped serving: %v", err)
+	}
+}
+
+// startWait runs durabox start --wait for an Approval of id against the
+// host at addr, in the background, and returns what it ends with.
+func startWait(addr, id string) <-chan [3]string {
+	ended := make(chan [3]string, 1)
+	go func() {
+		code, stdout, stderr := durabox("start", "Approval", "--addr", addr, "--id", id, "--wait",
+			"--input", `{"item": "`+id+`", "timeout": "1h"}`)
+		ended <- [3]string{fmt.Sprint(code), stdout, stderr}
+	}()
+	return ended
+}
+
+// waitingForApproval waits until the instance waits for its Approval.
+func waitingForApproval(t *testing.T, c *client.Client, id string) {
+	t.Helper()
+	waitFor(t, c, id, "its wait", func(e []engine.Event) bool { return strings.Contains(kindsOf(e), "ExternalSubscribed") })
+}
+
+// TestStartWaitAcrossARestart: durabox start --wait keeps waiting while
+// the host restarts, and prints the result once it comes.
+func TestStartWaitAcrossARestart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "durabox.db")
+	s := startServer(t, db)
+	deployExample(t, s.client(), "approval")
+	ended := startWait(s.addr, "order")
+	waitingForApproval(t, s.client(), "order")
+	// Had it given up while the host was away, it would have ended with
+	// exit code 1 and the error.
+	s.stop(t, syscall.SIGTERM)
+	s = startServerAt(t, db, s.addr)
+	if err := s.client().Raise(context.Background(), "order", client.RaiseRequest{Name: "Approval", Data: json.RawMessage(`{"approved": true, "by": "ada"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-ended:
+		if want := [3]string{"0", "order\nCompleted\n\"order approved by ada\"\n", ""}; got != want {
+			t.Fatalf("durabox start --wait: %q\nwant %q", got, want)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("durabox start --wait did not end within a minute of the approval")
+	}
+}
+
+// TestStartWaitExitCodes: durabox start --wait exits 1 when the instance
+// is canceled or terminated, as when it fails.
+func TestStartWaitExitCodes(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
+	deployExample(t, s.client(), "approval")
+	tests := []struct {
+		id, status, failure string
+		end                 func(c *client.Client, id string) error
+	}{
+		{"canceled", "Canceled", "durabox: the instance was cancelled: withdrawn", func(c *client.Client, id string) error {
+			return c.Cancel(context.Background(), id, "withdrawn")
+		}},
+		{"terminated", "Terminated", "terminated: stuck", func(c *client.Client, id string) error {
+			return c.Terminate(context.Background(), id, "stuck")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.status, func(t *testing.T) {
+			ended := startWait(s.addr, tt.id)
+			waitingForApproval(t, s.client(), tt.id)
+			if err := tt.end(s.client(), tt.id); err != nil {
+				t.Fatal(err)
+			}
+			want := [3]string{"1", tt.id + "\n" + tt.status + "\n", "durabox: start: instance " + tt.id + " ended " + tt.status + ": " + tt.failure + "\n"}
+			if got := <-ended; got != want {
+				t.Fatalf("durabox start --wait: %q\nwant %q", got, want)
+			}
+		})
 	}
 }

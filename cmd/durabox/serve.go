@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,52 +21,154 @@ import (
 
 var serveCommand = &command{
 	name:     "serve",
-	synopsis: "--db FILE [--addr ADDR] [--allow-http HOSTS] [flags]",
+	synopsis: "--db FILE [--addr ADDR] [--token-file FILE] [flags]",
 	summary:  "run a host on a SQLite file",
-	about: "Run a host that keeps everything in the SQLite file FILE (created if missing)\n" +
-		"and serves its HTTP API at ADDR, until SIGINT or SIGTERM. Compiled modules are\n" +
-		"cached in the directory FILE.wasmcache, so a restart does not compile them again.\n" +
-		"Once it listens, it prints \"durabox: serving on http://ADDR (db FILE)\" to\n" +
-		"stderr; its logs follow.",
+	about: "Run a host that keeps everything in the SQLite file FILE (created if missing,\n" +
+		"readable by its owner only) and serves its HTTP API at ADDR, until SIGINT or\n" +
+		"SIGTERM. Compiled modules are cached in the directory FILE.wasmcache, so a\n" +
+		"restart does not compile them again. Once it listens, it prints \"durabox:\n" +
+		"serving on http://ADDR (db FILE)\" to stderr; its logs follow.\n\n" +
+		"On loopback (127.0.0.1, the default) anyone on the machine may use the API.\n" +
+		"Beyond it, a token is required: every request must carry it (durabox sends\n" +
+		"$DURABOX_TOKEN or --token-file), and serve refuses to start without one. A\n" +
+		"--read-token-file token may only read. With --tls-cert and --tls-key it serves\n" +
+		"https; without, tokens travel in clear.",
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
-		db := fs.String("db", "", "the SQLite `FILE` (required)")
-		addr := fs.String("addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
-		stepTimeout := fs.Duration("step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
-		memoryMiB := fs.Uint64("memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`); an instance that needs more fails (default 256)")
-		allowHTTP := fs.String("allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
-		durability := fs.String("durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
-		return func(ctx context.Context, e *env) error {
-			if *db == "" {
-				return usagef("--db FILE is required")
-			}
-			d, ok := durabilities[*durability]
-			if !ok {
-				return usagef("--durability is %q; it must be full or normal", *durability)
-			}
-			var hosts []string
-			for _, h := range strings.Split(*allowHTTP, ",") {
-				if h = strings.TrimSpace(h); h != "" {
-					hosts = append(hosts, h)
-				}
-			}
-			opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: *stepTimeout, MemoryLimit: *memoryMiB << 20}
-			return serve(ctx, e, *db, *addr, d, opts)
-		}
+		c := &serveConfig{}
+		fs.StringVar(&c.db, "db", "", "the SQLite `FILE` (required)")
+		fs.StringVar(&c.addr, "addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
+		fs.StringVar(&c.tokenFile, "token-file", "", "require the admin token in `FILE` of every request (default $DURABOX_TOKEN, if set)")
+		fs.StringVar(&c.readTokenFile, "read-token-file", "", "also accept the token in `FILE`, for reading (GET) only")
+		fs.StringVar(&c.tlsCert, "tls-cert", "", "serve https with the certificate (PEM) in `FILE`; needs --tls-key")
+		fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert, in `FILE`")
+		fs.DurationVar(&c.retention, "retention", 0, "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h (default: keep everything)")
+		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
+		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
+		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
+		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
+		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
+		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
+		return func(ctx context.Context, e *env) error { return c.serve(ctx, e) }
 	},
 }
 
+// serveConfig is serve's command line.
+type serveConfig struct {
+	db, addr                 string
+	tokenFile, readTokenFile string
+	tlsCert, tlsKey          string
+	retention, stepTimeout   time.Duration
+	logFormat, logLevel      string
+	memoryMiB                uint64
+	allowHTTP, durability    string
+}
+
 var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}
+
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+// maxMemoryMiB is the most memory a wasm32 instance addresses.
+const maxMemoryMiB = 4096
 
 // shutdownTimeout bounds how long serve waits for requests in flight once
 // it is told to stop.
 const shutdownTimeout = 10 * time.Second
 
-func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durability, opts host.Options) (err error) {
+// check refuses a command line serve cannot use, before it creates
+// anything.
+func (c *serveConfig) check() error {
+	switch {
+	case c.db == "":
+		return usagef("--db FILE is required")
+	case durabilities[c.durability] == "":
+		return usagef("--durability is %q; it must be full or normal", c.durability)
+	case c.logFormat != "text" && c.logFormat != "json":
+		return usagef("--log-format is %q; it must be text or json", c.logFormat)
+	case c.memoryMiB > maxMemoryMiB:
+		return usagef("--memory-mib is %d; a wasm instance addresses at most %d MiB", c.memoryMiB, maxMemoryMiB)
+	case (c.tlsCert == "") != (c.tlsKey == ""):
+		return usagef("--tls-cert and --tls-key go together: give both, or neither")
+	case c.retention < 0:
+		return usagef("--retention is %s; it must be zero (keep everything) or more", c.retention)
+	}
+	if _, ok := logLevels[c.logLevel]; !ok {
+		return usagef("--log-level is %q; it must be debug, info, warn or error", c.logLevel)
+	}
+	return nil
+}
+
+func (c *serveConfig) logger(e *env) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: logLevels[c.logLevel]}
+	if c.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(e.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, opts))
+}
+
+// serve listens first, then opens the store and runs the host: a port
+// that is taken, a bad token or certificate, leave nothing behind.
+func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
+	if err := c.check(); err != nil {
+		return err
+	}
+	logger := c.logger(e)
+	handlerOpts := host.HandlerOptions{Logger: logger}
+	if handlerOpts.Token, err = readToken("--token-file", c.tokenFile, os.Getenv("DURABOX_TOKEN")); err != nil {
+		return err
+	}
+	if handlerOpts.ReadToken, err = readToken("--read-token-file", c.readTokenFile, ""); err != nil {
+		return err
+	}
+	if err := handlerOpts.Validate(); err != nil {
+		return fmt.Errorf("durabox: serve: %w", err)
+	}
+	var tlsConfig *tls.Config
+	if c.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return fmt.Errorf("durabox: serve: --tls-cert and --tls-key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	var hosts []string
+	for _, h := range strings.Split(c.allowHTTP, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("durabox: serve: %w", err)
+	}
+	defer ln.Close()
+	loopback := isLoopback(ln.Addr())
+	if !loopback && handlerOpts.Token == "" {
+		return fmt.Errorf("durabox: serve: %s listens beyond loopback, where anyone who reaches it could deploy code and read every instance; "+
+			"give a token with --token-file FILE or $DURABOX_TOKEN (and TLS with --tls-cert and --tls-key), or listen on 127.0.0.1", ln.Addr())
+	}
+	if !loopback && tlsConfig == nil {
+		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
+	}
+
+	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention,
+		Logger: logger, CacheDir: c.db + ".wasmcache"}
+	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
+}
+
+// isLoopback reports whether a listener's address is on loopback only.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// runHost runs a host on the store of c.db, served on ln until ctx is done
+// or a signal comes.
+func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsConfig *tls.Config, opts host.Options, handlerOpts host.HandlerOptions) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-
-	st, err := sqlite.Open(db, sqlite.Options{Durability: durability, Logger: logger})
+	logger := opts.Logger
+	st, err := sqlite.Open(c.db, sqlite.Options{Durability: durabilities[c.durability], Logger: logger})
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
@@ -74,7 +177,6 @@ func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durab
 			err = errors.Join(err, fmt.Errorf("durabox: serve: close the store: %w", closeErr))
 		}
 	}()
-	opts.Logger, opts.CacheDir = logger, db+".wasmcache"
 	h, err := host.New(st, opts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
@@ -84,7 +186,7 @@ func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durab
 			err = errors.Join(err, fmt.Errorf("durabox: serve: close the host: %w", closeErr))
 		}
 	}()
-	ln, err := net.Listen("tcp", addr)
+	handler, err := host.NewHandler(h, handlerOpts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
@@ -94,8 +196,10 @@ func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durab
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv := &http.Server{
-		Handler:           host.NewHandler(h, logger),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		TLSConfig:         tlsConfig,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		// Requests end with ctx, so that long polls do not hold up Shutdown.
 		BaseContext: func(net.Listener) context.Context { return ctx },
@@ -107,12 +211,17 @@ func serve(ctx context.Context, e *env, db, addr string, durability sqlite.Durab
 		hostDone <- err
 	}()
 	serverDone := make(chan error, 1)
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, tlsConfig)
+	}
 	go func() {
 		err := srv.Serve(ln)
 		cancel()
 		serverDone <- err
 	}()
-	fmt.Fprintf(e.stderr, "durabox: serving on http://%s (db %s)\n", ln.Addr(), db)
+	fmt.Fprintf(e.stderr, "durabox: serving on %s://%s (db %s)\n", scheme, ln.Addr(), c.db)
 
 	<-ctx.Done()
 	logger.Info("stopping")

@@ -3,16 +3,29 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"io"
+	"math/big"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/internal/guestbuild"
 )
 
 func TestServeUsage(t *testing.T) {
@@ -24,7 +37,16 @@ func TestServeUsage(t *testing.T) {
 		{"no --db", []string{"serve"}, "durabox serve: --db FILE is required\n"},
 		{"an unknown durability", []string{"serve", "--db", "x.db", "--durability", "fast"}, "durabox serve: --durability is \"fast\"; it must be full or normal\n"},
 		{"an argument", []string{"serve", "--db", "x.db", "now"}, "durabox serve: unexpected argument \"now\"\n"},
-		{"--json", []string{"serve", "--db", "x.db", "--json"}, "durabox serve: flag provided but not defined: -json\n"},
+		{"--json", []string{"serve", "--db", "x.db", "--json"}, "durabox serve: flag provided but not defined: --json\n"},
+		{"more memory than wasm addresses", []string{"serve", "--db", "x.db", "--memory-mib", "4097"}, "durabox serve: --memory-mib is 4097; a wasm instance addresses at most 4096 MiB\n"},
+		{"memory that overflows in bytes", []string{"serve", "--db", "x.db", "--memory-mib", "17592186044416"}, "durabox serve: --memory-mib is 17592186044416; a wasm instance addresses at most 4096 MiB\n"},
+		{"memory past uint64", []string{"serve", "--db", "x.db", "--memory-mib", "18446744073709551616"}, "durabox serve: invalid value \"18446744073709551616\" for flag --memory-mib: value out of range\n"},
+		{"a step timeout past int64", []string{"serve", "--db", "x.db", "--step-timeout", "9999999999h"}, "durabox serve: invalid value \"9999999999h\" for flag --step-timeout: parse error\n"},
+		{"a log format", []string{"serve", "--db", "x.db", "--log-format", "xml"}, "durabox serve: --log-format is \"xml\"; it must be text or json\n"},
+		{"a log level", []string{"serve", "--db", "x.db", "--log-level", "loud"}, "durabox serve: --log-level is \"loud\"; it must be debug, info, warn or error\n"},
+		{"a certificate without its key", []string{"serve", "--db", "x.db", "--tls-cert", "c.pem"}, "durabox serve: --tls-cert and --tls-key go together: give both, or neither\n"},
+		{"a negative retention", []string{"serve", "--db", "x.db", "--retention", "-1h"}, "durabox serve: --retention is -1h0m0s; it must be zero (keep everything) or more\n"},
+		{"a token file that is not there", []string{"serve", "--db", "x.db", "--token-file", "nope"}, "durabox serve: --token-file: open nope: no such file or directory\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,8 +102,8 @@ func TestServe(t *testing.T) {
 
 	ctx := context.Background()
 	c := client.New("http://"+addr, nil)
-	if insts, err := c.List(ctx); err != nil || len(insts) != 0 {
-		t.Errorf("List = %v, %v; want no instances", insts, err)
+	if page, err := c.List(ctx, client.ListRequest{}); err != nil || len(page.Instances) != 0 {
+		t.Errorf("List = %v, %v; want no instances", page, err)
 	}
 	if _, err := c.Instance(ctx, "nope"); err == nil || err.Error() != `durabox: get instance: instance not found: "nope"` {
 		t.Errorf("Instance(nope) = %v, want instance not found", err)
@@ -98,5 +120,164 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := os.Stat(db); err != nil {
 		t.Errorf("no database: %v", err)
+	}
+}
+
+// TestServeRefusesWhatItCannotKeep: serve refuses to listen beyond
+// loopback without a token, and a port that is taken; either way it
+// creates nothing, no database, no lock, no cache.
+func TestServeRefusesWhatItCannotKeep(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	tests := []struct {
+		name, addr string
+		want       string
+	}{
+		{"beyond loopback without a token", "0.0.0.0:0", "listens beyond loopback, where anyone who reaches it could deploy code and read every instance; " +
+			"give a token with --token-file FILE or $DURABOX_TOKEN (and TLS with --tls-cert and --tls-key), or listen on 127.0.0.1"},
+		{"a port that is taken", taken.Addr().String(), "bind: address already in use"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(binary(t), "serve", "--db", filepath.Join(dir, "x.db"), "--addr", tt.addr)
+			cmd.Env = withoutToken()
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), tt.want) {
+				t.Errorf("serve: %v\n%s\nwant exit code 1 and %q", err, out, tt.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("serve left %v behind", entries)
+			}
+		})
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key
+// in dir, and returns their paths.
+func selfSigned(t *testing.T, dir string) (cert, key string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "durabox test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	writeFile(t, cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	writeFile(t, key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
+	return cert, key
+}
+
+func writeFile(t *testing.T, name string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeBeyondLoopback runs serve on every interface with an admin
+// token, a read-only token and TLS, logging JSON, and talks to it with the
+// command line as people would: tokens and certificates from files and
+// the environment.
+func TestServeBeyondLoopback(t *testing.T) {
+	const (
+		adminToken = "admin-0123456789abcdef0123456789"
+		readToken  = "read-0123456789abcdef0123456789"
+	)
+	dir := t.TempDir()
+	cert, key := selfSigned(t, dir)
+	adminFile, readFile := filepath.Join(dir, "admin.token"), filepath.Join(dir, "read.token")
+	writeFile(t, adminFile, []byte(adminToken+"\n"))
+	writeFile(t, readFile, []byte(readToken+"\n"))
+	db := filepath.Join(dir, "durabox.db")
+	s := startServerAt(t, db, "0.0.0.0:0", "--token-file", adminFile, "--read-token-file", readFile,
+		"--tls-cert", cert, "--tls-key", key, "--log-format", "json")
+	_, port, _ := net.SplitHostPort(s.addr)
+	addr := "https://127.0.0.1:" + port
+	wasm, err := guestbuild.Wasm("examples/wasm/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "hello.wasm"), wasm)
+
+	t.Setenv("DURABOX_TOKEN", "")
+	tests := []struct {
+		name     string
+		env      string
+		args     []string
+		wantCode int
+		// want is in stdout for success, in stderr for a failure.
+		want string
+	}{
+		{"no token", "", []string{"list"}, 1, `durabox: list instances: unauthorized: this host asks for a token`},
+		{"the wrong token", "wrong-0123456789abcdef", []string{"list"}, 1, "durabox: list instances: unauthorized: the token is not one this host accepts"},
+		{"no authority for the certificate", adminToken, []string{"list", "--tls-ca", ""}, 1, "pass its CA with --tls-ca FILE"},
+		{"the admin token from the environment deploys", adminToken, []string{"deploy", filepath.Join(dir, "hello.wasm"), "--env", "SECRET=topsecret-value"}, 0, "env: SECRET"},
+		{"the read-only token lists", "", []string{"list", "--token-file", readFile}, 0, "no instances"},
+		{"the read-only token does not start", "", []string{"start", "Greeting", "--token-file", readFile}, 1,
+			"durabox: start: forbidden: this token may only read (GET); POST /v1/instances needs the admin token"},
+		{"the admin token from a file starts", "", []string{"start", "Greeting", "--input", `"tls"`, "--wait", "--token-file", adminFile}, 0, `"Hello, tls!"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("DURABOX_TOKEN", tt.env)
+			args := append([]string{tt.args[0], "--addr", addr, "--tls-ca", cert}, tt.args[1:]...)
+			code, stdout, stderr := durabox(args...)
+			out := stdout
+			if tt.wantCode != 0 {
+				out = stderr
+			}
+			if code != tt.wantCode || !strings.Contains(out, tt.want) {
+				t.Errorf("exit code %d, stdout %q, stderr %q; want %d and %q", code, stdout, stderr, tt.wantCode, tt.want)
+			}
+		})
+	}
+
+	log := s.output()
+	for _, want := range []string{`"msg":"request refused","method":"GET","path":"/v1/instances"`, `"status":403`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log does not show the refusals (%s):\n%s", want, log)
+		}
+	}
+	for _, secret := range []string{adminToken, readToken, "topsecret-value"} {
+		if strings.Contains(log, secret) {
+			t.Errorf("the log shows a secret, %q:\n%s", secret, log)
+		}
+	}
+	var requests []string
+	for _, line := range strings.Split(log, "\n") {
+		var entry struct{ Msg, Method, Path string }
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "request" {
+			requests = append(requests, entry.Method+" "+entry.Path)
+		}
+	}
+	// Each request that changes something has its line (reads have theirs
+	// at debug level), refused or not.
+	for _, want := range []string{"POST /v1/modules", "POST /v1/instances"} {
+		if !slices.Contains(requests, want) {
+			t.Errorf("no request line for %s in the log:\n%s", want, log)
+		}
+	}
+	for name, mode := range map[string]os.FileMode{db: 0o600, db + "-wal": 0o600, db + ".lock": 0o600, db + ".wasmcache": 0o700 | os.ModeDir} {
+		if fi, err := os.Stat(name); err != nil || fi.Mode() != mode {
+			t.Errorf("%s: %v, %v; want mode %v", filepath.Base(name), fi.Mode(), err, mode)
+		}
 	}
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
@@ -13,21 +15,29 @@ import (
 
 var startCommand = &command{
 	name:     "start",
-	synopsis: "NAME [--input JSON] [--id ID] [--wait]",
+	synopsis: "NAME [--input JSON] [--id ID] [--module HASH] [--wait]",
 	summary:  "start an orchestration instance",
-	about: "Start an instance of the orchestration NAME and print its id. With --wait, wait\n" +
-		"for it to finish, then print its status and its result; if it failed, exit 1.",
+	about: "Start an instance of the orchestration NAME, on the newest module that\n" +
+		"registers it or on the module HASH, and print its id. With --wait, wait for it\n" +
+		"to finish, then print its status and its result; unless it completed (it\n" +
+		"failed, was canceled or terminated), exit 1. If the host goes away while it\n" +
+		"waits (a restart), it asks again until the host answers or --timeout passes.",
 	args:   []string{"NAME"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		input := fs.String("input", "null", "the orchestration's input, as `JSON` (default null)")
 		id := fs.String("id", "", "the new instance's `ID` (default: the host picks one)")
+		module := fs.String("module", "", "start it on the module `HASH`, or a unique prefix, which must register NAME (default: the newest that does)")
 		wait := fs.Bool("wait", false, "wait for the instance to finish")
+		timeout := fs.Duration("timeout", 0, "with --wait, give up waiting after `D`, such as 10m (default: wait as long as it takes)")
 		return func(ctx context.Context, e *env) error {
 			if err := checkJSON("--input", *input); err != nil {
 				return err
 			}
-			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: json.RawMessage(*input), ID: *id}, *wait)
+			if *timeout < 0 || *timeout > 0 && !*wait {
+				return usagef("--timeout is for --wait, and at least 0")
+			}
+			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: json.RawMessage(*input), ID: *id, Module: *module}, *wait, *timeout)
 		}
 	},
 }
@@ -47,7 +57,7 @@ func checkJSON(flag, value string) error {
 	return usagef("%s is not valid JSON: %v", flag, err)
 }
 
-func start(ctx context.Context, e *env, req client.StartRequest, wait bool) error {
+func start(ctx context.Context, e *env, req client.StartRequest, wait bool, timeout time.Duration) error {
 	id, err := e.client.Start(ctx, req)
 	if err != nil {
 		return err
@@ -62,7 +72,15 @@ func start(ctx context.Context, e *env, req client.StartRequest, wait bool) erro
 	if !e.json {
 		fmt.Fprintln(e.stdout, id)
 	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	inst, err := e.client.Wait(ctx, id)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("durabox: start: gave up waiting for %s after %s (--timeout); `durabox status %s` shows where it stands", id, timeout, id)
+	}
 	if err != nil {
 		return err
 	}
@@ -73,8 +91,8 @@ func start(ctx context.Context, e *env, req client.StartRequest, wait bool) erro
 	} else {
 		_, err = fmt.Fprintln(e.stdout, inst.Status)
 	}
-	if err != nil || inst.Status != engine.StatusFailed {
+	if err != nil || inst.Status == engine.StatusCompleted {
 		return err
 	}
-	return fmt.Errorf("durabox: start: instance %s failed: %v", id, inst.Failure)
+	return fmt.Errorf("durabox: start: instance %s ended %s: %v", id, inst.Status, inst.Failure)
 }

@@ -43,7 +43,7 @@ func TestStart(t *testing.T) {
 			args:       []string{"start", "Fails", "--wait"},
 			wantCode:   1,
 			wantStdout: "inst2\nFailed\n",
-			wantStderr: "durabox: start: instance inst2 failed: boom\n",
+			wantStderr: "durabox: start: instance inst2 ended Failed: boom\n",
 		},
 		{
 			name: "--wait --json",
@@ -79,7 +79,7 @@ func TestStart(t *testing.T) {
   "updatedAt": "2025-01-02T03:04:10Z"
 }
 `,
-			wantStderr: "durabox: start: instance f failed: boom\n",
+			wantStderr: "durabox: start: instance f ended Failed: boom\n",
 		},
 		{
 			name:       "an unknown orchestration",
@@ -134,13 +134,13 @@ func TestStart(t *testing.T) {
 			name:       "an unknown flag",
 			args:       []string{"start", "Greeting", "--inptu", "1"},
 			wantCode:   2,
-			wantStderr: "durabox start: flag provided but not defined: -inptu\n", wantUsage: true,
+			wantStderr: "durabox start: flag provided but not defined: --inptu\n", wantUsage: true,
 		},
 		{
 			name:       "a flag without its value",
 			args:       []string{"start", "Greeting", "--input"},
 			wantCode:   2,
-			wantStderr: "durabox start: flag needs an argument: -input\n", wantUsage: true,
+			wantStderr: "durabox start: flag needs an argument: --input\n", wantUsage: true,
 		},
 	})
 }

@@ -10,20 +10,22 @@ var statusCommand = &command{
 	name:     "status",
 	synopsis: "ID",
 	summary:  "show an instance",
-	about:    "Show where the instance ID stands: its status, input, and result or failure.",
-	args:     []string{"ID"},
-	client:   true,
-	define:   func(fs *flag.FlagSet) func(context.Context, *env) error { return status },
+	about: "Show where the instance ID stands: its status, input, and result or failure,\n" +
+		"its executions and the instances it started (--json: all of them, up to 100).",
+	args:   []string{"ID"},
+	client: true,
+	define: func(fs *flag.FlagSet) func(context.Context, *env) error { return status },
 }
 
 func status(ctx context.Context, e *env) error {
-	inst, err := e.client.Instance(ctx, e.args[0])
+	d, err := e.client.Details(ctx, e.args[0])
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return printJSON(e.stdout, inst)
+		return printJSON(e.stdout, d)
 	}
+	inst := d.Instance
 	tw := newTable(e.stdout)
 	fmt.Fprintf(tw, "id\t%s\n", inst.ID)
 	fmt.Fprintf(tw, "name\t%s\n", inst.Name)
@@ -32,6 +34,9 @@ func status(ctx context.Context, e *env) error {
 		fmt.Fprintf(tw, "custom status\t%s\n", inst.CustomStatus)
 	}
 	fmt.Fprintf(tw, "module\t%s\n", shortHash(inst.ModuleHash))
+	if inst.ParentID != "" {
+		fmt.Fprintf(tw, "parent\t%s\n", inst.ParentID)
+	}
 	fmt.Fprintf(tw, "execution\t%d\n", inst.ExecutionID)
 	fmt.Fprintf(tw, "created\t%s\n", timeText(inst.CreatedAt))
 	fmt.Fprintf(tw, "updated\t%s\n", timeText(inst.UpdatedAt))
@@ -44,6 +49,13 @@ func status(ctx context.Context, e *env) error {
 		if f.Details != "" {
 			fmt.Fprintf(tw, "details\t%s\n", f.Details)
 		}
+	}
+	if n := len(d.Children); n > 0 {
+		more := ""
+		if d.ChildrenNext != "" {
+			more = " or more"
+		}
+		fmt.Fprintf(tw, "children\t%d%s (durabox list --parent %s)\n", n, more, inst.ID)
 	}
 	return tw.Flush()
 }

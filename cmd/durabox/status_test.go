@@ -45,7 +45,17 @@ failure    boom
   "input": "world",
   "result": "Hello, world!",
   "createdAt": "2025-01-02T03:04:07Z",
-  "updatedAt": "2025-01-02T03:04:08Z"
+  "updatedAt": "2025-01-02T03:04:08Z",
+  "executions": [
+    {
+      "id": 1,
+      "events": 2,
+      "startedAt": "2025-01-02T03:04:07Z",
+      "endedAt": "2025-01-02T03:04:08Z",
+      "end": "OrchestrationCompleted"
+    }
+  ],
+  "children": []
 }
 `,
 		},

@@ -76,7 +76,9 @@ func (c *Context) CallActivity(name string, input any) *Future {
 }
 
 // NewTimer starts a durable timer that fires d after the current logical
-// time, and returns a future that resolves when it fires.
+// time, and returns a future that resolves when it fires. A timer that
+// would fire after 2262-04-11 (the latest time the host keeps) fires then:
+// NewTimer(math.MaxInt64) waits, in effect, for ever.
 func (c *Context) NewTimer(d time.Duration) *Future {
 	c.rt.own("ctx.NewTimer")
 	return c.rt.command(abi.Command{Kind: abi.CommandStartTimer, Delay: int64(d)})

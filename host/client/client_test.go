@@ -2,20 +2,27 @@ package client_test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
+	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/host/client/fakehost"
+	"github.com/durabox/durabox/store"
 )
 
 // hash is the sha256 of "\x00asm fake", the module every test deploys.
@@ -29,6 +36,15 @@ func at(sec int) time.Time { return time.Date(2025, 1, 2, 3, 4, sec, 0, time.UTC
 // orchestration Later runs on its third wait; polls counts the waits.
 func newHost(t *testing.T) (*fakehost.Host, *client.Client, *int) {
 	t.Helper()
+	h, polls := newFake(t)
+	srv := httptest.NewServer(h.Handler(host.HandlerOptions{Token: adminToken, ReadToken: readToken}))
+	t.Cleanup(srv.Close)
+	return h, client.New(srv.URL+"/", &client.Options{HTTPClient: srv.Client(), Token: adminToken}), polls
+}
+
+// newFake returns the fake host of newHost, without a server.
+func newFake(t *testing.T) (*fakehost.Host, *int) {
+	t.Helper()
 	polls := 0
 	h := fakehost.New(map[string]fakehost.Orchestration{
 		"Greeting": fakehost.Greeting,
@@ -40,7 +56,7 @@ func newHost(t *testing.T) (*fakehost.Host, *client.Client, *int) {
 		},
 	})
 	ctx := context.Background()
-	if _, err := h.Deploy(ctx, []byte("\x00asm fake"), nil); err != nil {
+	if _, err := h.Deploy(ctx, []byte("\x00asm fake")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Start(ctx, "Greeting", json.RawMessage(`"world"`), "done"); err != nil {
@@ -49,14 +65,20 @@ func newHost(t *testing.T) (*fakehost.Host, *client.Client, *int) {
 	if _, err := h.Wait(ctx, "done"); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(host.NewHandler(h, nil))
-	t.Cleanup(srv.Close)
-	return h, client.New(srv.URL+"/", srv.Client()), &polls
+	return h, &polls
 }
 
+// The tokens of the tests' hosts.
+const (
+	adminToken = "admin-0123456789abcdef"
+	readToken  = "read-0123456789abcdef"
+)
+
 var (
-	module = client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(6)}
-	done   = client.Instance{
+	module = client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(6),
+		Instances: map[engine.Status]int{engine.StatusCompleted: 1}}
+	doneSummary = client.InstanceSummary{ID: "done", Name: "Greeting", ModuleHash: hash, ExecutionID: 1, Status: engine.StatusCompleted, CreatedAt: at(7), UpdatedAt: at(8)}
+	done        = client.Instance{
 		ID: "done", Name: "Greeting", ModuleHash: hash, ExecutionID: 1, Status: engine.StatusCompleted,
 		Input: json.RawMessage(`"world"`), Result: json.RawMessage(`"Hello, world!"`), CreatedAt: at(7), UpdatedAt: at(8),
 	}
@@ -73,16 +95,18 @@ func TestClient(t *testing.T) {
 		wantStatus int
 		// polls is how often Later ran.
 		polls int
+		// check, if set, looks at the host afterwards.
+		check func(t *testing.T, h *fakehost.Host)
 	}{
 		{
 			name: "deploy",
-			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x"), nil) },
+			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x")) },
 			want: client.Module{Hash: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881", Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(9)},
 		},
 		{
 			name:    "deploy refused",
 			setup:   func(h *fakehost.Host) { h.Fail("Deploy", fmt.Errorf("%w: not wasm", host.ErrBadModule)) },
-			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x"), nil) },
+			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x")) },
 			want:    client.Module{},
 			wantErr: "durabox: deploy: module refused: not wasm", wantStatus: 422,
 		},
@@ -144,7 +168,7 @@ func TestClient(t *testing.T) {
 			name:    "instance without an id",
 			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Instance(ctx, "") },
 			want:    client.Instance{},
-			wantErr: `durabox: get instance: the host answered 404 Not Found: 404 page not found`, wantStatus: 404,
+			wantErr: `durabox: get instance: no such path: /v1/instances/; the API is described at /v1/openapi.json`, wantStatus: 404,
 		},
 		{
 			name: "wait",
@@ -189,9 +213,33 @@ func TestClient(t *testing.T) {
 				if err := c.Purge(ctx, "done"); err != nil {
 					return nil, err
 				}
-				return c.List(ctx)
+				return c.List(ctx, client.ListRequest{})
 			},
-			want: []client.Instance{},
+			want: client.InstancesResponse{Instances: []client.InstanceSummary{}},
+		},
+		{
+			name: "purge by filter",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.PurgeMatching(ctx, client.Filter{Statuses: []engine.Status{engine.StatusCompleted}, FinishedBefore: at(30)}, false)
+			},
+			want:  1,
+			check: wantFilter(store.InstanceFilter{Statuses: []engine.Status{engine.StatusCompleted}, FinishedBefore: at(30)}),
+		},
+		{
+			name: "purge by filter, a dry run",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.PurgeMatching(ctx, client.Filter{Name: "Greeting", CreatedAfter: at(1)}, true)
+			},
+			want:  1,
+			check: wantFilter(store.InstanceFilter{Name: "Greeting", CreatedAfter: at(1)}),
+		},
+		{
+			name: "purge by no filter",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.PurgeMatching(ctx, client.Filter{}, false)
+			},
+			want:    0,
+			wantErr: "durabox: purge: bad input: say which finished instances to purge, with the filters of GET /v1/instances (status, finishedBefore, name, …); status=Completed&status=Failed&status=Canceled&status=Terminated takes them all", wantStatus: 400,
 		},
 		{
 			name: "purge what has not finished",
@@ -200,7 +248,7 @@ func TestClient(t *testing.T) {
 			},
 			call:    func(ctx context.Context, c *client.Client) (any, error) { return nil, c.Purge(ctx, "later") },
 			want:    nil,
-			wantErr: `durabox: purge: instance not finished: "later" has not ended; cancel it or wait for it to end, then purge it`, wantStatus: 409,
+			wantErr: `durabox: purge: instance not finished: "later" has not ended; cancel or terminate it, or wait for it to end, then purge it`, wantStatus: 409,
 		},
 		{
 			name:    "purge not found",
@@ -210,15 +258,99 @@ func TestClient(t *testing.T) {
 		},
 		{
 			name: "list",
-			call: func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx) },
-			want: []client.Instance{done},
+			call: func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx, client.ListRequest{}) },
+			want: client.InstancesResponse{Instances: []client.InstanceSummary{doneSummary}},
+		},
+		{
+			name: "list a page, with a filter",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.List(ctx, client.ListRequest{Filter: client.Filter{Statuses: []engine.Status{engine.StatusFailed, engine.StatusCompleted},
+					Module: hash, IDPrefix: "d", CreatedBefore: at(20)}, Limit: 7, Cursor: "0"})
+			},
+			want: client.InstancesResponse{Instances: []client.InstanceSummary{doneSummary}},
+			check: func(t *testing.T, h *fakehost.Host) {
+				want := store.InstanceQuery{Filter: store.InstanceFilter{Statuses: []engine.Status{engine.StatusFailed, engine.StatusCompleted},
+					ModuleHash: hash, IDPrefix: "d", CreatedBefore: at(20)}, After: "0", Limit: 7}
+				if got := h.Query(); !reflect.DeepEqual(got, want) {
+					t.Errorf("query %+v, want %+v", got, want)
+				}
+			},
 		},
 		{
 			name:    "list fails",
 			setup:   func(h *fakehost.Host) { h.Fail("List", errors.New("host: list: disk on fire")) },
-			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx) },
-			want:    []client.Instance(nil),
+			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx, client.ListRequest{}) },
+			want:    client.InstancesResponse{},
 			wantErr: `durabox: list instances: list: disk on fire`, wantStatus: 500,
+		},
+		{
+			name: "details",
+			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Details(ctx, "done") },
+			want: client.InstanceDetails{Instance: done, Executions: []client.Execution{{ID: 1, Events: 2, StartedAt: ptr(at(7)), EndedAt: ptr(at(8)), End: engine.OrchestrationCompleted}},
+				Children: []client.InstanceSummary{}},
+		},
+		{
+			name: "deploy with an environment",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.DeployWithEnv(ctx, []byte("\x00asm fake"), []string{"TOKEN=s3cret", "URL=x"})
+			},
+			want:  client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, EnvKeys: []string{"TOKEN", "URL"}, DeployedAt: at(9)},
+			check: wantEnv("TOKEN=s3cret", "URL=x"),
+		},
+		{
+			name: "deploy with no environment clears it",
+			setup: func(h *fakehost.Host) {
+				h.DeployWithEnv(context.Background(), []byte("\x00asm fake"), []string{"GONE=1"})
+			},
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.DeployWithEnv(ctx, []byte("\x00asm fake"), nil)
+			},
+			want:  client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(10)},
+			check: wantEnv(),
+		},
+		{
+			name: "deploy without an environment keeps it",
+			setup: func(h *fakehost.Host) {
+				h.DeployWithEnv(context.Background(), []byte("\x00asm fake"), []string{"KEPT=1"})
+			},
+			call:  func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("\x00asm fake")) },
+			want:  client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, EnvKeys: []string{"KEPT"}, DeployedAt: at(10)},
+			check: wantEnv("KEPT=1"),
+		},
+		{
+			name:    "remove a module in use",
+			call:    func(ctx context.Context, c *client.Client) (any, error) { return nil, c.RemoveModule(ctx, hash) },
+			want:    nil,
+			wantErr: "durabox: remove module: module in use: instances run on it", wantStatus: 409,
+		},
+		{
+			name: "terminate",
+			setup: func(h *fakehost.Host) {
+				h.Start(context.Background(), "Later", json.RawMessage(`null`), "later")
+			},
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return nil, c.Terminate(ctx, "later", "stuck")
+			},
+			want: nil,
+			check: func(t *testing.T, h *fakehost.Host) {
+				if got := h.Cancelled(); !reflect.DeepEqual(got, []string{"terminate later: stuck"}) {
+					t.Errorf("requests %q", got)
+				}
+			},
+		},
+		{
+			name:    "cancel a finished instance",
+			call:    func(ctx context.Context, c *client.Client) (any, error) { return nil, c.Cancel(ctx, "done", "") },
+			want:    nil,
+			wantErr: `durabox: cancel: instance finished: "done" is Completed; nothing more can happen to it`, wantStatus: 409,
+		},
+		{
+			name: "queue",
+			setup: func(h *fakehost.Host) {
+				h.SetQueue(store.QueueStats{Ready: 2, ReadyInstances: 1, Activities: 3, OldestActivity: &store.WaitingItem{InstanceID: "a", What: "Charge", Since: at(1)}})
+			},
+			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Queue(ctx) },
+			want: client.QueueResponse{Ready: 2, ReadyInstances: 1, Activities: 3, OldestActivity: &client.WaitingItem{InstanceID: "a", What: "Charge", Since: at(1)}},
 		},
 	}
 	for _, tt := range tests {
@@ -235,7 +367,37 @@ func TestClient(t *testing.T) {
 			if *polls != tt.polls {
 				t.Errorf("Later ran %d times, want %d", *polls, tt.polls)
 			}
+			if tt.check != nil {
+				tt.check(t, h)
+			}
 		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// wantFilter checks the filter the fake was given last (times in UTC).
+func wantFilter(f store.InstanceFilter) func(*testing.T, *fakehost.Host) {
+	return func(t *testing.T, h *fakehost.Host) {
+		t.Helper()
+		got := h.Filter()
+		for _, t := range []*time.Time{&got.CreatedAfter, &got.CreatedBefore, &got.FinishedBefore} {
+			*t = t.UTC()
+		}
+		if !reflect.DeepEqual(got, f) {
+			t.Errorf("filter %+v, want %+v", got, f)
+		}
+	}
+}
+
+// wantEnv checks the environment of the newest module.
+func wantEnv(env ...string) func(*testing.T, *fakehost.Host) {
+	return func(t *testing.T, h *fakehost.Host) {
+		t.Helper()
+		mods, _ := h.Modules(context.Background())
+		if len(mods) == 0 || !reflect.DeepEqual(mods[0].Env, env) && len(env)+len(mods[0].Env) > 0 {
+			t.Errorf("modules %+v; want the newest with environment %q", mods, env)
+		}
 	}
 }
 
@@ -258,7 +420,7 @@ func TestClientWhenTheHostIsNotThere(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	_, err = client.New("http://"+addr, nil).List(context.Background())
+	_, err = client.New("http://"+addr, nil).List(context.Background(), client.ListRequest{})
 	checkErr(t, err, "durabox: list instances: no host is running at "+addr+"; start one with `durabox serve --db FILE`", 0)
 }
 
@@ -281,7 +443,7 @@ func TestClientAgainstSomethingElse(t *testing.T) {
 				fmt.Fprint(w, tt.body)
 			}))
 			defer srv.Close()
-			_, err := client.New(srv.URL, srv.Client()).List(context.Background())
+			_, err := client.New(srv.URL, &client.Options{HTTPClient: srv.Client()}).List(context.Background(), client.ListRequest{})
 			checkErr(t, err, tt.wantErr, tt.wantStatus)
 		})
 	}
@@ -297,5 +459,118 @@ func TestWaitStopsWithItsContext(t *testing.T) {
 	_, err := c.Wait(ctx, "later")
 	if !errors.Is(err, context.Canceled) || err.Error() != "durabox: wait: context canceled" {
 		t.Errorf("error %v, want durabox: wait: context canceled", err)
+	}
+}
+
+// TestClientTokens: the client sends its token; a host that asks for one
+// refuses a client without it, or with the read-only one for a change.
+func TestClientTokens(t *testing.T) {
+	h, _, _ := newHost(t)
+	srv := httptest.NewServer(h.Handler(host.HandlerOptions{Token: adminToken, ReadToken: readToken}))
+	defer srv.Close()
+	ctx := context.Background()
+	newClient := func(token string) *client.Client {
+		return client.New(srv.URL, &client.Options{HTTPClient: srv.Client(), Token: token})
+	}
+	_, err := newClient("").List(ctx, client.ListRequest{})
+	checkErr(t, err, `durabox: list instances: unauthorized: this host asks for a token; send it as "Authorization: Bearer TOKEN" (durabox reads it from $DURABOX_TOKEN or --token-file)`, 401)
+	if _, err := newClient(readToken).List(ctx, client.ListRequest{}); err != nil {
+		t.Errorf("list with the read-only token: %v", err)
+	}
+	_, err = newClient(readToken).Start(ctx, client.StartRequest{Name: "Greeting"})
+	checkErr(t, err, "durabox: start: forbidden: this token may only read (GET); POST /v1/instances needs the admin token", 403)
+	if _, err := newClient(adminToken).Start(ctx, client.StartRequest{Name: "Greeting"}); err != nil {
+		t.Errorf("start with the admin token: %v", err)
+	}
+}
+
+// TestClientTLS: the client reaches an https host whose certificate comes
+// from an authority it is given, and says what to do when it is not.
+func TestClientTLS(t *testing.T) {
+	h, _, _ := newHost(t)
+	srv := httptest.NewUnstartedServer(h.Handler(host.HandlerOptions{}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake refused below
+	srv.StartTLS()
+	defer srv.Close()
+	ctx := context.Background()
+	_, err := client.New(srv.URL, nil).List(ctx, client.ListRequest{})
+	if err == nil || !strings.Contains(err.Error(), "is not signed by an authority this client trusts (a self-signed certificate? pass its CA with --tls-ca FILE)") {
+		t.Errorf("without the authority: %v", err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	if page, err := client.New(srv.URL, &client.Options{RootCAs: roots}).List(ctx, client.ListRequest{}); err != nil || len(page.Instances) != 1 {
+		t.Errorf("with the authority: %+v, %v", page, err)
+	}
+}
+
+// flaky is a transport to a handler that fails as a host that is down
+// would, fails more times, then serves.
+type flaky struct {
+	h     http.Handler
+	fails int
+	// status, when set, is what the failures answer, instead of no
+	// connection.
+	status int
+}
+
+func (f *flaky) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	switch {
+	case f.fails > 0 && f.status == 0:
+		f.fails--
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	case f.fails > 0:
+		f.fails--
+		rec.WriteHeader(f.status)
+	default:
+		f.h.ServeHTTP(rec, r)
+	}
+	return rec.Result(), nil
+}
+
+// TestWaitAcrossARestart: Wait asks again while the host is away (no
+// connection, or a proxy that says it is unavailable), waiting 100ms, then
+// twice as long each time; a refusal ends it at once; so does its
+// context, with the last failure. In fake time.
+func TestWaitAcrossARestart(t *testing.T) {
+	tests := []struct {
+		name        string
+		fails       int
+		status      int
+		timeout     time.Duration
+		wantElapsed time.Duration
+		wantErr     string
+	}{
+		{name: "the host comes back", fails: 4, wantElapsed: 1500 * time.Millisecond},
+		{name: "a proxy says it is unavailable", fails: 2, status: http.StatusServiceUnavailable, wantElapsed: 300 * time.Millisecond},
+		{name: "a refusal", fails: 1, status: http.StatusUnauthorized, wantErr: "durabox: wait: the host answered 401 Unauthorized"},
+		{name: "the host stays away", fails: 100, timeout: time.Second, wantElapsed: time.Second,
+			wantErr: "durabox: wait: context deadline exceeded (the last attempt: durabox: wait: no host is running at durabox; start one with `durabox serve --db FILE`)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h, _ := newFake(t)
+				c := client.New("http://durabox", &client.Options{HTTPClient: &http.Client{Transport: &flaky{h: h.Handler(host.HandlerOptions{}), fails: tt.fails, status: tt.status}}})
+				ctx := context.Background()
+				if tt.timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+					defer cancel()
+				}
+				began := time.Now()
+				inst, err := c.Wait(ctx, "done")
+				if elapsed := time.Since(began); elapsed != tt.wantElapsed {
+					t.Errorf("waited %s, want %s", elapsed, tt.wantElapsed)
+				}
+				if tt.wantErr == "" && (err != nil || inst.Status != engine.StatusCompleted) {
+					t.Errorf("Wait = %+v, %v; want the instance Completed", inst, err)
+				}
+				if tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr) {
+					t.Errorf("Wait: %v\nwant %s", err, tt.wantErr)
+				}
+			})
+		})
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // The wire types: the JSON bodies of the HTTP API, shared by the server
-// (host.NewHandler) and this client.
+// (host.NewHandler) and this client. host/openapi.json describes them.
 
 // Module is a deployed module.
 type Module struct {
@@ -21,6 +21,9 @@ type Module struct {
 	// values stay on the host).
 	EnvKeys    []string  `json:"envKeys,omitempty"`
 	DeployedAt time.Time `json:"deployedAt"`
+	// Instances counts the instances that run on the module, per status
+	// (GET /v1/modules only; statuses no instance has are left out).
+	Instances map[engine.Status]int `json:"instances,omitempty"`
 }
 
 // Instance is an orchestration instance as it stands.
@@ -34,12 +37,61 @@ type Instance struct {
 	Input       json.RawMessage `json:"input"`
 	// Result is set once the instance has completed.
 	Result json.RawMessage `json:"result,omitempty"`
-	// Failure is set once the instance has failed.
+	// Failure is set once the instance has failed, was canceled or
+	// terminated.
 	Failure *engine.Failure `json:"failure,omitempty"`
 	// CustomStatus is the status text the orchestration set last.
-	CustomStatus string    `json:"customStatus,omitempty"`
-	CreatedAt    time.Time `json:"createdAt"`
-	UpdatedAt    time.Time `json:"updatedAt"`
+	CustomStatus string `json:"customStatus,omitempty"`
+	// ParentID is the instance that started this one, if any.
+	ParentID  string    `json:"parentId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is when the instance last changed; once it has finished,
+	// when it finished.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// InstanceSummary is an instance as lists show it: without its input,
+// result and failure, which GET /v1/instances/{id} has.
+type InstanceSummary struct {
+	ID           string        `json:"id"`
+	Name         string        `json:"name"`
+	ModuleHash   string        `json:"moduleHash"`
+	ExecutionID  int64         `json:"executionId"`
+	Status       engine.Status `json:"status"`
+	CustomStatus string        `json:"customStatus,omitempty"`
+	ParentID     string        `json:"parentId,omitempty"`
+	CreatedAt    time.Time     `json:"createdAt"`
+	UpdatedAt    time.Time     `json:"updatedAt"`
+}
+
+// InstanceDetails is the answer to GET /v1/instances/{id}: the instance,
+// its executions and its children.
+type InstanceDetails struct {
+	Instance
+	// Executions are the instance's executions whose history is kept,
+	// oldest first; the current one is last.
+	Executions []Execution `json:"executions"`
+	// Children are the instances it started (children and detached),
+	// newest first, up to 100.
+	Children []InstanceSummary `json:"children"`
+	// ChildrenNext, when set, lists the rest: GET
+	// /v1/instances?parent={id}&cursor={ChildrenNext}.
+	ChildrenNext string `json:"childrenNext,omitempty"`
+}
+
+// Execution is one execution of an instance (an instance that continued
+// as new has several).
+type Execution struct {
+	// ID numbers the executions of an instance from 1.
+	ID int64 `json:"id"`
+	// Events is the length of its history.
+	Events int64 `json:"events"`
+	// StartedAt is the time of its first event; absent if it has not begun.
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	// EndedAt is the time of the event that ended it, and End that event's
+	// kind; absent while it runs.
+	EndedAt *time.Time       `json:"endedAt,omitempty"`
+	End     engine.EventKind `json:"end,omitempty"`
 }
 
 // StartRequest is the body of POST /v1/instances.
@@ -50,6 +102,10 @@ type StartRequest struct {
 	Input json.RawMessage `json:"input,omitempty"`
 	// ID is the new instance's id. Empty means the host picks one.
 	ID string `json:"id,omitempty"`
+	// Module is the module to start it on: a hash or a unique prefix of
+	// one, which must register Name. Empty means the newest module that
+	// registers Name.
+	Module string `json:"module,omitempty"`
 }
 
 // RaiseRequest is the body of POST /v1/instances/{id}/events, answered with
@@ -64,8 +120,9 @@ type RaiseRequest struct {
 	Persistent bool `json:"persistent,omitempty"`
 }
 
-// CancelRequest is the (optional) body of POST /v1/instances/{id}/cancel,
-// answered with 202 Accepted and the request as the host took it.
+// CancelRequest is the (optional) body of POST /v1/instances/{id}/cancel
+// and POST /v1/instances/{id}/terminate, answered with 202 Accepted and
+// the request as the host took it.
 type CancelRequest struct {
 	// Reason says why, for the orchestration and its history.
 	Reason string `json:"reason,omitempty"`
@@ -82,20 +139,69 @@ type PurgeResponse struct {
 	ID string `json:"id"`
 }
 
+// PurgedResponse is the answer to DELETE /v1/instances: how many finished
+// instances the filter selected and were purged (with dryRun, would be).
+type PurgedResponse struct {
+	Purged int  `json:"purged"`
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// RemovedResponse is the answer to DELETE /v1/modules/{hash}: the hash of
+// the module removed.
+type RemovedResponse struct {
+	Hash string `json:"hash"`
+}
+
 // ModulesResponse is the answer to GET /v1/modules, newest first.
 type ModulesResponse struct {
 	Modules []Module `json:"modules"`
 }
 
-// InstancesResponse is the answer to GET /v1/instances, newest first.
+// InstancesResponse is the answer to GET /v1/instances: a page of
+// instances, newest first.
 type InstancesResponse struct {
-	Instances []Instance `json:"instances"`
+	Instances []InstanceSummary `json:"instances"`
+	// Next, when set, is the cursor of the next page (?cursor=Next).
+	Next string `json:"next,omitempty"`
 }
 
 // HistoryResponse is the answer to GET /v1/instances/{id}/history: the
-// history of the instance's current execution, oldest first.
+// history of one of the instance's executions, oldest first.
 type HistoryResponse struct {
 	Events []engine.Event `json:"events"`
+}
+
+// QueueResponse is the answer to GET /v1/queue: the work waiting now.
+type QueueResponse struct {
+	// Ready counts the messages ready for a turn (raised events, results,
+	// timers come due, starts), for ReadyInstances instances; Starts counts
+	// the new instances among them.
+	Ready          int `json:"ready"`
+	ReadyInstances int `json:"readyInstances"`
+	Starts         int `json:"starts"`
+	// OldestReady is the ready message that has waited longest.
+	OldestReady *WaitingItem `json:"oldestReady,omitempty"`
+	// Timers counts the timers not yet due; NextTimer is when the first
+	// comes due.
+	Timers    int        `json:"timers"`
+	NextTimer *time.Time `json:"nextTimer,omitempty"`
+	// Running counts the instances running a turn.
+	Running int `json:"running"`
+	// Activities counts the activity tasks waiting for a worker,
+	// ActivitiesRunning those running.
+	Activities        int `json:"activities"`
+	ActivitiesRunning int `json:"activitiesRunning"`
+	// OldestActivity is the waiting activity task that has waited longest.
+	OldestActivity *WaitingItem `json:"oldestActivity,omitempty"`
+}
+
+// WaitingItem is a message or an activity task that waits.
+type WaitingItem struct {
+	InstanceID string `json:"instanceId"`
+	// What is the message's event kind, or the activity's name.
+	What string `json:"what"`
+	// Since is when it became ready.
+	Since time.Time `json:"since"`
 }
 
 // ErrorResponse is the body of every answer with a 4xx or 5xx status.

@@ -163,7 +163,7 @@ func newBench(c *config, name string, module []byte, opts host.Options) (*bench,
 	ctx, stop := context.WithCancel(context.Background())
 	b := &bench{st: st, h: h, stop: stop, done: make(chan error, 1)}
 	go func() { b.done <- h.Run(ctx) }()
-	if _, err := h.Deploy(ctx, module, nil); err != nil {
+	if _, err := h.Deploy(ctx, module); err != nil {
 		b.close()
 		return nil, err
 	}

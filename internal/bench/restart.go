@@ -63,7 +63,7 @@ func prepareRestart(c *config, db, id string) error {
 	}
 	defer h.Close()
 	ctx := context.Background()
-	if _, err := h.Deploy(ctx, c.helloModule, nil); err != nil {
+	if _, err := h.Deploy(ctx, c.helloModule); err != nil {
 		return err
 	}
 	_, err = h.Start(ctx, "Greeting", []byte(`"world"`), id)

@@ -218,7 +218,7 @@ func startHost(t *testing.T) *host.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Deploy(ctx, wasm, nil); err != nil {
+	if _, err := h.Deploy(ctx, wasm); err != nil {
 		t.Fatal(err)
 	}
 	return h

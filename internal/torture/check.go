@@ -24,6 +24,20 @@ type findings struct {
 	violations   []string
 }
 
+// listAll lists every instance the host has, a page at a time.
+func listAll(ctx context.Context, c *client.Client) ([]client.InstanceSummary, error) {
+	var all []client.InstanceSummary
+	req := client.ListRequest{Limit: 1000}
+	for {
+		page, err := c.List(ctx, req)
+		all = append(all, page.Instances...)
+		if err != nil || page.Next == "" {
+			return all, err
+		}
+		req.Cursor = page.Next
+	}
+}
+
 func (f *findings) violate(format string, args ...any) {
 	f.violations = append(f.violations, fmt.Sprintf(format, args...))
 }
@@ -34,7 +48,7 @@ func (f *findings) violate(format string, args ...any) {
 // and every Mark activity a history says completed really ran. marks
 // lists, per Mark key, the delivery number of each run.
 func check(ctx context.Context, c *client.Client, planned []*expect, raised map[string][]raise, marks map[string][]int) (*findings, error) {
-	all, err := c.List(ctx)
+	all, err := listAll(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("list the instances: %w", err)
 	}
@@ -47,7 +61,11 @@ func check(ctx context.Context, c *client.Client, planned []*expect, raised map[
 	// started are the children the histories started, by id.
 	started := map[string]string{}
 	seen := map[string]bool{}
-	for _, inst := range all {
+	for _, sum := range all {
+		inst, err := c.Instance(ctx, sum.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read instance %s: %w", sum.ID, err)
+		}
 		seen[inst.ID] = true
 		e := want[inst.ID]
 		if e == nil {

@@ -112,7 +112,7 @@ func (d *driver) play(ctx context.Context, e *expect) error {
 	}
 	switch e.raise {
 	case raiseApproval:
-		if err := d.raise(ctx, e.id, byEarly, false); err != nil {
+		if _, err := d.raise(ctx, e.id, byEarly, false); err != nil {
 			return err
 		}
 		if err := d.await(ctx, e.id, func(inst client.Instance) bool {
@@ -120,32 +120,43 @@ func (d *driver) play(ctx context.Context, e *expect) error {
 		}); err != nil {
 			return err
 		}
-		if err := d.raise(ctx, e.id, byWait, true); err != nil {
+		if _, err := d.raise(ctx, e.id, byWait, true); err != nil {
 			return err
 		}
-		return d.raise(ctx, e.id, byLate, true)
+		_, err := d.raise(ctx, e.id, byLate, true)
+		return err
 	case raiseAfterEnd:
 		if err := d.await(ctx, e.id, func(inst client.Instance) bool { return inst.Status.IsTerminal() }); err != nil {
 			return err
 		}
-		return d.raise(ctx, e.id, byAfter, true)
+		refused, err := d.raise(ctx, e.id, byAfter, true)
+		if err == nil && !refused {
+			err = errors.New("the host acknowledged an Approval raised after the instance finished; it must refuse it (409)")
+		}
+		return err
 	}
 	return nil
 }
 
-// raise raises an Approval for id until a host acknowledges it, and notes
-// it.
-func (d *driver) raise(ctx context.Context, id, by string, afterWait bool) error {
+// raise raises an Approval for id until a host answers, and notes it if
+// the host acknowledged it. A host refuses an event for an instance that
+// has finished (409): raise reports it did.
+func (d *driver) raise(ctx context.Context, id, by string, afterWait bool) (refused bool, err error) {
 	data, _ := json.Marshal(map[string]any{"approved": true, "by": by})
-	if err := d.retry(ctx, func() error {
+	err = d.retry(ctx, func() error {
 		return d.c.Raise(ctx, id, client.RaiseRequest{Name: "Approval", Data: data})
-	}); err != nil {
-		return fmt.Errorf("raise Approval by %q: %w", by, err)
+	})
+	var answer *client.Error
+	if errors.As(err, &answer) && answer.StatusCode == http.StatusConflict {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("raise Approval by %q: %w", by, err)
 	}
 	d.mu.Lock()
 	d.raised[id] = append(d.raised[id], raise{by: by, afterWait: afterWait})
 	d.mu.Unlock()
-	return nil
+	return false, nil
 }
 
 // await polls instance id until ready says so.

@@ -156,15 +156,18 @@ func Run(c Config) (r *Report, err error) {
 	defer log.Close()
 	launch := func() (*hostProc, error) { return startHost(bin, db, addr, c.Durability, log) }
 
-	cl := client.New("http://"+addr, &http.Client{Timeout: 10 * time.Second})
+	cl := client.New("http://"+addr, &client.Options{HTTPClient: &http.Client{Timeout: 10 * time.Second}})
 	// Deploy on a host that is not killed: compiling the modules takes
 	// seconds, and the kills are for the work.
 	p, err := launch()
 	if err != nil {
 		return nil, err
 	}
+	// Compiling a module takes seconds, more on a busy machine: the deploys
+	// get more time than the requests a kill may cut.
+	deployer := client.New("http://"+addr, &client.Options{HTTPClient: &http.Client{Timeout: 2 * time.Minute}})
 	for _, w := range wasm {
-		if _, err := cl.Deploy(context.Background(), w, nil); err != nil {
+		if _, err := deployer.Deploy(context.Background(), w); err != nil {
 			p.kill()
 			return nil, fmt.Errorf("deploy: %w", err)
 		}
@@ -275,7 +278,7 @@ func freeAddr() (string, error) {
 // turn that starts it, so a finished parent's children are all there.)
 func finished(ctx context.Context, c *client.Client, planned []*expect) error {
 	for {
-		all, err := c.List(ctx)
+		all, err := listAll(ctx, c)
 		var running []string
 		have := map[string]bool{}
 		for _, inst := range all {

@@ -55,10 +55,10 @@ const (
 	// raiseApproval raises an Approval right after the start (usually
 	// before the wait, so dropped), another once the instance waits for
 	// it (taken, unless the first was), and a third after that one
-	// (dropped: the wait is gone).
+	// (dropped: the wait is gone; or refused, if the instance finished).
 	raiseApproval
-	// raiseAfterEnd raises an Approval once the instance has finished
-	// (dropped).
+	// raiseAfterEnd raises an Approval once the instance has finished,
+	// which the host must refuse (409).
 	raiseAfterEnd
 )
 

@@ -58,14 +58,14 @@ func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease ti
 }
 
 // CompleteActivity removes a leased activity task and enqueues its result
-// for its instance, visible at once, atomically. It returns an error
+// for its instance at now, visible at once, atomically. It returns an error
 // wrapping store.ErrLeaseLost if w's lease no longer holds the task. It does
 // not wait for the disk to sync (see write.go).
-func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, result engine.Event) error {
-	return s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error { return completeActivity(ctx, tx, w, result) })
+func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time) error {
+	return s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error { return completeActivity(ctx, tx, w, result, now) })
 }
 
-func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, result engine.Event) error {
+func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, result engine.Event, now time.Time) error {
 	var instanceID string
 	var execution, schedule int64
 	err := tx.QueryRowContext(ctx, `SELECT instance_id, execution_id, schedule_id FROM activity_tasks WHERE id = ? AND lock_token = ?`, w.ID, w.LockToken).
@@ -88,8 +88,8 @@ func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, re
 	}
 	// The result goes to the execution that scheduled the task: if that one
 	// has continued as new, to nobody.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at)
-		SELECT id, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, visibleNow, instanceID, execution); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at)
+		SELECT id, ?, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, visibleNow, nanos(now), instanceID, execution); err != nil {
 		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
 	}
 	return nil

@@ -17,7 +17,7 @@ func withTasks(t *testing.T, s *Store) {
 	item := lock(t, s, t0)
 	a, b := event(2, engine.ActivityScheduled), event(3, engine.ActivityScheduled)
 	a.Name, b.Name = "A", "B"
-	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 		NewEvents:  []engine.Event{event(1, engine.OrchestrationStarted), a, b},
 		Activities: []engine.ActivityTask{{ScheduleID: 2, Name: "A", Input: json.RawMessage(`"a"`)}, {ScheduleID: 3, Name: "B"}},
 		Status:     engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
@@ -69,7 +69,7 @@ func TestCompleteActivity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.CompleteActivity(ctx, tt.w, tt.ev)
+			err := s.CompleteActivity(ctx, tt.w, tt.ev, t0)
 			if err == nil || err.Error() != tt.want || (tt.is != nil && !errors.Is(err, tt.is)) {
 				t.Fatalf("err = %v\nwant %s", err, tt.want)
 			}
@@ -79,10 +79,10 @@ func TestCompleteActivity(t *testing.T) {
 		})
 	}
 
-	if err := s.CompleteActivity(ctx, second, done); err != nil {
+	if err := s.CompleteActivity(ctx, second, done, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CompleteActivity(ctx, second, done); !errors.Is(err, store.ErrLeaseLost) {
+	if err := s.CompleteActivity(ctx, second, done, t0); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("completing twice: %v", err)
 	}
 	item := lock(t, s, t0)

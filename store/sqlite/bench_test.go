@@ -37,7 +37,7 @@ func BenchmarkTurn_1k(b *testing.B) {
 		}
 		next := item.HistoryLen + 1
 		ev := engine.Event{ID: next + 1, Kind: engine.ActivityScheduled, Name: "A", Input: json.RawMessage(`1`), Time: t0}
-		err = s.CommitTurn(ctx, store.TurnCommit{InstanceID: item.Instance.ID, ExecutionID: 1, LockToken: item.LockToken,
+		err = s.CommitTurn(ctx, store.TurnCommit{InstanceID: item.Instance.ID, ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 			NewEvents:  []engine.Event{{ID: next, Kind: engine.ActivityCompleted, ScheduleID: next - 1, Result: json.RawMessage(`1`), Time: t0}, ev},
 			Activities: []engine.ActivityTask{{ScheduleID: ev.ID, Name: "A", Input: ev.Input}},
 			Status:     engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
@@ -48,7 +48,7 @@ func BenchmarkTurn_1k(b *testing.B) {
 		if err != nil || w == nil {
 			b.Fatal(w, err)
 		}
-		if err := s.CompleteActivity(ctx, w, engine.Event{Kind: engine.ActivityCompleted, ScheduleID: ev.ID, Result: json.RawMessage(`1`)}); err != nil {
+		if err := s.CompleteActivity(ctx, w, engine.Event{Kind: engine.ActivityCompleted, ScheduleID: ev.ID, Result: json.RawMessage(`1`)}, t0); err != nil {
 			b.Fatal(err)
 		}
 	}

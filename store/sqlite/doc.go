@@ -3,7 +3,9 @@
 //
 // The file belongs to one host at a time: Open takes an exclusive lock on a
 // file beside it (FILE.lock, holding the holder's pid) and a second Open
-// fails, naming the process that holds it. The database identifies itself
+// fails, naming the process that holds it. A new database, its -wal and
+// -shm files and the lock file are readable by their owner only (0600):
+// the database holds the environments deployed with the modules. The database identifies itself
 // with an application id and records its schema version; Open refuses files
 // that are not SQLite, SQLite files that are not Durabox databases, and
 // databases from a newer Durabox, without modifying them, and brings
@@ -15,15 +17,22 @@
 //     orchestration_modules maps each orchestration name to the module
 //     deployed last that registers it.
 //   - instances: one row per instance, with its current execution, status,
-//     lock (lock_token, locked_until) and the number of times it was locked
-//     since its last commit (attempt).
+//     lock (lock_token, locked_until), the number of times it was locked
+//     since its last commit (attempt) and the persistent events its
+//     execution took (persistent_taken). Indexes by status (with the
+//     creation time, and with the last update: for the finished, when they
+//     finished), orchestration, module and parent serve the filters of
+//     ListInstances, CountInstances and PurgeInstances.
 //   - history: one JSON engine.Event per row, keyed by instance, execution
 //     and event id.
+//   - continued_executions: when each execution that continued as new
+//     ended, for DeleteExecutions.
 //   - messages: JSON engine.Events waiting for an instance, visible from
-//     visible_at. A message visible at once has visible_at 0; a timer is a
-//     TimerFired message visible when it is due.
+//     visible_at, stored at enqueued_at. A message visible at once has
+//     visible_at 0; a timer is a TimerFired message visible when it is due.
 //   - activity_tasks: activities waiting for a worker, with their lease
-//     (lock_token, locked_until) and the number of deliveries (attempt).
+//     (lock_token, locked_until), the number of deliveries (attempt) and
+//     when they were stored (enqueued_at).
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

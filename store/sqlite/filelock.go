@@ -16,7 +16,7 @@ import (
 func lockFile(path string) (*os.File, error) {
 	name := path + ".lock"
 	for {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: lock %s: %w", path, err)
 		}

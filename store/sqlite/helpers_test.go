@@ -185,7 +185,7 @@ func firstTurn(t *testing.T, s *Store) []engine.Event {
 	timer.FireAt = &timerDue
 	events := []engine.Event{started, scheduled, timer}
 	commit(t, s, store.TurnCommit{
-		InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+		InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 		NewEvents:  events,
 		Activities: []engine.ActivityTask{{ScheduleID: 2, Name: "SayHello", Input: json.RawMessage(`"world"`)}},
 		Timers:     []engine.TimerTask{{ScheduleID: 3, FireAt: timerDue}},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
@@ -42,7 +43,7 @@ func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, visibl
 	if inserted, err := res.RowsAffected(); err != nil || inserted == 0 {
 		return errors.Join(err, whyNotInserted(ctx, tx, n))
 	}
-	_, err = enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}, visible)
+	_, err = enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}, visible, n.Now)
 	return err
 }
 
@@ -58,26 +59,39 @@ func whyNotInserted(ctx context.Context, tx *sql.Tx, n store.NewInstance) error 
 	return fmt.Errorf("module %s %w", n.ModuleHash, store.ErrNotFound)
 }
 
-// instanceColumns are the columns scanInstance reads.
-const instanceColumns = `id, name, module_hash, execution_id, status, input, result, failure, custom_status, created_at, updated_at`
+// summaryColumns are the columns scanSummary reads; instanceColumns,
+// those scanInstance reads.
+const (
+	summaryColumns  = `id, name, module_hash, execution_id, status, custom_status, coalesce(parent_id, ''), created_at, updated_at`
+	instanceColumns = summaryColumns + `, input, result, failure`
+)
 
 type scanner interface{ Scan(dest ...any) error }
+
+// scanSummary scans summaryColumns, and then the columns that follow into
+// extra.
+func scanSummary(row scanner, extra ...any) (store.InstanceSummary, error) {
+	var i store.InstanceSummary
+	var created, updated int64
+	dest := append([]any{&i.ID, &i.Name, &i.ModuleHash, &i.ExecutionID, &i.Status, &i.CustomStatus, &i.ParentID, &created, &updated}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return i, err
+	}
+	i.CreatedAt, i.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return i, nil
+}
 
 // scanInstance scans instanceColumns, and then the columns that follow
 // into extra.
 func scanInstance(row scanner, extra ...any) (store.Instance, error) {
-	var i store.Instance
-	var status string
 	var input, result []byte
 	var failure sql.NullString
-	var created, updated int64
-	dest := append([]any{&i.ID, &i.Name, &i.ModuleHash, &i.ExecutionID, &status, &input, &result, &failure, &i.CustomStatus, &created, &updated}, extra...)
-	if err := row.Scan(dest...); err != nil {
-		return i, err
+	sum, err := scanSummary(row, append([]any{&input, &result, &failure}, extra...)...)
+	if err != nil {
+		return store.Instance{}, err
 	}
-	i.Status, i.Input, i.Result = engine.Status(status), input, result
-	i.CreatedAt, i.UpdatedAt = fromNanos(created), fromNanos(updated)
-	var err error
+	i := store.Instance{ID: sum.ID, Name: sum.Name, ModuleHash: sum.ModuleHash, ExecutionID: sum.ExecutionID, Status: sum.Status,
+		Input: input, Result: result, CustomStatus: sum.CustomStatus, ParentID: sum.ParentID, CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt}
 	if i.Failure, err = decodeFailure(failure); err != nil {
 		return i, fmt.Errorf("decode failure: %w", err)
 	}
@@ -105,27 +119,6 @@ func getInstance(ctx context.Context, q querier, id string) (store.Instance, err
 	return inst, nil
 }
 
-// ListInstances returns every instance, newest first.
-func (s *Store) ListInstances(ctx context.Context) ([]store.Instance, error) {
-	rows, err := s.readers.QueryContext(ctx, `SELECT `+instanceColumns+` FROM instances ORDER BY created_at DESC, rowid DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list instances: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Instance
-	for rows.Next() {
-		inst, err := scanInstance(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: list instances: %w", err)
-		}
-		out = append(out, inst)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list instances: %w", err)
-	}
-	return out, nil
-}
-
 // History returns the history of one execution of an instance (0 means the
 // current one), in order, or an error wrapping store.ErrNotFound if the
 // instance does not exist. An execution that never ran has no events.
@@ -141,7 +134,15 @@ func (s *Store) History(ctx context.Context, id string, execution int64) ([]engi
 	if execution == 0 {
 		execution = current
 	}
-	return history(ctx, s.readers, id, execution)
+	if execution < 1 || execution > current {
+		return nil, fmt.Errorf("sqlite: instance %q has no execution %d (its current one is %d): %w", id, execution, current, store.ErrNotFound)
+	}
+	events, err := history(ctx, s.readers, id, execution)
+	if err == nil && len(events) == 0 && execution < current {
+		// An execution that ended has events, unless they were deleted.
+		return nil, fmt.Errorf("sqlite: the history of execution %d of instance %q is no longer kept: %w", execution, id, store.ErrNotFound)
+	}
+	return events, err
 }
 
 // history reads the events of one execution, in order.
@@ -170,19 +171,55 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 	return out, nil
 }
 
-// Enqueue adds a message for an instance, visible at once, or returns an
-// error wrapping store.ErrNotFound if the instance does not exist.
-func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event) error {
-	var ok bool
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		ok, err = enqueue(ctx, tx, instanceID, ev, visibleNow)
+// Enqueue adds a message for an instance at now, visible at once. It
+// returns an error wrapping store.ErrNotFound if the instance does not
+// exist, or store.ErrFinished if it has finished.
+func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event, now time.Time) error {
+	return s.enqueueFor(ctx, instanceID, ev, 0, now)
+}
+
+// EnqueuePersistent adds a persistent event for an instance, visible at
+// once, unless its current execution has taken and has waiting max
+// persistent events between them: then it returns an error wrapping
+// store.ErrTooManyEvents. It returns store.ErrNotFound and
+// store.ErrFinished as Enqueue does.
+func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time) error {
+	if ev.Kind != engine.ExternalEventPersistent || max < 1 {
+		return fmt.Errorf("sqlite: EnqueuePersistent of a %s, at most %d: it takes an %s and a max of 1 or more", ev.Kind, max, engine.ExternalEventPersistent)
+	}
+	return s.enqueueFor(ctx, instanceID, ev, max, now)
+}
+
+// enqueueFor adds a message at now for an instance that has not finished;
+// with max > 0, a persistent event within max.
+func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max int, now time.Time) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var status engine.Status
+		var taken int
+		err := tx.QueryRowContext(ctx, `SELECT status, persistent_taken FROM instances WHERE id = ?`, id).Scan(&status, &taken)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("instance %q %w", id, store.ErrNotFound)
+		case err != nil:
+			return err
+		case status.IsTerminal():
+			return fmt.Errorf("%w: it is %s", store.ErrFinished, status)
+		}
+		if max > 0 {
+			var waiting int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE instance_id = ? AND json_extract(payload, '$.kind') = ?`,
+				id, string(engine.ExternalEventPersistent)).Scan(&waiting); err != nil {
+				return err
+			}
+			if taken+waiting >= max {
+				return fmt.Errorf("%w: its execution has taken %d and has %d waiting, at most %d between them", store.ErrTooManyEvents, taken, waiting, max)
+			}
+		}
+		_, err = enqueue(ctx, tx, id, ev, visibleNow, now)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite: enqueue for %q: %w", instanceID, err)
-	}
-	if !ok {
-		return fmt.Errorf("sqlite: instance %q %w", instanceID, store.ErrNotFound)
+		return fmt.Errorf("sqlite: enqueue for %q: %w", id, err)
 	}
 	return nil
 }
@@ -192,14 +229,15 @@ type execer interface {
 }
 
 // enqueue adds a message for an instance, visible from visibleAt (Unix
-// nanoseconds), and reports whether the instance exists; if it does not,
-// the message is dropped.
-func enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event, visibleAt int64) (bool, error) {
+// nanoseconds), stored at now, and reports whether the instance exists;
+// if it does not, the message is dropped.
+func enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event, visibleAt int64, now time.Time) (bool, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return false, fmt.Errorf("encode %s message: %w", ev.Kind, err)
 	}
-	res, err := db.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) SELECT id, ?, ? FROM instances WHERE id = ?`, payload, visibleAt, instanceID)
+	res, err := db.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at) SELECT id, ?, ?, ? FROM instances WHERE id = ?`,
+		payload, visibleAt, nanos(now), instanceID)
 	if err != nil {
 		return false, err
 	}

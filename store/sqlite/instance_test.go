@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,12 +71,12 @@ func TestInstanceNotFound(t *testing.T) {
 	}{
 		{"GetInstance", func() error { _, err := s.GetInstance(ctx, "nope"); return err }},
 		{"History", func() error { _, err := s.History(ctx, "nope", 0); return err }},
-		{"Enqueue", func() error { return s.Enqueue(ctx, "nope", engine.Event{Kind: engine.ExternalEvent, Name: "X"}) }},
+		{"Enqueue", func() error { return s.Enqueue(ctx, "nope", engine.Event{Kind: engine.ExternalEvent, Name: "X"}, t0) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.call()
-			if !errors.Is(err, store.ErrNotFound) || err.Error() != `sqlite: instance "nope" not found` {
+			if !errors.Is(err, store.ErrNotFound) || !strings.HasSuffix(err.Error(), `instance "nope" not found`) {
 				t.Fatalf("err = %v", err)
 			}
 		})
@@ -97,10 +98,11 @@ func TestListInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	list, err := s.ListInstances(ctx)
+	page, err := s.ListInstances(ctx, store.InstanceQuery{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
+	list := page.Instances
 	var ids []string
 	for _, inst := range list {
 		ids = append(ids, inst.ID)
@@ -122,7 +124,7 @@ func TestEnqueue(t *testing.T) {
 		{Kind: engine.ExternalEventPersistent, Name: "Note", Result: json.RawMessage(`"n"`)},
 	}
 	for _, ev := range raised {
-		if err := s.Enqueue(ctx, "i1", ev); err != nil {
+		if err := s.Enqueue(ctx, "i1", ev, t0); err != nil {
 			t.Fatal(err)
 		}
 	}

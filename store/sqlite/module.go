@@ -132,3 +132,56 @@ func (s *Store) ModulesWithWork(ctx context.Context) ([]string, error) {
 func decodeNames(orch, acts, env string, orchestrations, activities, environ *[]string) error {
 	return errors.Join(json.Unmarshal([]byte(orch), orchestrations), json.Unmarshal([]byte(acts), activities), json.Unmarshal([]byte(env), environ))
 }
+
+// DeleteModule deletes a module no instance runs on, and hands each
+// orchestration it was the newest module of to the newest module left
+// that registers it, if any. It returns an error wrapping
+// store.ErrNotFound, or store.ErrModuleInUse saying how many instances
+// run on it.
+func (s *Store) DeleteModule(ctx context.Context, hash string) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var orch string
+		err := tx.QueryRowContext(ctx, `SELECT orchestrations FROM modules WHERE hash = ?`, hash).Scan(&orch)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("module %s %w", hash, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if err := refuseInUse(ctx, tx, hash); err != nil {
+			return err
+		}
+		var names []string
+		if err := json.Unmarshal([]byte(orch), &names); err != nil {
+			return fmt.Errorf("decode its orchestrations: %w", err)
+		}
+		for _, statement := range []string{`DELETE FROM orchestration_modules WHERE hash = ?`, `DELETE FROM modules WHERE hash = ?`} {
+			if _, err := tx.ExecContext(ctx, statement, hash); err != nil {
+				return err
+			}
+		}
+		for _, name := range names {
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO orchestration_modules (name, hash)
+				SELECT ?1, m.hash FROM modules m, json_each(m.orchestrations) j WHERE j.value = ?1 ORDER BY m.seq DESC LIMIT 1
+				ON CONFLICT (name) DO NOTHING`, name); err != nil {
+				return fmt.Errorf("orchestration %q: %w", name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete module %s: %w", hash, err)
+	}
+	return nil
+}
+
+// refuseInUse returns store.ErrModuleInUse if instances run on the
+// module.
+func refuseInUse(ctx context.Context, tx *sql.Tx, hash string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM instances WHERE module_hash = ?`, hash).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: %d instances run on it", store.ErrModuleInUse, n)
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
@@ -41,6 +42,7 @@ func purge(ctx context.Context, tx *sql.Tx, id string) error {
 	}
 	for _, statement := range []string{
 		`DELETE FROM history WHERE instance_id = ?`,
+		`DELETE FROM continued_executions WHERE instance_id = ?`,
 		`DELETE FROM messages WHERE instance_id = ?`,
 		`DELETE FROM activity_tasks WHERE instance_id = ?`,
 		`DELETE FROM instances WHERE id = ?`,
@@ -50,4 +52,90 @@ func purge(ctx context.Context, tx *sql.Tx, id string) error {
 		}
 	}
 	return nil
+}
+
+// PurgeInstances purges up to max of the finished instances f selects, in
+// one transaction, and returns their ids. It takes them in no order: a
+// sort would read every one selected for each batch.
+func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max int) ([]string, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("sqlite: purge instances: max is %d; it must be 1 or more", max)
+	}
+	cond, args := where(f)
+	var ids []string
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		ids = nil
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM instances WHERE `+cond+` AND `+finished+` LIMIT ?`, append(args, max)...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := purge(ctx, tx, id); err != nil {
+				return fmt.Errorf("%q: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: purge instances: %w", err)
+	}
+	return ids, nil
+}
+
+// DeleteExecutions deletes the history of up to max of the executions
+// that continued as new before before, those that ended first first, in
+// one transaction, and returns how many.
+func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int) (int, error) {
+	if max < 1 {
+		return 0, fmt.Errorf("sqlite: delete executions: max is %d; it must be 1 or more", max)
+	}
+	type execution struct {
+		instance string
+		id       int64
+	}
+	var old []execution
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		old = nil
+		rows, err := tx.QueryContext(ctx, `SELECT instance_id, execution_id FROM continued_executions WHERE ended_at < ? ORDER BY ended_at LIMIT ?`, nanos(before), max)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var x execution
+			if err := rows.Scan(&x.instance, &x.id); err != nil {
+				rows.Close()
+				return err
+			}
+			old = append(old, x)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, x := range old {
+			for _, statement := range []string{
+				`DELETE FROM history WHERE instance_id = ? AND execution_id = ?`,
+				`DELETE FROM continued_executions WHERE instance_id = ? AND execution_id = ?`,
+			} {
+				if _, err := tx.ExecContext(ctx, statement, x.instance, x.id); err != nil {
+					return fmt.Errorf("execution %d of %q: %w", x.id, x.instance, err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: delete executions: %w", err)
+	}
+	return len(old), nil
 }

@@ -59,6 +59,13 @@ func (s *Store) open(path string) error {
 	if err := checkHeader(path); err != nil {
 		return err
 	}
+	// SQLite gives the -wal and -shm files the mode of the database file:
+	// create it for its owner alone, as it holds the modules' secrets.
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	f.Close()
 	db, err := sql.Open("sqlite3", dsn(path, s.opts.Durability, false))
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)

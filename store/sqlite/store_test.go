@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,7 +165,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	withInstance(t, s)
 	firstTurn(t, s)
 	create(t, s, "i2")
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}); err != nil {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}, t0); err != nil {
 		t.Fatal(err)
 	}
 	if w, err := leaseNext(s, t0, time.Minute); err != nil || w == nil {
@@ -194,7 +195,7 @@ func TestMigratesVersion1(t *testing.T) {
 	withInstance(t, s)
 	// Make it a version-1 database: modules had no env column then, and
 	// instances no parent, no custom status and no attempt count.
-	if _, err := s.db.Exec(`ALTER TABLE modules DROP COLUMN env; ALTER TABLE instances DROP COLUMN parent_id;
+	if _, err := s.db.Exec(toVersion5 + `ALTER TABLE modules DROP COLUMN env; ALTER TABLE instances DROP COLUMN parent_id;
 		ALTER TABLE instances DROP COLUMN parent_schedule_id; ALTER TABLE instances DROP COLUMN custom_status;
 		ALTER TABLE instances DROP COLUMN attempt; PRAGMA user_version = 1;`); err != nil {
 		t.Fatal(err)
@@ -205,6 +206,10 @@ func TestMigratesVersion1(t *testing.T) {
 	var version int
 	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
 		t.Fatalf("version %d, %v after opening; want %d", version, err, schemaVersion)
+	}
+	fresh, _ := openTest(t)
+	if got, want := schemaOf(t, s.db), schemaOf(t, fresh.db); !reflect.DeepEqual(got, want) {
+		t.Fatalf("migrated schema:\n%s\nwant the schema of a new database:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	m, err := s.GetModule(ctx, "h1")
 	if err != nil || string(m.Wasm) != "w1" || len(m.Env) != 0 {
@@ -242,5 +247,23 @@ func TestPathsTheDriverCouldMisread(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestFilesOnlyItsOwnerReads checks that a new database, its WAL and
+// shared-memory files and its lock file are its owner's alone: they hold
+// the secrets deployed with the modules.
+func TestFilesOnlyItsOwnerReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	s := openAt(t, path, Options{})
+	withInstance(t, s)
+	for _, name := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s has mode %v; want -rw-------", filepath.Base(name), mode)
+		}
 	}
 }

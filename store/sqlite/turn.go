@@ -52,6 +52,9 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 	if c.ExecutionID != l.execution {
 		return fmt.Errorf("execution %d is not the instance's current one, %d", c.ExecutionID, l.execution)
 	}
+	if c.Now.IsZero() {
+		return errors.New("the commit has no time (TurnCommit.Now is zero)")
+	}
 	for i, ev := range c.NewEvents {
 		if want := l.lastEventID + int64(i) + 1; ev.ID != want {
 			return fmt.Errorf("new event %d has id %d where history continues at %d", i, ev.ID, want)
@@ -61,57 +64,72 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 		return err
 	}
 	for _, child := range c.Children {
-		if err := startChild(ctx, tx, c.InstanceID, child); err != nil {
+		if err := startChild(ctx, tx, c.InstanceID, child, c.Now); err != nil {
 			return fmt.Errorf("child %q: %w", child.ID, err)
 		}
 	}
 	for _, o := range c.Outgoing {
-		if _, err := enqueue(ctx, tx, o.InstanceID, o.Event, visibleNow); err != nil {
+		if _, err := enqueue(ctx, tx, o.InstanceID, o.Event, visibleNow, c.Now); err != nil {
 			return fmt.Errorf("message for %q: %w", o.InstanceID, err)
+		}
+	}
+	if c.DropWaiting {
+		if err := dropWaiting(ctx, tx, c); err != nil {
+			return err
 		}
 	}
 	if c.ContinueAsNew != nil {
 		return continueAsNew(ctx, tx, c, l.name)
 	}
 	if c.Status.IsTerminal() && l.parent.Valid && l.parentSchedule.Valid {
-		if err := reportToParent(ctx, tx, c, l.parent.String, l.parentSchedule.Int64); err != nil {
+		if err := reportToParent(ctx, tx, l.parent.String, l.parentSchedule.Int64, c.Status, c.Result, c.Failure, c.Now); err != nil {
 			return err
 		}
 	}
 	_, err = tx.ExecContext(ctx, `
 		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
-			last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0
+			last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0, persistent_taken = persistent_taken + ?
 		WHERE id = ?`,
-		string(c.Status), nullIfEmpty(c.Result), encodeFailure(c.Failure), c.CustomStatus, nanos(time.Now()),
-		l.lastEventID+int64(len(c.NewEvents)), c.InstanceID)
+		string(c.Status), nullIfEmpty(c.Result), encodeFailure(c.Failure), c.CustomStatus, nanos(c.Now),
+		l.lastEventID+int64(len(c.NewEvents)), persistentTaken(c.NewEvents), c.InstanceID)
 	return err
+}
+
+// persistentTaken counts the persistent events among events.
+func persistentTaken(events []engine.Event) int {
+	n := 0
+	for _, ev := range events {
+		if ev.Kind == engine.ExternalEventPersistent {
+			n++
+		}
+	}
+	return n
+}
+
+// dropWaiting removes the instance's messages (all of them consumed or
+// left) and the activity tasks no worker holds at the commit's time.
+func dropWaiting(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, c.InstanceID); err != nil {
+		return fmt.Errorf("drop messages: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND locked_until <= ?`, c.InstanceID, nanos(c.Now)); err != nil {
+		return fmt.Errorf("drop activity tasks: %w", err)
+	}
+	return nil
 }
 
 // writeWork appends the new events to history, queues the activity tasks
 // (on the instance's module) and the timers, and removes the consumed
 // messages.
 func writeWork(ctx context.Context, tx *sql.Tx, c store.TurnCommit, moduleHash string) error {
-	for _, ev := range c.NewEvents {
-		payload, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("encode event %d: %w", ev.ID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO history (instance_id, execution_id, event_id, payload) VALUES (?, ?, ?, ?)`,
-			c.InstanceID, c.ExecutionID, ev.ID, payload); err != nil {
-			return fmt.Errorf("event %d: %w", ev.ID, err)
-		}
+	if err := appendHistory(ctx, tx, c.InstanceID, c.ExecutionID, c.NewEvents); err != nil {
+		return err
 	}
-	for _, a := range c.Activities {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input) VALUES (?, ?, ?, ?, ?, ?)`,
-			c.InstanceID, c.ExecutionID, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input)); err != nil {
-			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
-		}
+	if err := queueActivities(ctx, tx, c.InstanceID, c.ExecutionID, moduleHash, c.Activities, c.Now); err != nil {
+		return err
 	}
-	for _, t := range c.Timers {
-		fired := engine.Event{Kind: engine.TimerFired, ScheduleID: t.ScheduleID, FireAt: &t.FireAt}
-		if _, err := enqueue(ctx, tx, c.InstanceID, fired, dueAt(t.FireAt)); err != nil {
-			return fmt.Errorf("timer %d: %w", t.ScheduleID, err)
-		}
+	if err := queueTimers(ctx, tx, c.InstanceID, c.Timers, c.Now); err != nil {
+		return err
 	}
 	for _, id := range c.Consumed {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ? AND instance_id = ?`, id, c.InstanceID); err != nil {
@@ -121,29 +139,68 @@ func writeWork(ctx context.Context, tx *sql.Tx, c store.TurnCommit, moduleHash s
 	return nil
 }
 
-// reportToParent tells the parent of a child that has just ended how it
-// ended.
-func reportToParent(ctx context.Context, tx *sql.Tx, c store.TurnCommit, parent string, schedule int64) error {
-	report := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: schedule, Result: c.Result}
-	if c.Status != engine.StatusCompleted {
-		report = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: schedule, Failure: c.Failure}
+// appendHistory appends events to an execution's history.
+func appendHistory(ctx context.Context, tx *sql.Tx, id string, execution int64, events []engine.Event) error {
+	for _, ev := range events {
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("encode event %d: %w", ev.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO history (instance_id, execution_id, event_id, payload) VALUES (?, ?, ?, ?)`,
+			id, execution, ev.ID, payload); err != nil {
+			return fmt.Errorf("event %d: %w", ev.ID, err)
+		}
 	}
-	if _, err := enqueue(ctx, tx, parent, report, visibleNow); err != nil {
+	return nil
+}
+
+// queueActivities queues activity tasks of an execution at now, to run on
+// moduleHash.
+func queueActivities(ctx context.Context, tx *sql.Tx, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
+	for _, a := range tasks {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now)); err != nil {
+			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
+		}
+	}
+	return nil
+}
+
+// queueTimers enqueues the TimerFired of each timer at now, visible when
+// due.
+func queueTimers(ctx context.Context, tx *sql.Tx, id string, timers []engine.TimerTask, now time.Time) error {
+	for _, t := range timers {
+		fired := engine.Event{Kind: engine.TimerFired, ScheduleID: t.ScheduleID, FireAt: &t.FireAt}
+		if _, err := enqueue(ctx, tx, id, fired, dueAt(t.FireAt), now); err != nil {
+			return fmt.Errorf("timer %d: %w", t.ScheduleID, err)
+		}
+	}
+	return nil
+}
+
+// reportToParent tells the parent of a child that has ended how it ended,
+// at now.
+func reportToParent(ctx context.Context, tx *sql.Tx, parent string, schedule int64, status engine.Status, result json.RawMessage, failure *engine.Failure, now time.Time) error {
+	report := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: schedule, Result: result}
+	if status != engine.StatusCompleted {
+		report = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: schedule, Failure: failure}
+	}
+	if _, err := enqueue(ctx, tx, parent, report, visibleNow, now); err != nil {
 		return fmt.Errorf("report to parent %q: %w", parent, err)
 	}
 	return nil
 }
 
-// startChild creates a child instance or, when it cannot start, reports
-// the failure to its parent at once (unless it is detached).
-func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild) error {
+// startChild creates a child instance at now or, when it cannot start,
+// reports the failure to its parent at once (unless it is detached).
+func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild, now time.Time) error {
 	var schedule any
 	if !c.Detached {
 		schedule = c.ScheduleID
 	}
 	reason := fmt.Sprintf("no deployed module registers orchestration %q", c.Name)
 	if c.ModuleHash != "" {
-		n := store.NewInstance{ID: c.ID, Name: c.Name, ModuleHash: c.ModuleHash, Input: c.Input, Now: time.Now()}
+		n := store.NewInstance{ID: c.ID, Name: c.Name, ModuleHash: c.ModuleHash, Input: c.Input, Now: now}
 		// A child is work of its parent, which has begun.
 		err := insertInstance(ctx, tx, n, visibleNow, parent, schedule)
 		switch {
@@ -161,7 +218,7 @@ func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild
 		return nil
 	}
 	_, err := enqueue(ctx, tx, parent, engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: c.ScheduleID,
-		Failure: &engine.Failure{Message: fmt.Sprintf("child orchestration %q could not start: %s", c.Name, reason)}}, visibleNow)
+		Failure: &engine.Failure{Message: fmt.Sprintf("child orchestration %q could not start: %s", c.Name, reason)}}, visibleNow, now)
 	return err
 }
 
@@ -185,21 +242,35 @@ func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit, name str
 	}
 	_, err = tx.ExecContext(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
-			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0, attempt = 0
+			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0, attempt = 0,
+			persistent_taken = 0
 		WHERE id = ?`,
-		string(engine.StatusPending), nullIfEmpty(can.Input), c.CustomStatus, nanos(time.Now()), c.InstanceID)
+		string(engine.StatusPending), nullIfEmpty(can.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
 	if err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES (?, ?, ?)`,
+		c.InstanceID, c.ExecutionID, nanos(c.Now)); err != nil {
 		return fmt.Errorf("continue as new: %w", err)
 	}
 	started := engine.Event{Kind: engine.OrchestrationStarted, Name: name, InstanceID: c.InstanceID, Input: can.Input}
 	for _, m := range append([]engine.Event{started}, can.Carried...) {
-		if _, err := enqueue(ctx, tx, c.InstanceID, m, visibleNow); err != nil {
+		if _, err := enqueue(ctx, tx, c.InstanceID, m, visibleNow, c.Now); err != nil {
 			return fmt.Errorf("continue as new: %w", err)
 		}
 	}
+	if err := requeue(ctx, tx, c.InstanceID, left); err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	return nil
+}
+
+// requeue enqueues again the leftovers takeLeftovers took, as they were.
+func requeue(ctx context.Context, tx *sql.Tx, id string, left []leftover) error {
 	for _, m := range left {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at) VALUES (?, ?, ?)`, c.InstanceID, m.payload, m.visibleAt); err != nil {
-			return fmt.Errorf("continue as new: requeue message: %w", err)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at) VALUES (?, ?, ?, ?)`,
+			id, m.payload, m.visibleAt, m.enqueuedAt); err != nil {
+			return fmt.Errorf("requeue message: %w", err)
 		}
 	}
 	return nil
@@ -224,8 +295,8 @@ func detachChildren(ctx context.Context, tx *sql.Tx, parent string, execution in
 
 // leftover is a message an ended execution did not consume.
 type leftover struct {
-	payload   []byte
-	visibleAt int64
+	payload               []byte
+	visibleAt, enqueuedAt int64
 }
 
 // takeLeftovers removes the messages of an instance whose execution ends
@@ -233,7 +304,7 @@ type leftover struct {
 // the completions, which name the ended execution's events (a timer not
 // yet due among them).
 func takeLeftovers(ctx context.Context, tx *sql.Tx, id string) ([]leftover, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, payload, visible_at FROM messages WHERE instance_id = ? ORDER BY id`, id)
+	rows, err := tx.QueryContext(ctx, `SELECT id, payload, visible_at, enqueued_at FROM messages WHERE instance_id = ? ORDER BY id`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +314,7 @@ func takeLeftovers(ctx context.Context, tx *sql.Tx, id string) ([]leftover, erro
 		var m leftover
 		var msgID int64
 		var ev engine.Event
-		if err := rows.Scan(&msgID, &m.payload, &m.visibleAt); err != nil {
+		if err := rows.Scan(&msgID, &m.payload, &m.visibleAt, &m.enqueuedAt); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal(m.payload, &ev); err != nil {

@@ -39,7 +39,7 @@ func TestCommitTurn(t *testing.T) {
 	done := event(5, engine.OrchestrationCompleted)
 	done.Result = json.RawMessage(`"hello"`)
 	custom := "greeted"
-	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 		NewEvents: []engine.Event{event(4, engine.TimerFired), done},
 		Status:    engine.StatusCompleted, Result: done.Result, CustomStatus: &custom,
 		Consumed: []int64{item.Messages[0].ID, other.Messages[0].ID}})
@@ -53,10 +53,10 @@ func TestCommitTurn(t *testing.T) {
 	if n := count(t, s, "messages"); n != 1 {
 		t.Fatalf("%d messages left, want the other instance's", n)
 	}
-	// The instance is unlocked: an event raised now is dropped, not handed
-	// out, since the instance is finished.
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Late"}); err != nil {
-		t.Fatal(err)
+	// The instance is unlocked and finished: an event raised now is
+	// refused.
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Late"}, t0); !errors.Is(err, store.ErrFinished) {
+		t.Fatalf("Enqueue for the finished instance: %v; want ErrFinished", err)
 	}
 	if err := s.AbandonInstance(ctx, "other", other.LockToken); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestCommitTurnFailure(t *testing.T) {
 	failure := &engine.Failure{Message: "boom", Details: "at line 3"}
 	failed := event(5, engine.OrchestrationFailed)
 	failed.Failure = failure
-	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 		NewEvents: []engine.Event{event(4, engine.TimerFired), failed},
 		Status:    engine.StatusFailed, Failure: failure, Consumed: []int64{item.Messages[0].ID}})
 	inst, err := s.GetInstance(ctx, "i1")
@@ -93,7 +93,7 @@ func TestCommitIsAllOrNothing(t *testing.T) {
 	fine := func(item *store.WorkItem) store.TurnCommit {
 		sched := event(5, engine.ActivityScheduled)
 		sched.Name = "SayHello"
-		return store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+		return store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 			NewEvents:  []engine.Event{event(4, engine.TimerFired), sched},
 			Activities: []engine.ActivityTask{{ScheduleID: 5, Name: "SayHello"}},
 			Timers:     []engine.TimerTask{{ScheduleID: 3, FireAt: timerDue.Add(time.Hour)}},
@@ -159,7 +159,7 @@ func TestLostLeaseIsRefused(t *testing.T) {
 	first := lock(t, s, t0)
 	second := lock(t, s, t0.Add(time.Minute)) // first's lock expired
 	started := event(1, engine.OrchestrationStarted)
-	c := store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: first.LockToken,
+	c := store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: first.LockToken, Now: t0,
 		NewEvents: []engine.Event{started}, Status: engine.StatusRunning, Consumed: []int64{first.Messages[0].ID}}
 	if err := s.CommitTurn(ctx, c); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("commit with the expired lock: %v", err)
@@ -182,7 +182,7 @@ func TestContinueAsNew(t *testing.T) {
 	carried := engine.Event{Kind: engine.ExternalEventPersistent, Name: "X", Result: json.RawMessage(`"kept"`)}
 	first := []engine.Event{event(1, engine.OrchestrationStarted), event(2, engine.OrchestrationContinuedAsNew)}
 	custom := "round 1"
-	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 		NewEvents: first, Status: engine.StatusContinuedAsNew, Consumed: []int64{item.Messages[0].ID}, CustomStatus: &custom,
 		ContinueAsNew: &engine.ContinueAsNew{Input: json.RawMessage(`2`), Carried: []engine.Event{carried}},
 	})
@@ -202,7 +202,7 @@ func TestContinueAsNew(t *testing.T) {
 		t.Fatalf("next execution's work %+v", next)
 	}
 	// The new execution's history starts again at 1.
-	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 2, LockToken: next.LockToken,
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 2, LockToken: next.LockToken, Now: t0,
 		NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)}, Status: engine.StatusRunning})
 	if h, _ := s.History(ctx, "i1", 2); len(h) != 1 {
 		t.Fatalf("the second execution's history %+v", h)
@@ -217,7 +217,7 @@ func TestChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	item := lock(t, s, t0)
-	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 		NewEvents: []engine.Event{event(1, engine.OrchestrationStarted), event(2, engine.SubOrchestrationScheduled),
 			event(3, engine.SubOrchestrationScheduled), event(4, engine.SubOrchestrationScheduled),
 			event(5, engine.SubOrchestrationScheduled), event(6, engine.OrchestrationChained), event(7, engine.SubOrchestrationScheduled)},
@@ -267,7 +267,7 @@ func TestChildren(t *testing.T) {
 	}
 	for _, id := range []string{"i1:2", "i1:6", "i1:7"} {
 		c := ends[id]
-		c.InstanceID, c.ExecutionID, c.LockToken = id, 1, work[id].LockToken
+		c.InstanceID, c.ExecutionID, c.LockToken, c.Now = id, 1, work[id].LockToken, t0
 		c.NewEvents = []engine.Event{event(1, engine.OrchestrationStarted), event(2, engine.OrchestrationCompleted)}
 		c.Consumed = []int64{work[id].Messages[0].ID}
 		commit(t, s, c)

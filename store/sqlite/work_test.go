@@ -38,9 +38,9 @@ func TestInstanceOrder(t *testing.T) {
 			if item.Instance.ID != "b" {
 				t.Fatalf("locked %s first; want b, the oldest new instance", item.Instance.ID)
 			}
-			commit(t, s, store.TurnCommit{InstanceID: "b", ExecutionID: 1, LockToken: item.LockToken, Status: engine.StatusRunning,
+			commit(t, s, store.TurnCommit{InstanceID: "b", ExecutionID: 1, LockToken: item.LockToken, Now: t0, Status: engine.StatusRunning,
 				NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)}, Consumed: []int64{item.Messages[0].ID}})
-			if err := s.Enqueue(ctx, "b", engine.Event{Kind: engine.ExternalEvent, Name: "Go"}); err != nil {
+			if err := s.Enqueue(ctx, "b", engine.Event{Kind: engine.ExternalEvent, Name: "Go"}, t0); err != nil {
 				t.Fatal(err)
 			}
 			create(t, s, "after")
@@ -69,7 +69,7 @@ func TestWorkItem(t *testing.T) {
 	withInstance(t, s)
 	events := firstTurn(t, s)
 	raised := engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}
-	if err := s.Enqueue(ctx, "i1", raised); err != nil {
+	if err := s.Enqueue(ctx, "i1", raised, t0); err != nil {
 		t.Fatal(err)
 	}
 	// A turn that consumes nothing and starts a second timer, due later.
@@ -77,11 +77,11 @@ func TestWorkItem(t *testing.T) {
 	later := event(4, engine.TimerCreated)
 	laterDue := timerDue.Add(time.Hour)
 	later.FireAt = &laterDue
-	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 		NewEvents: []engine.Event{later}, Timers: []engine.TimerTask{{ScheduleID: 4, FireAt: laterDue}}, Status: engine.StatusRunning})
 	w := leaseActivity(t, s, t0, time.Minute)
 	activityDone := engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: json.RawMessage(`"hello"`)}
-	if err := s.CompleteActivity(ctx, w, activityDone); err != nil {
+	if err := s.CompleteActivity(ctx, w, activityDone, t0); err != nil {
 		t.Fatal(err)
 	}
 
@@ -121,7 +121,7 @@ func TestTimerDueBefore1970(t *testing.T) {
 			s, _ := openTest(t)
 			withInstance(t, s)
 			item := lock(t, s, t0)
-			commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken,
+			commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 				NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)}, Timers: []engine.TimerTask{{ScheduleID: 1, FireAt: due}},
 				Status: engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
 			item = lock(t, s, t0)
@@ -208,9 +208,9 @@ func TestAttemptsCountUntilCommit(t *testing.T) {
 	if item = lock(t, s, now); item.Attempt != 4 {
 		t.Fatalf("after an abandon, Attempt %d, want 4", item.Attempt)
 	}
-	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)},
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0, NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)},
 		Status: engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}); err != nil {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	if item = lock(t, s, now); item.Attempt != 1 {
@@ -284,7 +284,7 @@ func TestReleaseAllLeases(t *testing.T) {
 	withInstance(t, s)
 	firstTurn(t, s)
 	first := leaseActivity(t, s, t0, time.Hour)
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "X"}); err != nil {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "X"}, t0); err != nil {
 		t.Fatal(err)
 	}
 	lock(t, s, t0)

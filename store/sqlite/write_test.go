@@ -68,7 +68,7 @@ func TestWriteAfterClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"})
+	err = s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}, t0)
 	if !errors.Is(err, errClosed) {
 		t.Fatalf("enqueue after close: %v, want %v", err, errClosed)
 	}
@@ -102,7 +102,7 @@ func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 	if got := synchronous(); got != "FULL" {
 		t.Fatalf("a durable write ran with synchronous=%s, want FULL", got)
 	}
-	if err := s.CompleteActivity(ctx, w, engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: json.RawMessage(`"hi"`)}); err != nil {
+	if err := s.CompleteActivity(ctx, w, engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: json.RawMessage(`"hi"`)}, t0); err != nil {
 		t.Fatal(err)
 	}
 	if s.syncMode != "NORMAL" {

@@ -13,9 +13,11 @@ import (
 // turn returns the commit of a turn of the instance locked in item that
 // records events after its history (assigning their ids and times),
 // consumes all its messages, and schedules the activities and timers the
-// events record. Its status is Running unless an event ends the execution.
+// events record. Its status is Running unless an event ends the execution;
+// its time is that of its last event.
 func turn(item *store.WorkItem, events ...engine.Event) store.TurnCommit {
-	c := store.TurnCommit{InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken, Status: engine.StatusRunning}
+	c := store.TurnCommit{InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken, Status: engine.StatusRunning,
+		Now: t0.Add(time.Duration(item.HistoryLen+int64(len(events))) * time.Second)}
 	for i, ev := range events {
 		ev.ID = item.HistoryLen + int64(i) + 1
 		ev.Time = t0.Add(time.Duration(ev.ID) * time.Second)
@@ -28,6 +30,8 @@ func turn(item *store.WorkItem, events ...engine.Event) store.TurnCommit {
 			c.Status, c.Result = engine.StatusCompleted, ev.Result
 		case engine.OrchestrationFailed:
 			c.Status, c.Failure = engine.StatusFailed, ev.Failure
+		case engine.OrchestrationTerminated:
+			c.Status, c.Failure = engine.StatusTerminated, &engine.Failure{Message: "terminated: " + ev.Reason}
 		}
 		c.NewEvents = append(c.NewEvents, ev)
 	}

@@ -90,7 +90,7 @@ func testContinueAsNewLeavesTheOldExecutionBehind(f *fixture) {
 	f.continueAsNew(item)
 	// The old execution's task, running as it ended, may finish; its result
 	// must go nowhere.
-	if err := f.s.CompleteActivity(f.ctx, running, activityCompleted(2, `"old"`)); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+	if err := f.s.CompleteActivity(f.ctx, running, activityCompleted(2, `"old"`), t0); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 		f.t.Fatalf("CompleteActivity of the ended execution's task: %v; want success or ErrLeaseLost", err)
 	}
 	f.messages(f.lockID(due, "i1"), next("i1", persistent("late"))...)

@@ -56,7 +56,7 @@ func testModulesWithWork(f *fixture) {
 	f.run("i2", t0, started("i2", input("i2")), completed(`"refunded"`))
 	f.run("i1", t0, started("i1", input("i1")), scheduled("Charge"))
 	want("with an activity task of i1 waiting and i2 completed", module)
-	f.must(f.s.CompleteActivity(f.ctx, f.lease(t0), activityCompleted(2, `"charged"`)), "CompleteActivity")
+	f.must(f.s.CompleteActivity(f.ctx, f.lease(t0), activityCompleted(2, `"charged"`), t0), "CompleteActivity")
 	want("with the activity's result waiting", module)
 	f.run("i1", t0, activityCompleted(2, `"charged"`), timerCreated(t0.Add(time.Hour)))
 	want("with a timer of i1 not due yet", module)
@@ -75,7 +75,7 @@ func testCreateInstance(f *fixture) {
 	f.wantErr(err, store.ErrNotFound, "CreateInstance on a module not deployed")
 	_, err = f.s.GetInstance(f.ctx, "i2")
 	f.wantErr(err, store.ErrNotFound, "GetInstance of an instance whose creation was refused")
-	f.wantErr(f.s.Enqueue(f.ctx, "absent", raised("Approve")), store.ErrNotFound, "Enqueue for an instance that does not exist")
+	f.wantErr(f.s.Enqueue(f.ctx, "absent", raised("Approve"), t0), store.ErrNotFound, "Enqueue for an instance that does not exist")
 	_, err = f.s.History(f.ctx, "absent", 0)
 	f.wantErr(err, store.ErrNotFound, "History of an instance that does not exist")
 
@@ -84,8 +84,8 @@ func testCreateInstance(f *fixture) {
 		string(inst.Input) != `"i1"` || inst.Result != nil || inst.Failure != nil || !inst.CreatedAt.Equal(t0) {
 		f.t.Fatalf("instance %+v; want i1 of %s on %s, execution 1, Pending, input \"i1\", created at t0, as first created", inst, orchestration, module)
 	}
-	if all, err := f.s.ListInstances(f.ctx); err != nil || len(all) != 1 || all[0].ID != "i1" {
-		f.t.Fatalf("ListInstances = %+v, %v; want i1 alone", all, err)
+	if all := f.list(store.InstanceFilter{}); !slices.Equal(all, []string{"i1"}) {
+		f.t.Fatalf("ListInstances = %q; want i1 alone", all)
 	}
 	item := f.lock(t0)
 	if item.Instance.ID != "i1" || item.HistoryLen != 0 || item.Attempt != 1 {

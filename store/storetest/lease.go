@@ -157,8 +157,8 @@ func testActivityLease(f *fixture) {
 		f.t.Fatalf("task %d (event %d) delivered; want task %d again", again.ID, again.Task.ScheduleID, first.ID)
 	}
 	f.sameDelivery("activity task", first.LockToken, again.LockToken, first.Attempt, again.Attempt)
-	f.wantErr(f.s.CompleteActivity(f.ctx, first, activityCompleted(2, `"first"`)), store.ErrLeaseLost, "CompleteActivity by the worker whose lease was handed on")
-	f.must(f.s.CompleteActivity(f.ctx, again, activityCompleted(2, `"again"`)), "CompleteActivity")
+	f.wantErr(f.s.CompleteActivity(f.ctx, first, activityCompleted(2, `"first"`), t0), store.ErrLeaseLost, "CompleteActivity by the worker whose lease was handed on")
+	f.must(f.s.CompleteActivity(f.ctx, again, activityCompleted(2, `"again"`), t0), "CompleteActivity")
 	f.noActivity(t0.Add(time.Hour))
 	f.messages(f.lock(t0.Add(lease+time.Second)), activityCompleted(2, `"again"`))
 }
@@ -169,9 +169,9 @@ func testActivityCompletedOnce(f *fixture) {
 	f.withActivity()
 	slow := f.lease(t0)
 	fast := f.lease(t0.Add(lease + time.Second))
-	f.must(f.s.CompleteActivity(f.ctx, fast, activityCompleted(2, `"fast"`)), "CompleteActivity")
-	f.wantErr(f.s.CompleteActivity(f.ctx, fast, activityCompleted(2, `"fast"`)), store.ErrLeaseLost, "a second CompleteActivity of the same delivery")
-	f.wantErr(f.s.CompleteActivity(f.ctx, slow, activityCompleted(2, `"slow"`)), store.ErrLeaseLost, "CompleteActivity of a task completed by another delivery")
+	f.must(f.s.CompleteActivity(f.ctx, fast, activityCompleted(2, `"fast"`), t0), "CompleteActivity")
+	f.wantErr(f.s.CompleteActivity(f.ctx, fast, activityCompleted(2, `"fast"`), t0), store.ErrLeaseLost, "a second CompleteActivity of the same delivery")
+	f.wantErr(f.s.CompleteActivity(f.ctx, slow, activityCompleted(2, `"slow"`), t0), store.ErrLeaseLost, "CompleteActivity of a task completed by another delivery")
 	f.noActivity(t0.Add(time.Hour))
 	f.messages(f.lock(t0.Add(lease+time.Second)), activityCompleted(2, `"fast"`))
 }
@@ -181,11 +181,11 @@ func testActivityCompletedOnce(f *fixture) {
 func testActivityResultForAnotherSchedule(f *fixture) {
 	f.withActivity()
 	w := f.lease(t0)
-	if err := f.s.CompleteActivity(f.ctx, w, activityCompleted(3, `"wrong"`)); err == nil {
+	if err := f.s.CompleteActivity(f.ctx, w, activityCompleted(3, `"wrong"`), t0); err == nil {
 		f.t.Fatal("CompleteActivity with a result for event 3 of a task of event 2 succeeded; want it refused")
 	}
 	f.noWork(t0)
-	f.must(f.s.CompleteActivity(f.ctx, w, activityCompleted(2, `"right"`)), "CompleteActivity after a refused result")
+	f.must(f.s.CompleteActivity(f.ctx, w, activityCompleted(2, `"right"`), t0), "CompleteActivity after a refused result")
 	f.messages(f.lock(t0), activityCompleted(2, `"right"`))
 }
 
@@ -201,6 +201,6 @@ func testReleaseAllLeases(f *fixture) {
 	f.sameDelivery("instance i1", item.LockToken, again.LockToken, item.Attempt, again.Attempt)
 	wAgain := f.lease(t0)
 	f.sameDelivery("activity task", w.LockToken, wAgain.LockToken, w.Attempt, wAgain.Attempt)
-	f.wantErr(f.s.CompleteActivity(f.ctx, w, activityCompleted(2, `"old"`)), store.ErrLeaseLost, "CompleteActivity with a released lease")
+	f.wantErr(f.s.CompleteActivity(f.ctx, w, activityCompleted(2, `"old"`), t0), store.ErrLeaseLost, "CompleteActivity with a released lease")
 	f.wantErr(f.s.CommitTurn(f.ctx, turn(item, raised("Approve"))), store.ErrLeaseLost, "CommitTurn with a released lock")
 }

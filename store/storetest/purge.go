@@ -20,6 +20,7 @@ func testPurge(f *fixture) {
 		{"completed", engine.StatusCompleted, completed(`"done"`)},
 		{"failed", engine.StatusFailed, failed("broke")},
 		{"canceled", engine.StatusCanceled, failed("canceled")},
+		{"terminated", engine.StatusTerminated, engine.Event{Kind: engine.OrchestrationTerminated, Reason: "stop"}},
 	}
 	later := t0.Add(2 * time.Hour)
 	for _, e := range ends {
@@ -31,8 +32,9 @@ func testPurge(f *fixture) {
 		f.continueAsNew(f.lockID(t0, e.id))
 		c := turn(f.lockID(t0, e.id), started(e.id, nextInput), persistent("kept"), scheduled("Charge"), e.end)
 		c.Status = e.status
-		f.commit(c)
+		// A message that arrives while the last turn runs is left.
 		f.enqueue(e.id, raised("After"))
+		f.commit(c)
 		f.must(f.s.Purge(f.ctx, e.id), "Purge of a "+string(e.status)+" instance")
 		_, err := f.s.GetInstance(f.ctx, e.id)
 		f.wantErr(err, store.ErrNotFound, "GetInstance of a purged instance")
@@ -42,8 +44,8 @@ func testPurge(f *fixture) {
 		}
 		f.wantErr(f.s.Purge(f.ctx, e.id), store.ErrNotFound, "a second Purge")
 	}
-	if all, err := f.s.ListInstances(f.ctx); err != nil || len(all) != 0 {
-		f.t.Fatalf("ListInstances after purging every instance = %+v, %v; want none", all, err)
+	if all := f.list(store.InstanceFilter{}); len(all) != 0 {
+		f.t.Fatalf("ListInstances after purging every instance = %q; want none", all)
 	}
 	if names := f.activities(later); len(names) != 0 {
 		f.t.Fatalf("activity tasks of purged instances handed out: %q; want none", names)
@@ -56,7 +58,8 @@ func testPurge(f *fixture) {
 		}
 		f.messages(item, started(e.id, input(e.id)))
 		f.history(e.id, 1, nil)
-		f.history(e.id, 2, nil)
+		_, err := f.s.History(f.ctx, e.id, 2)
+		f.wantErr(err, store.ErrNotFound, "History of the second execution of the first instance of that id")
 	}
 }
 

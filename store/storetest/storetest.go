@@ -57,6 +57,20 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Purge", testPurge},
 		{"PurgeRefused", testPurgeRefused},
 		{"PurgedParent", testPurgedParent},
+		{"ListInstances", testListInstances},
+		{"CountInstances", testCountInstances},
+		{"Executions", testExecutions},
+		{"EnqueueForAFinishedInstance", testEnqueueForAFinishedInstance},
+		{"PersistentEventLimit", testPersistentEventLimit},
+		{"DeleteModule", testDeleteModule},
+		{"PurgeInstances", testPurgeInstances},
+		{"DeleteExecutions", testDeleteExecutions},
+		{"DropWaiting", testDropWaiting},
+		{"QueueStats", testQueueStats},
+		{"MoveInstance", testMoveInstance},
+		{"MoveRefused", testMoveRefused},
+		{"ResetInstance", testResetInstance},
+		{"ResetRefused", testResetRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.test(newFixture(t, open)) })
@@ -131,7 +145,7 @@ func (f *fixture) instance(id string) store.Instance {
 
 func (f *fixture) enqueue(id string, ev engine.Event) {
 	f.t.Helper()
-	f.must(f.s.Enqueue(f.ctx, id, ev), "Enqueue for "+id)
+	f.must(f.s.Enqueue(f.ctx, id, ev, t0), "Enqueue for "+id)
 }
 
 // lockNext locks the next instance at now, if there is one.

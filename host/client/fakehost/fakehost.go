@@ -7,7 +7,14 @@
 // runs only when waited for: Wait calls its orchestration, whose result
 // completes the instance, whose error fails it, and ErrStillRunning leaves
 // it Running. Time starts at 2025-01-02T03:04:05Z and moves one second with
-// every change.
+// every change. What needs a module's code (replay, upgrade, export,
+// reset) it refuses with ErrNoWasm.
+//
+// It does not filter: List, Count and PurgeMatching take every instance,
+// and keep the query or filter they were given (Query, Filter) for the
+// test to check; List pages by position. (Its instances have no parents,
+// so a filter by parent selects none.) The store's conformance suite tests
+// filters.
 package fakehost
 
 import (
@@ -18,12 +25,16 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
 )
@@ -34,6 +45,28 @@ type Orchestration func(ctx context.Context, input json.RawMessage) (json.RawMes
 
 // ErrStillRunning, from an Orchestration, leaves its instance Running.
 var ErrStillRunning = errors.New("fakehost: still running")
+
+// ErrNoWasm is what the operations that need a module's code (replay,
+// upgrade, export, reset) return: the fake runs none.
+var ErrNoWasm = errors.New("fakehost: replay, upgrade, export and reset need a real host: the fake runs no wasm")
+
+// Replay returns ErrNoWasm.
+func (h *Host) Replay(context.Context, string, client.ReplayRequest) (client.ReplayReport, error) {
+	return client.ReplayReport{}, ErrNoWasm
+}
+
+// Upgrade returns ErrNoWasm.
+func (h *Host) Upgrade(context.Context, client.UpgradeRequest, func(client.UpgradeLine)) (client.UpgradeReport, error) {
+	return client.UpgradeReport{}, ErrNoWasm
+}
+
+// Export returns ErrNoWasm.
+func (h *Host) Export(context.Context, string) (*bundle.Bundle, error) { return nil, ErrNoWasm }
+
+// Reset returns ErrNoWasm.
+func (h *Host) Reset(context.Context, string, client.ResetRequest) (client.ResetPlan, error) {
+	return client.ResetPlan{}, ErrNoWasm
+}
 
 // Host is a fake host. It is safe for concurrent use.
 type Host struct {
@@ -48,6 +81,9 @@ type Host struct {
 	deployed  [][]byte
 	raised    []client.RaiseRequest
 	cancelled []string
+	query     store.InstanceQuery
+	filter    store.InstanceFilter
+	queue     store.QueueStats
 }
 
 var _ host.API = (*Host)(nil)
@@ -91,8 +127,18 @@ func (h *Host) tick() time.Time {
 	return h.now
 }
 
-// Deploy registers every orchestration of the fake under the sha256 of wasm.
-func (h *Host) Deploy(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
+// Deploy registers every orchestration of the fake under the sha256 of
+// wasm, with the environment it had if it was deployed before.
+func (h *Host) Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error) {
+	return h.deploy(wasm, nil, false)
+}
+
+// DeployWithEnv is Deploy with the environment env.
+func (h *Host) DeployWithEnv(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error) {
+	return h.deploy(wasm, env, true)
+}
+
+func (h *Host) deploy(wasm []byte, env []string, replaceEnv bool) (store.ModuleInfo, error) {
 	if err := h.failure("Deploy"); err != nil {
 		return store.ModuleInfo{}, err
 	}
@@ -107,35 +153,87 @@ func (h *Host) Deploy(ctx context.Context, wasm []byte, env []string) (store.Mod
 		Env:            env,
 		DeployedAt:     h.tick(),
 	}
+	if i := slices.IndexFunc(h.modules, func(m store.ModuleInfo) bool { return m.Hash == info.Hash }); i >= 0 {
+		if !replaceEnv {
+			info.Env = h.modules[i].Env
+		}
+		h.modules = slices.Delete(h.modules, i, i+1)
+	}
 	h.modules = slices.Insert(h.modules, 0, info)
 	return info, nil
 }
 
-// Raise records a raised event; Raised returns them.
+// RemoveModule removes a module no instance runs on.
+func (h *Host) RemoveModule(ctx context.Context, hash string) error {
+	if err := h.failure("RemoveModule"); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := slices.IndexFunc(h.modules, func(m store.ModuleInfo) bool { return m.Hash == hash })
+	switch {
+	case i < 0:
+		return fmt.Errorf("%w: %q", host.ErrModuleNotFound, hash)
+	case slices.ContainsFunc(h.instances, func(inst store.Instance) bool { return inst.ModuleHash == hash }):
+		return fmt.Errorf("%w: instances run on it", host.ErrModuleInUse)
+	}
+	h.modules = slices.Delete(h.modules, i, i+1)
+	return nil
+}
+
+// Raise records a raised event; Raised returns them. An instance that has
+// finished is refused.
 func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
 	if err := h.failure("Raise"); err != nil {
 		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.find(id); !ok {
-		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	if err := h.running(id); err != nil {
+		return err
 	}
 	h.raised = append(h.raised, client.RaiseRequest{Name: name, Data: data, Persistent: persistent})
 	return nil
 }
 
-// Cancel records a cancellation; Cancelled returns them.
+// Cancel records a cancellation; Cancelled returns them. An instance that
+// has finished is refused.
 func (h *Host) Cancel(ctx context.Context, id, reason string) error {
-	if err := h.failure("Cancel"); err != nil {
+	return h.request("Cancel", id, reason)
+}
+
+// Terminate records a termination as Cancel records a cancellation, as
+// "terminate ID: reason".
+func (h *Host) Terminate(ctx context.Context, id, reason string) error {
+	return h.request("Terminate", id, reason)
+}
+
+func (h *Host) request(method, id, reason string) error {
+	if err := h.failure(method); err != nil {
 		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.find(id); !ok {
-		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	if err := h.running(id); err != nil {
+		return err
+	}
+	if method == "Terminate" {
+		id = "terminate " + id
 	}
 	h.cancelled = append(h.cancelled, id+": "+reason)
+	return nil
+}
+
+// running refuses an instance that does not exist or has finished. h.mu
+// must be held.
+func (h *Host) running(id string) error {
+	i, ok := h.find(id)
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	case h.instances[i].Status.IsTerminal():
+		return fmt.Errorf("%w: %q is %s; nothing more can happen to it", host.ErrFinished, id, h.instances[i].Status)
+	}
 	return nil
 }
 
@@ -151,14 +249,37 @@ func (h *Host) Purge(ctx context.Context, id string) error {
 	case !ok:
 		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
 	case !h.instances[i].Status.IsTerminal():
-		return fmt.Errorf("%w: %q has not ended; cancel it or wait for it to end, then purge it", host.ErrNotFinished, id)
+		return fmt.Errorf("%w: %q has not ended; cancel or terminate it, or wait for it to end, then purge it", host.ErrNotFinished, id)
 	}
 	h.instances = slices.Delete(h.instances, i, i+1)
 	delete(h.history, id)
 	return nil
 }
 
-// Cancelled returns every cancellation so far, as "ID: reason".
+// PurgeMatching purges every finished instance (it does not filter: see
+// the package documentation), or counts them with dryRun, and keeps f.
+func (h *Host) PurgeMatching(ctx context.Context, f store.InstanceFilter, dryRun bool) (int, error) {
+	if err := h.failure("PurgeMatching"); err != nil {
+		return 0, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.filter = f
+	n := 0
+	for i := len(h.instances) - 1; i >= 0; i-- {
+		if inst := h.instances[i]; inst.Status.IsTerminal() {
+			n++
+			if !dryRun {
+				h.instances = slices.Delete(h.instances, i, i+1)
+				delete(h.history, inst.ID)
+			}
+		}
+	}
+	return n, nil
+}
+
+// Cancelled returns every cancellation and termination so far, as "ID:
+// reason" and "terminate ID: reason".
 func (h *Host) Cancelled() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -172,9 +293,15 @@ func (h *Host) Raised() []client.RaiseRequest {
 	return slices.Clone(h.raised)
 }
 
-// Start creates a Pending instance. An empty id becomes "inst" and a
-// number.
+// Start creates a Pending instance on the newest module. An empty id
+// becomes "inst" and a number.
 func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error) {
+	return h.StartOn(ctx, "", name, input, id)
+}
+
+// StartOn is Start on the module whose hash is or starts with module
+// (empty: the newest).
+func (h *Host) StartOn(ctx context.Context, module, name string, input json.RawMessage, id string) (string, error) {
 	if err := h.failure("Start"); err != nil {
 		return "", err
 	}
@@ -182,6 +309,10 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 	defer h.mu.Unlock()
 	if len(h.modules) == 0 || h.orchestrations[name] == nil {
 		return "", fmt.Errorf("%w %q: no deployed module registers it", host.ErrUnknownOrchestration, name)
+	}
+	on := slices.IndexFunc(h.modules, func(m store.ModuleInfo) bool { return strings.HasPrefix(m.Hash, module) })
+	if on < 0 {
+		return "", fmt.Errorf("%w: no deployed module's hash starts with %q", host.ErrModuleNotFound, module)
 	}
 	if id == "" {
 		id = fmt.Sprintf("inst%d", len(h.instances)+1)
@@ -191,7 +322,7 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 	}
 	now := h.tick()
 	h.instances = slices.Insert(h.instances, 0, store.Instance{
-		ID: id, Name: name, ModuleHash: h.modules[0].Hash, ExecutionID: 1,
+		ID: id, Name: name, ModuleHash: h.modules[on].Hash, ExecutionID: 1,
 		Status: engine.StatusPending, Input: input, CreatedAt: now, UpdatedAt: now,
 	})
 	h.history[id] = []engine.Event{{ID: 1, Kind: engine.OrchestrationStarted, Time: now, Name: name, InstanceID: id, Input: input}}
@@ -271,19 +402,111 @@ func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64)
 		return nil, fmt.Errorf("%w: %q", host.ErrNotFound, id)
 	}
 	if execution > 1 {
-		return nil, nil
+		return nil, fmt.Errorf("%w: %q has no execution %d; its executions are 1 to 1", host.ErrExecutionNotFound, id, execution)
 	}
 	return slices.Clone(h.history[id]), nil
 }
 
-// List returns the instances, newest first.
-func (h *Host) List(ctx context.Context) ([]store.Instance, error) {
+// List returns a page of every instance, newest first (it does not
+// filter, but by parent), and keeps q. Its cursors are positions.
+func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error) {
 	if err := h.failure("List"); err != nil {
+		return store.InstancePage{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.query = q
+	from := 0
+	if q.After != "" {
+		var err error
+		if from, err = strconv.Atoi(q.After); err != nil {
+			return store.InstancePage{}, fmt.Errorf("%w: bad cursor %q", host.ErrBadInput, q.After)
+		}
+	}
+	if q.Limit == 0 {
+		q.Limit = 100
+	}
+	page := store.InstancePage{Instances: []store.InstanceSummary{}}
+	if q.Filter.ParentID != "" {
+		return page, nil
+	}
+	for _, inst := range h.instances[min(from, len(h.instances)):] {
+		if len(page.Instances) == q.Limit {
+			page.Next = strconv.Itoa(from + q.Limit)
+			break
+		}
+		page.Instances = append(page.Instances, inst.Summary())
+	}
+	return page, nil
+}
+
+// Query returns the query List was last given.
+func (h *Host) Query() store.InstanceQuery {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.query
+}
+
+// Filter returns the filter PurgeMatching or Count was last given.
+func (h *Host) Filter() store.InstanceFilter {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.filter
+}
+
+// Count counts every instance per module and status (it does not
+// filter), and keeps f.
+func (h *Host) Count(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error) {
+	if err := h.failure("Count"); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return slices.Clone(h.instances), nil
+	h.filter = f
+	var counts []store.InstanceCount
+	for _, inst := range h.instances {
+		i := slices.IndexFunc(counts, func(c store.InstanceCount) bool { return c.ModuleHash == inst.ModuleHash && c.Status == inst.Status })
+		if i < 0 {
+			i, counts = len(counts), append(counts, store.InstanceCount{ModuleHash: inst.ModuleHash, Status: inst.Status})
+		}
+		counts[i].Count++
+	}
+	return counts, nil
+}
+
+// Executions describes the instance's one execution.
+func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, error) {
+	if err := h.failure("Executions"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.find(id); !ok {
+		return nil, fmt.Errorf("%w: %q", host.ErrNotFound, id)
+	}
+	events := h.history[id]
+	x := store.Execution{ID: 1, Events: int64(len(events)), StartedAt: events[0].Time}
+	if last := events[len(events)-1]; last.IsTerminal() {
+		x.EndedAt, x.End = last.Time, last.Kind
+	}
+	return []store.Execution{x}, nil
+}
+
+// SetQueue sets what Queue returns.
+func (h *Host) SetQueue(q store.QueueStats) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queue = q
+}
+
+// Queue returns what SetQueue set.
+func (h *Host) Queue(ctx context.Context) (store.QueueStats, error) {
+	if err := h.failure("Queue"); err != nil {
+		return store.QueueStats{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.queue, nil
 }
 
 // Modules returns the deployed modules, newest first.
@@ -303,4 +526,14 @@ func Greeting(_ context.Context, input json.RawMessage) (json.RawMessage, error)
 		return nil, err
 	}
 	return json.Marshal("Hello, " + name + "!")
+}
+
+// Handler serves h with host.NewHandler and opts. It panics if NewHandler
+// refuses opts: a test's mistake.
+func (h *Host) Handler(opts host.HandlerOptions) http.Handler {
+	handler, err := host.NewHandler(h, opts)
+	if err != nil {
+		panic(err)
+	}
+	return handler
 }

@@ -68,7 +68,7 @@ func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
 	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(uint32(opts.MemoryLimitBytes / pageSize))
 	rt := &wazeroRuntime{}
 	if opts.CacheDir != "" {
-		if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
+		if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
 			return nil, fmt.Errorf("sandbox: compilation cache: %w", err)
 		}
 		cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)

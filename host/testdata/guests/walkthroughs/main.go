@@ -59,6 +59,16 @@ func init() {
 		}
 		return "", ctx.Err()
 	})
+	durabox.RegisterOrchestration("Family", func(ctx *durabox.Context, _ any) (string, error) {
+		// A child and a detached instance that sleep an hour, and a timer
+		// of its own.
+		child := ctx.CallChild("Sleeper", "1h")
+		if err := ctx.StartDetached("Sleeper", "1h"); err != nil {
+			return "", err
+		}
+		ctx.Select(child, ctx.NewTimer(time.Hour))
+		return "woke", nil
+	})
 	durabox.RegisterOrchestration("Sleeper", func(ctx *durabox.Context, d string) (string, error) {
 		pause, err := time.ParseDuration(d)
 		if err != nil {

@@ -1,0 +1,65 @@
+package host
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// tokens are the bearer tokens a handler accepts, kept as sha256 sums so
+// that comparing them takes the same time whatever the token offered and
+// however long it is.
+type tokens struct {
+	admin, read [sha256.Size]byte
+	// none means no token is asked for.
+	none, hasRead bool
+}
+
+func newTokens(admin, read string) *tokens {
+	return &tokens{admin: sha256.Sum256([]byte(admin)), read: sha256.Sum256([]byte(read)), none: admin == "", hasRead: read != ""}
+}
+
+// grant returns the access the request's token gives, or an error that
+// says what is wrong with it (without repeating it).
+func (t *tokens) grant(r *http.Request) (access, error) {
+	if t.none {
+		return admin, nil
+	}
+	header := r.Header.Get("Authorization")
+	scheme, token, _ := strings.Cut(header, " ")
+	if header == "" || !strings.EqualFold(scheme, "Bearer") {
+		return public, fmt.Errorf("%w: this host asks for a token; send it as \"Authorization: Bearer TOKEN\" (durabox reads it from $DURABOX_TOKEN or --token-file)", errUnauthorized)
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	isAdmin := subtle.ConstantTimeCompare(sum[:], t.admin[:]) == 1
+	isRead := subtle.ConstantTimeCompare(sum[:], t.read[:]) == 1 && t.hasRead
+	switch {
+	case isAdmin:
+		return admin, nil
+	case isRead:
+		return read, nil
+	}
+	return public, fmt.Errorf("%w: the token is not one this host accepts", errUnauthorized)
+}
+
+// guard serves a route to the requests whose token gives the access it
+// needs.
+func (s *server) guard(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		granted, err := s.tokens.grant(r)
+		if err == nil && granted < rt.access {
+			err = fmt.Errorf("%w: this token may only read (GET); %s %s needs the admin token", errForbidden, rt.method, rt.path)
+		}
+		if err != nil && rt.access > public {
+			s.log.Warn("request refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "why", err)
+			if granted == public {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="durabox"`)
+			}
+			s.fail(w, r, err)
+			return
+		}
+		rt.serve(s, w, r)
+	})
+}

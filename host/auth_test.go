@@ -1,0 +1,116 @@
+package host_test
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/durabox/durabox/host"
+)
+
+// TestAuth: with tokens, a request without one, or with one the host does
+// not know, is refused (401); the read-only token reads and is refused
+// (403) everything else; the admin token does everything. No token is
+// ever logged.
+func TestAuth(t *testing.T) {
+	const (
+		unauthorized = `{"error":"unauthorized: this host asks for a token; send it as \"Authorization: Bearer TOKEN\" (durabox reads it from $DURABOX_TOKEN or --token-file)"}`
+		wrong        = `{"error":"unauthorized: the token is not one this host accepts"}`
+	)
+	tests := []struct {
+		name, method, path, body, authorization string
+		wantStatus                              int
+		wantBody                                string
+	}{
+		{"no token", "GET", "/v1/instances", "", "", 401, unauthorized},
+		{"another scheme", "GET", "/v1/instances", "", "Basic " + adminToken, 401, unauthorized},
+		{"a wrong token", "GET", "/v1/instances", "", "Bearer wrong-0123456789abcdef", 401, wrong},
+		{"a prefix of the token", "GET", "/v1/instances", "", "Bearer " + adminToken[:10], 401, wrong},
+		{"the token with more", "GET", "/v1/instances", "", "Bearer " + adminToken + "x", 401, wrong},
+		{"no token, on an admin route", "POST", "/v1/instances", `{"name": "Greeting"}`, "", 401, unauthorized},
+		{"no token, for the API's description", "GET", "/v1/openapi.json", "", "", 200, ""},
+		{"no token, on a path it does not serve", "GET", "/v2/x", "", "", 404, `{"error":"no such path: /v2/x; the API is described at /v1/openapi.json"}`},
+		{"the read-only token reads", "GET", "/v1/instances/done/history", "", "Bearer " + readToken, 200, ""},
+		{"the read-only token, in any case of Bearer", "GET", "/v1/modules", "", "bearer " + readToken, 200, ""},
+		{"the read-only token starts", "POST", "/v1/instances", `{"name": "Greeting"}`, "Bearer " + readToken, 403,
+			`{"error":"forbidden: this token may only read (GET); POST /v1/instances needs the admin token"}`},
+		{"the read-only token purges", "DELETE", "/v1/instances/done", "", "Bearer " + readToken, 403,
+			`{"error":"forbidden: this token may only read (GET); DELETE /v1/instances/{id} needs the admin token"}`},
+		{"the read-only token terminates", "POST", "/v1/instances/pending/terminate", "", "Bearer " + readToken, 403,
+			`{"error":"forbidden: this token may only read (GET); POST /v1/instances/{id}/terminate needs the admin token"}`},
+		{"the admin token starts", "POST", "/v1/instances", `{"name": "Greeting", "id": "new"}`, "Bearer " + adminToken, 201, `{"id":"new"}`},
+		{"the admin token reads", "GET", "/v1/queue", "", "Bearer " + adminToken, 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var log bytes.Buffer
+			logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			handler := fixture(t).Handler(host.HandlerOptions{Token: adminToken, ReadToken: readToken, Logger: logger})
+			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+			if tt.authorization != "" {
+				req.Header.Set("Authorization", tt.authorization)
+			}
+			rec := httptest.NewRecorder()
+			handler.ServeHTTP(rec, req)
+			if rec.Code != tt.wantStatus || tt.wantBody != "" && rec.Body.String() != tt.wantBody+"\n" {
+				t.Errorf("%d %s\nwant %d %s", rec.Code, rec.Body, tt.wantStatus, tt.wantBody)
+			}
+			if got, want := rec.Header().Get("WWW-Authenticate"), tt.wantStatus == 401; (got != "") != want {
+				t.Errorf("WWW-Authenticate %q; want one only with a 401", got)
+			}
+			if rec.Code/100 == 4 && rec.Code != 404 && !strings.Contains(log.String(), `msg="request refused"`) {
+				t.Errorf("log %q; want the refusal", log.String())
+			}
+			for _, token := range []string{adminToken, readToken, adminToken[:10]} {
+				if strings.Contains(log.String(), token) {
+					t.Errorf("the log shows a token: %q", log.String())
+				}
+			}
+		})
+	}
+}
+
+// TestAuthOnLoopback: without tokens the handler serves everyone, as a
+// host on loopback does, and ignores a token sent.
+func TestAuthOnLoopback(t *testing.T) {
+	for _, authorization := range []string{"", "Bearer " + adminToken} {
+		req := httptest.NewRequest("POST", "/v1/instances", strings.NewReader(`{"name": "Greeting"}`))
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		rec := httptest.NewRecorder()
+		fixture(t).Handler(host.HandlerOptions{}).ServeHTTP(rec, req)
+		if rec.Code != http.StatusCreated {
+			t.Errorf("with %q: %d %s; want 201", authorization, rec.Code, rec.Body)
+		}
+	}
+}
+
+func TestHandlerOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    host.HandlerOptions
+		wantErr string
+	}{
+		{"a read-only token alone", host.HandlerOptions{ReadToken: readToken},
+			"host: a read-only token needs an admin token beside it: with none, nothing could deploy or start"},
+		{"one token for both", host.HandlerOptions{Token: adminToken, ReadToken: adminToken},
+			"host: the read-only token is the admin token; give it a token of its own"},
+		{"a short token", host.HandlerOptions{Token: "s3cret"},
+			"host: the admin token is 6 characters; use at least 16 random ones (openssl rand -hex 32 makes 64)"},
+		{"a short read-only token", host.HandlerOptions{Token: adminToken, ReadToken: "short"},
+			"host: the read-only token is 5 characters; use at least 16 random ones (openssl rand -hex 32 makes 64)"},
+		{"a token with a space", host.HandlerOptions{Token: "0123456789 abcdef"}, "host: the admin token holds white space; a bearer token cannot"},
+		{"a negative stall timeout", host.HandlerOptions{StallTimeout: -1}, "host: StallTimeout is -1ns; it must be zero (for the default, 30s) or more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := host.NewHandler(fixture(t), tt.opts); err == nil || err.Error() != tt.wantErr {
+				t.Errorf("NewHandler: %v\nwant %s", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,399 @@
+package host
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/store"
+)
+
+// openAPIDocument describes the API NewHandler serves (see RATIONALE.md,
+// "Why is the OpenAPI document written by hand?").
+//
+//go:embed openapi.json
+var openAPIDocument []byte
+
+func (s *server) openAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openAPIDocument)
+}
+
+func (s *server) deploy(w http.ResponseWriter, r *http.Request) {
+	d, err := s.readDeployment(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var info store.ModuleInfo
+	if d.replaceEnv {
+		info, err = s.api.DeployWithEnv(r.Context(), d.wasm, d.env)
+	} else {
+		info, err = s.api.Deploy(r.Context(), d.wasm)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusCreated, wireModule(info, nil))
+}
+
+func (s *server) modules(w http.ResponseWriter, r *http.Request) {
+	infos, err := s.api.Modules(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	counts, err := s.api.Count(r.Context(), store.InstanceFilter{})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	resp := client.ModulesResponse{Modules: make([]client.Module, len(infos))}
+	for i, info := range infos {
+		resp.Modules[i] = wireModule(info, counts)
+	}
+	s.reply(w, r, http.StatusOK, resp)
+}
+
+// wireModule shows a module to clients, with the instances that run on it
+// per status (of counts): the names of its environment variables, never
+// their values.
+func wireModule(m store.ModuleInfo, counts []store.InstanceCount) client.Module {
+	mod := client.Module{Hash: m.Hash, Orchestrations: m.Orchestrations, Activities: m.Activities, DeployedAt: m.DeployedAt}
+	if len(m.Env) > 0 {
+		mod.EnvKeys = envKeys(m.Env)
+	}
+	if mod.Orchestrations == nil {
+		mod.Orchestrations = []string{}
+	}
+	if mod.Activities == nil {
+		mod.Activities = []string{}
+	}
+	for _, c := range counts {
+		if c.ModuleHash == m.Hash {
+			if mod.Instances == nil {
+				mod.Instances = map[engine.Status]int{}
+			}
+			mod.Instances[c.Status] = c.Count
+		}
+	}
+	return mod
+}
+
+func (s *server) removeModule(w http.ResponseWriter, r *http.Request) {
+	hash := r.PathValue("hash")
+	if err := s.api.RemoveModule(r.Context(), hash); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, client.RemovedResponse{Hash: hash})
+}
+
+const (
+	startExample  = `{"name": "Greeting", "input": "world"}`
+	raiseExample  = `{"name": "Approval", "data": true}`
+	cancelExample = `{"reason": "the order was withdrawn"}`
+)
+
+func (s *server) start(w http.ResponseWriter, r *http.Request) {
+	var req client.StartRequest
+	if err := s.readJSON(w, r, startExample, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.Name == "" {
+		s.fail(w, r, fmt.Errorf(`%w: the request has no "name": say which orchestration to start`, ErrBadInput))
+		return
+	}
+	if len(req.Input) == 0 {
+		req.Input = json.RawMessage("null")
+	}
+	id, err := s.api.StartOn(r.Context(), req.Module, req.Name, req.Input, req.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusCreated, client.StartResponse{ID: id})
+}
+
+func (s *server) raise(w http.ResponseWriter, r *http.Request) {
+	var req client.RaiseRequest
+	if err := s.readJSON(w, r, raiseExample, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(req.Data) == 0 {
+		req.Data = json.RawMessage("null")
+	}
+	if err := s.api.Raise(r.Context(), r.PathValue("id"), req.Name, req.Data, req.Persistent); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusAccepted, req)
+}
+
+func (s *server) cancel(w http.ResponseWriter, r *http.Request) {
+	s.request(w, r, s.api.Cancel)
+}
+
+func (s *server) terminate(w http.ResponseWriter, r *http.Request) {
+	s.request(w, r, s.api.Terminate)
+}
+
+// request serves a request to cancel or terminate an instance, whose
+// body (a reason) is optional.
+func (s *server) request(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, id, reason string) error) {
+	var req client.CancelRequest
+	if err := s.readJSON(w, r, cancelExample, &req, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := do(r.Context(), r.PathValue("id"), req.Reason); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusAccepted, req)
+}
+
+func (s *server) purge(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := s.api.Purge(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, client.PurgeResponse{ID: id})
+}
+
+func (s *server) purgeMatching(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	dryRun, err := boolParam(q, "dryRun")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q.Del("dryRun")
+	if len(q) == 0 {
+		s.fail(w, r, fmt.Errorf("%w: say which finished instances to purge, with the filters of GET /v1/instances (status, finishedBefore, name, …); "+
+			"status=Completed&status=Failed&status=Canceled&status=Terminated takes them all", ErrBadInput))
+		return
+	}
+	f, err := parseFilter(q, "purge")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n, err := s.api.PurgeMatching(r.Context(), f, dryRun)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, client.PurgedResponse{Purged: n, DryRun: dryRun})
+}
+
+func (s *server) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, err := parseFilter(q, "list")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
+			s.fail(w, r, fmt.Errorf("%w: limit=%q is not a number from 1 to %d", ErrBadInput, v, MaxPage))
+			return
+		}
+	}
+	page, err := s.api.List(r.Context(), store.InstanceQuery{Filter: f, After: q.Get("cursor"), Limit: limit})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, client.InstancesResponse{Instances: wireSummaries(page.Instances), Next: page.Next})
+}
+
+func wireSummaries(in []store.InstanceSummary) []client.InstanceSummary {
+	out := make([]client.InstanceSummary, len(in))
+	for i, sum := range in {
+		out[i] = client.InstanceSummary(sum)
+	}
+	return out
+}
+
+// filterParams are the query parameters of GET and DELETE /v1/instances,
+// beside limit, cursor and dryRun.
+var filterParams = []string{"status", "name", "module", "idPrefix", "parent", "createdAfter", "createdBefore", "finishedBefore"}
+
+// parseFilter reads the filter of GET /v1/instances (op "list", which
+// also takes limit and cursor) or of DELETE /v1/instances (op "purge",
+// whose dryRun the caller has taken out of q).
+func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
+	var f store.InstanceFilter
+	takes := filterParams
+	if op == "list" {
+		takes = append(slices.Clip(takes), "limit", "cursor")
+	}
+	for name := range q {
+		if !slices.Contains(takes, name) {
+			return f, fmt.Errorf("%w: %s takes no parameter %q; it takes %s", ErrBadInput, op, name, strings.Join(takes, ", "))
+		}
+	}
+	for _, v := range q["status"] {
+		for _, s := range strings.Split(v, ",") {
+			f.Statuses = append(f.Statuses, engine.Status(strings.TrimSpace(s)))
+		}
+	}
+	f.Name, f.ModuleHash, f.IDPrefix, f.ParentID = q.Get("name"), q.Get("module"), q.Get("idPrefix"), q.Get("parent")
+	for _, t := range []struct {
+		name string
+		v    *time.Time
+	}{{"createdAfter", &f.CreatedAfter}, {"createdBefore", &f.CreatedBefore}, {"finishedBefore", &f.FinishedBefore}} {
+		v := q.Get(t.name)
+		if v == "" {
+			continue
+		}
+		var err error
+		if *t.v, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return f, fmt.Errorf("%w: %s=%q is not a time such as 2026-01-02T15:04:05Z (RFC 3339)", ErrBadInput, t.name, v)
+		}
+	}
+	return f, checkFilter(f)
+}
+
+// boolParam reads an optional true/false query parameter.
+func boolParam(q url.Values, name string) (bool, error) {
+	v := q.Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s=%q is not true or false", ErrBadInput, name, v)
+	}
+	return b, nil
+}
+
+// childrenShown is how many children GET /v1/instances/{id} lists.
+const childrenShown = 100
+
+func (s *server) instance(w http.ResponseWriter, r *http.Request) {
+	d, err := parseWait(r.URL.Query().Get("wait"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id := r.PathValue("id")
+	inst, err := s.get(r.Context(), id, d)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	details := client.InstanceDetails{Instance: client.Instance(inst)}
+	xs, err := s.api.Executions(r.Context(), id)
+	if err == nil {
+		var page store.InstancePage
+		page, err = s.api.List(r.Context(), store.InstanceQuery{Filter: store.InstanceFilter{ParentID: id}, Limit: childrenShown})
+		details.Children, details.ChildrenNext = wireSummaries(page.Instances), page.Next
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	details.Executions = make([]client.Execution, len(xs))
+	for i, x := range xs {
+		details.Executions[i] = client.Execution{ID: x.ID, Events: x.Events, StartedAt: timeOrNil(x.StartedAt), EndedAt: timeOrNil(x.EndedAt), End: x.End}
+	}
+	s.reply(w, r, http.StatusOK, details)
+}
+
+// timeOrNil returns nil for the zero time, which the wire leaves out.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// maxWait bounds the ?wait of GET /v1/instances/{id}.
+const maxWait = 60 * time.Second
+
+// parseWait reads the ?wait of GET /v1/instances/{id}. Empty means do not
+// wait; past maxWait means maxWait.
+func parseWait(q string) (time.Duration, error) {
+	if q == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(q)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: wait=%q is not a duration such as 30s", ErrBadInput, q)
+	}
+	return min(d, maxWait), nil
+}
+
+// get returns an instance once it is terminal or d has passed, whichever is
+// first.
+func (s *server) get(ctx context.Context, id string, d time.Duration) (store.Instance, error) {
+	if d == 0 {
+		return s.api.Instance(ctx, id)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	inst, err := s.api.Wait(waitCtx, id)
+	if err != nil && waitCtx.Err() != nil && ctx.Err() == nil {
+		// The wait ran out as Wait read the instance: read it again.
+		return s.api.Instance(ctx, id)
+	}
+	return inst, err
+}
+
+func (s *server) history(w http.ResponseWriter, r *http.Request) {
+	var execution int64
+	if v := r.URL.Query().Get("execution"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			s.fail(w, r, fmt.Errorf("%w: execution=%q is not an execution number (1, 2, …)", ErrBadInput, v))
+			return
+		}
+		execution = n
+	}
+	events, err := s.api.ExecutionHistory(r.Context(), r.PathValue("id"), execution)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if events == nil {
+		events = []engine.Event{}
+	}
+	s.reply(w, r, http.StatusOK, client.HistoryResponse{Events: events})
+}
+
+func (s *server) queue(w http.ResponseWriter, r *http.Request) {
+	q, err := s.api.Queue(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, client.QueueResponse{
+		Ready: q.Ready, ReadyInstances: q.ReadyInstances, Starts: q.Starts, OldestReady: wireItem(q.OldestReady),
+		Timers: q.Timers, NextTimer: timeOrNil(q.NextTimer), Running: q.Locked,
+		Activities: q.Activities, ActivitiesRunning: q.Running, OldestActivity: wireItem(q.OldestActivity),
+	})
+}
+
+func wireItem(w *store.WaitingItem) *client.WaitingItem {
+	if w == nil {
+		return nil
+	}
+	item := client.WaitingItem(*w)
+	return &item
+}

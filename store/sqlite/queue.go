@@ -1,0 +1,66 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/store"
+)
+
+// QueueStats counts the messages, timers, locked instances and activity
+// tasks waiting at now, and finds the oldest message and activity task
+// ready. It reads every message visible at now: a dashboard's polls can
+// afford it, a dispatcher could not.
+func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats, error) {
+	var q store.QueueStats
+	var next sql.NullInt64
+	err := s.readers.QueryRowContext(ctx, `
+		SELECT
+			(SELECT count(*) FROM messages WHERE visible_at <= ?1),
+			(SELECT count(DISTINCT instance_id) FROM messages WHERE visible_at <= ?1),
+			(SELECT count(*) FROM messages WHERE visible_at = ?2),
+			(SELECT count(*) FROM messages WHERE visible_at > ?1),
+			(SELECT min(visible_at) FROM messages WHERE visible_at > ?1),
+			(SELECT count(*) FROM instances WHERE locked_until > ?1),
+			(SELECT count(*) FROM activity_tasks WHERE locked_until <= ?1),
+			(SELECT count(*) FROM activity_tasks WHERE locked_until > ?1)`,
+		nanos(now), visibleToStart).
+		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Locked, &q.Activities, &q.Running)
+	if err != nil {
+		return q, fmt.Errorf("sqlite: queue stats: %w", err)
+	}
+	if next.Valid {
+		q.NextTimer = fromNanos(next.Int64)
+	}
+	// A timer has waited since it came due; anything else since it was
+	// stored.
+	q.OldestReady, err = oldest(ctx, s.readers, `
+		SELECT instance_id, json_extract(payload, '$.kind'), iif(visible_at >= ?2, visible_at, enqueued_at) AS since
+		FROM messages WHERE visible_at <= ?1 ORDER BY since, id LIMIT 1`, nanos(now), firstDue)
+	if err == nil {
+		q.OldestActivity, err = oldest(ctx, s.readers, `
+			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE +locked_until <= ? ORDER BY id LIMIT 1`, nanos(now))
+	}
+	if err != nil {
+		return q, fmt.Errorf("sqlite: queue stats: %w", err)
+	}
+	return q, nil
+}
+
+// oldest reads the item query selects (instance, what, since), if any.
+func oldest(ctx context.Context, q querier, query string, args ...any) (*store.WaitingItem, error) {
+	var w store.WaitingItem
+	var since int64
+	err := q.QueryRowContext(ctx, query, args...).Scan(&w.InstanceID, &w.What, &since)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.Since = fromNanos(since)
+	return &w, nil
+}
