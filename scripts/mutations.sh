@@ -73,7 +73,7 @@ mutate() {
 	detached-unchecked) replace engine/command.go 'c.Detached == (ev.Kind == OrchestrationChained) &&' '' ;;
 	child-input-unchecked) replace engine/command.go $'c.Name == ev.Name && bytes.Equal(c.Input, ev.Input) && (c.InstanceID' $'c.Name == ev.Name && (c.InstanceID' ;;
 	early-end-accepted) replace engine/turn.go 'if !matches(cmd, target, ev) {' 'if !matches(cmd, target, ev) && cmd.Kind != abi.CommandComplete {' ;;
-	never-replaying) replace engine/turn.go 'replaying := i < len(t.persisted)' 'replaying := false' ;;
+	never-replaying) replace engine/turn.go 'replaying := i < t.liveFrom' 'replaying := false' ;;
 	isreplaying-false) replace guest-sdk/durabox/context.go $'\treturn c.rt.replaying\n' $'\treturn false\n' ;;
 	log-replayed) replace host/guestlog.go 'if g.replaying {' 'if false {' ;;
 	guid-counted-live) replace guest-sdk/durabox/helpers.go 'c.rt.guids++' 'if !c.rt.replaying { c.rt.guids++ }' ;;
@@ -85,7 +85,7 @@ mutate() {
 		$'slices.Reverse(c.Carried)\n\tdefer func() { slices.Reverse(c.Carried) }()\n\tc.Carried = slices.DeleteFunc(c.Carried, func(m Event) bool {' ;;
 	cancel-wins) replace engine/turn.go 'case ev.Kind == OrchestrationFailed && x.cancelRequested:' 'case x.cancelRequested:' ;;
 	event-name-unchecked) replace engine/turn.go ' || (ev.Kind == ExternalEvent && o.name != ev.Name)' '' ;;
-	corrupt-accepted) replace engine/execution.go 'if err := checkHistory(in.History, x.applied, x.lastID); err != nil {' 'if err := checkHistory(in.History, x.applied, x.lastID); false {' ;;
+	corrupt-accepted) replace engine/execution.go 'if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); err != nil {' 'if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); false {' ;;
 	corrupt-retried) replace host/dispatch.go 'if errors.Is(err, engine.ErrCorruptHistory) {' 'if false {' ;;
 	*) echo "no mutation $1" >"$scratch.why"; return 1 ;;
 	esac
