@@ -40,4 +40,7 @@ var (
 	// ErrModuleInUse is returned by RemoveModule when instances run on the
 	// module.
 	ErrModuleInUse = errors.New("host: module in use")
+	// ErrNotReady is returned by Ready when the host is not serving its
+	// work: it is starting or has stopped, or its store does not answer.
+	ErrNotReady = errors.New("host: not ready")
 )
