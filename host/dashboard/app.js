@@ -5,6 +5,9 @@
 //   #/instances/ID?execution=N    one instance: history, executions, children, actions
 //   #/modules                     the deployed modules
 //   #/queue                       the work waiting
+//
+// A page's section says which location it shows (data-hash) and, once it
+// has shown what the host said, data-loaded.
 
 import {api, APIError, setToken, token} from "./api.js";
 import {h, replace} from "./dom.js";
@@ -51,6 +54,7 @@ function route() {
 // show mounts the view of the location, once the token is known good.
 async function show() {
   current = route();
+  current.el.dataset.hash = location.hash;
   replace(main, current.el);
   await refresh();
 }
@@ -64,6 +68,7 @@ export async function refresh() {
   try {
     await view.refresh();
     view.el.querySelector(".load-error")?.remove();
+    view.el.dataset.loaded = "true";
   } catch (e) {
     if (e instanceof APIError && e.status === 401) {
       askToken(e.message);
