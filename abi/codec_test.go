@@ -21,6 +21,7 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: CommandCancelTimer, Seq: 5, Target: 2},
 		{Kind: CommandCancelActivity, Seq: 6, Target: 1},
 		{Kind: CommandStartChild, Seq: 7, Name: "Child", Input: []byte(`1`), InstanceID: "kid", Detached: true},
+		{Kind: CommandPatch, Seq: 8, Name: "fix-rounding"},
 	}}
 	m := &Manifest{SDK: "durabox-go/0.1", Orchestrations: []string{"A", "B"}, Activities: []string{"C"}}
 	req := &ActivityRequest{Name: "SayHello", Input: []byte(`"x"`), InstanceID: "i", Attempt: 3}
@@ -57,11 +58,12 @@ func TestRoundTrip(t *testing.T) {
 
 // An activation is the same size, its fields in the same places, whether
 // the host is replaying or not: a guest must not allocate differently for a
-// replay.
+// replay. (A replayed step's patches stay with the host, which answers the
+// patched import from them.)
 func TestActivationShapeDoesNotDependOnReplaying(t *testing.T) {
 	a := Activation{Time: 1795348800123456789, Jobs: []Job{{Kind: JobResolveActivity, Seq: 3, Result: []byte(`"x"`)}}}
 	live := EncodeActivation(&a)
-	a.Replaying = true
+	a.Replaying, a.Patches = true, []string{"fix-rounding"}
 	replay := EncodeActivation(&a)
 	diff := 0
 	for i := range live {
@@ -158,4 +160,20 @@ func normalize(a *Activation) *Activation {
 		c.Jobs = append(c.Jobs, j)
 	}
 	return &c
+}
+
+func TestActivationPatched(t *testing.T) {
+	for _, tt := range []struct {
+		a    Activation
+		want bool
+	}{
+		{Activation{}, true},
+		{Activation{Replaying: true}, false},
+		{Activation{Replaying: true, Patches: []string{"other", "fix"}}, true},
+		{Activation{Replaying: true, Patches: []string{"other"}}, false},
+	} {
+		if got := tt.a.Patched("fix"); got != tt.want {
+			t.Errorf("%+v: Patched(fix) = %v, want %v", tt.a, got, tt.want)
+		}
+	}
 }

@@ -1,8 +1,9 @@
 package abi
 
-// Guests reach the network only through the host: activities call these
-// imports (module "durabox"), and the host performs the request if its
-// allow-list permits. See ABI.md, "Imports".
+// The host's own imports (module "durabox"). Guests reach the network only
+// through the host: activities call the HTTP imports, and the host performs
+// the request if its allow-list permits; orchestrations ask about patches.
+// See ABI.md, "Imports".
 const (
 	// ImportModule is the module name of the host's own imports.
 	ImportModule = "durabox"
@@ -13,6 +14,10 @@ const (
 	// ImportHTTPResponse copies the kept response to the address (i32) it
 	// is given and returns 0, or non-zero if the address is out of range.
 	ImportHTTPResponse = "http_response"
+	// ImportPatched takes the region (address i32, length i32) of a change
+	// id and returns 1 (i32) if the orchestration takes the change's new
+	// code path in the step being applied (Activation.Patched), else 0.
+	ImportPatched = "patched"
 )
 
 // HTTPRequest is an outbound HTTP request.

@@ -1,5 +1,7 @@
 package abi
 
+import "slices"
+
 // JobKind says what a Job asks the guest to apply.
 type JobKind uint8
 
@@ -39,6 +41,20 @@ type Activation struct {
 	Replaying bool
 	// Jobs to apply, in order.
 	Jobs []Job
+	// Patches are the change ids of the patch markers history records for
+	// this step (see CommandPatch), set when Replaying. They are not part
+	// of the encoded activation, which is the same size live and on
+	// replay: a wasm guest asks the host (ImportPatched), which answers
+	// with Patched; the test kit's native runtime reads them here.
+	Patches []string
+}
+
+// Patched reports whether a guest applying a's step takes the new code path
+// of the change id, the first time it asks in an execution (ABI.md,
+// "Patches"): in a new step always, in a replayed one if the step's history
+// records the change.
+func (a *Activation) Patched(id string) bool {
+	return !a.Replaying || slices.Contains(a.Patches, id)
 }
 
 // Job is one thing an activation asks the guest to apply. Which fields are
@@ -101,6 +117,10 @@ const (
 	// CommandSetCustomStatus sets the instance's custom status to Name,
 	// which clients read.
 	CommandSetCustomStatus CommandKind = 13
+	// CommandPatch records that the orchestration took the new code path
+	// of change Name: the guest emits it the first time it asks about the
+	// change in an execution and the answer (Activation.Patched) is true.
+	CommandPatch CommandKind = 14
 )
 
 // Command is one decision the guest's orchestration code made. Commands that
@@ -109,7 +129,10 @@ const (
 type Command struct {
 	Kind CommandKind
 	Seq  uint64
-	// Name is the activity name (CommandScheduleActivity).
+	// Name is the activity name (CommandScheduleActivity), the event name
+	// (CommandWaitEvent, CommandWaitEventPersistent), the orchestration
+	// name (CommandStartChild), the status text (CommandSetCustomStatus)
+	// or the change id (CommandPatch).
 	Name string
 	// Input is the activity input as JSON (CommandScheduleActivity).
 	Input []byte

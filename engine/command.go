@@ -53,6 +53,8 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("CancelChild(command %d)", c.Target)
 	case abi.CommandSetCustomStatus:
 		return fmt.Sprintf("SetCustomStatus(%q)", c.Name)
+	case abi.CommandPatch:
+		return fmt.Sprintf("Patch(%q)", c.Name)
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
@@ -104,6 +106,8 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.ScheduleID = SubOrchestrationCancelRequested, target
 	case abi.CommandSetCustomStatus:
 		ev.Kind, ev.CustomStatus = CustomStatusSet, c.Name
+	case abi.CommandPatch:
+		ev.Kind, ev.Name = PatchRecorded, c.Name
 	}
 	return ev
 }
@@ -140,6 +144,8 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 		return c.Kind == abi.CommandCancelChild && target == ev.ScheduleID
 	case CustomStatusSet:
 		return c.Kind == abi.CommandSetCustomStatus && c.Name == ev.CustomStatus
+	case PatchRecorded:
+		return c.Kind == abi.CommandPatch && c.Name == ev.Name
 	}
 	return false
 }

@@ -18,7 +18,9 @@
 // without completing anything. OrchestrationTerminated ends the execution
 // from outside: the orchestration is not activated for it, its children
 // still running are to be terminated too (TurnResult.TerminateChildren),
-// and the instance ends StatusTerminated.
+// and the instance ends StatusTerminated. PatchRecorded records a patch the
+// orchestration took (see Patches); ModuleChanged and ExecutionReset are
+// markers the host records (see Markers).
 //
 // The engine owns every rule about what a message means. A raised
 // ExternalEvent is bound, as it arrives, to the oldest active wait of its
@@ -43,6 +45,47 @@
 // schedule events right after it. So a history is exactly the transcript of
 // activations and their commands, and one guest that applied it turn by turn
 // is in the same state as a fresh guest that replays it all at once.
+//
+// # Patches
+//
+// Code that must differ between instances that ran old code and those that
+// run new code asks whether it is patched (the guest SDK's Patched, like
+// Temporal's GetVersion). The answer is a function of history, so replays
+// repeat it:
+//
+//   - An activation that applies a persisted event carries, in Patches, the
+//     change ids of the PatchRecorded events among the commands history
+//     records for that step (the schedule events that follow the event,
+//     past any marker). The guest is told true for those (a host answers
+//     its patched import from them: they are not encoded, so that an
+//     activation is the same bytes live and on replay).
+//   - Any other change asked about in a replayed step is false: the step
+//     ran before the change existed, and took the old path.
+//   - In a new step every change is true. The guest emits a Patch command
+//     the first time it answers true in an execution (it keeps its first
+//     answer for the rest of the execution), recorded as PatchRecorded.
+//   - A PatchRecorded that no emitted command matches is skipped: code that
+//     dropped the question (keeping the new path) still replays histories
+//     that recorded it. A Patch command matches only a PatchRecorded of the
+//     same change.
+//
+// So a history that predates a patch replays on the patched code exactly
+// (the upgrade gate finds it compatible), a new step takes the new path,
+// and once no instance that took the old path is left, the question can go.
+//
+// # Markers: moves and resets
+//
+// The host records two events about an instance rather than about its
+// orchestration; neither reaches the guest. ModuleChanged records a move to
+// another module between two steps (durabox upgrade): nothing may be
+// pending where it stands. ExecutionReset begins the rest of a reset
+// execution: the host keeps a prefix of an execution's history (PlanReset
+// says which prefixes can be kept, what is discarded, and the work to queue
+// again), and the new execution's first turn gets the marker as its first
+// message. That turn replays the kept events, but runs the last kept step as
+// new (its activation is not replaying, so it takes new code paths and its
+// log shows), records the marker, and after it the commands of that step. A
+// later replay binds those commands across the marker.
 //
 // # Usage
 //

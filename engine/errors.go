@@ -66,3 +66,7 @@ func (e *NondeterminismError) Error() string {
 	}
 	return fmt.Sprintf("nondeterminism at event %d: history has %s, the orchestration emitted %s", e.EventID, e.History, e.Emitted)
 }
+
+// ErrResetPoint is returned by PlanReset when the event to reset to cannot
+// be one: outside history, the execution's end, or the middle of a step.
+var ErrResetPoint = errors.New("engine: not a reset point")

@@ -77,6 +77,24 @@ const (
 	// without the orchestration's cooperation: it arrives as a message and
 	// the orchestration never sees it (durabox terminate).
 	OrchestrationTerminated EventKind = "OrchestrationTerminated"
+	// PatchRecorded records a Patch command: the orchestration took the new
+	// code path of the change Name (the guest SDK's Patched answered
+	// true). Code that no longer asks about the change skips it on replay
+	// (see the package doc, "Patches").
+	PatchRecorded EventKind = "PatchRecorded"
+	// ModuleChanged records that the instance moved, between two steps,
+	// from the module FromModule to the module Module, whose code replays
+	// the history before it (durabox upgrade). It carries nothing to the
+	// orchestration.
+	ModuleChanged EventKind = "ModuleChanged"
+	// ExecutionReset marks where a reset execution goes on: the events
+	// before it were kept from an earlier execution (Reason says which,
+	// and up to which event), and from it on the execution runs on Module
+	// (moved from FromModule, when that is set), drawing its randomness
+	// from the seed of execution SeedExecution, the one that recorded the
+	// kept events. The commands the last kept step emits are recorded after
+	// it. It carries nothing to the orchestration.
+	ExecutionReset EventKind = "ExecutionReset"
 )
 
 // Event is one entry of an execution's history. Which optional fields are
@@ -94,8 +112,10 @@ type Event struct {
 	// ScheduleID, on a completion event, is the ID of the schedule event it
 	// completes.
 	ScheduleID int64 `json:"scheduleId,omitempty"`
-	// Name is the orchestration name (OrchestrationStarted) or the activity
-	// name (ActivityScheduled).
+	// Name is the orchestration name (OrchestrationStarted,
+	// SubOrchestrationScheduled), the activity name (ActivityScheduled),
+	// the event name (ExternalSubscribed, ExternalEvent, …) or the change
+	// id (PatchRecorded).
 	Name string `json:"name,omitempty"`
 	// InstanceID is the instance the execution belongs to
 	// (OrchestrationStarted).
@@ -110,11 +130,18 @@ type Event struct {
 	FireAt *time.Time `json:"fireAt,omitempty"`
 	// Reason says why cancellation was requested
 	// (OrchestrationCancelRequested) or the instance was terminated
-	// (OrchestrationTerminated).
+	// (OrchestrationTerminated), or what a reset kept (ExecutionReset).
 	Reason string `json:"reason,omitempty"`
 	// CustomStatus is the status text the orchestration set
 	// (CustomStatusSet).
 	CustomStatus string `json:"customStatus,omitempty"`
+	// Module is the module the instance runs on from this event on, and
+	// FromModule the one it ran on before (ModuleChanged, ExecutionReset).
+	Module     string `json:"module,omitempty"`
+	FromModule string `json:"fromModule,omitempty"`
+	// SeedExecution is the execution whose random seed a reset execution
+	// keeps (ExecutionReset).
+	SeedExecution int64 `json:"seedExecution,omitempty"`
 }
 
 // Failure describes an error from an activity or an orchestration.
@@ -133,12 +160,22 @@ func (e *Event) isSchedule() bool {
 	switch e.Kind {
 	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
 		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
-		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet,
+		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, PatchRecorded,
 		OrchestrationCompleted, OrchestrationFailed, OrchestrationContinuedAsNew:
 		return true
 	}
 	return false
 }
+
+// isMarker reports whether the event is one the host records about the
+// instance rather than about its orchestration (a move, a reset): it is
+// neither a command nor information for the guest.
+func (e *Event) isMarker() bool { return e.Kind == ModuleChanged || e.Kind == ExecutionReset }
+
+// startsStep reports whether the event is one the orchestration reacts to
+// (a start, a completion, a raised event, a cancellation request): the
+// commands it emits in reaction follow it in history.
+func (e *Event) startsStep() bool { return !e.isSchedule() && !e.isMarker() }
 
 // IsTerminal reports whether the event ends its execution.
 func (e *Event) IsTerminal() bool {
@@ -161,6 +198,12 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case CustomStatusSet:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.CustomStatus)
+	case PatchRecorded:
+		return fmt.Sprintf("%s(%q)", e.Kind, e.Name)
+	case ModuleChanged:
+		return fmt.Sprintf("%s(%s → %s)", e.Kind, shortHash(e.FromModule), shortHash(e.Module))
+	case ExecutionReset:
+		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case ActivityScheduled:
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
 	case ActivityCompleted:
@@ -190,6 +233,9 @@ func (e *Event) String() string {
 	}
 	return string(e.Kind)
 }
+
+// shortHash abbreviates a module hash, as people see it.
+func shortHash(hash string) string { return hash[:min(len(hash), 12)] }
 
 func orNull(b json.RawMessage) string {
 	if len(b) == 0 {

@@ -59,7 +59,9 @@ type TurnInput struct {
 	// and their data in Result, and requests from outside
 	// (OrchestrationCancelRequested, OrchestrationTerminated) with a
 	// Reason. The engine binds an ExternalEvent to the oldest active wait of
-	// its name, or drops it if there is none.
+	// its name, or drops it if there is none. In the first turn of a reset
+	// execution, an ExecutionReset comes first (see the package doc,
+	// "Markers").
 	Messages []Event
 	// Now is the time of the turn; new events are recorded at it.
 	Now time.Time
@@ -205,7 +207,15 @@ func (x *Execution) Turn(in TurnInput) (*TurnResult, error) {
 	if len(in.History) < x.applied || (x.applied > 0 && in.History[x.applied-1].ID != x.lastID) {
 		return nil, ErrStale
 	}
-	t := &turn{x: x, persisted: in.History, res: &TurnResult{}, now: in.Now}
+	t := &turn{x: x, persisted: in.History, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History)}
+	if len(in.Messages) > 0 && in.Messages[0].Kind == ExecutionReset && len(in.History) > 0 {
+		// The first turn of a reset execution runs its last kept step
+		// anew, which a guest that has applied it already cannot.
+		if x.applied > 0 {
+			return nil, ErrStale
+		}
+		t.resetting, t.liveFrom = true, len(in.History)-1
+	}
 	if err := t.run(in.Messages); err != nil {
 		t.failInstance(err)
 		for _, m := range in.Messages[t.next:] {

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -16,7 +17,9 @@ type fakeGuest struct {
 	state       map[string]int
 	handle      func(g *fakeGuest, j abi.Job) []abi.Command
 	activations []abi.Activation
-	crash       error
+	// replies are the commands of each activation, as numbered.
+	replies [][]abi.Command
+	crash   error
 }
 
 func newGuest(handle func(g *fakeGuest, j abi.Job) []abi.Command) *fakeGuest {
@@ -36,7 +39,26 @@ func (g *fakeGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
 			out = append(out, c)
 		}
 	}
+	g.replies = append(g.replies, out)
 	return out, nil
+}
+
+// patched answers as the guest SDK's Context.Patched does: true when the
+// step's history records the change, or when the step is new; the first
+// answer holds for the rest of the execution. It returns the Patch command
+// to emit the first time it answers true.
+func (g *fakeGuest) patched(id string) (bool, []abi.Command) {
+	key := "patch:" + id
+	if v, ok := g.state[key]; ok {
+		return v == 1, nil
+	}
+	a := &g.activations[len(g.activations)-1]
+	if !slices.Contains(a.Patches, id) && a.Replaying {
+		g.state[key] = 0
+		return false, nil
+	}
+	g.state[key] = 1
+	return true, []abi.Command{{Kind: abi.CommandPatch, Name: id}}
 }
 
 func activity(name, input string) abi.Command {

@@ -21,6 +21,15 @@ type turn struct {
 	now       time.Time
 	// next is the index of the first message not yet consumed.
 	next int
+	// liveFrom is the index of the first history event whose step is new:
+	// the activations of the events before it replay steps whose commands
+	// history holds. It is len(persisted), but in the first turn of a reset
+	// execution, whose last kept step runs again (its commands were
+	// discarded).
+	liveFrom int
+	// resetting is set in the first turn of a reset execution: its first
+	// message is the ExecutionReset marker.
+	resetting bool
 }
 
 // historyLen is the length of the working history.
@@ -38,6 +47,19 @@ func (t *turn) run(messages []Event) error {
 	x := t.x
 	for x.applied < t.historyLen() {
 		if err := t.applyNext(); err != nil {
+			return err
+		}
+	}
+	if t.resetting {
+		// The kept history ends; the reset marker follows it, and the
+		// commands of the last kept step, which the reset discarded,
+		// follow the marker.
+		t.next++
+		t.record(messages[0])
+		if err := t.applyNext(); err != nil {
+			return err
+		}
+		if err := t.flush(); err != nil {
 			return err
 		}
 	}
@@ -81,7 +103,7 @@ func (t *turn) admit(m *Event) string {
 	x := t.x
 	switch m.Kind {
 	case OrchestrationStarted:
-		if x.applied > 0 {
+		if x.status != StatusPending {
 			return "the instance has already started"
 		}
 		return ""
@@ -203,10 +225,16 @@ func (t *turn) applyNext() error {
 		return fmt.Errorf("engine: history is corrupt: event %d follows event %d", ev.ID, x.lastID)
 	}
 	x.applied, x.lastID = i+1, ev.ID
-	replaying := i < len(t.persisted)
+	replaying := i < t.liveFrom
 	switch {
+	case ev.Kind == ExecutionReset:
+		// The commands of the step before it are recorded after it.
+		return nil
+	case ev.Kind == ModuleChanged:
+		// A move happens between two steps.
+		return t.checkNoPending(ev)
 	case ev.Kind == OrchestrationStarted:
-		if i != 0 {
+		if x.status != StatusPending {
 			return fmt.Errorf("engine: history is corrupt: event %d is a second OrchestrationStarted", ev.ID)
 		}
 		x.status, x.instanceID = StatusRunning, ev.InstanceID
@@ -289,6 +317,11 @@ func (t *turn) bind(i int, replaying bool) error {
 			return nil
 		}
 	}
+	if ev.Kind == PatchRecorded && (len(x.pending) == 0 || !matches(&x.pending[0].cmd, 0, ev)) {
+		// The code no longer asks about this change: it was deprecated,
+		// its new path kept.
+		return nil
+	}
 	if len(x.pending) == 0 {
 		return &NondeterminismError{Code: MissingCommand, EventID: ev.ID, History: ev.String()}
 	}
@@ -368,7 +401,11 @@ func (t *turn) checkNoPending(ev *Event) error {
 // activate hands one job to the guest and queues the commands it emits.
 func (t *turn) activate(ev *Event, replaying bool, job abi.Job) error {
 	x := t.x
-	cmds, err := x.guest.Activate(&abi.Activation{Time: ev.Time.UnixNano(), Replaying: replaying, Jobs: []abi.Job{job}})
+	a := &abi.Activation{Time: ev.Time.UnixNano(), Replaying: replaying, Jobs: []abi.Job{job}}
+	if replaying {
+		a.Patches = t.patchesAfter(int(ev.ID - 1))
+	}
+	cmds, err := x.guest.Activate(a)
 	if err != nil {
 		return fmt.Errorf("orchestration crashed applying event %d: %w", ev.ID, err)
 	}
@@ -380,6 +417,27 @@ func (t *turn) activate(ev *Event, replaying bool, job abi.Job) error {
 		x.pending = append(x.pending, emitted{cmd: c, at: ev.Time})
 	}
 	return nil
+}
+
+// patchesAfter returns the change ids of the patch markers among the
+// commands recorded for the step of history[i]: the schedule events that
+// follow it, past any marker (a reset records the last kept step's
+// commands after its marker).
+func (t *turn) patchesAfter(i int) []string {
+	var ids []string
+	for j := i + 1; j < t.historyLen(); j++ {
+		ev := t.event(j)
+		if ev.isMarker() {
+			continue
+		}
+		if !ev.isSchedule() {
+			break
+		}
+		if ev.Kind == PatchRecorded {
+			ids = append(ids, ev.Name)
+		}
+	}
+	return ids
 }
 
 // failInstance ends the execution with a failure the engine records itself.

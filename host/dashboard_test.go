@@ -18,6 +18,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -181,6 +182,11 @@ func TestDashboardInChromium(t *testing.T) {
 	for _, id := range []string{"laptop", "desk"} {
 		waitForCustomStatus(t, h, id)
 	}
+	// A Flow past the point where a second version of its code changed.
+	h.deploy(t, versionsPkg)
+	h.startFlow(t, "flow", `"x"`)
+	h.passFirst(t, "flow")
+	v2 := h.deploy(t, versionsPkg, "main.version=v2")
 
 	// The host asks for a token: the read-only one.
 	b.do("open the dashboard", chromedp.Navigate(srv.URL+"/"))
@@ -202,7 +208,7 @@ func TestDashboardInChromium(t *testing.T) {
 	b.do("the next page", chromedp.Click(chromedp.CSS("#next-page")))
 	b.waitFor("the second page", `location.hash.includes("cursor=") && `+loaded)
 	first := eval[int](b, `document.querySelectorAll("#instances tbody tr[data-id]").length`)
-	if all := greetings + 7; first != all-50 { // order-1 and its 3 children, flaky, laptop, desk
+	if all := greetings + 8; first != all-50 { // order-1 and its 3 children, flaky, laptop, desk, flow
 		t.Errorf("the second page shows %d instances, want %d", first, all-50)
 	}
 
@@ -249,7 +255,7 @@ func TestDashboardInChromium(t *testing.T) {
 	// The admin token: raise the decision the approval waits for.
 	b.do("forget the read-only token", chromedp.Click(chromedp.CSS("#forget")))
 	b.giveToken(adminToken)
-	b.waitFor("the actions enabled", `document.querySelector("#action-raise") && !document.querySelector("#action-raise").disabled`)
+	b.waitFor("the actions enabled", loaded+` && !document.querySelector("#action-raise").disabled`)
 	if !eval[bool](b, `document.querySelector("#action-purge").disabled`) {
 		t.Error("purge is enabled for a running instance")
 	}
@@ -296,6 +302,28 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Errorf("%d failed activities marked, want 2", got)
 	}
 
+	// The Flow replays on its own module, and diverges on the second
+	// version, at the event the timeline then marks.
+	b.open("#/instances/flow", `#replay-module option[value=`+quoted(v2.Hash)+`]`)
+	b.do("replay flow on its module", chromedp.Click(chromedp.CSS(`#replay-form button[type="submit"]`)))
+	b.waitFor("the replay on its module", `document.querySelector("#replay-outcome").className === "ok"`)
+	if got := b.text("#replay-outcome"); !strings.HasPrefix(got, "reproduces the") {
+		t.Errorf("the replay on its module: %q", got)
+	}
+	b.do("replay flow on v2", chromedp.SetValue(chromedp.CSS("#replay-module"), v2.Hash), chromedp.Click(chromedp.CSS(`#replay-form button[type="submit"]`)))
+	b.waitFor("the replay on v2", `document.querySelector("#replay-outcome").className === "error"`)
+	outcome := b.text("#replay-outcome")
+	report, err := h.Replay(ctx, "flow", client.ReplayRequest{Module: v2.Hash})
+	if err != nil || report.Divergence == nil {
+		t.Fatalf("replay of flow on v2: %+v, %v; want a divergence", report, err)
+	}
+	if want := fmt.Sprintf("diverges at event %d: %s", report.Divergence.EventID, report.Divergence.Message); outcome != want {
+		t.Errorf("the replay on v2 shows %q, want %q", outcome, want)
+	}
+	if got := eval[string](b, `[...document.querySelectorAll("#timeline tr.blamed")].map(r => r.dataset.event).join(",")`); got != strconv.FormatInt(report.Divergence.EventID, 10) {
+		t.Errorf("the timeline marks events %q, want %d", got, report.Divergence.EventID)
+	}
+
 	// Children.
 	b.open("#/instances/order-1", `#children li[data-id="order-1:2"]`)
 	if got := b.text("#children"); !strings.Contains(got, "order-1:3") || !strings.Contains(got, "Audit") {
@@ -304,8 +332,8 @@ func TestDashboardInChromium(t *testing.T) {
 
 	// Modules and the queue.
 	b.open("#/modules", "#modules tbody tr[data-hash]")
-	if got := eval[int](b, `document.querySelectorAll("#modules tbody tr[data-hash]").length`); got != 4 {
-		t.Errorf("%d modules shown, want 4", got)
+	if got := eval[int](b, `document.querySelectorAll("#modules tbody tr[data-hash]").length`); got != 6 {
+		t.Errorf("%d modules shown, want 6", got)
 	}
 	if got := b.text(`#modules tr[data-hash] td:nth-child(3)`); got == "" {
 		t.Error("the newest module shows no orchestration")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -102,7 +103,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 	now := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
 	var history []engine.Event
 	round := []engine.Event{{Kind: engine.OrchestrationStarted, Name: inst.Name, InstanceID: inst.ID, Input: inst.Input}}
-	l := h.newLive(ctx, inst)
+	l := h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
 	defer func() { l.close(ctx) }()
 	for len(round) > 0 {
 		turns := [][]engine.Event{round}
@@ -116,7 +117,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 		for _, messages := range turns {
 			if !mode.live {
 				l.close(ctx)
-				l = h.newLive(ctx, inst)
+				l = h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
 			}
 			res, err := l.exec.Turn(engine.TurnInput{History: history, Messages: messages, Now: now})
 			if err != nil {
@@ -206,7 +207,11 @@ func runWorkloadEveryWay(t *testing.T, wasm []byte, name, input string) []byte {
 		h := newBareHostWith(t, opts)
 		got := runWorkload(t, h, wasm, now, name, input)
 		for _, id := range workloadIDs {
-			if err := h.Replay(context.Background(), id); err != nil {
+			rep, err := h.Replay(context.Background(), id, client.ReplayRequest{})
+			if err == nil {
+				err = rep.Err()
+			}
+			if err != nil {
 				t.Fatalf("with MaxLiveInstances %d, NoLiveCache %v: %v", opts.MaxLiveInstances, opts.NoLiveCache, err)
 			}
 		}

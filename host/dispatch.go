@@ -82,6 +82,12 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	}
 	began := time.Now()
 	guestCtx := context.WithoutCancel(ctx)
+	in := engine.TurnInput{Now: h.opts.Clock()}
+	consumed := make([]int64, len(item.Messages))
+	for i, m := range item.Messages {
+		in.Messages = append(in.Messages, m.Event)
+		consumed[i] = m.ID
+	}
 	l := h.cache.take(inst.ID)
 	if l != nil && l.continues(item) {
 		h.metrics.cacheHits.Inc()
@@ -100,14 +106,9 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 				return
 			}
 		}
-		l = h.fresh(ctx, inst, history)
+		l = h.fresh(ctx, inst, history, Seed(inst.ID, inst.ExecutionID, history, in.Messages[:min(len(in.Messages), 1)]))
 	}
-	in := engine.TurnInput{History: l.history, Now: h.opts.Clock()}
-	consumed := make([]int64, len(item.Messages))
-	for i, m := range item.Messages {
-		in.Messages = append(in.Messages, m.Event)
-		consumed[i] = m.ID
-	}
+	in.History = l.history
 	res, err := l.exec.Turn(in)
 	if err != nil {
 		l.close(guestCtx)
@@ -203,10 +204,11 @@ func (h *Host) giveUp(ctx context.Context, item *store.WorkItem) {
 	h.changed.Notify()
 }
 
-// fresh starts a live instance that has applied nothing, with history (the
-// persisted history of inst's current execution) to replay.
-func (h *Host) fresh(ctx context.Context, inst store.Instance, history []engine.Event) *live {
-	l := h.newLive(context.WithoutCancel(ctx), inst)
+// fresh starts a live instance that has applied nothing, drawing from seed,
+// with history (the persisted history of inst's current execution) to
+// replay.
+func (h *Host) fresh(ctx context.Context, inst store.Instance, history []engine.Event, seed [32]byte) *live {
+	l := h.newLive(context.WithoutCancel(ctx), inst, seed)
 	l.extend(history)
 	return l
 }

@@ -43,6 +43,21 @@
 // be dropped. With Options.Retention, Run sweeps (Sweep) what finished, and
 // the executions that continued as new, that long ago.
 //
+// # Changing code under running instances
+//
+// An instance runs on the module it started with (Start picks the newest
+// that registers its orchestration; StartOn another). Because the sandbox
+// answers every call from history, a replay has no side effects: Replay
+// replays an instance on any module and reports where it diverges;
+// Upgrade replays every open instance of one module on another, while the
+// host serves, and moves exactly those it reproduces, each move a
+// ModuleChanged event committed with the module change, fenced against a
+// concurrent turn (store.MoveInstance); Reset starts a new execution from
+// an event of the current one on patched code (store.ResetInstance);
+// Export writes a repro bundle (package host/bundle), which a Replayer
+// replays with no store at all, as durabox replay does and package
+// host/replaytest does in an author's go test.
+//
 // # Metrics and readiness
 //
 // Metrics (NewMetrics) count turns, starts, ends, activities and wasm

@@ -34,8 +34,9 @@ var (
 	// has as many persistent events, taken and waiting, as it may take
 	// (engine.MaxPersistentEvents).
 	ErrTooManyEvents = errors.New("host: too many persistent events")
-	// ErrModuleNotFound is returned by RemoveModule when no module has the
-	// hash.
+	// ErrModuleNotFound is returned when no deployed module has the hash
+	// a request names (RemoveModule), or for Replay, Upgrade, Reset and
+	// StartOn, a hash that is it or starts with it.
 	ErrModuleNotFound = errors.New("host: module not found")
 	// ErrModuleInUse is returned by RemoveModule when instances run on the
 	// module.
@@ -43,4 +44,12 @@ var (
 	// ErrNotReady is returned by Ready when the host is not serving its
 	// work: it is starting or has stopped, or its store does not answer.
 	ErrNotReady = errors.New("host: not ready")
+	// ErrBusy is returned by Reset when a turn of the instance is running.
+	ErrBusy = errors.New("host: instance busy")
+	// ErrChanged is returned by Reset when the instance is no longer as the
+	// plan it was given found it (its history went on).
+	ErrChanged = errors.New("host: instance changed")
+	// ErrDiverges is returned by Reset when the module does not replay the
+	// events the reset would keep.
+	ErrDiverges = errors.New("host: the module does not replay the history")
 )

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/client"
 )
 
 // The test plan of the external-event reference (positional events and the
@@ -124,7 +125,11 @@ func TestCancelledSubscriptionBreadcrumbReplaysCorrectly(t *testing.T) {
 	if events[4].ScheduleID != 2 || events[6].ScheduleID != 6 {
 		t.Fatalf("the breadcrumb cancels event %d, the event goes to %d; want 2 and 6", events[4].ScheduleID, events[6].ScheduleID)
 	}
-	if err := h.Replay(context.Background(), id); err != nil {
+	rep, err := h.Replay(context.Background(), id, client.ReplayRequest{})
+	if err == nil {
+		err = rep.Err()
+	}
+	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 }

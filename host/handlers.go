@@ -118,7 +118,7 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 	if len(req.Input) == 0 {
 		req.Input = json.RawMessage("null")
 	}
-	id, err := s.api.Start(r.Context(), req.Name, req.Input, req.ID)
+	id, err := s.api.StartOn(r.Context(), req.Module, req.Name, req.Input, req.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return

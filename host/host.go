@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,8 +190,14 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 // Start starts the orchestration name with input (JSON; empty means null)
 // and returns the instance id. An empty id means the host picks one. The
 // instance runs on the module most recently deployed that registers name,
-// and stays on it for its whole life.
+// and stays on it unless an upgrade or a reset moves it.
 func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error) {
+	return h.StartOn(ctx, "", name, input, id)
+}
+
+// StartOn is Start on the module ref names: a hash or a unique prefix of
+// one, which must register name. Empty means the newest that does.
+func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMessage, id string) (string, error) {
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
@@ -202,12 +209,9 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 	} else if !validID.MatchString(id) {
 		return "", fmt.Errorf("%w: instance id %q must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", ErrBadInput, id)
 	}
-	hash, err := h.st.ModuleFor(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", fmt.Errorf("%w %q: no deployed module registers it; deploy one with `durabox deploy FILE.wasm`", ErrUnknownOrchestration, name)
-	}
+	hash, err := h.startModule(ctx, ref, name)
 	if err != nil {
-		return "", fmt.Errorf("host: start %q: %w", name, err)
+		return "", err
 	}
 	err = h.st.CreateInstance(ctx, store.NewInstance{ID: id, Name: name, ModuleHash: hash, Input: input, Now: h.opts.Clock()})
 	if errors.Is(err, store.ErrInstanceExists) {
@@ -219,6 +223,28 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 	h.metrics.started.WithLabelValues(name).Inc()
 	h.orchestrationWork.Notify()
 	return id, nil
+}
+
+// startModule returns the module a new instance of name starts on.
+func (h *Host) startModule(ctx context.Context, ref, name string) (string, error) {
+	if ref != "" {
+		mod, err := h.resolveModule(ctx, ref)
+		if err != nil {
+			return "", err
+		}
+		if !slices.Contains(mod.Orchestrations, name) {
+			return "", fmt.Errorf("%w %q on module %s, which registers %s", ErrUnknownOrchestration, name, short(mod.Hash), names(mod.Orchestrations))
+		}
+		return mod.Hash, nil
+	}
+	hash, err := h.st.ModuleFor(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("%w %q: no deployed module registers it; deploy one with `durabox deploy FILE.wasm`", ErrUnknownOrchestration, name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("host: start %q: %w", name, err)
+	}
+	return hash, nil
 }
 
 func newID() string {

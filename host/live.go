@@ -11,6 +11,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/store"
 )
@@ -46,12 +47,32 @@ type orchestrationGuest struct {
 	*wasmGuest
 	ctx context.Context
 	env *wasi.Env
+	// log, when set, is where the guest's output goes, silent while it
+	// replays.
 	log *guestLog
 }
 
+// startOrchestration starts a fresh instance of mod for an orchestration
+// whose randomness comes from seed. What the guest prints goes to out (nil:
+// nowhere), and log, when set, is told when the guest replays.
+func startOrchestration(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, out io.Writer, log *guestLog) (*orchestrationGuest, error) {
+	if out == nil {
+		out = io.Discard
+	}
+	stderr := &crashLog{}
+	env := wasi.NewDeterministic(seed, out, io.MultiWriter(out, stderr))
+	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: opts.ActivationTimeout, stderr: stderr, memoryLimit: opts.MemoryLimit, fromSnapshot: true})
+	if err != nil {
+		return nil, err
+	}
+	return &orchestrationGuest{wasmGuest: g, ctx: ctx, env: env, log: log}, nil
+}
+
 func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
-	o.env.SetTime(a.Time)
-	o.log.setReplaying(a.Replaying)
+	o.env.SetActivation(a)
+	if o.log != nil {
+		o.log.setReplaying(a.Replaying)
+	}
 	raw, err := o.exchange(o.ctx, abi.ExportActivate, abi.EncodeActivation(a))
 	if err != nil {
 		return nil, err
@@ -77,9 +98,31 @@ func seed(instanceID string, execution int64) [32]byte {
 	return sha256.Sum256([]byte(fmt.Sprintf("durabox/%s/%d", instanceID, execution)))
 }
 
-// newLive starts a fresh wasm instance for an orchestration instance on the
-// exact module it started with.
-func (h *Host) newLive(ctx context.Context, inst store.Instance) *live {
+// Seed returns the random seed of an execution of an instance whose
+// history, and first messages if its first turn has not committed, are
+// events: the seed of its own number, or, for a reset execution, of the
+// execution its ExecutionReset marker names, which recorded the kept
+// events. A host gives each execution's orchestration this seed.
+func Seed(instanceID string, execution int64, events ...[]engine.Event) [32]byte {
+	return seed(instanceID, seedExecution(execution, events...))
+}
+
+// seedExecution returns the number of the execution whose seed an
+// execution draws from, as Seed says.
+func seedExecution(execution int64, events ...[]engine.Event) int64 {
+	for _, evs := range events {
+		for _, ev := range evs {
+			if ev.Kind == engine.ExecutionReset {
+				return ev.SeedExecution
+			}
+		}
+	}
+	return execution
+}
+
+// newLive starts a fresh wasm instance for an orchestration instance on its
+// module, drawing from seed.
+func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) *live {
 	l := &live{moduleHash: inst.ModuleHash, execution: inst.ExecutionID}
 	mod, err := h.reg.module(ctx, inst.ModuleHash)
 	if err != nil {
@@ -87,15 +130,11 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance) *live {
 		return l
 	}
 	log := newGuestLog(h.opts.Logger, "instance", inst.ID)
-	stderr := &crashLog{}
-	env := wasi.NewDeterministic(seed(inst.ID, inst.ExecutionID), log, io.MultiWriter(log, stderr))
-	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: h.opts.ActivationTimeout, stderr: stderr, memoryLimit: h.opts.MemoryLimit, fromSnapshot: true})
-	if err != nil {
+	if l.guest, err = startOrchestration(ctx, mod, &h.opts, seed, log, log); err != nil {
 		l.exec = engine.NewExecution(brokenGuest{err})
 		return l
 	}
 	h.metrics.sandboxStarts.WithLabelValues("orchestration").Inc()
-	l.guest = &orchestrationGuest{wasmGuest: g, ctx: ctx, env: env, log: log}
 	l.exec = engine.NewExecution(l.guest)
 	return l
 }

@@ -219,6 +219,13 @@ func (r *registry) keep(ctx context.Context, hash string, m *module) *module {
 	return m
 }
 
+// cached returns the compiled module with hash, if it is kept.
+func (r *registry) cached(hash string) *module {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.compiled[hash]
+}
+
 // environ returns the environment m's activities see, which deploying m
 // again replaces.
 func (r *registry) environ(m *module) []string {

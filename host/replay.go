@@ -2,35 +2,163 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/internal/sandbox"
+	"github.com/durabox/durabox/store"
 )
 
-// Replay replays an instance's history on a fresh wasm instance of the
-// module it runs on, and returns nil if the orchestration reproduces it
-// exactly, or the error that says where it diverges (a
-// *engine.NondeterminismError, or the guest's crash). Nothing is written.
-func (h *Host) Replay(ctx context.Context, id string) error {
+// Replay replays one execution of an instance's history on a module, in the
+// sandbox, and reports whether the code reproduces it: where it diverges
+// (the engine's nondeterminism error), or crashes, or that it reproduces
+// every event. req.Module is a module hash or a unique prefix of one (empty:
+// the instance's own module), which must register the instance's
+// orchestration; req.Execution an execution number (0: the current one).
+// Nothing is written, and the instance is not touched: the replay has no
+// side effects, since the sandbox answers every call the orchestration
+// makes from its history. (An earlier execution may have run on another
+// module than the instance's current one.)
+func (h *Host) Replay(ctx context.Context, id string, req client.ReplayRequest) (client.ReplayReport, error) {
 	inst, err := h.Instance(ctx, id)
 	if err != nil {
-		return err
+		return client.ReplayReport{}, err
 	}
-	history, err := h.st.History(ctx, id, inst.ExecutionID)
+	mod, err := h.moduleFor(ctx, inst, req.Module)
 	if err != nil {
-		return fmt.Errorf("host: replay %q: %w", id, err)
+		return client.ReplayReport{}, err
 	}
-	l := h.fresh(ctx, inst, history)
-	defer l.close(ctx)
-	res, err := l.exec.Turn(engine.TurnInput{History: l.history, Now: h.opts.Clock()})
+	execution := req.Execution
+	switch {
+	case execution == 0:
+		execution = inst.ExecutionID
+	case execution < 0 || execution > inst.ExecutionID:
+		return client.ReplayReport{}, fmt.Errorf("%w: instance %q has executions 1 to %d, not %d", ErrBadInput, id, inst.ExecutionID, execution)
+	}
+	history, err := h.st.History(ctx, id, execution)
 	if err != nil {
-		return fmt.Errorf("host: replay %q: %w", id, err)
+		return client.ReplayReport{}, fmt.Errorf("host: replay %q: %w", id, err)
 	}
-	if res.Err != nil {
-		return fmt.Errorf("host: replay %q: %w", id, res.Err)
+	compiled, err := h.reg.module(ctx, mod.Hash)
+	if err != nil {
+		return client.ReplayReport{}, err
 	}
-	if res.Status != inst.Status {
-		return fmt.Errorf("host: replay %q: it ends %s, the instance is %s", id, res.Status, inst.Status)
+	rep := replay(ctx, compiled, &h.opts, Seed(id, execution, history), id, execution, history, nil)
+	rep.Module = mod.Hash
+	if want := inst.Status; rep.OK() && execution == inst.ExecutionID && rep.Status != want {
+		rep.Failure = fmt.Sprintf("the replay ends %s, and the instance is %s", rep.Status, want)
 	}
-	return nil
+	return rep, nil
+}
+
+// replay replays one execution's history on a fresh instance of mod whose
+// randomness comes from seed, writing nothing, and reports how it went.
+// The guest's output goes to out (nil: nowhere), replayed steps included.
+func replay(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, id string, execution int64, history []engine.Event, out io.Writer) client.ReplayReport {
+	rep := client.ReplayReport{InstanceID: id, Execution: execution, Events: len(history)}
+	res, err := run(ctx, mod, opts, seed, engine.TurnInput{History: history, Now: lastTime(history)}, out)
+	if err != nil {
+		rep.Failure = err.Error()
+		return rep
+	}
+	rep.Status = res.Status
+	var nd *engine.NondeterminismError
+	switch {
+	case errors.As(res.Err, &nd):
+		rep.Divergence = &client.Divergence{Code: nd.Code, EventID: nd.EventID, History: nd.History, Emitted: nd.Emitted, Message: nd.Error()}
+	case res.Err != nil:
+		rep.Failure = res.Err.Error()
+	}
+	return rep
+}
+
+// run runs one turn of an execution on a fresh instance of mod, writing
+// nothing: for replays, which must end with history, and for the plan of a
+// reset, which goes on from it. It fails when the module does not start.
+func run(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, in engine.TurnInput, out io.Writer) (*engine.TurnResult, error) {
+	g, err := startOrchestration(ctx, mod, opts, seed, out, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the module does not start: %w", err)
+	}
+	defer g.close(ctx)
+	return engine.NewExecution(g).Turn(in)
+}
+
+// lastTime is the time of history's last event: the time a replay's turn
+// runs at, so that what it reports does not depend on when it ran.
+func lastTime(history []engine.Event) (t time.Time) {
+	if len(history) > 0 {
+		t = history[len(history)-1].Time
+	}
+	return t
+}
+
+// moduleFor resolves ref, a module hash or a unique prefix of one (empty:
+// the instance's module), to a deployed module that registers inst's
+// orchestration.
+func (h *Host) moduleFor(ctx context.Context, inst store.Instance, ref string) (store.ModuleInfo, error) {
+	if ref == "" {
+		ref = inst.ModuleHash
+	}
+	mod, err := h.resolveModule(ctx, ref)
+	if err != nil {
+		return mod, err
+	}
+	if !slices.Contains(mod.Orchestrations, inst.Name) {
+		return mod, fmt.Errorf("%w: module %s registers %s, not %q, which instance %q runs", ErrBadInput, short(mod.Hash), names(mod.Orchestrations), inst.Name, inst.ID)
+	}
+	return mod, nil
+}
+
+// resolveModule finds the deployed module ref names: its hash, or a prefix
+// of it that no other deployed module's hash has.
+func (h *Host) resolveModule(ctx context.Context, ref string) (store.ModuleInfo, error) {
+	mods, err := h.st.ListModules(ctx)
+	if err != nil {
+		return store.ModuleInfo{}, fmt.Errorf("host: list modules: %w", err)
+	}
+	return pickModule(mods, ref)
+}
+
+// pickModule finds the module ref names among mods.
+func pickModule(mods []store.ModuleInfo, ref string) (store.ModuleInfo, error) {
+	var found []store.ModuleInfo
+	for _, m := range mods {
+		if m.Hash == ref {
+			return m, nil
+		}
+		if ref != "" && strings.HasPrefix(m.Hash, ref) {
+			found = append(found, m)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return store.ModuleInfo{}, fmt.Errorf("%w: no deployed module's hash is or starts with %q (durabox deploy prints a module's hash)", ErrModuleNotFound, ref)
+	case 1:
+		return found[0], nil
+	}
+	var hashes []string
+	for _, m := range found {
+		hashes = append(hashes, short(m.Hash))
+	}
+	return store.ModuleInfo{}, fmt.Errorf("%w: %d deployed modules' hashes start with %q (%s); give more of the hash", ErrBadInput, len(found), ref, strings.Join(hashes, ", "))
+}
+
+// names shows a list of names in messages.
+func names(list []string) string {
+	if len(list) == 0 {
+		return "no orchestration"
+	}
+	quoted := make([]string, len(list))
+	for i, n := range list {
+		quoted[i] = strconv.Quote(n)
+	}
+	return strings.Join(quoted, ", ")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -39,7 +40,11 @@ func BenchmarkColdReplay(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := h.Replay(ctx, "seq"); err != nil {
+		rep, err := h.Replay(ctx, "seq", client.ReplayRequest{})
+		if err == nil {
+			err = rep.Err()
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
 )
@@ -24,7 +25,7 @@ type API interface {
 	DeployWithEnv(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error)
 	RemoveModule(ctx context.Context, hash string) error
 	Modules(ctx context.Context) ([]store.ModuleInfo, error)
-	Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error)
+	StartOn(ctx context.Context, module, name string, input json.RawMessage, id string) (string, error)
 	Instance(ctx context.Context, id string) (store.Instance, error)
 	Executions(ctx context.Context, id string) ([]store.Execution, error)
 	Wait(ctx context.Context, id string) (store.Instance, error)
@@ -37,6 +38,10 @@ type API interface {
 	Terminate(ctx context.Context, id, reason string) error
 	Purge(ctx context.Context, id string) error
 	PurgeMatching(ctx context.Context, f store.InstanceFilter, dryRun bool) (int, error)
+	Replay(ctx context.Context, id string, req client.ReplayRequest) (client.ReplayReport, error)
+	Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error)
+	Export(ctx context.Context, id string) (*bundle.Bundle, error)
+	Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error)
 	// Ready returns nil when the host serves its work, else why not
 	// (GET /readyz).
 	Ready(ctx context.Context) error
@@ -166,6 +171,10 @@ var routes = []route{
 	{"POST", "/v1/instances/{id}/cancel", admin, (*server).cancel},
 	{"POST", "/v1/instances/{id}/terminate", admin, (*server).terminate},
 	{"GET", "/v1/queue", read, (*server).queue},
+	{"GET", "/v1/instances/{id}/replay", read, (*server).replay},
+	{"GET", "/v1/instances/{id}/bundle", read, (*server).export},
+	{"POST", "/v1/instances/{id}/reset", admin, (*server).reset},
+	{"POST", "/v1/upgrades", admin, (*server).upgrade},
 	{"GET", "/v1/access", read, (*server).access},
 	{"GET", "/healthz", public, (*server).healthz},
 	{"GET", "/readyz", public, (*server).readyz},
@@ -277,6 +286,9 @@ var statuses = []struct {
 	{ErrFinished, http.StatusConflict},
 	{ErrTooManyEvents, http.StatusConflict},
 	{ErrModuleInUse, http.StatusConflict},
+	{ErrBusy, http.StatusConflict},
+	{ErrChanged, http.StatusConflict},
+	{ErrDiverges, http.StatusUnprocessableEntity},
 	{errTooLarge, http.StatusRequestEntityTooLarge},
 	{ErrBadModule, http.StatusUnprocessableEntity},
 	{ErrNotReady, http.StatusServiceUnavailable},
@@ -302,9 +314,13 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusInternalServerError {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	body, _ := json.Marshal(client.ErrorResponse{Error: strings.TrimPrefix(err.Error(), "host: ")})
+	body, _ := json.Marshal(client.ErrorResponse{Error: wireError(err)})
 	write(w, status, body)
 }
+
+// wireError is an error's text on the wire: without its "host: " prefix,
+// as it is the host that speaks there.
+func wireError(err error) string { return strings.TrimPrefix(err.Error(), "host: ") }
 
 func write(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")

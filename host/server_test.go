@@ -305,6 +305,42 @@ func TestHandler(t *testing.T) {
 			wantLog: `level=ERROR msg="request failed" method=POST path=/v1/instances err="host: start \"Greeting\": disk full"` + "\n",
 		},
 		{
+			name:   "start on a module",
+			method: "POST", path: "/v1/instances", body: `{"name": "Greeting", "id": "on", "module": "5c471d"}`,
+			wantStatus: 201, wantBody: `{"id":"on"}`,
+		},
+		{
+			name:   "start on an unknown module",
+			method: "POST", path: "/v1/instances", body: `{"name": "Greeting", "module": "77"}`,
+			wantStatus: 404, wantBody: `{"error":"module not found: no deployed module's hash starts with \"77\""}`,
+		},
+		{
+			name:   "upgrade without from",
+			method: "POST", path: "/v1/upgrades", body: `{"to": "2b1f"}`,
+			wantStatus: 400, wantBody: `{"error":"bad input: the request has no \"from\": name the module to upgrade from, or an orchestration"}`,
+		},
+		{
+			name:   "upgrade with an unknown field",
+			method: "POST", path: "/v1/upgrades", body: `{"from": "9f72", "dry-run": true}`,
+			wantStatus: 400, wantBody: `{"error":"bad input: the request body is not a JSON object such as {\"from\": \"9f72cbb040f5\", \"to\": \"2b1f08c3aa10\", \"dryRun\": true}: json: unknown field \"dry-run\""}`,
+		},
+		{
+			name:   "replay of a bad execution",
+			method: "GET", path: "/v1/instances/done/replay?execution=0",
+			wantStatus: 400, wantBody: `{"error":"bad input: execution=\"0\" is not an execution number (1, 2, …)"}`,
+		},
+		{
+			name:   "reset without a body",
+			method: "POST", path: "/v1/instances/done/reset",
+			wantStatus: 400, wantBody: `{"error":"bad input: the request body is empty; send a JSON object such as {\"toEvent\": 7, \"module\": \"2b1f08c3aa10\", \"dryRun\": true}"}`,
+		},
+		{
+			name:   "export, which the fake cannot",
+			method: "GET", path: "/v1/instances/done/bundle",
+			wantStatus: 500, wantBody: `{"error":"fakehost: replay, upgrade, export and reset need a real host: the fake runs no wasm"}`,
+			wantLog: `level=ERROR msg="request failed" method=GET path=/v1/instances/done/bundle err="fakehost: replay, upgrade, export and reset need a real host: the fake runs no wasm"` + "\n",
+		},
+		{
 			name:   "list",
 			method: "GET", path: "/v1/instances",
 			wantStatus: 200, wantBody: `{"instances":[` + pendingSummary + `,` + doneSummary + `]}`,

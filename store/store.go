@@ -31,6 +31,13 @@ var (
 	// ErrNotFinished is returned by Purge when the instance has not reached
 	// a terminal status (engine.Status.IsTerminal).
 	ErrNotFinished = errors.New("instance not finished")
+	// ErrBusy is returned by MoveInstance and ResetInstance when a turn
+	// holds the instance's lock: try again once the turn has committed.
+	ErrBusy = errors.New("instance busy running a turn")
+	// ErrChanged is returned by MoveInstance and ResetInstance when the
+	// instance is no longer as the caller read it (its history went on, it
+	// finished, it moved): read it again, and decide again.
+	ErrChanged = errors.New("instance changed")
 	// ErrFinished is returned by Enqueue and EnqueuePersistent when the
 	// instance has reached a terminal status: nothing would take the
 	// message.
@@ -329,6 +336,57 @@ type CommitStats struct {
 	Err error
 }
 
+// Move moves an instance to another module between two turns, recording
+// the move in its history (durabox upgrade).
+type Move struct {
+	InstanceID string
+	// ExecutionID and HistoryLen are the execution, and the length of its
+	// history, that the caller found To replays: the move happens only if
+	// the instance still has exactly them, runs on From, has not finished,
+	// and no turn holds it.
+	ExecutionID, HistoryLen int64
+	From, To                string
+	// Event is the engine.ModuleChanged event to append, with ID
+	// HistoryLen+1.
+	Event engine.Event
+	// Now is the time a lock is compared with.
+	Now time.Time
+}
+
+// Reset starts a new execution of an instance that keeps a prefix of the
+// current execution's history and goes on from there, on Module
+// (durabox reset). Everything is as engine.PlanReset planned it.
+type Reset struct {
+	InstanceID string
+	// ExecutionID and HistoryLen are the execution reset, and the length
+	// of its history, as the caller read them: the reset happens only if
+	// the instance still has exactly them and no turn holds it. (It may
+	// have finished.)
+	ExecutionID, HistoryLen int64
+	// Module is the module the new execution runs on.
+	Module string
+	// Kept are the events the new execution starts with, from 1.
+	Kept []engine.Event
+	// CustomStatus is the custom status the kept events leave.
+	CustomStatus string
+	// Marker is the engine.ExecutionReset message, the new execution's
+	// first.
+	Marker engine.Event
+	// InFlight is the work in flight at the end of Kept: its activity
+	// tasks and timers are queued again for the new execution; a child it
+	// waits for that has ended reports to it again, one still running
+	// reports when it ends.
+	InFlight engine.Work
+	// Raise are the messages raised from outside in the discarded events,
+	// delivered again after the marker.
+	Raise []engine.Event
+	// Detach are the children the discarded events started: they no
+	// longer report to the instance.
+	Detach []string
+	// Now is the time a lock is compared with.
+	Now time.Time
+}
+
 // Store is what a host needs from storage.
 type Store interface {
 	// PutModule stores a module. Storing the same hash again is not an
@@ -440,6 +498,29 @@ type Store interface {
 	// first first, in one write, and returns how many. The instances and
 	// their current executions stay.
 	DeleteExecutions(ctx context.Context, before time.Time, max int) (int, error)
+
+	// MoveInstance moves an instance to another module, with its activity
+	// tasks that no worker holds, and appends the move to its history,
+	// atomically, as Move describes. It returns
+	// ErrBusy while a turn holds the instance, ErrChanged when the instance
+	// is not as m expects, ErrNotFound if the instance or m.To does not
+	// exist; then nothing changed. A turn lock that has expired does not
+	// hold the instance: the move ends it, so the late commit of its turn
+	// fails with ErrLeaseLost.
+	MoveInstance(ctx context.Context, m Move) error
+	// ResetInstance starts the new execution Reset describes, atomically:
+	// the instance becomes Running in the next execution, on r.Module,
+	// with history r.Kept, its custom status r.CustomStatus, and as its
+	// messages r.Marker first, then the reports of the children in flight
+	// that have ended, then r.Raise, then the messages of the old
+	// execution that are not completions (which named its events), then
+	// the timers in flight (visible when due); the activity tasks in flight
+	// are queued on r.Module. The old execution's activity tasks not yet
+	// leased are dropped, and the results of those leased go to nobody;
+	// its history stays, readable by its number. It returns ErrBusy,
+	// ErrChanged or ErrNotFound as MoveInstance does; then nothing
+	// changed.
+	ResetInstance(ctx context.Context, r Reset) error
 
 	// ReleaseAllLeases ends every lock and lease. A host calls it at start-up,
 	// when it holds the store exclusively, so work a crashed host left

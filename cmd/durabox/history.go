@@ -62,5 +62,14 @@ func details(ev engine.Event) string {
 	if ev.Failure != nil {
 		d = append(d, fmt.Sprintf("failure=%q", ev.Failure.Message))
 	}
+	if ev.FromModule != "" {
+		d = append(d, "fromModule="+shortHash(ev.FromModule))
+	}
+	if ev.Module != "" {
+		d = append(d, "module="+shortHash(ev.Module))
+	}
+	if ev.Reason != "" {
+		d = append(d, fmt.Sprintf("reason=%q", ev.Reason))
+	}
 	return strings.Join(d, " ")
 }

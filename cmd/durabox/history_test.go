@@ -84,6 +84,9 @@ func TestDetails(t *testing.T) {
 		{"failed", engine.Event{Kind: engine.ActivityFailed, ScheduleID: 2, Failure: &engine.Failure{Message: "no\nway", Details: "stack"}}, `scheduleId=2 failure="no\nway"`},
 		{"timer", engine.Event{Kind: engine.TimerCreated, FireAt: &fireAt}, `fireAt=2025-01-02T03:05:00.000Z`},
 		{"timer fired", engine.Event{Kind: engine.TimerFired, ScheduleID: 3, FireAt: &fireAt}, `scheduleId=3 fireAt=2025-01-02T03:05:00.000Z`},
+		{"moved", engine.Event{Kind: engine.ModuleChanged, FromModule: "9f72cbb040f5aaaa", Module: "2b1f08c3aa10bbbb"}, `fromModule=9f72cbb040f5 module=2b1f08c3aa10`},
+		{"reset", engine.Event{Kind: engine.ExecutionReset, Module: "2b1f08c3aa10bbbb", SeedExecution: 1, Reason: "reset from execution 1, which had 8 events, to its event 3"},
+			`module=2b1f08c3aa10 reason="reset from execution 1, which had 8 events, to its event 3"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,8 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // commands are durabox's commands, in the order the overview lists them.
-var commands = []*command{newCommand, buildCommand, serveCommand, deployCommand, modulesCommand, startCommand, raiseCommand, cancelCommand, terminateCommand, purgeCommand, statusCommand, historyCommand, listCommand}
+var commands = []*command{newCommand, buildCommand, serveCommand, deployCommand, modulesCommand, startCommand, raiseCommand, cancelCommand, terminateCommand, purgeCommand, statusCommand, historyCommand, listCommand,
+	upgradeCommand, replayCommand, exportCommand, resetCommand}
 
 // run runs durabox with args and returns its exit code: 0 for success, 1
 // for a failure, 2 for a usage error.
@@ -78,9 +79,9 @@ func overview(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprint(w, `
-Every command but new, build and serve talks to the host at --addr ADDR, else
-$DURABOX_ADDR, else `+defaultAddr+`, sends the token of --token-file, else
-$DURABOX_TOKEN, and prints JSON with --json.
+Every command but new, build and serve (and replay of a bundle) talks to the
+host at --addr ADDR, else $DURABOX_ADDR, else `+defaultAddr+`, sends the token
+of --token-file, else $DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `)
 }

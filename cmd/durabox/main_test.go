@@ -125,37 +125,43 @@ func usage(t *testing.T, command string) string {
 const overviewText = `Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.
 
 usage:
-  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]          start a project: a module, its tests, a README
-  durabox build [DIR] [-o FILE]                                      build a module and check it as a host will
-  durabox serve --db FILE [--addr ADDR] [--token-file FILE] [flags]  run a host on a SQLite file
-  durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]        deploy a module to the host
-  durabox modules [rm HASH]                                          list the modules, or remove one
-  durabox start NAME [--input JSON] [--id ID] [--wait]               start an orchestration instance
-  durabox raise ID NAME [--data JSON] [--persistent]                 raise an external event for an instance
-  durabox cancel ID [--reason TEXT]                                  cancel an instance
-  durabox terminate ID [--reason TEXT]                               end an instance now, without its cooperation
-  durabox purge [ID] [--status STATUS] [--before T] [flags]          delete finished instances and their histories
-  durabox status ID                                                  show an instance
-  durabox history ID [--execution N]                                 show an instance's history
-  durabox list [--status STATUS] [--limit N] [flags]                 list the instances
+  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]               start a project: a module, its tests, a README
+  durabox build [DIR] [-o FILE]                                           build a module and check it as a host will
+  durabox serve --db FILE [--addr ADDR] [--token-file FILE] [flags]       run a host on a SQLite file
+  durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]             deploy a module to the host
+  durabox modules [rm HASH]                                               list the modules, or remove one
+  durabox start NAME [--input JSON] [--id ID] [--module HASH] [--wait]    start an orchestration instance
+  durabox raise ID NAME [--data JSON] [--persistent]                      raise an external event for an instance
+  durabox cancel ID [--reason TEXT]                                       cancel an instance
+  durabox terminate ID [--reason TEXT]                                    end an instance now, without its cooperation
+  durabox purge [ID] [--status STATUS] [--before T] [flags]               delete finished instances and their histories
+  durabox status ID                                                       show an instance
+  durabox history ID [--execution N]                                      show an instance's history
+  durabox list [--status STATUS] [--limit N] [flags]                      list the instances
+  durabox upgrade FROM [TO] [--dry-run] [--instances IDS] [--parallel N]  move the open instances of a module to a new one that replays them
+  durabox replay ID|FILE.dbx [--module HASH|FILE.wasm] [--execution N]    check that code reproduces an instance's history
+  durabox export ID [-o FILE]                                             write an instance's repro bundle
+  durabox reset ID --to-event N [--module HASH] [--dry-run]               run an instance again from an event of its history, on new code
 
-Every command but new, build and serve talks to the host at --addr ADDR, else
-$DURABOX_ADDR, else 127.0.0.1:7070, sends the token of --token-file, else
-$DURABOX_TOKEN, and prints JSON with --json.
+Every command but new, build and serve (and replay of a bundle) talks to the
+host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
+of --token-file, else $DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `
 
-const startUsage = `usage: durabox start NAME [--input JSON] [--id ID] [--wait] [--addr ADDR] [--json]
+const startUsage = `usage: durabox start NAME [--input JSON] [--id ID] [--module HASH] [--wait] [--addr ADDR] [--json]
 
-Start an instance of the orchestration NAME and print its id. With --wait, wait
-for it to finish, then print its status and its result; unless it completed
-(it failed, was canceled or terminated), exit 1. If the host goes away while it
+Start an instance of the orchestration NAME, on the newest module that
+registers it or on the module HASH, and print its id. With --wait, wait for it
+to finish, then print its status and its result; unless it completed (it
+failed, was canceled or terminated), exit 1. If the host goes away while it
 waits (a restart), it asks again until the host answers or --timeout passes.
 
   --addr ADDR        the host's ADDR, as host:port or a URL such as https://host:port (default $DURABOX_ADDR, else 127.0.0.1:7070)
   --id ID            the new instance's ID (default: the host picks one)
   --input JSON       the orchestration's input, as JSON (default null)
   --json             print JSON, for scripts
+  --module HASH      start it on the module HASH, or a unique prefix, which must register NAME (default: the newest that does)
   --timeout D        with --wait, give up waiting after D, such as 10m (default: wait as long as it takes)
   --tls-ca FILE      trust the certificate authorities in the PEM FILE for an https host (default the system's)
   --token-file FILE  send the token in FILE to the host (default $DURABOX_TOKEN, if set)
@@ -224,6 +230,10 @@ func TestHostNotRunning(t *testing.T) {
 		{[]string{"purge", "x"}, "purge"},
 		{[]string{"history", "x"}, "history"},
 		{[]string{"list"}, "list instances"},
+		{[]string{"upgrade", "Flow"}, "upgrade"},
+		{[]string{"replay", "x"}, "replay"},
+		{[]string{"export", "x"}, "export"},
+		{[]string{"reset", "x", "--to-event", "1"}, "reset"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

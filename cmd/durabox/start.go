@@ -15,17 +15,19 @@ import (
 
 var startCommand = &command{
 	name:     "start",
-	synopsis: "NAME [--input JSON] [--id ID] [--wait]",
+	synopsis: "NAME [--input JSON] [--id ID] [--module HASH] [--wait]",
 	summary:  "start an orchestration instance",
-	about: "Start an instance of the orchestration NAME and print its id. With --wait, wait\n" +
-		"for it to finish, then print its status and its result; unless it completed\n" +
-		"(it failed, was canceled or terminated), exit 1. If the host goes away while it\n" +
+	about: "Start an instance of the orchestration NAME, on the newest module that\n" +
+		"registers it or on the module HASH, and print its id. With --wait, wait for it\n" +
+		"to finish, then print its status and its result; unless it completed (it\n" +
+		"failed, was canceled or terminated), exit 1. If the host goes away while it\n" +
 		"waits (a restart), it asks again until the host answers or --timeout passes.",
 	args:   []string{"NAME"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		input := fs.String("input", "null", "the orchestration's input, as `JSON` (default null)")
 		id := fs.String("id", "", "the new instance's `ID` (default: the host picks one)")
+		module := fs.String("module", "", "start it on the module `HASH`, or a unique prefix, which must register NAME (default: the newest that does)")
 		wait := fs.Bool("wait", false, "wait for the instance to finish")
 		timeout := fs.Duration("timeout", 0, "with --wait, give up waiting after `D`, such as 10m (default: wait as long as it takes)")
 		return func(ctx context.Context, e *env) error {
@@ -35,7 +37,7 @@ var startCommand = &command{
 			if *timeout < 0 || *timeout > 0 && !*wait {
 				return usagef("--timeout is for --wait, and at least 0")
 			}
-			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: json.RawMessage(*input), ID: *id}, *wait, *timeout)
+			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: json.RawMessage(*input), ID: *id, Module: *module}, *wait, *timeout)
 		}
 	},
 }

@@ -72,7 +72,7 @@
 //   - files, sockets, environment variables and arguments do not exist.
 //   - fmt.Println, the log package and ctx.Logger write to the instance's
 //     log; the host drops what is written while replaying, so each line is
-//     logged once.
+//     logged once (durabox replay of a repro bundle shows them all).
 //   - an endless loop, unbounded allocation, recursion past 4 MiB of stack,
 //     a deadlock, os.Exit, runtime.Goexit or a panic fail that instance
 //     only, with the cause in its history; so does an orchestration left
@@ -100,11 +100,14 @@
 //     runs under it changes the heap, so an orchestration that decides by
 //     its heap must not use it.
 //   - Changing the order or arguments of activity calls and timers changes
-//     the orchestration; an instance always runs on the exact module it
-//     started with, so deploy a new module for new behaviour. (A module
-//     built with another Go version or SDK is another module: its heap,
-//     among the rest, differs.) durtest.Replay tells whether changed code
-//     still replays a history a host recorded (durabox history ID --json).
+//     the orchestration; an instance runs on the exact module it started
+//     with until durabox upgrade moves it to a new module whose code
+//     replays its history. (A module built with another Go version or SDK
+//     is another module: its heap, among the rest, differs.) Where new code
+//     must differ from what running instances did, ask Context.Patched,
+//     which keeps the old path for instances that took it and records the
+//     new one. durtest.Replay tells whether changed code still replays a
+//     history a host recorded (durabox history ID --json).
 //
 // Activities are ordinary Go: they run in separate instances of the same
 // module with the real clock and real randomness, and may fail; their

@@ -33,10 +33,14 @@ type runtime struct {
 	seq      uint64
 	futures  map[uint64]*Future
 	commands []abi.Command
+	// activation is the one being applied; patched holds every answer
+	// Patched gave.
+	activation *abi.Activation
+	patched    map[string]bool
 }
 
 func newRuntime() *runtime {
-	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}}
+	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}, patched: map[string]bool{}}
 }
 
 // command emits c with the next sequence number and returns its future.
@@ -58,7 +62,7 @@ func (rt *runtime) command(c abi.Command) *Future {
 // activate applies an activation's jobs, runs the orchestration until it is
 // quiescent and returns the commands it emitted.
 func (rt *runtime) activate(a *abi.Activation) []abi.Command {
-	rt.now, rt.replaying = time.Unix(0, a.Time).UTC(), a.Replaying
+	rt.now, rt.replaying, rt.activation = time.Unix(0, a.Time).UTC(), a.Replaying, a
 	for _, j := range a.Jobs {
 		rt.apply(j)
 	}

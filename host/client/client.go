@@ -339,8 +339,9 @@ func (c *Client) Ready(ctx context.Context) error {
 
 func instancePath(id string) string { return "/v1/instances/" + url.PathEscape(id) }
 
-// do sends one request and decodes a successful answer into out. op names
-// the operation in errors.
+// do sends one request and reads a successful answer into out: a
+// *bytes.Buffer takes its bytes, a func(io.Reader) error reads it, anything
+// else (not nil) decodes its JSON. op names the operation in errors.
 func (c *Client) do(ctx context.Context, op, method, path, contentType string, body io.Reader, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
@@ -369,11 +370,20 @@ func (c *Client) do(ctx context.Context, op, method, path, contentType string, b
 	if resp.StatusCode >= 300 {
 		return refusal(op, resp)
 	}
-	if out == nil {
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("durabox: %s: read the host's answer: %w", op, err)
+	switch out := out.(type) {
+	case nil:
+	case *bytes.Buffer:
+		if _, err := out.ReadFrom(resp.Body); err != nil {
+			return fmt.Errorf("durabox: %s: read the host's answer: %w", op, err)
+		}
+	case func(io.Reader) error:
+		if err := out(resp.Body); err != nil {
+			return fmt.Errorf("durabox: %s: %w", op, err)
+		}
+	default:
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return fmt.Errorf("durabox: %s: read the host's answer: %w", op, err)
+		}
 	}
 	return nil
 }

@@ -36,6 +36,11 @@
 //	GET    /v1/queue                                                                   200 QueueResponse    read
 //	GET    /v1/access                    (what the token may do)                       200 AccessResponse   read
 //	GET    /v1/openapi.json                                                            200 the document     none
+//	GET    /v1/instances/{id}/replay     ?module=HASH&execution=N (both optional)       200 ReplayReport     read
+//	GET    /v1/instances/{id}/bundle     (a repro bundle, application/zip)             200 the .dbx bytes   read
+//	POST   /v1/instances/{id}/reset      ResetRequest                                  200 ResetPlan        admin
+//	POST   /v1/upgrades                  UpgradeRequest                                200 UpgradeLine      admin
+//	                                     (application/x-ndjson: a line each, as it goes)
 //	GET    /healthz                      (the process answers)                         200 HealthResponse   none
 //	GET    /readyz                       (the host serves its work; else 503)          200 HealthResponse   none
 //	GET    /metrics                      (Prometheus's text format)                    200 text             read
@@ -46,18 +51,26 @@
 // the instance as it then stands. Wait long-polls this way until the
 // instance is done, and asks again while the host is away (a restart).
 //
+// POST /v1/upgrades refuses a bad request as any route does; once it has
+// accepted one it answers 200 at once and sends a line for the plan, one
+// per instance as it is decided, and one with the summary (or one with an
+// error, if the upgrade stopped). Client.Upgrade reads them as they come.
+//
 // A refusal has an ErrorResponse body and one of these statuses:
 //
-//	400 Bad Request               a malformed body, parameter or id; JSON that is not UTF-8; a body that ended early or stalled
+//	400 Bad Request               a malformed body, parameter or id; JSON that is not UTF-8; a body that ended early or stalled;
+//	                              a module of other orchestrations than the instances'; an event that is no reset point
 //	401 Unauthorized              no token, or one the host does not accept
 //	403 Forbidden                 the read-only token, on an operation that changes something
-//	404 Not Found                 no such instance, execution, module or path
+//	404 Not Found                 no such instance, execution, module (hash or unique prefix) or path
 //	405 Method Not Allowed        a method the path does not serve
 //	409 Conflict                  an id taken; a purge of an instance that has not finished; a raise, cancel or
 //	                              terminate of one that has (the message says its status); a persistent event past
-//	                              the 20 an execution takes; a module instances run on
+//	                              the 20 an execution takes; a module instances run on; a reset of an instance
+//	                              in a turn, or changed since the reset was planned
 //	413 Request Entity Too Large  a module over 64 MiB
-//	422 Unprocessable Entity      bytes that are not a Durabox module; an orchestration no deployed module registers
+//	422 Unprocessable Entity      bytes that are not a Durabox module; an orchestration no deployed module registers;
+//	                              a reset onto a module that does not replay the events it keeps
 //	500 Internal Server Error     anything else; the host logs it
 //	503 Service Unavailable       the host is stopping: ask again; GET /readyz: the host is not ready
 //

@@ -102,6 +102,10 @@ type StartRequest struct {
 	Input json.RawMessage `json:"input,omitempty"`
 	// ID is the new instance's id. Empty means the host picks one.
 	ID string `json:"id,omitempty"`
+	// Module is the module to start it on: a hash or a unique prefix of
+	// one, which must register Name. Empty means the newest module that
+	// registers Name.
+	Module string `json:"module,omitempty"`
 }
 
 // RaiseRequest is the body of POST /v1/instances/{id}/events, answered with

@@ -12,22 +12,31 @@ export function instanceView(id, params) {
 
   const header = h("div", {class: "instance-header"});
   const actions = h("div", {class: "actions card", id: "actions"});
+  const replay = h("div", {class: "card replay", id: "replay"});
   const overview = h("div", {class: "overview"});
   const executions = h("div", {id: "executions"});
   const history = h("div", {id: "timeline"});
   const children = h("div", {id: "children"});
   const el = h("section", {id: "instance-page"},
     header, actions, overview,
-    h("h2", {}, "History"), history,
+    h("h2", {}, "History"), replay, history,
     h("h2", {}, "Executions"), executions,
     h("h2", {}, "Children"), children);
 
   const act = newActions(id, path, actions);
   let lastDetails = "", lastHistory = "", lastAccess = "";
+  let events = [], live = null;
+  // diverged is the event a replay on another module diverged at.
+  let diverged = 0;
+  const redraw = () => replace(history, timeline(events, live, diverged));
+  const check = newReplay(path, chosen, replay, eventId => {
+    diverged = eventId;
+    redraw();
+  });
   return {el, async refresh() {
     const details = await api(path);
     const execution = chosen || details.executionId;
-    const events = (await api(path + "/history" + query({execution: chosen || ""}))).events;
+    events = (await api(path + "/history" + query({execution: chosen || ""}))).events;
     const detailsJSON = JSON.stringify(details);
     const access = canChange();
     if (detailsJSON !== lastDetails || access !== lastAccess) {
@@ -38,14 +47,15 @@ export function instanceView(id, params) {
       showOverview(overview, details);
       showExecutions(executions, id, details, execution);
       showChildren(children, details);
+      await check.update(details);
     }
     // A running execution's open operations grow with the clock: draw
     // it every time; a finished one only when it changes.
     const historyJSON = JSON.stringify(events);
     if (historyJSON !== lastHistory || !isTerminal(details.status)) {
       lastHistory = historyJSON;
-      const current = execution === details.executionId;
-      replace(history, timeline(events, current ? details : null));
+      live = execution === details.executionId ? details : null;
+      redraw();
     }
   }};
 }
@@ -131,9 +141,10 @@ const completes = {
 // start, kind, name, data, the duration of the operation it opens (or
 // closes), and a bar placing that operation in the execution's span. A
 // failure is marked, and so is the event a nondeterminism or a crash
-// names. live is the instance when the history is its current
+// names is highlighted, or the one a replay on another module diverged at
+// (diverged). live is the instance when the history is its current
 // execution's (its open operations run until now).
-function timeline(events, live) {
+function timeline(events, live, diverged) {
   if (!events.length) return h("p", {class: "muted"}, "No history yet: the instance has not run its first turn.");
   const t0 = Date.parse(events[0].time);
   const running = live && !isTerminal(live.status);
@@ -147,7 +158,7 @@ function timeline(events, live) {
   }
   const failure = live?.failure?.message || events.find(e => e.kind === "OrchestrationFailed")?.failure?.message || "";
   const named = /(?:nondeterminism at event|applying event) (\d+)/.exec(failure);
-  const blamed = named ? Number(named[1]) : 0;
+  const blamed = diverged || (named ? Number(named[1]) : 0);
 
   return h("table", {class: "timeline list"},
     h("thead", {}, h("tr", {}, ["#", "Time (UTC)", "+", "Kind", "Name", "Data", "Duration", ""].map(c => h("th", {}, c)))),
@@ -210,6 +221,45 @@ function bar(offset, took, span) {
   return h("div", {class: "track"}, b);
 }
 
+// newReplay makes the replay check: the execution shown, replayed on a
+// module that registers the orchestration (its own by default), which
+// says whether the module reproduces the history or where it diverges
+// (shown to onDiverge, for the timeline). It changes nothing, and needs
+// only the read-only token.
+function newReplay(path, execution, el, onDiverge) {
+  const modules = h("select", {id: "replay-module"});
+  const outcome = h("span", {id: "replay-outcome"});
+  const button = h("button", {type: "submit"}, "Replay");
+  let name = "";
+  replace(el, h("form", {id: "replay-form", onsubmit: async e => {
+    e.preventDefault();
+    button.disabled = true;
+    outcome.className = "";
+    outcome.textContent = "replaying…";
+    try {
+      const r = await api(path + "/replay" + query({module: modules.value, execution: execution || ""}));
+      const d = r.divergence;
+      outcome.className = d || r.failure ? "error" : "ok";
+      outcome.textContent = d ? "diverges at event " + d.eventId + ": " + d.message :
+        r.failure ? "fails: " + r.failure : `reproduces the ${r.events} events (${r.status})`;
+      onDiverge(d ? d.eventId : 0);
+    } catch (err) {
+      outcome.className = "error";
+      outcome.textContent = "replay refused: " + err.message;
+    } finally {
+      button.disabled = false;
+    }
+  }}, h("label", {}, "Replay this execution on ", modules), " ", button, " ", outcome));
+
+  return {async update(d) {
+    if (name === d.name) return;
+    name = d.name;
+    const mods = (await api("/v1/modules")).modules.filter(m => m.orchestrations.includes(d.name));
+    replace(modules, mods.map(m => h("option", {value: m.hash, selected: m.hash === d.moduleHash},
+      short(m.hash) + " (" + time(m.deployedAt) + (m.hash === d.moduleHash ? ", its own" : "") + ")")));
+  }};
+}
+
 // newActions makes the instance's actions: each opens a small form; all
 // need the admin token, and each only what the instance's status allows.
 function newActions(id, path, el) {
@@ -268,7 +318,8 @@ function newActions(id, path, el) {
   };
   const labels = {raise: "Raise event…", cancel: "Cancel…", terminate: "Terminate…", purge: "Purge…"};
   for (const [what, label] of Object.entries(labels)) {
-    buttons[what] = h("button", {type: "button", id: "action-" + what, onclick: () => {
+    // Disabled until the instance's status is known.
+    buttons[what] = h("button", {type: "button", id: "action-" + what, disabled: true, onclick: () => {
       message.textContent = "";
       const [form, focus] = forms[what]();
       replace(panel, form);

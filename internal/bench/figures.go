@@ -16,6 +16,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -193,7 +194,11 @@ func coldReplay(c *config, _ float64) error {
 	var times []time.Duration
 	for range 5 {
 		start := time.Now()
-		if err := b.h.Replay(context.Background(), "replayed"); err != nil {
+		rep, err := b.h.Replay(context.Background(), "replayed", client.ReplayRequest{})
+		if err == nil {
+			err = rep.Err()
+		}
+		if err != nil {
 			return err
 		}
 		times = append(times, time.Since(start))

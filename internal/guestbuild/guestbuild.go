@@ -1,6 +1,8 @@
 // Package guestbuild builds Go packages into Durabox guest modules for tests,
 // the way a user does (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared).
-// Each package is built once per test process.
+// Build builds each package of this repository once per test process;
+// Command is the build itself, which host/replaytest runs on an author's
+// package.
 package guestbuild
 
 import (
@@ -44,18 +46,26 @@ func Build(pkg string, vars ...string) (string, error) {
 		dir = d
 	}
 	out := filepath.Join(dir, fmt.Sprintf("%d.wasm", len(built)))
-	ldflags := ""
-	for _, v := range vars {
-		ldflags += " -X " + v
-	}
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags="+ldflags, "-o", out, "./"+pkg)
-	cmd.Dir = Root()
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
+	if msg, err := Command(Root(), "./"+pkg, out, vars...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s to wasm: %v\n%s", pkg, err, msg)
 	}
 	built[key] = out
 	return out, nil
+}
+
+// Command returns the go build that builds the package pkg (such as "."),
+// in the directory dir, into the module file out, the way a user does
+// (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared). Each of vars
+// ("main.version=v2") sets a string variable at link time.
+func Command(dir, pkg, out string, vars ...string) *exec.Cmd {
+	ldflags := ""
+	for _, v := range vars {
+		ldflags += " -X " + v
+	}
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags="+ldflags, "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	return cmd
 }
 
 // Wasm builds the package at pkg like Build and returns the module's bytes.

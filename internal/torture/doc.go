@@ -32,6 +32,13 @@
 //     (The example modules' activities print nothing; for them the host's
 //     log tells only how many it delivered more than once.)
 //
+// TestKillDuringUpgrade uses the same harness on an upgrade: 120 instances
+// of a module, three upgrades to a new one each killed with SIGKILL once it
+// has reported some moves, and after each kill every instance is on exactly
+// one module (moved, with the move as the last event of its history, or
+// not, with its history as it was); a last upgrade finishes, and every
+// instance completes on the module it ended up on.
+//
 // Caveat: the kill times are reproducible, what the host was doing at each
 // is not; a seed replays the schedule, not the interleaving.
 package torture

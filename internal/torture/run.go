@@ -163,8 +163,11 @@ func Run(c Config) (r *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Compiling a module takes seconds, more on a busy machine: the deploys
+	// get more time than the requests a kill may cut.
+	deployer := client.New("http://"+addr, &client.Options{HTTPClient: &http.Client{Timeout: 2 * time.Minute}})
 	for _, w := range wasm {
-		if _, err := cl.Deploy(context.Background(), w); err != nil {
+		if _, err := deployer.Deploy(context.Background(), w); err != nil {
 			p.kill()
 			return nil, fmt.Errorf("deploy: %w", err)
 		}

@@ -82,7 +82,7 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 		return continueAsNew(ctx, tx, c, l.name)
 	}
 	if c.Status.IsTerminal() && l.parent.Valid && l.parentSchedule.Valid {
-		if err := reportToParent(ctx, tx, c, l.parent.String, l.parentSchedule.Int64); err != nil {
+		if err := reportToParent(ctx, tx, l.parent.String, l.parentSchedule.Int64, c.Status, c.Result, c.Failure, c.Now); err != nil {
 			return err
 		}
 	}
@@ -122,27 +122,14 @@ func dropWaiting(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 // (on the instance's module) and the timers, and removes the consumed
 // messages.
 func writeWork(ctx context.Context, tx *sql.Tx, c store.TurnCommit, moduleHash string) error {
-	for _, ev := range c.NewEvents {
-		payload, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("encode event %d: %w", ev.ID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO history (instance_id, execution_id, event_id, payload) VALUES (?, ?, ?, ?)`,
-			c.InstanceID, c.ExecutionID, ev.ID, payload); err != nil {
-			return fmt.Errorf("event %d: %w", ev.ID, err)
-		}
+	if err := appendHistory(ctx, tx, c.InstanceID, c.ExecutionID, c.NewEvents); err != nil {
+		return err
 	}
-	for _, a := range c.Activities {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			c.InstanceID, c.ExecutionID, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(c.Now)); err != nil {
-			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
-		}
+	if err := queueActivities(ctx, tx, c.InstanceID, c.ExecutionID, moduleHash, c.Activities, c.Now); err != nil {
+		return err
 	}
-	for _, t := range c.Timers {
-		fired := engine.Event{Kind: engine.TimerFired, ScheduleID: t.ScheduleID, FireAt: &t.FireAt}
-		if _, err := enqueue(ctx, tx, c.InstanceID, fired, dueAt(t.FireAt), c.Now); err != nil {
-			return fmt.Errorf("timer %d: %w", t.ScheduleID, err)
-		}
+	if err := queueTimers(ctx, tx, c.InstanceID, c.Timers, c.Now); err != nil {
+		return err
 	}
 	for _, id := range c.Consumed {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ? AND instance_id = ?`, id, c.InstanceID); err != nil {
@@ -152,14 +139,53 @@ func writeWork(ctx context.Context, tx *sql.Tx, c store.TurnCommit, moduleHash s
 	return nil
 }
 
-// reportToParent tells the parent of a child that has just ended how it
-// ended.
-func reportToParent(ctx context.Context, tx *sql.Tx, c store.TurnCommit, parent string, schedule int64) error {
-	report := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: schedule, Result: c.Result}
-	if c.Status != engine.StatusCompleted {
-		report = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: schedule, Failure: c.Failure}
+// appendHistory appends events to an execution's history.
+func appendHistory(ctx context.Context, tx *sql.Tx, id string, execution int64, events []engine.Event) error {
+	for _, ev := range events {
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("encode event %d: %w", ev.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO history (instance_id, execution_id, event_id, payload) VALUES (?, ?, ?, ?)`,
+			id, execution, ev.ID, payload); err != nil {
+			return fmt.Errorf("event %d: %w", ev.ID, err)
+		}
 	}
-	if _, err := enqueue(ctx, tx, parent, report, visibleNow, c.Now); err != nil {
+	return nil
+}
+
+// queueActivities queues activity tasks of an execution at now, to run on
+// moduleHash.
+func queueActivities(ctx context.Context, tx *sql.Tx, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
+	for _, a := range tasks {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now)); err != nil {
+			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
+		}
+	}
+	return nil
+}
+
+// queueTimers enqueues the TimerFired of each timer at now, visible when
+// due.
+func queueTimers(ctx context.Context, tx *sql.Tx, id string, timers []engine.TimerTask, now time.Time) error {
+	for _, t := range timers {
+		fired := engine.Event{Kind: engine.TimerFired, ScheduleID: t.ScheduleID, FireAt: &t.FireAt}
+		if _, err := enqueue(ctx, tx, id, fired, dueAt(t.FireAt), now); err != nil {
+			return fmt.Errorf("timer %d: %w", t.ScheduleID, err)
+		}
+	}
+	return nil
+}
+
+// reportToParent tells the parent of a child that has ended how it ended,
+// at now.
+func reportToParent(ctx context.Context, tx *sql.Tx, parent string, schedule int64, status engine.Status, result json.RawMessage, failure *engine.Failure, now time.Time) error {
+	report := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: schedule, Result: result}
+	if status != engine.StatusCompleted {
+		report = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: schedule, Failure: failure}
+	}
+	if _, err := enqueue(ctx, tx, parent, report, visibleNow, now); err != nil {
 		return fmt.Errorf("report to parent %q: %w", parent, err)
 	}
 	return nil
@@ -233,10 +259,18 @@ func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit, name str
 			return fmt.Errorf("continue as new: %w", err)
 		}
 	}
+	if err := requeue(ctx, tx, c.InstanceID, left); err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	return nil
+}
+
+// requeue enqueues again the leftovers takeLeftovers took, as they were.
+func requeue(ctx context.Context, tx *sql.Tx, id string, left []leftover) error {
 	for _, m := range left {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at) VALUES (?, ?, ?, ?)`,
-			c.InstanceID, m.payload, m.visibleAt, m.enqueuedAt); err != nil {
-			return fmt.Errorf("continue as new: requeue message: %w", err)
+			id, m.payload, m.visibleAt, m.enqueuedAt); err != nil {
+			return fmt.Errorf("requeue message: %w", err)
 		}
 	}
 	return nil

@@ -68,6 +68,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DropWaiting", testDropWaiting},
 		{"QueueStats", testQueueStats},
 		{"Ping", testPing},
+		{"MoveInstance", testMoveInstance},
+		{"MoveRefused", testMoveRefused},
+		{"ResetInstance", testResetInstance},
+		{"ResetRefused", testResetRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.test(newFixture(t, open)) })

@@ -326,6 +326,35 @@ func TestTheEndOfATestReplaysEveryHistory(t *testing.T) {
 	}
 }
 
+// TestReadHistoryTakesWhatHistoryPrints: durabox history --json indents
+// the JSON values inside events; they read back as the host recorded them.
+func TestReadHistoryTakesWhatHistoryPrints(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "indented.json")
+	printed := `{
+  "events": [
+    {
+      "id": 1,
+      "kind": "ActivityScheduled",
+      "time": "2026-01-02T03:04:05Z",
+      "name": "Charge",
+      "input": {
+        "cents": [
+          1,
+          2
+        ]
+      }
+    }
+  ]
+}`
+	if err := os.WriteFile(file, []byte(printed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	history, err := durtest.ReadHistory(file)
+	if err != nil || len(history) != 1 || string(history[0].Input) != `{"cents":[1,2]}` {
+		t.Fatalf("read %+v, %v; want the input compact, as recorded", history, err)
+	}
+}
+
 func TestReadHistoryRefusesWhatIsNotAHistory(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{"empty.json": `{"events": []}`, "text.json": `hello`} {

@@ -1,6 +1,7 @@
 package durtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,12 +51,21 @@ func ReadHistory(path string) ([]engine.Event, error) {
 	var wrapped struct {
 		Events []engine.Event `json:"events"`
 	}
-	if err := json.Unmarshal(raw, &wrapped); err == nil && len(wrapped.Events) > 0 {
-		return wrapped.Events, nil
-	}
 	var events []engine.Event
-	if err := json.Unmarshal(raw, &events); err != nil || len(events) == 0 {
+	if err := json.Unmarshal(raw, &wrapped); err == nil && len(wrapped.Events) > 0 {
+		events = wrapped.Events
+	} else if err := json.Unmarshal(raw, &events); err != nil || len(events) == 0 {
 		return nil, fmt.Errorf("durtest: %s holds no history: save one with durabox history ID --json > %s", path, path)
+	}
+	// durabox history --json indents the JSON values inside events too; a
+	// replay compares their bytes as the host recorded them, compact.
+	for i := range events {
+		for _, v := range []*json.RawMessage{&events[i].Input, &events[i].Result} {
+			var b bytes.Buffer
+			if len(*v) > 0 && json.Compact(&b, *v) == nil {
+				*v = b.Bytes()
+			}
+		}
 	}
 	return events, nil
 }

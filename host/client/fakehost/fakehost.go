@@ -7,7 +7,8 @@
 // runs only when waited for: Wait calls its orchestration, whose result
 // completes the instance, whose error fails it, and ErrStillRunning leaves
 // it Running. Time starts at 2025-01-02T03:04:05Z and moves one second with
-// every change.
+// every change. What needs a module's code (replay, upgrade, export,
+// reset) it refuses with ErrNoWasm.
 //
 // It does not filter: List, Count and PurgeMatching take every instance,
 // and keep the query or filter they were given (Query, Filter) for the
@@ -27,6 +28,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +36,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
 )
@@ -44,6 +47,28 @@ type Orchestration func(ctx context.Context, input json.RawMessage) (json.RawMes
 
 // ErrStillRunning, from an Orchestration, leaves its instance Running.
 var ErrStillRunning = errors.New("fakehost: still running")
+
+// ErrNoWasm is what the operations that need a module's code (replay,
+// upgrade, export, reset) return: the fake runs none.
+var ErrNoWasm = errors.New("fakehost: replay, upgrade, export and reset need a real host: the fake runs no wasm")
+
+// Replay returns ErrNoWasm.
+func (h *Host) Replay(context.Context, string, client.ReplayRequest) (client.ReplayReport, error) {
+	return client.ReplayReport{}, ErrNoWasm
+}
+
+// Upgrade returns ErrNoWasm.
+func (h *Host) Upgrade(context.Context, client.UpgradeRequest, func(client.UpgradeLine)) (client.UpgradeReport, error) {
+	return client.UpgradeReport{}, ErrNoWasm
+}
+
+// Export returns ErrNoWasm.
+func (h *Host) Export(context.Context, string) (*bundle.Bundle, error) { return nil, ErrNoWasm }
+
+// Reset returns ErrNoWasm.
+func (h *Host) Reset(context.Context, string, client.ResetRequest) (client.ResetPlan, error) {
+	return client.ResetPlan{}, ErrNoWasm
+}
 
 // Host is a fake host. It is safe for concurrent use.
 type Host struct {
@@ -270,9 +295,15 @@ func (h *Host) Raised() []client.RaiseRequest {
 	return slices.Clone(h.raised)
 }
 
-// Start creates a Pending instance. An empty id becomes "inst" and a
-// number.
+// Start creates a Pending instance on the newest module. An empty id
+// becomes "inst" and a number.
 func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error) {
+	return h.StartOn(ctx, "", name, input, id)
+}
+
+// StartOn is Start on the module whose hash is or starts with module
+// (empty: the newest).
+func (h *Host) StartOn(ctx context.Context, module, name string, input json.RawMessage, id string) (string, error) {
 	if err := h.failure("Start"); err != nil {
 		return "", err
 	}
@@ -280,6 +311,10 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 	defer h.mu.Unlock()
 	if len(h.modules) == 0 || h.orchestrations[name] == nil {
 		return "", fmt.Errorf("%w %q: no deployed module registers it", host.ErrUnknownOrchestration, name)
+	}
+	on := slices.IndexFunc(h.modules, func(m store.ModuleInfo) bool { return strings.HasPrefix(m.Hash, module) })
+	if on < 0 {
+		return "", fmt.Errorf("%w: no deployed module's hash starts with %q", host.ErrModuleNotFound, module)
 	}
 	if id == "" {
 		id = fmt.Sprintf("inst%d", len(h.instances)+1)
@@ -289,7 +324,7 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 	}
 	now := h.tick()
 	h.instances = slices.Insert(h.instances, 0, store.Instance{
-		ID: id, Name: name, ModuleHash: h.modules[0].Hash, ExecutionID: 1,
+		ID: id, Name: name, ModuleHash: h.modules[on].Hash, ExecutionID: 1,
 		Status: engine.StatusPending, Input: input, CreatedAt: now, UpdatedAt: now,
 	})
 	h.history[id] = []engine.Event{{ID: 1, Kind: engine.OrchestrationStarted, Time: now, Name: name, InstanceID: id, Input: input}}

@@ -2,6 +2,8 @@ package wasi
 
 import (
 	"io"
+
+	"github.com/durabox/durabox/abi"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -29,6 +31,8 @@ type Env struct {
 	allowHTTP  map[string]bool
 	httpClient *http.Client
 	pending    []byte
+	// activation is the one the guest applies (SetActivation).
+	activation *abi.Activation
 }
 
 // NewDeterministic returns the environment of an orchestration: every answer

@@ -2,6 +2,7 @@ package wasi
 
 import (
 	"context"
+	"slices"
 
 	"github.com/durabox/durabox/abi"
 )
@@ -35,7 +36,7 @@ const Module = "wasi_snapshot_preview1"
 // and the host's own capabilities (abi.ImportModule).
 var Modules = map[string][]Function{
 	Module:           Functions,
-	abi.ImportModule: HTTPFunctions,
+	abi.ImportModule: slices.Concat(HTTPFunctions, PatchFunctions),
 }
 
 // Provides reports whether the host implements the import module.name.

@@ -27,7 +27,8 @@ var (
 	keep      [][]byte
 )
 
-// Heap runs rounds. Each round logs, starts a branch that allocates,
+// Heap runs rounds. Each round logs, asks about a patch, starts a branch
+// that allocates,
 // allocates garbage with finalizers, collects every other round, and sets
 // what it saw (heap statistics, finalizers run, goroutines) as its custom
 // status. Then it calls Record as many times as its count of allocations
@@ -41,6 +42,8 @@ func Heap(ctx *durabox.Context, rounds int) (string, error) {
 	for r := range rounds {
 		log.Info("round", "n", r)
 		fmt.Println("round", r)
+		// Asking about a patch does the same work live and on replay.
+		ctx.Patched(fmt.Sprintf("round-%d", r))
 		// A branch that allocates, and the goroutine it runs on, come and go.
 		ctx.Go(func(*durabox.Context) { keep = append(keep, make([]byte, 100*r)) })
 		seen := observe(r)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/durabox/durabox/host/bundle"
+)
+
+var exportCommand = &command{
+	name:     "export",
+	synopsis: "ID [-o FILE]",
+	summary:  "write an instance's repro bundle",
+	about: "Write the repro bundle of the instance ID to FILE (default ID.dbx): one file with\n" +
+		"the module it runs on, the history of every execution, its input and each\n" +
+		"execution's random seed. durabox replay FILE replays it on any machine, with no\n" +
+		"host and no database. The format is specified in host/bundle/FORMAT.md.",
+	args:   []string{"ID"},
+	client: true,
+	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
+		out := fs.String("o", "", "write the bundle to `FILE` (default ID.dbx)")
+		return func(ctx context.Context, e *env) error {
+			file := *out
+			if file == "" {
+				file = e.args[0] + ".dbx"
+			}
+			return export(ctx, e, file)
+		}
+	},
+}
+
+// exported is what durabox export --json prints.
+type exported struct {
+	File       string `json:"file"`
+	Bytes      int    `json:"bytes"`
+	InstanceID string `json:"instanceId"`
+	Module     string `json:"module"`
+	Executions int    `json:"executions"`
+	Events     int    `json:"events"`
+}
+
+func export(ctx context.Context, e *env, file string) error {
+	raw, err := e.client.Export(ctx, e.args[0])
+	if err != nil {
+		return err
+	}
+	// Read it back before writing it: a bundle cut short on the way is
+	// refused here, not when someone needs it.
+	b, err := bundle.Read(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		return fmt.Errorf("durabox export: the host's answer: %w", err)
+	}
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		return fmt.Errorf("durabox export: %w", err)
+	}
+	x := exported{File: file, Bytes: len(raw), InstanceID: b.InstanceID, Module: b.ModuleHash, Executions: len(b.Executions)}
+	for _, ex := range b.Executions {
+		x.Events += len(ex.History)
+	}
+	if e.json {
+		return printJSON(e.stdout, x)
+	}
+	_, err = fmt.Fprintf(e.stdout, "exported %s (%s, %s): %s, %s, module %s, to %s (%d KiB)\nreplay it anywhere with: durabox replay %s\n",
+		b.InstanceID, b.Name, b.Status, counted(x.Executions, "execution"), counted(x.Events, "event"), shortHash(b.ModuleHash), file, (len(raw)+1023)/1024, shellQuote(file))
+	return err
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/durabox/durabox/host/client"
+)
+
+var resetCommand = &command{
+	name:     "reset",
+	synopsis: "ID --to-event N [--module HASH] [--dry-run]",
+	summary:  "run an instance again from an event of its history, on new code",
+	about: "Start a new execution of the instance ID that keeps its current execution's\n" +
+		"history up to event N and goes on from there on the module HASH (or a unique\n" +
+		"prefix; default its own): typically code patched after a bug, and often for a\n" +
+		"failed instance. First it prints what the reset keeps and discards, the\n" +
+		"activities that had completed after event N and will run again, the events\n" +
+		"raised again, and what the new code does first; with --dry-run it stops there.\n" +
+		"The reset is refused if the module does not replay the events kept, or if the\n" +
+		"instance changed since the plan was printed. The old execution's history stays\n" +
+		"(durabox history ID --execution N).",
+	args:   []string{"ID"},
+	client: true,
+	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
+		toEvent := fs.Int64("to-event", 0, "keep the events up to `N` (required)")
+		module := fs.String("module", "", "go on with the module `HASH`, or a unique prefix (default: the instance's)")
+		dryRun := fs.Bool("dry-run", false, "print the plan, and change nothing")
+		return func(ctx context.Context, e *env) error {
+			if *toEvent < 1 {
+				return usagef("--to-event N is required: the last event to keep, from 1")
+			}
+			return reset(ctx, e, client.ResetRequest{ToEvent: *toEvent, Module: *module}, *dryRun)
+		}
+	},
+}
+
+func reset(ctx context.Context, e *env, req client.ResetRequest, dryRun bool) error {
+	req.DryRun = true
+	plan, err := e.client.Reset(ctx, e.args[0], req)
+	if err != nil {
+		return err
+	}
+	if !e.json {
+		printPlan(e, plan)
+	}
+	if !dryRun {
+		// The reset happens only if the instance is still as planned.
+		req.DryRun, req.Execution, req.Events = false, plan.Execution, plan.Events
+		if plan, err = e.client.Reset(ctx, e.args[0], req); err != nil {
+			return err
+		}
+	}
+	if e.json {
+		return printJSON(e.stdout, plan)
+	}
+	if dryRun {
+		_, err = fmt.Fprintln(e.stdout, "dry run: nothing changed.")
+	} else {
+		_, err = fmt.Fprintf(e.stdout, "reset: instance %s goes on in execution %d, on module %s.\n", plan.InstanceID, plan.Execution+1, shortHash(plan.Module))
+	}
+	return err
+}
+
+// printPlan prints what a reset keeps, discards and does again.
+func printPlan(e *env, p client.ResetPlan) {
+	w := e.stdout
+	on := "module " + shortHash(p.Module)
+	if p.Module != p.FromModule {
+		on += ", moving from " + shortHash(p.FromModule)
+	}
+	fmt.Fprintf(w, "reset %s, execution %d (%s), to event %d, on %s\n", p.InstanceID, p.Execution, counted(p.Events, "event"), p.ToEvent, on)
+	fmt.Fprintf(w, "keep: events 1 to %d\n", p.ToEvent)
+	if len(p.Discarded) == 0 {
+		fmt.Fprintln(w, "discard: nothing")
+	} else {
+		fmt.Fprintf(w, "discard: events %d to %d\n", p.Discarded[0].ID, p.Discarded[len(p.Discarded)-1].ID)
+		for _, ev := range p.Discarded {
+			fmt.Fprintf(w, "  %d  %s\n", ev.ID, ev.String())
+		}
+	}
+	if len(p.RunAgain) > 0 {
+		fmt.Fprintf(w, "warning: %s completed after event %d and will run again:\n", counted(len(p.RunAgain), "activity"), p.ToEvent)
+		for _, r := range p.RunAgain {
+			again := ""
+			if r.IfCalled {
+				again = " (if the code calls it again)"
+			}
+			fmt.Fprintf(w, "  %s(%s), scheduled at event %d, completed at event %d%s\n", r.Name, jsonText(r.Input), r.Scheduled, r.Completed, again)
+		}
+	}
+	for _, ev := range p.Raise {
+		fmt.Fprintf(w, "raised again: %s\n", ev.String())
+	}
+	if len(p.Detached) > 0 {
+		fmt.Fprintf(w, "children started after event %d go on, reporting to nobody: %s\n", p.ToEvent, strings.Join(p.Detached, ", "))
+	}
+	fmt.Fprintln(w, "the new execution goes on with:")
+	for _, ev := range p.Next {
+		fmt.Fprintf(w, "  %d  %s\n", ev.ID, ev.String())
+	}
+}

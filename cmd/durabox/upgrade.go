@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/durabox/durabox/host/client"
+)
+
+var upgradeCommand = &command{
+	name:     "upgrade",
+	synopsis: "FROM [TO] [--dry-run] [--instances IDS] [--parallel N]",
+	summary:  "move the open instances of a module to a new one that replays them",
+	about: "Replay the history of every open instance of module FROM on module TO, in the\n" +
+		"host's sandbox, with no side effects and without touching the instances, and\n" +
+		"report each: compatible, diverges (at which event, what history has and what\n" +
+		"the new code emitted) or fails (the new code crashes, or lacks an activity the\n" +
+		"instance has in flight). Then move exactly the compatible instances to TO, each\n" +
+		"move recorded in the instance's history; the others stay on FROM. The host goes\n" +
+		"on serving meanwhile; an instance running a turn is tried again once the turn\n" +
+		"ends. FROM and TO are module hashes or unique prefixes of them; FROM alone\n" +
+		"names an orchestration and means its two most recently deployed modules. On a\n" +
+		"terminal it shows how far it is.",
+	args:     []string{"FROM"},
+	optional: []string{"TO"},
+	client:   true,
+	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
+		dryRun := fs.Bool("dry-run", false, "report what would move, and move nothing")
+		instances := fs.String("instances", "", "upgrade only the instances `IDS`, comma-separated, each open on FROM (default: all)")
+		parallel := fs.Int("parallel", 0, "replay `N` instances at once (default: one per CPU of the host)")
+		return func(ctx context.Context, e *env) error {
+			if *parallel < 0 {
+				return usagef("--parallel is %d; it must be 1 or more (or 0, the default)", *parallel)
+			}
+			req := client.UpgradeRequest{From: e.args[0], DryRun: *dryRun, Parallel: *parallel}
+			if len(e.args) > 1 {
+				req.To = e.args[1]
+			}
+			for _, id := range strings.Split(*instances, ",") {
+				if id = strings.TrimSpace(id); id != "" {
+					req.Instances = append(req.Instances, id)
+				}
+			}
+			return upgrade(ctx, e, req)
+		}
+	},
+}
+
+func upgrade(ctx context.Context, e *env, req client.UpgradeRequest) error {
+	var p *progress
+	if !e.json && isTerminal(e.stderr) {
+		p = &progress{w: e.stderr}
+	}
+	report, err := e.client.Upgrade(ctx, req, p.update)
+	p.clear()
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.stdout, report)
+	}
+	plan := report.Plan
+	mode := ""
+	if plan.DryRun {
+		mode = ", dry run"
+	}
+	fmt.Fprintf(e.stdout, "upgrade %s → %s (%s)%s: %s\n", shortHash(plan.From), shortHash(plan.To), strings.Join(plan.Orchestrations, ", "), mode, counted(plan.Instances, "open instance"))
+	results := slices.Clone(report.Results)
+	slices.SortFunc(results, func(a, b client.UpgradeResult) int { return strings.Compare(a.InstanceID, b.InstanceID) })
+	if len(results) > 0 {
+		tw := newTable(e.stdout)
+		fmt.Fprintln(tw, "INSTANCE\tOUTCOME\tEVENTS\tDETAILS")
+		for _, r := range results {
+			details := r.Reason
+			if r.Divergence != nil {
+				details = r.Divergence.Message
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d", r.InstanceID, r.Outcome, r.Events)
+			if details != "" {
+				fmt.Fprintf(tw, "\t%s", details)
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	_, err = fmt.Fprintln(e.stdout, summaryText(report))
+	return err
+}
+
+// summaryText says what an upgrade did, in a sentence.
+func summaryText(r client.UpgradeReport) string {
+	s := r.Summary
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		text string
+	}{
+		{s.Compatible, "compatible"},
+		{s.Moved, "moved to " + shortHash(r.Plan.To)},
+		{s.Diverges, "diverge"},
+		{s.Fails, "fail"},
+		{s.Skipped, "skipped"},
+	} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.text))
+		}
+	}
+	text := counted(r.Plan.Instances, "instance")
+	if len(parts) > 0 {
+		text += ": " + strings.Join(parts, ", ")
+	}
+	switch stay := s.Diverges + s.Fails + s.Skipped; {
+	case r.Plan.DryRun:
+		text += ". Dry run: nothing moved."
+	case stay == 1:
+		text += fmt.Sprintf(". 1 instance stays on %s.", shortHash(r.Plan.From))
+	case stay > 1:
+		text += fmt.Sprintf(". %d instances stay on %s.", stay, shortHash(r.Plan.From))
+	default:
+		text += "."
+	}
+	return text
+}
+
+// counted says how many of noun there are: "1 instance", "2 instances",
+// "2 activities".
+func counted(n int, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "y"):
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// progress shows an upgrade's running count on a terminal, on one line
+// that it rewrites. A nil progress shows nothing.
+type progress struct {
+	w     io.Writer
+	shown bool
+	total int
+	done  client.UpgradeSummary
+	n     int
+}
+
+func (p *progress) update(line client.UpgradeLine) {
+	if p == nil {
+		return
+	}
+	switch {
+	case line.Plan != nil:
+		p.total = line.Plan.Instances
+	case line.Result != nil:
+		p.n++
+		p.done.Add(line.Result.Outcome)
+	default:
+		return
+	}
+	s := p.done
+	p.shown = true
+	fmt.Fprintf(p.w, "\r\033[Kupgrade: %d/%d replayed: %d fit (%d moved), %d diverge, %d fail, %d skipped",
+		p.n, p.total, s.Compatible+s.Moved, s.Moved, s.Diverges, s.Fails, s.Skipped)
+}
+
+// clear erases the progress line.
+func (p *progress) clear() {
+	if p != nil && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,437 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/internal/guestbuild"
+)
+
+// The versions guest: Flow waits for "go", calls Step ("a" in v1, "b" in
+// v2), waits for "go" again, and reports who ran what.
+const versionsPkg = "host/testdata/guests/versions"
+
+// deployVersion deploys a version of the versions guest and returns its
+// hash.
+func deployVersion(t *testing.T, c *client.Client, vars ...string) string {
+	t.Helper()
+	wasm, err := guestbuild.Wasm(versionsPkg, vars...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Deploy(context.Background(), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Hash
+}
+
+// untilAll polls the instances until ready holds for every one of ids.
+func untilAll(t *testing.T, c *client.Client, ids []string, what string, ready func(client.InstanceSummary) bool) map[string]client.InstanceSummary {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		got := map[string]client.InstanceSummary{}
+		var late []string
+		req := client.ListRequest{Limit: 1000}
+		for {
+			page, err := c.List(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, inst := range page.Instances {
+				if want[inst.ID] {
+					got[inst.ID] = inst
+					if !ready(inst) {
+						late = append(late, inst.ID)
+					}
+				}
+			}
+			if req.Cursor = page.Next; req.Cursor == "" {
+				break
+			}
+		}
+		if len(late) == 0 && len(got) == len(ids) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d instances never got to %s: %v", len(late)+len(ids)-len(got), what, late)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// results returns the result of each instance.
+func results(t *testing.T, c *client.Client, ids []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, id := range ids {
+		inst, err := c.Instance(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = fmt.Sprintf("%s %s", inst.Status, inst.Result)
+	}
+	return out
+}
+
+// goOn raises "go" for each instance.
+func goOn(t *testing.T, c *client.Client, ids []string) {
+	t.Helper()
+	for _, id := range ids {
+		if err := c.Raise(context.Background(), id, client.RaiseRequest{Name: "go"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const atSecond = "waiting for the second go"
+
+// TestUpgradeEndToEnd: 200 instances of v1 wait at different points, on a
+// real durabox serve; v2 changes the code after the first wait. The dry
+// run reports exactly the instances past that point as diverging, the rest
+// as compatible, and moves nothing; the upgrade moves the compatible ones,
+// which finish on v2 with the move in their history, while the others
+// finish on v1.
+func TestUpgradeEndToEnd(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
+	c := s.client()
+	ctx := context.Background()
+	v1 := deployVersion(t, c)
+	var all, passed, waiting []string
+	for i := range 200 {
+		id := fmt.Sprintf("flow-%03d", i)
+		if _, err := c.Start(ctx, client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, id)
+		if i%3 == 0 {
+			passed = append(passed, id)
+		} else {
+			waiting = append(waiting, id)
+		}
+	}
+	untilAll(t, c, all, "the first wait", func(inst client.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
+	goOn(t, c, passed)
+	untilAll(t, c, passed, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	v2 := deployVersion(t, c, "main.version=v2")
+
+	// The dry run, by hashes.
+	code, stdout, stderr := durabox("upgrade", "--addr", s.addr, v1[:12], v2[:12], "--dry-run", "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("upgrade --dry-run: exit code %d, stderr %s", code, stderr)
+	}
+	var report client.UpgradeReport
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string][]string{}
+	for _, r := range report.Results {
+		outcomes[r.Outcome] = append(outcomes[r.Outcome], r.InstanceID)
+		if r.Outcome == client.UpgradeDiverges && (r.Divergence.EventID != 4 || r.Divergence.Code != engine.ChangedCommand) {
+			t.Errorf("%s diverges at event %d (%s); want event 4, a changed command", r.InstanceID, r.Divergence.EventID, r.Divergence.Code)
+		}
+	}
+	for outcome, want := range map[string][]string{client.UpgradeCompatible: waiting, client.UpgradeDiverges: passed} {
+		got := outcomes[outcome]
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%d instances %s, want %d: got %v", len(got), outcome, len(want), got)
+		}
+	}
+	if report.Summary != (client.UpgradeSummary{Compatible: 133, Diverges: 67}) {
+		t.Errorf("summary %+v", report.Summary)
+	}
+	untilAll(t, c, all, "staying on v1 after the dry run", func(inst client.InstanceSummary) bool { return inst.ModuleHash == v1 })
+
+	// The same dry run by the orchestration's name, for people.
+	code, stdout, _ = durabox("upgrade", "--addr", s.addr, "Flow", "--dry-run")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 203 ||
+		lines[0] != fmt.Sprintf("upgrade %s → %s (Flow), dry run: 200 open instances", v1[:12], v2[:12]) ||
+		!strings.HasPrefix(lines[1], "INSTANCE  OUTCOME     EVENTS  DETAILS") ||
+		lines[2] != `flow-000  diverges    7       nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")` ||
+		lines[3] != "flow-001  compatible  2" ||
+		lines[202] != "200 instances: 133 compatible, 67 diverge. Dry run: nothing moved." {
+		t.Errorf("upgrade Flow --dry-run: exit code %d, output:\n%s", code, strings.Join(lines[:min(len(lines), 5)], "\n")+"\n…\n"+lines[len(lines)-1])
+	}
+
+	// The upgrade.
+	code, stdout, stderr = durabox("upgrade", "--addr", s.addr, "Flow")
+	if want := fmt.Sprintf("200 instances: 133 moved to %s, 67 diverge. 67 instances stay on %s.", v2[:12], v1[:12]); code != 0 || !strings.HasSuffix(stdout, want+"\n") {
+		t.Fatalf("upgrade: exit code %d, stderr %s, output ending:\n%s\nwant it to end with %s", code, stderr, stdout[max(0, len(stdout)-300):], want)
+	}
+	untilAll(t, c, waiting, "v2", func(inst client.InstanceSummary) bool { return inst.ModuleHash == v2 })
+	untilAll(t, c, passed, "v1", func(inst client.InstanceSummary) bool { return inst.ModuleHash == v1 })
+	for _, id := range waiting {
+		events, err := c.History(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := events[len(events)-1]; len(events) != 3 || last.Kind != engine.ModuleChanged || last.FromModule != v1 || last.Module != v2 {
+			t.Fatalf("%s's history after the move: %s", id, kindsOf(events))
+		}
+	}
+
+	goOn(t, c, waiting)
+	untilAll(t, c, waiting, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	goOn(t, c, all)
+	untilAll(t, c, all, "the end", func(inst client.InstanceSummary) bool { return inst.Status.IsTerminal() })
+	done := results(t, c, all)
+	for _, id := range all {
+		want := `Completed "step a by v1, finished by v1"`
+		if slices.Contains(waiting, id) {
+			want = `Completed "step b by v2, finished by v2"`
+		}
+		if done[id] != want {
+			t.Errorf("%s: %s; want %s", id, done[id], want)
+		}
+	}
+}
+
+// TestUpgradeRefusals: bad requests are refused, naming the problem, and
+// change nothing.
+func TestUpgradeRefusals(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
+	c := s.client()
+	v1 := deployVersion(t, c)
+	if _, err := c.Start(context.Background(), client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	other := deployVersion(t, c, "main.other=yes")
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"an unknown hash", []string{v1, "ffff0000"}, 1, `durabox: upgrade: module not found: no deployed module's hash is or starts with "ffff0000" (durabox deploy prints a module's hash)`},
+		{"another orchestration set", []string{v1, other}, 1, fmt.Sprintf(`durabox: upgrade: bad input: module %s registers "Other", not "Flow", which 1 open instance of module %s run; an upgrade moves instances to a new version of their own orchestrations`, other[:12], v1[:12])},
+		{"a name with one module", []string{"Flow"}, 1, `durabox: upgrade: bad input: 1 deployed module registers an orchestration called "Flow"; give FROM and TO as module hashes, or the name of an orchestration with two modules deployed`},
+		{"a bad --parallel", []string{"Flow", "--parallel", "-1"}, 2, "durabox upgrade: --parallel is -1; it must be 1 or more (or 0, the default)"},
+		{"three modules", []string{"a", "b", "c"}, 2, `durabox upgrade: unexpected argument "c"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := durabox(append([]string{"upgrade", "--addr", s.addr}, tt.args...)...)
+			if first, _, _ := strings.Cut(stderr, "\n"); code != tt.code || stdout != "" || first != tt.want {
+				t.Fatalf("exit code %d, stdout %q, stderr:\n%s\nwant exit code %d and %s", code, stdout, stderr, tt.code, tt.want)
+			}
+		})
+	}
+	if inst, err := c.Instance(context.Background(), "f"); err != nil || inst.ModuleHash != v1 {
+		t.Fatalf("after the refusals: %+v, %v", inst, err)
+	}
+}
+
+// TestBundleReplaysWithNoHostAndNoDatabase: a bundle exported from a host
+// replays in another directory with the host gone and its database
+// deleted, as a separate durabox process: it shows the guest's log and ok,
+// and where new code diverges; a corrupted bundle is refused.
+func TestBundleReplaysWithNoHostAndNoDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "durabox.db")
+	s := startServer(t, db)
+	c := s.client()
+	deployVersion(t, c)
+	if _, err := c.Start(context.Background(), client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "case"}); err != nil {
+		t.Fatal(err)
+	}
+	untilAll(t, c, []string{"case"}, "the first wait", func(inst client.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
+	goOn(t, c, []string{"case"})
+	untilAll(t, c, []string{"case"}, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	bundleFile := filepath.Join(dir, "case.dbx")
+	code, stdout, stderr := durabox("export", "--addr", s.addr, "case", "-o", bundleFile)
+	if code != 0 || !strings.HasPrefix(stdout, "exported case (Flow, Running): 1 execution, 7 events, module ") {
+		t.Fatalf("export: exit code %d, stdout %s, stderr %s", code, stdout, stderr)
+	}
+	s.kill(t)
+	removeAll(t, db)
+
+	elsewhere := t.TempDir()
+	copyFile(t, bundleFile, filepath.Join(elsewhere, "case.dbx"))
+	v2, err := guestbuild.Build(versionsPkg, "main.version=v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		cmd := exec.Command(binary(t), args...)
+		cmd.Dir = elsewhere
+		cmd.Env = append(os.Environ(), "DURABOX_ADDR=127.0.0.1:1")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	code, out := run("replay", "case.dbx")
+	if code != 0 || !regexp.MustCompile(`^replay of case.dbx: instance case \(Flow\), execution 1, on module [0-9a-f]{12} \(the bundle's\)
+the guest's log:
+  time=\S+ level=INFO msg="the first go came" instance=case version=v1
+ok: module [0-9a-f]{12} reproduces the 7 events of instance case, execution 1; it is Running
+$`).MatchString(out) {
+		t.Errorf("replay case.dbx: exit code %d, output:\n%s", code, out)
+	}
+	code, out = run("replay", "case.dbx", "--module", v2)
+	if code != 1 || !strings.Contains(out, "\ndiverges: nondeterminism at event 4: history has ActivityScheduled(\"Step\", \"a\"), the orchestration emitted ScheduleActivity(\"Step\", \"b\")\n") ||
+		!strings.HasSuffix(out, "durabox replay: the code does not reproduce the history\n") {
+		t.Errorf("replay case.dbx --module v2: exit code %d, output:\n%s", code, out)
+	}
+	raw, err := os.ReadFile(bundleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0xff
+	if err := os.WriteFile(filepath.Join(elsewhere, "bad.dbx"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out = run("replay", "bad.dbx")
+	if code != 1 || !strings.HasPrefix(out, "durabox replay: bad.dbx: bundle: corrupted: ") {
+		t.Errorf("replay of a corrupted bundle: exit code %d, output:\n%s", code, out)
+	}
+}
+
+func removeAll(t *testing.T, path string) {
+	t.Helper()
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".wasmcache"} {
+		if err := os.RemoveAll(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err == nil {
+		err = os.WriteFile(to, b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplayAndReset: durabox replay of an instance on its module and on
+// another; durabox reset prints its plan, refuses what it cannot do, and
+// resets onto the new code.
+func TestReplayAndReset(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
+	c := s.client()
+	v1 := deployVersion(t, c)
+	if _, err := c.Start(context.Background(), client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "case"}); err != nil {
+		t.Fatal(err)
+	}
+	untilAll(t, c, []string{"case"}, "the first wait", func(inst client.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
+	goOn(t, c, []string{"case"})
+	untilAll(t, c, []string{"case"}, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	v2 := deployVersion(t, c, "main.version=v2")
+	cli := func(args ...string) (int, string, string) {
+		return durabox(append([]string{args[0], "--addr", s.addr}, args[1:]...)...)
+	}
+	diverges := `nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")`
+	plan := fmt.Sprintf(`reset case, execution 1 (7 events), to event 3, on module %s, moving from %s
+keep: events 1 to 3
+discard: events 4 to 7
+  4  ActivityScheduled("Step", "a")
+  5  ActivityCompleted(event 4, "step a by v1")
+  6  CustomStatusSet("waiting for the second go")
+  7  ExternalSubscribed("go")
+warning: 1 activity completed after event 3 and will run again:
+  Step("a"), scheduled at event 4, completed at event 5 (if the code calls it again)
+the new execution goes on with:
+  4  ExecutionReset("reset from execution 1, which had 7 events, to its event 3")
+  5  ActivityScheduled("Step", "b")
+`, v2[:12], v1[:12])
+	for _, tt := range []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"replay on its module", []string{"replay", "case"}, 0,
+			fmt.Sprintf("ok: module %s reproduces the 7 events of instance case, execution 1; it is Running\n", v1[:12]), ""},
+		{"replay on the new module", []string{"replay", "case", "--module", v2[:10]}, 1,
+			"diverges: " + diverges + "\n", "durabox replay: the code does not reproduce the history\n"},
+		{"replay of an unknown instance", []string{"replay", "nope"}, 1, "", "durabox: replay: instance not found: \"nope\"\n"},
+		{"reset without --to-event", []string{"reset", "case"}, 2, "", "durabox reset: --to-event N is required: the last event to keep, from 1\n\n" + usage(t, "reset")},
+		{"reset in the middle of a step", []string{"reset", "case", "--to-event", "6"}, 1, "",
+			`durabox: reset: bad input: instance "case", execution 1: engine: not a reset point: event 6 (CustomStatusSet) is in the middle of the step that event 5 (ActivityCompleted) began; reset to event 5 to run that step again on the code the instance goes on with, or to event 7, where the step ends` + "\n"},
+		{"reset onto code that does not replay the kept events", []string{"reset", "case", "--to-event", "5", "--module", v2}, 1, "",
+			fmt.Sprintf("durabox: reset: the module does not replay the history: module %s, on the 5 events the reset keeps of execution 1: %s\n", v2[:12], diverges)},
+		{"reset, dry run", []string{"reset", "case", "--to-event", "3", "--module", v2, "--dry-run"}, 0, plan + "dry run: nothing changed.\n", ""},
+		{"reset", []string{"reset", "case", "--to-event", "3", "--module", v2}, 0,
+			plan + fmt.Sprintf("reset: instance case goes on in execution 2, on module %s.\n", v2[:12]), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := cli(tt.args...)
+			if code != tt.wantCode || stdout != tt.wantStdout || stderr != tt.wantStderr {
+				t.Fatalf("exit code %d, stdout:\n%s\nstderr:\n%s\nwant exit code %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr, tt.wantCode, tt.wantStdout, tt.wantStderr)
+			}
+		})
+	}
+	untilAll(t, c, []string{"case"}, "the second wait on v2", func(inst client.InstanceSummary) bool {
+		return inst.CustomStatus == atSecond && inst.ExecutionID == 2 && inst.ModuleHash == v2
+	})
+	goOn(t, c, []string{"case"})
+	untilAll(t, c, []string{"case"}, "the end", func(inst client.InstanceSummary) bool { return inst.Status.IsTerminal() })
+	if got := results(t, c, []string{"case"})["case"]; got != `Completed "step b by v2, finished by v2"` {
+		t.Fatalf("the reset instance ended %s", got)
+	}
+}
+
+// TestProgress: on a terminal, an upgrade rewrites one line with its
+// running count, and erases it at the end.
+func TestProgress(t *testing.T) {
+	var out strings.Builder
+	p := &progress{w: &out}
+	p.update(client.UpgradeLine{Plan: &client.UpgradePlan{Instances: 3}})
+	p.update(client.UpgradeLine{Result: &client.UpgradeResult{Outcome: client.UpgradeMoved}})
+	p.update(client.UpgradeLine{Result: &client.UpgradeResult{Outcome: client.UpgradeDiverges}})
+	p.update(client.UpgradeLine{Summary: &client.UpgradeSummary{}})
+	p.clear()
+	const want = "\r\033[Kupgrade: 0/3 replayed: 0 fit (0 moved), 0 diverge, 0 fail, 0 skipped" +
+		"\r\033[Kupgrade: 1/3 replayed: 1 fit (1 moved), 0 diverge, 0 fail, 0 skipped" +
+		"\r\033[Kupgrade: 2/3 replayed: 1 fit (1 moved), 1 diverge, 0 fail, 0 skipped" +
+		"\r\033[K"
+	if out.String() != want {
+		t.Fatalf("progress wrote %q\nwant %q", out.String(), want)
+	}
+	var none *progress // not a terminal: nothing
+	none.update(client.UpgradeLine{Plan: &client.UpgradePlan{Instances: 3}})
+	none.clear()
+}
+
+// TestREADMEShowsTheHelpOfChangingCode: the section "Changing
+// orchestration code" of README.md shows the help of each of its commands
+// as durabox prints it.
+func TestREADMEShowsTheHelpOfChangingCode(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(guestbuild.Root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## Changing orchestration code\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, name := range []string{"upgrade", "replay", "export", "reset"} {
+		if want := "```\n$ durabox help " + name + "\n" + usage(t, name) + "```\n"; !strings.Contains(section, want) {
+			t.Errorf("README.md, Changing orchestration code, lacks:\n%s", want)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/store"
+)
+
+// Reset starts a new execution of an instance that keeps the current
+// execution's history up to event req.ToEvent and goes on from there on
+// module req.Module (a hash or a unique prefix of one; empty: its own),
+// typically code patched after a bug. It works on a finished instance too
+// (a failed one, most often), which runs again.
+//
+// First it plans (engine.PlanReset): the events kept and discarded, the
+// activities that had completed after the reset point and will run again
+// (those in flight at the reset point are queued again; those scheduled
+// after it run again if the code calls them again), the events raised from
+// outside in the discarded part (raised again), the children the discarded
+// part started (they go on, reporting to nobody), and, from a replay of the
+// kept events on the module, what the new execution records first: the
+// reset marker and the commands of the last kept step, which runs again on
+// the module. A module that does not replay the kept events is refused
+// (ErrDiverges). With req.DryRun it stops there. Otherwise it resets the
+// instance (store.ResetInstance), in one transaction, only if no turn holds
+// it (ErrBusy) and it still has the history planned with: the current one,
+// or the one req.Execution and req.Events name (ErrChanged). The old
+// execution's history stays, readable by its number.
+func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error) {
+	var out client.ResetPlan
+	inst, err := h.Instance(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	history, err := h.st.History(ctx, id, inst.ExecutionID)
+	if err != nil {
+		return out, fmt.Errorf("host: reset %q: %w", id, err)
+	}
+	if req.Execution != 0 && (req.Execution != inst.ExecutionID || req.Events != len(history)) {
+		return out, fmt.Errorf("%w: instance %q is in execution %d with %d events, and the reset was planned for execution %d with %d; plan it again",
+			ErrChanged, id, inst.ExecutionID, len(history), req.Execution, req.Events)
+	}
+	mod, err := h.moduleFor(ctx, inst, req.Module)
+	if err != nil {
+		return out, err
+	}
+	plan, err := engine.PlanReset(history, req.ToEvent)
+	if err != nil {
+		return out, fmt.Errorf("%w: instance %q, execution %d: %v", ErrBadInput, id, inst.ExecutionID, err)
+	}
+	marker := engine.Event{Kind: engine.ExecutionReset, Module: mod.Hash, SeedExecution: seedExecution(inst.ExecutionID, history),
+		Reason: fmt.Sprintf("reset from execution %d, which had %d events, to its event %d", inst.ExecutionID, len(history), req.ToEvent)}
+	if mod.Hash != inst.ModuleHash {
+		marker.FromModule = inst.ModuleHash
+	}
+	out = client.ResetPlan{InstanceID: id, Execution: inst.ExecutionID, Events: len(history), ToEvent: req.ToEvent, FromModule: inst.ModuleHash, Module: mod.Hash,
+		Discarded: plan.Discarded, RunAgain: reruns(plan), Raise: plan.Raise}
+	for _, ev := range plan.Discarded {
+		if ev.Kind == engine.SubOrchestrationScheduled {
+			out.Detached = append(out.Detached, ev.InstanceID)
+		}
+	}
+	if out.Next, err = h.resetReplay(ctx, mod.Hash, id, inst.ExecutionID, plan.Kept, marker); err != nil {
+		return out, err
+	}
+	if req.DryRun {
+		return out, nil
+	}
+	customStatus := ""
+	for _, ev := range plan.Kept {
+		if ev.Kind == engine.CustomStatusSet {
+			customStatus = ev.CustomStatus
+		}
+	}
+	err = h.st.ResetInstance(ctx, store.Reset{
+		InstanceID: id, ExecutionID: inst.ExecutionID, HistoryLen: int64(len(history)), Module: mod.Hash, Kept: plan.Kept, CustomStatus: customStatus,
+		Marker: marker, InFlight: plan.InFlight, Raise: plan.Raise, Detach: out.Detached, Now: h.opts.Clock(),
+	})
+	switch {
+	case errors.Is(err, store.ErrBusy):
+		return out, fmt.Errorf("%w: a turn of instance %q is running; try again once it has committed (%v)", ErrBusy, id, err)
+	case errors.Is(err, store.ErrChanged):
+		return out, fmt.Errorf("%w: %v; plan the reset again", ErrChanged, err)
+	case err != nil:
+		return out, fmt.Errorf("host: reset %q: %w", id, err)
+	}
+	if l := h.cache.take(id); l != nil {
+		l.close(context.WithoutCancel(ctx))
+	}
+	h.opts.Logger.Info("instance reset", "instance", id, "execution", inst.ExecutionID+1, "toEvent", req.ToEvent, "module", short(mod.Hash))
+	h.orchestrationWork.Notify()
+	h.activityWork.Notify()
+	h.changed.Notify()
+	out.Done = true
+	return out, nil
+}
+
+// resetReplay replays the kept events on the module and the new
+// execution's first turn after them, writing nothing, and returns the
+// events that turn records after the kept ones: the marker, and the
+// commands of the last kept step.
+func (h *Host) resetReplay(ctx context.Context, hash, id string, execution int64, kept []engine.Event, marker engine.Event) ([]engine.Event, error) {
+	mod, err := h.reg.module(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	in := engine.TurnInput{History: kept, Messages: []engine.Event{marker}, Now: h.opts.Clock()}
+	res, err := run(ctx, mod, &h.opts, seed(id, marker.SeedExecution), in, nil)
+	if err == nil && res.Err != nil {
+		err = res.Err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: module %s, on the %d events the reset keeps of execution %d: %v", ErrDiverges, short(hash), len(kept), execution, err)
+	}
+	return res.NewEvents, nil
+}
+
+// reruns lists the activities that completed in the discarded events.
+func reruns(plan *engine.ResetPlan) []client.Rerun {
+	scheduled := map[int64]engine.Event{}
+	for _, ev := range append(plan.Kept[:len(plan.Kept):len(plan.Kept)], plan.Discarded...) {
+		if ev.Kind == engine.ActivityScheduled {
+			scheduled[ev.ID] = ev
+		}
+	}
+	last := plan.Kept[len(plan.Kept)-1].ID
+	var out []client.Rerun
+	for _, ev := range plan.Discarded {
+		if ev.Kind != engine.ActivityCompleted && ev.Kind != engine.ActivityFailed {
+			continue
+		}
+		s := scheduled[ev.ScheduleID]
+		out = append(out, client.Rerun{Name: s.Name, Input: s.Input, Scheduled: s.ID, Completed: ev.ID, IfCalled: s.ID > last})
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/durabox/durabox/host/bundle"
+	"github.com/durabox/durabox/host/client"
+)
+
+// The routes of changing code under running instances: replay, export,
+// reset and upgrade.
+
+const (
+	upgradeExample = `{"from": "9f72cbb040f5", "to": "2b1f08c3aa10", "dryRun": true}`
+	resetExample   = `{"toEvent": 7, "module": "2b1f08c3aa10", "dryRun": true}`
+)
+
+func (s *server) replay(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := client.ReplayRequest{Module: q.Get("module")}
+	if v := q.Get("execution"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			s.fail(w, r, fmt.Errorf("%w: execution=%q is not an execution number (1, 2, …)", ErrBadInput, v))
+			return
+		}
+		req.Execution = n
+	}
+	rep, err := s.api.Replay(r.Context(), r.PathValue("id"), req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, rep)
+}
+
+func (s *server) export(w http.ResponseWriter, r *http.Request) {
+	b, err := s.api.Export(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", b.InstanceID+".dbx"))
+	w.WriteHeader(http.StatusOK)
+	if err := bundle.Write(w, b); err != nil {
+		// The status is sent; the client finds the bundle cut short.
+		s.log.Error("export failed while writing", "instance", b.InstanceID, "err", err)
+	}
+}
+
+func (s *server) reset(w http.ResponseWriter, r *http.Request) {
+	var req client.ResetRequest
+	if err := s.readJSON(w, r, resetExample, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	plan, err := s.api.Reset(r.Context(), r.PathValue("id"), req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, plan)
+}
+
+// upgrade answers with JSON lines as the upgrade goes (client.UpgradeLine),
+// once the host has accepted the request; a refusal is an error answer as
+// for any other route.
+func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
+	var req client.UpgradeRequest
+	if err := s.readJSON(w, r, upgradeExample, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.From == "" {
+		s.fail(w, r, fmt.Errorf(`%w: the request has no "from": name the module to upgrade from, or an orchestration`, ErrBadInput))
+		return
+	}
+	enc := json.NewEncoder(w)
+	rc := http.NewResponseController(w)
+	started := false
+	send := func(line client.UpgradeLine) {
+		if !started {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.WriteHeader(http.StatusOK)
+			started = true
+		}
+		enc.Encode(line)
+		rc.Flush() // each line as it comes
+	}
+	if _, err := s.api.Upgrade(r.Context(), req, send); err != nil {
+		if !started {
+			s.fail(w, r, err)
+			return
+		}
+		s.log.Error("upgrade stopped", "err", err)
+		send(client.UpgradeLine{Error: wireError(err)})
+	}
+}
