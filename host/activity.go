@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
@@ -25,6 +26,7 @@ func (h *Host) dispatchActivities(ctx context.Context) {
 // complete runs an activity task and records its outcome.
 func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 	var result engine.Event
+	var ran time.Duration
 	if w.Attempt > h.opts.PoisonAfter {
 		result = engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
 			Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
@@ -35,7 +37,9 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 			h.opts.Logger.Info("activity delivered again: an earlier delivery did not finish (a crash, or a lease that expired)",
 				"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
 		}
+		began := time.Now()
 		result = h.runActivity(ctx, w)
+		ran = time.Since(began)
 	}
 	if ctx.Err() != nil {
 		// Shutting down: the attempt was cut short, so record nothing; the
@@ -46,6 +50,7 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 		h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
 		return
 	}
+	h.metrics.activity(w.Task.Name, result.Kind, ran)
 	h.orchestrationWork.Notify()
 }
 
@@ -110,7 +115,11 @@ func (p *activityPool) get(ctx context.Context, hash string) (*wasmGuest, error)
 	stderr := &crashLog{}
 	env := wasi.NewReal(environ, log, io.MultiWriter(log, stderr))
 	env.AllowHTTP(p.h.opts.HTTPAllowList)
-	return newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, memoryLimit: p.h.opts.MemoryLimit})
+	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, memoryLimit: p.h.opts.MemoryLimit})
+	if err == nil {
+		p.h.metrics.sandboxStarts.WithLabelValues("activity").Inc()
+	}
+	return g, err
 }
 
 // take returns an idle instance of the module made with environ, or nil.

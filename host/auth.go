@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/durabox/durabox/host/client"
 )
 
 // tokens are the bearer tokens a handler accepts, kept as sha256 sums so
@@ -42,6 +44,14 @@ func (t *tokens) grant(r *http.Request) (access, error) {
 		return read, nil
 	}
 	return public, fmt.Errorf("%w: the token is not one this host accepts", errUnauthorized)
+}
+
+// access answers with the access the request's token gives, so that a
+// client (the dashboard) can tell whether it may change anything, and
+// whether the host asks for a token at all.
+func (s *server) access(w http.ResponseWriter, r *http.Request) {
+	granted, _ := s.tokens.grant(r)
+	s.reply(w, r, http.StatusOK, client.AccessResponse{Access: granted.String(), TokenRequired: !s.tokens.none})
 }
 
 // guard serves a route to the requests whose token gives the access it

@@ -43,6 +43,15 @@ func TestAuth(t *testing.T) {
 			`{"error":"forbidden: this token may only read (GET); POST /v1/instances/{id}/terminate needs the admin token"}`},
 		{"the admin token starts", "POST", "/v1/instances", `{"name": "Greeting", "id": "new"}`, "Bearer " + adminToken, 201, `{"id":"new"}`},
 		{"the admin token reads", "GET", "/v1/queue", "", "Bearer " + adminToken, 200, ""},
+		{"the admin token's access", "GET", "/v1/access", "", "Bearer " + adminToken, 200, `{"access":"admin","tokenRequired":true}`},
+		{"the read-only token's access", "GET", "/v1/access", "", "Bearer " + readToken, 200, `{"access":"read","tokenRequired":true}`},
+		{"no token, for access", "GET", "/v1/access", "", "", 401, unauthorized},
+		{"no token, for the metrics", "GET", "/metrics", "", "", 401, unauthorized},
+		{"the read-only token, for the metrics", "GET", "/metrics", "", "Bearer " + readToken, 200, ""},
+		{"no token, for the health check", "GET", "/healthz", "", "", 200, `{"status":"ok"}`},
+		{"no token, for the readiness check", "GET", "/readyz", "", "", 200, `{"status":"ready"}`},
+		{"no token, for the dashboard", "GET", "/", "", "", 200, ""},
+		{"no token, for a file of the dashboard", "GET", "/ui/app.js", "", "", 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
@@ -80,6 +81,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
 		return
 	}
+	began := time.Now()
 	guestCtx := context.WithoutCancel(ctx)
 	in := engine.TurnInput{Now: h.opts.Clock()}
 	consumed := make([]int64, len(item.Messages))
@@ -88,13 +90,16 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		consumed[i] = m.ID
 	}
 	l := h.cache.take(inst.ID)
-	if l == nil || !l.continues(item) {
+	if l != nil && l.continues(item) {
+		h.metrics.cacheHits.Inc()
+	} else {
 		if l != nil {
 			l.close(guestCtx)
 		}
 		// The history is in the store, unless the execution has not begun.
 		var history []engine.Event
 		if item.HistoryLen > 0 {
+			h.metrics.cacheMisses.Inc()
 			var err error
 			if history, err = h.st.History(ctx, inst.ID, inst.ExecutionID); err != nil {
 				h.opts.Logger.Error("turn not run; it will run again", "instance", inst.ID, "err", err)
@@ -139,6 +144,10 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.opts.Logger.Error("turn not committed; it will run again", "instance", inst.ID, "err", err)
 		h.abandon(ctx, inst.ID, item.LockToken)
 		return
+	}
+	h.metrics.turn(inst.Name, time.Since(began), res.Status)
+	for _, c := range children {
+		h.metrics.started.WithLabelValues(c.Name).Inc()
 	}
 	for _, d := range res.Dropped {
 		h.opts.Logger.Warn("message dropped", "instance", inst.ID, "kind", d.Message.Kind, "name", d.Message.Name, "scheduleId", d.Message.ScheduleID, "reason", d.Reason)
@@ -196,6 +205,7 @@ func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.F
 		h.abandon(ctx, item.Instance.ID, item.LockToken)
 		return
 	}
+	h.metrics.finished.WithLabelValues(item.Instance.Name, string(engine.StatusFailed)).Inc()
 	h.opts.Logger.Error("instance failed: its turn cannot run", "instance", item.Instance.ID, "failure", failure.Message)
 	h.orchestrationWork.Notify()
 	h.changed.Notify()

@@ -58,10 +58,20 @@
 // replays with no store at all, as durabox replay does and package
 // host/replaytest does in an author's go test.
 //
+// # Metrics and readiness
+//
+// Metrics (NewMetrics) count turns, starts, ends, activities and wasm
+// instances, time turns and activities, and read the queue and the live
+// cache when gathered; the store reports its commits to
+// Metrics.ObserveCommit. Ready says whether the host serves its work: Run
+// has loaded the modules its waiting work runs on, and the store answers
+// Ping.
+//
 // # Usage
 //
-//	st, _ := sqlite.Open("durabox.db", sqlite.Options{})
-//	h, _ := host.New(st, host.Options{Logger: logger, Retention: 30 * 24 * time.Hour})
+//	metrics := host.NewMetrics()
+//	st, _ := sqlite.Open("durabox.db", sqlite.Options{OnCommit: metrics.ObserveCommit})
+//	h, _ := host.New(st, host.Options{Logger: logger, Metrics: metrics, Retention: 30 * 24 * time.Hour})
 //	go h.Run(ctx)
 //	h.Deploy(ctx, wasm)
 //	id, _ := h.Start(ctx, "Greeting", json.RawMessage(`"world"`), "")
@@ -70,5 +80,7 @@
 // NewHandler serves the same operations over HTTP, as openapi.json (served
 // at /v1/openapi.json) describes, for the durabox CLI and package
 // host/client; with HandlerOptions.Token it asks every request for a
-// bearer token.
+// bearer token. It also serves the metrics (/metrics), the health checks
+// (/healthz, /readyz) and the web dashboard (/, files under /ui/, from
+// the directory dashboard), which reads the same API.
 package host

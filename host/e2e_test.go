@@ -37,9 +37,15 @@ type testHost struct {
 	st *sqlite.Store
 }
 
+// startHost runs a host with opts on a fresh SQLite file, which reports
+// its commits to opts.Metrics, if set.
 func startHost(t *testing.T, opts host.Options) *testHost {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	var storeOpts sqlite.Options
+	if opts.Metrics != nil {
+		storeOpts.OnCommit = opts.Metrics.ObserveCommit
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), storeOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

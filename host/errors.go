@@ -41,6 +41,9 @@ var (
 	// ErrModuleInUse is returned by RemoveModule when instances run on the
 	// module.
 	ErrModuleInUse = errors.New("host: module in use")
+	// ErrNotReady is returned by Ready when the host is not serving its
+	// work: it is starting or has stopped, or its store does not answer.
+	ErrNotReady = errors.New("host: not ready")
 	// ErrBusy is returned by Reset when a turn of the instance is running.
 	ErrBusy = errors.New("host: instance busy")
 	// ErrChanged is returned by Reset when the instance is no longer as the

@@ -1,5 +1,7 @@
 package host
 
+import "strings"
+
 // TestCacheDir is where every host a test starts keeps its compiled
 // modules, so that each module is compiled once per test run, as a
 // restarted host does with its cache. TestMain sets it.
@@ -8,11 +10,12 @@ var TestCacheDir string
 // Route is a route NewHandler serves, for the tests of package host_test.
 type Route struct{ Method, Path, Access string }
 
-// Routes returns the routes NewHandler serves, with the access each needs.
+// Routes returns the routes NewHandler serves, with the access each needs,
+// their paths as OpenAPI writes them ("/{$}", the root alone, is "/").
 func Routes() []Route {
 	out := make([]Route, len(routes))
 	for i, rt := range routes {
-		out[i] = Route{rt.method, rt.path, rt.access.String()}
+		out[i] = Route{rt.method, strings.TrimSuffix(rt.path, "{$}"), rt.access.String()}
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -22,17 +23,28 @@ import (
 
 // Host runs orchestrations from deployed modules on a store.
 type Host struct {
-	st    store.Store
-	opts  Options
-	rt    sandbox.Runtime
-	reg   *registry
-	cache *liveCache
-	pool  *activityPool
+	st      store.Store
+	opts    Options
+	rt      sandbox.Runtime
+	reg     *registry
+	cache   *liveCache
+	pool    *activityPool
+	metrics *Metrics
 	// orchestrationWork wakes the orchestration dispatchers, activityWork the
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
 	changed                         *signal
+	// state is where Run is: notRunning, warming, running or stopped.
+	state atomic.Int32
 }
+
+// The states of a host, for Ready.
+const (
+	notRunning int32 = iota
+	warming
+	running
+	stopped
+)
 
 // New returns a host on st. The host does not own st: close it after the
 // host.
@@ -45,12 +57,16 @@ func New(st store.Store, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{
-		st: st, opts: opts, rt: rt,
+		st: st, opts: opts, rt: rt, metrics: opts.Metrics,
 		reg:               newRegistry(rt, st),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newSignal(),
 	}
 	h.pool = newActivityPool(h)
+	if err := h.metrics.register(h); err != nil {
+		rt.Close(context.Background())
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -67,6 +83,8 @@ func newRuntime(ctx context.Context, opts Options) (sandbox.Runtime, error) {
 // ctx is done, then waits for the turns and activities in progress to end.
 // Work left unfinished is picked up by the next Run on the same store.
 func (h *Host) Run(ctx context.Context) error {
+	h.state.Store(warming)
+	defer h.state.Store(stopped)
 	if err := h.st.ReleaseAllLeases(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -74,6 +92,7 @@ func (h *Host) Run(ctx context.Context) error {
 		return fmt.Errorf("host: release leases left by an earlier run: %w", err)
 	}
 	h.warm(ctx)
+	h.state.Store(running)
 	var wg sync.WaitGroup
 	wg.Go(func() { h.dispatchOrchestrations(ctx) })
 	wg.Go(func() { h.dispatchActivities(ctx) })
@@ -99,6 +118,24 @@ func (h *Host) warm(ctx context.Context) {
 		wg.Go(func() { h.reg.module(ctx, hash) })
 	}
 	wg.Wait()
+}
+
+// Ready returns nil when the host serves its work: Run has loaded the
+// modules its waiting work runs on, and the store answers. Otherwise it
+// returns ErrNotReady, saying which is not so.
+func (h *Host) Ready(ctx context.Context) error {
+	switch h.state.Load() {
+	case notRunning:
+		return fmt.Errorf("%w: the host is not running", ErrNotReady)
+	case warming:
+		return fmt.Errorf("%w: the host is starting: it loads the modules its waiting work runs on", ErrNotReady)
+	case stopped:
+		return fmt.Errorf("%w: the host has stopped", ErrNotReady)
+	}
+	if err := h.st.Ping(ctx); err != nil {
+		return fmt.Errorf("%w: the store does not answer: %w", ErrNotReady, err)
+	}
+	return nil
 }
 
 // Close releases the wasm runtime and every live instance. Call it after Run
@@ -183,6 +220,7 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	if err != nil {
 		return "", fmt.Errorf("host: start %q: %w", name, err)
 	}
+	h.metrics.started.WithLabelValues(name).Inc()
 	h.orchestrationWork.Notify()
 	return id, nil
 }

@@ -134,6 +134,7 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) 
 		l.exec = engine.NewExecution(brokenGuest{err})
 		return l
 	}
+	h.metrics.sandboxStarts.WithLabelValues("orchestration").Inc()
 	l.exec = engine.NewExecution(l.guest)
 	return l
 }
@@ -228,6 +229,13 @@ func (c *liveCache) put(ctx context.Context, id string, l *live) {
 	for _, l := range evicted {
 		l.close(ctx)
 	}
+}
+
+// size returns how many live instances c keeps, and the memory they hold.
+func (c *liveCache) size() (int, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len(), c.memory
 }
 
 func (c *liveCache) closeAll(ctx context.Context) {

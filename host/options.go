@@ -71,6 +71,11 @@ type Options struct {
 	SweepInterval time.Duration
 	// Clock returns the current time. Nil means time.Now.
 	Clock func() time.Time
+	// Metrics receive what the host does, and are served by its handler at
+	// GET /metrics; make them with NewMetrics before the store, so that
+	// the store reports its commits to them too. Nil means metrics of the
+	// host's own, which show no commits. Metrics serve one host.
+	Metrics *Metrics
 }
 
 func (o *Options) validate() error {
@@ -113,6 +118,9 @@ func (o *Options) validate() error {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
 	}
 	return nil
 }

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/client"
@@ -39,6 +42,11 @@ type API interface {
 	Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error)
 	Export(ctx context.Context, id string) (*bundle.Bundle, error)
 	Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error)
+	// Ready returns nil when the host serves its work, else why not
+	// (GET /readyz).
+	Ready(ctx context.Context) error
+	// Gather gathers the metrics GET /metrics serves.
+	prometheus.Gatherer
 }
 
 var _ API = (*Host)(nil)
@@ -106,6 +114,7 @@ func NewHandler(api API, opts HandlerOptions) (http.Handler, error) {
 		return nil, err
 	}
 	s := &server{api: api, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken)}
+	s.metrics = promhttp.HandlerFor(api, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn), ErrorHandling: promhttp.ContinueOnError})
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.guard(rt))
 	}
@@ -118,13 +127,17 @@ type server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	tokens *tokens
+	// metrics serves GET /metrics.
+	metrics http.Handler
 }
 
 // access is what a route needs of a request's token.
 type access int
 
 const (
-	// public routes need no token: the API's description.
+	// public routes need no token: the API's description, the health
+	// checks, and the dashboard's files (which hold no data: the
+	// dashboard asks for a token before it reads any).
 	public access = iota
 	// read routes need a token, the read-only one or the admin one.
 	read
@@ -162,6 +175,12 @@ var routes = []route{
 	{"GET", "/v1/instances/{id}/bundle", read, (*server).export},
 	{"POST", "/v1/instances/{id}/reset", admin, (*server).reset},
 	{"POST", "/v1/upgrades", admin, (*server).upgrade},
+	{"GET", "/v1/access", read, (*server).access},
+	{"GET", "/healthz", public, (*server).healthz},
+	{"GET", "/readyz", public, (*server).readyz},
+	{"GET", "/metrics", read, (*server).serveMetrics},
+	{"GET", "/{$}", public, (*server).dashboard},
+	{"GET", "/ui/{file}", public, (*server).dashboardFile},
 }
 
 // ServeHTTP answers a request with its route, or with a JSON 404 or 405
@@ -272,6 +291,7 @@ var statuses = []struct {
 	{ErrDiverges, http.StatusUnprocessableEntity},
 	{errTooLarge, http.StatusRequestEntityTooLarge},
 	{ErrBadModule, http.StatusUnprocessableEntity},
+	{ErrNotReady, http.StatusServiceUnavailable},
 	{ErrUnknownOrchestration, http.StatusUnprocessableEntity},
 }
 

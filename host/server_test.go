@@ -619,6 +619,32 @@ func TestHandler(t *testing.T) {
 			wantStatus: 200, wantBody: `{"ready":0,"readyInstances":0,"starts":0,"timers":0,"running":0,"activities":0,"activitiesRunning":0}`,
 		},
 		{
+			name:   "health",
+			method: "GET", path: "/healthz",
+			wantStatus: 200, wantBody: `{"status":"ok"}`,
+		},
+		{
+			name:   "ready",
+			method: "GET", path: "/readyz",
+			wantStatus: 200, wantBody: `{"status":"ready"}`,
+		},
+		{
+			name:   "not ready",
+			setup:  failing("Ready", fmt.Errorf("%w: the host is starting: it loads the modules its waiting work runs on", host.ErrNotReady)),
+			method: "GET", path: "/readyz",
+			wantStatus: 503, wantBody: `{"error":"not ready: the host is starting: it loads the modules its waiting work runs on"}`,
+		},
+		{
+			name:   "access without tokens",
+			method: "GET", path: "/v1/access",
+			wantStatus: 200, wantBody: `{"access":"admin","tokenRequired":false}`,
+		},
+		{
+			name:   "a dashboard file it does not have",
+			method: "GET", path: "/ui/nope.js",
+			wantStatus: 404, wantBody: `{"error":"no such path: /ui/nope.js; the dashboard is at /"}`,
+		},
+		{
 			name:   "a path it does not serve",
 			method: "GET", path: "/v1/instance/done",
 			wantStatus: 404, wantBody: `{"error":"no such path: /v1/instance/done; the API is described at /v1/openapi.json"}`,

@@ -27,6 +27,7 @@ for _ in $(seq 100); do
 done
 [ -n "$addr" ] || { cat "$log" >&2; echo "demo: the host did not report its address" >&2; exit 1; }
 export DURABOX_ADDR=$addr
+echo "The dashboard is at http://$addr/ while the demo runs (durabox serve prints where it is)."
 
 echo "\$ durabox deploy examples/wasm/hello/hello.wasm"
 ./bin/durabox deploy examples/wasm/hello/hello.wasm

@@ -322,6 +322,20 @@ type TurnCommit struct {
 	ContinueAsNew *engine.ContinueAsNew
 }
 
+// CommitStats describes one write transaction a store committed (or
+// failed to), for an observer's metrics (the Options of store/sqlite take
+// one).
+type CommitStats struct {
+	// Writes counts the writes the transaction held: a store that commits
+	// several writes together (group commit) says how many.
+	Writes int
+	// Duration is the time from the transaction's start to its commit on
+	// disk (as durable as the store makes it).
+	Duration time.Duration
+	// Err is why the transaction failed, or nil.
+	Err error
+}
+
 // Move moves an instance to another module between two turns, recording
 // the move in its history (durabox upgrade).
 type Move struct {
@@ -512,6 +526,11 @@ type Store interface {
 	// when it holds the store exclusively, so work a crashed host left
 	// behind is picked up at once.
 	ReleaseAllLeases(ctx context.Context) error
+
+	// Ping reads from the storage itself, cheaply, and returns why it
+	// could not: for a host's readiness check. It fails once the store is
+	// closed.
+	Ping(ctx context.Context) error
 
 	Close() error
 }

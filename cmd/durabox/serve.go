@@ -32,7 +32,11 @@ var serveCommand = &command{
 		"Beyond it, a token is required: every request must carry it (durabox sends\n" +
 		"$DURABOX_TOKEN or --token-file), and serve refuses to start without one. A\n" +
 		"--read-token-file token may only read. With --tls-cert and --tls-key it serves\n" +
-		"https; without, tokens travel in clear.",
+		"https; without, tokens travel in clear.\n\n" +
+		"The web dashboard is at / (it asks for the token, when one is required),\n" +
+		"Prometheus metrics at /metrics (with a token, when one is required), and the\n" +
+		"health checks at /healthz (the process is up) and /readyz (the host serves\n" +
+		"its work), which need no token.",
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		c := &serveConfig{}
 		fs.StringVar(&c.db, "db", "", "the SQLite `FILE` (required)")
@@ -152,7 +156,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 	}
 
 	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention,
-		Logger: logger, CacheDir: c.db + ".wasmcache"}
+		Logger: logger, CacheDir: c.db + ".wasmcache", Metrics: host.NewMetrics()}
 	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
 }
 
@@ -168,7 +172,7 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := opts.Logger
-	st, err := sqlite.Open(c.db, sqlite.Options{Durability: durabilities[c.durability], Logger: logger})
+	st, err := sqlite.Open(c.db, sqlite.Options{Durability: durabilities[c.durability], Logger: logger, OnCommit: opts.Metrics.ObserveCommit})
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
@@ -222,6 +226,7 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 		serverDone <- err
 	}()
 	fmt.Fprintf(e.stderr, "durabox: serving on %s://%s (db %s)\n", scheme, ln.Addr(), c.db)
+	fmt.Fprintf(e.stderr, "durabox: the dashboard is at %s://%s/\n", scheme, ln.Addr())
 
 	<-ctx.Done()
 	logger.Info("stopping")

@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,6 +109,7 @@ func TestServe(t *testing.T) {
 	if _, err := c.Instance(ctx, "nope"); err == nil || err.Error() != `durabox: get instance: instance not found: "nope"` {
 		t.Errorf("Instance(nope) = %v, want instance not found", err)
 	}
+	checkObservable(t, "http://"+addr)
 
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -120,6 +122,45 @@ func TestServe(t *testing.T) {
 	}
 	if _, err := os.Stat(db); err != nil {
 		t.Errorf("no database: %v", err)
+	}
+	if want := "durabox: the dashboard is at http://" + addr + "/"; !slices.Contains(stderr, want) {
+		t.Errorf("serve did not say %q:\n%s", want, strings.Join(stderr, "\n"))
+	}
+}
+
+// checkObservable checks what serve serves beside the API: the health
+// checks, the dashboard, and metrics that the store reports its commits
+// to (the client's List and the host's start committed some).
+func checkObservable(t *testing.T, base string) {
+	t.Helper()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get("/healthz"); code != 200 || body != `{"status":"ok"}`+"\n" {
+		t.Errorf("GET /healthz: %d %s", code, body)
+	}
+	// The host is ready once it has loaded the modules its work needs:
+	// none here, so at once, but Run may not have begun yet.
+	deadline := time.Now().Add(time.Minute)
+	for code, body := get("/readyz"); code != 200; code, body = get("/readyz") {
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /readyz: still %d %s after a minute", code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, body := get("/"); code != 200 || !strings.Contains(body, "<title>Durabox</title>") {
+		t.Errorf("GET /: %d %.200s", code, body)
+	}
+	code, body := get("/metrics")
+	m := regexp.MustCompile(`(?m)^durabox_store_commit_writes_count (\d+)$`).FindStringSubmatch(body)
+	if code != 200 || m == nil || m[1] == "0" {
+		t.Errorf("GET /metrics: %d; want the store's commits counted:\n%s", code, body)
 	}
 }
 

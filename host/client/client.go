@@ -323,6 +323,20 @@ func (c *Client) Queue(ctx context.Context) (QueueResponse, error) {
 	return r, err
 }
 
+// Access returns what the client's token may do on the host: "admin" or
+// "read", and whether the host asks for a token at all.
+func (c *Client) Access(ctx context.Context) (AccessResponse, error) {
+	var r AccessResponse
+	err := c.do(ctx, "access", http.MethodGet, "/v1/access", "", nil, &r)
+	return r, err
+}
+
+// Ready returns nil when the host serves its work (GET /readyz), else
+// an *Error with status 503 that says why not.
+func (c *Client) Ready(ctx context.Context) error {
+	return c.do(ctx, "ready", http.MethodGet, "/readyz", "", nil, nil)
+}
+
 func instancePath(id string) string { return "/v1/instances/" + url.PathEscape(id) }
 
 // do sends one request and reads a successful answer into out: a

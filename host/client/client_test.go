@@ -482,6 +482,19 @@ func TestClientTokens(t *testing.T) {
 	if _, err := newClient(adminToken).Start(ctx, client.StartRequest{Name: "Greeting"}); err != nil {
 		t.Errorf("start with the admin token: %v", err)
 	}
+	for token, want := range map[string]client.AccessResponse{adminToken: {Access: "admin", TokenRequired: true}, readToken: {Access: "read", TokenRequired: true}} {
+		if got, err := newClient(token).Access(ctx); err != nil || got != want {
+			t.Errorf("access: %+v, %v; want %+v", got, err, want)
+		}
+	}
+	_, err = newClient("").Access(ctx)
+	checkErr(t, err, `durabox: access: unauthorized: this host asks for a token; send it as "Authorization: Bearer TOKEN" (durabox reads it from $DURABOX_TOKEN or --token-file)`, 401)
+	// The readiness check needs no token.
+	if err := newClient("").Ready(ctx); err != nil {
+		t.Errorf("ready without a token: %v", err)
+	}
+	h.Fail("Ready", fmt.Errorf("%w: the host has stopped", host.ErrNotReady))
+	checkErr(t, newClient("").Ready(ctx), "durabox: ready: not ready: the host has stopped", 503)
 }
 
 // TestClientTLS: the client reaches an https host whose certificate comes

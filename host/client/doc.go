@@ -34,12 +34,17 @@
 //	POST   /v1/instances/{id}/cancel     CancelRequest (optional)                      202 CancelRequest    admin
 //	POST   /v1/instances/{id}/terminate  CancelRequest (optional)                      202 CancelRequest    admin
 //	GET    /v1/queue                                                                   200 QueueResponse    read
+//	GET    /v1/access                    (what the token may do)                       200 AccessResponse   read
 //	GET    /v1/openapi.json                                                            200 the document     none
 //	GET    /v1/instances/{id}/replay     ?module=HASH&execution=N (both optional)       200 ReplayReport     read
 //	GET    /v1/instances/{id}/bundle     (a repro bundle, application/zip)             200 the .dbx bytes   read
 //	POST   /v1/instances/{id}/reset      ResetRequest                                  200 ResetPlan        admin
 //	POST   /v1/upgrades                  UpgradeRequest                                200 UpgradeLine      admin
 //	                                     (application/x-ndjson: a line each, as it goes)
+//	GET    /healthz                      (the process answers)                         200 HealthResponse   none
+//	GET    /readyz                       (the host serves its work; else 503)          200 HealthResponse   none
+//	GET    /metrics                      (Prometheus's text format)                    200 text             read
+//	GET    /, /ui/{file}                 (the web dashboard)                           200 HTML, JS, CSS    none
 //
 // With ?wait, the host answers when the instance reaches a terminal status
 // or the duration has passed, whichever is first; either way with 200 and
@@ -67,7 +72,7 @@
 //	422 Unprocessable Entity      bytes that are not a Durabox module; an orchestration no deployed module registers;
 //	                              a reset onto a module that does not replay the events it keeps
 //	500 Internal Server Error     anything else; the host logs it
-//	503 Service Unavailable       the host is stopping: ask again
+//	503 Service Unavailable       the host is stopping: ask again; GET /readyz: the host is not ready
 //
 // An unknown orchestration is a 422, not a 404: the path exists; it is the
 // name in the body that does not. The client returns a refusal as an *Error

@@ -204,6 +204,24 @@ type WaitingItem struct {
 	Since time.Time `json:"since"`
 }
 
+// AccessResponse is the answer to GET /v1/access: what the request's
+// token may do.
+type AccessResponse struct {
+	// Access is "admin" (everything) or "read" (GET only).
+	Access string `json:"access"`
+	// TokenRequired says whether the host asks for a token; without one,
+	// everyone is "admin".
+	TokenRequired bool `json:"tokenRequired"`
+}
+
+// HealthResponse is the answer to GET /healthz (status "ok": the process
+// answers) and to GET /readyz when the host is ready (status "ready").
+// A host that is not ready answers 503 with an ErrorResponse that says
+// why.
+type HealthResponse struct {
+	Status string `json:"status"`
+}
+
 // ErrorResponse is the body of every answer with a 4xx or 5xx status.
 type ErrorResponse struct {
 	Error string `json:"error"`

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"fmt"
 	"log/slog"
+
+	"github.com/durabox/durabox/store"
 )
 
 // Durability says what a commit waits for.
@@ -33,6 +35,11 @@ type Options struct {
 	// Logger receives the store's logs (schema migrations); nil discards
 	// them.
 	Logger *slog.Logger
+	// OnCommit, when set, is told of every write transaction the store
+	// commits or fails to: how many writes it held and how long it took
+	// (a host's metrics). It runs on the store's one writer goroutine,
+	// between two commits, so it must return at once. Nil means none.
+	OnCommit func(store.CommitStats)
 }
 
 // validate fills in defaults and rejects values Open cannot use.

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -107,6 +108,22 @@ func dsn(path string, d Durability, readOnly bool) string {
 		settings.Set("_txlock", "deferred")
 	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + settings.Encode()
+}
+
+// Ping reads the schema's version from the file through a read connection:
+// the file is there and readable. It returns an error once the store is
+// closed.
+func (s *Store) Ping(ctx context.Context) error {
+	select {
+	case <-s.stop:
+		return errClosed
+	default:
+	}
+	var version int
+	if err := s.readers.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
 }
 
 // Close closes the database and releases the file for another host.

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
+
+	"github.com/durabox/durabox/store"
 )
 
 // Group commit. Every write runs on the writer goroutine, which owns the
@@ -121,6 +124,7 @@ func (s *Store) writer() {
 func (s *Store) commitBatch(batch []*writeOp) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
+	began := time.Now()
 	err := func() error {
 		if err := s.setSync(ctx, !slices.ContainsFunc(batch, func(op *writeOp) bool { return !op.unsynced })); err != nil {
 			return err
@@ -152,6 +156,9 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		op.done <- errs[i]
 	}
 	s.batches.Add(1)
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit(store.CommitStats{Writes: len(batch), Duration: time.Since(began), Err: err})
+	}
 }
 
 // setSync sets what the next commit waits for: the store's durability, or,

@@ -109,3 +109,45 @@ func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 		t.Fatalf("an activity result committed with synchronous=%s, want NORMAL", s.syncMode)
 	}
 }
+
+// TestOnCommit: the observer is told of every transaction, with the
+// writes it held; between them they hold every write.
+func TestOnCommit(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		commits []store.CommitStats
+	)
+	s := openAt(t, t.TempDir()+"/observed.db", Options{OnCommit: func(c store.CommitStats) {
+		mu.Lock()
+		defer mu.Unlock()
+		commits = append(commits, c)
+	}})
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w"), Orchestrations: []string{"O"}}); err != nil {
+		t.Fatal(err)
+	}
+	const writes = 200
+	var wg sync.WaitGroup
+	for i := range writes {
+		wg.Go(func() {
+			if err := s.CreateInstance(ctx, store.NewInstance{ID: fmt.Sprint(i), Name: "O", ModuleHash: "h1", Now: t0}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for _, c := range commits {
+		if c.Writes < 1 || c.Duration <= 0 || c.Err != nil {
+			t.Errorf("commit %+v; want at least one write, a duration and no error", c)
+		}
+		total += c.Writes
+	}
+	if total != writes+1 {
+		t.Errorf("the commits hold %d writes, want %d (the module and the instances)", total, writes+1)
+	}
+	if int64(len(commits)) != s.batches.Load() {
+		t.Errorf("the observer saw %d commits; the store made %d", len(commits), s.batches.Load())
+	}
+}

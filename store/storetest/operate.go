@@ -256,3 +256,12 @@ func describeStats(q store.QueueStats) string {
 	return fmt.Sprintf("ready %d for %d instances, %d starts; oldest %s\ntimers %d, next %s\nlocked %d\nactivities %d waiting, %d running; oldest %s",
 		q.Ready, q.ReadyInstances, q.Starts, item(q.OldestReady), q.Timers, next, q.Locked, q.Activities, q.Running, item(q.OldestActivity))
 }
+
+// testPing: a store that is open answers Ping; once closed, it does not.
+func testPing(f *fixture) {
+	f.must(f.s.Ping(f.ctx), "Ping")
+	f.must(f.s.Close(), "Close")
+	if err := f.s.Ping(f.ctx); err == nil {
+		f.t.Fatal("Ping of a closed store: no error")
+	}
+}

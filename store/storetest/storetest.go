@@ -4,7 +4,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store {
-//			s, err := mystore.Open(...) // empty, and closed when t ends
+//			s, err := mystore.Open(...) // empty, and closed when t ends (closed once more, after the Ping test's Close)
 //			...
 //		})
 //	}
@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DeleteExecutions", testDeleteExecutions},
 		{"DropWaiting", testDropWaiting},
 		{"QueueStats", testQueueStats},
+		{"Ping", testPing},
 		{"MoveInstance", testMoveInstance},
 		{"MoveRefused", testMoveRefused},
 		{"ResetInstance", testResetInstance},

@@ -32,6 +32,8 @@ import (
 	"sync"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/bundle"
@@ -453,6 +455,12 @@ func (h *Host) Filter() store.InstanceFilter {
 	defer h.mu.Unlock()
 	return h.filter
 }
+
+// Ready is nil, unless Fail("Ready", err) made it err.
+func (h *Host) Ready(ctx context.Context) error { return h.failure("Ready") }
+
+// Gather gathers no metrics: the fake counts nothing.
+func (h *Host) Gather() ([]*dto.MetricFamily, error) { return nil, nil }
 
 // Count counts every instance per module and status (it does not
 // filter), and keeps f.

@@ -1,0 +1,68 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/store/sqlite"
+)
+
+// BenchmarkTurns_100 runs the benchmark guest's Sequential(100) through a
+// running host, 4 instances at once: 101 turns and 100 activities each, on
+// a store at normal durability, so that the figures are the host's and
+// not the disk's, with the metrics that serve wires. It reports the time
+// per turn: the host's hot path.
+func BenchmarkTurns_100(b *testing.B) {
+	ctx := context.Background()
+	wasm, err := guestbuild.Wasm("internal/bench/guest")
+	if err != nil {
+		b.Fatal(err)
+	}
+	metrics := NewMetrics()
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "durabox.db"), sqlite.Options{Durability: sqlite.DurabilityNormal, OnCommit: metrics.ObserveCommit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	h, err := New(st, Options{Metrics: metrics})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Deploy(ctx, wasm); err != nil {
+		b.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- h.Run(runCtx) }()
+	defer func() {
+		stop()
+		<-done
+	}()
+	const parallel, activities = 4, 100
+	n := 0
+	for b.Loop() {
+		ids := make([]string, parallel)
+		for i := range ids {
+			n++
+			if ids[i], err = h.Start(ctx, "Sequential", json.RawMessage(fmt.Sprint(activities)), ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, id := range ids {
+			waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
+			inst, err := h.Wait(waitCtx, id)
+			cancel()
+			if err != nil || inst.Status != engine.StatusCompleted {
+				b.Fatalf("instance %s: %+v, %v", id, inst, err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*(activities+1)), "ns/turn")
+}
