@@ -58,7 +58,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 	}
 	h := &Host{
 		st: st, opts: opts, rt: rt, metrics: opts.Metrics,
-		reg:               newRegistry(rt, st),
+		reg:               newRegistry(rt, st, opts.ActivationTimeout),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newSignal(),
 	}
@@ -201,6 +201,9 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
+	if err := checkPayload("the input", input, h.opts.MaxPayload); err != nil {
+		return "", err
+	}
 	if err := checkJSON("the input", input); err != nil {
 		return "", err
 	}
@@ -266,6 +269,9 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 	}
 	if len(data) == 0 {
 		data = json.RawMessage("null")
+	}
+	if err := checkPayload("the event's data", data, h.opts.MaxPayload); err != nil {
+		return err
 	}
 	if err := checkJSON("the event's data", data); err != nil {
 		return err

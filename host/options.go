@@ -38,9 +38,17 @@ type Options struct {
 	// its instance's history on a fresh guest. For measurements and tests.
 	NoLiveCache bool
 	// ActivationTimeout is the CPU deadline for one activation of an
-	// orchestration (one history event applied). An orchestration that runs
-	// longer fails. Zero means 5s.
+	// orchestration (one history event applied), and for each call deploy
+	// makes into a module (its initialization, version and manifest). An
+	// orchestration that runs longer fails; a module, is refused. Zero
+	// means 5s.
 	ActivationTimeout time.Duration
+	// MaxPayload bounds one payload, in bytes: an instance's input, an
+	// event's data, a custom status, a result, the input of an activity or
+	// a child. Start and Raise refuse a larger one (ErrTooLarge); an
+	// orchestration that emits one fails, and an activity that returns one
+	// fails its attempt, each saying so. Zero means 16 MiB.
+	MaxPayload int
 	// ActivityTimeout bounds one activity attempt. Zero means 5m.
 	ActivityTimeout time.Duration
 	// Lease is how long a locked instance or activity task stays locked
@@ -87,6 +95,7 @@ func (o *Options) validate() error {
 		{"ActivityWorkers", &o.ActivityWorkers, 32},
 		{"MaxLiveInstances", &o.MaxLiveInstances, 1024},
 		{"PoisonAfter", &o.PoisonAfter, 8},
+		{"MaxPayload", &o.MaxPayload, DefaultMaxPayload},
 	}); err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
 		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
 		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
+		fs.IntVar(&c.maxPayloadMiB, "max-payload-mib", 0, "the largest payload, in MiB (`N`): an input, an event's data, a custom status, a result; larger ones are refused (413) or fail what made them (default 16)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
 		return func(ctx context.Context, e *env) error { return c.serve(ctx, e) }
@@ -64,6 +65,7 @@ type serveConfig struct {
 	retention, stepTimeout   time.Duration
 	logFormat, logLevel      string
 	memoryMiB                uint64
+	maxPayloadMiB            int
 	allowHTTP, durability    string
 }
 
@@ -73,6 +75,10 @@ var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.Lev
 
 // maxMemoryMiB is the most memory a wasm32 instance addresses.
 const maxMemoryMiB = 4096
+
+// maxPayloadMiB is the largest payload limit serve takes: a payload is
+// held in memory several times over (request, history, guest).
+const maxPayloadMiB = 1024
 
 // shutdownTimeout bounds how long serve waits for requests in flight once
 // it is told to stop.
@@ -90,6 +96,8 @@ func (c *serveConfig) check() error {
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
 	case c.memoryMiB > maxMemoryMiB:
 		return usagef("--memory-mib is %d; a wasm instance addresses at most %d MiB", c.memoryMiB, maxMemoryMiB)
+	case c.maxPayloadMiB < 0 || c.maxPayloadMiB > maxPayloadMiB:
+		return usagef("--max-payload-mib is %d; it must be from 1 to %d (0 for the default, 16)", c.maxPayloadMiB, maxPayloadMiB)
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
 	case c.retention < 0:
@@ -116,7 +124,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		return err
 	}
 	logger := c.logger(e)
-	handlerOpts := host.HandlerOptions{Logger: logger}
+	handlerOpts := host.HandlerOptions{Logger: logger, MaxPayload: c.maxPayloadMiB << 20}
 	if handlerOpts.Token, err = readToken("--token-file", c.tokenFile, os.Getenv("DURABOX_TOKEN")); err != nil {
 		return err
 	}
@@ -155,7 +163,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention,
+	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention, MaxPayload: c.maxPayloadMiB << 20,
 		Logger: logger, CacheDir: c.db + ".wasmcache", Metrics: host.NewMetrics()}
 	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
 }

@@ -70,7 +70,7 @@ func TestServe(t *testing.T) {
 	pr, pw := io.Pipe()
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--durability", "normal"}, io.Discard, pw)
+		exit <- run([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--durability", "normal"}, strings.NewReader(""), io.Discard, pw)
 		pw.Close()
 	}()
 	lines := make(chan string, 1000)
