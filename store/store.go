@@ -7,7 +7,16 @@
 // a locked instance or an activity task that is not committed before its
 // lease expires is handed out again.
 //
-// store/sqlite is the default implementation.
+// A store decides no rule of the model: every message it delivers is the
+// engine's (engine.StartMessage, engine.ChildNotStarted, engine.Report,
+// TimerTask.Fired, the ContinueAsNew's Started and Carried, and
+// engine.OutlivesExecution for what an ended execution left), made from
+// the facts only the store knows at commit (whether an id is free, which
+// parent waits). It moves bytes, and keeps them atomic, leased and in order.
+// store/storetest pins each of these down.
+//
+// store/sqlite is the default implementation, for one host; store/postgres
+// lets several hosts share one PostgreSQL database.
 package store
 
 import (
@@ -298,7 +307,8 @@ type TurnCommit struct {
 	// Detached reports its end to this instance as a
 	// SubOrchestrationCompleted or SubOrchestrationFailed message naming its
 	// ScheduleID. A child that cannot start (no module, id taken) fails at
-	// once, reported the same way.
+	// once, reported the same way, as engine.ChildNotStarted words it.
+	// Its first message is engine.StartMessage.
 	Children []NewChild
 	// CustomStatus, when set, replaces the instance's custom status.
 	CustomStatus *string
@@ -312,13 +322,12 @@ type TurnCommit struct {
 	DropWaiting bool
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
-	// with the next ExecutionID, an empty history and, as its messages, an
-	// OrchestrationStarted of Input followed by the Carried events. What
-	// the ended execution left behind does not reach the next one under its
-	// ScheduleIDs: its unconsumed completions (activity results, timers,
-	// child reports) are dropped, its activity tasks report to nobody, and
-	// its children no longer report. Other unconsumed messages (raised
-	// events, a cancellation request) follow the Carried events.
+	// with the next ExecutionID and input Input, an empty history and, as
+	// its messages, Started followed by the Carried events, then the
+	// messages the ended execution left unconsumed that
+	// engine.OutlivesExecution keeps, in their order. Its activity tasks
+	// report to nobody, and its children no longer report. A commit whose
+	// Started is not an OrchestrationStarted is refused.
 	ContinueAsNew *engine.ContinueAsNew
 }
 
@@ -522,9 +531,11 @@ type Store interface {
 	// changed.
 	ResetInstance(ctx context.Context, r Reset) error
 
-	// ReleaseAllLeases ends every lock and lease. A host calls it at start-up,
-	// when it holds the store exclusively, so work a crashed host left
-	// behind is picked up at once.
+	// ReleaseAllLeases ends every lock and lease this host holds: all of
+	// them in a store one host holds exclusively (store/sqlite), the
+	// host's own in a store several hosts share (store/postgres). A host
+	// calls it at start-up, so the work it left behind when it crashed is
+	// picked up at once; other hosts' work waits for their leases to end.
 	ReleaseAllLeases(ctx context.Context) error
 
 	// Ping reads from the storage itself, cheaply, and returns why it
