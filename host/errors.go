@@ -19,7 +19,7 @@ var (
 	// ErrTooLarge is returned when a payload (an input, an event's data)
 	// is larger than Options.MaxPayload, or a request's body larger than
 	// its limit.
-	ErrTooLarge = errors.New("host: too large")
+	ErrTooLarge = errors.New("host: request too large")
 	// ErrNotFound is returned when an instance does not exist.
 	ErrNotFound = errors.New("host: instance not found")
 	// ErrExecutionNotFound is returned by ExecutionHistory when the

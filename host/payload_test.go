@@ -59,7 +59,7 @@ func TestPayloadLimits(t *testing.T) {
 	big := json.RawMessage(`"` + strings.Repeat("x", limit) + `"`)
 	t.Run("Start", func(t *testing.T) {
 		_, err := h.Start(context.Background(), "Status", big, "")
-		want := "host: too large: the input is 1048578 bytes, " + where
+		want := "host: request too large: the input is 1048578 bytes, " + where
 		if !errors.Is(err, host.ErrTooLarge) || err.Error() != want {
 			t.Errorf("got %v, want %q", err, want)
 		}
@@ -67,7 +67,7 @@ func TestPayloadLimits(t *testing.T) {
 	t.Run("Raise", func(t *testing.T) {
 		id := h.start(t, "Status", "1")
 		err := h.Raise(context.Background(), id, "e", big, false)
-		want := "host: too large: the event's data is 1048578 bytes, " + where
+		want := "host: request too large: the event's data is 1048578 bytes, " + where
 		if !errors.Is(err, host.ErrTooLarge) || err.Error() != want {
 			t.Errorf("got %v, want %q", err, want)
 		}
@@ -83,9 +83,9 @@ func TestPayloadLimits(t *testing.T) {
 			want string
 		}{
 			{"a payload past the limit", []byte(`{"name":"Status","input":` + string(big) + `}`),
-				`{"error":"too large: the input is 1048578 bytes, ` + where + `"}`},
+				`{"error":"request too large: the input is 1048578 bytes, ` + where + `"}`},
 			{"a body past the limit and 1 MiB", []byte(`{"name":"Status","input":"` + strings.Repeat("x", 2*limit) + `"}`),
-				`{"error":"too large: the request body is larger than the limit of 2 MiB (the limit of 1 MiB a payload (Options.MaxPayload; durabox serve --max-payload-mib), and 1 MiB for the rest of the request)"}`},
+				`{"error":"request too large: the request body is larger than the limit of 2 MiB (the limit of 1 MiB a payload (Options.MaxPayload; durabox serve --max-payload-mib), and 1 MiB for the rest of the request)"}`},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
