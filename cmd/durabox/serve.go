@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -49,6 +50,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
 		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
+		fs.Uint64Var(&c.cacheMiB, "cache-mib", 0, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
 		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
@@ -63,7 +65,7 @@ type serveConfig struct {
 	tlsCert, tlsKey          string
 	retention, stepTimeout   time.Duration
 	logFormat, logLevel      string
-	memoryMiB                uint64
+	memoryMiB, cacheMiB      uint64
 	allowHTTP, durability    string
 }
 
@@ -73,6 +75,9 @@ var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.Lev
 
 // maxMemoryMiB is the most memory a wasm32 instance addresses.
 const maxMemoryMiB = 4096
+
+// maxCacheMiB is the most MiB whose bytes a uint64 holds.
+const maxCacheMiB = math.MaxUint64 >> 20
 
 // shutdownTimeout bounds how long serve waits for requests in flight once
 // it is told to stop.
@@ -90,6 +95,8 @@ func (c *serveConfig) check() error {
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
 	case c.memoryMiB > maxMemoryMiB:
 		return usagef("--memory-mib is %d; a wasm instance addresses at most %d MiB", c.memoryMiB, maxMemoryMiB)
+	case c.cacheMiB > maxCacheMiB:
+		return usagef("--cache-mib is %d; it must be at most %d (16 EiB in bytes)", c.cacheMiB, uint64(maxCacheMiB))
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
 	case c.retention < 0:
@@ -155,7 +162,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention,
+	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20, Retention: c.retention,
 		Logger: logger, CacheDir: c.db + ".wasmcache", Metrics: host.NewMetrics()}
 	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
 }
