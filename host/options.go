@@ -44,6 +44,14 @@ type Options struct {
 	// NoLiveCache keeps no instance live between turns: every turn replays
 	// its instance's history on a fresh guest. For measurements and tests.
 	NoLiveCache bool
+	// HistoryWarning is the length of an execution's history, in events,
+	// past which the host warns: it logs once when a turn takes an
+	// instance past it, and GET /v1/instances/{id} (durabox status, the
+	// dashboard) carries a warning while the current execution is past it.
+	// Nothing is refused: a history may grow without limit, but every cold
+	// replay (after an eviction from the live cache, or a restart) reads it
+	// whole. Zero means DefaultHistoryWarning.
+	HistoryWarning int
 	// ActivationTimeout is the CPU deadline for one activation of an
 	// orchestration (one history event applied). An orchestration that runs
 	// longer fails. Zero means 5s.
@@ -85,6 +93,9 @@ type Options struct {
 	Metrics *Metrics
 }
 
+// DefaultHistoryWarning is the default of Options.HistoryWarning, in events.
+const DefaultHistoryWarning = 50000
+
 func (o *Options) validate() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -94,6 +105,7 @@ func (o *Options) validate() error {
 		{"ActivityWorkers", &o.ActivityWorkers, 32},
 		{"MaxLiveInstances", &o.MaxLiveInstances, defaultLiveInstances()},
 		{"PoisonAfter", &o.PoisonAfter, 8},
+		{"HistoryWarning", &o.HistoryWarning, DefaultHistoryWarning},
 	}); err != nil {
 		return err
 	}

@@ -51,6 +51,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
 		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
 		fs.Uint64Var(&c.cacheMiB, "cache-mib", 0, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
+		fs.IntVar(&c.historyWarning, "history-warning", 0, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", host.DefaultHistoryWarning))
 		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
@@ -66,6 +67,7 @@ type serveConfig struct {
 	retention, stepTimeout   time.Duration
 	logFormat, logLevel      string
 	memoryMiB, cacheMiB      uint64
+	historyWarning           int
 	allowHTTP, durability    string
 }
 
@@ -99,6 +101,8 @@ func (c *serveConfig) check() error {
 		return usagef("--cache-mib is %d; it must be at most %d (16 EiB in bytes)", c.cacheMiB, uint64(maxCacheMiB))
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
+	case c.historyWarning < 0:
+		return usagef("--history-warning is %d; it must be zero (for the default, %d) or more", c.historyWarning, host.DefaultHistoryWarning)
 	case c.retention < 0:
 		return usagef("--retention is %s; it must be zero (keep everything) or more", c.retention)
 	}
@@ -162,7 +166,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20, Retention: c.retention,
+	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20, HistoryWarning: c.historyWarning, Retention: c.retention,
 		Logger: logger, CacheDir: c.db + ".wasmcache", Metrics: host.NewMetrics()}
 	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
 }

@@ -47,6 +47,7 @@ func TestServeUsage(t *testing.T) {
 		{"a log level", []string{"serve", "--db", "x.db", "--log-level", "loud"}, "durabox serve: --log-level is \"loud\"; it must be debug, info, warn or error\n"},
 		{"a certificate without its key", []string{"serve", "--db", "x.db", "--tls-cert", "c.pem"}, "durabox serve: --tls-cert and --tls-key go together: give both, or neither\n"},
 		{"a cache past 16 EiB", []string{"serve", "--db", "x.db", "--cache-mib", "17592186044416"}, "durabox serve: --cache-mib is 17592186044416; it must be at most 17592186044415 (16 EiB in bytes)\n"},
+		{"a negative history warning", []string{"serve", "--db", "x.db", "--history-warning", "-1"}, "durabox serve: --history-warning is -1; it must be zero (for the default, 50000) or more\n"},
 		{"a negative retention", []string{"serve", "--db", "x.db", "--retention", "-1h"}, "durabox serve: --retention is -1h0m0s; it must be zero (keep everything) or more\n"},
 		{"a token file that is not there", []string{"serve", "--db", "x.db", "--token-file", "nope"}, "durabox serve: --token-file: open nope: no such file or directory\n"},
 	}
