@@ -88,6 +88,17 @@
 // log shows), records the marker, and after it the commands of that step. A
 // later replay binds those commands across the marker.
 //
+// # Messages the caller delivers
+//
+// Some messages are made where only the caller's storage knows the facts:
+// a new instance's first message, a child's report to the parent that
+// still waits for it, the failure of a child whose id is taken, the timer
+// that comes due, the messages an ended execution left unconsumed. The
+// engine makes them all (StartMessage, Report, ChildNotStarted,
+// ChildGone, TimerTask.Fired, ContinueAsNew.Started, OutlivesExecution),
+// and GiveUp is the turn that fails an instance whose turn cannot run, so
+// that a store only moves bytes and no store re-implements a rule.
+//
 // # Usage
 //
 //	x := engine.NewExecution(guest) // a fresh guest; keep both between turns

@@ -172,7 +172,7 @@ func TestContinueAsNewCarriesUntakenPersistentEvents(t *testing.T) {
 		t.Fatalf("history %v", got)
 	}
 	last := results[1]
-	want := &ContinueAsNew{Input: json.RawMessage(`{"round":2}`), Carried: []Event{raisedPersistent("X", `"a"`), raisedPersistent("X", `"b"`)}}
+	want := &ContinueAsNew{Input: json.RawMessage(`{"round":2}`), Started: started(`{"round":2}`), Carried: []Event{raisedPersistent("X", `"a"`), raisedPersistent("X", `"b"`)}}
 	if last.Status != StatusContinuedAsNew || !reflect.DeepEqual(last.ContinueAsNew, want) {
 		t.Fatalf("status %s, continue as new %+v", last.Status, last.ContinueAsNew)
 	}

@@ -104,14 +104,18 @@ type TurnResult struct {
 	Dropped []Dropped
 	// ContinueAsNew is set when the execution continued as new (Status
 	// StatusContinuedAsNew): the caller starts the next execution, in the
-	// same commit, with an OrchestrationStarted of Input followed by the
-	// Carried messages as its first messages.
+	// same commit, with Started followed by the Carried messages as its
+	// first messages, and after them the messages the ended execution left
+	// unconsumed that OutlivesExecution keeps.
 	ContinueAsNew *ContinueAsNew
 }
 
 // ContinueAsNew is how the next execution of an instance starts.
 type ContinueAsNew struct {
 	Input json.RawMessage
+	// Started is the next execution's first message: the
+	// OrchestrationStarted of Input (StartMessage).
+	Started Event
 	// Carried are the messages the next execution gets: the persistent
 	// events (ExternalEventPersistent) that no wait took, in the order they
 	// arrived in, then the messages of the turn that came after the
@@ -151,11 +155,11 @@ const MaxPersistentEvents = 20
 // An Execution is not safe for concurrent use.
 type Execution struct {
 	guest Guest
-	// instanceID comes from OrchestrationStarted; children without an id of
-	// their own are named after it. children maps each child's schedule
-	// event to its instance id.
-	instanceID string
-	children   map[int64]string
+	// instanceID and name come from OrchestrationStarted; children without
+	// an id of their own are named after the instance. children maps each
+	// child's schedule event to its instance id.
+	instanceID, name string
+	children         map[int64]string
 	// cancelRequested is set once an OrchestrationCancelRequested applied.
 	cancelRequested bool
 	// applied counts the history events applied so far; lastID is the ID of

@@ -135,7 +135,7 @@ func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
 func fireAt(sec int) *time.Time { t := at(sec); return &t }
 
 func started(input string) Event {
-	return Event{Kind: OrchestrationStarted, Name: "Test", InstanceID: "i1", Input: json.RawMessage(input)}
+	return StartMessage("i1", "Test", json.RawMessage(input))
 }
 
 func activityDone(schedule int64, result string) Event {

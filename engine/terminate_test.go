@@ -81,7 +81,7 @@ func TestRequestsAfterContinueAsNewGoOn(t *testing.T) {
 	_, results := drive(t, handle, true, []step{
 		{at(0), []Event{started(`1`), raised("Y", `"gone"`), cancel, raisedPersistent("X", `"a"`), terminate("stop")}},
 	})
-	want := &ContinueAsNew{Input: json.RawMessage(`2`), Carried: []Event{cancel, raisedPersistent("X", `"a"`), terminate("stop")}}
+	want := &ContinueAsNew{Input: json.RawMessage(`2`), Started: started(`2`), Carried: []Event{cancel, raisedPersistent("X", `"a"`), terminate("stop")}}
 	if res := results[0]; !reflect.DeepEqual(res.ContinueAsNew, want) || len(res.Dropped) != 1 || res.Dropped[0].Message.Name != "Y" {
 		t.Fatalf("continue as new %+v, dropped %+v", res.ContinueAsNew, res.Dropped)
 	}

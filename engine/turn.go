@@ -195,7 +195,7 @@ func (t *turn) record(ev Event) {
 	case OrchestrationContinuedAsNew:
 		// The persistent events no wait took go on to the next execution,
 		// in the order they arrived in.
-		t.res.ContinueAsNew = &ContinueAsNew{Input: ev.Input}
+		t.res.ContinueAsNew = &ContinueAsNew{Input: ev.Input, Started: StartMessage(t.x.instanceID, t.x.name, ev.Input)}
 		var untaken []Event
 		for _, events := range t.x.mailbox {
 			untaken = append(untaken, events...)
@@ -261,7 +261,7 @@ func (t *turn) applyNext() error {
 		// A move happens between two steps.
 		return t.checkNoPending(ev)
 	case ev.Kind == OrchestrationStarted:
-		x.status, x.instanceID = StatusRunning, ev.InstanceID
+		x.status, x.instanceID, x.name = StatusRunning, ev.InstanceID, ev.Name
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
 	case ev.isSchedule():
 		return t.bind(i, replaying)

@@ -84,10 +84,8 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	began := time.Now()
 	guestCtx := context.WithoutCancel(ctx)
 	in := engine.TurnInput{Now: h.opts.Clock()}
-	consumed := make([]int64, len(item.Messages))
-	for i, m := range item.Messages {
+	for _, m := range item.Messages {
 		in.Messages = append(in.Messages, m.Event)
-		consumed[i] = m.ID
 	}
 	l := h.cache.take(inst.ID)
 	if l != nil && l.continues(item) {
@@ -131,14 +129,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.abandon(ctx, inst.ID, item.LockToken)
 		return
 	}
-	err = h.st.CommitTurn(ctx, store.TurnCommit{
-		InstanceID: inst.ID, ExecutionID: inst.ExecutionID, LockToken: item.LockToken, Now: in.Now,
-		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
-		Status: res.Status, Result: res.Result, Failure: res.Failure, Consumed: consumed,
-		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: outgoing(inst.ID, res),
-		DropWaiting: res.Status == engine.StatusTerminated,
-	})
-	if err != nil {
+	if err := h.st.CommitTurn(ctx, commitOf(item, in.Now, res, children)); err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
 		l.close(guestCtx)
 		h.opts.Logger.Error("turn not committed; it will run again", "instance", inst.ID, "err", err)
@@ -179,6 +170,22 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	h.changed.Notify()
 }
 
+// commitOf is the commit of the turn res of item at now, which consumes
+// all its messages and starts children.
+func commitOf(item *store.WorkItem, now time.Time, res *engine.TurnResult, children []store.NewChild) store.TurnCommit {
+	c := store.TurnCommit{
+		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken, Now: now,
+		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
+		Status: res.Status, Result: res.Result, Failure: res.Failure,
+		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: outgoing(item.Instance.ID, res),
+		DropWaiting: res.Status == engine.StatusTerminated,
+	}
+	for _, m := range item.Messages {
+		c.Consumed = append(c.Consumed, m.ID)
+	}
+	return c
+}
+
 // workLeft reports whether the instance has messages that came while its
 // turn held it (a raised event, an activity's result, a timer come due):
 // they were announced when no one could take them, so they must be
@@ -189,18 +196,12 @@ func (h *Host) workLeft(ctx context.Context, id string) bool {
 }
 
 // fail fails a locked instance whose turn cannot run, consuming its
-// messages: its turn was delivered more than PoisonAfter times without
-// being committed (poison), or its history is corrupt.
+// messages, with the engine's GiveUp: its turn was delivered more than
+// PoisonAfter times without being committed (poison), or its history is
+// corrupt.
 func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.Failure) {
 	now := h.opts.Clock()
-	c := store.TurnCommit{
-		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken, Now: now,
-		NewEvents: []engine.Event{{ID: item.HistoryLen + 1, Kind: engine.OrchestrationFailed, Time: now, Failure: failure}},
-		Status:    engine.StatusFailed, Failure: failure,
-	}
-	for _, m := range item.Messages {
-		c.Consumed = append(c.Consumed, m.ID)
-	}
+	c := commitOf(item, now, engine.GiveUp(item.HistoryLen, now, failure), nil)
 	if l := h.cache.take(item.Instance.ID); l != nil {
 		l.close(context.WithoutCancel(ctx))
 	}

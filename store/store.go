@@ -7,6 +7,14 @@
 // a locked instance or an activity task that is not committed before its
 // lease expires is handed out again.
 //
+// A store decides no rule of the model: every message it delivers is the
+// engine's (engine.StartMessage, engine.ChildNotStarted, engine.Report,
+// TimerTask.Fired, the ContinueAsNew's Started and Carried, and
+// engine.OutlivesExecution for what an ended execution left), made from
+// the facts only the store knows at commit (whether an id is free, which
+// parent waits). It moves bytes, and keeps them atomic, leased and in order.
+// store/storetest pins each of these down.
+//
 // store/sqlite is the default implementation.
 package store
 
@@ -298,7 +306,8 @@ type TurnCommit struct {
 	// Detached reports its end to this instance as a
 	// SubOrchestrationCompleted or SubOrchestrationFailed message naming its
 	// ScheduleID. A child that cannot start (no module, id taken) fails at
-	// once, reported the same way.
+	// once, reported the same way, as engine.ChildNotStarted words it.
+	// Its first message is engine.StartMessage.
 	Children []NewChild
 	// CustomStatus, when set, replaces the instance's custom status.
 	CustomStatus *string
@@ -312,13 +321,12 @@ type TurnCommit struct {
 	DropWaiting bool
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
-	// with the next ExecutionID, an empty history and, as its messages, an
-	// OrchestrationStarted of Input followed by the Carried events. What
-	// the ended execution left behind does not reach the next one under its
-	// ScheduleIDs: its unconsumed completions (activity results, timers,
-	// child reports) are dropped, its activity tasks report to nobody, and
-	// its children no longer report. Other unconsumed messages (raised
-	// events, a cancellation request) follow the Carried events.
+	// with the next ExecutionID and input Input, an empty history and, as
+	// its messages, Started followed by the Carried events, then the
+	// messages the ended execution left unconsumed that
+	// engine.OutlivesExecution keeps, in their order. Its activity tasks
+	// report to nobody, and its children no longer report. A commit whose
+	// Started is not an OrchestrationStarted is refused.
 	ContinueAsNew *engine.ContinueAsNew
 }
 

@@ -43,7 +43,7 @@ func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, visibl
 	if inserted, err := res.RowsAffected(); err != nil || inserted == 0 {
 		return errors.Join(err, whyNotInserted(ctx, tx, n))
 	}
-	_, err = enqueue(ctx, tx, n.ID, engine.Event{Kind: engine.OrchestrationStarted, Name: n.Name, InstanceID: n.ID, Input: n.Input}, visible, n.Now)
+	_, err = enqueue(ctx, tx, n.ID, engine.StartMessage(n.ID, n.Name, n.Input), visible, n.Now)
 	return err
 }
 

@@ -96,7 +96,7 @@ func TestMigratesVersion5(t *testing.T) {
 	ended.Time = t0.Add(time.Minute + 1500*time.Microsecond)
 	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: ended.Time,
 		NewEvents: []engine.Event{event(1, engine.OrchestrationStarted), persistent(2), ended}, Status: engine.StatusContinuedAsNew,
-		Consumed: []int64{item.Messages[0].ID}, ContinueAsNew: &engine.ContinueAsNew{Input: json.RawMessage(`2`)}})
+		Consumed: []int64{item.Messages[0].ID}, ContinueAsNew: &engine.ContinueAsNew{Input: json.RawMessage(`2`), Started: engine.StartMessage("i1", "Greeting", json.RawMessage(`2`))}})
 	item = lock(t, s, t0.Add(time.Hour))
 	sched := event(4, engine.ActivityScheduled)
 	sched.Name = "SayHello"

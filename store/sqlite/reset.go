@@ -89,8 +89,8 @@ func reportAgain(ctx context.Context, tx *sql.Tx, parent string, child engine.Ch
 	err := tx.QueryRowContext(ctx, `SELECT status, result, failure FROM instances WHERE id = ? AND parent_id = ?`, child.InstanceID, parent).
 		Scan(&status, &result, &failure)
 	if errors.Is(err, sql.ErrNoRows) {
-		gone := &engine.Failure{Message: fmt.Sprintf("child instance %q is gone (purged, or started by another instance)", child.InstanceID)}
-		return reportToParent(ctx, tx, parent, child.ScheduleID, engine.StatusFailed, nil, gone, now)
+		_, err := enqueue(ctx, tx, parent, engine.ChildGone(child.ScheduleID, child.InstanceID), visibleNow, now)
+		return err
 	}
 	if err != nil {
 		return err

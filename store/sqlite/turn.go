@@ -29,7 +29,6 @@ type locked struct {
 	execution      int64
 	lastEventID    int64
 	moduleHash     string
-	name           string
 	parent         sql.NullString
 	parentSchedule sql.NullInt64
 }
@@ -37,9 +36,9 @@ type locked struct {
 func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 	var l locked
 	err := tx.QueryRowContext(ctx, `
-		SELECT lock_token, execution_id, last_event_id, module_hash, name, parent_id, parent_schedule_id
+		SELECT lock_token, execution_id, last_event_id, module_hash, parent_id, parent_schedule_id
 		FROM instances WHERE id = ?`, c.InstanceID).
-		Scan(&l.token, &l.execution, &l.lastEventID, &l.moduleHash, &l.name, &l.parent, &l.parentSchedule)
+		Scan(&l.token, &l.execution, &l.lastEventID, &l.moduleHash, &l.parent, &l.parentSchedule)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("instance %q %w", c.InstanceID, store.ErrNotFound)
 	}
@@ -79,7 +78,10 @@ func commitTurn(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 		}
 	}
 	if c.ContinueAsNew != nil {
-		return continueAsNew(ctx, tx, c, l.name)
+		if c.ContinueAsNew.Started.Kind != engine.OrchestrationStarted {
+			return errors.New("the continue-as-new has no OrchestrationStarted to begin the next execution (ContinueAsNew.Started)")
+		}
+		return continueAsNew(ctx, tx, c)
 	}
 	if c.Status.IsTerminal() && l.parent.Valid && l.parentSchedule.Valid {
 		if err := reportToParent(ctx, tx, l.parent.String, l.parentSchedule.Int64, c.Status, c.Result, c.Failure, c.Now); err != nil {
@@ -170,8 +172,7 @@ func queueActivities(ctx context.Context, tx *sql.Tx, id string, execution int64
 // due.
 func queueTimers(ctx context.Context, tx *sql.Tx, id string, timers []engine.TimerTask, now time.Time) error {
 	for _, t := range timers {
-		fired := engine.Event{Kind: engine.TimerFired, ScheduleID: t.ScheduleID, FireAt: &t.FireAt}
-		if _, err := enqueue(ctx, tx, id, fired, dueAt(t.FireAt), now); err != nil {
+		if _, err := enqueue(ctx, tx, id, t.Fired(), dueAt(t.FireAt), now); err != nil {
 			return fmt.Errorf("timer %d: %w", t.ScheduleID, err)
 		}
 	}
@@ -179,20 +180,17 @@ func queueTimers(ctx context.Context, tx *sql.Tx, id string, timers []engine.Tim
 }
 
 // reportToParent tells the parent of a child that has ended how it ended,
-// at now.
+// at now, in the engine's words.
 func reportToParent(ctx context.Context, tx *sql.Tx, parent string, schedule int64, status engine.Status, result json.RawMessage, failure *engine.Failure, now time.Time) error {
-	report := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: schedule, Result: result}
-	if status != engine.StatusCompleted {
-		report = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: schedule, Failure: failure}
-	}
-	if _, err := enqueue(ctx, tx, parent, report, visibleNow, now); err != nil {
+	if _, err := enqueue(ctx, tx, parent, engine.Report(schedule, status, result, failure), visibleNow, now); err != nil {
 		return fmt.Errorf("report to parent %q: %w", parent, err)
 	}
 	return nil
 }
 
 // startChild creates a child instance at now or, when it cannot start,
-// reports the failure to its parent at once (unless it is detached).
+// reports the failure to its parent at once (unless it is detached), as
+// engine.ChildNotStarted words it.
 func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild, now time.Time) error {
 	var schedule any
 	if !c.Detached {
@@ -217,18 +215,16 @@ func startChild(ctx context.Context, tx *sql.Tx, parent string, c store.NewChild
 	if c.Detached {
 		return nil
 	}
-	_, err := enqueue(ctx, tx, parent, engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: c.ScheduleID,
-		Failure: &engine.Failure{Message: fmt.Sprintf("child orchestration %q could not start: %s", c.Name, reason)}}, visibleNow, now)
+	_, err := enqueue(ctx, tx, parent, engine.ChildNotStarted(c.ScheduleID, c.Name, reason), visibleNow, now)
 	return err
 }
 
 // continueAsNew ends the instance's execution and starts the next one,
-// whose messages are an OrchestrationStarted and the carried events,
-// followed by the messages the ended execution left that are not
-// completions. The ended execution's children no longer report, and its
+// whose messages are the engine's Started and Carried, followed by the
+// messages the ended execution left that engine.OutlivesExecution keeps. The ended execution's children no longer report, and its
 // activity tasks not yet leased are dropped (the results of those leased
 // are dropped by completeActivity).
-func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit, name string) error {
+func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit) error {
 	can := c.ContinueAsNew
 	left, err := takeLeftovers(ctx, tx, c.InstanceID)
 	if err != nil {
@@ -253,8 +249,7 @@ func continueAsNew(ctx context.Context, tx *sql.Tx, c store.TurnCommit, name str
 		c.InstanceID, c.ExecutionID, nanos(c.Now)); err != nil {
 		return fmt.Errorf("continue as new: %w", err)
 	}
-	started := engine.Event{Kind: engine.OrchestrationStarted, Name: name, InstanceID: c.InstanceID, Input: can.Input}
-	for _, m := range append([]engine.Event{started}, can.Carried...) {
+	for _, m := range append([]engine.Event{can.Started}, can.Carried...) {
 		if _, err := enqueue(ctx, tx, c.InstanceID, m, visibleNow, c.Now); err != nil {
 			return fmt.Errorf("continue as new: %w", err)
 		}
@@ -300,9 +295,8 @@ type leftover struct {
 }
 
 // takeLeftovers removes the messages of an instance whose execution ends
-// and returns those the next execution is to get, oldest first: all but
-// the completions, which name the ended execution's events (a timer not
-// yet due among them).
+// and returns those the next execution is to get, oldest first: those
+// engine.OutlivesExecution keeps.
 func takeLeftovers(ctx context.Context, tx *sql.Tx, id string) ([]leftover, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, payload, visible_at, enqueued_at FROM messages WHERE instance_id = ? ORDER BY id`, id)
 	if err != nil {
@@ -320,9 +314,7 @@ func takeLeftovers(ctx context.Context, tx *sql.Tx, id string) ([]leftover, erro
 		if err := json.Unmarshal(m.payload, &ev); err != nil {
 			return nil, fmt.Errorf("decode message %d: %w", msgID, err)
 		}
-		switch ev.Kind {
-		case engine.ActivityCompleted, engine.ActivityFailed, engine.TimerFired, engine.SubOrchestrationCompleted, engine.SubOrchestrationFailed:
-		default:
+		if engine.OutlivesExecution(ev) {
 			keep = append(keep, m)
 		}
 	}

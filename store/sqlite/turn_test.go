@@ -184,7 +184,7 @@ func TestContinueAsNew(t *testing.T) {
 	custom := "round 1"
 	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0,
 		NewEvents: first, Status: engine.StatusContinuedAsNew, Consumed: []int64{item.Messages[0].ID}, CustomStatus: &custom,
-		ContinueAsNew: &engine.ContinueAsNew{Input: json.RawMessage(`2`), Carried: []engine.Event{carried}},
+		ContinueAsNew: &engine.ContinueAsNew{Input: json.RawMessage(`2`), Started: engine.StartMessage("i1", "Greeting", json.RawMessage(`2`)), Carried: []engine.Event{carried}},
 	})
 	inst, _ := s.GetInstance(ctx, "i1")
 	if inst.ExecutionID != 2 || inst.Status != engine.StatusPending || string(inst.Input) != `2` || inst.CustomStatus != "round 1" {
@@ -197,7 +197,7 @@ func TestContinueAsNew(t *testing.T) {
 		t.Fatalf("the first execution's history %+v", h)
 	}
 	next := lock(t, s, t0)
-	want := []engine.Event{{Kind: engine.OrchestrationStarted, Name: "Greeting", InstanceID: "i1", Input: json.RawMessage(`2`)}, carried}
+	want := []engine.Event{engine.StartMessage("i1", "Greeting", json.RawMessage(`2`)), carried}
 	if next.HistoryLen != 0 || !reflect.DeepEqual(messageEvents(next.Messages), want) {
 		t.Fatalf("next execution's work %+v", next)
 	}

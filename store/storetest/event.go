@@ -41,9 +41,10 @@ func turn(item *store.WorkItem, events ...engine.Event) store.TurnCommit {
 	return c
 }
 
-// started is the OrchestrationStarted of instance id, as a message.
+// started is the OrchestrationStarted of instance id, as a message: the
+// engine's StartMessage.
 func started(id string, in json.RawMessage) engine.Event {
-	return engine.Event{Kind: engine.OrchestrationStarted, Name: orchestration, InstanceID: id, Input: in}
+	return engine.StartMessage(id, orchestration, in)
 }
 
 func scheduled(activity string) engine.Event {

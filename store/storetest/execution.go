@@ -40,7 +40,7 @@ func (f *fixture) continueAsNew(item *store.WorkItem) []engine.Event {
 	f.t.Helper()
 	c := turn(item, raised("Next"), engine.Event{Kind: engine.OrchestrationContinuedAsNew, Input: nextInput})
 	c.Status = engine.StatusContinuedAsNew
-	c.ContinueAsNew = &engine.ContinueAsNew{Input: nextInput, Carried: []engine.Event{persistent("kept")}}
+	c.ContinueAsNew = &engine.ContinueAsNew{Input: nextInput, Started: started(item.Instance.ID, nextInput), Carried: []engine.Event{persistent("kept")}}
 	f.commit(c)
 	return c.NewEvents
 }
@@ -77,23 +77,29 @@ func testContinueAsNew(f *fixture) {
 }
 
 // testContinueAsNewLeavesTheOldExecutionBehind: what the ended execution
-// left (a running activity, a timer) does not reach the next one; a message
-// raised while the turn ran follows the carried events.
+// left (a running activity, a timer, a result that came while the turn
+// ran) does not reach the next one; the messages that came while the turn
+// ran and that engine.OutlivesExecution keeps follow the carried events,
+// in the order they came in.
 func testContinueAsNewLeavesTheOldExecutionBehind(f *fixture) {
 	due := t0.Add(time.Hour)
 	f.create("i1")
-	f.run("i1", t0, started("i1", input("i1")), scheduled("Charge"), timerCreated(due))
+	f.run("i1", t0, started("i1", input("i1")), scheduled("Charge"), scheduled("Refund"), timerCreated(due))
 	f.enqueue("i1", raised("Next"))
 	item := f.lockID(t0, "i1")
-	running := f.lease(t0)
+	running, done := f.lease(t0), f.lease(t0)
 	f.enqueue("i1", persistent("late"))
+	f.must(f.s.CompleteActivity(f.ctx, done, activityCompleted(done.Task.ScheduleID, `"done"`), t0), "CompleteActivity while the turn runs")
+	cancel := engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: "late"}
+	f.enqueue("i1", raised("Mid"))
+	f.enqueue("i1", cancel)
 	f.continueAsNew(item)
 	// The old execution's task, running as it ended, may finish; its result
 	// must go nowhere.
-	if err := f.s.CompleteActivity(f.ctx, running, activityCompleted(2, `"old"`), t0); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+	if err := f.s.CompleteActivity(f.ctx, running, activityCompleted(running.Task.ScheduleID, `"old"`), t0); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 		f.t.Fatalf("CompleteActivity of the ended execution's task: %v; want success or ErrLeaseLost", err)
 	}
-	f.messages(f.lockID(due, "i1"), next("i1", persistent("late"))...)
+	f.messages(f.lockID(due, "i1"), next("i1", persistent("late"), raised("Mid"), cancel)...)
 }
 
 // testChildren: a child started with a turn reports its end to its parent
@@ -124,20 +130,14 @@ func testChildren(f *fixture) {
 	f.run("p:2", t0, started("p:2", input("p:2")), completed(`"two"`))
 	f.run("p:3", t0, started("p:3", input("p:3")), completed(`"three"`))
 	f.run("p:6", t0, started("p:6", input("p:6")), failed("six broke"))
-	item := f.lockID(t0, "p")
-	// The failures to start name their events; their messages are the
-	// store's to word.
-	for i := range item.Messages {
-		if ev := &item.Messages[i].Event; ev.Kind == engine.SubOrchestrationFailed && ev.ScheduleID != 6 && ev.Failure != nil && ev.Failure.Message != "" {
-			ev.Failure = &engine.Failure{Message: "could not start"}
-		}
-	}
-	couldNot := func(schedule int64) engine.Event {
-		return engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: schedule, Failure: &engine.Failure{Message: "could not start"}}
-	}
-	f.messages(item, couldNot(4), couldNot(5), couldNot(7),
-		engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: 2, Result: json.RawMessage(`"two"`)},
-		engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: 6, Failure: &engine.Failure{Message: "six broke"}})
+	// The failures to start name their events, in the engine's words with
+	// the facts only the store knows; the ends are the engine's reports.
+	f.messages(f.lockID(t0, "p"),
+		engine.ChildNotStarted(4, orchestration, `no deployed module registers orchestration "Order"`),
+		engine.ChildNotStarted(5, orchestration, "module not-deployed is not deployed"),
+		engine.ChildNotStarted(7, orchestration, `instance id "taken" is already taken`),
+		engine.Report(2, engine.StatusCompleted, json.RawMessage(`"two"`), nil),
+		engine.Report(6, engine.StatusFailed, nil, &engine.Failure{Message: "six broke"}))
 }
 
 // withChild makes parent "p" run its first turn, which starts child "p:2"

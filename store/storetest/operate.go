@@ -153,7 +153,7 @@ func testDeleteExecutions(f *fixture) {
 		ended = append(ended, t0.Add(time.Duration(len(ended)+1)*time.Hour))
 		c := turn(item, raised("Next"), engine.Event{Kind: engine.OrchestrationContinuedAsNew, Input: nextInput})
 		c.Status, c.Now = engine.StatusContinuedAsNew, ended[len(ended)-1]
-		c.ContinueAsNew = &engine.ContinueAsNew{Input: nextInput}
+		c.ContinueAsNew = &engine.ContinueAsNew{Input: nextInput, Started: started(id, nextInput)}
 		f.commit(c)
 	}
 	deleted := func(before time.Time, max, want int) {

@@ -263,7 +263,7 @@ func (e *Env) create(id, name string, input json.RawMessage) *Instance {
 	inst := &Instance{env: e, id: id, name: name, executions: [][]engine.Event{nil}, exec: engine.NewExecution(e.newGuest()), status: engine.StatusPending}
 	e.instances = append(e.instances, inst)
 	e.byID[id] = inst
-	inst.enqueue(engine.Event{Kind: engine.OrchestrationStarted, Name: name, InstanceID: id, Input: input}, e.now)
+	inst.enqueue(engine.StartMessage(id, name, input), e.now)
 	return inst
 }
 

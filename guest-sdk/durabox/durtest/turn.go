@@ -51,7 +51,7 @@ func (i *Instance) turn() {
 		e.tasks = append(e.tasks, &task{inst: i, execution: n + 1, ActivityTask: a, due: e.now.Add(e.durations[a.Name]), seq: e.seq})
 	}
 	for _, t := range res.Timers {
-		i.enqueue(engine.Event{Kind: engine.TimerFired, ScheduleID: t.ScheduleID, FireAt: &t.FireAt}, t.FireAt)
+		i.enqueue(t.Fired(), t.FireAt)
 	}
 	for _, c := range res.Children {
 		i.startChild(c)
@@ -91,8 +91,7 @@ func (i *Instance) startChild(c engine.ChildTask) {
 		return
 	}
 	if !c.Detached {
-		i.enqueue(engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: c.ScheduleID,
-			Failure: &engine.Failure{Message: fmt.Sprintf("child orchestration %q could not start: %s", c.Name, reason)}}, e.now)
+		i.enqueue(engine.ChildNotStarted(c.ScheduleID, c.Name, reason), e.now)
 	}
 }
 
@@ -103,18 +102,13 @@ func (i *Instance) report() {
 	if p == nil || i.parentExecution != len(p.executions) {
 		return
 	}
-	ev := engine.Event{Kind: engine.SubOrchestrationCompleted, ScheduleID: i.parentSchedule, Result: i.result}
-	if i.status != engine.StatusCompleted {
-		ev = engine.Event{Kind: engine.SubOrchestrationFailed, ScheduleID: i.parentSchedule, Failure: i.failure}
-	}
-	p.enqueue(ev, i.env.now)
+	p.enqueue(engine.Report(i.parentSchedule, i.status, i.result, i.failure), i.env.now)
 }
 
 // continueAsNew begins the instance's next execution on a fresh runtime.
-// Its messages are an OrchestrationStarted of the new input, the carried
-// persistent events, and the messages the ended execution left that are
-// not completions (those name its events, and go to nobody, as do the
-// results of its activities still to come).
+// Its messages are the engine's Started and Carried, and the messages the
+// ended execution left that engine.OutlivesExecution keeps (the results of
+// its activities still to come go to nobody).
 func (i *Instance) continueAsNew(c *engine.ContinueAsNew) {
 	e := i.env
 	left := i.inbox
@@ -122,14 +116,11 @@ func (i *Instance) continueAsNew(c *engine.ContinueAsNew) {
 	i.executions = append(i.executions, nil)
 	i.exec = engine.NewExecution(e.newGuest())
 	i.status, i.result, i.failure = engine.StatusPending, nil, nil
-	i.enqueue(engine.Event{Kind: engine.OrchestrationStarted, Name: i.name, InstanceID: i.id, Input: c.Input}, e.now)
-	for _, ev := range c.Carried {
+	for _, ev := range append([]engine.Event{c.Started}, c.Carried...) {
 		i.enqueue(ev, e.now)
 	}
 	for _, m := range left {
-		switch m.ev.Kind {
-		case engine.ActivityCompleted, engine.ActivityFailed, engine.TimerFired, engine.SubOrchestrationCompleted, engine.SubOrchestrationFailed:
-		default:
+		if engine.OutlivesExecution(m.ev) {
 			i.enqueue(m.ev, m.visible)
 		}
 	}

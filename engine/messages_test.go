@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// TestMessagesTheCallerDelivers pins the messages the engine makes for a
+// store to deliver with facts only the store knows.
+func TestMessagesTheCallerDelivers(t *testing.T) {
+	due := at(5)
+	f := &Failure{Message: "broke"}
+	tests := []struct {
+		name      string
+		got, want Event
+	}{
+		{"start", StartMessage("i1", "Order", json.RawMessage(`1`)),
+			Event{Kind: OrchestrationStarted, Name: "Order", InstanceID: "i1", Input: json.RawMessage(`1`)}},
+		{"child start", ChildTask{ScheduleID: 2, InstanceID: "i1:2", Name: "Ship", Input: json.RawMessage(`2`)}.Start(),
+			Event{Kind: OrchestrationStarted, Name: "Ship", InstanceID: "i1:2", Input: json.RawMessage(`2`)}},
+		{"child not started", ChildNotStarted(2, "Ship", `instance id "x" is already taken`),
+			Event{Kind: SubOrchestrationFailed, ScheduleID: 2, Failure: &Failure{Message: `child orchestration "Ship" could not start: instance id "x" is already taken`}}},
+		{"completed report", Report(3, StatusCompleted, json.RawMessage(`"ok"`), nil),
+			Event{Kind: SubOrchestrationCompleted, ScheduleID: 3, Result: json.RawMessage(`"ok"`)}},
+		{"failed report", Report(3, StatusFailed, nil, f), Event{Kind: SubOrchestrationFailed, ScheduleID: 3, Failure: f}},
+		{"terminated report", Report(3, StatusTerminated, nil, f), Event{Kind: SubOrchestrationFailed, ScheduleID: 3, Failure: f}},
+		{"timer", TimerTask{ScheduleID: 4, FireAt: due}.Fired(), Event{Kind: TimerFired, ScheduleID: 4, FireAt: &due}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !reflect.DeepEqual(tt.got, tt.want) {
+				t.Fatalf("got %+v\nwant %+v", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOutlivesExecution: of the messages an execution that continued as
+// new left, the completions (which name its events) end with it.
+func TestOutlivesExecution(t *testing.T) {
+	for kind, want := range map[EventKind]bool{
+		ActivityCompleted: false, ActivityFailed: false, TimerFired: false, SubOrchestrationCompleted: false, SubOrchestrationFailed: false,
+		ExternalEvent: true, ExternalEventPersistent: true, OrchestrationCancelRequested: true, OrchestrationTerminated: true,
+	} {
+		if got := OutlivesExecution(Event{Kind: kind}); got != want {
+			t.Errorf("OutlivesExecution(%s) = %v; want %v", kind, got, want)
+		}
+	}
+}
+
+// TestGiveUp: an instance the host gives up on fails after its history,
+// and a fresh execution that replays that history ends the same way.
+func TestGiveUp(t *testing.T) {
+	handle := func(g *fakeGuest, j abi.Job) []abi.Command {
+		if j.Kind == abi.JobStart {
+			return []abi.Command{timer(time.Minute)}
+		}
+		return nil
+	}
+	history, _ := drive(t, handle, true, []step{{at(0), []Event{started(`1`)}}})
+	f := &Failure{Message: "gave up"}
+	res := GiveUp(int64(len(history)), at(1), f)
+	want := &TurnResult{NewEvents: []Event{{ID: 3, Kind: OrchestrationFailed, Time: at(1), Failure: f}}, Status: StatusFailed, Failure: f}
+	if !reflect.DeepEqual(res, want) {
+		t.Fatalf("GiveUp = %+v\nwant %+v", res, want)
+	}
+	replayed, err := NewExecution(newGuest(handle)).Turn(TurnInput{History: append(history, res.NewEvents...), Now: at(2)})
+	if err != nil || replayed.Status != StatusFailed || !reflect.DeepEqual(replayed.Failure, f) {
+		t.Fatalf("replaying the history it failed: %v, %s, %+v; want Failed, %+v", err, replayed.Status, replayed.Failure, f)
+	}
+}
