@@ -120,9 +120,10 @@ func helloThroughput(c *config, commits float64) error {
 }
 
 // sequential runs one instance calling c.sequential activities one after
-// another, and compares the cost of a round (a turn, an activity, their
-// commits) near the start with one near the end, from the times the
-// history records.
+// another, which makes a long history, and compares the cost of a round (a
+// turn, an activity, their commits) near the start with one near the end,
+// from the times the history records; then it replays that history cold,
+// on a fresh wasm instance.
 func sequential(c *config, commits float64) error {
 	b, err := newBench(c, "sequential", c.benchModule, host.Options{})
 	if err != nil {
@@ -156,6 +157,16 @@ func sequential(c *config, commits float64) error {
 	report("sequential_round_early", ms(early), "ms")
 	report("sequential_round_late", ms(late), "ms")
 	report("sequential_turn_ratio", float64(late)/float64(early), "x")
+	began := time.Now()
+	rep, err := b.h.Replay(context.Background(), "sequential", client.ReplayRequest{})
+	if err == nil {
+		err = rep.Err()
+	}
+	if err != nil {
+		return err
+	}
+	report("sequential_history", float64(len(history)), "events")
+	report("sequential_cold_replay", ms(time.Since(began)), "ms")
 	return nil
 }
 
@@ -300,10 +311,15 @@ func writeHeapProfile(path string) error {
 type memory struct{ pss, rss int64 }
 
 // settledMemory returns the process's memory after a full GC has returned
-// what it can to the system, from /proc/self/smaps_rollup.
+// what it can to the system.
 func settledMemory() (memory, error) {
 	runtime.GC()
 	debug.FreeOSMemory()
+	return readMemory()
+}
+
+// readMemory returns the process's memory, from /proc/self/smaps_rollup.
+func readMemory() (memory, error) {
 	b, err := os.ReadFile("/proc/self/smaps_rollup")
 	if err != nil {
 		return memory{}, fmt.Errorf("memory: %w (the memory figure needs Linux)", err)
