@@ -15,7 +15,8 @@
 // parent waits). It moves bytes, and keeps them atomic, leased and in order.
 // store/storetest pins each of these down.
 //
-// store/sqlite is the default implementation.
+// store/sqlite is the default implementation, for one host; store/postgres
+// lets several hosts share one PostgreSQL database.
 package store
 
 import (
@@ -530,9 +531,11 @@ type Store interface {
 	// changed.
 	ResetInstance(ctx context.Context, r Reset) error
 
-	// ReleaseAllLeases ends every lock and lease. A host calls it at start-up,
-	// when it holds the store exclusively, so work a crashed host left
-	// behind is picked up at once.
+	// ReleaseAllLeases ends every lock and lease this host holds: all of
+	// them in a store one host holds exclusively (store/sqlite), the
+	// host's own in a store several hosts share (store/postgres). A host
+	// calls it at start-up, so the work it left behind when it crashed is
+	// picked up at once; other hosts' work waits for their leases to end.
 	ReleaseAllLeases(ctx context.Context) error
 
 	// Ping reads from the storage itself, cheaply, and returns why it

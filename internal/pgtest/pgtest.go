@@ -1,0 +1,240 @@
+// Package pgtest finds a PostgreSQL server for tests and gives each test a
+// database schema of its own, so that packages testing in parallel never
+// collide.
+//
+// It looks, in order, for: the server $DURABOX_POSTGRES_URL names; a
+// server on 127.0.0.1:5432 that lets user postgres in without a password
+// (trust); a throwaway cluster it starts itself with the system's initdb
+// and pg_ctl in a temporary directory (as user postgres when the tests run
+// as root, which initdb refuses), stopped by Main. When none is there, a
+// test that asks for one skips saying how to get one, unless
+// $DURABOX_REQUIRE_POSTGRES is set (.ci/run sets it): then it fails.
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+//	func TestX(t *testing.T) {
+//		url := pgtest.Schema(t) // a fresh, empty schema, dropped when t ends
+//		...
+//	}
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The environment variables pgtest reads.
+const (
+	// EnvURL names the server to use.
+	EnvURL = "DURABOX_POSTGRES_URL"
+	// EnvRequire, when set, makes a test that finds no server fail.
+	EnvRequire = "DURABOX_REQUIRE_POSTGRES"
+)
+
+// local is the server on this machine's usual port.
+const local = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+var (
+	once    sync.Once
+	found   string // the server's URL, or empty
+	which   string // how it was found
+	why     error  // why none was found
+	cluster *throwaway
+)
+
+// find looks for a server, once per test process.
+func find() {
+	once.Do(func() {
+		if u := os.Getenv(EnvURL); u != "" {
+			found, which, why = u, "$"+EnvURL, reachable(u)
+			if why != nil {
+				found = ""
+			}
+			return
+		}
+		if reachable(local) == nil {
+			found, which = local, "the server on 127.0.0.1:5432"
+			return
+		}
+		c, err := startThrowaway()
+		if err != nil {
+			why = fmt.Errorf("no server at $%s or on 127.0.0.1:5432, and no throwaway cluster: %w", EnvURL, err)
+			return
+		}
+		cluster, found, which = c, c.url, "a throwaway cluster in "+c.dir
+	})
+}
+
+// reachable connects to the server u names.
+func reachable(u string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		return err
+	}
+	return conn.Close(ctx)
+}
+
+// Main runs the tests and then stops the throwaway cluster, if one was
+// started. Use it as TestMain's exit code.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if cluster != nil {
+		cluster.stop()
+	}
+	return code
+}
+
+// Server returns the URL of the server the tests use and how it was
+// found, or skips t (fails it when $DURABOX_REQUIRE_POSTGRES is set).
+func Server(t testing.TB) (string, string) {
+	t.Helper()
+	find()
+	if found == "" {
+		msg := fmt.Sprintf("no PostgreSQL server: %v. Set %s=postgres://user@host:port/database, or install PostgreSQL (apt-get install postgresql)", why, EnvURL)
+		if os.Getenv(EnvRequire) != "" {
+			t.Fatal(msg + " (" + EnvRequire + " is set, so this fails rather than skips)")
+		}
+		t.Skip(msg)
+	}
+	return found, which
+}
+
+// Schema creates a schema of its own for t in the server's database and
+// returns a URL whose search_path is it; it is dropped when t ends.
+func Schema(t testing.TB) string {
+	t.Helper()
+	base, _ := Server(t)
+	var b [6]byte
+	rand.Read(b[:])
+	name := "durabox_test_" + hex.EncodeToString(b[:])
+	exec := func(sql string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := exec(`CREATE SCHEMA ` + name); err != nil {
+		t.Fatalf("pgtest: create schema %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := exec(`DROP SCHEMA ` + name + ` CASCADE`); err != nil {
+			t.Errorf("pgtest: drop schema %s: %v", name, err)
+		}
+	})
+	return WithSearchPath(base, name)
+}
+
+// WithSearchPath returns the URL u with its search_path set to schema.
+func WithSearchPath(u, schema string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := p.Query()
+	q.Set("search_path", schema)
+	p.RawQuery = q.Encode()
+	return p.String()
+}
+
+// throwaway is a cluster started for the tests.
+type throwaway struct {
+	dir, url string
+	pgCtl    string
+	cred     *syscall.Credential
+}
+
+// startThrowaway initialises a cluster in a temporary directory and starts
+// it on a free port, listening on a socket in that directory only.
+func startThrowaway() (*throwaway, error) {
+	initdb, err := exec.LookPath("initdb")
+	if err != nil {
+		return nil, fmt.Errorf("initdb is not installed: %w", err)
+	}
+	pgCtl, err := exec.LookPath("pg_ctl")
+	if err != nil {
+		return nil, fmt.Errorf("pg_ctl is not installed: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "durabox-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c := &throwaway{dir: dir, pgCtl: pgCtl}
+	if os.Geteuid() == 0 {
+		// initdb refuses to run as root: run the cluster as postgres.
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return nil, fmt.Errorf("running as root, and there is no user postgres to run a cluster as: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return nil, err
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := c.run(initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync"); err != nil {
+		return nil, fmt.Errorf("initdb: %w: %s", err, out)
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off", port, dir)
+	if out, err := c.run(pgCtl, "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "start"); err != nil {
+		return nil, fmt.Errorf("pg_ctl start: %w: %s", err, out)
+	}
+	c.url = fmt.Sprintf("postgres://postgres@/postgres?host=%s&port=%d&sslmode=disable", url.QueryEscape(dir), port)
+	if err := reachable(c.url); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// run runs a PostgreSQL program as the cluster's user.
+func (c *throwaway) run(name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(name, args...)
+	if c.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	}
+	return cmd.CombinedOutput()
+}
+
+// stop stops the cluster and removes its directory.
+func (c *throwaway) stop() {
+	c.run(c.pgCtl, "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w", "stop")
+	os.RemoveAll(c.dir)
+}
+
+// freePort returns a TCP port nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,88 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+// LockNextActivities leases, until now+lease, up to max of the oldest
+// activity tasks that are not leased (or whose lease has expired), counting
+// the delivery in each one's Attempt. Hosts that lease at once skip the
+// rows another is leasing (FOR UPDATE SKIP LOCKED).
+func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("postgres: lock next activities: max is %d; it must be at least 1", max)
+	}
+	var ws []*store.ActivityWork
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		ws = nil
+		token := newToken()
+		rows, err := tx.Query(ctx, `
+			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, locked_until = $3, attempt = attempt + 1
+			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED)
+			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token`,
+			token, s.opts.HostID, nanos(now.Add(lease)), nanos(now), max)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			w := &store.ActivityWork{}
+			var input []byte
+			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken); err != nil {
+				return err
+			}
+			w.Task.Input = input
+			ws = append(ws, w)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: lock next activities: %w", err)
+	}
+	slices.SortFunc(ws, func(a, b *store.ActivityWork) int { return cmp.Compare(a.ID, b.ID) })
+	return ws, nil
+}
+
+// CompleteActivity removes a leased activity task and enqueues its result
+// for its instance at now, visible at once, atomically. It returns an error
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task.
+func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time) error {
+	payload, err := json.Marshal(result)
+	if err != nil {
+		return fmt.Errorf("postgres: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
+	}
+	return s.write(ctx, func(tx pgx.Tx) error {
+		var instanceID string
+		var execution, schedule int64
+		err := tx.QueryRow(ctx, `DELETE FROM activity_tasks WHERE id = $1 AND lock_token = $2 RETURNING instance_id, execution_id, schedule_id`, w.ID, w.LockToken).
+			Scan(&instanceID, &execution, &schedule)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("postgres: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
+		}
+		if result.ScheduleID != schedule {
+			return fmt.Errorf("postgres: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, schedule)
+		}
+		// The result goes to the execution that scheduled the task: if that
+		// one has ended, to nobody.
+		if _, err := tx.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at)
+			SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5 AND execution_id = $6`,
+			string(result.Kind), payload, visibleNow, nanos(now), instanceID, execution); err != nil {
+			return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,48 @@
+// Package postgres is a store.Store on PostgreSQL, for several Durabox
+// hosts sharing one database (durabox serve --db postgres://…). It passes
+// the same conformance suite as store/sqlite (store/storetest), and like
+// it decides no rule of the model: every message it delivers is the
+// engine's.
+//
+// # The model
+//
+// Each write is one transaction (no group commit: the server runs many at
+// once). Work is taken with leases, as in store/sqlite: a locked instance
+// or an activity task carries a lock token, the host that holds it
+// (Options.HostID) and when the lease ends. Hosts that look for work at
+// once skip the rows another is taking (SELECT … FOR UPDATE SKIP LOCKED),
+// so an instance's turns run on one host at a time. A commit locks the
+// instance's row and checks its token in the same transaction: a host
+// whose lease expired and whose instance another host took (a paused or
+// partitioned host) finds another token, and its late commit is refused
+// with store.ErrLeaseLost. Every lock has its own token, so the token is
+// the lease's epoch. ReleaseAllLeases ends only this host's leases.
+//
+// Module bytes live in the database (PutModule), so any host can run any
+// instance; each host compiles and caches modules on its own.
+//
+// # Schema
+//
+// Open creates the schema in an empty database schema (search_path in the
+// URL chooses one), migrates an older one, and refuses, without changing
+// anything, a schema that holds other tables or a newer Durabox's. The
+// version is kept in the table durabox_meta. Hosts starting at once
+// prepare it under an advisory lock.
+//
+// # Faults
+//
+// A wrong URL, or a server that does not answer within
+// Options.ConnectTimeout, fails Open with what to do. Once open, a
+// dropped connection (a server restart, pg_terminate_backend) is replaced;
+// a transaction that failed before its commit was sent runs again, with a
+// backoff (retry.go). A commit whose answer was lost is reported, not
+// repeated: a host then abandons the turn and runs it again, and the lock
+// token refuses a commit that would write it twice.
+//
+// # Usage
+//
+//	s, err := postgres.Open("postgres://durabox@db:5432/durabox", postgres.Options{HostID: "host-1"})
+//	if err != nil { … }
+//	defer s.Close()
+//	h, err := host.New(s, host.Options{…})
+package postgres

@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/store"
+)
+
+// QueueStats counts the messages, timers, locked instances and activity
+// tasks waiting at now, and finds the oldest message and activity task
+// ready. It reads every message visible at now: it is for people.
+func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats, error) {
+	var q store.QueueStats
+	err := s.read(ctx, func(r db) error {
+		var next *int64
+		err := r.QueryRow(ctx, `
+			SELECT
+				(SELECT count(*) FROM messages WHERE visible_at <= $1),
+				(SELECT count(DISTINCT instance_id) FROM messages WHERE visible_at <= $1),
+				(SELECT count(*) FROM messages WHERE visible_at = $2),
+				(SELECT count(*) FROM messages WHERE visible_at > $1),
+				(SELECT min(visible_at) FROM messages WHERE visible_at > $1),
+				(SELECT count(*) FROM instances WHERE locked_until > $1),
+				(SELECT count(*) FROM activity_tasks WHERE locked_until <= $1),
+				(SELECT count(*) FROM activity_tasks WHERE locked_until > $1)`,
+			nanos(now), visibleToStart).
+			Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Locked, &q.Activities, &q.Running)
+		if err != nil {
+			return err
+		}
+		if next != nil {
+			q.NextTimer = fromNanos(*next)
+		}
+		// A timer has waited since it came due; anything else since it was
+		// stored.
+		q.OldestReady, err = oldest(ctx, r, `
+			SELECT instance_id, kind, CASE WHEN visible_at >= $2 THEN visible_at ELSE enqueued_at END AS since
+			FROM messages WHERE visible_at <= $1 ORDER BY since, id LIMIT 1`, nanos(now), firstDue)
+		if err != nil {
+			return err
+		}
+		q.OldestActivity, err = oldest(ctx, r, `
+			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE locked_until <= $1 ORDER BY id LIMIT 1`, nanos(now))
+		return err
+	})
+	if err != nil {
+		return q, fmt.Errorf("postgres: queue stats: %w", err)
+	}
+	return q, nil
+}
+
+// oldest reads the item query selects (instance, what, since), if any.
+func oldest(ctx context.Context, q db, query string, args ...any) (*store.WaitingItem, error) {
+	var w store.WaitingItem
+	var since int64
+	err := q.QueryRow(ctx, query, args...).Scan(&w.InstanceID, &w.What, &since)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.Since = fromNanos(since)
+	return &w, nil
+}

@@ -1,0 +1,191 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/engine"
+)
+
+// application marks a schema as a Durabox database, in durabox_meta.
+const application = "durabox"
+
+// schemaVersion is the version of the schema below. Raise it with a
+// migration in migrations when the schema changes.
+const schemaVersion = 1
+
+// migrations[v] brings a database from version v to v+1.
+var migrations = map[int]string{}
+
+// finished is the condition on instances that selects the finished ones.
+var finished = func() string {
+	var quoted []string
+	for _, s := range engine.TerminalStatuses() {
+		quoted = append(quoted, "'"+string(s)+"'")
+	}
+	return "status IN (" + strings.Join(quoted, ", ") + ")"
+}()
+
+// The schema. Times are Unix nanoseconds (bigint), as in store/sqlite, so
+// that nothing is rounded to PostgreSQL's microseconds. Payloads are the
+// JSON of engine events as bytes (bytea, not jsonb, which would rewrite the
+// bytes an orchestration reads). Texts that are compared or sorted use the
+// "C" collation: byte order, whatever the database's locale.
+const schema = `
+CREATE TABLE durabox_meta (
+	key   text PRIMARY KEY,
+	value text NOT NULL
+);
+CREATE SEQUENCE module_seq;
+CREATE TABLE modules (
+	hash           text COLLATE "C" PRIMARY KEY,
+	wasm           bytea NOT NULL,
+	orchestrations text NOT NULL,
+	activities     text NOT NULL,
+	env            text NOT NULL DEFAULT '[]',
+	deployed_at    bigint NOT NULL,
+	seq            bigint NOT NULL
+);
+CREATE TABLE orchestration_modules (
+	name text COLLATE "C" PRIMARY KEY,
+	hash text COLLATE "C" NOT NULL REFERENCES modules(hash)
+);
+CREATE TABLE instances (
+	id                 text COLLATE "C" PRIMARY KEY,
+	seq                bigserial NOT NULL,
+	name               text COLLATE "C" NOT NULL,
+	module_hash        text COLLATE "C" NOT NULL REFERENCES modules(hash),
+	execution_id       bigint NOT NULL,
+	status             text COLLATE "C" NOT NULL,
+	input              bytea,
+	result             bytea,
+	failure            text,
+	created_at         bigint NOT NULL,
+	updated_at         bigint NOT NULL,
+	last_event_id      bigint NOT NULL DEFAULT 0,
+	lock_token         text,
+	lock_owner         text,
+	locked_until       bigint NOT NULL DEFAULT 0,
+	parent_id          text COLLATE "C",
+	parent_schedule_id bigint,
+	custom_status      text NOT NULL DEFAULT '',
+	attempt            integer NOT NULL DEFAULT 0,
+	persistent_taken   integer NOT NULL DEFAULT 0
+);
+CREATE INDEX instances_created ON instances(created_at, seq);
+CREATE INDEX instances_locked ON instances(locked_until);
+CREATE INDEX instances_status ON instances(status, created_at);
+CREATE INDEX instances_name ON instances(name, created_at);
+CREATE INDEX instances_module ON instances(module_hash, status);
+CREATE INDEX instances_parent ON instances(parent_id, created_at);
+CREATE INDEX instances_finished ON instances(status, updated_at);
+CREATE TABLE history (
+	instance_id  text COLLATE "C" NOT NULL,
+	execution_id bigint NOT NULL,
+	event_id     bigint NOT NULL,
+	kind         text NOT NULL,
+	payload      bytea NOT NULL,
+	PRIMARY KEY (instance_id, execution_id, event_id)
+);
+CREATE TABLE continued_executions (
+	instance_id  text COLLATE "C" NOT NULL,
+	execution_id bigint NOT NULL,
+	ended_at     bigint NOT NULL,
+	PRIMARY KEY (instance_id, execution_id)
+);
+CREATE INDEX continued_executions_ended ON continued_executions(ended_at);
+CREATE TABLE messages (
+	id          bigserial PRIMARY KEY,
+	instance_id text COLLATE "C" NOT NULL,
+	kind        text NOT NULL,
+	payload     bytea NOT NULL,
+	visible_at  bigint NOT NULL,
+	enqueued_at bigint NOT NULL
+);
+CREATE INDEX messages_visible ON messages(visible_at, id);
+CREATE INDEX messages_instance ON messages(instance_id, id);
+CREATE TABLE activity_tasks (
+	id           bigserial PRIMARY KEY,
+	instance_id  text COLLATE "C" NOT NULL,
+	execution_id bigint NOT NULL,
+	module_hash  text COLLATE "C" NOT NULL,
+	schedule_id  bigint NOT NULL,
+	name         text NOT NULL,
+	input        bytea,
+	attempt      integer NOT NULL DEFAULT 0,
+	lock_token   text,
+	lock_owner   text,
+	locked_until bigint NOT NULL DEFAULT 0,
+	enqueued_at  bigint NOT NULL
+);
+CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
+CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
+`
+
+// prepareSchemaLock is the advisory lock hosts take while they prepare the
+// schema, so that two starting at once do not both create it.
+const prepareSchemaLock = 0x44425831
+
+// prepareSchema creates the schema in an empty database schema, brings an
+// older one up to date, and refuses a schema that holds tables but is not
+// a Durabox database, or comes from a newer Durabox. It writes nothing
+// before it has decided. It runs in one transaction, under an advisory
+// lock.
+func (s *Store) prepareSchema(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, prepareSchemaLock); err != nil {
+			return fmt.Errorf("postgres: lock the schema: %w", err)
+		}
+		var where string
+		var tables int
+		var meta bool
+		err := tx.QueryRow(ctx, `SELECT current_schema(),
+			(SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()),
+			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'durabox_meta')`).Scan(&where, &tables, &meta)
+		if err != nil {
+			return fmt.Errorf("postgres: read the schema: %w", err)
+		}
+		s.where = where
+		if tables == 0 {
+			if _, err := tx.Exec(ctx, schema); err != nil {
+				return fmt.Errorf("postgres: create the schema in %s: %w", where, err)
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO durabox_meta (key, value) VALUES ('application', $1), ('schema_version', $2)`,
+				application, strconv.Itoa(schemaVersion))
+			return err
+		}
+		foreign := fmt.Errorf("postgres: schema %s of the database holds %d tables but is not a Durabox database; "+
+			"refusing to use it, and it was left as it was (name an empty database or schema)", where, tables)
+		if !meta {
+			return foreign
+		}
+		var app, v string
+		err = tx.QueryRow(ctx, `SELECT
+			coalesce((SELECT value FROM durabox_meta WHERE key = 'application'), ''),
+			coalesce((SELECT value FROM durabox_meta WHERE key = 'schema_version'), '')`).Scan(&app, &v)
+		if err != nil {
+			return fmt.Errorf("postgres: read durabox_meta: %w", err)
+		}
+		version, verr := strconv.Atoi(v)
+		switch {
+		case app != application || verr != nil:
+			return foreign
+		case version > schemaVersion:
+			return fmt.Errorf("postgres: schema %s has Durabox schema version %d, newer than this durabox understands (%d); upgrade durabox to use it", where, version, schemaVersion)
+		}
+		for ; version < schemaVersion; version++ {
+			if _, err := tx.Exec(ctx, migrations[version]); err != nil {
+				return fmt.Errorf("postgres: migrate schema %s from version %d to %d: %w", where, version, version+1, err)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE durabox_meta SET value = $1 WHERE key = 'schema_version'`, strconv.Itoa(version+1)); err != nil {
+				return err
+			}
+			s.opts.Logger.Info("database migrated", "schema", where, "from", version, "to", version+1)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,131 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/internal/pgtest"
+)
+
+// exec runs sql on the database url names.
+func exec(t *testing.T, url, sql string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// tables lists the tables of the schema url uses.
+func tables(t *testing.T, url string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var out string
+	err = conn.QueryRow(ctx, `SELECT coalesce(string_agg(tablename, ',' ORDER BY tablename), '') FROM pg_tables WHERE schemaname = current_schema()`).Scan(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSchemaRefused: a schema with other tables, or a newer Durabox's, is
+// refused and left as it was.
+func TestSchemaRefused(t *testing.T) {
+	tests := []struct {
+		name, setup, want string
+	}{
+		{"foreign", `CREATE TABLE orders (id int); INSERT INTO orders VALUES (1)`, "is not a Durabox database; refusing to use it, and it was left as it was"},
+		{"another application", `CREATE TABLE durabox_meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO durabox_meta VALUES ('application', 'other'), ('schema_version', '1')`,
+			"is not a Durabox database"},
+		{"newer", `CREATE TABLE durabox_meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO durabox_meta VALUES ('application', 'durabox'), ('schema_version', '99')`,
+			"has Durabox schema version 99, newer than this durabox understands (1); upgrade durabox to use it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := pgtest.Schema(t)
+			exec(t, url, tt.setup)
+			before := tables(t, url)
+			s, err := Open(url, Options{})
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded; want it refused")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Open: %v; want it to say %q", err, tt.want)
+			}
+			if after := tables(t, url); after != before {
+				t.Fatalf("the refused schema changed: tables %s, were %s", after, before)
+			}
+		})
+	}
+}
+
+// TestReopen: a store opens its own schema again, keeping what it holds,
+// and two hosts opening an empty schema at once create it once.
+func TestReopen(t *testing.T) {
+	url := pgtest.Schema(t)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			s, err := Open(url, Options{})
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("Open at once: %v", err)
+		}
+	}
+	want := "activity_tasks,continued_executions,durabox_meta,history,instances,messages,modules,orchestration_modules"
+	if got := tables(t, url); got != want {
+		t.Fatalf("tables %s; want %s", got, want)
+	}
+}
+
+// TestOpenErrors: a URL PostgreSQL cannot read, and a server that does not
+// answer, fail Open with what to do.
+func TestOpenErrors(t *testing.T) {
+	tests := []struct {
+		name, url, want string
+	}{
+		{"bad url", "postgres://u@host:notaport/db", "is not one PostgreSQL understands"},
+		{"server down", "postgres://postgres:secret@127.0.0.1:1/postgres?sslmode=disable", "cannot reach the database at postgres://postgres:xxxxx@127.0.0.1:1/postgres?sslmode=disable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Open(tt.url, Options{ConnectTimeout: 3 * time.Second})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Open: %v; want it to say %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Fatalf("Open: %v; the password shows", err)
+			}
+		})
+	}
+}
+
+// TestOptions: bad options are refused in plain words.
+func TestOptions(t *testing.T) {
+	for _, o := range []Options{{MaxConns: -1}, {ConnectTimeout: -time.Second}} {
+		if _, err := Open("postgres://x@127.0.0.1/x", o); err == nil || !strings.Contains(err.Error(), "it must be 0") {
+			t.Errorf("Open with %+v: %v; want it refused", o, err)
+		}
+	}
+}

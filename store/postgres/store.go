@@ -1,0 +1,117 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/durabox/durabox/store"
+)
+
+// Store is a store.Store on a PostgreSQL database, which several hosts
+// may share.
+type Store struct {
+	pool *pgxpool.Pool
+	opts Options
+	// where is the database schema the store uses (for messages).
+	where  string
+	closed atomic.Bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// errClosed is returned after Close.
+var errClosed = errors.New("postgres: the store is closed")
+
+// Open connects to the PostgreSQL database url names (a postgres:// URL
+// or a "key=value" connection string; search_path in it chooses the
+// database schema) and prepares the Durabox schema in it: created in an
+// empty schema, migrated in an older one. It refuses a schema that holds
+// other tables, or a newer Durabox's, without changing it. It fails with an
+// error that says what to do when the URL is wrong or the server does not
+// answer within Options.ConnectTimeout.
+func Open(url string, opts Options) (*Store, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: the database URL %q is not one PostgreSQL understands (%v); write it as postgres://user@host:5432/database", redact(url), err)
+	}
+	cfg.MaxConns = int32(opts.MaxConns)
+	cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+	ctx, cancel := context.WithTimeout(context.Background(), opts.ConnectTimeout)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect to %s: %w", redact(url), err)
+	}
+	s := &Store{pool: pool, opts: opts}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: cannot reach the database at %s: %w (is the server running, and the user, database and password right?)", redact(url), err)
+	}
+	if err := s.prepareSchema(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// redact hides the password of a database URL, for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		if strings.Contains(raw, "password") {
+			return "(the connection string)"
+		}
+		return raw
+	}
+	return u.Redacted()
+}
+
+// write runs fn in a transaction and commits it, telling OnCommit. fn may
+// run more than once: when the server ends the transaction for a
+// serialization failure or a deadlock, or the connection drops before the
+// commit was sent, it runs again on a fresh transaction.
+func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if s.closed.Load() {
+		return errClosed
+	}
+	began := time.Now()
+	err := s.retry(ctx, func() error { return s.inTx(ctx, fn) })
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit(store.CommitStats{Writes: 1, Duration: time.Since(began), Err: err})
+	}
+	return err
+}
+
+// Ping reads from the database. It returns an error once the store is
+// closed.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return errClosed
+	}
+	var one int
+	if err := s.pool.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the store's connections. Closing a closed Store does
+// nothing.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.pool.Close()
+	return nil
+}

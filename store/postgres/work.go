@@ -1,0 +1,233 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+// LockNextInstances locks, until now+lease, up to max unlocked instances
+// with visible messages, in the order of service of store/sqlite (the
+// instances that have begun by their oldest visible message, then new
+// ones by their start), and returns each with the length of its current
+// execution's history and all its visible messages, oldest first.
+// Messages for finished instances are dropped on the way. Hosts that lock
+// at once never take the same instance: each candidate row is taken FOR
+// UPDATE SKIP LOCKED and must still be unlocked, so a host passes over
+// what another is locking instead of waiting for it.
+func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("postgres: lock next instances: max is %d; it must be at least 1", max)
+	}
+	var items []*store.WorkItem
+	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+		items, err = s.lockNextInstances(ctx, tx, now, lease, max)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: lock next instances: %w", err)
+	}
+	return items, nil
+}
+
+func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+	var items []*store.WorkItem
+	tried := map[string]bool{}
+	for len(items) < max {
+		want := max - len(items)
+		next, err := nextInstances(ctx, tx, now, want, tried)
+		if err != nil {
+			return nil, err
+		}
+		if len(next) == 0 {
+			break
+		}
+		for _, id := range next {
+			tried[id] = true
+			var status string
+			err := tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 AND locked_until <= $2 FOR UPDATE SKIP LOCKED`, id, nanos(now)).Scan(&status)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // another host took it
+			}
+			if err != nil {
+				return nil, err
+			}
+			if engine.Status(status).IsTerminal() {
+				// Nothing can apply to a finished instance: drop what
+				// arrived.
+				if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1 AND visible_at <= $2`, id, nanos(now)); err != nil {
+					return nil, fmt.Errorf("drop messages of finished instance %q: %w", id, err)
+				}
+				continue
+			}
+			item, err := s.lockInstance(ctx, tx, id, now, lease)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, item)
+		}
+	}
+	return items, nil
+}
+
+// The order of service, as in store/sqlite: first the instances that have
+// begun, by their oldest message visible at once or timer come due, then
+// new instances by their start.
+const (
+	begunQuery = `
+		SELECT m.instance_id FROM messages m JOIN instances i ON i.id = m.instance_id
+		WHERE (m.visible_at = $1 OR (m.visible_at >= $2 AND m.visible_at <= $3)) AND i.locked_until <= $3 AND NOT (m.instance_id = ANY($5))
+		ORDER BY m.id LIMIT $4`
+	startQuery = `
+		SELECT m.instance_id FROM messages m JOIN instances i ON i.id = m.instance_id
+		WHERE m.visible_at = $1 AND i.locked_until <= $2 AND NOT (m.instance_id = ANY($4))
+		ORDER BY m.id LIMIT $3`
+)
+
+// nextInstances returns up to n unlocked instances with visible messages,
+// in the order of service, leaving out those already tried.
+func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried map[string]bool) ([]string, error) {
+	skip := make([]string, 0, len(tried))
+	for id := range tried {
+		skip = append(skip, id)
+	}
+	var out []string
+	for _, query := range []string{begunQuery, startQuery} {
+		args := func(limit int) []any { return []any{visibleNow, firstDue, nanos(now), limit, skip} }
+		if query == startQuery {
+			args = func(limit int) []any { return []any{visibleToStart, nanos(now), limit, skip} }
+		}
+		// An instance with several messages comes up once for each: ask for
+		// more rows until there are n instances or no more rows.
+		for limit := 2 * n; len(out) < n; limit *= 2 {
+			rows, err := tx.Query(ctx, query, args(limit)...)
+			if err != nil {
+				return nil, err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				if len(out) < n && !slices.Contains(out, id) {
+					out = append(out, id)
+				}
+			}
+			if len(ids) < limit {
+				break // every row read
+			}
+		}
+	}
+	return out, nil
+}
+
+// lockInstance locks an instance and reads its work.
+func (s *Store) lockInstance(ctx context.Context, tx pgx.Tx, id string, now time.Time, lease time.Duration) (*store.WorkItem, error) {
+	item := &store.WorkItem{LockToken: newToken()}
+	var err error
+	item.Instance, err = scanInstance(tx.QueryRow(ctx, `
+		UPDATE instances SET lock_token = $1, lock_owner = $2, locked_until = $3, attempt = attempt + 1 WHERE id = $4
+		RETURNING `+instanceColumns+`, last_event_id, attempt`,
+		item.LockToken, s.opts.HostID, nanos(now.Add(lease)), id), &item.HistoryLen, &item.Attempt)
+	if err != nil {
+		return nil, fmt.Errorf("lock instance %q: %w", id, err)
+	}
+	if item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
+		return nil, fmt.Errorf("messages of %q: %w", id, err)
+	}
+	return item, nil
+}
+
+// visibleMessages reads an instance's messages visible at now, oldest
+// first.
+func visibleMessages(ctx context.Context, tx pgx.Tx, id string, now time.Time) ([]store.Message, error) {
+	rows, err := tx.Query(ctx, `SELECT id, payload FROM messages WHERE instance_id = $1 AND visible_at <= $2 ORDER BY id`, id, nanos(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Message
+	for rows.Next() {
+		var m store.Message
+		var payload []byte
+		if err := rows.Scan(&m.ID, &payload); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(payload, &m.Event); err != nil {
+			return nil, fmt.Errorf("decode message %d: %w", m.ID, err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// HasWork reports whether the instance has messages visible at now.
+func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, error) {
+	var more bool
+	err := s.read(ctx, func(q db) error {
+		return q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = $1 AND visible_at <= $2)`, id, nanos(now)).Scan(&more)
+	})
+	if err != nil {
+		return false, fmt.Errorf("postgres: work of %q: %w", id, err)
+	}
+	return more, nil
+}
+
+// AbandonInstance unlocks an instance without committing anything, if
+// lockToken still holds its lock; otherwise it does nothing.
+func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error {
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $1 AND lock_token = $2`, id, lockToken)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: abandon instance %q: %w", id, err)
+	}
+	return nil
+}
+
+// NextVisibleAt returns the earliest time after now at which there may be
+// new work: a message becomes visible, or the lock of an instance or the
+// lease of an activity task expires. Each part is one lookup in an index.
+func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	var next *int64
+	err := s.read(ctx, func(q db) error {
+		return q.QueryRow(ctx, `
+			SELECT least(
+				(SELECT min(visible_at) FROM messages WHERE visible_at > $1),
+				(SELECT min(locked_until) FROM instances WHERE locked_until > $1),
+				(SELECT min(locked_until) FROM activity_tasks WHERE locked_until > $1))`, nanos(now)).Scan(&next)
+	})
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("postgres: next visible message: %w", err)
+	}
+	if next == nil {
+		return time.Time{}, false, nil
+	}
+	return fromNanos(*next), true, nil
+}
+
+// ReleaseAllLeases unlocks every instance and activity task this host
+// (Options.HostID) holds. Other hosts' leases stay: they may be running
+// the work.
+func (s *Store) ReleaseAllLeases(ctx context.Context) error {
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE lock_owner = $1`, s.opts.HostID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE activity_tasks SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE lock_owner = $1`, s.opts.HostID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: release leases: %w", err)
+	}
+	return nil
+}
