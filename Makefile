@@ -6,7 +6,7 @@ WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples test demo bench bench-scale crashtest FORCE
+.PHONY: build examples test race demo bench bench-scale crashtest FORCE
 
 build: bin/durabox examples
 
@@ -21,6 +21,17 @@ examples/wasm/%.wasm: FORCE
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+
+# The race detector over the sandbox (whole: instances started, reset and
+# closed at once) and the host's tests that run its dispatchers, caches and
+# workers concurrently. Not the whole host package: under the detector its
+# tests take longer than CI can give them (every module compiles with an
+# instrumented compiler).
+RACE_HOST := EndToEnd|Concurrent|LiveCache|Fetcher|Hostile|FailOnlyTheir|ModuleLoadedOnce|CacheDoesNotChange|Metrics|Purge
+
+race:
+	$(GO) test -race -timeout 30m ./host/internal/...
+	$(GO) test -race -timeout 30m -run '$(RACE_HOST)' ./host
 
 demo: build
 	./scripts/demo.sh
