@@ -38,7 +38,9 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 				"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
 		}
 		began := time.Now()
-		result = h.runActivity(ctx, w)
+		attemptCtx, done := h.attempts.start(ctx, attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID})
+		result = h.runActivity(attemptCtx, w)
+		done()
 		ran = time.Since(began)
 	}
 	if ctx.Err() != nil {
@@ -75,6 +77,11 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt)})
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
 	g.cfg.log.endStep()
+	if why := stopReason(ctx); why != "" {
+		g.close(ctx)
+		h.opts.Logger.Info("activity stopped", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "why", why)
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q was stopped: %s", w.Task.Name, why)}
+	}
 	if err != nil {
 		g.close(ctx)
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q crashed: %v", w.Task.Name, err)}

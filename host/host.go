@@ -23,13 +23,15 @@ import (
 
 // Host runs orchestrations from deployed modules on a store.
 type Host struct {
-	st      store.Store
-	opts    Options
-	rt      sandbox.Runtime
-	reg     *registry
-	cache   *liveCache
-	pool    *activityPool
-	metrics *Metrics
+	st    store.Store
+	opts  Options
+	rt    sandbox.Runtime
+	reg   *registry
+	cache *liveCache
+	pool  *activityPool
+	// attempts are the activity attempts running, to stop.
+	attempts *attempts
+	metrics  *Metrics
 	// orchestrationWork wakes the orchestration dispatchers, activityWork the
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
@@ -60,6 +62,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		st: st, opts: opts, rt: rt, metrics: opts.Metrics,
 		reg:               newRegistry(rt, st, opts.ActivationTimeout),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
+		attempts:          newAttempts(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newSignal(),
 	}
 	h.pool = newActivityPool(h)

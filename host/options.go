@@ -64,7 +64,10 @@ type Options struct {
 	// orchestration that emits one fails, and an activity that returns one
 	// fails its attempt, each saying so. Zero means 16 MiB.
 	MaxPayload int
-	// ActivityTimeout bounds one activity attempt. Zero means 5m.
+	// ActivityTimeout bounds one activity attempt: one that runs longer
+	// fails (the orchestration sees an activity error). Zero means 5m. An
+	// attempt whose result nobody will take (its instance ended, or the
+	// orchestration cancelled the activity) is stopped at once.
 	ActivityTimeout time.Duration
 	// Lease is how long a locked instance or activity task stays locked
 	// before another worker may take it over. Zero means 1m.

@@ -91,6 +91,8 @@ func procStatus(t *testing.T, field string) uint64 {
 type records struct {
 	mu    sync.Mutex
 	lines []string
+	// more is closed when a record comes, and replaced.
+	more chan struct{}
 }
 
 func (r *records) Enabled(context.Context, slog.Level) bool { return true }
@@ -108,8 +110,37 @@ func (r *records) Handle(_ context.Context, rec slog.Record) error {
 	})
 	r.mu.Lock()
 	r.lines = append(r.lines, line)
+	if r.more != nil {
+		close(r.more)
+		r.more = nil
+	}
 	r.mu.Unlock()
 	return nil
+}
+
+// wait waits until a record holds s, for a minute at most.
+func (r *records) wait(t *testing.T, s string) {
+	t.Helper()
+	giveUp := time.After(time.Minute)
+	for {
+		r.mu.Lock()
+		for _, l := range r.lines {
+			if strings.Contains(l, s) {
+				r.mu.Unlock()
+				return
+			}
+		}
+		if r.more == nil {
+			r.more = make(chan struct{})
+		}
+		more := r.more
+		r.mu.Unlock()
+		select {
+		case <-more:
+		case <-giveUp:
+			t.Fatalf("no log record holds %q after a minute; the log has:\n%s", s, r)
+		}
+	}
 }
 
 func (r *records) reset() {
