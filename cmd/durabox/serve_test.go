@@ -47,6 +47,9 @@ func TestServeUsage(t *testing.T) {
 		{"a log level", []string{"serve", "--db", "x.db", "--log-level", "loud"}, "durabox serve: --log-level is \"loud\"; it must be debug, info, warn or error\n"},
 		{"a certificate without its key", []string{"serve", "--db", "x.db", "--tls-cert", "c.pem"}, "durabox serve: --tls-cert and --tls-key go together: give both, or neither\n"},
 		{"a negative retention", []string{"serve", "--db", "x.db", "--retention", "-1h"}, "durabox serve: --retention is -1h0m0s; it must be zero (keep everything) or more\n"},
+		{"a host id for a SQLite file", []string{"serve", "--db", "x.db", "--host-id", "a"}, "durabox serve: --host-id names one of several hosts sharing a PostgreSQL database; a SQLite file has one host\n"},
+		{"a durability on PostgreSQL", []string{"serve", "--db", "postgres://x@127.0.0.1/x", "--durability", "normal"}, "durabox serve: --durability is for a SQLite file; on PostgreSQL, the server's synchronous_commit decides what a commit waits for\n"},
+		{"a negative lease", []string{"serve", "--db", "x.db", "--lease", "-1s"}, "durabox serve: --lease is -1s; it must be zero (the default, 1m) or more\n"},
 		{"a token file that is not there", []string{"serve", "--db", "x.db", "--token-file", "nope"}, "durabox serve: --token-file: open nope: no such file or directory\n"},
 	}
 	for _, tt := range tests {
