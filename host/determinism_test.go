@@ -55,20 +55,12 @@ func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	// instance, with another seed, draws others.
 	var events []engine.Event
 	json.Unmarshal(reference, &events)
-	distinct := map[string]map[string]bool{}
-	for _, e := range events {
-		if e.Kind == engine.ActivityScheduled {
-			var s string
-			json.Unmarshal(e.Input, &s)
-			source, _, _ := strings.Cut(s, " ")
-			if distinct[source] == nil {
-				distinct[source] = map[string]bool{}
-			}
-			distinct[source][s] = true
-		}
-	}
 	for _, source := range []string{"clock", "random", "select"} {
-		if n := len(distinct[source]); n != 3 {
+		distinct := map[string]bool{}
+		for _, s := range observations(events, source) {
+			distinct[s] = true
+		}
+		if n := len(distinct); n != 3 {
 			t.Errorf("%d distinct %s observations in 3 rounds, want 3", n, source)
 		}
 	}
@@ -79,6 +71,58 @@ func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
 	}
 	if last := events[len(events)-1]; last.Kind != engine.OrchestrationCompleted || !strings.HasPrefix(string(last.Result), `"18 observations, last maps `) {
 		t.Fatalf("the orchestration ended with %s", last.String())
+	}
+}
+
+// observations returns the chaos guest's observations of source in a
+// history, in order, without the source's name.
+func observations(events []engine.Event, source string) []string {
+	var out []string
+	for _, e := range events {
+		if e.Kind == engine.ActivityScheduled {
+			var s string
+			json.Unmarshal(e.Input, &s)
+			if src, rest, _ := strings.Cut(s, " "); src == source {
+				out = append(out, rest)
+			}
+		}
+	}
+	return out
+}
+
+// What the SDK's docs promise about randomness, per source: math/rand and
+// math/rand/v2 draw the same stream in every instance of a module (the Go
+// runtime seeds them while it starts, under the start's fixed Env), while
+// crypto/rand, ctx.Rand and ctx.NewGUID differ per instance. Each replays
+// exactly (TestLiveAndReplayedHistoriesAreByteIdentical).
+func TestRandomnessPerInstance(t *testing.T) {
+	h := newBareHost(t)
+	wasm, err := guestbuild.Wasm("host/testdata/guests/chaos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := h.Deploy(context.Background(), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drawn [2][]string
+	for i := range drawn {
+		inst := store.Instance{ID: fmt.Sprint("chaos-", i), Name: "Chaos", ModuleHash: info.Hash, ExecutionID: 1, Input: json.RawMessage(`1`)}
+		var events []engine.Event
+		json.Unmarshal(runScript(t, h, inst, scriptMode{live: true, batched: true}), &events)
+		random := observations(events, "random")
+		if len(random) != 1 {
+			t.Fatalf("instance %s: random observations %q", inst.ID, random)
+		}
+		if drawn[i] = strings.Fields(random[0]); len(drawn[i]) != 5 {
+			t.Fatalf("instance %s: random observation %q", inst.ID, random[0])
+		}
+	}
+	for i, source := range []string{"math/rand", "math/rand/v2", "crypto/rand", "ctx.Rand", "ctx.NewGUID"} {
+		same := drawn[0][i] == drawn[1][i]
+		if perInstance := i >= 2; same == perInstance {
+			t.Errorf("%s: two instances drew %s and %s; per instance: %v", source, drawn[0][i], drawn[1][i], perInstance)
+		}
 	}
 }
 

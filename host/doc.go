@@ -19,7 +19,9 @@
 // Orchestrations run with a deterministic WASI (package
 // host/internal/wasi): the wall clock reads the logical time of the event
 // being applied, randomness is a stream seeded from the instance id and
-// execution, and there are no files, sockets, environment or arguments.
+// execution (the Go runtime's own, behind map order and math/rand's global
+// source, is seeded while the module starts, the same in every instance),
+// and there are no files, sockets, environment or arguments.
 // Output to stdout and stderr becomes log lines tagged with the instance,
 // and is silent while the instance replays. Each step of an orchestration
 // runs under a CPU deadline (Options.ActivationTimeout) and every instance

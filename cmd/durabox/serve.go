@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -58,6 +59,8 @@ var serveCommand = &command{
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
 		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
+		fs.Uint64Var(&c.cacheMiB, "cache-mib", 0, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
+		fs.IntVar(&c.historyWarning, "history-warning", 0, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", host.DefaultHistoryWarning))
 		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
@@ -74,7 +77,8 @@ type serveConfig struct {
 	tlsCert, tlsKey          string
 	retention, stepTimeout   time.Duration
 	logFormat, logLevel      string
-	memoryMiB                uint64
+	memoryMiB, cacheMiB      uint64
+	historyWarning           int
 	allowHTTP, durability    string
 }
 
@@ -84,6 +88,9 @@ var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.Lev
 
 // maxMemoryMiB is the most memory a wasm32 instance addresses.
 const maxMemoryMiB = 4096
+
+// maxCacheMiB is the most MiB whose bytes a uint64 holds.
+const maxCacheMiB = math.MaxUint64 >> 20
 
 // shutdownTimeout bounds how long serve waits for requests in flight once
 // it is told to stop.
@@ -101,8 +108,12 @@ func (c *serveConfig) check() error {
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
 	case c.memoryMiB > maxMemoryMiB:
 		return usagef("--memory-mib is %d; a wasm instance addresses at most %d MiB", c.memoryMiB, maxMemoryMiB)
+	case c.cacheMiB > maxCacheMiB:
+		return usagef("--cache-mib is %d; it must be at most %d (16 EiB in bytes)", c.cacheMiB, uint64(maxCacheMiB))
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
+	case c.historyWarning < 0:
+		return usagef("--history-warning is %d; it must be zero (for the default, %d) or more", c.historyWarning, host.DefaultHistoryWarning)
 	case c.retention < 0:
 		return usagef("--retention is %s; it must be zero (keep everything) or more", c.retention)
 	case c.lease < 0:
@@ -172,7 +183,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention,
+	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20, HistoryWarning: c.historyWarning, Retention: c.retention,
 		Logger: logger, CacheDir: c.cacheDir, Metrics: host.NewMetrics(), Lease: c.lease, Shared: c.postgres()}
 	if opts.CacheDir == "" {
 		if opts.CacheDir, err = c.defaultCacheDir(); err != nil {

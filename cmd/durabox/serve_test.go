@@ -46,6 +46,8 @@ func TestServeUsage(t *testing.T) {
 		{"a log format", []string{"serve", "--db", "x.db", "--log-format", "xml"}, "durabox serve: --log-format is \"xml\"; it must be text or json\n"},
 		{"a log level", []string{"serve", "--db", "x.db", "--log-level", "loud"}, "durabox serve: --log-level is \"loud\"; it must be debug, info, warn or error\n"},
 		{"a certificate without its key", []string{"serve", "--db", "x.db", "--tls-cert", "c.pem"}, "durabox serve: --tls-cert and --tls-key go together: give both, or neither\n"},
+		{"a cache past 16 EiB", []string{"serve", "--db", "x.db", "--cache-mib", "17592186044416"}, "durabox serve: --cache-mib is 17592186044416; it must be at most 17592186044415 (16 EiB in bytes)\n"},
+		{"a negative history warning", []string{"serve", "--db", "x.db", "--history-warning", "-1"}, "durabox serve: --history-warning is -1; it must be zero (for the default, 50000) or more\n"},
 		{"a negative retention", []string{"serve", "--db", "x.db", "--retention", "-1h"}, "durabox serve: --retention is -1h0m0s; it must be zero (keep everything) or more\n"},
 		{"a host id for a SQLite file", []string{"serve", "--db", "x.db", "--host-id", "a"}, "durabox serve: --host-id names one of several hosts sharing a PostgreSQL database; a SQLite file has one host\n"},
 		{"a durability on PostgreSQL", []string{"serve", "--db", "postgres://x@127.0.0.1/x", "--durability", "normal"}, "durabox serve: --durability is for a SQLite file; on PostgreSQL, the server's synchronous_commit decides what a commit waits for\n"},
@@ -73,7 +75,7 @@ func TestServe(t *testing.T) {
 	pr, pw := io.Pipe()
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--durability", "normal"}, io.Discard, pw)
+		exit <- run([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--durability", "normal", "--cache-mib", "64"}, io.Discard, pw)
 		pw.Close()
 	}()
 	lines := make(chan string, 1000)
@@ -113,6 +115,9 @@ func TestServe(t *testing.T) {
 		t.Errorf("Instance(nope) = %v, want instance not found", err)
 	}
 	checkObservable(t, "http://"+addr)
+	if body := getBody(t, "http://"+addr+"/metrics"); !strings.Contains(body, "\ndurabox_live_memory_limit_bytes 6.7108864e+07\n") {
+		t.Errorf("with --cache-mib 64, GET /metrics does not show the live cache bound at 64 MiB:\n%s", body)
+	}
 
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -129,6 +134,18 @@ func TestServe(t *testing.T) {
 	if want := "durabox: the dashboard is at http://" + addr + "/"; !slices.Contains(stderr, want) {
 		t.Errorf("serve did not say %q:\n%s", want, strings.Join(stderr, "\n"))
 	}
+}
+
+// getBody returns the body of a GET of url.
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }
 
 // checkObservable checks what serve serves beside the API: the health

@@ -60,8 +60,12 @@
 //
 //   - time.Now returns the logical time of the step being applied (the same
 //     on every replay); ctx.Now says the same.
-//   - math/rand, crypto/rand and map iteration order draw from a random
-//     stream seeded per instance: they repeat exactly on replay.
+//   - randomness repeats exactly on replay. ctx.Rand, crypto/rand and
+//     ctx.NewGUID differ per instance (they are seeded from the instance id
+//     and its execution); math/rand's and math/rand/v2's global functions
+//     and map iteration order are one stream, the same in every instance of
+//     a module (the Go runtime seeds it while the module starts). Draw
+//     what must differ between instances from ctx.Rand.
 //   - the heap replays too: memory statistics (runtime.ReadMemStats), when
 //     collections run and which finalizers have run, goroutine ids and
 //     runtime.NumGoroutine, and the order in which goroutines started with

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 )
 
@@ -17,6 +18,21 @@ func (c *Context) NewGUID() string {
 	sum[6] = sum[6]&0x0f | 0x50 // a name-based UUID (version 5 layout)
 	sum[8] = sum[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+}
+
+// Rand returns the instance's own random source: a ChaCha8 stream seeded
+// from the instance id and its execution's start (as NewGUID is), so two
+// instances draw different values and each draws the same values on every
+// replay. It is one source for the whole execution, drawn from in the order
+// the orchestration's code runs. Use it rather than math/rand's global
+// functions, whose stream is the same in every instance of a module.
+func (c *Context) Rand() *rand.Rand {
+	c.rt.own("ctx.Rand")
+	if c.rt.rand == nil {
+		seed := sha256.Sum256(fmt.Appendf(nil, "durabox-rand/%s/%d", c.rt.instanceID, c.rt.startedAt))
+		c.rt.rand = rand.New(rand.NewChaCha8(seed))
+	}
+	return c.rt.rand
 }
 
 // Logger returns a logger for orchestration code whose lines are logged

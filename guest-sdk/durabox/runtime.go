@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -26,6 +27,8 @@ type runtime struct {
 	// guids counts NewGUID calls.
 	startedAt int64
 	guids     uint64
+	// rand is ctx.Rand's source, made on first use.
+	rand *rand.Rand
 	// cancelled holds the reason once the instance's cancellation was
 	// requested.
 	cancelled *CanceledError

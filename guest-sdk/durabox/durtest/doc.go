@@ -64,8 +64,9 @@
 // Not the same, because the code runs natively instead of in the sandbox:
 //
 //   - time.Now, math/rand, crypto/rand and map iteration order are the
-//     process's own, not functions of history. Use ctx.Now and
-//     ctx.NewGUID, and iterate maps in sorted order: the end-of-test replay
+//     process's own, not functions of history. Use ctx.Now, ctx.Rand and
+//     ctx.NewGUID (which behave as in a module), and iterate maps in
+//     sorted order: the end-of-test replay
 //     then stays clean, as it would on a host.
 //   - A step that blocks (on a channel, a lock or time.Sleep) or loops
 //     fails its instance after Options.StepTimeout of real time, where a

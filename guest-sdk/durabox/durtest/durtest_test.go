@@ -99,6 +99,11 @@ func init() {
 		}
 		return durabox.Call[string](ctx, "Hello", "v1")
 	})
+	// Draw records, in an activity's input, what ctx.Rand and ctx.NewGUID
+	// give an instance.
+	durabox.RegisterOrchestration("Draw", func(ctx *durabox.Context, _ any) (string, error) {
+		return durabox.Call[string](ctx, "Hello", fmt.Sprint(ctx.Rand().Uint64(), " ", ctx.Rand().IntN(1000), " ", ctx.NewGUID()))
+	})
 	durabox.RegisterOrchestration("Stuck", func(ctx *durabox.Context, _ any) (string, error) {
 		<-make(chan struct{})
 		return "", nil

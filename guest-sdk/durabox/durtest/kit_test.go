@@ -87,6 +87,30 @@ func TestActivities(t *testing.T) {
 	}
 }
 
+// ctx.Rand and ctx.NewGUID give each instance its own values, the same on
+// every replay (the end of the test replays each history and fails it if
+// they were not).
+func TestRandAndGUIDDifferPerInstance(t *testing.T) {
+	env := durtest.New(t, durtest.Options{})
+	a, b := env.Start("Draw", nil, "a"), env.Start("Draw", nil, "b")
+	drawn := func(inst *durtest.Instance) string {
+		var s string
+		json.Unmarshal(inst.History()[1].Input, &s)
+		if strings.Count(s, " ") != 2 {
+			t.Fatalf("instance %s drew %q", inst.ID(), s)
+		}
+		return s
+	}
+	if drawn(a) == drawn(b) {
+		t.Errorf("instances a and b both drew %q", drawn(a))
+	}
+	for _, inst := range []*durtest.Instance{a, b} {
+		if err := inst.Replay(); err != nil {
+			t.Errorf("instance %s: %v", inst.ID(), err)
+		}
+	}
+}
+
 func TestTimersFireWhenTheClockGetsThere(t *testing.T) {
 	start := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	env := durtest.New(t, durtest.Options{Start: start})

@@ -25,7 +25,8 @@ const hotSamples = 4
 // hotPages is the set of snapshot pages its instances write.
 type hotPages struct {
 	mu sync.Mutex
-	// set has a bit per page of the snapshot's memory.
+	// set has a bit per page of the snapshot's memory. It is never written
+	// in place: prefault reads it after dropping mu, so learn replaces it.
 	set     []uint64
 	samples int
 }
@@ -39,13 +40,11 @@ func (h *hotPages) learn(written []uint64) {
 	if h.samples >= hotSamples {
 		return
 	}
-	if h.set == nil {
-		h.set = slices.Clone(written) // the caller goes on to use written
-	} else {
-		for i := range h.set {
-			h.set[i] |= written[i]
-		}
+	set := slices.Clone(written) // the caller goes on to use written
+	for i := range min(len(set), len(h.set)) {
+		set[i] |= h.set[i]
 	}
+	h.set = set
 	h.samples++
 }
 

@@ -49,14 +49,14 @@ func (m *wazeroModule) takeIdle(env *wasi.Env) *wazeroInstance {
 // cannot be reset or is not wanted, and the caller closes it.
 func (m *wazeroModule) recycle(inst *wazeroInstance, s *snapshot, written []uint64) bool {
 	mem := inst.mod.Memory()
-	if m.layout.changesTables || uint64(mem.Size()) != uint64(s.pages)*pageSize || !m.wantsIdle() {
+	if m.layout.ChangesTables || uint64(mem.Size()) != uint64(s.pages)*pageSize || !m.wantsIdle() {
 		return false
 	}
 	b, _ := mem.Read(0, mem.Size())
 	if err := s.memory.restore(b, written); err != nil {
 		return false
 	}
-	if err := s.setGlobals(inst.mod, m.layout.globals); err != nil {
+	if err := s.setGlobals(inst.mod, m.layout.Globals); err != nil {
 		return false
 	}
 	inst.env = nil // the next user's comes with takeIdle

@@ -8,19 +8,22 @@
 // calls its exports. Each instance answers its WASI calls from its own
 // wasi.Env, deterministic for an orchestration, real for an activity.
 //
-// An orchestration's instance can instead start from a snapshot
-// (Config.FromSnapshot): the module's state right after _initialize ran
-// under a fixed deterministic Env (seed zero, clock at zero, no environment),
-// made once per Module on first use and the same byte for byte in every
-// process. Such an instance skips _initialize and shares the snapshot's
-// memory copy-on-write, so it costs only the pages it writes. Because the Go
-// runtime seeds its own randomness (the global source of math/rand and
-// math/rand/v2, map iteration order, hash seeds) while it starts, those are
-// the same in every instance started from one module's snapshot, whatever
-// the instance's seed; what the guest asks of its Env later (crypto/rand,
-// the clock) still comes from its own Env. Whether an instance started
-// from a snapshot is part of what its replay depends on. A module the
-// sandbox cannot snapshot (see rewrite.go) starts the normal way.
+// An orchestration's instance (a deterministic Env) always starts under one
+// fixed Env (wasi.Env.Starting: seed zero, clock at zero, no environment),
+// whatever its own seed, and its own Env answers from the first call after
+// _initialize. Because the Go runtime seeds its own randomness (the global
+// source of math/rand and math/rand/v2, map iteration order, hash seeds)
+// while it starts, those are the same in every instance of a module; what
+// the guest asks of its Env later (crypto/rand, the clock) comes from its
+// own Env. So how an instance started never changes what it observes: it
+// can start from a snapshot (Config.FromSnapshot), the module's state right
+// after that fixed start, made once per Module on first use and the same
+// byte for byte in every process, which skips _initialize and shares the
+// snapshot's memory copy-on-write, so it costs only the pages it writes; or
+// the normal way, which a module the sandbox cannot snapshot (one package
+// wasmrewrite refuses) always takes. An activity's instance (a real Env) starts the
+// normal way under its own Env, so its runtime seeds itself from real
+// randomness.
 //
 // A call ends in one of five ways, which the caller tells apart with
 // errors.Is and errors.As:
@@ -66,8 +69,9 @@ type Module interface {
 	// Exports lists the names of the functions the module exports, sorted.
 	Exports() []string
 	// Instantiate creates an instance whose WASI calls are answered by
-	// cfg.Env, and runs the reactor initializer (_initialize) under it; if
-	// that fails, the error is the one Call would return for it. With
+	// cfg.Env, after it ran the reactor initializer (_initialize) under
+	// cfg.Env.Starting(); if that fails, the error is the one Call would
+	// return for it. With
 	// cfg.FromSnapshot, the instance starts from the module's snapshot
 	// instead, as the package doc describes.
 	Instantiate(ctx context.Context, cfg Config) (Instance, error)
@@ -79,9 +83,10 @@ type Config struct {
 	// Env answers the instance's WASI calls for its whole life. Required.
 	Env *wasi.Env
 	// FromSnapshot starts the instance from the module's snapshot instead
-	// of running _initialize under Env. Only for a deterministic Env (an
-	// orchestration): an activity's Go runtime must seed itself from its
-	// real Env. False means the normal start.
+	// of running _initialize, when the module has one. Only for a
+	// deterministic Env (an orchestration), which observes the same either
+	// way; an activity's Go runtime must seed itself from its real Env.
+	// False means the normal start.
 	FromSnapshot bool
 }
 
@@ -97,5 +102,12 @@ type Instance interface {
 	Write(addr uint32, b []byte) bool
 	// MemorySize is the current size of linear memory in bytes.
 	MemorySize() uint64
+	// Resident is the memory of its own the instance holds, in bytes: the
+	// pages of its linear memory it has written. A page of a snapshot that
+	// it only read is the snapshot's, shared by every instance, and costs
+	// it nothing. Where the system does not tell which pages were written,
+	// it is MemorySize. It reads the process's page table: microseconds,
+	// not nanoseconds.
+	Resident() uint64
 	Close(ctx context.Context) error
 }

@@ -26,17 +26,19 @@ type snapshot struct {
 	// memory holds the linear memory, a whole number of pages.
 	memory *image
 	pages  uint32
-	// globals are the values of the mutable globals, in layout.globals'
+	// globals are the values of the mutable globals, in Layout.Globals'
 	// order.
 	globals []uint64
 	// hot are the pages of memory its instances write.
 	hot hotPages
 }
 
-// snapshotEnv is the Env a snapshot's _initialize runs under: every answer
-// it gives is fixed (a zero seed, the logical clock at zero, no
-// environment), so the snapshot is a function of the module alone and is
-// the same byte for byte every time it is made, in any process.
+// snapshotEnv is a deterministic Env with no output. Its _initialize runs
+// under its Starting(), the fixed Env every orchestration instance starts
+// under (a zero seed, the logical clock at zero, no environment), so the
+// snapshot is a function of the module alone, the same byte for byte every
+// time it is made, in any process, and the same state a normal start
+// reaches.
 func snapshotEnv() *wasi.Env { return wasi.NewDeterministic([32]byte{}, nil, nil) }
 
 // takeSnapshot starts an instance of the rewritten module the normal way
@@ -53,7 +55,7 @@ func (m *wazeroModule) takeSnapshot(ctx context.Context) (*snapshot, error) {
 		return nil, errors.New("sandbox: snapshot: cannot read the memory")
 	}
 	s := &snapshot{pages: mem.Size() / pageSize}
-	for _, name := range m.layout.globals {
+	for _, name := range m.layout.Globals {
 		g := inst.mod.ExportedGlobal(name)
 		if g == nil {
 			return nil, fmt.Errorf("sandbox: snapshot: no global %q", name)
@@ -88,7 +90,7 @@ func (m *wazeroModule) fromSnapshot(ctx context.Context, s *snapshot, env *wasi.
 			return fail(err)
 		}
 	}
-	if err := s.setGlobals(mod, m.layout.globals); err != nil {
+	if err := s.setGlobals(mod, m.layout.Globals); err != nil {
 		return fail(err)
 	}
 	inst := m.instance(mod, env)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/host/internal/wasmrewrite/wasmtest"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -80,9 +81,11 @@ func TestSnapshotIsReproducible(t *testing.T) {
 	}
 }
 
-// Started from a snapshot, an orchestration's instance answers as one
-// started normally, except for what the Go runtime seeded itself with while
-// it started, which is the snapshot's.
+// Started from a snapshot, an orchestration's instance answers exactly as
+// one started normally: both start under the one fixed Env, so what the Go
+// runtime seeded itself with while it started (map order, math/rand) is the
+// same whatever the instance's seed, and what it asks later comes from its
+// own Env.
 func TestSnapshotStartBehavesLikeNormalStart(t *testing.T) {
 	mod := guest(t)
 	const logical = int64(1_800_000_000_123_456_789)
@@ -104,23 +107,18 @@ func TestSnapshotStartBehavesLikeNormalStart(t *testing.T) {
 		a.stdout = out.String()
 		return a
 	}
-	normal, snap, again, other := run(seed(1), false), run(seed(1), true), run(seed(1), true), run(seed(2), true)
-	if snap != again {
-		t.Fatalf("same seed, different answers: %+v and %+v", snap, again)
-	}
-	n, s := normal, snap
-	n.random, n.maporder, s.random, s.maporder = 0, 0, 0, 0
-	if n != s {
-		t.Errorf("started normally %+v, from a snapshot %+v", normal, snap)
+	normal, snap, again, other, otherNormal := run(seed(1), false), run(seed(1), true), run(seed(1), true), run(seed(2), true), run(seed(2), false)
+	if snap != again || normal != snap || otherNormal != other {
+		t.Fatalf("same seed, different answers: started normally %+v, from a snapshot %+v and %+v; seed 2 normally %+v, from a snapshot %+v", normal, snap, again, otherNormal, other)
 	}
 	if other.random == snap.random {
 		t.Errorf("another seed gave the same random numbers: %d", snap.random)
 	}
-	// The runtime's map seed is the snapshot's, whatever the seed.
+	// The runtime's map seed is the fixed start's, whatever the seed.
 	if other.maporder != snap.maporder {
 		t.Errorf("map order depends on the seed: %d and %d", snap.maporder, other.maporder)
 	}
-	if int64(s.now) != logical || s.bump != 5 || s.stdout != "hello from the guest\n" {
+	if s := snap; int64(s.now) != logical || s.bump != 5 || s.stdout != "hello from the guest\n" {
 		t.Errorf("answers %+v", snap)
 	}
 }
@@ -259,7 +257,7 @@ func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	trapping := module(1, typeSec, 2, importSec, 3, funcSec, 5, memorySec, 7, exportSec, 10, "\x01\x03\x00\x00\x0b", 11, activeData)
+	trapping := wasmtest.Module(1, wasmtest.TypeSec, 2, wasmtest.ImportSec, 3, wasmtest.FuncSec, 5, wasmtest.MemorySec, 7, wasmtest.ExportSec, 10, "\x01\x03\x00\x00\x0b", 11, wasmtest.ActiveData)
 	mod, err := rt.Compile(ctx, trapping)
 	if err != nil {
 		t.Fatal(err)
@@ -387,7 +385,7 @@ func TestRecycledInstanceIsLikeNew(t *testing.T) {
 	if got := memoryOf(t, again); !bytes.Equal(got, want) {
 		t.Error("the reset instance's memory is not the snapshot's")
 	}
-	for i, name := range mod.layout.globals {
+	for i, name := range mod.layout.Globals {
 		if got := again.mod.ExportedGlobal(name).Get(); got != s.globals[i] {
 			t.Errorf("global %s is %d after the reset; the snapshot has %d", name, got, s.globals[i])
 		}
@@ -412,5 +410,36 @@ func TestRecycledInstanceIsLikeNew(t *testing.T) {
 	last.Close(ctx)
 	if len(mod.idle) != 0 {
 		t.Error("an instance of a closed module was kept")
+	}
+}
+
+// Resident counts the pages an instance wrote: not the snapshot's pages it
+// only shares, nor memory it grew and never touched.
+func TestResident(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/pagemap")
+	}
+	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 64 << 20})
+	inst := fromSnapshot(t, mod, deterministic())
+	call(t, inst, "bump", 1)
+	start := inst.Resident()
+	if size := inst.MemorySize(); start == 0 || start > size/2 {
+		t.Fatalf("an instance fresh from the snapshot holds %d of its %d bytes", start, size)
+	}
+	grown := inst.MemorySize()
+	call(t, inst, "allocate", 8)
+	if grown = inst.MemorySize() - grown; grown < 4<<20 {
+		t.Fatalf("allocating 8 MiB grew the memory by %d bytes only", grown)
+	}
+	if got := inst.Resident(); got-start > grown/2 {
+		t.Errorf("after growing the memory by %d bytes it never wrote, the instance holds %d bytes more", grown, got-start)
+	}
+	before := inst.Resident()
+	const n = 1 << 20
+	if !inst.Write(uint32(inst.MemorySize()-2*n), bytes.Repeat([]byte{0xa5}, n)) {
+		t.Fatal("cannot write")
+	}
+	if got := inst.Resident() - before; got < n || got > n+2*uint64(os.Getpagesize()) {
+		t.Errorf("writing 1 MiB added %d bytes", got)
 	}
 }

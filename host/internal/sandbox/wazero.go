@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"slices"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/host/internal/wasmrewrite"
 )
 
 // WazeroOptions configures the wazero runtime. The zero value means
@@ -125,26 +127,32 @@ func register(ctx context.Context, r wazero.Runtime, module string, fns []wasi.F
 
 func (rt *wazeroRuntime) Compile(ctx context.Context, wasm []byte) (Module, error) {
 	// The rewritten module is the one compiled, once; a module the rewrite
-	// does not support, or whose rewritten form does not validate (its code
-	// uses memory.init or data.drop, say), is compiled as is and starts the
-	// normal way.
-	var (
-		cm wazero.CompiledModule
-		r  = rt.fast
-	)
-	l, err := rewrite(wasm)
-	if err == nil {
-		if cm, err = r.CompileModule(ctx, l.wasm); err != nil {
-			l = nil
-		} else {
-			l.wasm = nil
+	// refuses, or whose rewritten form does not validate (which
+	// wasmrewrite's fuzz target has not seen happen), is compiled as is and
+	// starts the normal way.
+	if l, err := wasmrewrite.Rewrite(wasm); err == nil {
+		if m, err := rt.compile(ctx, l.Wasm, l); err == nil {
+			l.Wasm = nil
+			return m, nil
 		}
 	}
-	if cm == nil {
-		r = rt.guarded
-		if cm, err = r.CompileModule(ctx, wasm); err != nil {
-			return nil, fmt.Errorf("sandbox: not a valid wasm module: %w", err)
-		}
+	m, err := rt.compile(ctx, wasm, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: not a valid wasm module: %w", err)
+	}
+	return m, nil
+}
+
+// compile compiles wasm, the rewrite l made when l is set (on the fast
+// runtime), or a module as given (on the guarded one).
+func (rt *wazeroRuntime) compile(ctx context.Context, wasm []byte, l *wasmrewrite.Layout) (*wazeroModule, error) {
+	r := rt.guarded
+	if l != nil {
+		r = rt.fast
+	}
+	cm, err := r.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, err
 	}
 	var exports []string
 	for name := range cm.ExportedFunctions() {
@@ -169,7 +177,7 @@ type wazeroModule struct {
 	exports []string
 	// layout is the rewrite cm was compiled from; nil when cm is the module
 	// as given, which has no snapshot and does not yield.
-	layout *layout
+	layout *wasmrewrite.Layout
 
 	// snap is made by the first instantiation that asks for it; snapErr
 	// says why the module has none. snapMu guards both.
@@ -249,25 +257,27 @@ func (m *wazeroModule) snapshot(ctx context.Context) (*snapshot, error) {
 }
 
 // start creates an instance the normal way: its memory starts as the data
-// segments say, and _initialize runs under env.
+// segments say, and _initialize runs under env.Starting(), after which env
+// answers.
 func (m *wazeroModule) start(ctx context.Context, env *wasi.Env) (*wazeroInstance, error) {
 	mod, err := m.r.InstantiateModule(experimental.WithMemoryAllocator(ctx, mmapAllocator), m.cm, moduleConfig())
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: instantiate: %w", err)
 	}
-	inst := m.instance(mod, env)
+	inst := m.instance(mod, env.Starting())
 	if m.layout != nil {
-		// The rewrite took the segments out of the module; rewrite checked
+		// The rewrite took the segments out of the module; it checked
 		// that they fit in the initial memory.
 		mem := mod.Memory()
-		for _, s := range m.layout.segments {
-			mem.Write(s.offset, s.data)
+		for _, s := range m.layout.Segments {
+			mem.Write(s.Offset, s.Data)
 		}
 	}
 	if _, err := inst.Call(ctx, initialize); err != nil {
 		inst.Close(ctx)
 		return nil, err
 	}
+	inst.env = env
 	return inst, nil
 }
 
@@ -340,6 +350,20 @@ func (i *wazeroInstance) Read(addr, length uint32) ([]byte, bool) {
 func (i *wazeroInstance) Write(addr uint32, b []byte) bool { return i.mod.Memory().Write(addr, b) }
 
 func (i *wazeroInstance) MemorySize() uint64 { return uint64(i.mod.Memory().Size()) }
+
+func (i *wazeroInstance) Resident() uint64 {
+	mem := i.mod.Memory()
+	b, _ := mem.Read(0, mem.Size())
+	written, err := writtenPages(b)
+	if written == nil || err != nil {
+		return uint64(len(b))
+	}
+	var n int
+	for _, w := range written {
+		n += bits.OnesCount64(w)
+	}
+	return uint64(n) * osPageSize
+}
 
 // Close closes the instance. One that started from a snapshot and never
 // failed tells the snapshot which pages it wrote, while the snapshot learns

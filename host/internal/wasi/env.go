@@ -51,6 +51,22 @@ func NewReal(environ []string, stdout, stderr io.Writer) *Env {
 	return &Env{start: time.Now(), environ: environ, stdout: orDiscard(stdout), stderr: orDiscard(stderr)}
 }
 
+// Starting returns the Env a guest's start (_initialize, where the Go
+// runtime seeds its own randomness: map order, the global sources of
+// math/rand) runs under, for an instance that answers from e afterwards.
+// For a real e it is e. For a deterministic e it is fixed: a zero seed, the
+// logical clock at zero, no output but e's stderr (where a guest that fails
+// to start says why), so that every orchestration instance of a module
+// starts in the same state, on every start path and every runtime. The
+// monotonic clock starts where e's does, so the guest sees no jump when e
+// takes over.
+func (e *Env) Starting() *Env {
+	if !e.deterministic {
+		return e
+	}
+	return NewDeterministic([32]byte{}, nil, e.stderr)
+}
+
 // Environ returns the environment variables the guest sees ("KEY=value").
 func (e *Env) Environ() []string { return e.environ }
 

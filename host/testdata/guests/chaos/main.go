@@ -1,7 +1,7 @@
 // Command chaos is a guest whose orchestration draws on every source of
 // nondeterminism a Go program has (the clock, math/rand, math/rand/v2,
-// crypto/rand, map iteration order, select over several ready channels,
-// goroutines) between every await, and sends what it saw to activities, so
+// crypto/rand, ctx.Rand, ctx.NewGUID, map iteration order, select over
+// several ready channels, goroutines) between every await, and sends what it saw to activities, so
 // that any difference between two runs shows in the history.
 package main
 
@@ -31,32 +31,32 @@ func Chaos(ctx *durabox.Context, rounds int) (string, error) {
 	var seen []string
 	for r := 0; r < rounds; r++ {
 		futures := []*durabox.Future{
-			ctx.CallActivity("Record", observe("clock")),
-			ctx.CallActivity("Record", observe("random")),
-			ctx.CallActivity("Record", observe("goroutines")),
+			ctx.CallActivity("Record", observe(ctx, "clock")),
+			ctx.CallActivity("Record", observe(ctx, "random")),
+			ctx.CallActivity("Record", observe(ctx, "goroutines")),
 		}
 		for _, f := range futures {
 			var s string
 			if err := f.Get(&s); err != nil {
 				return "", err
 			}
-			seen = append(seen, s, observe("maps"))
+			seen = append(seen, s, observe(ctx, "maps"))
 		}
-		if _, err := durabox.Call[string](ctx, "Record", observe("select")); err != nil {
+		if _, err := durabox.Call[string](ctx, "Record", observe(ctx, "select")); err != nil {
 			return "", err
 		}
 	}
 	return fmt.Sprint(len(seen), " observations, last ", seen[len(seen)-1]), nil
 }
 
-func observe(what string) string {
+func observe(ctx *durabox.Context, what string) string {
 	switch what {
 	case "clock":
 		return "clock " + time.Now().Format(time.RFC3339Nano)
 	case "random":
 		b := make([]byte, 8)
 		crand.Read(b)
-		return fmt.Sprintf("random %d %d %s", rand.Int63(), randv2.Int64(), hex.EncodeToString(b))
+		return fmt.Sprintf("random %d %d %s %d %s", rand.Int63(), randv2.Int64(), hex.EncodeToString(b), ctx.Rand().Int64(), ctx.NewGUID())
 	case "maps":
 		m := map[int]int{}
 		for i := range 1000 {
