@@ -11,7 +11,10 @@
 // engine, and commits the history delta, the new activity tasks and timers,
 // the status and the removal of the consumed messages in one store
 // transaction. Activity workers run activities in separate instances of the
-// same module, with the real clock, and enqueue their results. Timers are
+// same module, with the real clock, and enqueue their results; the store
+// hands them the tasks of the instances in turn, and an attempt runs under
+// Options.ActivityTimeout and is stopped when nobody will take its result
+// (its instance ended, or the orchestration cancelled it). Timers are
 // messages that become visible when due.
 //
 // # The sandbox
