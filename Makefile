@@ -6,7 +6,7 @@ WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples test race demo bench bench-scale crashtest FORCE
+.PHONY: build examples test race demo bench bench-scale crashtest crashtest-pg FORCE
 
 build: bin/durabox examples
 
@@ -41,6 +41,12 @@ demo: build
 # e.g. CRASHFLAGS=--seed=42 to replay a run.
 crashtest: bin/durabox
 	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox $(CRASHFLAGS)
+
+# The torture test on PostgreSQL: three hosts sharing one database, killed
+# 30 times in all (sometimes two at once), their connections cut by the
+# server, then the same checks. It finds PostgreSQL as the tests do.
+crashtest-pg: bin/durabox
+	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres auto --hosts 3 --kills 30 $(CRASHFLAGS)
 
 # The benchmark suite: every figure on a line "BENCH <name> <value> <unit>".
 # BENCHFLAGS passes flags, e.g. BENCHFLAGS=--durability=normal.

@@ -46,6 +46,8 @@ func Open(url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: the database URL %q is not one PostgreSQL understands (%v); write it as postgres://user@host:5432/database", redact(url), err)
 	}
 	cfg.MaxConns = int32(opts.MaxConns)
+	// An operator sees which host each connection is (pg_stat_activity).
+	cfg.ConnConfig.RuntimeParams["application_name"] = "durabox " + opts.HostID
 	cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	ctx, cancel := context.WithTimeout(context.Background(), opts.ConnectTimeout)
 	defer cancel()
