@@ -6,7 +6,7 @@ WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples test race demo bench bench-scale crashtest crashtest-pg FORCE
+.PHONY: build examples test race demo bench bench-scale bench-pg crashtest crashtest-pg FORCE
 
 build: bin/durabox examples
 
@@ -58,5 +58,10 @@ bench:
 # tenth of it). It prints the same BENCH lines.
 bench-scale:
 	$(GO) run ./internal/bench --only waiting --waiting 1000000 --wake 100000 $(BENCHFLAGS)
+
+# The hello and sequential figures on PostgreSQL, with 1, 2 and 3 hosts
+# sharing the database (found as the tests find it), for BENCHMARKS.md.
+bench-pg:
+	for n in 1 2 3; do $(GO) run ./internal/bench --postgres auto --hosts $$n --hello 1000 --sequential 1000 $(BENCHFLAGS) || exit 1; done
 
 FORCE:
