@@ -126,7 +126,7 @@ func (p *activityPool) get(ctx context.Context, hash string) (*wasmGuest, error)
 	stderr := newCrashLog()
 	env := wasi.NewReal(environ, log, io.MultiWriter(log, stderr))
 	env.AllowHTTP(p.h.opts.HTTPAllowList)
-	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, log: log, memoryLimit: p.h.opts.MemoryLimit})
+	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, log: log, memoryLimit: p.h.opts.MemoryLimit, activity: true})
 	if err == nil {
 		p.h.metrics.sandboxStarts.WithLabelValues("activity").Inc()
 	}

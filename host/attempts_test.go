@@ -53,3 +53,17 @@ func TestRunningActivitiesStop(t *testing.T) {
 		})
 	}
 }
+
+// TestActivityDeadline runs an activity that spins forever on a host whose
+// activity deadline is a second: the attempt fails at the deadline, saying
+// which deadline and where it is set, and the orchestration sees the
+// failure.
+func TestActivityDeadline(t *testing.T) {
+	h := startHost(t, host.Options{ActivityTimeout: time.Second})
+	h.deploy(t, "host/testdata/guests/spin")
+	inst := h.run(t, "Wait", `"deadline"`)
+	want := `activity "Spin" failed: activity "Spin" crashed: it ran past its 1s deadline for one attempt (Options.ActivityTimeout; durabox serve --activity-timeout)`
+	if inst.Status != engine.StatusFailed || inst.Failure == nil || inst.Failure.Message != want {
+		t.Errorf("status %s failure %+v\nwant failure %q", inst.Status, inst.Failure, want)
+	}
+}

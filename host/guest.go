@@ -23,6 +23,8 @@ type guestConfig struct {
 	log *guestLog
 	// memoryLimit is the instance's memory limit, for messages.
 	memoryLimit uint64
+	// activity says the instance runs activities, for messages.
+	activity bool
 	// fromSnapshot starts the instance from its module's snapshot (see
 	// package sandbox): for orchestrations, whose Env is deterministic.
 	fromSnapshot bool
@@ -49,7 +51,7 @@ func newGuest(ctx context.Context, mod sandbox.Module, cfg guestConfig) (*wasmGu
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("its initialization (_initialize: package variables and init functions) ran past its %s deadline (an endless loop?)", cfg.timeout)
 		}
-		return nil, explain(err, cfg.stderr, cfg.timeout, cfg.memoryLimit)
+		return nil, explain(err, &cfg)
 	}
 	return &wasmGuest{inst: inst, cfg: cfg}, nil
 }
@@ -69,7 +71,7 @@ func (g *wasmGuest) call(ctx context.Context, export string, args ...uint64) (ui
 	defer cancel()
 	res, err := g.inst.Call(ctx, export, args...)
 	if err != nil {
-		return 0, explain(err, g.cfg.stderr, g.cfg.timeout, g.cfg.memoryLimit)
+		return 0, explain(err, &g.cfg)
 	}
 	if len(res) == 0 {
 		return 0, nil
@@ -110,19 +112,21 @@ func (g *wasmGuest) close(ctx context.Context) { g.inst.Close(ctx) }
 
 // explain turns an error from the sandbox into one that names the cause in
 // words a user understands.
-func explain(err error, stderr *crashLog, timeout time.Duration, memoryLimit uint64) error {
+func explain(err error, cfg *guestConfig) error {
 	var exit *wasi.ExitError
 	switch {
+	case errors.Is(err, context.DeadlineExceeded) && cfg.activity:
+		return fmt.Errorf("it ran past its %s deadline for one attempt (Options.ActivityTimeout; durabox serve --activity-timeout)", cfg.timeout)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("it ran past its %s deadline for one step (an endless loop?)", timeout)
+		return fmt.Errorf("it ran past its %s deadline for one step (an endless loop?)", cfg.timeout)
 	case errors.As(err, &exit):
 		return fmt.Errorf("it called os.Exit(%d)", exit.Code)
 	case errors.Is(err, wasi.ErrBlockingSleep):
 		return err
 	}
-	switch cause := stderr.cause(); {
+	switch cause := cfg.stderr.cause(); {
 	case cause == "fatal error: out of memory":
-		return fmt.Errorf("it ran out of memory: the limit is %d MiB per instance", memoryLimit>>20)
+		return fmt.Errorf("it ran out of memory: the limit is %d MiB per instance", cfg.memoryLimit>>20)
 	case cause == "fatal error: stack overflow":
 		return errors.New("it overflowed its stack (endless recursion?)")
 	case cause == "fatal error: all goroutines are asleep - deadlock!":
