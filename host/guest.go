@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -20,6 +19,8 @@ type guestConfig struct {
 	timeout time.Duration
 	// stderr, if set, watches what the guest writes to stderr.
 	stderr *crashLog
+	// log, if set, is where the guest's output goes.
+	log *guestLog
 	// memoryLimit is the instance's memory limit, for messages.
 	memoryLimit uint64
 	// fromSnapshot starts the instance from its module's snapshot (see
@@ -34,24 +35,38 @@ type wasmGuest struct {
 	cfg  guestConfig
 }
 
+// newGuest starts an instance of mod: its initialization (a start
+// function, then _initialize: the package variables and init functions
+// of a Go guest) runs under the guest's deadline, like every call.
 func newGuest(ctx context.Context, mod sandbox.Module, cfg guestConfig) (*wasmGuest, error) {
 	if cfg.stderr == nil {
-		cfg.stderr = &crashLog{}
+		cfg.stderr = newCrashLog()
 	}
-	inst, err := mod.Instantiate(ctx, sandbox.Config{Env: cfg.env, FromSnapshot: cfg.fromSnapshot})
+	callCtx, cancel := cfg.deadline(ctx)
+	defer cancel()
+	inst, err := mod.Instantiate(callCtx, sandbox.Config{Env: cfg.env, FromSnapshot: cfg.fromSnapshot})
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("its initialization (_initialize: package variables and init functions) ran past its %s deadline (an endless loop?)", cfg.timeout)
+		}
 		return nil, explain(err, cfg.stderr, cfg.timeout, cfg.memoryLimit)
 	}
 	return &wasmGuest{inst: inst, cfg: cfg}, nil
 }
 
+// deadline returns ctx with the guest's deadline for one call, if it has
+// one.
+func (cfg *guestConfig) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if cfg.timeout > 0 {
+		return context.WithTimeout(ctx, cfg.timeout)
+	}
+	return ctx, func() {}
+}
+
 // call calls an export under the guest's deadline.
 func (g *wasmGuest) call(ctx context.Context, export string, args ...uint64) (uint64, error) {
-	if g.cfg.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.cfg.timeout)
-		defer cancel()
-	}
+	ctx, cancel := g.cfg.deadline(ctx)
+	defer cancel()
 	res, err := g.inst.Call(ctx, export, args...)
 	if err != nil {
 		return 0, explain(err, g.cfg.stderr, g.cfg.timeout, g.cfg.memoryLimit)
@@ -119,33 +134,25 @@ func explain(err error, stderr *crashLog, timeout time.Duration, memoryLimit uin
 }
 
 // crashLog watches what a guest writes to stderr for the line where the Go
-// runtime says why it stopped: the first "panic:" or "fatal error:" line.
+// runtime says why it stopped: the first "panic:" or "fatal error:" line,
+// of which it keeps maxLine bytes.
 type crashLog struct {
-	partial []byte
-	first   string
+	lines lineSplitter
+	first string
 }
 
 // maxLine bounds the line crashLog holds while it waits for its end.
 const maxLine = 4 << 10
 
+func newCrashLog() *crashLog { return &crashLog{lines: lineSplitter{max: maxLine}} }
+
 func (c *crashLog) Write(p []byte) (int, error) {
-	if c.first != "" {
-		return len(p), nil
-	}
-	c.partial = append(c.partial, p...)
-	for c.first == "" {
-		i := bytes.IndexByte(c.partial, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(c.partial[:i])
-		c.partial = c.partial[i+1:]
-		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
-			c.first = line
-		}
-	}
-	if len(c.partial) > maxLine {
-		c.partial = c.partial[len(c.partial)-maxLine:]
+	if c.first == "" {
+		c.lines.write(p, func(b []byte, _ bool) {
+			if c.first == "" && (bytes.HasPrefix(b, []byte("panic: ")) || bytes.HasPrefix(b, []byte("fatal error: "))) {
+				c.first = string(b)
+			}
+		})
 	}
 	return len(p), nil
 }
