@@ -218,10 +218,15 @@ func (c *command) usage(w io.Writer) {
 	tw := newTable(w)
 	fs.VisitAll(func(f *flag.Flag) {
 		value, help := flag.UnquoteUsage(f)
+		// A one-letter flag is written the way people type it: -o, not --o.
+		dashes := "--"
+		if len(f.Name) == 1 {
+			dashes = "-"
+		}
 		if value == "" {
-			fmt.Fprintf(tw, "  --%s\t%s\n", f.Name, help)
+			fmt.Fprintf(tw, "  %s%s\t%s\n", dashes, f.Name, help)
 		} else {
-			fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, value, help)
+			fmt.Fprintf(tw, "  %s%s %s\t%s\n", dashes, f.Name, value, help)
 		}
 	})
 	tw.Flush()

@@ -276,3 +276,17 @@ func TestAddrFromTheEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageSpellsFlagsAsTyped checks that a command's usage writes a
+// one-letter flag with one dash, as its synopsis does, and longer ones with two.
+func TestUsageSpellsFlagsAsTyped(t *testing.T) {
+	for _, command := range []string{"build", "export"} {
+		text := usage(t, command)
+		if !strings.Contains(text, "\n  -o FILE") || strings.Contains(text, "--o ") {
+			t.Errorf("durabox help %s lists -o wrongly:\n%s", command, text)
+		}
+	}
+	if text := usage(t, "build"); !strings.Contains(text, "\n  --json") {
+		t.Errorf("durabox help build lists a long flag with one dash:\n%s", text)
+	}
+}
