@@ -243,6 +243,7 @@ func EncodeActivationResult(r *ActivationResult) []byte {
 			e.uint(8, c.Target)
 			e.string(9, c.InstanceID)
 			e.bool(10, c.Detached)
+			e.uint(11, c.TimeoutMillis)
 		})
 	}
 	return e.buf
@@ -293,6 +294,8 @@ func decodeCommand(b []byte) (Command, error) {
 			c.InstanceID = string(raw)
 		case 10:
 			c.Detached = v != 0
+		case 11:
+			c.TimeoutMillis = v
 		}
 		return err
 	})

@@ -14,7 +14,7 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: JobFireTimer, Seq: 1 << 40, Failure: &Failure{Message: "m", Details: "d"}},
 	}}
 	r := &ActivationResult{Commands: []Command{
-		{Kind: CommandScheduleActivity, Seq: 1, Name: "SayHello", Input: []byte(`"x"`)},
+		{Kind: CommandScheduleActivity, Seq: 1, Name: "SayHello", Input: []byte(`"x"`), TimeoutMillis: 30000},
 		{Kind: CommandStartTimer, Seq: 2, Delay: 1500000000},
 		{Kind: CommandComplete, Seq: 3, Output: []byte(`null`)},
 		{Kind: CommandFail, Seq: 4, Failure: &Failure{Message: "boom", Details: "stack"}},

@@ -150,6 +150,9 @@ type Command struct {
 	InstanceID string
 	// Detached starts a child nobody waits for (CommandStartChild).
 	Detached bool
+	// TimeoutMillis is the deadline, in milliseconds, of each attempt of
+	// the activity (CommandScheduleActivity); zero leaves it to the host.
+	TimeoutMillis uint64
 }
 
 // ActivationResult is what the guest returns from an activation.

@@ -20,7 +20,7 @@ type emitted struct {
 func describeCommand(c *abi.Command) string {
 	switch c.Kind {
 	case abi.CommandScheduleActivity:
-		return fmt.Sprintf("ScheduleActivity(%q, %s)", c.Name, orNull(c.Input))
+		return fmt.Sprintf("ScheduleActivity(%q, %s%s)", c.Name, orNull(c.Input), describeTimeout(int64(c.TimeoutMillis)))
 	case abi.CommandStartTimer:
 		return fmt.Sprintf("StartTimer(%s)", time.Duration(c.Delay))
 	case abi.CommandComplete:
@@ -59,6 +59,15 @@ func describeCommand(c *abi.Command) string {
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
 
+// describeTimeout formats an activity's per-call timeout for
+// describeCommand and Event.String: nothing when the host's applies.
+func describeTimeout(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", timeout %s", time.Duration(ms)*time.Millisecond)
+}
+
 // MaxTime is the latest time an event records: the latest a store that
 // keeps times as Unix nanoseconds in an int64 can hold (2262-04-11). A
 // timer due later is due at MaxTime instead, which is never in practice;
@@ -74,7 +83,7 @@ func eventFor(e emitted, target int64) Event {
 	c := &e.cmd
 	switch c.Kind {
 	case abi.CommandScheduleActivity:
-		ev.Kind, ev.Name, ev.Input = ActivityScheduled, c.Name, c.Input
+		ev.Kind, ev.Name, ev.Input, ev.TimeoutMs = ActivityScheduled, c.Name, c.Input, int64(c.TimeoutMillis)
 	case abi.CommandStartTimer:
 		fireAt := e.at.Add(time.Duration(c.Delay))
 		if fireAt.After(MaxTime) {
@@ -128,7 +137,7 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 	case ExternalSubscribedPersistent:
 		return c.Kind == abi.CommandWaitEventPersistent && c.Name == ev.Name
 	case ActivityScheduled:
-		return c.Kind == abi.CommandScheduleActivity && c.Name == ev.Name && bytes.Equal(c.Input, ev.Input)
+		return c.Kind == abi.CommandScheduleActivity && c.Name == ev.Name && bytes.Equal(c.Input, ev.Input) && int64(c.TimeoutMillis) == ev.TimeoutMs
 	case TimerCreated:
 		return c.Kind == abi.CommandStartTimer
 	case OrchestrationCompleted:

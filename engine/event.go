@@ -122,6 +122,10 @@ type Event struct {
 	InstanceID string `json:"instanceId,omitempty"`
 	// Input is the JSON input of the orchestration or activity.
 	Input json.RawMessage `json:"input,omitempty"`
+	// TimeoutMs is the deadline, in milliseconds, the orchestration set
+	// for each attempt of the activity (ActivityScheduled); zero leaves it
+	// to the host's --activity-timeout.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 	// Result is the JSON result of an activity or of the orchestration.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Failure is why an activity or the orchestration failed.
@@ -205,7 +209,7 @@ func (e *Event) String() string {
 	case ExecutionReset:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case ActivityScheduled:
-		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Input))
+		return fmt.Sprintf("%s(%q, %s%s)", e.Kind, e.Name, orNull(e.Input), describeTimeout(e.TimeoutMs))
 	case ActivityCompleted:
 		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, orNull(e.Result))
 	case ActivityFailed:

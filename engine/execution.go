@@ -26,6 +26,14 @@ type ActivityTask struct {
 	ScheduleID int64
 	Name       string
 	Input      json.RawMessage
+	// Timeout is the deadline of each attempt the orchestration set for
+	// this call; zero leaves it to the host.
+	Timeout time.Duration
+}
+
+// activityTask is the task an ActivityScheduled event asks for.
+func activityTask(ev *Event) ActivityTask {
+	return ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond}
 }
 
 // ChildTask is a child instance the caller must start, in the same commit,

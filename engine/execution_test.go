@@ -221,6 +221,37 @@ func TestMessages(t *testing.T) {
 	}
 }
 
+func withTimeout(c abi.Command, ms uint64) abi.Command {
+	c.TimeoutMillis = ms
+	return c
+}
+
+// TestActivityTimeoutIsRecordedAndReplayed pins that a call's timeout is
+// in its ActivityScheduled event and its task, and that the same command
+// replays against that event.
+func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
+	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
+		if j.Kind == abi.JobStart {
+			return []abi.Command{withTimeout(activity("Charge", `5`), 1500)}
+		}
+		return nil
+	}
+	res, err := NewExecution(newGuest(handle)).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(1)})
+	if err != nil || res.Err != nil {
+		t.Fatal(err, res.Err)
+	}
+	if got := res.NewEvents[len(res.NewEvents)-1]; got.Kind != ActivityScheduled || got.TimeoutMs != 1500 {
+		t.Fatalf("recorded %+v, want ActivityScheduled with TimeoutMs 1500", got)
+	}
+	if want := []ActivityTask{{ScheduleID: 2, Name: "Charge", Input: json.RawMessage(`5`), Timeout: 1500 * time.Millisecond}}; !reflect.DeepEqual(res.Activities, want) {
+		t.Fatalf("activities %+v, want %+v", res.Activities, want)
+	}
+	replayed, err := NewExecution(newGuest(handle)).Turn(TurnInput{History: res.NewEvents, Now: at(2)})
+	if err != nil || replayed.Err != nil {
+		t.Fatalf("replay of the same timeout: %v %v", err, replayed.Err)
+	}
+}
+
 func TestNondeterminism(t *testing.T) {
 	emits := func(cmds ...abi.Command) func(*fakeGuest, abi.Job) []abi.Command {
 		return func(_ *fakeGuest, j abi.Job) []abi.Command {
@@ -252,6 +283,17 @@ func TestNondeterminism(t *testing.T) {
 			name: "changed activity input", handle: emits(activity("SayHello", `"moon"`)), history: hist(started(`"world"`), sayHello),
 			wantCode: ChangedCommand,
 			wantErr:  `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world"), the orchestration emitted ScheduleActivity("SayHello", "moon")`,
+		},
+		{
+			name: "changed activity timeout", handle: emits(withTimeout(activity("SayHello", `"world"`), 60000)),
+			history:  hist(started(`"world"`), Event{Kind: ActivityScheduled, Name: "SayHello", Input: json.RawMessage(`"world"`), TimeoutMs: 30000}),
+			wantCode: ChangedCommand,
+			wantErr:  `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world", timeout 30s), the orchestration emitted ScheduleActivity("SayHello", "world", timeout 1m0s)`,
+		},
+		{
+			name: "activity timeout added", handle: emits(withTimeout(activity("SayHello", `"world"`), 200)), history: hist(started(`"world"`), sayHello),
+			wantCode: ChangedCommand,
+			wantErr:  `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world"), the orchestration emitted ScheduleActivity("SayHello", "world", timeout 200ms)`,
 		},
 		{
 			name: "changed kind", handle: emits(timer(30 * time.Second)), history: hist(started(`"world"`), sayHello),

@@ -109,7 +109,7 @@ func InFlight(history []Event) Work {
 		}
 		switch ev.Kind {
 		case ActivityScheduled:
-			w.Activities = append(w.Activities, ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input})
+			w.Activities = append(w.Activities, activityTask(&ev))
 		case TimerCreated:
 			w.Timers = append(w.Timers, TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
 		case SubOrchestrationScheduled:

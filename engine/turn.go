@@ -183,7 +183,7 @@ func (t *turn) record(ev Event) {
 	t.res.NewEvents = append(t.res.NewEvents, ev)
 	switch ev.Kind {
 	case ActivityScheduled:
-		t.res.Activities = append(t.res.Activities, ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input})
+		t.res.Activities = append(t.res.Activities, activityTask(&ev))
 	case TimerCreated:
 		t.res.Timers = append(t.res.Timers, TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
 	case CustomStatusSet:

@@ -74,6 +74,13 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	if err != nil {
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q could not start: %v", w.Task.Name, err)}
 	}
+	// The attempt's deadline is the one its call set, shorter or longer
+	// than the host's, else the host's (a pooled instance may have run an
+	// attempt with another).
+	g.cfg.timeout, g.cfg.callTimeout = h.opts.ActivityTimeout, w.Task.Timeout > 0
+	if g.cfg.callTimeout {
+		g.cfg.timeout = w.Task.Timeout
+	}
 	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt)})
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
 	g.cfg.log.endStep()

@@ -67,3 +67,29 @@ func TestActivityDeadline(t *testing.T) {
 		t.Errorf("status %s failure %+v\nwant failure %q", inst.Status, inst.Failure, want)
 	}
 }
+
+// TestActivityCallDeadline runs activities whose call sets its own
+// deadline (durabox.WithTimeout), which replaces the host's either way: an
+// activity that spins forever with a call deadline of 200ms on a host
+// whose deadline is ten minutes fails at 200ms, naming the call's
+// deadline; one that sleeps three seconds with a call deadline of ten
+// minutes on a host whose deadline is a second completes.
+func TestActivityCallDeadline(t *testing.T) {
+	t.Run("shorter", func(t *testing.T) {
+		h := startHost(t, host.Options{ActivityTimeout: 10 * time.Minute})
+		h.deploy(t, "host/testdata/guests/spin")
+		inst := h.run(t, "Timed", `200`)
+		want := `activity "Spin" failed: activity "Spin" crashed: it ran past its 200ms deadline for one attempt (set by the call: durabox.WithTimeout)`
+		if inst.Status != engine.StatusFailed || inst.Failure == nil || inst.Failure.Message != want {
+			t.Errorf("status %s failure %+v\nwant failure %q", inst.Status, inst.Failure, want)
+		}
+	})
+	t.Run("longer", func(t *testing.T) {
+		h := startHost(t, host.Options{ActivityTimeout: time.Second})
+		h.deploy(t, "host/testdata/guests/spin")
+		inst := h.run(t, "LongNap", `null`)
+		if inst.Status != engine.StatusCompleted || string(inst.Result) != `"slept 3000ms"` {
+			t.Errorf("status %s result %s failure %+v; want Completed with \"slept 3000ms\"", inst.Status, inst.Result, inst.Failure)
+		}
+	})
+}

@@ -13,7 +13,8 @@
 // transaction. Activity workers run activities in separate instances of the
 // same module, with the real clock, and enqueue their results; the store
 // hands them the tasks of the instances in turn, and an attempt runs under
-// Options.ActivityTimeout and is stopped when nobody will take its result
+// the deadline its call set (durabox.WithTimeout), else
+// Options.ActivityTimeout, and is stopped when nobody will take its result
 // (its instance ended, or the orchestration cancelled it). Timers are
 // messages that become visible when due.
 //

@@ -25,6 +25,9 @@ type guestConfig struct {
 	memoryLimit uint64
 	// activity says the instance runs activities, for messages.
 	activity bool
+	// callTimeout says timeout is the one the activity call set
+	// (durabox.WithTimeout), not the host's, for messages.
+	callTimeout bool
 	// fromSnapshot starts the instance from its module's snapshot (see
 	// package sandbox): for orchestrations, whose Env is deterministic.
 	fromSnapshot bool
@@ -115,6 +118,8 @@ func (g *wasmGuest) close(ctx context.Context) { g.inst.Close(ctx) }
 func explain(err error, cfg *guestConfig) error {
 	var exit *wasi.ExitError
 	switch {
+	case errors.Is(err, context.DeadlineExceeded) && cfg.callTimeout:
+		return fmt.Errorf("it ran past its %s deadline for one attempt (set by the call: durabox.WithTimeout)", cfg.timeout)
 	case errors.Is(err, context.DeadlineExceeded) && cfg.activity:
 		return fmt.Errorf("it ran past its %s deadline for one attempt (Options.ActivityTimeout; durabox serve --activity-timeout)", cfg.timeout)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -65,7 +65,9 @@ type Options struct {
 	// fails its attempt, each saying so. Zero means 16 MiB.
 	MaxPayload int
 	// ActivityTimeout bounds one activity attempt: one that runs longer
-	// fails (the orchestration sees an activity error). Zero means 5m. An
+	// fails (the orchestration sees an activity error). Zero means 5m. A
+	// call that sets its own deadline (durabox.WithTimeout) has that one
+	// instead, shorter or longer. An
 	// attempt whose result nobody will take (its instance ended, or the
 	// orchestration cancelled the activity) is stopped at once.
 	ActivityTimeout time.Duration

@@ -63,16 +63,48 @@ func (c *Context) IsReplaying() bool {
 }
 
 // CallActivity schedules the activity name with input (encoded to JSON) and
-// returns a future for its result.
-func (c *Context) CallActivity(name string, input any) *Future {
+// returns a future for its result. Options such as WithTimeout change how
+// this call runs; they are in history, and replay compares them like the
+// name and input.
+func (c *Context) CallActivity(name string, input any, opts ...CallOption) *Future {
 	c.rt.own("ctx.CallActivity")
 	raw, err := json.Marshal(input)
 	if err != nil {
+		err = fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err)
+	}
+	cmd := abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw}
+	for _, o := range opts {
+		if err == nil {
+			err = o.apply(name, &cmd)
+		}
+	}
+	if err != nil {
 		f := &Future{rt: c.rt}
-		f.settle(nil, fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err))
+		f.settle(nil, err)
 		return f
 	}
-	return c.rt.command(abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw})
+	return c.rt.command(cmd)
+}
+
+// CallOption changes how one activity call runs: pass it to CallActivity,
+// Call or CallWithRetry.
+type CallOption struct {
+	timeout time.Duration
+}
+
+// WithTimeout sets the deadline of each attempt of this activity call: an
+// attempt that runs longer is stopped and fails the call with an
+// *ActivityError that names the deadline. It replaces the host's default
+// (durabox serve --activity-timeout), shorter or longer. d is rounded up to
+// a whole millisecond and must be positive.
+func WithTimeout(d time.Duration) CallOption { return CallOption{timeout: d} }
+
+func (o CallOption) apply(name string, cmd *abi.Command) error {
+	if o.timeout <= 0 {
+		return fmt.Errorf("durabox: WithTimeout(%s) for activity %q: the timeout must be positive (leave the option out for the host's default)", o.timeout, name)
+	}
+	cmd.TimeoutMillis = uint64((o.timeout + time.Millisecond - 1) / time.Millisecond)
+	return nil
 }
 
 // NewTimer starts a durable timer that fires d after the current logical
@@ -146,9 +178,9 @@ func Child[T any](ctx *Context, name string, input any) (T, error) {
 func (c *Context) Sleep(d time.Duration) error { return c.NewTimer(d).Get(nil) }
 
 // Call calls the activity name with input and waits for its result, decoded
-// as T.
-func Call[T any](ctx *Context, name string, input any) (T, error) {
-	return Await[T](ctx.CallActivity(name, input))
+// as T. opts are as for CallActivity.
+func Call[T any](ctx *Context, name string, input any, opts ...CallOption) (T, error) {
+	return Await[T](ctx.CallActivity(name, input, opts...))
 }
 
 // ContinueAsNew returns the error that, returned by the orchestration

@@ -103,7 +103,8 @@
 //     earlier turn. Use it only to guard side effects outside history; what
 //     runs under it changes the heap, so an orchestration that decides by
 //     its heap must not use it.
-//   - Changing the order or arguments of activity calls and timers changes
+//   - Changing the order or arguments of activity calls (their options,
+//     such as WithTimeout, included) and timers changes
 //     the orchestration; an instance runs on the exact module it started
 //     with until durabox upgrade moves it to a new module whose code
 //     replays its history. (A module built with another Go version or SDK

@@ -51,11 +51,11 @@ func (e *RetriesExhaustedError) Unwrap() error { return e.Last }
 // CallWithRetry calls the activity name with input until an attempt
 // succeeds or policy's attempts run out, waiting on a durable timer between
 // attempts: each attempt and each wait is in history. Only activity failures
-// are retried.
-func CallWithRetry[T any](ctx *Context, policy RetryPolicy, name string, input any) (T, error) {
+// are retried. opts apply to every attempt, as for CallActivity.
+func CallWithRetry[T any](ctx *Context, policy RetryPolicy, name string, input any, opts ...CallOption) (T, error) {
 	attempts := max(policy.MaxAttempts, 1)
 	for n := 1; ; n++ {
-		out, err := Call[T](ctx, name, input)
+		out, err := Call[T](ctx, name, input, opts...)
 		var failed *ActivityError
 		if err == nil || !errors.As(err, &failed) {
 			return out, err

@@ -3,6 +3,7 @@ package durabox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -21,6 +22,9 @@ func init() {
 			return nil, err
 		}
 		return []string{before, ctx.Now().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339)}, nil
+	})
+	RegisterOrchestration("Timed", func(ctx *Context, d time.Duration) (string, error) {
+		return Call[string](ctx, "Hello", "timed", WithTimeout(d))
 	})
 	RegisterOrchestration("Counter", func(ctx *Context, n int) (int, error) {
 		if n < 3 {
@@ -63,6 +67,24 @@ func TestActivityCallAndResult(t *testing.T) {
 	want = []abi.Command{{Kind: abi.CommandComplete, Seq: 2, Output: []byte(`"Hello, world"`)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("second activation: %+v", got)
+	}
+}
+
+func TestWithTimeoutIsInTheCommand(t *testing.T) {
+	tests := []struct {
+		timeout time.Duration
+		want    []abi.Command
+	}{
+		{30 * time.Second, []abi.Command{{Kind: abi.CommandScheduleActivity, Seq: 1, Name: "Hello", Input: []byte(`"timed"`), TimeoutMillis: 30000}}},
+		{time.Microsecond, []abi.Command{{Kind: abi.CommandScheduleActivity, Seq: 1, Name: "Hello", Input: []byte(`"timed"`), TimeoutMillis: 1}}},
+		{-time.Second, []abi.Command{{Kind: abi.CommandFail, Seq: 1, Failure: &abi.Failure{
+			Message: `durabox: WithTimeout(-1s) for activity "Hello": the timeout must be positive (leave the option out for the host's default)`}}}},
+	}
+	for _, tt := range tests {
+		got := newRuntime().activate(activation(0, start("Timed", fmt.Sprint(int64(tt.timeout)))))
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("WithTimeout(%s): %+v, want %+v", tt.timeout, got, tt.want)
+		}
 	}
 }
 

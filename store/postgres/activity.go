@@ -31,7 +31,7 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 		rows, err := tx.Query(ctx, `
 			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, locked_until = $3, attempt = attempt + 1
 			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
-			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token`,
+			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms`,
 			token, s.opts.HostID, nanos(now.Add(lease)), nanos(now), max)
 		if err != nil {
 			return err
@@ -40,10 +40,11 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 		for rows.Next() {
 			w := &store.ActivityWork{}
 			var input []byte
-			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken); err != nil {
+			var timeoutMs int64
+			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs); err != nil {
 				return err
 			}
-			w.Task.Input = input
+			w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
 			ws = append(ws, w)
 		}
 		return rows.Err()

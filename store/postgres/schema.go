@@ -16,7 +16,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -24,6 +24,10 @@ var migrations = map[int]string{
 	// (see queueActivities); the tasks already there share rank 0, and so
 	// are taken in the order they came.
 	1: `ALTER TABLE activity_tasks ADD COLUMN fair_rank bigint NOT NULL DEFAULT 0;` + indexes2,
+	// Version 3: the deadline of each attempt an orchestration set for
+	// its activity call (durabox.WithTimeout), in milliseconds; 0, as for
+	// the tasks already there, leaves it to the host.
+	2: `ALTER TABLE activity_tasks ADD COLUMN timeout_ms bigint NOT NULL DEFAULT 0;`,
 }
 
 // indexes2 are the indexes of the fair order of activity tasks, which
@@ -133,7 +137,8 @@ CREATE TABLE activity_tasks (
 	lock_owner   text,
 	locked_until bigint NOT NULL DEFAULT 0,
 	enqueued_at  bigint NOT NULL,
-	fair_rank    bigint NOT NULL DEFAULT 0
+	fair_rank    bigint NOT NULL DEFAULT 0,
+	timeout_ms   bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);

@@ -180,8 +180,8 @@ func queueActivities(ctx context.Context, tx pgx.Tx, id string, execution int64,
 		return fmt.Errorf("activities: their rank: %w", err)
 	}
 	for i, a := range tasks {
-		if _, err := tx.Exec(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now), rank+int64(i)); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}

@@ -30,7 +30,7 @@ func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease ti
 	// fair_rank, id) stops after the first max not leased, where the
 	// locked_until index would gather every one of them to sort.
 	rows, err := tx.QueryContext(ctx, `
-		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt + 1
+		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt + 1, timeout_ms
 		FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT ?`, nanos(now), max)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
@@ -39,11 +39,12 @@ func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease ti
 	for rows.Next() {
 		w := &store.ActivityWork{LockToken: newToken()}
 		var input []byte
-		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt); err != nil {
+		var timeoutMs int64
+		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &timeoutMs); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
 		}
-		w.Task.Input = input
+		w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
 		ws = append(ws, w)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {

@@ -15,13 +15,18 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// toVersion6 undoes what version 7 added.
-const toVersion6 = `
+// toVersion7 undoes what version 8 added.
+const toVersion7 = `
+	ALTER TABLE activity_tasks DROP COLUMN timeout_ms;
+	PRAGMA user_version = 7;`
+
+// toVersion6 undoes what versions 8 and 7 added.
+const toVersion6 = toVersion7 + `
 	DROP INDEX activity_tasks_fair; DROP INDEX activity_tasks_instance;
 	ALTER TABLE activity_tasks DROP COLUMN fair_rank;
 	PRAGMA user_version = 6;`
 
-// toVersion5 undoes what versions 7 and 6 added.
+// toVersion5 undoes what versions 8, 7 and 6 added.
 const toVersion5 = toVersion6 + `
 	DROP INDEX continued_executions_ended; DROP INDEX instances_status; DROP INDEX instances_name; DROP INDEX instances_module;
 	DROP INDEX instances_parent; DROP INDEX instances_finished;
@@ -132,6 +137,10 @@ func TestMigratesVersion5(t *testing.T) {
 	stats, err := s.QueueStats(ctx, t0.Add(time.Hour))
 	if err != nil || stats.OldestReady == nil || stats.OldestReady.Since.Before(before) || stats.OldestActivity == nil || stats.OldestActivity.Since.Before(before) {
 		t.Fatalf("queue stats after migration: %+v, %v; want the messages and tasks there stored at the migration", stats, err)
+	}
+	// Version 8 at work: the task there leaves its deadline to the host.
+	if ws, err := s.LockNextActivities(ctx, t0.Add(time.Hour), time.Minute, 1); err != nil || len(ws) != 1 || ws[0].Task.Timeout != 0 {
+		t.Fatalf("LockNextActivities after migration = %+v, %v; want the SayHello task with no timeout of its own", ws, err)
 	}
 	// Version 6 at work: execution 1's history goes under retention, and
 	// the limit counts what execution 2 took.

@@ -16,7 +16,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 7
+const schemaVersion = 8
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -56,6 +56,10 @@ var migrations = map[int]string{
 	// queue (see queueActivities); the tasks already there share rank 0,
 	// and so are taken in the order they came.
 	6: `ALTER TABLE activity_tasks ADD COLUMN fair_rank INTEGER NOT NULL DEFAULT 0;` + indexes7,
+	// Version 8: the deadline of each attempt an orchestration set for
+	// its activity call (durabox.WithTimeout), in milliseconds; 0, as for
+	// the tasks already there, leaves it to the host.
+	7: `ALTER TABLE activity_tasks ADD COLUMN timeout_ms INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // continuedExecutions is the table of when each execution that continued
@@ -160,7 +164,8 @@ CREATE TABLE activity_tasks (
 	lock_token   TEXT,
 	locked_until INTEGER NOT NULL DEFAULT 0,
 	enqueued_at  INTEGER NOT NULL DEFAULT 0,
-	fair_rank    INTEGER NOT NULL DEFAULT 0
+	fair_rank    INTEGER NOT NULL DEFAULT 0,
+	timeout_ms   INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
 ` + indexes6 + indexes7

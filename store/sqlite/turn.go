@@ -176,8 +176,8 @@ func queueActivities(ctx context.Context, tx *sql.Tx, id string, execution int64
 		rank = max(rank, last.Int64+1)
 	}
 	for i, a := range tasks {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now), rank+int64(i)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -186,6 +187,25 @@ func testActivityLease(f *fixture) {
 	f.must(f.s.CompleteActivity(f.ctx, again, activityCompleted(2, `"again"`), t0), "CompleteActivity")
 	f.noActivity(t0.Add(time.Hour))
 	f.messages(f.lock(t0.Add(lease+time.Second)), activityCompleted(2, `"again"`))
+}
+
+// testActivityTimeout: the deadline an orchestration set for an activity
+// call (durabox.WithTimeout) is in its history event and comes back with
+// the task, which carries none when the call set none.
+func testActivityTimeout(f *fixture) {
+	f.create("i1")
+	timed := scheduled("Charge")
+	timed.TimeoutMs = 1500
+	events := f.run("i1", t0, started("i1", input("i1")), timed, scheduled("Refund"))
+	f.history("i1", 1, events)
+	got := map[string]time.Duration{}
+	for range 2 {
+		w := f.lease(t0)
+		got[w.Task.Name] = w.Task.Timeout
+	}
+	if want := map[string]time.Duration{"Charge": 1500 * time.Millisecond, "Refund": 0}; !maps.Equal(got, want) {
+		f.t.Fatalf("the leased tasks' timeouts are %v; want %v", got, want)
+	}
 }
 
 // testActivityCompletedOnce: an activity that ran twice, or whose

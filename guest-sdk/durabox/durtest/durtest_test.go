@@ -70,6 +70,9 @@ func init() {
 		_, err := durabox.Child[string](ctx, "Missing", nil)
 		return append(out, err.Error()), nil
 	})
+	durabox.RegisterOrchestration("Deadline", func(ctx *durabox.Context, timeout time.Duration) (string, error) {
+		return durabox.Call[string](ctx, "Hello", "deadline", durabox.WithTimeout(timeout))
+	})
 	durabox.RegisterOrchestration("Guarded", func(ctx *durabox.Context, _ any) (string, error) {
 		child := ctx.CallChild("Approve", time.Hour)
 		work := ctx.CallActivity("Hello", "slow")

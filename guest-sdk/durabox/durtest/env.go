@@ -79,6 +79,9 @@ type task struct {
 	engine.ActivityTask
 	due time.Time
 	seq int64
+	// timedOut says the call takes longer than its timeout: it fails, at
+	// due, without running.
+	timedOut bool
 }
 
 // callback is a function the test asked to run at a given time.
@@ -133,7 +136,9 @@ func (e *Env) Instance(id string) *Instance { return e.byID[id] }
 
 // ActivityTakes makes every later call of the activity name take d on the
 // fake clock: its result arrives d after the call, when Advance gets
-// there. By default an activity's result arrives at once.
+// there. By default an activity's result arrives at once. A call whose
+// durabox.WithTimeout is shorter than d fails at its deadline instead,
+// without running, as a host stops the attempt.
 func (e *Env) ActivityTakes(name string, d time.Duration) {
 	e.t.Helper()
 	if d < 0 {

@@ -204,6 +204,36 @@ func TestChildren(t *testing.T) {
 	expectResult(t, env.Instance("family:6"), `"Hello, detached"`)
 }
 
+// TestWithTimeout pins that a call that takes longer than its
+// durabox.WithTimeout fails at its deadline on the fake clock, and one
+// that takes less runs.
+func TestWithTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		timeout time.Duration
+		want    string
+		at      time.Duration
+	}{
+		{30 * time.Second, `activity "Hello" failed: activity "Hello" crashed: it ran past its 30s deadline for one attempt (set by the call: durabox.WithTimeout)`, 30 * time.Second},
+		{2 * time.Minute, `"Hello, deadline"`, time.Minute},
+	} {
+		t.Run(tt.timeout.String(), func(t *testing.T) {
+			env := durtest.New(t, durtest.Options{})
+			env.ActivityTakes("Hello", time.Minute)
+			start := env.Now()
+			inst := env.Start("Deadline", tt.timeout)
+			inst.AdvanceToEnd()
+			if inst.Status() == engine.StatusFailed {
+				expectFailure(t, inst, engine.StatusFailed, tt.want)
+			} else {
+				expectResult(t, inst, tt.want)
+			}
+			if ended := inst.History()[len(inst.History())-1].Time.Sub(start); ended != tt.at {
+				t.Fatalf("ended %s after the start, want %s", ended, tt.at)
+			}
+		})
+	}
+}
+
 func TestCancellationReachesOperationsAndChildren(t *testing.T) {
 	env := durtest.New(t, durtest.Options{})
 	env.ActivityTakes("Hello", time.Minute)

@@ -48,7 +48,11 @@ func (i *Instance) turn() {
 	}
 	for _, a := range res.Activities {
 		e.seq++
-		e.tasks = append(e.tasks, &task{inst: i, execution: n + 1, ActivityTask: a, due: e.now.Add(e.durations[a.Name]), seq: e.seq})
+		k := &task{inst: i, execution: n + 1, ActivityTask: a, due: e.now.Add(e.durations[a.Name]), seq: e.seq}
+		if a.Timeout > 0 && e.durations[a.Name] > a.Timeout {
+			k.due, k.timedOut = e.now.Add(a.Timeout), true
+		}
+		e.tasks = append(e.tasks, k)
 	}
 	for _, t := range res.Timers {
 		i.enqueue(t.Fired(), t.FireAt)
@@ -127,10 +131,15 @@ func (i *Instance) continueAsNew(c *engine.ContinueAsNew) {
 }
 
 // run runs an activity call, the mock if there is one, and hands its
-// result to the execution that scheduled it.
+// result to the execution that scheduled it. A call that takes longer
+// (Env.ActivityTakes) than its durabox.WithTimeout fails at its deadline
+// without running, as a host stops the attempt.
 func (e *Env) run(k *task) {
 	req := &abi.ActivityRequest{Name: k.Name, Input: k.Input, InstanceID: k.inst.id, Attempt: 1}
-	res := seam.RunActivity(req, e.mocks[k.Name])
+	res := &abi.ActivityResult{Failure: &abi.Failure{Message: fmt.Sprintf("activity %q crashed: it ran past its %s deadline for one attempt (set by the call: durabox.WithTimeout)", k.Name, k.Timeout)}}
+	if !k.timedOut {
+		res = seam.RunActivity(req, e.mocks[k.Name])
+	}
 	ev := engine.Event{Kind: engine.ActivityCompleted, ScheduleID: k.ScheduleID, Result: res.Output}
 	if res.Failure != nil {
 		ev = engine.Event{Kind: engine.ActivityFailed, ScheduleID: k.ScheduleID, Failure: &engine.Failure{Message: res.Failure.Message, Details: res.Failure.Details}}

@@ -1,12 +1,15 @@
 // Command spin is a guest whose activity Spin says so on stdout and then
 // spins forever, for the tests that stop a running attempt: when its
 // instance is cancelled or terminated, or when a select cancels it, the
-// host must stop it rather than let it burn a core until its deadline.
+// host must stop it rather than let it burn a core until its deadline; and
+// at the deadline its call sets (durabox.WithTimeout). Its activity Nap
+// sleeps, for the test of a call's deadline longer than the host's.
 package main
 
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/durabox/durabox/guest-sdk/durabox"
 )
@@ -25,6 +28,18 @@ func init() {
 	// terminated while Spin runs.
 	durabox.RegisterOrchestration("Wait", func(ctx *durabox.Context, tag string) (int, error) {
 		return durabox.Call[int](ctx, "Spin", tag)
+	})
+	durabox.RegisterActivity("Nap", func(_ context.Context, millis int) (string, error) {
+		time.Sleep(time.Duration(millis) * time.Millisecond)
+		return fmt.Sprintf("slept %dms", millis), nil
+	})
+	// Timed runs Spin with a deadline of its own, in milliseconds.
+	durabox.RegisterOrchestration("Timed", func(ctx *durabox.Context, millis int) (int, error) {
+		return durabox.Call[int](ctx, "Spin", "timed", durabox.WithTimeout(time.Duration(millis)*time.Millisecond))
+	})
+	// LongNap runs Nap for three seconds with a deadline of ten minutes.
+	durabox.RegisterOrchestration("LongNap", func(ctx *durabox.Context, _ any) (string, error) {
+		return durabox.Call[string](ctx, "Nap", 3000, durabox.WithTimeout(10*time.Minute))
 	})
 	// Select runs Spin against the event "stop", which wins; then it waits
 	// for the event "finish", so that the instance runs on while the
