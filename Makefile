@@ -33,8 +33,9 @@ race:
 	$(GO) test -race -timeout 30m ./host/internal/...
 	$(GO) test -race -timeout 30m -run '$(RACE_HOST)' ./host
 
+# RUNTIME=wasmtime runs the demo's host on wasmtime instead of wazero.
 demo: build
-	./scripts/demo.sh
+	RUNTIME=$(RUNTIME) ./scripts/demo.sh
 
 # The kill -9 torture test: the host killed at random moments, at least 20
 # times, then every instance and history checked. CRASHFLAGS passes flags,

@@ -24,12 +24,15 @@
 // and there are no files, sockets, environment or arguments.
 // Output to stdout and stderr becomes log lines tagged with the instance,
 // and is silent while the instance replays. Each step of an orchestration
-// runs under a CPU deadline (Options.ActivationTimeout) and every instance
+// runs under a budget of loop iterations (Options.StepBudget), which stops
+// it at the same point on every replay, and a CPU deadline
+// (Options.ActivationTimeout) and every instance
 // under a memory limit (Options.MemoryLimit). A panic, a deadlock, a trap,
 // os.Exit, or a step past its deadline fails that instance only, with the
 // cause in its history; the host carries on.
 //
-// Everything specific to wazero lives in host/internal/sandbox, behind the
+// Everything specific to a runtime (wazero, or wasmtime with
+// Options.Runtime) lives in host/internal/sandbox, behind the
 // sandbox.Runtime interface.
 //
 // # Operations

@@ -49,6 +49,8 @@ var serveCommand = &command{
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
 		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
+		fs.Uint64Var(&c.stepBudget, "step-budget", 0, "the work budget of one step of an orchestration, in loop iterations (`N`, such as 1000000000); an orchestration that runs more fails at the same point live and on every replay, on either runtime (default none: only --step-timeout)")
+		fs.StringVar(&c.runtime, "runtime", host.RuntimeWazero, "the WebAssembly `RUNTIME` that runs the guests: wazero (pure Go) or wasmtime (Cranelift); either replays the other's histories")
 		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
@@ -63,8 +65,9 @@ type serveConfig struct {
 	tlsCert, tlsKey          string
 	retention, stepTimeout   time.Duration
 	logFormat, logLevel      string
-	memoryMiB                uint64
+	memoryMiB, stepBudget    uint64
 	allowHTTP, durability    string
+	runtime                  string
 }
 
 var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}
@@ -86,6 +89,8 @@ func (c *serveConfig) check() error {
 		return usagef("--db FILE is required")
 	case durabilities[c.durability] == "":
 		return usagef("--durability is %q; it must be full or normal", c.durability)
+	case c.runtime != host.RuntimeWazero && c.runtime != host.RuntimeWasmtime:
+		return usagef("--runtime is %q; it must be wazero or wasmtime", c.runtime)
 	case c.logFormat != "text" && c.logFormat != "json":
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
 	case c.memoryMiB > maxMemoryMiB:
@@ -155,7 +160,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention,
+	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention,
 		Logger: logger, CacheDir: c.db + ".wasmcache", Metrics: host.NewMetrics()}
 	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
 }

@@ -176,7 +176,8 @@ func fanOut(c *config, _ float64) error {
 }
 
 // coldReplay replays, on a fresh wasm instance, the history of a
-// Sequential instance of about c.replay events (the median of five).
+// Sequential instance of about c.replay events (the median of five), and
+// of an instance of one step: the instance start.
 func coldReplay(c *config, _ float64) error {
 	b, err := newBench(c, "replay", c.benchModule, host.Options{})
 	if err != nil {
@@ -191,23 +192,42 @@ func coldReplay(c *config, _ float64) error {
 	if err != nil {
 		return err
 	}
+	cold, err := medianReplay(b, "replayed", 5)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("# cold replay of %d events\n", len(history))
+	report("cold_replay", ms(cold), "ms")
+	report("cold_replay_per_event", float64(cold.Microseconds())/float64(len(history)), "us")
+	// An instance that completed at once (Sequential of none): its replay
+	// is an instance start and one step.
+	if _, err := b.runOne("Sequential", "empty", 0, 0); err != nil {
+		return err
+	}
+	start, err := medianReplay(b, "empty", 21)
+	if err != nil {
+		return err
+	}
+	report("instance_start", float64(start.Microseconds()), "us")
+	return nil
+}
+
+// medianReplay replays instance id n times, and returns the median time.
+func medianReplay(b *bench, id string, n int) (time.Duration, error) {
 	var times []time.Duration
-	for range 5 {
+	for range n {
 		start := time.Now()
-		rep, err := b.h.Replay(context.Background(), "replayed", client.ReplayRequest{})
+		rep, err := b.h.Replay(context.Background(), id, client.ReplayRequest{})
 		if err == nil {
 			err = rep.Err()
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		times = append(times, time.Since(start))
 	}
 	slices.Sort(times)
-	fmt.Printf("# cold replay of %d events\n", len(history))
-	report("cold_replay", ms(times[2]), "ms")
-	report("cold_replay_per_event", float64(times[2].Microseconds())/float64(len(history)), "us")
-	return nil
+	return times[n/2], nil
 }
 
 // idleMemory starts c.idle instances that wait for an event, so that they
@@ -305,4 +325,27 @@ func settledRSS() (int64, error) {
 		return 0, fmt.Errorf("resident memory: /proc/self/statm: %w", err)
 	}
 	return resident * int64(os.Getpagesize()), nil
+}
+
+// cpuHeavyStep runs a step of 10 million loop iterations of arithmetic
+// (Crunch) in a fresh instance, and reports the time of the whole instance
+// (the median of five): the speed of the runtime's compiled code.
+func cpuHeavyStep(c *config, _ float64) error {
+	b, err := newBench(c, "cpu", c.benchModule, host.Options{})
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	const n = 10_000_000
+	var times []time.Duration
+	for i := range 5 {
+		d, err := b.runOne("Crunch", fmt.Sprint("crunch-", i), n, true)
+		if err != nil {
+			return err
+		}
+		times = append(times, d)
+	}
+	slices.Sort(times)
+	report("cpu_heavy_step_10M", ms(times[2]), "ms")
+	return nil
 }

@@ -118,10 +118,11 @@ var Functions = []Function{
 // rewritten module call it now and then, for exactly that, and so that the
 // Go runtime of the host, which cannot stop compiled guest code, gets a
 // moment to (a garbage collection waits for every goroutine).
-func schedYield(ctx context.Context, _ *Env, _ Memory, _ []uint64) Errno {
+func schedYield(ctx context.Context, e *Env, _ Memory, _ []uint64) Errno {
 	if err := ctx.Err(); err != nil {
 		panic(err)
 	}
+	e.countYield()
 	return ESUCCESS
 }
 
