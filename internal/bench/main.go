@@ -41,7 +41,7 @@ type config struct {
 	// runtime is the WebAssembly runtime the figures are taken on.
 	runtime     string
 	helloModule []byte
-	benchModule     []byte
+	benchModule []byte
 }
 
 func main() {
