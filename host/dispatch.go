@@ -137,6 +137,10 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		return
 	}
 	h.metrics.turn(inst.Name, time.Since(began), res.Status)
+	if w := int64(h.opts.HistoryWarning); item.HistoryLen <= w && item.HistoryLen+int64(len(res.NewEvents)) > w {
+		h.opts.Logger.Warn("history past the warning length", "instance", inst.ID, "execution", inst.ExecutionID,
+			"events", item.HistoryLen+int64(len(res.NewEvents)), "warning", w)
+	}
 	for _, c := range children {
 		h.metrics.started.WithLabelValues(c.Name).Inc()
 	}

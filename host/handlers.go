@@ -312,6 +312,9 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 	details.Executions = make([]client.Execution, len(xs))
 	for i, x := range xs {
 		details.Executions[i] = client.Execution{ID: x.ID, Events: x.Events, StartedAt: timeOrNil(x.StartedAt), EndedAt: timeOrNil(x.EndedAt), End: x.End}
+		if w := historyWarning(x.Events, s.api.HistoryWarning()); w != "" && x.ID == inst.ExecutionID {
+			details.Warnings = append(details.Warnings, w)
+		}
 	}
 	s.reply(w, r, http.StatusOK, details)
 }

@@ -140,15 +140,21 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) 
 	return l
 }
 
-// memory is what l holds: its guest's linear memory (an upper bound on
-// what the guest keeps resident) and its history.
+// memory is what l holds: the pages of its guest's linear memory that are
+// its own (a page of the snapshot it only read is shared), what wazero
+// keeps for it on Go's heap, and its history.
 func (l *live) memory() uint64 {
 	var n uint64
 	if l.guest != nil {
-		n = l.guest.inst.MemorySize()
+		n = l.guest.inst.Resident() + instanceOverhead
 	}
 	return n + l.historyBytes
 }
+
+// instanceOverhead is what a wasm instance of a Go guest costs on the
+// host's own heap: wazero's function references and tables, about 180 KiB
+// (the memory step of make bench, BENCHMARKS.md).
+const instanceOverhead = 192 << 10
 
 // extend appends events to l's history.
 func (l *live) extend(events []engine.Event) {
@@ -168,9 +174,10 @@ func eventSize(e *engine.Event) uint64 {
 }
 
 // liveCache keeps at most max live instances holding at most maxMemory
-// bytes between them, dropping the least recently used. A dispatcher takes
-// an instance out for the length of a turn, so an instance is never used by
-// two turns or closed while in use.
+// bytes between them, dropping the least recently used: an instance
+// dropped is replayed from its history when it next runs. A dispatcher
+// takes an instance out for the length of a turn, so an instance is never
+// used by two turns or closed while in use.
 type liveCache struct {
 	mu        sync.Mutex
 	max       int
@@ -215,12 +222,12 @@ func (c *liveCache) remove(e *list.Element) *live {
 // closes, one kept for id already: a turn that ran on a fresh instance
 // while the one before it was still on its way back to the cache.
 func (c *liveCache) put(ctx context.Context, id string, l *live) {
+	ce := &cacheEntry{id: id, l: l, memory: l.memory()}
 	c.mu.Lock()
 	var evicted []*live
 	if e, ok := c.items[id]; ok {
 		evicted = append(evicted, c.remove(e))
 	}
-	ce := &cacheEntry{id: id, l: l, memory: l.memory()}
 	c.items[id] = c.order.PushFront(ce)
 	c.memory += ce.memory
 	for c.order.Len() > c.max || c.memory > c.maxMemory {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,5 +62,45 @@ func TestLiveCacheReplacesAnInstanceKeptTwice(t *testing.T) {
 	}
 	if c.take("a") != nil || c.memory != 0 {
 		t.Fatalf("after taking the one instance of a, the cache still has one, or counts %d bytes", c.memory)
+	}
+}
+
+// TestIdleInstancesHoldLittle: instances waiting for an event sit in the
+// live cache, which counts for each the pages its guest wrote, wazero's
+// share and its history: under 1 MiB, though each guest addresses several
+// MiB of linear memory (the snapshot's pages, which it only reads, are
+// shared). A bound of 2 MiB keeps as many as fit in it.
+func TestIdleInstancesHoldLittle(t *testing.T) {
+	const n = 20
+	for _, tt := range []struct {
+		name  string
+		bound uint64
+	}{{"the default bound", 0}, {"a bound of 2 MiB", 2 << 20}} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := conformanceHost(t, Options{MaxLiveMemory: tt.bound})
+			for i := range n {
+				if _, err := h.Start(context.Background(), "WaitsForGo", nil, fmt.Sprint("idle-", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			drive(t, h, conformanceNow, false)
+			kept, memory := h.cache.size()
+			if tt.bound == 0 {
+				if kept != n {
+					t.Fatalf("the cache keeps %d of the %d idle instances", kept, n)
+				}
+				l := h.cache.take("idle-0")
+				defer l.close(context.Background())
+				per := memory / n
+				t.Logf("an idle instance holds %d KiB by the cache's count, with %d KiB of linear memory", per>>10, l.guest.inst.MemorySize()>>10)
+				if per >= 1<<20 || per <= instanceOverhead || per >= l.guest.inst.MemorySize() {
+					t.Fatalf("an idle instance holds %d bytes by the cache's count, with %d of linear memory; want under 1 MiB", per, l.guest.inst.MemorySize())
+				}
+				return
+			}
+			if memory > tt.bound || kept == 0 || kept == n {
+				t.Fatalf("under a bound of %d bytes the cache keeps %d instances holding %d", tt.bound, kept, memory)
+			}
+		})
 	}
 }

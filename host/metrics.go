@@ -154,7 +154,8 @@ const queueTimeout = 5 * time.Second
 
 var (
 	liveInstancesDesc = prometheus.NewDesc("durabox_live_instances", "Orchestration instances live in memory between turns.", nil, nil)
-	liveMemoryDesc    = prometheus.NewDesc("durabox_live_memory_bytes", "Memory the live instances hold: their wasm linear memory and their history.", nil, nil)
+	liveMemoryDesc    = prometheus.NewDesc("durabox_live_memory_bytes", "Memory the live instances hold: the pages of wasm linear memory each wrote, what wazero keeps for each, and their histories.", nil, nil)
+	liveLimitDesc     = prometheus.NewDesc("durabox_live_memory_limit_bytes", "The bound on durabox_live_memory_bytes (serve --cache-mib): past it the least recently used instances are dropped, to be replayed when they next run.", nil, nil)
 	queueDescs        = map[string]*prometheus.Desc{
 		"ready":             prometheus.NewDesc("durabox_queue_ready_messages", "Messages ready for a turn (starts, raised events, results, timers come due).", nil, nil),
 		"readyInstances":    prometheus.NewDesc("durabox_queue_ready_instances", "Instances with messages ready for a turn.", nil, nil),
@@ -170,6 +171,7 @@ var (
 func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- liveInstancesDesc
 	ch <- liveMemoryDesc
+	ch <- liveLimitDesc
 	for _, d := range queueDescs {
 		ch <- d
 	}
@@ -179,6 +181,7 @@ func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
 	n, memory := c.h.cache.size()
 	ch <- prometheus.MustNewConstMetric(liveInstancesDesc, prometheus.GaugeValue, float64(n))
 	ch <- prometheus.MustNewConstMetric(liveMemoryDesc, prometheus.GaugeValue, float64(memory))
+	ch <- prometheus.MustNewConstMetric(liveLimitDesc, prometheus.GaugeValue, float64(c.h.cache.maxMemory))
 	ctx, cancel := context.WithTimeout(context.Background(), queueTimeout)
 	defer cancel()
 	q, err := c.h.Queue(ctx)

@@ -88,7 +88,11 @@ func TestMetrics(t *testing.T) {
 	approval := h.start(t, "Approval", `{"item": "laptop", "timeout": "1h"}`)
 	waitForCustomStatus(t, h, approval)
 
+	// The Approval goes into the live cache just after its turn commits.
 	m := scrape(t, handler)
+	for deadline := time.Now().Add(30 * time.Second); value(t, m, "durabox_live_instances") == 0 && time.Now().Before(deadline); m = scrape(t, handler) {
+		time.Sleep(time.Millisecond)
+	}
 	for _, c := range []struct {
 		name   string
 		labels []string
@@ -118,6 +122,7 @@ func TestMetrics(t *testing.T) {
 	}{
 		{"durabox_live_cache_hits_total", nil},
 		{"durabox_live_memory_bytes", nil},
+		{"durabox_live_memory_limit_bytes", nil},
 		{"durabox_store_commit_duration_seconds", nil},
 		{"durabox_store_commit_writes", nil},
 		{"durabox_sandbox_instances_started_total", []string{"kind", "orchestration"}},

@@ -30,18 +30,33 @@ type Options struct {
 	// result), and the more results arrive together, the more share one
 	// commit (BENCHMARKS.md).
 	ActivityWorkers int
-	// MaxLiveInstances bounds how many orchestration instances stay live in
-	// memory between turns; past it the least recently used is dropped and
-	// replayed from history when it next runs. Zero means 1024. A dropped
-	// instance replays to exactly the same history, only slower.
-	MaxLiveInstances int
-	// MaxLiveMemory bounds the memory the live instances hold between them:
-	// each one's linear memory (an upper bound on what it keeps resident)
-	// and its history. Zero means 2 GiB.
+	// MaxLiveMemory bounds the memory the orchestration instances kept live
+	// between turns hold between them, in bytes: each one's own pages of
+	// linear memory (those it wrote; the module's snapshot, which it only
+	// reads, is shared), what wazero keeps for it, and its history. Past
+	// it the least recently used is dropped and replayed from history when
+	// it next runs: a dropped instance replays to exactly the same
+	// history, only slower. Zero means a quarter of the memory the host
+	// may use: its cgroup's limit when it runs under one (a container),
+	// else the machine's memory.
 	MaxLiveMemory uint64
+	// MaxLiveInstances bounds how many orchestration instances stay live,
+	// whatever memory they hold. Zero means a quarter of the memory
+	// mappings the system allows a process (vm.max_map_count: 16,382
+	// with Linux's default of 65,530), since each live instance maps its
+	// memory in up to three pieces and the host needs mappings of its own.
+	MaxLiveInstances int
 	// NoLiveCache keeps no instance live between turns: every turn replays
 	// its instance's history on a fresh guest. For measurements and tests.
 	NoLiveCache bool
+	// HistoryWarning is the length of an execution's history, in events,
+	// past which the host warns: it logs once when a turn takes an
+	// instance past it, and GET /v1/instances/{id} (durabox status, the
+	// dashboard) carries a warning while the current execution is past it.
+	// Nothing is refused: a history may grow without limit, but every cold
+	// replay (after an eviction from the live cache, or a restart) reads it
+	// whole. Zero means DefaultHistoryWarning.
+	HistoryWarning int
 	// ActivationTimeout is the CPU deadline for one activation of an
 	// orchestration (one history event applied). An orchestration that runs
 	// longer fails. Zero means 5s.
@@ -91,6 +106,9 @@ type Options struct {
 	Metrics *Metrics
 }
 
+// DefaultHistoryWarning is the default of Options.HistoryWarning, in events.
+const DefaultHistoryWarning = 50000
+
 func (o *Options) validate() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -98,8 +116,9 @@ func (o *Options) validate() error {
 	if err := fillDefaults([]field[int]{
 		{"OrchestrationWorkers", &o.OrchestrationWorkers, 8},
 		{"ActivityWorkers", &o.ActivityWorkers, 32},
-		{"MaxLiveInstances", &o.MaxLiveInstances, 1024},
+		{"MaxLiveInstances", &o.MaxLiveInstances, defaultLiveInstances()},
 		{"PoisonAfter", &o.PoisonAfter, 8},
+		{"HistoryWarning", &o.HistoryWarning, DefaultHistoryWarning},
 	}); err != nil {
 		return err
 	}
@@ -116,7 +135,7 @@ func (o *Options) validate() error {
 	case o.NoLiveCache:
 		o.MaxLiveInstances, o.MaxLiveMemory = 0, 0
 	case o.MaxLiveMemory == 0:
-		o.MaxLiveMemory = 2 << 30
+		o.MaxLiveMemory = defaultLiveMemory()
 	}
 	if o.MemoryLimit == 0 {
 		o.MemoryLimit = 256 << 20

@@ -1,6 +1,12 @@
 package host
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestHTTPAllowList(t *testing.T) {
 	const rest = ", which is not a host name (example.com) or a host:port (example.com:8080); leave out the scheme and the path"
@@ -45,5 +51,38 @@ func TestRuntimeOption(t *testing.T) {
 		if err := o.validate(); errText(err) != tt.wantErr || o.Runtime != tt.want {
 			t.Errorf("Runtime %q: validate gave %q and Runtime %q; want %q and %q", tt.runtime, errText(err), o.Runtime, tt.wantErr, tt.want)
 		}
+	}
+}
+
+// TestLiveCacheDefaults: by default the live cache may hold a quarter of
+// the machine's memory (less under a cgroup limit), and a quarter as many
+// instances as the system allows a process memory mappings.
+func TestLiveCacheDefaults(t *testing.T) {
+	var o Options
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	meminfo, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatalf("the test reads the machine's memory from /proc/meminfo: %v", err)
+	}
+	var kib uint64
+	if _, err := fmt.Sscanf(string(meminfo), "MemTotal: %d kB", &kib); err != nil {
+		t.Fatalf("no MemTotal in /proc/meminfo: %v", err)
+	}
+	if o.MaxLiveMemory == 0 || o.MaxLiveMemory > kib<<10/4 {
+		t.Errorf("MaxLiveMemory is %d bytes by default, on a machine of %d KiB; want more than 0 and at most a quarter", o.MaxLiveMemory, kib)
+	}
+	maps, err := os.ReadFile("/proc/sys/vm/max_map_count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(maps)))
+	if err != nil || o.MaxLiveInstances != n/4 {
+		t.Errorf("MaxLiveInstances is %d by default, with vm.max_map_count %d; want a quarter", o.MaxLiveInstances, n)
+	}
+	explicit := Options{MaxLiveMemory: 5 << 20, MaxLiveInstances: 7}
+	if err := explicit.validate(); err != nil || explicit.MaxLiveMemory != 5<<20 || explicit.MaxLiveInstances != 7 {
+		t.Errorf("validate changed bounds it was given: %d bytes, %d instances, %v", explicit.MaxLiveMemory, explicit.MaxLiveInstances, err)
 	}
 }

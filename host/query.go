@@ -78,6 +78,20 @@ func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, er
 	return xs, err
 }
 
+// HistoryWarning returns the length of history past which the host warns
+// (Options.HistoryWarning).
+func (h *Host) HistoryWarning() int { return h.opts.HistoryWarning }
+
+// historyWarning returns the warning GET /v1/instances/{id} gives for an
+// execution of events events, when past the warning at threshold, or "".
+func historyWarning(events int64, threshold int) string {
+	if events <= int64(threshold) {
+		return ""
+	}
+	return fmt.Sprintf("the history of the current execution has %d events, past the warning at %d (serve --history-warning): "+
+		"every cold replay reads all of them; an orchestration that runs for ever should continue as new", events, threshold)
+}
+
 // History returns the history of an instance's current execution.
 func (h *Host) History(ctx context.Context, id string) ([]engine.Event, error) {
 	return h.ExecutionHistory(ctx, id, 0)

@@ -42,6 +42,9 @@ type API interface {
 	Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error)
 	Export(ctx context.Context, id string) (*bundle.Bundle, error)
 	Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error)
+	// HistoryWarning returns the length of history past which GET
+	// /v1/instances/{id} warns.
+	HistoryWarning() int
 	// Ready returns nil when the host serves its work, else why not
 	// (GET /readyz).
 	Ready(ctx context.Context) error

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -51,6 +52,8 @@ var serveCommand = &command{
 		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
 		fs.Uint64Var(&c.stepBudget, "step-budget", 0, "the work budget of one step of an orchestration, in loop iterations (`N`, such as 1000000000); an orchestration that runs more fails at the same point live and on every replay, on either runtime (default none: only --step-timeout)")
 		fs.StringVar(&c.runtime, "runtime", host.RuntimeWazero, "the WebAssembly `RUNTIME` that runs the guests: wazero (pure Go) or wasmtime (Cranelift); either replays the other's histories")
+		fs.Uint64Var(&c.cacheMiB, "cache-mib", 0, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
+		fs.IntVar(&c.historyWarning, "history-warning", 0, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", host.DefaultHistoryWarning))
 		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
@@ -65,7 +68,9 @@ type serveConfig struct {
 	tlsCert, tlsKey          string
 	retention, stepTimeout   time.Duration
 	logFormat, logLevel      string
-	memoryMiB, stepBudget    uint64
+	memoryMiB, cacheMiB      uint64
+	stepBudget               uint64
+	historyWarning           int
 	allowHTTP, durability    string
 	runtime                  string
 }
@@ -76,6 +81,9 @@ var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.Lev
 
 // maxMemoryMiB is the most memory a wasm32 instance addresses.
 const maxMemoryMiB = 4096
+
+// maxCacheMiB is the most MiB whose bytes a uint64 holds.
+const maxCacheMiB = math.MaxUint64 >> 20
 
 // shutdownTimeout bounds how long serve waits for requests in flight once
 // it is told to stop.
@@ -95,8 +103,12 @@ func (c *serveConfig) check() error {
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
 	case c.memoryMiB > maxMemoryMiB:
 		return usagef("--memory-mib is %d; a wasm instance addresses at most %d MiB", c.memoryMiB, maxMemoryMiB)
+	case c.cacheMiB > maxCacheMiB:
+		return usagef("--cache-mib is %d; it must be at most %d (16 EiB in bytes)", c.cacheMiB, uint64(maxCacheMiB))
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
+	case c.historyWarning < 0:
+		return usagef("--history-warning is %d; it must be zero (for the default, %d) or more", c.historyWarning, host.DefaultHistoryWarning)
 	case c.retention < 0:
 		return usagef("--retention is %s; it must be zero (keep everything) or more", c.retention)
 	}
@@ -160,7 +172,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, Retention: c.retention,
+	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20, HistoryWarning: c.historyWarning, Retention: c.retention,
 		Logger: logger, CacheDir: c.db + ".wasmcache", Metrics: host.NewMetrics()}
 	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
 }

@@ -47,6 +47,8 @@ func TestServeUsage(t *testing.T) {
 		{"a log format", []string{"serve", "--db", "x.db", "--log-format", "xml"}, "durabox serve: --log-format is \"xml\"; it must be text or json\n"},
 		{"a log level", []string{"serve", "--db", "x.db", "--log-level", "loud"}, "durabox serve: --log-level is \"loud\"; it must be debug, info, warn or error\n"},
 		{"a certificate without its key", []string{"serve", "--db", "x.db", "--tls-cert", "c.pem"}, "durabox serve: --tls-cert and --tls-key go together: give both, or neither\n"},
+		{"a cache past 16 EiB", []string{"serve", "--db", "x.db", "--cache-mib", "17592186044416"}, "durabox serve: --cache-mib is 17592186044416; it must be at most 17592186044415 (16 EiB in bytes)\n"},
+		{"a negative history warning", []string{"serve", "--db", "x.db", "--history-warning", "-1"}, "durabox serve: --history-warning is -1; it must be zero (for the default, 50000) or more\n"},
 		{"a negative retention", []string{"serve", "--db", "x.db", "--retention", "-1h"}, "durabox serve: --retention is -1h0m0s; it must be zero (keep everything) or more\n"},
 		{"a token file that is not there", []string{"serve", "--db", "x.db", "--token-file", "nope"}, "durabox serve: --token-file: open nope: no such file or directory\n"},
 	}
@@ -71,7 +73,7 @@ func TestServe(t *testing.T) {
 	pr, pw := io.Pipe()
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--durability", "normal"}, io.Discard, pw)
+		exit <- run([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--durability", "normal", "--cache-mib", "64"}, io.Discard, pw)
 		pw.Close()
 	}()
 	lines := make(chan string, 1000)
@@ -111,6 +113,9 @@ func TestServe(t *testing.T) {
 		t.Errorf("Instance(nope) = %v, want instance not found", err)
 	}
 	checkObservable(t, "http://"+addr)
+	if body := getBody(t, "http://"+addr+"/metrics"); !strings.Contains(body, "\ndurabox_live_memory_limit_bytes 6.7108864e+07\n") {
+		t.Errorf("with --cache-mib 64, GET /metrics does not show the live cache bound at 64 MiB:\n%s", body)
+	}
 
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -127,6 +132,18 @@ func TestServe(t *testing.T) {
 	if want := "durabox: the dashboard is at http://" + addr + "/"; !slices.Contains(stderr, want) {
 		t.Errorf("serve did not say %q:\n%s", want, strings.Join(stderr, "\n"))
 	}
+}
+
+// getBody returns the body of a GET of url.
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }
 
 // checkObservable checks what serve serves beside the API: the health

@@ -57,5 +57,8 @@ func status(ctx context.Context, e *env) error {
 		}
 		fmt.Fprintf(tw, "children\t%d%s (durabox list --parent %s)\n", n, more, inst.ID)
 	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(tw, "warning\t%s\n", w)
+	}
 	return tw.Flush()
 }

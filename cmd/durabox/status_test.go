@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/durabox/durabox/host/client/fakehost"
+)
 
 func TestStatus(t *testing.T) {
 	runTests(t, []cliTest{
@@ -57,6 +61,22 @@ failure    boom
   ],
   "children": []
 }
+`,
+		},
+		{
+			name:  "a history past the warning",
+			setup: func(t *testing.T, h *fakehost.Host) { h.SetHistoryWarning(1) },
+			args:  []string{"status", "done"},
+			wantStdout: `id         done
+name       Greeting
+status     Completed
+module     5c471d4fcbf9
+execution  1
+created    2025-01-02T03:04:07.000Z
+updated    2025-01-02T03:04:08.000Z
+input      "world"
+result     "Hello, world!"
+warning    the history of the current execution has 2 events, past the warning at 1 (serve --history-warning): every cold replay reads all of them; an orchestration that runs for ever should continue as new
 `,
 		},
 		{

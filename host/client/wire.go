@@ -77,6 +77,10 @@ type InstanceDetails struct {
 	// ChildrenNext, when set, lists the rest: GET
 	// /v1/instances?parent={id}&cursor={ChildrenNext}.
 	ChildrenNext string `json:"childrenNext,omitempty"`
+	// Warnings say what about the instance needs its owner's attention,
+	// such as a history past the host's warning length; absent when
+	// nothing does.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Execution is one execution of an instance (an instance that continued

@@ -74,6 +74,7 @@ function showHeader(el, d) {
 
 function showOverview(el, d) {
   replace(el,
+    (d.warnings || []).map(w => h("div", {class: "card warning"}, h("h3", {}, "Warning"), h("p", {}, w))),
     h("div", {class: "card"}, h("h3", {}, "Custom status"),
       h("p", {id: "custom-status", class: d.customStatus ? "" : "muted"}, d.customStatus || "none set")),
     h("div", {class: "card"}, h("h3", {}, "Input"), h("pre", {id: "input"}, json(d.input))),

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,9 +120,10 @@ func helloThroughput(c *config, commits float64) error {
 }
 
 // sequential runs one instance calling c.sequential activities one after
-// another, and compares the cost of a round (a turn, an activity, their
-// commits) near the start with one near the end, from the times the
-// history records.
+// another, which makes a long history, and compares the cost of a round (a
+// turn, an activity, their commits) near the start with one near the end,
+// from the times the history records; then it replays that history cold,
+// on a fresh wasm instance.
 func sequential(c *config, commits float64) error {
 	b, err := newBench(c, "sequential", c.benchModule, host.Options{})
 	if err != nil {
@@ -155,6 +157,16 @@ func sequential(c *config, commits float64) error {
 	report("sequential_round_early", ms(early), "ms")
 	report("sequential_round_late", ms(late), "ms")
 	report("sequential_turn_ratio", float64(late)/float64(early), "x")
+	began := time.Now()
+	rep, err := b.h.Replay(context.Background(), "sequential", client.ReplayRequest{})
+	if err == nil {
+		err = rep.Err()
+	}
+	if err != nil {
+		return err
+	}
+	report("sequential_history", float64(len(history)), "events")
+	report("sequential_cold_replay", ms(time.Since(began)), "ms")
 	return nil
 }
 
@@ -231,8 +243,11 @@ func medianReplay(b *bench, id string, n int) (time.Duration, error) {
 }
 
 // idleMemory starts c.idle instances that wait for an event, so that they
-// sit in the cache, and divides the growth of the process's resident
-// memory by their number.
+// sit in the cache, and divides the growth of the process's memory by their
+// number: its proportional set size (what the instances cost the machine:
+// a page of the module's snapshot, which every instance maps and only
+// reads, counts once, shared among them), and its resident set size,
+// which counts such a page once for every instance that maps it.
 func idleMemory(c *config, _ float64) error {
 	b, err := newBench(c, "idle", c.benchModule, host.Options{})
 	if err != nil {
@@ -243,14 +258,14 @@ func idleMemory(c *config, _ float64) error {
 	if err := startIdle(b, "warm-up", 1); err != nil {
 		return err
 	}
-	before, err := settledRSS()
+	before, err := settledMemory()
 	if err != nil {
 		return err
 	}
 	if err := startIdle(b, "idle", c.idle); err != nil {
 		return err
 	}
-	after, err := settledRSS()
+	after, err := settledMemory()
 	if err != nil {
 		return err
 	}
@@ -259,7 +274,8 @@ func idleMemory(c *config, _ float64) error {
 			return err
 		}
 	}
-	report("idle_instance_memory", float64(after-before)/float64(c.idle)/(1<<20), "MiB")
+	report("idle_instance_memory", float64(after.pss-before.pss)/float64(c.idle)/(1<<20), "MiB")
+	report("idle_instance_rss", float64(after.rss-before.rss)/float64(c.idle)/(1<<20), "MiB")
 	for i := range c.idle {
 		if err := b.h.Raise(ctx, fmt.Sprint("idle-", i), "Wake", json.RawMessage(`"up"`), false); err != nil {
 			return err
@@ -311,20 +327,37 @@ func writeHeapProfile(path string) error {
 	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
 }
 
-// settledRSS returns the process's resident memory after a full GC has
-// returned what it can to the system.
-func settledRSS() (int64, error) {
+// memory is the process's proportional and resident set sizes, in bytes.
+type memory struct{ pss, rss int64 }
+
+// settledMemory returns the process's memory after a full GC has returned
+// what it can to the system.
+func settledMemory() (memory, error) {
 	runtime.GC()
 	debug.FreeOSMemory()
-	b, err := os.ReadFile("/proc/self/statm")
+	return readMemory()
+}
+
+// readMemory returns the process's memory, from /proc/self/smaps_rollup.
+func readMemory() (memory, error) {
+	b, err := os.ReadFile("/proc/self/smaps_rollup")
 	if err != nil {
-		return 0, fmt.Errorf("resident memory: %w (the memory figure needs Linux)", err)
+		return memory{}, fmt.Errorf("memory: %w (the memory figure needs Linux)", err)
 	}
-	var size, resident int64
-	if _, err := fmt.Sscan(string(b), &size, &resident); err != nil {
-		return 0, fmt.Errorf("resident memory: /proc/self/statm: %w", err)
+	var m memory
+	for _, line := range strings.Split(string(b), "\n") {
+		var kib int64
+		if _, err := fmt.Sscanf(line, "Pss: %d kB", &kib); err == nil {
+			m.pss = kib << 10
+		}
+		if _, err := fmt.Sscanf(line, "Rss: %d kB", &kib); err == nil {
+			m.rss = kib << 10
+		}
 	}
-	return resident * int64(os.Getpagesize()), nil
+	if m.pss == 0 || m.rss == 0 {
+		return memory{}, fmt.Errorf("memory: no Pss or Rss in /proc/self/smaps_rollup:\n%s", b)
+	}
+	return m, nil
 }
 
 // cpuHeavyStep runs a step of 10 million loop iterations of arithmetic

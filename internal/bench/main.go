@@ -34,6 +34,9 @@ type config struct {
 	fanOut          int
 	replay          int
 	idle            int
+	waiting, wake   int
+	cacheMiB        uint64
+	payloadMiB      int
 	workers         int
 	activityWorkers int
 	only            string
@@ -48,13 +51,17 @@ func main() {
 	var c config
 	durability := flag.String("durability", "full", "full or normal: the store's durability, and the raw commit loop's")
 	flag.IntVar(&c.hello, "hello", 10000, "how many Greeting instances the hello throughput runs")
-	flag.IntVar(&c.sequential, "sequential", 10000, "how many activities the sequential instance calls")
+	flag.IntVar(&c.sequential, "sequential", 100000, "how many activities the sequential instance calls: its history is the long history")
 	flag.IntVar(&c.fanOut, "fanout", 1000, "how many activities the fan-out starts at once")
 	flag.IntVar(&c.replay, "replay-events", 10000, "about how many events the cold replay's history has")
 	flag.IntVar(&c.idle, "idle", 200, "how many idle instances the memory figure averages over")
+	flag.IntVar(&c.waiting, "waiting", 100000, "how many instances wait for an event in the many-waiting figures (make bench-scale: 1,000,000)")
+	flag.IntVar(&c.wake, "wake", 10000, "how many of the waiting instances, chosen at random, get their event (make bench-scale: 100,000)")
+	flag.Uint64Var(&c.cacheMiB, "cache-mib", 64, "the live cache's bound in the many-waiting figures, in MiB")
+	flag.IntVar(&c.payloadMiB, "payload-mib", 10, "the size of the payload figures' input and activity result, in MiB")
 	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
-	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, cpu), on each runtime")
+	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
 	flag.Parse()
@@ -121,6 +128,8 @@ func run(c *config) error {
 			{"replay", coldReplay},
 			{"restart", restart},
 			{"memory", idleMemory},
+			{"waiting", waiting},
+			{"payload", payload},
 			{"cpu", cpuHeavyStep},
 		} {
 			if c.only != "" && c.only != step.name {

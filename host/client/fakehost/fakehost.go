@@ -86,6 +86,9 @@ type Host struct {
 	query     store.InstanceQuery
 	filter    store.InstanceFilter
 	queue     store.QueueStats
+	// historyWarning is what HistoryWarning returns; zero means the host's
+	// default.
+	historyWarning int
 }
 
 var _ host.API = (*Host)(nil)
@@ -114,6 +117,23 @@ func (h *Host) failure(method string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.fail[method]
+}
+
+// SetHistoryWarning sets the length of history past which the instance's
+// details warn, as Options.HistoryWarning does for a host.
+func (h *Host) SetHistoryWarning(events int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.historyWarning = events
+}
+
+func (h *Host) HistoryWarning() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.historyWarning == 0 {
+		return host.DefaultHistoryWarning
+	}
+	return h.historyWarning
 }
 
 // Deployed returns the bytes of every Deploy call so far.

@@ -25,9 +25,9 @@ func mmapFixed(at []byte, f *os.File) error {
 	return nil
 }
 
-// writtenPages returns a bit per page of mem, a private mapping of a file,
-// set for the pages the process has written (which are copies of its own
-// now), from /proc/self/pagemap.
+// writtenPages returns a bit per page of mem, a private mapping of a file
+// or an anonymous one, set for the pages the process has written (which
+// are copies of its own now), from /proc/self/pagemap.
 func writtenPages(mem []byte) ([]uint64, error) {
 	f, err := pagemap()
 	if err != nil {

@@ -412,3 +412,34 @@ func TestRecycledInstanceIsLikeNew(t *testing.T) {
 		t.Error("an instance of a closed module was kept")
 	}
 }
+
+// Resident counts the pages an instance wrote: not the snapshot's pages it
+// only shares, nor memory it grew and never touched.
+func TestResident(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/pagemap")
+	}
+	mod := compiledGuest(t, Options{MemoryLimitBytes: 64 << 20})
+	inst := fromSnapshot(t, mod, deterministic())
+	call(t, inst, "bump", 1)
+	start := inst.Resident()
+	if size := inst.MemorySize(); start == 0 || start > size/2 {
+		t.Fatalf("an instance fresh from the snapshot holds %d of its %d bytes", start, size)
+	}
+	grown := inst.MemorySize()
+	call(t, inst, "allocate", 8)
+	if grown = inst.MemorySize() - grown; grown < 4<<20 {
+		t.Fatalf("allocating 8 MiB grew the memory by %d bytes only", grown)
+	}
+	if got := inst.Resident(); got-start > grown/2 {
+		t.Errorf("after growing the memory by %d bytes it never wrote, the instance holds %d bytes more", grown, got-start)
+	}
+	before := inst.Resident()
+	const n = 1 << 20
+	if !inst.Write(uint32(inst.MemorySize()-2*n), bytes.Repeat([]byte{0xa5}, n)) {
+		t.Fatal("cannot write")
+	}
+	if got := inst.Resident() - before; got < n || got > n+2*uint64(os.Getpagesize()) {
+		t.Errorf("writing 1 MiB added %d bytes", got)
+	}
+}

@@ -359,6 +359,10 @@ func (i *wasmtimeInstance) Write(addr uint32, b []byte) bool {
 
 func (i *wasmtimeInstance) MemorySize() uint64 { return uint64(i.mem.DataSize(i.store)) }
 
+// Resident is MemorySize: a wasmtime instance shares no snapshot, and
+// wasmtime-go does not say where its memory is mapped from.
+func (i *wasmtimeInstance) Resident() uint64 { return i.MemorySize() }
+
 func (i *wasmtimeInstance) Close(context.Context) error {
 	if !i.closed {
 		i.closed = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"slices"
 	"sync"
@@ -323,6 +324,20 @@ func (i *wazeroInstance) Read(addr, length uint32) ([]byte, bool) {
 func (i *wazeroInstance) Write(addr uint32, b []byte) bool { return i.mod.Memory().Write(addr, b) }
 
 func (i *wazeroInstance) MemorySize() uint64 { return uint64(i.mod.Memory().Size()) }
+
+func (i *wazeroInstance) Resident() uint64 {
+	mem := i.mod.Memory()
+	b, _ := mem.Read(0, mem.Size())
+	written, err := writtenPages(b)
+	if written == nil || err != nil {
+		return uint64(len(b))
+	}
+	var n int
+	for _, w := range written {
+		n += bits.OnesCount64(w)
+	}
+	return uint64(n) * osPageSize
+}
 
 // Close closes the instance. One that started from a snapshot and never
 // failed tells the snapshot which pages it wrote, while the snapshot learns

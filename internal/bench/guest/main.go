@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/durabox/durabox/guest-sdk/durabox"
 )
@@ -13,7 +14,9 @@ func init() {
 	durabox.RegisterOrchestration("FanOut", FanOut)
 	durabox.RegisterOrchestration("Idle", Idle)
 	durabox.RegisterOrchestration("Crunch", Crunch)
+	durabox.RegisterOrchestration("Payload", Payload)
 	durabox.RegisterActivity("Echo", func(_ context.Context, i int) (int, error) { return i, nil })
+	durabox.RegisterActivity("Bytes", func(_ context.Context, n int) (string, error) { return strings.Repeat("r", n), nil })
 }
 
 // Sequential calls Echo n times, one after another, and sums the results.
@@ -63,6 +66,13 @@ func Idle(ctx *durabox.Context, _ any) (string, error) {
 	var s string
 	err := ctx.WaitEvent("Wake").Get(&s)
 	return s, err
+}
+
+// Payload takes a large input, asks the Bytes activity for a result as
+// large, and returns the two lengths: large payloads through the host.
+func Payload(ctx *durabox.Context, input string) ([2]int, error) {
+	result, err := durabox.Call[string](ctx, "Bytes", len(input))
+	return [2]int{len(input), len(result)}, err
 }
 
 func main() {}
