@@ -6,7 +6,7 @@ WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples test race demo bench bench-scale crashtest FORCE
+.PHONY: build examples test race demo bench bench-scale bench-pg crashtest crashtest-pg FORCE
 
 build: bin/durabox examples
 
@@ -43,6 +43,12 @@ demo: build
 crashtest: bin/durabox
 	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox $(CRASHFLAGS)
 
+# The torture test on PostgreSQL: three hosts sharing one database, killed
+# 30 times in all (sometimes two at once), their connections cut by the
+# server, then the same checks. It finds PostgreSQL as the tests do.
+crashtest-pg: bin/durabox
+	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres auto --hosts 3 --kills 30 $(CRASHFLAGS)
+
 # The benchmark suite: every figure on a line "BENCH <name> <value> <unit>".
 # BENCHFLAGS passes flags, e.g. BENCHFLAGS=--durability=normal.
 bench:
@@ -53,5 +59,10 @@ bench:
 # tenth of it). It prints the same BENCH lines.
 bench-scale:
 	$(GO) run ./internal/bench --only waiting --waiting 1000000 --wake 100000 $(BENCHFLAGS)
+
+# The hello and sequential figures on PostgreSQL, with 1, 2 and 3 hosts
+# sharing the database (found as the tests find it), for BENCHMARKS.md.
+bench-pg:
+	for n in 1 2 3; do $(GO) run ./internal/bench --postgres auto --hosts $$n --hello 1000 --sequential 1000 $(BENCHFLAGS) || exit 1; done
 
 FORCE:

@@ -349,7 +349,8 @@ func (h *Host) enqueued(ctx context.Context, id, op string, err error) error {
 }
 
 // Wait blocks until the instance reaches a terminal status or ctx is done,
-// and returns the instance as it stands then.
+// and returns the instance as it stands then. On a shared store it also
+// looks every sharedPoll, for an instance another host ran.
 func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
 	for {
 		changed := h.changed.C()
@@ -357,18 +358,28 @@ func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
 		if err != nil || inst.Status.IsTerminal() {
 			return inst, err
 		}
+		var poll <-chan time.Time
+		if h.opts.Shared {
+			poll = time.After(sharedPoll)
+		}
 		select {
 		case <-ctx.Done():
 			return inst, nil
 		case <-changed:
+		case <-poll:
 		}
 	}
 }
 
+// sharedPoll is how often a host on a shared store looks for changes
+// other hosts made.
+const sharedPoll = time.Second
+
 // idle waits until woken, until the store's next message is due, or for at
-// most a second (to notice expired leases), whichever is first.
+// most sharedPoll (to notice expired leases, and the work other hosts make
+// on a shared store), whichever is first.
 func (h *Host) idle(ctx context.Context, wake wakeup) {
-	d := time.Second
+	d := sharedPoll
 	if next, ok, err := h.st.NextVisibleAt(ctx, h.opts.Clock()); err == nil && ok {
 		d = min(d, max(time.Until(next), 0))
 	}

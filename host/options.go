@@ -81,6 +81,12 @@ type Options struct {
 	// the guest SDK's durahttp package): "example.com" for any port,
 	// "example.com:8080" for one. Empty means none.
 	HTTPAllowList []string
+	// Shared says that other hosts use the store too (store/postgres):
+	// instances this host waits for may change on them, so Wait looks at
+	// the store every second as well as whenever this host changes an
+	// instance. (Work the other hosts make is found anyway: an idle
+	// dispatcher looks at the store at least every second.)
+	Shared bool
 	// PoisonAfter is how many times one turn or one activity task is
 	// delivered before the host gives up on it as poison: work that never
 	// finishes because the host crashes, is killed or loses the lease every

@@ -127,7 +127,7 @@ const overviewText = `Durabox runs durable orchestrations, written in Go and com
 usage:
   durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]               start a project: a module, its tests, a README
   durabox build [DIR] [-o FILE]                                           build a module and check it as a host will
-  durabox serve --db FILE [--addr ADDR] [--token-file FILE] [flags]       run a host on a SQLite file
+  durabox serve --db FILE|URL [--addr ADDR] [--token-file FILE] [flags]   run a host on a SQLite file, or one of several on PostgreSQL
   durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]             deploy a module to the host
   durabox modules [rm HASH]                                               list the modules, or remove one
   durabox start NAME [--input JSON] [--id ID] [--module HASH] [--wait]    start an orchestration instance

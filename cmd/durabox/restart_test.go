@@ -20,6 +20,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/pgtest"
 )
 
 // These tests run the real durabox binary as a separate process, stop it
@@ -33,7 +34,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	guestbuild.Cleanup()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))

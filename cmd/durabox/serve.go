@@ -22,13 +22,19 @@ import (
 
 var serveCommand = &command{
 	name:     "serve",
-	synopsis: "--db FILE [--addr ADDR] [--token-file FILE] [flags]",
-	summary:  "run a host on a SQLite file",
+	synopsis: "--db FILE|URL [--addr ADDR] [--token-file FILE] [flags]",
+	summary:  "run a host on a SQLite file, or one of several on PostgreSQL",
 	about: "Run a host that keeps everything in the SQLite file FILE (created if missing,\n" +
 		"readable by its owner only) and serves its HTTP API at ADDR, until SIGINT or\n" +
 		"SIGTERM. Compiled modules are cached in the directory FILE.wasmcache, so a\n" +
 		"restart does not compile them again. Once it listens, it prints \"durabox:\n" +
 		"serving on http://ADDR (db FILE)\" to stderr; its logs follow.\n\n" +
+		"With a PostgreSQL URL (postgres://user@host:5432/database) instead of FILE,\n" +
+		"any number of hosts share the database: each takes work with leases, a host\n" +
+		"that dies has its work taken over once its leases end (--lease), and a\n" +
+		"client may talk to any of them. Each needs its own --host-id; compiled\n" +
+		"modules are cached in --cache-dir (default: the user's cache directory,\n" +
+		"durabox/HOST-ID).\n\n" +
 		"On loopback (127.0.0.1, the default) anyone on the machine may use the API.\n" +
 		"Beyond it, a token is required: every request must carry it (durabox sends\n" +
 		"$DURABOX_TOKEN or --token-file), and serve refuses to start without one. A\n" +
@@ -40,7 +46,10 @@ var serveCommand = &command{
 		"its work), which need no token.",
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		c := &serveConfig{}
-		fs.StringVar(&c.db, "db", "", "the SQLite `FILE` (required)")
+		fs.StringVar(&c.db, "db", "", "the SQLite `FILE`, or a postgres:// URL (required)")
+		fs.StringVar(&c.hostID, "host-id", "", "on PostgreSQL, this host's `ID` among those sharing the database (default: the machine's name)")
+		fs.StringVar(&c.cacheDir, "cache-dir", "", "cache compiled modules in `DIR` (default FILE.wasmcache; on PostgreSQL, the user's cache directory)")
+		fs.DurationVar(&c.lease, "lease", 0, "how long a host holds the work it takes before another may take it over, such as 30s (default 1m)")
 		fs.StringVar(&c.addr, "addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
 		fs.StringVar(&c.tokenFile, "token-file", "", "require the admin token in `FILE` of every request (default $DURABOX_TOKEN, if set)")
 		fs.StringVar(&c.readTokenFile, "read-token-file", "", "also accept the token in `FILE`, for reading (GET) only")
@@ -64,6 +73,8 @@ var serveCommand = &command{
 // serveConfig is serve's command line.
 type serveConfig struct {
 	db, addr                 string
+	hostID, cacheDir         string
+	lease                    time.Duration
 	tokenFile, readTokenFile string
 	tlsCert, tlsKey          string
 	retention, stepTimeout   time.Duration
@@ -111,6 +122,12 @@ func (c *serveConfig) check() error {
 		return usagef("--history-warning is %d; it must be zero (for the default, %d) or more", c.historyWarning, host.DefaultHistoryWarning)
 	case c.retention < 0:
 		return usagef("--retention is %s; it must be zero (keep everything) or more", c.retention)
+	case c.lease < 0:
+		return usagef("--lease is %s; it must be zero (the default, 1m) or more", c.lease)
+	case c.postgres() && c.durability != "full":
+		return usagef("--durability is for a SQLite file; on PostgreSQL, the server's synchronous_commit decides what a commit waits for")
+	case !c.postgres() && c.hostID != "":
+		return usagef("--host-id names one of several hosts sharing a PostgreSQL database; a SQLite file has one host")
 	}
 	if _, ok := logLevels[c.logLevel]; !ok {
 		return usagef("--log-level is %q; it must be debug, info, warn or error", c.logLevel)
@@ -173,8 +190,18 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 	}
 
 	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20, HistoryWarning: c.historyWarning, Retention: c.retention,
-		Logger: logger, CacheDir: c.db + ".wasmcache", Metrics: host.NewMetrics()}
+		Logger: logger, CacheDir: c.cacheDir, Metrics: host.NewMetrics(), Lease: c.lease, Shared: c.postgres()}
+	if opts.CacheDir == "" {
+		if opts.CacheDir, err = c.defaultCacheDir(); err != nil {
+			return err
+		}
+	}
 	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
+}
+
+// postgres reports whether --db names a PostgreSQL database.
+func (c *serveConfig) postgres() bool {
+	return strings.HasPrefix(c.db, "postgres://") || strings.HasPrefix(c.db, "postgresql://")
 }
 
 // isLoopback reports whether a listener's address is on loopback only.
@@ -189,7 +216,7 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := opts.Logger
-	st, err := sqlite.Open(c.db, sqlite.Options{Durability: durabilities[c.durability], Logger: logger, OnCommit: opts.Metrics.ObserveCommit})
+	st, err := c.open(logger, opts.Metrics.ObserveCommit)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
@@ -242,7 +269,7 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 		cancel()
 		serverDone <- err
 	}()
-	fmt.Fprintf(e.stderr, "durabox: serving on %s://%s (db %s)\n", scheme, ln.Addr(), c.db)
+	fmt.Fprintf(e.stderr, "durabox: serving on %s://%s (db %s)\n", scheme, ln.Addr(), c.dbName())
 	fmt.Fprintf(e.stderr, "durabox: the dashboard is at %s://%s/\n", scheme, ln.Addr())
 
 	<-ctx.Done()

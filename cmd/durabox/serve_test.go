@@ -50,6 +50,9 @@ func TestServeUsage(t *testing.T) {
 		{"a cache past 16 EiB", []string{"serve", "--db", "x.db", "--cache-mib", "17592186044416"}, "durabox serve: --cache-mib is 17592186044416; it must be at most 17592186044415 (16 EiB in bytes)\n"},
 		{"a negative history warning", []string{"serve", "--db", "x.db", "--history-warning", "-1"}, "durabox serve: --history-warning is -1; it must be zero (for the default, 50000) or more\n"},
 		{"a negative retention", []string{"serve", "--db", "x.db", "--retention", "-1h"}, "durabox serve: --retention is -1h0m0s; it must be zero (keep everything) or more\n"},
+		{"a host id for a SQLite file", []string{"serve", "--db", "x.db", "--host-id", "a"}, "durabox serve: --host-id names one of several hosts sharing a PostgreSQL database; a SQLite file has one host\n"},
+		{"a durability on PostgreSQL", []string{"serve", "--db", "postgres://x@127.0.0.1/x", "--durability", "normal"}, "durabox serve: --durability is for a SQLite file; on PostgreSQL, the server's synchronous_commit decides what a commit waits for\n"},
+		{"a negative lease", []string{"serve", "--db", "x.db", "--lease", "-1s"}, "durabox serve: --lease is -1s; it must be zero (the default, 1m) or more\n"},
 		{"a token file that is not there", []string{"serve", "--db", "x.db", "--token-file", "nope"}, "durabox serve: --token-file: open nope: no such file or directory\n"},
 	}
 	for _, tt := range tests {

@@ -67,40 +67,13 @@ func helloThroughput(c *config, commits float64) error {
 	if _, err := b.runOne("Greeting", "warm-up", "world", "Hello, world!"); err != nil {
 		return err
 	}
-	ctx := context.Background()
-	const clients = 16
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for k := range clients {
-		wg.Go(func() {
-			for i := k; i < c.hello; i += clients {
-				if _, err := b.h.Start(ctx, "Greeting", json.RawMessage(`"world"`), fmt.Sprint("hello-", i)); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	latencies, _, err := hellos(c.hello, []*host.Host{b.h})
+	if err != nil {
 		return err
-	}
-	latencies := make([]time.Duration, c.hello)
-	for i := range c.hello {
-		inst, err := b.h.Wait(ctx, fmt.Sprint("hello-", i))
-		if err != nil {
-			return err
-		}
-		if err := check(inst.ID, inst.Status, inst.Result, "Hello, world!"); err != nil {
-			return err
-		}
-		latencies[i] = inst.UpdatedAt.Sub(inst.CreatedAt)
 	}
 	elapsed := time.Since(start)
 	rate := float64(c.hello) / elapsed.Seconds()
-	slices.Sort(latencies)
 	report("hello_throughput", rate, "orch/s")
 	report("hello_per_commit", rate/commits, "orch/commit")
 	report("hello_loaded_latency_p50", ms(latencies[len(latencies)/2]), "ms")
@@ -117,6 +90,48 @@ func helloThroughput(c *config, commits float64) error {
 	report("hello_latency_p50", ms(latencies[len(latencies)/2]), "ms")
 	report("hello_latency_p99", ms(latencies[len(latencies)*99/100]), "ms")
 	return nil
+}
+
+// hellos starts n Greeting instances at once, 16 clients starting them on
+// hosts in turn, waits for all on the first host, and returns their
+// start-to-completion latencies, sorted, and when the last one completed.
+func hellos(n int, hosts []*host.Host) ([]time.Duration, time.Time, error) {
+	ctx := context.Background()
+	const clients = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for k := range clients {
+		wg.Go(func() {
+			for i := k; i < n; i += clients {
+				if _, err := hosts[i%len(hosts)].Start(ctx, "Greeting", json.RawMessage(`"world"`), fmt.Sprint("hello-", i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, time.Time{}, err
+	}
+	latencies := make([]time.Duration, n)
+	var last time.Time
+	for i := range n {
+		inst, err := hosts[0].Wait(ctx, fmt.Sprint("hello-", i))
+		if err != nil {
+			return nil, last, err
+		}
+		if err := check(inst.ID, inst.Status, inst.Result, "Hello, world!"); err != nil {
+			return nil, last, err
+		}
+		latencies[i] = inst.UpdatedAt.Sub(inst.CreatedAt)
+		if inst.UpdatedAt.After(last) {
+			last = inst.UpdatedAt
+		}
+	}
+	slices.Sort(latencies)
+	return latencies, last, nil
 }
 
 // sequential runs one instance calling c.sequential activities one after

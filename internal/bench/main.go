@@ -1,5 +1,7 @@
 // Command bench is Durabox's benchmark suite (make bench). It runs real
-// workloads through a real host on real SQLite files and prints every figure
+// workloads through a real host on real SQLite files (with --postgres, the
+// hello and sequential figures through several hosts on one PostgreSQL
+// database: make bench-pg) and prints every figure
 // on a line of its own, "BENCH <name> <value> <unit>", so that runs can be
 // compared by a script; lines starting with # describe the run.
 //
@@ -45,6 +47,10 @@ type config struct {
 	runtime     string
 	helloModule []byte
 	benchModule []byte
+	// postgres, when set, is the server the hello and sequential figures
+	// run on, with hosts hosts sharing a schema of its own.
+	postgres string
+	hosts    int
 }
 
 func main() {
@@ -64,6 +70,8 @@ func main() {
 	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
+	flag.StringVar(&c.postgres, "postgres", "", "run the hello and sequential figures on PostgreSQL at `URL`, or \"auto\" (the server the tests find), instead of SQLite")
+	flag.IntVar(&c.hosts, "hosts", 1, "with --postgres, how many hosts share the database (in this process)")
 	flag.Parse()
 	c.only = *only
 	if *cpuProfile != "" {
@@ -82,7 +90,19 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: --durability is %q; it must be full or normal\n", *durability)
 		os.Exit(2)
 	}
-	if err := run(&c); err != nil {
+	if c.postgres != "" {
+		err := runPostgres(&c)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	measure := run
+	if c.postgres != "" {
+		measure = runPostgres
+	}
+	if err := measure(&c); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -24,13 +24,18 @@ import (
 // of a host would.
 const clients = 16
 
+// wokenAlone is how many more waiting instances the waiting step wakes one
+// at a time, once the others are done.
+const wokenAlone = 200
+
 // waiting starts c.waiting Idle instances, each of which waits for an
 // event, in one SQLite file, with the live cache bounded at c.cacheMiB;
 // then raises the event to c.wake of them chosen at random, most of them
-// no longer cached, and waits for each to complete. It reports the start
-// rate, the database's size per instance, the wake-up rate, the latency
-// from a raise to its instance's completion, and the process's peak memory
-// beside the cache's bound.
+// no longer cached, all at once, and waits for each to complete; then
+// wakes 200 more one at a time. It reports the start rate, the database's
+// size per instance, the wake-up rate, the latency from a raise to its
+// instance's completion (under the backlog, and alone), and
+// the process's peak memory beside the cache's bound.
 func waiting(c *config, commits float64) error {
 	b, err := newBench(c, "waiting", c.benchModule, host.Options{MaxLiveMemory: c.cacheMiB << 20})
 	if err != nil {
@@ -78,7 +83,8 @@ func waiting(c *config, commits float64) error {
 	if err != nil {
 		return err
 	}
-	chosen := rand.New(rand.NewPCG(1, 2)).Perm(c.waiting)[:c.wake]
+	perm := rand.New(rand.NewPCG(1, 2)).Perm(c.waiting)
+	chosen, alone := perm[:c.wake], perm[c.wake:min(c.wake+wokenAlone, c.waiting)]
 	raised := make([]time.Time, c.wake)
 	start = time.Now()
 	if err := each(c.wake, func(i int) error {
@@ -109,6 +115,27 @@ func waiting(c *config, commits float64) error {
 	report("wake_uncached", (missesAfter-missesBefore)/float64(c.wake), "fraction")
 	report("wake_latency_p50", ms(latencies[len(latencies)/2]), "ms")
 	report("wake_latency_p99", ms(latencies[len(latencies)*99/100]), "ms")
+	// One at a time, on the idle host: the latency without a backlog.
+	latencies = latencies[:0]
+	for _, k := range alone {
+		raisedAt := time.Now()
+		if err := b.h.Raise(ctx, id(k), "Wake", json.RawMessage(`"up"`), false); err != nil {
+			return err
+		}
+		inst, err := b.h.Wait(ctx, id(k))
+		if err != nil {
+			return err
+		}
+		if err := check(inst.ID, inst.Status, inst.Result, "up"); err != nil {
+			return err
+		}
+		latencies = append(latencies, inst.UpdatedAt.Sub(raisedAt))
+	}
+	if len(latencies) > 0 {
+		slices.Sort(latencies)
+		report("wake_alone_latency_p50", ms(latencies[len(latencies)/2]), "ms")
+		report("wake_alone_latency_p99", ms(latencies[len(latencies)*99/100]), "ms")
+	}
 	pss, rss := peak.stop()
 	report("waiting_cache_bound", float64(c.cacheMiB), "MiB")
 	report("waiting_peak_pss", float64(pss)/(1<<20), "MiB")

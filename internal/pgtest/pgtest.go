@@ -1,6 +1,6 @@
-// Package pgtest finds a PostgreSQL server for tests and gives each test a
-// database schema of its own, so that packages testing in parallel never
-// collide.
+// Package pgtest finds a PostgreSQL server for tests (and for make
+// crashtest-pg) and gives each test a database schema of its own, so that
+// packages testing in parallel never collide.
 //
 // It looks, in order, for: the server $DURABOX_POSTGRES_URL names; a
 // server on 127.0.0.1:5432 that lets user postgres in without a password
@@ -95,10 +95,26 @@ func reachable(u string) error {
 // started. Use it as TestMain's exit code.
 func Main(m *testing.M) int {
 	code := m.Run()
+	Stop()
+	return code
+}
+
+// Find returns the URL of the server to use and how it was found, or why
+// there is none. A command that calls it must call Stop before it exits.
+func Find() (url, how string, err error) {
+	find()
+	if found == "" {
+		return "", "", why
+	}
+	return found, which, nil
+}
+
+// Stop stops the throwaway cluster, if Find started one.
+func Stop() {
 	if cluster != nil {
 		cluster.stop()
+		cluster = nil
 	}
-	return code
 }
 
 // Server returns the URL of the server the tests use and how it was
@@ -121,6 +137,21 @@ func Server(t testing.TB) (string, string) {
 func Schema(t testing.TB) string {
 	t.Helper()
 	base, _ := Server(t)
+	u, drop, err := NewSchema(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return u
+}
+
+// NewSchema creates a schema with a new name in the database base names
+// and returns a URL whose search_path is it, and a function that drops it.
+func NewSchema(base string) (string, func() error, error) {
 	var b [6]byte
 	rand.Read(b[:])
 	name := "durabox_test_" + hex.EncodeToString(b[:])
@@ -136,14 +167,15 @@ func Schema(t testing.TB) string {
 		return err
 	}
 	if err := exec(`CREATE SCHEMA ` + name); err != nil {
-		t.Fatalf("pgtest: create schema %s: %v", name, err)
+		return "", nil, fmt.Errorf("pgtest: create schema %s: %w", name, err)
 	}
-	t.Cleanup(func() {
+	drop := func() error {
 		if err := exec(`DROP SCHEMA ` + name + ` CASCADE`); err != nil {
-			t.Errorf("pgtest: drop schema %s: %v", name, err)
+			return fmt.Errorf("pgtest: drop schema %s: %w", name, err)
 		}
-	})
-	return WithSearchPath(base, name)
+		return nil
+	}
+	return WithSearchPath(base, name), drop, nil
 }
 
 // WithSearchPath returns the URL u with its search_path set to schema.

@@ -32,6 +32,14 @@
 //     (The example modules' activities print nothing; for them the host's
 //     log tells only how many it delivered more than once.)
 //
+// With Config.Postgres and Config.Hosts (make crashtest-pg: three hosts,
+// 30 kills) several durabox serve processes share a PostgreSQL database,
+// each on its own address, and the clients send each request to the next
+// host in turn. A kill kills one host, sometimes two at once, and each is
+// started again at once with its --host-id; now and then, and at least
+// once, the server ends one host's connections (pg_terminate_backend).
+// The checks are the same.
+//
 // TestKillDuringUpgrade uses the same harness on an upgrade: 120 instances
 // of a module, three upgrades to a new one each killed with SIGKILL once it
 // has reported some moves, and after each kill every instance is on exactly

@@ -17,10 +17,9 @@ type hostProc struct {
 	exited chan struct{}
 }
 
-// startHost starts durabox serve on db at addr, with the given durability,
-// and waits until it serves.
-func startHost(bin, db, addr, durability string, log io.Writer) (*hostProc, error) {
-	cmd := exec.Command(bin, "serve", "--db", db, "--addr", addr, "--durability", durability)
+// startHost starts durabox serve with args and waits until it serves.
+func startHost(bin string, args []string, log io.Writer) (*hostProc, error) {
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

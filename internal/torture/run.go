@@ -12,7 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
@@ -42,6 +45,14 @@ type Config struct {
 	// Keep keeps the database and the host's log even when nothing was
 	// lost (they are kept anyway when something was).
 	Keep bool
+	// Postgres, when set, is the URL of an empty PostgreSQL database (or
+	// schema) the hosts share, instead of a SQLite file.
+	Postgres string
+	// Hosts is how many hosts serve at once, each on its own address;
+	// more than one needs Postgres. Zero means 1. A kill kills one of them,
+	// sometimes two at once, and each is started again at once; the
+	// clients talk to any of them.
+	Hosts int
 	// Out receives the run's progress and violations. Nil discards them.
 	Out io.Writer
 }
@@ -77,6 +88,17 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("torture: Durability is %q; it must be full or normal", c.Durability)
 	}
+	switch {
+	case c.Hosts < 0:
+		return fmt.Errorf("torture: Hosts is %d; it must be zero (for one) or more", c.Hosts)
+	case c.Hosts == 0:
+		c.Hosts = 1
+	case c.Hosts > 1 && c.Postgres == "":
+		return fmt.Errorf("torture: %d hosts need a PostgreSQL database to share (Postgres); a SQLite file has one host", c.Hosts)
+	}
+	if c.Postgres != "" && c.Durability != "full" {
+		return fmt.Errorf("torture: Durability is for a SQLite file; on PostgreSQL the server decides")
+	}
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())
 	}
@@ -107,6 +129,12 @@ type Report struct {
 	Redelivered int
 	// Retries counts client requests repeated because no host answered.
 	Retries int64
+	// Postgres says the hosts shared a PostgreSQL database, Hosts how many
+	// served at once, Doubles how many times two were killed at once, and
+	// Cuts how many times the server ended a host's connections
+	// (pg_terminate_backend).
+	Postgres             bool
+	Hosts, Doubles, Cuts int
 	// Violations lists everything lost or wrong; empty when nothing was.
 	Violations []string
 	// Took is how long the run took.
@@ -115,8 +143,12 @@ type Report struct {
 
 // Summary is the run's one-line outcome.
 func (r *Report) Summary() string {
-	return fmt.Sprintf("crashtest: %d kills, %d instances, %d events, %d of %d counted activities ran more than once, lost %d",
-		r.Kills, r.Instances, r.Events, r.Rerun, r.Marks, len(r.Violations))
+	var where string
+	if r.Postgres {
+		where = fmt.Sprintf("postgres, %d hosts, %d times two at once, %d connections cut, ", r.Hosts, r.Doubles, r.Cuts)
+	}
+	return fmt.Sprintf("crashtest: %s%d kills, %d instances, %d events, %d of %d counted activities ran more than once, lost %d",
+		where, r.Kills, r.Instances, r.Events, r.Rerun, r.Marks, len(r.Violations))
 }
 
 // Run builds durabox (unless c.Bin names one) and the workload's modules,
@@ -144,28 +176,32 @@ func Run(c Config) (r *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
+	addrs := make([]string, c.Hosts)
+	for i := range addrs {
+		if addrs[i], err = freeAddr(); err != nil {
+			return nil, err
+		}
 	}
-	logPath, db := filepath.Join(dir, "host.log"), filepath.Join(dir, "crash.db")
+	logPath := filepath.Join(dir, "host.log")
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
-	launch := func() (*hostProc, error) { return startHost(bin, db, addr, c.Durability, log) }
+	launch := func(i int) (*hostProc, error) { return startHost(bin, c.serveArgs(dir, addrs[i], i), log) }
 
-	cl := client.New("http://"+addr, &client.Options{HTTPClient: &http.Client{Timeout: 10 * time.Second}})
+	// The clients talk to any host.
+	anyHost := &http.Client{Timeout: 10 * time.Second, Transport: anyOf(addrs)}
+	cl := client.New("http://"+addrs[0], &client.Options{HTTPClient: anyHost})
 	// Deploy on a host that is not killed: compiling the modules takes
 	// seconds, and the kills are for the work.
-	p, err := launch()
+	p, err := launch(0)
 	if err != nil {
 		return nil, err
 	}
 	// Compiling a module takes seconds, more on a busy machine: the deploys
 	// get more time than the requests a kill may cut.
-	deployer := client.New("http://"+addr, &client.Options{HTTPClient: &http.Client{Timeout: 2 * time.Minute}})
+	deployer := client.New("http://"+addrs[0], &client.Options{HTTPClient: &http.Client{Timeout: 2 * time.Minute}})
 	for _, w := range wasm {
 		if _, err := deployer.Deploy(context.Background(), w); err != nil {
 			p.kill()
@@ -186,29 +222,67 @@ func Run(c Config) (r *Report, err error) {
 		close(driven)
 	}()
 	rng := rand.New(rand.NewPCG(c.Seed, 0))
-	r = &Report{Seed: c.Seed}
-	for r.Kills < c.Kills {
-		p, err := launch()
-		if err != nil {
-			return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
+	r = &Report{Seed: c.Seed, Postgres: c.Postgres != "", Hosts: c.Hosts}
+	procs := make([]*hostProc, c.Hosts)
+	defer func() {
+		for _, p := range procs {
+			if p != nil {
+				p.stop()
+			}
 		}
-		// The next batch starts at a random moment of the host's life,
+	}()
+	for r.Kills < c.Kills {
+		for i, p := range procs {
+			if p == nil {
+				if procs[i], err = launch(i); err != nil {
+					return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
+				}
+			}
+		}
+		// The next batch starts at a random moment of the hosts' lives,
 		// so that kills cut starts and raises short too.
 		up := c.MinUp + time.Duration(rng.Int64N(int64(c.MaxUp-c.MinUp)+1))
 		early := time.Duration(rng.Int64N(int64(up) + 1))
 		time.Sleep(early)
 		d.releaseNext()
+		if c.Postgres != "" && (r.Cuts == 0 && r.Kills >= c.Kills/2 || rng.IntN(8) == 0) {
+			// The server ends one host's connections mid-work.
+			n, err := cutConnections(c.Postgres, hostID(rng.IntN(c.Hosts)))
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				r.Cuts++
+			}
+		}
 		time.Sleep(up - early)
-		p.kill()
-		r.Kills++
+		victims := []int{rng.IntN(c.Hosts)}
+		if c.Hosts > 1 && rng.IntN(4) == 0 && r.Kills+2 <= c.Kills {
+			// Sometimes two at once.
+			victims = append(victims, (victims[0]+1+rng.IntN(c.Hosts-1))%c.Hosts)
+			r.Doubles++
+		}
+		for _, i := range victims {
+			procs[i].kill()
+			procs[i] = nil
+			r.Kills++
+		}
 	}
-	fmt.Fprintf(c.Out, "crashtest: %d kills in %s; the last host now finishes the work\n", r.Kills, time.Since(start).Round(time.Millisecond))
-
-	p, err = launch()
-	if err != nil {
-		return nil, fmt.Errorf("after the last kill: %w", err)
+	if c.Postgres != "" && r.Cuts == 0 {
+		if n, err := cutConnections(c.Postgres, hostID(0)); err != nil {
+			return nil, err
+		} else if n > 0 {
+			r.Cuts++
+		}
 	}
-	defer p.stop()
+	fmt.Fprintf(c.Out, "crashtest: %d kills in %s; the hosts now finish the work\n", r.Kills, time.Since(start).Round(time.Millisecond))
+	for i, p := range procs {
+		if p == nil {
+			if procs[i], err = launch(i); err != nil {
+				return nil, fmt.Errorf("after the last kill: %w", err)
+			}
+		}
+	}
 	d.releaseAll()
 	finish, stopFinish := context.WithTimeout(ctx, c.Deadline)
 	defer stopFinish()
@@ -261,6 +335,52 @@ func build(bin, dir string) (string, [][]byte, error) {
 	}
 	return bin, wasm, nil
 }
+
+// serveArgs are the arguments of durabox serve for host i at addr.
+func (c *Config) serveArgs(dir, addr string, i int) []string {
+	if c.Postgres == "" {
+		return []string{"--db", filepath.Join(dir, "crash.db"), "--addr", addr, "--durability", c.Durability}
+	}
+	// A short lease, so that the work of a host that was killed and is
+	// slow to come back, or whose connections were cut, moves on.
+	return []string{"--db", c.Postgres, "--addr", addr, "--host-id", hostID(i), "--lease", "10s", "--cache-dir", filepath.Join(dir, "cache", hostID(i))}
+}
+
+// hostID is the --host-id of host i.
+func hostID(i int) string { return fmt.Sprintf("crashtest-%d", i) }
+
+// cutConnections ends the PostgreSQL connections of the host id, as
+// pg_terminate_backend does when an operator or a failover does it, and
+// returns how many it ended.
+func cutConnections(url, id string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0, fmt.Errorf("connect to cut %s's connections: %w", id, err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	err = conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, "durabox "+id).Scan(&n)
+	return n, err
+}
+
+// anyOf is a transport that sends each request to one of addrs, in turn,
+// as a load balancer in front of several hosts would.
+func anyOf(addrs []string) http.RoundTripper {
+	var next atomic.Uint64
+	base := http.DefaultTransport
+	return roundTrip(func(req *http.Request) (*http.Response, error) {
+		req = req.Clone(req.Context())
+		req.URL.Host = addrs[next.Add(1)%uint64(len(addrs))]
+		req.Host = req.URL.Host
+		return base.RoundTrip(req)
+	})
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // freeAddr returns a loopback address with a free port, for every host of
 // the run to listen on.

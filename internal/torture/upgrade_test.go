@@ -47,7 +47,7 @@ func TestKillDuringUpgrade(t *testing.T) {
 	var p *hostProc
 	launch := func() {
 		t.Helper()
-		if p, err = startHost(bin, db, addr, "full", log); err != nil {
+		if p, err = startHost(bin, []string{"--db", db, "--addr", addr, "--durability", "full"}, log); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,7 +24,7 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 		return nil, fmt.Errorf("postgres: lock next activities: max is %d; it must be at least 1", max)
 	}
 	var ws []*store.ActivityWork
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
 		ws = nil
 		token := newToken()
 		rows, err := tx.Query(ctx, `
@@ -62,7 +62,7 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 	if err != nil {
 		return fmt.Errorf("postgres: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
 	}
-	return s.write(ctx, func(tx pgx.Tx) error {
+	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
 		var instanceID string
 		var execution, schedule int64
 		err := tx.QueryRow(ctx, `DELETE FROM activity_tasks WHERE id = $1 AND lock_token = $2 RETURNING instance_id, execution_id, schedule_id`, w.ID, w.LockToken).

@@ -27,3 +27,19 @@ func TestConformance(t *testing.T) {
 	t.Logf("PostgreSQL: %s", which)
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t, Options{}) })
 }
+
+func TestShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		url := pgtest.Schema(t)
+		var stores []store.Store
+		for _, id := range []string{"host-a", "host-b"} {
+			s, err := Open(url, Options{HostID: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			stores = append(stores, s)
+		}
+		return stores[0], stores[1]
+	})
+}

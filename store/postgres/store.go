@@ -46,6 +46,8 @@ func Open(url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: the database URL %q is not one PostgreSQL understands (%v); write it as postgres://user@host:5432/database", redact(url), err)
 	}
 	cfg.MaxConns = int32(opts.MaxConns)
+	// An operator sees which host each connection is (pg_stat_activity).
+	cfg.ConnConfig.RuntimeParams["application_name"] = "durabox " + opts.HostID
 	cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	ctx, cancel := context.WithTimeout(context.Background(), opts.ConnectTimeout)
 	defer cancel()
@@ -82,6 +84,26 @@ func redact(raw string) string {
 // serialization failure or a deadlock, or the connection drops before the
 // commit was sent, it runs again on a fresh transaction.
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.commit(ctx, fn)
+}
+
+// writeUnsynced is write for a lease or an activity result, which commits
+// without waiting for the server to flush its WAL (synchronous_commit off
+// for the transaction), as store/sqlite's leases and results skip the
+// sync: a server crash may lose it, and losing it loses nothing
+// acknowledged (a lease ends early, fenced by its token; an activity runs
+// again, which at-least-once allows). The WAL is sequential, so the next
+// synced commit flushes it with its own.
+func (s *Store) writeUnsynced(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.commit(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+func (s *Store) commit(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	if s.closed.Load() {
 		return errClosed
 	}

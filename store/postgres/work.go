@@ -28,7 +28,7 @@ func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time
 		return nil, fmt.Errorf("postgres: lock next instances: max is %d; it must be at least 1", max)
 	}
 	var items []*store.WorkItem
-	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+	err := s.writeUnsynced(ctx, func(tx pgx.Tx) (err error) {
 		items, err = s.lockNextInstances(ctx, tx, now, lease, max)
 		return err
 	})
@@ -184,7 +184,7 @@ func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, er
 // AbandonInstance unlocks an instance without committing anything, if
 // lockToken still holds its lock; otherwise it does nothing.
 func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error {
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $1 AND lock_token = $2`, id, lockToken)
 		return err
 	})
@@ -219,7 +219,7 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 // (Options.HostID) holds. Other hosts' leases stay: they may be running
 // the work.
 func (s *Store) ReleaseAllLeases(ctx context.Context) error {
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE lock_owner = $1`, s.opts.HostID); err != nil {
 			return err
 		}

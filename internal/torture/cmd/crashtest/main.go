@@ -1,7 +1,10 @@
 // Command crashtest is Durabox's kill -9 torture test (make crashtest): it
 // runs package torture's workload against a real durabox serve, killing it
 // with SIGKILL at random moments, and prints one summary line, which ends
-// with "lost 0" only when nothing was lost. It exits with status 1 when
+// with "lost 0" only when nothing was lost. With --postgres and --hosts
+// (make crashtest-pg) several hosts share a PostgreSQL database, killed
+// one or two at a time, and the server cuts their connections now and
+// then. It exits with status 1 when
 // something was lost (after listing every violation) and 2 when the run
 // could not be carried out.
 package main
@@ -12,6 +15,7 @@ import (
 	"os"
 
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/pgtest"
 	"github.com/durabox/durabox/internal/torture"
 )
 
@@ -30,12 +34,33 @@ func run() int {
 	flag.StringVar(&c.Bin, "bin", "", "the durabox `binary` to run (default: build one)")
 	flag.StringVar(&c.Durability, "durability", "", "the host's durability `mode`, full or normal; a kill must lose nothing in either (default full)")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the database and the host's log, which are kept anyway when something was lost")
+	flag.StringVar(&c.Postgres, "postgres", "", "run the hosts on the PostgreSQL database at `URL` (a new schema in it), or \"auto\": the server the tests find ($DURABOX_POSTGRES_URL, 127.0.0.1:5432, or a throwaway cluster)")
+	flag.IntVar(&c.Hosts, "hosts", 0, "how many hosts serve at once, on --postgres (default 1)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "crashtest: unexpected arguments %q; every option is a flag (crashtest -h lists them)\n", flag.Args())
 		return 2
 	}
 	defer guestbuild.Cleanup()
+	if c.Postgres != "" {
+		base, how := c.Postgres, "--postgres"
+		if base == "auto" {
+			var err error
+			if base, how, err = pgtest.Find(); err != nil {
+				fmt.Fprintln(os.Stderr, "crashtest:", err)
+				return 2
+			}
+			defer pgtest.Stop()
+		}
+		url, drop, err := pgtest.NewSchema(base)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "crashtest:", err)
+			return 2
+		}
+		defer drop()
+		fmt.Printf("crashtest: PostgreSQL from %s, in a schema of its own\n", how)
+		c.Postgres = url
+	}
 	r, err := torture.Run(c)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crashtest:", err)

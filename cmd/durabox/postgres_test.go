@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/internal/pgtest"
+)
+
+// TestSeveralHostsOnPostgres runs three hosts on one PostgreSQL database:
+// a module deployed on one runs on all, an instance started on one can be
+// waited for on another, and when a host is killed the others finish its
+// work, each instance with a history that has no gap and no duplicate. (A
+// host whose turn outlives the short lease, compiling the module on a
+// loaded machine, has its late commit refused and logs it: that is the
+// fencing, not a failure.)
+func TestSeveralHostsOnPostgres(t *testing.T) {
+	url := pgtest.Schema(t)
+	dir := t.TempDir()
+	var hosts []*server
+	for _, id := range []string{"a", "b", "c"} {
+		hosts = append(hosts, startServerAt(t, url, "127.0.0.1:0", "--host-id", id, "--lease", "2s", "--cache-dir", filepath.Join(dir, id)))
+	}
+	if out := hosts[0].output(); !strings.Contains(out, "(db "+strings.SplitN(url, "?", 2)[0]) {
+		t.Fatalf("serve did not name the database it serves:\n%s", out)
+	}
+	deployExample(t, hosts[0].client(), "retry")
+	ctx := context.Background()
+	var ids []string
+	for i := range 9 {
+		id, err := hosts[i%3].client().Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 1, "delay": "200ms", "workMillis": 100}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	// A client waits on another host than the one that started it.
+	waitCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	inst, err := hosts[1].client().Wait(waitCtx, ids[0])
+	if err != nil || inst.Status != engine.StatusCompleted {
+		t.Fatalf("Wait on host b for %s: %+v, %v; want it Completed", ids[0], inst, err)
+	}
+	hosts[2].kill(t)
+	for _, id := range ids {
+		events := waitFor(t, hosts[0].client(), id, "its end", func(e []engine.Event) bool {
+			return len(e) > 0 && e[len(e)-1].Kind == engine.OrchestrationCompleted
+		})
+		checkHistory(t, events)
+		if got := kindsOf(events); got != "OrchestrationStarted ActivityScheduled ActivityFailed TimerCreated TimerFired ActivityScheduled ActivityCompleted OrchestrationCompleted" {
+			t.Fatalf("history of %s: %s", id, got)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/postgres"
+	"github.com/durabox/durabox/store/sqlite"
+)
+
+// open opens the store --db names: a SQLite file, or a PostgreSQL
+// database this host shares as --host-id.
+func (c *serveConfig) open(logger *slog.Logger, onCommit func(store.CommitStats)) (store.Store, error) {
+	if c.postgres() {
+		return postgres.Open(c.db, postgres.Options{HostID: c.id(), Logger: logger, OnCommit: onCommit})
+	}
+	return sqlite.Open(c.db, sqlite.Options{Durability: durabilities[c.durability], Logger: logger, OnCommit: onCommit})
+}
+
+// id is the host's id on PostgreSQL: --host-id, or the machine's name.
+func (c *serveConfig) id() string {
+	if c.hostID != "" {
+		return c.hostID
+	}
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		return "durabox"
+	}
+	return name
+}
+
+// defaultCacheDir is where compiled modules are cached without
+// --cache-dir: beside the SQLite file, or in the user's cache directory
+// under the host's id.
+func (c *serveConfig) defaultCacheDir() (string, error) {
+	if !c.postgres() {
+		return c.db + ".wasmcache", nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("durabox: serve: no cache directory for compiled modules (%v); give one with --cache-dir", err)
+	}
+	return filepath.Join(dir, "durabox", strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(c.id())), nil
+}
+
+// dbName is --db as serve prints it: a URL without its password.
+func (c *serveConfig) dbName() string {
+	if !c.postgres() {
+		return c.db
+	}
+	u, err := url.Parse(c.db)
+	if err != nil {
+		return "postgres"
+	}
+	return u.Redacted()
+}

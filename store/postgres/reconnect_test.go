@@ -1,0 +1,45 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/internal/pgtest"
+	"github.com/durabox/durabox/store"
+)
+
+// TestReconnect: when the server ends the store's connections
+// (pg_terminate_backend, as an operator or a failover does), the next
+// reads and writes succeed on new ones.
+func TestReconnect(t *testing.T) {
+	url := pgtest.Schema(t)
+	s, err := Open(url, Options{HostID: "reconnect-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.PutModule(ctx, store.Module{Hash: "m1", Wasm: []byte("\x00asm")}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var killed int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'durabox reconnect-test'`).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed == 0 {
+		t.Fatal("no connection of the store to terminate")
+	}
+	if _, err := s.GetModule(ctx, "m1"); err != nil {
+		t.Fatalf("GetModule after the server ended %d connections: %v", killed, err)
+	}
+	if err := s.PutModule(ctx, store.Module{Hash: "m2", Wasm: []byte("\x00asm")}); err != nil {
+		t.Fatalf("PutModule after the server ended %d connections: %v", killed, err)
+	}
+}
