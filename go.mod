@@ -14,6 +14,7 @@ require (
 	github.com/prometheus/common v0.66.1
 	github.com/tetratelabs/wazero v1.12.0
 	golang.org/x/mod v0.34.0
+	golang.org/x/time v0.15.0
 )
 
 require (

@@ -38,7 +38,9 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 				"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
 		}
 		began := time.Now()
-		result = h.runActivity(ctx, w)
+		attemptCtx, done := h.attempts.start(ctx, attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID})
+		result = h.runActivity(attemptCtx, w)
+		done()
 		ran = time.Since(began)
 	}
 	if ctx.Err() != nil {
@@ -74,6 +76,12 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	}
 	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt)})
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
+	g.cfg.log.endStep()
+	if why := stopReason(ctx); why != "" {
+		g.close(ctx)
+		h.opts.Logger.Info("activity stopped", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "why", why)
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q was stopped: %s", w.Task.Name, why)}
+	}
 	if err != nil {
 		g.close(ctx)
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q crashed: %v", w.Task.Name, err)}
@@ -86,6 +94,9 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	h.pool.put(ctx, w.ModuleHash, g)
 	if res.Failure != nil {
 		return nil, &engine.Failure{Message: res.Failure.Message, Details: res.Failure.Details}
+	}
+	if len(res.Output) > h.opts.MaxPayload {
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q returned a result of %s, over %s", w.Task.Name, mib(len(res.Output)), payloadLimit(h.opts.MaxPayload))}
 	}
 	return res.Output, nil
 }
@@ -111,11 +122,11 @@ func (p *activityPool) get(ctx context.Context, hash string) (*wasmGuest, error)
 	if g := p.take(ctx, hash, environ); g != nil {
 		return g, nil
 	}
-	log := newGuestLog(p.h.opts.Logger, "module", short(hash), "activity", true)
-	stderr := &crashLog{}
+	log := newGuestLog(p.h.opts.Logger, p.h.opts.Clock, "module", short(hash), "activity", true)
+	stderr := newCrashLog()
 	env := wasi.NewReal(environ, log, io.MultiWriter(log, stderr))
 	env.AllowHTTP(p.h.opts.HTTPAllowList)
-	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, memoryLimit: p.h.opts.MemoryLimit})
+	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, log: log, memoryLimit: p.h.opts.MemoryLimit, activity: true})
 	if err == nil {
 		p.h.metrics.sandboxStarts.WithLabelValues("activity").Inc()
 	}

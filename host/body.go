@@ -20,13 +20,13 @@ const (
 	maxModuleBytes = 64 << 20
 	// maxEnvBytes bounds the environment of POST /v1/modules.
 	maxEnvBytes = 1 << 20
-	// maxStartBytes bounds the JSON bodies.
-	maxStartBytes = 16 << 20
+	// jsonOverhead is what a JSON body may hold beside its payload.
+	jsonOverhead = 1 << 20
 )
 
 // body is a request body read under the handler's limits: at most limit
 // bytes, each read within StallTimeout and the whole within BodyTimeout.
-// Its errors say what went wrong, as ErrBadInput or errTooLarge: none of
+// Its errors say what went wrong, as ErrBadInput or ErrTooLarge: none of
 // them is the host's fault.
 type body struct {
 	r        io.Reader
@@ -37,6 +37,8 @@ type body struct {
 	deadline time.Time
 	what     string
 	limit    int64
+	// why, when set, says where the limit comes from.
+	why string
 	// announced is the Content-Length (-1 when unknown); got counts the
 	// bytes read.
 	announced, got int64
@@ -66,7 +68,7 @@ func (b *body) Read(p []byte) (int, error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		err = fmt.Errorf("%w: %s is larger than the limit of %d MiB", errTooLarge, b.what, b.limit>>20)
+		err = fmt.Errorf("%w: %s is larger than the limit of %s%s", ErrTooLarge, b.what, mib(int(b.limit)), b.why)
 	case errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(b.deadline):
 		err = fmt.Errorf("%w: %s stalled: nothing came for %s after %d bytes%s", ErrBadInput, b.what, b.stall, b.got, b.of())
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -104,7 +106,9 @@ func (b *body) done() { b.rc.SetReadDeadline(time.Time{}) }
 // readJSON reads a body that must be exactly one JSON object of v's
 // fields, such as example. An empty body is an error unless optional.
 func (s *server) readJSON(w http.ResponseWriter, r *http.Request, example string, v any, optional bool) error {
-	data, err := s.body(w, r, maxStartBytes, "the request body").readAll()
+	b := s.body(w, r, int64(s.opts.MaxPayload+jsonOverhead), "the request body")
+	b.why = fmt.Sprintf(" (%s, and 1 MiB for the rest of the request)", payloadLimit(s.opts.MaxPayload))
+	data, err := b.readAll()
 	if err != nil {
 		return err
 	}
@@ -219,7 +223,7 @@ func (s *server) readDeployment(w http.ResponseWriter, r *http.Request) (deploym
 // partError says why a part of a multipart body could not be read: the
 // body's own errors say it already.
 func partError(err error) error {
-	if errors.Is(err, ErrBadInput) || errors.Is(err, errTooLarge) {
+	if errors.Is(err, ErrBadInput) || errors.Is(err, ErrTooLarge) {
 		return err
 	}
 	return fmt.Errorf("%w: the multipart body does not parse: %v", ErrBadInput, err)

@@ -141,6 +141,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.opts.Logger.Warn("history past the warning length", "instance", inst.ID, "execution", inst.ExecutionID,
 			"events", item.HistoryLen+int64(len(res.NewEvents)), "warning", w)
 	}
+	h.stopAttempts(inst, res)
 	for _, c := range children {
 		h.metrics.started.WithLabelValues(c.Name).Inc()
 	}
@@ -168,6 +169,25 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.Notify()
+}
+
+// stopAttempts stops the activity attempts whose result nobody will take
+// after the turn res of inst: all of its execution's, when it ended, and
+// those of the activities it cancelled.
+func (h *Host) stopAttempts(inst store.Instance, res *engine.TurnResult) {
+	switch {
+	case res.Status.IsTerminal():
+		h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, 0}, "its instance is "+string(res.Status))
+		return
+	case res.ContinueAsNew != nil:
+		h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, 0}, "its execution continued as new")
+		return
+	}
+	for _, ev := range res.NewEvents {
+		if ev.Kind == engine.ActivityCancelRequested {
+			h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, ev.ScheduleID}, "the orchestration cancelled it")
+		}
+	}
 }
 
 // commitOf is the commit of the turn res of item at now, which consumes

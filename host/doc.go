@@ -11,7 +11,10 @@
 // engine, and commits the history delta, the new activity tasks and timers,
 // the status and the removal of the consumed messages in one store
 // transaction. Activity workers run activities in separate instances of the
-// same module, with the real clock, and enqueue their results. Timers are
+// same module, with the real clock, and enqueue their results; the store
+// hands them the tasks of the instances in turn, and an attempt runs under
+// Options.ActivityTimeout and is stopped when nobody will take its result
+// (its instance ended, or the orchestration cancelled it). Timers are
 // messages that become visible when due.
 //
 // # The sandbox
@@ -23,11 +26,15 @@
 // source, is seeded while the module starts, the same in every instance),
 // and there are no files, sockets, environment or arguments.
 // Output to stdout and stderr becomes log lines tagged with the instance,
-// and is silent while the instance replays. Each step of an orchestration
+// and is silent while the instance replays; a line is cut at 16 KiB and a
+// guest's log is rate-limited (100 lines a second, bursts of 1000), so that
+// a guest's output costs the host a bounded buffer, and the log says what it
+// cut or dropped. Each step of an orchestration
 // runs under a budget of loop iterations (Options.StepBudget), which stops
 // it at the same point on every replay, and a CPU deadline
-// (Options.ActivationTimeout) and every instance
-// under a memory limit (Options.MemoryLimit). A panic, a deadlock, a trap,
+// (Options.ActivationTimeout), as does every call
+// deploy makes into a module (its initialization, its version, its
+// manifest), and every instance under a memory limit (Options.MemoryLimit). A panic, a deadlock, a trap,
 // os.Exit, or a step past its deadline fails that instance only, with the
 // cause in its history; the host carries on.
 //

@@ -16,6 +16,10 @@ var (
 	// input or event data that is not JSON in UTF-8, an instance id or a
 	// filter that is not acceptable.
 	ErrBadInput = errors.New("host: bad input")
+	// ErrTooLarge is returned when a payload (an input, an event's data)
+	// is larger than Options.MaxPayload, or a request's body larger than
+	// its limit.
+	ErrTooLarge = errors.New("host: request too large")
 	// ErrNotFound is returned when an instance does not exist.
 	ErrNotFound = errors.New("host: instance not found")
 	// ErrExecutionNotFound is returned by ExecutionHistory when the

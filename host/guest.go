@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -20,8 +19,12 @@ type guestConfig struct {
 	timeout time.Duration
 	// stderr, if set, watches what the guest writes to stderr.
 	stderr *crashLog
+	// log, if set, is where the guest's output goes.
+	log *guestLog
 	// memoryLimit is the instance's memory limit, for messages.
 	memoryLimit uint64
+	// activity says the instance runs activities, for messages.
+	activity bool
 	// fromSnapshot starts the instance from its module's snapshot (see
 	// package sandbox): for orchestrations, whose Env is deterministic.
 	fromSnapshot bool
@@ -34,27 +37,41 @@ type wasmGuest struct {
 	cfg  guestConfig
 }
 
+// newGuest starts an instance of mod: its initialization (a start
+// function, then _initialize: the package variables and init functions
+// of a Go guest) runs under the guest's deadline, like every call.
 func newGuest(ctx context.Context, mod sandbox.Module, cfg guestConfig) (*wasmGuest, error) {
 	if cfg.stderr == nil {
-		cfg.stderr = &crashLog{}
+		cfg.stderr = newCrashLog()
 	}
-	inst, err := mod.Instantiate(ctx, sandbox.Config{Env: cfg.env, FromSnapshot: cfg.fromSnapshot})
+	callCtx, cancel := cfg.deadline(ctx)
+	defer cancel()
+	inst, err := mod.Instantiate(callCtx, sandbox.Config{Env: cfg.env, FromSnapshot: cfg.fromSnapshot})
 	if err != nil {
-		return nil, explain(err, cfg.stderr, cfg.timeout, cfg.memoryLimit)
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("its initialization (_initialize: package variables and init functions) ran past its %s deadline (an endless loop?)", cfg.timeout)
+		}
+		return nil, explain(err, &cfg)
 	}
 	return &wasmGuest{inst: inst, cfg: cfg}, nil
 }
 
+// deadline returns ctx with the guest's deadline for one call, if it has
+// one.
+func (cfg *guestConfig) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if cfg.timeout > 0 {
+		return context.WithTimeout(ctx, cfg.timeout)
+	}
+	return ctx, func() {}
+}
+
 // call calls an export under the guest's deadline.
 func (g *wasmGuest) call(ctx context.Context, export string, args ...uint64) (uint64, error) {
-	if g.cfg.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.cfg.timeout)
-		defer cancel()
-	}
+	ctx, cancel := g.cfg.deadline(ctx)
+	defer cancel()
 	res, err := g.inst.Call(ctx, export, args...)
 	if err != nil {
-		return 0, explain(err, g.cfg.stderr, g.cfg.timeout, g.cfg.memoryLimit)
+		return 0, explain(err, &g.cfg)
 	}
 	if len(res) == 0 {
 		return 0, nil
@@ -95,7 +112,7 @@ func (g *wasmGuest) close(ctx context.Context) { g.inst.Close(ctx) }
 
 // explain turns an error from the sandbox into one that names the cause in
 // words a user understands.
-func explain(err error, stderr *crashLog, timeout time.Duration, memoryLimit uint64) error {
+func explain(err error, cfg *guestConfig) error {
 	var (
 		exit   *wasi.ExitError
 		budget *wasi.BudgetError
@@ -103,16 +120,18 @@ func explain(err error, stderr *crashLog, timeout time.Duration, memoryLimit uin
 	switch {
 	case errors.As(err, &budget):
 		return fmt.Errorf("it ran past its budget of %d loop iterations for one step, having run %d (an endless loop?)", budget.Budget, budget.Used)
+	case errors.Is(err, context.DeadlineExceeded) && cfg.activity:
+		return fmt.Errorf("it ran past its %s deadline for one attempt (Options.ActivityTimeout; durabox serve --activity-timeout)", cfg.timeout)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("it ran past its %s deadline for one step (an endless loop?)", timeout)
+		return fmt.Errorf("it ran past its %s deadline for one step (an endless loop?)", cfg.timeout)
 	case errors.As(err, &exit):
 		return fmt.Errorf("it called os.Exit(%d)", exit.Code)
 	case errors.Is(err, wasi.ErrBlockingSleep):
 		return err
 	}
-	switch cause := stderr.cause(); {
+	switch cause := cfg.stderr.cause(); {
 	case cause == "fatal error: out of memory":
-		return fmt.Errorf("it ran out of memory: the limit is %d MiB per instance", memoryLimit>>20)
+		return fmt.Errorf("it ran out of memory: the limit is %d MiB per instance", cfg.memoryLimit>>20)
 	case cause == "fatal error: stack overflow":
 		return errors.New("it overflowed its stack (endless recursion?)")
 	case cause == "fatal error: all goroutines are asleep - deadlock!":
@@ -124,33 +143,25 @@ func explain(err error, stderr *crashLog, timeout time.Duration, memoryLimit uin
 }
 
 // crashLog watches what a guest writes to stderr for the line where the Go
-// runtime says why it stopped: the first "panic:" or "fatal error:" line.
+// runtime says why it stopped: the first "panic:" or "fatal error:" line,
+// of which it keeps maxLine bytes.
 type crashLog struct {
-	partial []byte
-	first   string
+	lines lineSplitter
+	first string
 }
 
 // maxLine bounds the line crashLog holds while it waits for its end.
 const maxLine = 4 << 10
 
+func newCrashLog() *crashLog { return &crashLog{lines: lineSplitter{max: maxLine}} }
+
 func (c *crashLog) Write(p []byte) (int, error) {
-	if c.first != "" {
-		return len(p), nil
-	}
-	c.partial = append(c.partial, p...)
-	for c.first == "" {
-		i := bytes.IndexByte(c.partial, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(c.partial[:i])
-		c.partial = c.partial[i+1:]
-		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
-			c.first = line
-		}
-	}
-	if len(c.partial) > maxLine {
-		c.partial = c.partial[len(c.partial)-maxLine:]
+	if c.first == "" {
+		c.lines.write(p, func(b []byte, _ bool) {
+			if c.first == "" && (bytes.HasPrefix(b, []byte("panic: ")) || bytes.HasPrefix(b, []byte("fatal error: "))) {
+				c.first = string(b)
+			}
+		})
 	}
 	return len(p), nil
 }

@@ -2,23 +2,49 @@ package host
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// What the host keeps of a guest's output, whatever the guest writes: a
+// line is cut at maxLogLine bytes, and a guest's log takes logLinesPerSecond
+// lines a second, in bursts of up to logBurst; past that, lines are dropped
+// and counted. So a guest that floods its output costs the host a line's
+// buffer and the lines it is allowed, never what it wrote.
+const (
+	maxLogLine        = 16 << 10
+	logLinesPerSecond = 100
+	logBurst          = 1000
 )
 
 // guestLog turns what a guest prints into log records, a line each, tagged
-// with where it came from. While its orchestration replays it writes
-// nothing: those lines were logged when the steps first ran.
+// with where it came from, and says in that log when it cut a line or
+// dropped lines. While its orchestration replays it writes nothing: those
+// lines were logged when the steps first ran.
 type guestLog struct {
 	logger *slog.Logger
+	clock  func() time.Time
+	limit  *rate.Limiter
 
 	mu        sync.Mutex
 	replaying bool
-	partial   []byte
+	lines     lineSplitter
+	// dropped and droppedBytes count the lines dropped over the rate
+	// limit since the log last said so.
+	dropped, droppedBytes int
 }
 
-func newGuestLog(logger *slog.Logger, args ...any) *guestLog {
-	return &guestLog{logger: logger.With(args...)}
+func newGuestLog(logger *slog.Logger, clock func() time.Time, args ...any) *guestLog {
+	return &guestLog{
+		logger: logger.With(args...),
+		clock:  clock,
+		limit:  rate.NewLimiter(logLinesPerSecond, logBurst),
+		lines:  lineSplitter{max: maxLogLine},
+	}
 }
 
 func (g *guestLog) setReplaying(r bool) {
@@ -30,17 +56,86 @@ func (g *guestLog) setReplaying(r bool) {
 func (g *guestLog) Write(p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.replaying {
-		return len(p), nil
-	}
-	g.partial = append(g.partial, p...)
-	for {
-		i := bytes.IndexByte(g.partial, '\n')
-		if i < 0 {
-			break
-		}
-		g.logger.Info("guest: " + string(g.partial[:i]))
-		g.partial = g.partial[i+1:]
+	if !g.replaying {
+		g.lines.write(p, g.line)
 	}
 	return len(p), nil
+}
+
+// endStep ends the step or the activity attempt that wrote the output:
+// a line it left without its newline is logged as it is, so that the
+// next one starts a line of its own.
+func (g *guestLog) endStep() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lines.flush(g.line)
+}
+
+// line logs one line of output, cut when it was longer than maxLogLine,
+// unless the guest is over its rate.
+func (g *guestLog) line(line []byte, cut bool) {
+	if !g.limit.AllowN(g.clock(), 1) {
+		if g.dropped == 0 {
+			g.logger.Warn(fmt.Sprintf("guest output is over the limit of %d lines a second (bursts of %d): its lines are dropped until it slows down", logLinesPerSecond, logBurst))
+		}
+		g.dropped++
+		g.droppedBytes += len(line)
+		return
+	}
+	if g.dropped > 0 {
+		g.logger.Warn(fmt.Sprintf("guest output was dropped: %d lines (%d bytes or more) over the limit of %d lines a second", g.dropped, g.droppedBytes, logLinesPerSecond))
+		g.dropped, g.droppedBytes = 0, 0
+	}
+	g.logger.Info("guest: " + string(line))
+	if cut {
+		g.logger.Warn(fmt.Sprintf("guest output was cut: the line above was longer than %d KiB; the rest of it, up to its next newline, is dropped", maxLogLine>>10))
+	}
+}
+
+// lineSplitter splits a stream of output into lines without holding more
+// than max bytes of it: a line longer than that is handed on cut at max
+// bytes, and the rest of it, up to its newline, is skipped.
+type lineSplitter struct {
+	max     int
+	partial []byte
+	// skipping says the line under way was cut and handed on already.
+	skipping bool
+}
+
+// flush hands on the line under way, if it has not been, and starts a new
+// one.
+func (s *lineSplitter) flush(line func(b []byte, cut bool)) {
+	if len(s.partial) > 0 && !s.skipping {
+		line(s.partial, false)
+	}
+	s.partial, s.skipping = s.partial[:0], false
+}
+
+// write splits p, the next part of the stream, calling line for each line
+// it ends (without its newline) or cuts.
+func (s *lineSplitter) write(p []byte, line func(b []byte, cut bool)) {
+	for len(p) > 0 {
+		end := bytes.IndexByte(p, '\n')
+		part := p
+		if end >= 0 {
+			part = p[:end]
+		}
+		if !s.skipping {
+			if room := s.max - len(s.partial); len(part) > room {
+				s.partial = append(s.partial, part[:room]...)
+				line(s.partial, true)
+				s.partial, s.skipping = s.partial[:0], true
+			} else {
+				s.partial = append(s.partial, part...)
+			}
+		}
+		if end < 0 {
+			return
+		}
+		if !s.skipping {
+			line(s.partial, false)
+		}
+		s.partial, s.skipping = s.partial[:0], false
+		p = p[end+1:]
+	}
 }

@@ -23,13 +23,15 @@ import (
 
 // Host runs orchestrations from deployed modules on a store.
 type Host struct {
-	st      store.Store
-	opts    Options
-	rt      sandbox.Runtime
-	reg     *registry
-	cache   *liveCache
-	pool    *activityPool
-	metrics *Metrics
+	st    store.Store
+	opts  Options
+	rt    sandbox.Runtime
+	reg   *registry
+	cache *liveCache
+	pool  *activityPool
+	// attempts are the activity attempts running, to stop.
+	attempts *attempts
+	metrics  *Metrics
 	// orchestrationWork wakes the orchestration dispatchers, activityWork the
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
@@ -58,8 +60,9 @@ func New(st store.Store, opts Options) (*Host, error) {
 	}
 	h := &Host{
 		st: st, opts: opts, rt: rt, metrics: opts.Metrics,
-		reg:               newRegistry(rt, st),
+		reg:               newRegistry(rt, st, opts.ActivationTimeout),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
+		attempts:          newAttempts(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newSignal(),
 	}
 	h.pool = newActivityPool(h)
@@ -211,6 +214,9 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
+	if err := checkPayload("the input", input, h.opts.MaxPayload); err != nil {
+		return "", err
+	}
 	if err := checkJSON("the input", input); err != nil {
 		return "", err
 	}
@@ -276,6 +282,9 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 	}
 	if len(data) == 0 {
 		data = json.RawMessage("null")
+	}
+	if err := checkPayload("the event's data", data, h.opts.MaxPayload); err != nil {
+		return err
 	}
 	if err := checkJSON("the event's data", data); err != nil {
 		return err

@@ -50,6 +50,9 @@ type orchestrationGuest struct {
 	// log, when set, is where the guest's output goes, silent while it
 	// replays.
 	log *guestLog
+	// maxPayload bounds what one of its commands may carry; zero means no
+	// bound.
+	maxPayload int
 }
 
 // startOrchestration starts a fresh instance of mod for an orchestration
@@ -59,14 +62,14 @@ func startOrchestration(ctx context.Context, mod sandbox.Module, opts *Options, 
 	if out == nil {
 		out = io.Discard
 	}
-	stderr := &crashLog{}
+	stderr := newCrashLog()
 	env := wasi.NewDeterministic(seed, out, io.MultiWriter(out, stderr))
 	env.SetStepBudget(opts.StepBudget)
 	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: opts.ActivationTimeout, stderr: stderr, memoryLimit: opts.MemoryLimit, fromSnapshot: true})
 	if err != nil {
 		return nil, err
 	}
-	return &orchestrationGuest{wasmGuest: g, ctx: ctx, env: env, log: log}, nil
+	return &orchestrationGuest{wasmGuest: g, ctx: ctx, env: env, log: log, maxPayload: opts.MaxPayload}, nil
 }
 
 func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
@@ -75,12 +78,20 @@ func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) 
 		o.log.setReplaying(a.Replaying)
 	}
 	raw, err := o.exchange(o.ctx, abi.ExportActivate, abi.EncodeActivation(a))
+	if o.log != nil {
+		o.log.endStep()
+	}
 	if err != nil {
 		return nil, err
 	}
 	res, err := abi.DecodeActivationResult(raw)
 	if err != nil {
 		return nil, fmt.Errorf("its commands do not decode: %w", err)
+	}
+	if o.maxPayload > 0 {
+		if err := checkCommands(res.Commands, o.maxPayload); err != nil {
+			return nil, err
+		}
 	}
 	return res.Commands, nil
 }
@@ -130,7 +141,7 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) 
 		l.exec = engine.NewExecution(brokenGuest{err})
 		return l
 	}
-	log := newGuestLog(h.opts.Logger, "instance", inst.ID)
+	log := newGuestLog(h.opts.Logger, h.opts.Clock, "instance", inst.ID)
 	if l.guest, err = startOrchestration(ctx, mod, &h.opts, seed, log, log); err != nil {
 		l.exec = engine.NewExecution(brokenGuest{err})
 		return l

@@ -58,8 +58,10 @@ type Options struct {
 	// whole. Zero means DefaultHistoryWarning.
 	HistoryWarning int
 	// ActivationTimeout is the CPU deadline for one activation of an
-	// orchestration (one history event applied). An orchestration that runs
-	// longer fails. Zero means 5s.
+	// orchestration (one history event applied), and for each call deploy
+	// makes into a module (its initialization, version and manifest). An
+	// orchestration that runs longer fails; a module, is refused. Zero
+	// means 5s.
 	ActivationTimeout time.Duration
 	// StepBudget bounds, in loop iterations, the work of one activation of
 	// an orchestration: one that runs more fails, at the same point live, on
@@ -69,7 +71,16 @@ type Options struct {
 	// the backstop, for a module the rewriter does not take. Zero means no
 	// budget.
 	StepBudget uint64
-	// ActivityTimeout bounds one activity attempt. Zero means 5m.
+	// MaxPayload bounds one payload, in bytes: an instance's input, an
+	// event's data, a custom status, a result, the input of an activity or
+	// a child. Start and Raise refuse a larger one (ErrTooLarge); an
+	// orchestration that emits one fails, and an activity that returns one
+	// fails its attempt, each saying so. Zero means 16 MiB.
+	MaxPayload int
+	// ActivityTimeout bounds one activity attempt: one that runs longer
+	// fails (the orchestration sees an activity error). Zero means 5m. An
+	// attempt whose result nobody will take (its instance ended, or the
+	// orchestration cancelled the activity) is stopped at once.
 	ActivityTimeout time.Duration
 	// Lease is how long a locked instance or activity task stays locked
 	// before another worker may take it over. Zero means 1m.
@@ -124,6 +135,7 @@ func (o *Options) validate() error {
 		{"ActivityWorkers", &o.ActivityWorkers, 32},
 		{"MaxLiveInstances", &o.MaxLiveInstances, defaultLiveInstances()},
 		{"PoisonAfter", &o.PoisonAfter, 8},
+		{"MaxPayload", &o.MaxPayload, DefaultMaxPayload},
 		{"HistoryWarning", &o.HistoryWarning, DefaultHistoryWarning},
 	}); err != nil {
 		return err

@@ -22,6 +22,8 @@ import (
 type registry struct {
 	rt sandbox.Runtime
 	st store.Store
+	// timeout bounds each call into a module that deploy makes.
+	timeout time.Duration
 
 	mu       sync.Mutex
 	compiled map[string]*module
@@ -46,8 +48,8 @@ type module struct {
 	orchestrations []string
 }
 
-func newRegistry(rt sandbox.Runtime, st store.Store) *registry {
-	return &registry{rt: rt, st: st, compiled: map[string]*module{}, loading: map[string]*load{}}
+func newRegistry(rt sandbox.Runtime, st store.Store, timeout time.Duration) *registry {
+	return &registry{rt: rt, st: st, timeout: timeout, compiled: map[string]*module{}, loading: map[string]*load{}}
 }
 
 func hashOf(wasm []byte) string {
@@ -61,11 +63,12 @@ var wasmMagic = []byte("\x00asm")
 // exports, the right ABI version, only imports the host provides. It
 // returns the compiled module and what it registers.
 func (r *registry) validate(ctx context.Context, wasm []byte) (sandbox.Module, *abi.Manifest, error) {
-	return validate(ctx, r.rt, wasm)
+	return validate(ctx, r.rt, wasm, r.timeout)
 }
 
-// validate compiles wasm on rt and checks it as deploy does.
-func validate(ctx context.Context, rt sandbox.Runtime, wasm []byte) (sandbox.Module, *abi.Manifest, error) {
+// validate compiles wasm on rt and checks it as deploy does, each call
+// into it under timeout.
+func validate(ctx context.Context, rt sandbox.Runtime, wasm []byte, timeout time.Duration) (sandbox.Module, *abi.Manifest, error) {
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		return nil, nil, fmt.Errorf("%w: the file is not a WebAssembly module (it does not start with \\0asm); build one with durabox build, or GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared", ErrBadModule)
 	}
@@ -73,7 +76,7 @@ func validate(ctx context.Context, rt sandbox.Runtime, wasm []byte) (sandbox.Mod
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrBadModule, err)
 	}
-	manifest, err := inspect(ctx, mod)
+	manifest, err := inspect(ctx, mod, timeout)
 	if err != nil {
 		mod.Close(ctx)
 		return nil, nil, err
@@ -97,7 +100,7 @@ func Check(ctx context.Context, wasm []byte) (*abi.Manifest, error) {
 		return nil, err
 	}
 	defer rt.Close(ctx)
-	mod, m, err := validate(ctx, rt, wasm)
+	mod, m, err := validate(ctx, rt, wasm, opts.ActivationTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +109,8 @@ func Check(ctx context.Context, wasm []byte) (*abi.Manifest, error) {
 }
 
 // inspect checks a compiled module's imports and exports, then asks a fresh
-// instance for its ABI version and manifest.
-func inspect(ctx context.Context, mod sandbox.Module) (*abi.Manifest, error) {
+// instance for its ABI version and manifest, each call under timeout.
+func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration) (*abi.Manifest, error) {
 	var unknown []string
 	for _, imp := range mod.Imports() {
 		if !wasi.Provides(imp.Module, imp.Name) {
@@ -130,7 +133,8 @@ func inspect(ctx context.Context, mod sandbox.Module) (*abi.Manifest, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared", ErrBadModule, strings.Join(missing, ", "))
 	}
-	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(seed("deploy", 0), nil, nil)})
+	stderr := newCrashLog()
+	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(seed("deploy", 0), nil, stderr), stderr: stderr, timeout: timeout})
 	if err != nil {
 		return nil, fmt.Errorf("%w: it does not start: %v", ErrBadModule, err)
 	}

@@ -75,6 +75,10 @@ type HandlerOptions struct {
 	// BodyTimeout bounds the time to receive a whole request body. Zero
 	// means 5m.
 	BodyTimeout time.Duration
+	// MaxPayload is the host's Options.MaxPayload: a JSON request body may
+	// hold a payload that large and 1 MiB more. Zero means
+	// DefaultMaxPayload.
+	MaxPayload int
 }
 
 // minTokenLength is the shortest token NewHandler accepts: 16 bytes is
@@ -101,6 +105,9 @@ func (o *HandlerOptions) Validate() error {
 		if strings.ContainsAny(t.token, " \t\r\n") {
 			return fmt.Errorf("host: %s holds white space; a bearer token cannot", t.name)
 		}
+	}
+	if err := fillDefaults([]field[int]{{"MaxPayload", &o.MaxPayload, DefaultMaxPayload}}); err != nil {
+		return err
 	}
 	return fillDefaults([]field[time.Duration]{
 		{"StallTimeout", &o.StallTimeout, 30 * time.Second},
@@ -263,7 +270,6 @@ func (s *server) reply(w http.ResponseWriter, r *http.Request, status int, v any
 
 // Errors of the HTTP layer itself.
 var (
-	errTooLarge     = errors.New("host: request too large")
 	errNoRoute      = errors.New("host: no such path")
 	errMethod       = errors.New("host: method not allowed")
 	errUnauthorized = errors.New("host: unauthorized")
@@ -292,7 +298,7 @@ var statuses = []struct {
 	{ErrBusy, http.StatusConflict},
 	{ErrChanged, http.StatusConflict},
 	{ErrDiverges, http.StatusUnprocessableEntity},
-	{errTooLarge, http.StatusRequestEntityTooLarge},
+	{ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{ErrBadModule, http.StatusUnprocessableEntity},
 	{ErrNotReady, http.StatusServiceUnavailable},
 	{ErrUnknownOrchestration, http.StatusUnprocessableEntity},

@@ -471,8 +471,13 @@ type Store interface {
 	// AbandonInstance unlocks an instance without committing anything.
 	AbandonInstance(ctx context.Context, id, lockToken string) error
 
-	// LockNextActivities leases up to max (max ≥ 1) of the oldest unleased
-	// activity tasks until now+lease, or returns none when there is none.
+	// LockNextActivities leases up to max (max ≥ 1) unleased activity
+	// tasks until now+lease, or returns none when there is none. It
+	// leases fairly across instances: the tasks an instance schedules take
+	// turns, one each, with the tasks of the others still waiting, in the
+	// order each instance scheduled them, so that an instance that
+	// schedules a thousand at once does not make one that schedules later
+	// wait for all of them (storetest's ActivitiesFairAcrossInstances).
 	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*ActivityWork, error)
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's

@@ -33,6 +33,7 @@ type command struct {
 
 // env is what a command's body runs with.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	// args are the positional arguments: as many as command.args names, and
 	// up to as many more as command.optional names.
@@ -56,9 +57,9 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // run runs the command with its arguments and returns the exit code.
-func (c *command) run(args []string, stdout, stderr io.Writer) int {
+func (c *command) run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, body, opts := c.flags()
-	e := &env{stdout: stdout, stderr: stderr}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	err := parse(fs, args, &e.args)
 	if errors.Is(err, flag.ErrHelp) {
 		c.usage(stdout)
@@ -217,10 +218,15 @@ func (c *command) usage(w io.Writer) {
 	tw := newTable(w)
 	fs.VisitAll(func(f *flag.Flag) {
 		value, help := flag.UnquoteUsage(f)
+		// A one-letter flag is written the way people type it: -o, not --o.
+		dashes := "--"
+		if len(f.Name) == 1 {
+			dashes = "-"
+		}
 		if value == "" {
-			fmt.Fprintf(tw, "  --%s\t%s\n", f.Name, help)
+			fmt.Fprintf(tw, "  %s%s\t%s\n", dashes, f.Name, help)
 		} else {
-			fmt.Fprintf(tw, "  --%s %s\t%s\n", f.Name, value, help)
+			fmt.Fprintf(tw, "  %s%s %s\t%s\n", dashes, f.Name, value, help)
 		}
 	})
 	tw.Flush()

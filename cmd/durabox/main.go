@@ -16,7 +16,7 @@ import (
 	"os"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 // commands are durabox's commands, in the order the overview lists them.
 var commands = []*command{newCommand, buildCommand, serveCommand, deployCommand, modulesCommand, startCommand, raiseCommand, cancelCommand, terminateCommand, purgeCommand, statusCommand, historyCommand, listCommand,
@@ -24,7 +24,7 @@ var commands = []*command{newCommand, buildCommand, serveCommand, deployCommand,
 
 // run runs durabox with args and returns its exit code: 0 for success, 1
 // for a failure, 2 for a usage error.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		overview(stderr)
 		return 2
@@ -39,7 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		overview(stderr)
 		return 2
 	}
-	return cmd.run(args[1:], stdout, stderr)
+	return cmd.run(args[1:], stdin, stdout, stderr)
 }
 
 func find(name string) *command {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -18,8 +19,13 @@ import (
 // durabox runs the command line with args and returns its exit code and
 // output.
 func durabox(args ...string) (code int, stdout, stderr string) {
+	return duraboxWithStdin(strings.NewReader(""), args...)
+}
+
+// duraboxWithStdin runs the command line with args, reading stdin.
+func duraboxWithStdin(stdin io.Reader, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = run(args, &out, &errOut)
+	code = run(args, stdin, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -71,7 +77,9 @@ type cliTest struct {
 	setup func(*testing.T, *fakehost.Host)
 	// args are the arguments; --addr and the host's address follow the
 	// command's name.
-	args       []string
+	args []string
+	// stdin is what the command reads on stdin.
+	stdin      string
 	wantCode   int
 	wantStdout string
 	// wantStderr is the whole of stderr; with wantUsage, its first line.
@@ -91,7 +99,7 @@ func runTests(t *testing.T, tests []cliTest) {
 				tt.setup(t, h)
 			}
 			args := append([]string{tt.args[0], "--addr", addr}, tt.args[1:]...)
-			code, stdout, stderr := durabox(args...)
+			code, stdout, stderr := duraboxWithStdin(strings.NewReader(tt.stdin), args...)
 			if code != tt.wantCode {
 				t.Errorf("exit code %d, want %d", code, tt.wantCode)
 			}
@@ -125,23 +133,23 @@ func usage(t *testing.T, command string) string {
 const overviewText = `Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.
 
 usage:
-  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]               start a project: a module, its tests, a README
-  durabox build [DIR] [-o FILE]                                           build a module and check it as a host will
-  durabox serve --db FILE|URL [--addr ADDR] [--token-file FILE] [flags]   run a host on a SQLite file, or one of several on PostgreSQL
-  durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]             deploy a module to the host
-  durabox modules [rm HASH]                                               list the modules, or remove one
-  durabox start NAME [--input JSON] [--id ID] [--module HASH] [--wait]    start an orchestration instance
-  durabox raise ID NAME [--data JSON] [--persistent]                      raise an external event for an instance
-  durabox cancel ID [--reason TEXT]                                       cancel an instance
-  durabox terminate ID [--reason TEXT]                                    end an instance now, without its cooperation
-  durabox purge [ID] [--status STATUS] [--before T] [flags]               delete finished instances and their histories
-  durabox status ID                                                       show an instance
-  durabox history ID [--execution N]                                      show an instance's history
-  durabox list [--status STATUS] [--limit N] [flags]                      list the instances
-  durabox upgrade FROM [TO] [--dry-run] [--instances IDS] [--parallel N]  move the open instances of a module to a new one that replays them
-  durabox replay ID|FILE.dbx [--module HASH|FILE.wasm] [--execution N]    check that code reproduces an instance's history
-  durabox export ID [-o FILE]                                             write an instance's repro bundle
-  durabox reset ID --to-event N [--module HASH] [--dry-run]               run an instance again from an event of its history, on new code
+  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]                   start a project: a module, its tests, a README
+  durabox build [DIR] [-o FILE]                                               build a module and check it as a host will
+  durabox serve --db FILE|URL [--addr ADDR] [--token-file FILE] [flags]       run a host on a SQLite file, or one of several on PostgreSQL
+  durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]                 deploy a module to the host
+  durabox modules [rm HASH]                                                   list the modules, or remove one
+  durabox start NAME [--input JSON|-] [--input-file FILE] [--id ID] [--wait]  start an orchestration instance
+  durabox raise ID NAME [--data JSON|-] [--data-file FILE] [--persistent]     raise an external event for an instance
+  durabox cancel ID [--reason TEXT]                                           cancel an instance
+  durabox terminate ID [--reason TEXT]                                        end an instance now, without its cooperation
+  durabox purge [ID] [--status STATUS] [--before T] [flags]                   delete finished instances and their histories
+  durabox status ID                                                           show an instance
+  durabox history ID [--execution N]                                          show an instance's history
+  durabox list [--status STATUS] [--limit N] [flags]                          list the instances
+  durabox upgrade FROM [TO] [--dry-run] [--instances IDS] [--parallel N]      move the open instances of a module to a new one that replays them
+  durabox replay ID|FILE.dbx [--module HASH|FILE.wasm] [--execution N]        check that code reproduces an instance's history
+  durabox export ID [-o FILE]                                                 write an instance's repro bundle
+  durabox reset ID --to-event N [--module HASH] [--dry-run]                   run an instance again from an event of its history, on new code
 
 Every command but new, build and serve (and replay of a bundle) talks to the
 host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
@@ -149,7 +157,7 @@ of --token-file, else $DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `
 
-const startUsage = `usage: durabox start NAME [--input JSON] [--id ID] [--module HASH] [--wait] [--addr ADDR] [--json]
+const startUsage = `usage: durabox start NAME [--input JSON|-] [--input-file FILE] [--id ID] [--wait] [--addr ADDR] [--json]
 
 Start an instance of the orchestration NAME, on the newest module that
 registers it or on the module HASH, and print its id. With --wait, wait for it
@@ -157,9 +165,14 @@ to finish, then print its status and its result; unless it completed (it
 failed, was canceled or terminated), exit 1. If the host goes away while it
 waits (a restart), it asks again until the host answers or --timeout passes.
 
+A large input goes in a file (--input-file) or on stdin (--input -): the command
+line holds a few hundred KiB at most. The host takes inputs up to its payload
+limit (serve --max-payload-mib, 16 MiB unless set).
+
   --addr ADDR        the host's ADDR, as host:port or a URL such as https://host:port (default $DURABOX_ADDR, else 127.0.0.1:7070)
   --id ID            the new instance's ID (default: the host picks one)
-  --input JSON       the orchestration's input, as JSON (default null)
+  --input JSON       the orchestration's input, as JSON; - reads it from stdin (default null)
+  --input-file FILE  read the orchestration's input, as JSON, from FILE
   --json             print JSON, for scripts
   --module HASH      start it on the module HASH, or a unique prefix, which must register NAME (default: the newest that does)
   --timeout D        with --wait, give up waiting after D, such as 10m (default: wait as long as it takes)
@@ -261,5 +274,19 @@ func TestAddrFromTheEnvironment(t *testing.T) {
 				t.Errorf("got exit code %d, stdout %q, stderr %q", code, stdout, stderr)
 			}
 		})
+	}
+}
+
+// TestUsageSpellsFlagsAsTyped checks that a command's usage writes a
+// one-letter flag with one dash, as its synopsis does, and longer ones with two.
+func TestUsageSpellsFlagsAsTyped(t *testing.T) {
+	for _, command := range []string{"build", "export"} {
+		text := usage(t, command)
+		if !strings.Contains(text, "\n  -o FILE") || strings.Contains(text, "--o ") {
+			t.Errorf("durabox help %s lists -o wrongly:\n%s", command, text)
+		}
+	}
+	if text := usage(t, "build"); !strings.Contains(text, "\n  --json") {
+		t.Errorf("durabox help build lists a long flag with one dash:\n%s", text)
 	}
 }

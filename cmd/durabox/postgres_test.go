@@ -57,4 +57,15 @@ func TestSeveralHostsOnPostgres(t *testing.T) {
 			t.Fatalf("history of %s: %s", id, got)
 		}
 	}
+	// What an operator looks at works on PostgreSQL too: the health checks,
+	// the dashboard, the metrics the store reports its commits to, the
+	// list and the queue.
+	checkObservable(t, "http://"+hosts[1].addr)
+	page, err := hosts[1].client().List(ctx, client.ListRequest{Limit: 5})
+	if err != nil || len(page.Instances) != 5 || page.Next == "" {
+		t.Fatalf("List: %d instances, next %q, %v; want a page of 5 and a cursor", len(page.Instances), page.Next, err)
+	}
+	if q, err := hosts[0].client().Queue(ctx); err != nil || q.Ready != 0 || q.Timers != 0 {
+		t.Fatalf("Queue once every instance finished: %+v, %v; want nothing waiting", q, err)
+	}
 }

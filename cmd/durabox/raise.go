@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 
@@ -11,7 +10,7 @@ import (
 
 var raiseCommand = &command{
 	name:     "raise",
-	synopsis: "ID NAME [--data JSON] [--persistent]",
+	synopsis: "ID NAME [--data JSON|-] [--data-file FILE] [--persistent]",
 	summary:  "raise an external event for an instance",
 	about: "Raise the event NAME, with data JSON, for the instance ID. A positional event\n" +
 		"goes to the oldest wait for it that is active when it arrives, and is dropped\n" +
@@ -19,13 +18,15 @@ var raiseCommand = &command{
 	args:   []string{"ID", "NAME"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
-		data := fs.String("data", "null", "the event's data, as `JSON` (default null)")
+		data := fs.String("data", "null", "the event's data, as `JSON`; - reads it from stdin (default null)")
+		dataFile := fs.String("data-file", "", "read the event's data, as JSON, from `FILE`")
 		persistent := fs.Bool("persistent", false, "raise a persistent event")
 		return func(ctx context.Context, e *env) error {
-			if err := checkJSON("--data", *data); err != nil {
+			data, err := payload(e, fs, "data", *data, "data-file", *dataFile)
+			if err != nil {
 				return err
 			}
-			req := client.RaiseRequest{Name: e.args[1], Data: json.RawMessage(*data), Persistent: *persistent}
+			req := client.RaiseRequest{Name: e.args[1], Data: data, Persistent: *persistent}
 			if err := e.client.Raise(ctx, e.args[0], req); err != nil {
 				return err
 			}
@@ -36,7 +37,7 @@ var raiseCommand = &command{
 			if req.Persistent {
 				kind = "persistent event"
 			}
-			_, err := fmt.Fprintf(e.stdout, "raised %s %s for %s\n", kind, req.Name, e.args[0])
+			_, err = fmt.Fprintf(e.stdout, "raised %s %s for %s\n", kind, req.Name, e.args[0])
 			return err
 		}
 	},

@@ -63,7 +63,9 @@ var serveCommand = &command{
 		fs.StringVar(&c.runtime, "runtime", host.RuntimeWazero, "the WebAssembly `RUNTIME` that runs the guests: wazero (pure Go) or wasmtime (Cranelift); either replays the other's histories")
 		fs.Uint64Var(&c.cacheMiB, "cache-mib", 0, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
 		fs.IntVar(&c.historyWarning, "history-warning", 0, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", host.DefaultHistoryWarning))
+		fs.DurationVar(&c.activityTimeout, "activity-timeout", 0, "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m)")
 		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
+		fs.IntVar(&c.maxPayloadMiB, "max-payload-mib", 0, "the largest payload, in MiB (`N`): an input, an event's data, a custom status, a result; larger ones are refused (413) or fail what made them (default 16)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
 		return func(ctx context.Context, e *env) error { return c.serve(ctx, e) }
@@ -78,10 +80,12 @@ type serveConfig struct {
 	tokenFile, readTokenFile string
 	tlsCert, tlsKey          string
 	retention, stepTimeout   time.Duration
+	activityTimeout          time.Duration
 	logFormat, logLevel      string
 	memoryMiB, cacheMiB      uint64
 	stepBudget               uint64
 	historyWarning           int
+	maxPayloadMiB            int
 	allowHTTP, durability    string
 	runtime                  string
 }
@@ -92,6 +96,10 @@ var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.Lev
 
 // maxMemoryMiB is the most memory a wasm32 instance addresses.
 const maxMemoryMiB = 4096
+
+// maxPayloadMiB is the largest payload limit serve takes: a payload is
+// held in memory several times over (request, history, guest).
+const maxPayloadMiB = 1024
 
 // maxCacheMiB is the most MiB whose bytes a uint64 holds.
 const maxCacheMiB = math.MaxUint64 >> 20
@@ -114,12 +122,16 @@ func (c *serveConfig) check() error {
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
 	case c.memoryMiB > maxMemoryMiB:
 		return usagef("--memory-mib is %d; a wasm instance addresses at most %d MiB", c.memoryMiB, maxMemoryMiB)
+	case c.maxPayloadMiB < 0 || c.maxPayloadMiB > maxPayloadMiB:
+		return usagef("--max-payload-mib is %d; it must be from 1 to %d (0 for the default, 16)", c.maxPayloadMiB, maxPayloadMiB)
 	case c.cacheMiB > maxCacheMiB:
 		return usagef("--cache-mib is %d; it must be at most %d (16 EiB in bytes)", c.cacheMiB, uint64(maxCacheMiB))
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
 	case c.historyWarning < 0:
 		return usagef("--history-warning is %d; it must be zero (for the default, %d) or more", c.historyWarning, host.DefaultHistoryWarning)
+	case c.stepTimeout < 0 || c.activityTimeout < 0:
+		return usagef("--step-timeout and --activity-timeout must be zero (the default) or more")
 	case c.retention < 0:
 		return usagef("--retention is %s; it must be zero (keep everything) or more", c.retention)
 	case c.lease < 0:
@@ -150,7 +162,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		return err
 	}
 	logger := c.logger(e)
-	handlerOpts := host.HandlerOptions{Logger: logger}
+	handlerOpts := host.HandlerOptions{Logger: logger, MaxPayload: c.maxPayloadMiB << 20}
 	if handlerOpts.Token, err = readToken("--token-file", c.tokenFile, os.Getenv("DURABOX_TOKEN")); err != nil {
 		return err
 	}
@@ -189,7 +201,8 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20, HistoryWarning: c.historyWarning, Retention: c.retention,
+	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
+		HistoryWarning: c.historyWarning, Retention: c.retention, MaxPayload: c.maxPayloadMiB << 20,
 		Logger: logger, CacheDir: c.cacheDir, Metrics: host.NewMetrics(), Lease: c.lease, Shared: c.postgres()}
 	if opts.CacheDir == "" {
 		if opts.CacheDir, err = c.defaultCacheDir(); err != nil {

@@ -44,6 +44,8 @@ func TestServeUsage(t *testing.T) {
 		{"memory that overflows in bytes", []string{"serve", "--db", "x.db", "--memory-mib", "17592186044416"}, "durabox serve: --memory-mib is 17592186044416; a wasm instance addresses at most 4096 MiB\n"},
 		{"memory past uint64", []string{"serve", "--db", "x.db", "--memory-mib", "18446744073709551616"}, "durabox serve: invalid value \"18446744073709551616\" for flag --memory-mib: value out of range\n"},
 		{"a step timeout past int64", []string{"serve", "--db", "x.db", "--step-timeout", "9999999999h"}, "durabox serve: invalid value \"9999999999h\" for flag --step-timeout: parse error\n"},
+		{"a negative activity timeout", []string{"serve", "--db", "x.db", "--activity-timeout", "-1s"}, "durabox serve: --step-timeout and --activity-timeout must be zero (the default) or more\n"},
+		{"a payload limit past 1 GiB", []string{"serve", "--db", "x.db", "--max-payload-mib", "1025"}, "durabox serve: --max-payload-mib is 1025; it must be from 1 to 1024 (0 for the default, 16)\n"},
 		{"a log format", []string{"serve", "--db", "x.db", "--log-format", "xml"}, "durabox serve: --log-format is \"xml\"; it must be text or json\n"},
 		{"a log level", []string{"serve", "--db", "x.db", "--log-level", "loud"}, "durabox serve: --log-level is \"loud\"; it must be debug, info, warn or error\n"},
 		{"a certificate without its key", []string{"serve", "--db", "x.db", "--tls-cert", "c.pem"}, "durabox serve: --tls-cert and --tls-key go together: give both, or neither\n"},
@@ -76,7 +78,7 @@ func TestServe(t *testing.T) {
 	pr, pw := io.Pipe()
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--durability", "normal", "--cache-mib", "64"}, io.Discard, pw)
+		exit <- run([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--durability", "normal", "--cache-mib", "64"}, strings.NewReader(""), io.Discard, pw)
 		pw.Close()
 	}()
 	lines := make(chan string, 1000)

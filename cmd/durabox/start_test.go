@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/durabox/durabox/host/client/fakehost"
@@ -119,6 +120,43 @@ func TestStart(t *testing.T) {
 			wantStderr: "durabox start: --input is not valid JSON: unexpected end of JSON input (strings need quotes: --input '\"\"')\n", wantUsage: true,
 		},
 		{
+			name:       "--input-file",
+			setup:      withFile("input.json", bigInput),
+			args:       []string{"start", "Greeting", "--input-file", "input.json"},
+			wantStdout: "inst2\n",
+			check:      wantInstance("inst2", "Pending", bigInput),
+		},
+		{
+			name:       "--input - reads stdin",
+			args:       []string{"start", "Greeting", "--input", "-"},
+			stdin:      bigInput,
+			wantStdout: "inst2\n",
+			check:      wantInstance("inst2", "Pending", bigInput),
+		},
+		{
+			name:       "--input and --input-file",
+			setup:      withFile("input.json", `"file"`),
+			args:       []string{"start", "Greeting", "--input", `"flag"`, "--input-file", "input.json"},
+			wantCode:   2,
+			wantStderr: "durabox start: --input and --input-file both give it; give one\n", wantUsage: true,
+			check: wantNoInstance("inst2"),
+		},
+		{
+			name:       "--input-file missing",
+			args:       []string{"start", "Greeting", "--input-file", "nope.json"},
+			wantCode:   1,
+			wantStderr: "durabox: --input-file: open nope.json: no such file or directory\n",
+			check:      wantNoInstance("inst2"),
+		},
+		{
+			name:       "--input-file not JSON",
+			setup:      withFile("input.json", "world"),
+			args:       []string{"start", "Greeting", "--input-file", "input.json"},
+			wantCode:   2,
+			wantStderr: "durabox start: --input-file input.json is not valid JSON: invalid character 'w' looking for beginning of value\n", wantUsage: true,
+			check: wantNoInstance("inst2"),
+		},
+		{
 			name:       "no name",
 			args:       []string{"start", "--wait"},
 			wantCode:   2,
@@ -143,6 +181,15 @@ func TestStart(t *testing.T) {
 			wantStderr: "durabox start: flag needs an argument: --input\n", wantUsage: true,
 		},
 	})
+}
+
+// bigInput is an input larger than a command line may hold (Linux takes
+// 128 KiB in one argument).
+var bigInput = `"` + strings.Repeat("x", 1<<20) + `"`
+
+// withFile writes a file in the test's directory.
+func withFile(name, content string) func(*testing.T, *fakehost.Host) {
+	return func(t *testing.T, _ *fakehost.Host) { writeFile(t, name, []byte(content)) }
 }
 
 // wantInstance checks an instance's status and input.

@@ -68,7 +68,8 @@
 //	                              terminate of one that has (the message says its status); a persistent event past
 //	                              the 20 an execution takes; a module instances run on; a reset of an instance
 //	                              in a turn, or changed since the reset was planned
-//	413 Request Entity Too Large  a module over 64 MiB
+//	413 Request Entity Too Large  a module over 64 MiB; an input or an event's data over the host's payload limit
+//	                              (serve --max-payload-mib, 16 MiB unless set)
 //	422 Unprocessable Entity      bytes that are not a Durabox module; an orchestration no deployed module registers;
 //	                              a reset onto a module that does not replay the events it keeps
 //	500 Internal Server Error     anything else; the host logs it

@@ -197,6 +197,39 @@ type throwaway struct {
 	cred     *syscall.Credential
 }
 
+// Cluster is a throwaway PostgreSQL cluster of a test's own, for what a
+// shared server must not undergo (a restart).
+type Cluster struct{ c *throwaway }
+
+// NewCluster starts a cluster of t's own with the system's initdb and
+// pg_ctl, stopped when t ends, or skips t (fails it when
+// $DURABOX_REQUIRE_POSTGRES is set) when it cannot.
+func NewCluster(t testing.TB) *Cluster {
+	t.Helper()
+	c, err := startThrowaway()
+	if err != nil {
+		msg := fmt.Sprintf("no throwaway PostgreSQL cluster: %v. Install PostgreSQL (apt-get install postgresql) with initdb and pg_ctl on the PATH", err)
+		if os.Getenv(EnvRequire) != "" {
+			t.Fatal(msg + " (" + EnvRequire + " is set, so this fails rather than skips)")
+		}
+		t.Skip(msg)
+	}
+	t.Cleanup(c.stop)
+	return &Cluster{c}
+}
+
+// URL is the cluster's database.
+func (c *Cluster) URL() string { return c.c.url }
+
+// Restart stops the cluster, ending every connection, and starts it
+// again.
+func (c *Cluster) Restart() error {
+	if out, err := c.c.run(c.c.pgCtl, "-D", filepath.Join(c.c.dir, "data"), "-l", filepath.Join(c.c.dir, "log"), "-m", "fast", "-w", "restart"); err != nil {
+		return fmt.Errorf("pg_ctl restart: %w: %s", err, out)
+	}
+	return nil
+}
+
 // startThrowaway initialises a cluster in a temporary directory and starts
 // it on a free port, listening on a socket in that directory only.
 func startThrowaway() (*throwaway, error) {

@@ -15,9 +15,10 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// LockNextActivities leases, until now+lease, up to max of the oldest
-// activity tasks that are not leased (or whose lease has expired), counting
-// the delivery in each one's Attempt. Hosts that lease at once skip the
+// LockNextActivities leases, until now+lease, up to max of the activity
+// tasks that are not leased (or whose lease has expired), first in the
+// fair order (see queueActivities), counting the delivery in each one's
+// Attempt. Hosts that lease at once skip the
 // rows another is leasing (FOR UPDATE SKIP LOCKED).
 func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
 	if max < 1 {
@@ -29,7 +30,7 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 		token := newToken()
 		rows, err := tx.Query(ctx, `
 			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, locked_until = $3, attempt = attempt + 1
-			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED)
+			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
 			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token`,
 			token, s.opts.HostID, nanos(now.Add(lease)), nanos(now), max)
 		if err != nil {

@@ -43,3 +43,27 @@ func TestReconnect(t *testing.T) {
 		t.Fatalf("PutModule after the server ended %d connections: %v", killed, err)
 	}
 }
+
+// TestServerRestart: after the server restarts, the store's next reads
+// and writes succeed on new connections.
+func TestServerRestart(t *testing.T) {
+	c := pgtest.NewCluster(t)
+	s, err := Open(c.URL(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.PutModule(ctx, store.Module{Hash: "m1", Wasm: []byte("\x00asm")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetModule(ctx, "m1"); err != nil {
+		t.Fatalf("GetModule after the server restarted: %v", err)
+	}
+	if err := s.PutModule(ctx, store.Module{Hash: "m2", Wasm: []byte("\x00asm")}); err != nil {
+		t.Fatalf("PutModule after the server restarted: %v", err)
+	}
+}

@@ -16,10 +16,22 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // migrations[v] brings a database from version v to v+1.
-var migrations = map[int]string{}
+var migrations = map[int]string{
+	// Version 2: each activity task's rank in the fair order of the queue
+	// (see queueActivities); the tasks already there share rank 0, and so
+	// are taken in the order they came.
+	1: `ALTER TABLE activity_tasks ADD COLUMN fair_rank bigint NOT NULL DEFAULT 0;` + indexes2,
+}
+
+// indexes2 are the indexes of the fair order of activity tasks, which
+// version 2 adds.
+const indexes2 = `
+CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
+CREATE INDEX activity_tasks_instance_rank ON activity_tasks(instance_id, fair_rank);
+`
 
 // finished is the condition on instances that selects the finished ones.
 var finished = func() string {
@@ -120,11 +132,12 @@ CREATE TABLE activity_tasks (
 	lock_token   text,
 	lock_owner   text,
 	locked_until bigint NOT NULL DEFAULT 0,
-	enqueued_at  bigint NOT NULL
+	enqueued_at  bigint NOT NULL,
+	fair_rank    bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
-`
+` + indexes2
 
 // prepareSchemaLock is the advisory lock hosts take while they prepare the
 // schema, so that two starting at once do not both create it.

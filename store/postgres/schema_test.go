@@ -52,7 +52,7 @@ func TestSchemaRefused(t *testing.T) {
 		{"another application", `CREATE TABLE durabox_meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO durabox_meta VALUES ('application', 'other'), ('schema_version', '1')`,
 			"is not a Durabox database"},
 		{"newer", `CREATE TABLE durabox_meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO durabox_meta VALUES ('application', 'durabox'), ('schema_version', '99')`,
-			"has Durabox schema version 99, newer than this durabox understands (1); upgrade durabox to use it"},
+			"has Durabox schema version 99, newer than this durabox understands (2); upgrade durabox to use it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

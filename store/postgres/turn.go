@@ -164,11 +164,24 @@ func appendHistory(ctx context.Context, tx pgx.Tx, id string, execution int64, e
 }
 
 // queueActivities queues activity tasks of an execution at now, to run on
-// moduleHash.
+// moduleHash, in the fair order store.Store.LockNextActivities describes:
+// the instance's tasks take the ranks that follow both its own last one
+// and the first waiting task's, one each, and workers take tasks by rank.
+// (Two hosts that queue at once may give tasks the same rank; the id
+// orders them.)
 func queueActivities(ctx context.Context, tx pgx.Tx, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
-	for _, a := range tasks {
-		if _, err := tx.Exec(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now)); err != nil {
+	if len(tasks) == 0 {
+		return nil
+	}
+	var rank int64
+	if err := tx.QueryRow(ctx, `SELECT greatest(
+			coalesce((SELECT fair_rank FROM activity_tasks WHERE locked_until <= $1 ORDER BY fair_rank, id LIMIT 1), 0),
+			coalesce((SELECT max(fair_rank) + 1 FROM activity_tasks WHERE instance_id = $2), 0))`, nanos(now), id).Scan(&rank); err != nil {
+		return fmt.Errorf("activities: their rank: %w", err)
+	}
+	for i, a := range tasks {
+		if _, err := tx.Exec(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now), rank+int64(i)); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}

@@ -12,10 +12,11 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// LockNextActivities leases, until now+lease, up to max of the oldest
-// activity tasks that are not leased (or whose lease has expired), counting
-// the delivery in each one's Attempt. It returns none when there is none.
-// It is one write, however many it leases.
+// LockNextActivities leases, until now+lease, up to max of the activity
+// tasks that are not leased (or whose lease has expired), first in the
+// fair order (see queueActivities), counting the delivery in each one's
+// Attempt. It returns none when there is none. It is one write, however
+// many it leases.
 func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
 	return leased(ctx, s, "activities", max, func(ctx context.Context, tx *sql.Tx, max int) ([]*store.ActivityWork, error) {
 		return lockNextActivities(ctx, tx, now, lease, max)
@@ -25,12 +26,12 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
 	// A select, then an update a task, rather than UPDATE … RETURNING,
 	// which is slower (BenchmarkTurn_1k). The + keeps SQLite from the
-	// locked_until index: walking the tasks in id order stops after the
-	// first max not leased, where the index would gather every one of them
-	// to sort.
+	// locked_until index: walking the tasks in fair order (the index on
+	// fair_rank, id) stops after the first max not leased, where the
+	// locked_until index would gather every one of them to sort.
 	rows, err := tx.QueryContext(ctx, `
 		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt + 1
-		FROM activity_tasks WHERE +locked_until <= ? ORDER BY id LIMIT ?`, nanos(now), max)
+		FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT ?`, nanos(now), max)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
 	}

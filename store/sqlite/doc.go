@@ -31,8 +31,9 @@
 //     visible_at, stored at enqueued_at. A message visible at once has
 //     visible_at 0; a timer is a TimerFired message visible when it is due.
 //   - activity_tasks: activities waiting for a worker, with their lease
-//     (lock_token, locked_until), the number of deliveries (attempt) and
-//     when they were stored (enqueued_at).
+//     (lock_token, locked_until), the number of deliveries (attempt),
+//     when they were stored (enqueued_at) and their rank in the fair order
+//     workers take them in (fair_rank; see queueActivities).
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

@@ -15,8 +15,14 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// toVersion5 undoes what version 6 added.
-const toVersion5 = `
+// toVersion6 undoes what version 7 added.
+const toVersion6 = `
+	DROP INDEX activity_tasks_fair; DROP INDEX activity_tasks_instance;
+	ALTER TABLE activity_tasks DROP COLUMN fair_rank;
+	PRAGMA user_version = 6;`
+
+// toVersion5 undoes what versions 7 and 6 added.
+const toVersion5 = toVersion6 + `
 	DROP INDEX continued_executions_ended; DROP INDEX instances_status; DROP INDEX instances_name; DROP INDEX instances_module;
 	DROP INDEX instances_parent; DROP INDEX instances_finished;
 	DROP TABLE continued_executions;

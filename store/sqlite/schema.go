@@ -16,7 +16,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 6
+const schemaVersion = 7
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -52,6 +52,10 @@ var migrations = map[int]string{
 			FROM history h JOIN instances i ON i.id = h.instance_id
 			WHERE h.execution_id < i.execution_id
 			AND h.event_id = (SELECT max(event_id) FROM history WHERE instance_id = h.instance_id AND execution_id = h.execution_id);` + indexes6,
+	// Version 7: each activity task's rank in the fair order of the
+	// queue (see queueActivities); the tasks already there share rank 0,
+	// and so are taken in the order they came.
+	6: `ALTER TABLE activity_tasks ADD COLUMN fair_rank INTEGER NOT NULL DEFAULT 0;` + indexes7,
 }
 
 // continuedExecutions is the table of when each execution that continued
@@ -73,6 +77,13 @@ CREATE INDEX instances_name ON instances(name, created_at);
 CREATE INDEX instances_module ON instances(module_hash, status);
 CREATE INDEX instances_parent ON instances(parent_id, created_at);
 CREATE INDEX instances_finished ON instances(status, updated_at);
+`
+
+// indexes7 are the indexes of the fair order of activity tasks, which
+// version 7 adds.
+const indexes7 = `
+CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
+CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id, fair_rank);
 `
 
 // finished is the condition on instances that selects the finished ones.
@@ -148,10 +159,11 @@ CREATE TABLE activity_tasks (
 	attempt      INTEGER NOT NULL DEFAULT 0,
 	lock_token   TEXT,
 	locked_until INTEGER NOT NULL DEFAULT 0,
-	enqueued_at  INTEGER NOT NULL DEFAULT 0
+	enqueued_at  INTEGER NOT NULL DEFAULT 0,
+	fair_rank    INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
-` + indexes6
+` + indexes6 + indexes7
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")

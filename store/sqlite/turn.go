@@ -157,11 +157,27 @@ func appendHistory(ctx context.Context, tx *sql.Tx, id string, execution int64, 
 }
 
 // queueActivities queues activity tasks of an execution at now, to run on
-// moduleHash.
+// moduleHash, in the fair order store.Store.LockNextActivities describes:
+// the instance's tasks take the ranks that follow both its own last one
+// and the first waiting task's, one each, and workers take tasks by rank.
 func queueActivities(ctx context.Context, tx *sql.Tx, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
-	for _, a := range tasks {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now)); err != nil {
+	if len(tasks) == 0 {
+		return nil
+	}
+	var first, last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT fair_rank FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT 1`, nanos(now)).Scan(&first); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("activities: the queue's first rank: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT max(fair_rank) FROM activity_tasks WHERE instance_id = ?`, id).Scan(&last); err != nil {
+		return fmt.Errorf("activities: the instance's last rank: %w", err)
+	}
+	rank := first.Int64
+	if last.Valid {
+		rank = max(rank, last.Int64+1)
+	}
+	for i, a := range tasks {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now), rank+int64(i)); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}

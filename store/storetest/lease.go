@@ -1,9 +1,11 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
 )
 
@@ -95,6 +97,29 @@ func testLockSeveral(f *fixture) {
 	}
 	if _, err := f.s.LockNextActivities(f.ctx, t0, lease, 0); err == nil {
 		f.t.Error("LockNextActivities with max 0 returned no error")
+	}
+}
+
+// testActivitiesFairAcrossInstances: activity tasks are leased fairly
+// across instances: an instance that schedules many at once takes turns
+// with one that schedules later, which does not wait for the whole
+// backlog; each instance's tasks come in the order it scheduled them.
+func testActivitiesFairAcrossInstances(f *fixture) {
+	f.create("burst")
+	f.create("hello")
+	burst := []engine.Event{started("burst", input("burst"))}
+	for i := range 6 {
+		burst = append(burst, scheduled(fmt.Sprintf("B%d", i)))
+	}
+	f.commit(turn(f.lockID(t0, "burst"), burst...))
+	ws, err := f.s.LockNextActivities(f.ctx, t0, lease, 2)
+	f.must(err, "LockNextActivities")
+	if len(ws) != 2 || ws[0].Task.Name != "B0" || ws[1].Task.Name != "B1" {
+		f.t.Fatalf("LockNextActivities with max 2 leased %+v; want B0 and B1", ws)
+	}
+	f.commit(turn(f.lockID(t0, "hello"), started("hello", input("hello")), scheduled("H0"), scheduled("H1")))
+	if names := f.activities(t0); !slices.Equal(names, []string{"B2", "H0", "B3", "H1", "B4", "B5"}) {
+		f.t.Fatalf("the tasks were leased in the order %q; want the two instances in turn, [B2 H0 B3 H1 B4 B5]", names)
 	}
 }
 

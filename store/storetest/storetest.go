@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FailedCommitChangesNothing", testFailedCommitChangesNothing},
 		{"InstanceLease", testInstanceLease},
 		{"LockSeveral", testLockSeveral},
+		{"ActivitiesFairAcrossInstances", testActivitiesFairAcrossInstances},
 		{"HasWork", testHasWork},
 		{"Abandon", testAbandon},
 		{"ActivityLease", testActivityLease},

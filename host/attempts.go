@@ -1,0 +1,70 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// attempts holds the activity attempts this host runs, so that it can stop
+// those whose result nobody will take: when their instance ends (it
+// completed, failed, was cancelled or terminated, or continued as new), or
+// the orchestration cancelled the activity (ctx.Select cancels the futures
+// that lost). A stopped attempt's wasm instance is closed at once, freeing
+// its core; the task completes with a failure that says why, which the
+// engine ignores, as it ignores any result of a cancelled activity.
+type attempts struct {
+	mu    sync.Mutex
+	byKey map[attemptKey]context.CancelCauseFunc
+}
+
+// attemptKey names an activity task: its instance's execution and the
+// event that scheduled it.
+type attemptKey struct {
+	instance  string
+	execution int64
+	schedule  int64
+}
+
+func newAttempts() *attempts { return &attempts{byKey: map[attemptKey]context.CancelCauseFunc{}} }
+
+// start registers an attempt and returns its context, which stop cancels,
+// and the function that unregisters it.
+func (r *attempts) start(ctx context.Context, k attemptKey) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	r.mu.Lock()
+	r.byKey[k] = cancel
+	r.mu.Unlock()
+	return ctx, func() {
+		r.mu.Lock()
+		delete(r.byKey, k)
+		r.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// stop stops the attempt k, or, when k.schedule is 0, every attempt of
+// k's execution, for the reason why.
+func (r *attempts) stop(k attemptKey, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, cancel := range r.byKey {
+		if key == k || k.schedule == 0 && key.instance == k.instance && key.execution == k.execution {
+			cancel(&stoppedError{why})
+		}
+	}
+}
+
+// stoppedError is the cause of a stopped attempt's context.
+type stoppedError struct{ why string }
+
+func (e *stoppedError) Error() string { return e.why }
+
+// stopReason returns why ctx's attempt was stopped, or "".
+func stopReason(ctx context.Context) string {
+	var s *stoppedError
+	if errors.As(context.Cause(ctx), &s) {
+		return s.why
+	}
+	return ""
+}

@@ -1,0 +1,69 @@
+package host_test
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host"
+)
+
+// TestRunningActivitiesStop runs an activity that spins forever, on a
+// host whose activity deadline is an hour, and ends what waits for it:
+// its instance is cancelled, or terminated, or a select cancels it while
+// the instance runs on. Each time the host stops the attempt (it logs so
+// and the task leaves the queue) long before the deadline.
+func TestRunningActivitiesStop(t *testing.T) {
+	logs := &records{}
+	h := startHost(t, host.Options{Logger: slog.New(logs), ActivityTimeout: time.Hour})
+	h.deploy(t, "host/testdata/guests/spin")
+	ctx := context.Background()
+	tests := []struct {
+		name, orchestration string
+		end                 func(id string) error
+		why                 string
+		want                engine.Status
+	}{
+		{"cancel", "Wait", func(id string) error { return h.Cancel(ctx, id, "test") }, "its instance is Canceled", engine.StatusCanceled},
+		{"terminate", "Wait", func(id string) error { return h.Terminate(ctx, id, "test") }, "its instance is Terminated", engine.StatusTerminated},
+		{"select", "Select", func(id string) error { return h.Raise(ctx, id, "stop", nil, false) }, "the orchestration cancelled it", engine.StatusCompleted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := h.start(t, tt.orchestration, strconv.Quote(tt.name))
+			logs.wait(t, "guest: spinning "+tt.name)
+			if err := tt.end(id); err != nil {
+				t.Fatal(err)
+			}
+			logs.wait(t, "activity stopped instance="+id+" activity=Spin scheduleId=2 why="+tt.why)
+			if tt.orchestration == "Select" {
+				if inst, err := h.Instance(ctx, id); err != nil || inst.Status != engine.StatusRunning {
+					t.Fatalf("the instance is %s (%v); want it Running, waiting for finish", inst.Status, err)
+				}
+				if err := h.Raise(ctx, id, "finish", nil, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if inst := h.wait(t, id); inst.Status != tt.want {
+				t.Errorf("status %s failure %+v, want %s", inst.Status, inst.Failure, tt.want)
+			}
+		})
+	}
+}
+
+// TestActivityDeadline runs an activity that spins forever on a host whose
+// activity deadline is a second: the attempt fails at the deadline, saying
+// which deadline and where it is set, and the orchestration sees the
+// failure.
+func TestActivityDeadline(t *testing.T) {
+	h := startHost(t, host.Options{ActivityTimeout: time.Second})
+	h.deploy(t, "host/testdata/guests/spin")
+	inst := h.run(t, "Wait", `"deadline"`)
+	want := `activity "Spin" failed: activity "Spin" crashed: it ran past its 1s deadline for one attempt (Options.ActivityTimeout; durabox serve --activity-timeout)`
+	if inst.Status != engine.StatusFailed || inst.Failure == nil || inst.Failure.Message != want {
+		t.Errorf("status %s failure %+v\nwant failure %q", inst.Status, inst.Failure, want)
+	}
+}

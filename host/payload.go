@@ -1,0 +1,63 @@
+package host
+
+import (
+	"fmt"
+
+	"github.com/durabox/durabox/abi"
+)
+
+// DefaultMaxPayload is Options.MaxPayload's default: 16 MiB.
+const DefaultMaxPayload = 16 << 20
+
+// payloadLimit says what a payload limit is and where it is set.
+func payloadLimit(limit int) string {
+	return fmt.Sprintf("the limit of %s a payload (Options.MaxPayload; durabox serve --max-payload-mib)", mib(limit))
+}
+
+// checkPayload refuses a payload larger than limit, saying what it was.
+func checkPayload(what string, data []byte, limit int) error {
+	if len(data) > limit {
+		return fmt.Errorf("%w: %s is %s, over %s", ErrTooLarge, what, mib(len(data)), payloadLimit(limit))
+	}
+	return nil
+}
+
+// mib formats a size: in MiB when it is a whole number of them, else in
+// bytes.
+func mib(n int) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// checkCommands refuses commands that carry a payload larger than limit:
+// an orchestration that emits one fails, saying which command and what
+// it carried.
+func checkCommands(cmds []abi.Command, limit int) error {
+	for i := range cmds {
+		c := &cmds[i]
+		n := max(len(c.Input), len(c.Output), len(c.Name))
+		if c.Failure != nil {
+			n = max(n, len(c.Failure.Message)+len(c.Failure.Details))
+		}
+		if n > limit {
+			return fmt.Errorf("its command %d, %s, carries %s, over %s", i+1, commandNames[c.Kind], mib(n), payloadLimit(limit))
+		}
+	}
+	return nil
+}
+
+// commandNames names the commands that carry a payload, as an author
+// calls them in the SDK.
+var commandNames = map[abi.CommandKind]string{
+	abi.CommandScheduleActivity:    "an activity's input",
+	abi.CommandComplete:            "the orchestration's result",
+	abi.CommandFail:                "the orchestration's failure",
+	abi.CommandContinueAsNew:       "the input of continue-as-new",
+	abi.CommandStartChild:          "a child's input",
+	abi.CommandSetCustomStatus:     "a custom status",
+	abi.CommandWaitEvent:           "an event's name",
+	abi.CommandWaitEventPersistent: "an event's name",
+	abi.CommandPatch:               "a patch's change id",
+}
