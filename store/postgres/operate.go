@@ -10,6 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // MoveInstance moves an instance, and its activity tasks no worker holds,
@@ -42,7 +43,7 @@ func moveInstance(ctx context.Context, tx pgx.Tx, m store.Move) error {
 	if err := moduleExists(ctx, tx, m.To); err != nil {
 		return err
 	}
-	if err := appendHistory(ctx, tx, m.InstanceID, c.execution, []engine.Event{m.Event}); err != nil {
+	if err := (turnTx{tx}).AppendHistory(ctx, m.InstanceID, c.execution, []engine.Event{m.Event}); err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, `UPDATE instances SET module_hash = $1, last_event_id = $2, updated_at = $3, lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $4`,
@@ -152,10 +153,10 @@ func resetInstance(ctx context.Context, tx pgx.Tx, r store.Reset) error {
 	if err != nil {
 		return err
 	}
-	if err := appendHistory(ctx, tx, r.InstanceID, next, r.Kept); err != nil {
+	if err := (turnTx{tx}).AppendHistory(ctx, r.InstanceID, next, r.Kept); err != nil {
 		return err
 	}
-	if err := queueActivities(ctx, tx, r.InstanceID, next, r.Module, r.InFlight.Activities, r.Now); err != nil {
+	if err := (turnTx{tx}).QueueActivities(ctx, r.InstanceID, next, r.Module, r.InFlight.Activities, r.Now); err != nil {
 		return err
 	}
 	if _, err := enqueue(ctx, tx, r.InstanceID, r.Marker, visibleNow, r.Now); err != nil {
@@ -174,7 +175,7 @@ func resetInstance(ctx context.Context, tx pgx.Tx, r store.Reset) error {
 	if err := requeue(ctx, tx, r.InstanceID, left); err != nil {
 		return err
 	}
-	return queueTimers(ctx, tx, r.InstanceID, r.InFlight.Timers, r.Now)
+	return sqlstore.QueueTimers(ctx, turnTx{tx}, r.InstanceID, r.InFlight.Timers, r.Now)
 }
 
 // reportAgain makes a child the reset execution waits for report to it: at
@@ -198,8 +199,7 @@ func reportAgain(ctx context.Context, tx pgx.Tx, parent string, child engine.Chi
 		if err != nil {
 			return fmt.Errorf("decode failure: %w", err)
 		}
-		_, err = enqueue(ctx, tx, parent, engine.Report(child.ScheduleID, engine.Status(status), result, f), visibleNow, now)
-		return err
+		return sqlstore.ReportToParent(ctx, turnTx{tx}, parent, child.ScheduleID, engine.Status(status), result, f, now)
 	}
 	_, err = tx.Exec(ctx, `UPDATE instances SET parent_schedule_id = $1 WHERE id = $2`, child.ScheduleID, child.InstanceID)
 	return err

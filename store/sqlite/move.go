@@ -41,7 +41,7 @@ func moveInstance(ctx context.Context, tx *sql.Tx, m store.Move) error {
 	if err := moduleExists(ctx, tx, m.To); err != nil {
 		return err
 	}
-	if err := appendHistory(ctx, tx, m.InstanceID, c.execution, []engine.Event{m.Event}); err != nil {
+	if err := (turnTx{tx}).AppendHistory(ctx, m.InstanceID, c.execution, []engine.Event{m.Event}); err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ?, lock_token = NULL, locked_until = 0 WHERE id = ?`,

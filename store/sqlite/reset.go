@@ -9,6 +9,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // ResetInstance starts the next execution of an instance with the kept
@@ -53,10 +54,10 @@ func resetInstance(ctx context.Context, tx *sql.Tx, r store.Reset) error {
 	if err != nil {
 		return err
 	}
-	if err := appendHistory(ctx, tx, r.InstanceID, next, r.Kept); err != nil {
+	if err := (turnTx{tx}).AppendHistory(ctx, r.InstanceID, next, r.Kept); err != nil {
 		return err
 	}
-	if err := queueActivities(ctx, tx, r.InstanceID, next, r.Module, r.InFlight.Activities, r.Now); err != nil {
+	if err := (turnTx{tx}).QueueActivities(ctx, r.InstanceID, next, r.Module, r.InFlight.Activities, r.Now); err != nil {
 		return err
 	}
 	if _, err := enqueue(ctx, tx, r.InstanceID, r.Marker, visibleNow, r.Now); err != nil {
@@ -75,7 +76,7 @@ func resetInstance(ctx context.Context, tx *sql.Tx, r store.Reset) error {
 	if err := requeue(ctx, tx, r.InstanceID, left); err != nil {
 		return err
 	}
-	return queueTimers(ctx, tx, r.InstanceID, r.InFlight.Timers, r.Now)
+	return sqlstore.QueueTimers(ctx, turnTx{tx}, r.InstanceID, r.InFlight.Timers, r.Now)
 }
 
 // reportAgain makes a child the reset execution waits for report to it: at
@@ -100,7 +101,7 @@ func reportAgain(ctx context.Context, tx *sql.Tx, parent string, child engine.Ch
 		if err != nil {
 			return fmt.Errorf("decode failure: %w", err)
 		}
-		return reportToParent(ctx, tx, parent, child.ScheduleID, engine.Status(status), result, f, now)
+		return sqlstore.ReportToParent(ctx, turnTx{tx}, parent, child.ScheduleID, engine.Status(status), result, f, now)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE instances SET parent_schedule_id = ? WHERE id = ?`, child.ScheduleID, child.InstanceID)
 	return err

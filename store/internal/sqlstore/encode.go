@@ -1,0 +1,27 @@
+package sqlstore
+
+import "time"
+
+// Nanos is how the stores keep a time: Unix nanoseconds.
+func Nanos(t time.Time) int64 { return t.UnixNano() }
+
+// FromNanos is the UTC time of Unix nanoseconds n.
+func FromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// A message's visible_at says when it is visible and, for those visible at
+// once, which comes first (see each store's nextInstances).
+const (
+	// VisibleNow marks a message for an instance that has begun, visible
+	// at once.
+	VisibleNow = 0
+	// VisibleToStart marks the start of a new instance, visible at once,
+	// and served after the work of instances that have begun.
+	VisibleToStart = 1
+	// FirstDue is the earliest visible_at of a timer.
+	FirstDue = 2
+)
+
+// DueAt is the visible_at of a timer due at t: at least FirstDue, even for
+// a time before 1970, so that timers and messages visible at once stay
+// apart.
+func DueAt(t time.Time) int64 { return max(Nanos(t), FirstDue) }
