@@ -21,7 +21,7 @@ const schemaVersion = 2
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
 	// Version 2: each activity task's rank in the fair order of the queue
-	// (see turnTx.QueueActivities); the tasks already there share rank 0, and so
+	// (see writeTx.QueueActivities); the tasks already there share rank 0, and so
 	// are taken in the order they came.
 	1: `ALTER TABLE activity_tasks ADD COLUMN fair_rank bigint NOT NULL DEFAULT 0;` + indexes2,
 }

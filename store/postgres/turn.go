@@ -24,18 +24,14 @@ import (
 // write a turn another host has written (fencing: each lock has its own
 // token).
 func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.CommitTurn(ctx, turnTx{tx}, c) }); err != nil {
+	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.CommitTurn(ctx, writeTx{tx}, c) }); err != nil {
 		return fmt.Errorf("postgres: commit turn of %q: %w", c.InstanceID, err)
 	}
 	return nil
 }
 
-// turnTx is the PostgreSQL statements of a turn (sqlstore.TurnTx), in its
-// transaction.
-type turnTx struct{ tx pgx.Tx }
-
 // Locked locks the instance's row (FOR UPDATE) for the rest of the turn.
-func (t turnTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) {
+func (t writeTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) {
 	var l sqlstore.Locked
 	err := t.tx.QueryRow(ctx, `
 		SELECT lock_token, execution_id, last_event_id, module_hash, parent_id, parent_schedule_id
@@ -47,7 +43,7 @@ func (t turnTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) 
 	return l, err
 }
 
-func (t turnTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
+func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
 	_, err := t.tx.Exec(ctx, `
 		UPDATE instances SET status = $1, result = $2, failure = $3, custom_status = coalesce($4, custom_status), updated_at = $5,
 			last_event_id = $6, lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0, persistent_taken = persistent_taken + $7
@@ -57,18 +53,18 @@ func (t turnTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int6
 	return err
 }
 
-func (t turnTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
+func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
 	_, err := enqueue(ctx, t.tx, id, ev, visibleAt, now)
 	return err
 }
 
-func (t turnTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
+func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun. A savepoint keeps
 	// the turn's transaction when the insert fails.
 	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error { return insertInstance(ctx, sp, n, visibleNow, &parent, schedule) })
 }
 
-func (t turnTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
+func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
 	if _, err := t.tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1`, id); err != nil {
 		return fmt.Errorf("drop messages: %w", err)
 	}
@@ -78,7 +74,7 @@ func (t turnTx) DropWaiting(ctx context.Context, id string, now time.Time) error
 	return nil
 }
 
-func (t turnTx) Consume(ctx context.Context, id string, messages []int64) error {
+func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error {
 	if _, err := t.tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1 AND id = ANY($2)`, id, messages); err != nil {
 		return fmt.Errorf("consume messages: %w", err)
 	}
@@ -87,7 +83,7 @@ func (t turnTx) Consume(ctx context.Context, id string, messages []int64) error 
 
 // AppendHistory appends events to an execution's history, in one round
 // trip.
-func (t turnTx) AppendHistory(ctx context.Context, id string, execution int64, events []engine.Event) error {
+func (t writeTx) AppendHistory(ctx context.Context, id string, execution int64, events []engine.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -115,7 +111,7 @@ func (t turnTx) AppendHistory(ctx context.Context, id string, execution int64, e
 // ranks that follow both its own last one and the first waiting task's,
 // one each, and workers take tasks by rank. (Two hosts that queue at once
 // may give tasks the same rank; the id orders them.)
-func (t turnTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
+func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
 	if len(tasks) == 0 {
 		return nil
 	}
@@ -135,46 +131,27 @@ func (t turnTx) QueueActivities(ctx context.Context, id string, execution int64,
 	return nil
 }
 
-// continueAsNew ends the instance's execution and starts the next one,
-// whose messages are the engine's Started and Carried, followed by the
-// messages the ended execution left that engine.OutlivesExecution keeps.
-// The ended execution's children no longer report, and its activity tasks
-// not yet leased are dropped (the results of those leased go to nobody).
-func (t turnTx) ContinueAsNew(ctx context.Context, c store.TurnCommit) error {
+// NextExecution sets the instance at the next execution (sqlstore.TurnTx).
+func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	tx := t.tx
-	can := c.ContinueAsNew
-	left, err := takeLeftovers(ctx, tx, c.InstanceID)
-	if err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
 	if _, err := tx.Exec(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE parent_id = $1`, c.InstanceID); err != nil {
-		return fmt.Errorf("continue as new: detach children: %w", err)
+		return fmt.Errorf("detach children: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM activity_tasks WHERE instance_id = $1 AND execution_id = $2 AND lock_token IS NULL`, c.InstanceID, c.ExecutionID); err != nil {
-		return fmt.Errorf("continue as new: drop activity tasks: %w", err)
+		return fmt.Errorf("drop activity tasks: %w", err)
 	}
-	_, err = tx.Exec(ctx, `
+	_, err := tx.Exec(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = $1, input = $2, result = NULL, failure = NULL,
 			custom_status = coalesce($3, custom_status), updated_at = $4, last_event_id = 0, lock_token = NULL, lock_owner = NULL,
 			locked_until = 0, attempt = 0, persistent_taken = 0
 		WHERE id = $5`,
-		string(engine.StatusPending), nullIfEmpty(can.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
+		string(engine.StatusPending), nullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
 	if err != nil {
-		return fmt.Errorf("continue as new: %w", err)
+		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES ($1, $2, $3)`,
-		c.InstanceID, c.ExecutionID, nanos(c.Now)); err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
-	for _, m := range append([]engine.Event{can.Started}, can.Carried...) {
-		if _, err := enqueue(ctx, tx, c.InstanceID, m, visibleNow, c.Now); err != nil {
-			return fmt.Errorf("continue as new: %w", err)
-		}
-	}
-	if err := requeue(ctx, tx, c.InstanceID, left); err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
-	return nil
+	_, err = tx.Exec(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES ($1, $2, $3)`,
+		c.InstanceID, c.ExecutionID, nanos(c.Now))
+	return err
 }
 
 // leftover is a message an ended execution did not consume.
@@ -184,10 +161,11 @@ type leftover struct {
 	visibleAt, enqueuedAt int64
 }
 
-// takeLeftovers removes the messages of an instance whose execution ends
+// TakeLeftovers removes the messages of an instance whose execution ends
 // and returns those the next execution is to get, oldest first: those
 // engine.OutlivesExecution keeps.
-func takeLeftovers(ctx context.Context, tx pgx.Tx, id string) ([]leftover, error) {
+func (t writeTx) TakeLeftovers(ctx context.Context, id string) ([]leftover, error) {
+	tx := t.tx
 	rows, err := tx.Query(ctx, `DELETE FROM messages WHERE instance_id = $1 RETURNING id, kind, payload, visible_at, enqueued_at`, id)
 	if err != nil {
 		return nil, err
@@ -223,9 +201,10 @@ func takeLeftovers(ctx context.Context, tx pgx.Tx, id string) ([]leftover, error
 	return keep, nil
 }
 
-// requeue enqueues again the leftovers takeLeftovers took, as they were,
+// Requeue enqueues again the leftovers TakeLeftovers took, as they were,
 // in their order.
-func requeue(ctx context.Context, tx pgx.Tx, id string, left []leftover) error {
+func (t writeTx) Requeue(ctx context.Context, id string, left []leftover) error {
+	tx := t.tx
 	for _, m := range left {
 		if _, err := tx.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at) VALUES ($1, $2, $3, $4, $5)`,
 			id, m.kind, m.payload, m.visibleAt, m.enqueuedAt); err != nil {

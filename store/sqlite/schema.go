@@ -53,7 +53,7 @@ var migrations = map[int]string{
 			WHERE h.execution_id < i.execution_id
 			AND h.event_id = (SELECT max(event_id) FROM history WHERE instance_id = h.instance_id AND execution_id = h.execution_id);` + indexes6,
 	// Version 7: each activity task's rank in the fair order of the
-	// queue (see turnTx.QueueActivities); the tasks already there share rank 0,
+	// queue (see writeTx.QueueActivities); the tasks already there share rank 0,
 	// and so are taken in the order they came.
 	6: `ALTER TABLE activity_tasks ADD COLUMN fair_rank INTEGER NOT NULL DEFAULT 0;` + indexes7,
 }

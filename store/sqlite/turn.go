@@ -18,17 +18,13 @@ import (
 // store.ErrLeaseLost if c.LockToken no longer holds the instance's lock.
 // c.NewEvents must continue the execution's history without a gap.
 func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
-	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.CommitTurn(ctx, turnTx{tx}, c) }); err != nil {
+	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.CommitTurn(ctx, writeTx{tx}, c) }); err != nil {
 		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
 	}
 	return nil
 }
 
-// turnTx is the SQLite statements of a turn (sqlstore.TurnTx), in its
-// transaction.
-type turnTx struct{ tx *sql.Tx }
-
-func (t turnTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) {
+func (t writeTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) {
 	var l sqlstore.Locked
 	var token, parent sql.NullString
 	var schedule sql.NullInt64
@@ -51,7 +47,7 @@ func (t turnTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) 
 	return l, err
 }
 
-func (t turnTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
+func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
 	_, err := t.tx.ExecContext(ctx, `
 		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
 			last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0, persistent_taken = persistent_taken + ?
@@ -61,17 +57,17 @@ func (t turnTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int6
 	return err
 }
 
-func (t turnTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
+func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
 	_, err := enqueue(ctx, t.tx, id, ev, visibleAt, now)
 	return err
 }
 
-func (t turnTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
+func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun.
 	return insertInstance(ctx, t.tx, n, visibleNow, parent, schedule)
 }
 
-func (t turnTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
+func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop messages: %w", err)
 	}
@@ -81,7 +77,7 @@ func (t turnTx) DropWaiting(ctx context.Context, id string, now time.Time) error
 	return nil
 }
 
-func (t turnTx) Consume(ctx context.Context, id string, messages []int64) error {
+func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error {
 	for _, m := range messages {
 		if _, err := t.tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ? AND instance_id = ?`, m, id); err != nil {
 			return fmt.Errorf("consume message %d: %w", m, err)
@@ -91,7 +87,7 @@ func (t turnTx) Consume(ctx context.Context, id string, messages []int64) error 
 }
 
 // AppendHistory appends events to an execution's history.
-func (t turnTx) AppendHistory(ctx context.Context, id string, execution int64, events []engine.Event) error {
+func (t writeTx) AppendHistory(ctx context.Context, id string, execution int64, events []engine.Event) error {
 	for _, ev := range events {
 		payload, err := json.Marshal(ev)
 		if err != nil {
@@ -109,7 +105,7 @@ func (t turnTx) AppendHistory(ctx context.Context, id string, execution int64, e
 // store.Store.LockNextActivities describes: the instance's tasks take the
 // ranks that follow both its own last one and the first waiting task's,
 // one each, and workers take tasks by rank.
-func (t turnTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
+func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
 	if len(tasks) == 0 {
 		return nil
 	}
@@ -134,50 +130,32 @@ func (t turnTx) QueueActivities(ctx context.Context, id string, execution int64,
 	return nil
 }
 
-// continueAsNew ends the instance's execution and starts the next one,
-// whose messages are the engine's Started and Carried, followed by the
-// messages the ended execution left that engine.OutlivesExecution keeps. The ended execution's children no longer report, and its
-// activity tasks not yet leased are dropped (the results of those leased
-// are dropped by completeActivity).
-func (t turnTx) ContinueAsNew(ctx context.Context, c store.TurnCommit) error {
+// NextExecution sets the instance at the next execution (sqlstore.TurnTx).
+func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	tx := t.tx
-	can := c.ContinueAsNew
-	left, err := takeLeftovers(ctx, tx, c.InstanceID)
-	if err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
 	if err := detachChildren(ctx, tx, c.InstanceID, c.ExecutionID, `parent_schedule_id = NULL`); err != nil {
-		return fmt.Errorf("continue as new: %w", err)
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ? AND lock_token IS NULL`, c.InstanceID, c.ExecutionID); err != nil {
-		return fmt.Errorf("continue as new: drop activity tasks: %w", err)
+		return fmt.Errorf("drop activity tasks: %w", err)
 	}
-	_, err = tx.ExecContext(ctx, `
+	_, err := tx.ExecContext(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
 			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0, attempt = 0,
 			persistent_taken = 0
 		WHERE id = ?`,
-		string(engine.StatusPending), nullIfEmpty(can.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
+		string(engine.StatusPending), nullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
 	if err != nil {
-		return fmt.Errorf("continue as new: %w", err)
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES (?, ?, ?)`,
-		c.InstanceID, c.ExecutionID, nanos(c.Now)); err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
-	for _, m := range append([]engine.Event{can.Started}, can.Carried...) {
-		if _, err := enqueue(ctx, tx, c.InstanceID, m, visibleNow, c.Now); err != nil {
-			return fmt.Errorf("continue as new: %w", err)
-		}
-	}
-	if err := requeue(ctx, tx, c.InstanceID, left); err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
-	return nil
+	_, err = tx.ExecContext(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES (?, ?, ?)`,
+		c.InstanceID, c.ExecutionID, nanos(c.Now))
+	return err
 }
 
-// requeue enqueues again the leftovers takeLeftovers took, as they were.
-func requeue(ctx context.Context, tx *sql.Tx, id string, left []leftover) error {
+// Requeue enqueues again the leftovers TakeLeftovers took, as they were.
+func (t writeTx) Requeue(ctx context.Context, id string, left []leftover) error {
+	tx := t.tx
 	for _, m := range left {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at) VALUES (?, ?, ?, ?)`,
 			id, m.payload, m.visibleAt, m.enqueuedAt); err != nil {
@@ -210,10 +188,11 @@ type leftover struct {
 	visibleAt, enqueuedAt int64
 }
 
-// takeLeftovers removes the messages of an instance whose execution ends
+// TakeLeftovers removes the messages of an instance whose execution ends
 // and returns those the next execution is to get, oldest first: those
 // engine.OutlivesExecution keeps.
-func takeLeftovers(ctx context.Context, tx *sql.Tx, id string) ([]leftover, error) {
+func (t writeTx) TakeLeftovers(ctx context.Context, id string) ([]leftover, error) {
+	tx := t.tx
 	rows, err := tx.QueryContext(ctx, `SELECT id, payload, visible_at, enqueued_at FROM messages WHERE instance_id = ? ORDER BY id`, id)
 	if err != nil {
 		return nil, err

@@ -35,9 +35,21 @@ type Enqueuer interface {
 	Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error
 }
 
+// Leftovers is a store's statements for the messages an ended execution
+// left; L is what the store keeps of them.
+type Leftovers[L any] interface {
+	// TakeLeftovers removes the instance's messages and returns those
+	// engine.OutlivesExecution keeps, oldest first.
+	TakeLeftovers(ctx context.Context, id string) (L, error)
+	// Requeue enqueues again the leftovers TakeLeftovers took, as they
+	// were, in their order.
+	Requeue(ctx context.Context, id string, left L) error
+}
+
 // TurnTx is a store's statements for committing a turn, all in the one
-// transaction of the commit.
-type TurnTx interface {
+// transaction of the commit; L is what it keeps of leftover messages.
+type TurnTx[L any] interface {
+	Leftovers[L]
 	// Locked reads the instance's lock and position; an error wrapping
 	// store.ErrNotFound when there is no such instance.
 	Locked(ctx context.Context, id string) (Locked, error)
@@ -59,9 +71,12 @@ type TurnTx interface {
 	// DropWaiting removes the instance's messages and the activity tasks
 	// no worker holds at now.
 	DropWaiting(ctx context.Context, id string, now time.Time) error
-	// ContinueAsNew ends the instance's execution and starts the next one
-	// (see store.TurnCommit.ContinueAsNew), and unlocks the instance.
-	ContinueAsNew(ctx context.Context, c store.TurnCommit) error
+	// NextExecution ends the instance's execution c.ExecutionID and sets
+	// it at the next one, Pending with c.ContinueAsNew's input and no
+	// history, unlocked: the ended execution's children no longer report,
+	// its activity tasks not yet leased are dropped, and when it ended is
+	// recorded.
+	NextExecution(ctx context.Context, c store.TurnCommit) error
 	// Finish records the turn's outcome in the instance's row (status,
 	// result, failure, custom status, lastEventID, persistent events
 	// taken) and unlocks it.
@@ -71,7 +86,7 @@ type TurnTx interface {
 // CommitTurn checks c against the instance tx locked and writes it: the
 // rules of store.Store.CommitTurn. It returns an error wrapping
 // store.ErrLeaseLost if c.LockToken no longer holds the instance's lock.
-func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
+func CommitTurn[L any](ctx context.Context, tx TurnTx[L], c store.TurnCommit) error {
 	l, err := tx.Locked(ctx, c.InstanceID)
 	if err != nil {
 		return err
@@ -112,7 +127,7 @@ func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 		if c.ContinueAsNew.Started.Kind != engine.OrchestrationStarted {
 			return errors.New("the continue-as-new has no OrchestrationStarted to begin the next execution (ContinueAsNew.Started)")
 		}
-		return tx.ContinueAsNew(ctx, c)
+		return continueAsNew(ctx, tx, c)
 	}
 	if c.Status.IsTerminal() && l.Parent != nil && l.ParentSchedule != nil {
 		if err := ReportToParent(ctx, tx, *l.Parent, *l.ParentSchedule, c.Status, c.Result, c.Failure, c.Now); err != nil {
@@ -136,7 +151,7 @@ func persistentTaken(events []engine.Event) int {
 // writeWork appends the new events to history, queues the activity tasks
 // (on the instance's module) and the timers, and removes the consumed
 // messages.
-func writeWork(ctx context.Context, tx TurnTx, c store.TurnCommit, moduleHash string) error {
+func writeWork[L any](ctx context.Context, tx TurnTx[L], c store.TurnCommit, moduleHash string) error {
 	if err := tx.AppendHistory(ctx, c.InstanceID, c.ExecutionID, c.NewEvents); err != nil {
 		return err
 	}
@@ -175,7 +190,7 @@ func ReportToParent(ctx context.Context, q Enqueuer, parent string, schedule int
 // startChild creates a child instance at now or, when it cannot start,
 // reports the failure to its parent at once (unless it is detached), as
 // engine.ChildNotStarted words it.
-func startChild(ctx context.Context, tx TurnTx, parent string, c store.NewChild, now time.Time) error {
+func startChild[L any](ctx context.Context, tx TurnTx[L], parent string, c store.NewChild, now time.Time) error {
 	var schedule *int64
 	if !c.Detached {
 		schedule = &c.ScheduleID
@@ -199,4 +214,27 @@ func startChild(ctx context.Context, tx TurnTx, parent string, c store.NewChild,
 		return nil
 	}
 	return tx.Enqueue(ctx, parent, engine.ChildNotStarted(c.ScheduleID, c.Name, reason), VisibleNow, now)
+}
+
+// continueAsNew ends the instance's execution and starts the next one,
+// whose messages are the engine's Started and Carried, followed by the
+// messages the ended execution left that engine.OutlivesExecution keeps.
+func continueAsNew[L any](ctx context.Context, tx TurnTx[L], c store.TurnCommit) error {
+	can := c.ContinueAsNew
+	left, err := tx.TakeLeftovers(ctx, c.InstanceID)
+	if err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	if err := tx.NextExecution(ctx, c); err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	for _, m := range append([]engine.Event{can.Started}, can.Carried...) {
+		if err := tx.Enqueue(ctx, c.InstanceID, m, VisibleNow, c.Now); err != nil {
+			return fmt.Errorf("continue as new: %w", err)
+		}
+	}
+	if err := tx.Requeue(ctx, c.InstanceID, left); err != nil {
+		return fmt.Errorf("continue as new: %w", err)
+	}
+	return nil
 }
