@@ -10,6 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // Purge deletes a finished instance with the history of all its
@@ -58,13 +59,12 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 	if max < 1 {
 		return nil, fmt.Errorf("postgres: purge instances: max is %d; it must be 1 or more", max)
 	}
-	var w conditions
-	w.filter(f)
-	w.add(finished)
-	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.arg(max) + ` FOR UPDATE SKIP LOCKED`
+	w := where(f)
+	w.Add(sqlstore.Finished)
+	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.Arg(max) + ` FOR UPDATE SKIP LOCKED`
 	var ids []string
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, query, w.args...)
+		rows, err := tx.Query(ctx, query, w.Args...)
 		if err != nil {
 			return err
 		}

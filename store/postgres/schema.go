@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/durabox/durabox/engine"
 )
 
 // application marks a schema as a Durabox database, in durabox_meta.
@@ -32,15 +29,6 @@ const indexes2 = `
 CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
 CREATE INDEX activity_tasks_instance_rank ON activity_tasks(instance_id, fair_rank);
 `
-
-// finished is the condition on instances that selects the finished ones.
-var finished = func() string {
-	var quoted []string
-	for _, s := range engine.TerminalStatuses() {
-		quoted = append(quoted, "'"+string(s)+"'")
-	}
-	return "status IN (" + strings.Join(quoted, ", ") + ")"
-}()
 
 // The schema. Times are Unix nanoseconds (bigint), as in store/sqlite, so
 // that nothing is rounded to PostgreSQL's microseconds. Payloads are the

@@ -5,33 +5,24 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
-// Times are stored as Unix nanoseconds.
-func nanos(t time.Time) int64 { return t.UnixNano() }
+// Times and message visibility are those of both SQL stores (see
+// sqlstore.Nanos and sqlstore.VisibleNow).
+var (
+	nanos     = sqlstore.Nanos
+	fromNanos = sqlstore.FromNanos
+	dueAt     = sqlstore.DueAt
+)
 
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
-
-// A message's visible_at says when it is visible and, for those visible at
-// once, which comes first (see nextInstance).
 const (
-	// visibleNow marks a message for an instance that has begun, visible at
-	// once.
-	visibleNow = 0
-	// visibleToStart marks the start of a new instance, visible at once,
-	// and served after the work of instances that have begun.
-	visibleToStart = 1
-	// firstDue is the earliest visible_at of a timer.
-	firstDue = 2
+	visibleNow     = sqlstore.VisibleNow
+	visibleToStart = sqlstore.VisibleToStart
+	firstDue       = sqlstore.FirstDue
 )
-
-// dueAt is the visible_at of a timer due at t: at least firstDue, even for
-// a time before 1970, so that timers and messages visible at once stay
-// apart.
-func dueAt(t time.Time) int64 { return max(nanos(t), firstDue) }
 
 func encodeFailure(f *engine.Failure) sql.NullString {
 	if f == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // Purge deletes a finished instance with the history of all its
@@ -61,11 +62,13 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 	if max < 1 {
 		return nil, fmt.Errorf("sqlite: purge instances: max is %d; it must be 1 or more", max)
 	}
-	cond, args := where(f)
+	w := where(f)
+	w.Add(sqlstore.Finished)
+	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.Arg(max)
 	var ids []string
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ids = nil
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM instances WHERE `+cond+` AND `+finished+` LIMIT ?`, append(args, max)...)
+		rows, err := tx.QueryContext(ctx, query, w.Args...)
 		if err != nil {
 			return err
 		}

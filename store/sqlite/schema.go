@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
-
-	"github.com/durabox/durabox/engine"
 )
 
 // applicationID marks a SQLite file as a Durabox database ("DBX1").
@@ -85,15 +82,6 @@ const indexes7 = `
 CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id, fair_rank);
 `
-
-// finished is the condition on instances that selects the finished ones.
-var finished = func() string {
-	var quoted []string
-	for _, s := range engine.TerminalStatuses() {
-		quoted = append(quoted, "'"+string(s)+"'")
-	}
-	return "status IN (" + strings.Join(quoted, ", ") + ")"
-}()
 
 const schema = `
 CREATE TABLE modules (
