@@ -149,20 +149,7 @@ func history(ctx context.Context, q db, id string, execution int64) ([]engine.Ev
 		return nil, err
 	}
 	defer rows.Close()
-	var out []engine.Event
-	for rows.Next() {
-		var eventID int64
-		var payload []byte
-		if err := rows.Scan(&eventID, &payload); err != nil {
-			return nil, err
-		}
-		var ev engine.Event
-		if err := json.Unmarshal(payload, &ev); err != nil {
-			return nil, fmt.Errorf("decode event %d: %w", eventID, err)
-		}
-		out = append(out, ev)
-	}
-	return out, rows.Err()
+	return sqlstore.Events(rows)
 }
 
 // Enqueue adds a message for an instance at now, visible at once. It

@@ -17,24 +17,23 @@ import (
 // executions, its messages and its activity tasks; its children live on
 // and report to nobody.
 func (s *Store) Purge(ctx context.Context, id string) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return purge(ctx, tx, id) }); err != nil {
+	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.Purge(ctx, writeTx{tx}, id) }); err != nil {
 		return fmt.Errorf("postgres: purge %q: %w", id, err)
 	}
 	return nil
 }
 
-func purge(ctx context.Context, tx pgx.Tx, id string) error {
+// Status reads and locks (FOR UPDATE) the instance's row.
+func (t writeTx) Status(ctx context.Context, id string) (engine.Status, bool, error) {
 	var status string
-	err := tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 FOR UPDATE`, id).Scan(&status)
+	err := t.tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 FOR UPDATE`, id).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("instance %w", store.ErrNotFound)
+		return "", false, nil
 	}
-	if err != nil {
-		return err
-	}
-	if !engine.Status(status).IsTerminal() {
-		return fmt.Errorf("%w: it is %s; cancel it or wait for it to end, then purge it", store.ErrNotFinished, status)
-	}
+	return engine.Status(status), err == nil, err
+}
+
+func (t writeTx) DeleteInstance(ctx context.Context, id string) error {
 	for _, statement := range []string{
 		// A child of the instance must not report to a new one that takes
 		// its id.
@@ -45,7 +44,7 @@ func purge(ctx context.Context, tx pgx.Tx, id string) error {
 		`DELETE FROM activity_tasks WHERE instance_id = $1`,
 		`DELETE FROM instances WHERE id = $1`,
 	} {
-		if _, err := tx.Exec(ctx, statement, id); err != nil {
+		if _, err := t.tx.Exec(ctx, statement, id); err != nil {
 			return err
 		}
 	}
@@ -72,7 +71,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 			return err
 		}
 		for _, id := range ids {
-			if err := purge(ctx, tx, id); err != nil {
+			if err := sqlstore.Purge(ctx, writeTx{tx}, id); err != nil {
 				return fmt.Errorf("%q: %w", id, err)
 			}
 		}

@@ -153,23 +153,11 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	defer rows.Close()
-	var out []engine.Event
-	for rows.Next() {
-		var eventID int64
-		var payload []byte
-		if err := rows.Scan(&eventID, &payload); err != nil {
-			return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
-		}
-		var ev engine.Event
-		if err := json.Unmarshal(payload, &ev); err != nil {
-			return nil, fmt.Errorf("sqlite: history of %q: decode event %d: %w", id, eventID, err)
-		}
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
+	events, err := sqlstore.Events(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
-	return out, nil
+	return events, nil
 }
 
 // Enqueue adds a message for an instance at now, visible at once. It

@@ -18,27 +18,23 @@ import (
 // if the instance has not finished, or store.ErrNotFound if it does not
 // exist.
 func (s *Store) Purge(ctx context.Context, id string) error {
-	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return purge(ctx, tx, id) }); err != nil {
+	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.Purge(ctx, writeTx{tx}, id) }); err != nil {
 		return fmt.Errorf("sqlite: purge %q: %w", id, err)
 	}
 	return nil
 }
 
-func purge(ctx context.Context, tx *sql.Tx, id string) error {
+func (t writeTx) Status(ctx context.Context, id string) (engine.Status, bool, error) {
 	var status string
-	err := tx.QueryRowContext(ctx, `SELECT status FROM instances WHERE id = ?`, id).Scan(&status)
+	err := t.tx.QueryRowContext(ctx, `SELECT status FROM instances WHERE id = ?`, id).Scan(&status)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("instance %w", store.ErrNotFound)
+		return "", false, nil
 	}
-	if err != nil {
-		return err
-	}
-	if !engine.Status(status).IsTerminal() {
-		return fmt.Errorf("%w: it is %s; cancel it or wait for it to end, then purge it", store.ErrNotFinished, status)
-	}
-	// A child of the instance must not report to a new one that takes its
-	// id.
-	if err := detachChildren(ctx, tx, id, 0, `parent_id = NULL, parent_schedule_id = NULL`); err != nil {
+	return engine.Status(status), err == nil, err
+}
+
+func (t writeTx) DeleteInstance(ctx context.Context, id string) error {
+	if err := detachChildren(ctx, t.tx, id, 0, `parent_id = NULL, parent_schedule_id = NULL`); err != nil {
 		return err
 	}
 	for _, statement := range []string{
@@ -48,7 +44,7 @@ func purge(ctx context.Context, tx *sql.Tx, id string) error {
 		`DELETE FROM activity_tasks WHERE instance_id = ?`,
 		`DELETE FROM instances WHERE id = ?`,
 	} {
-		if _, err := tx.ExecContext(ctx, statement, id); err != nil {
+		if _, err := t.tx.ExecContext(ctx, statement, id); err != nil {
 			return err
 		}
 	}
@@ -84,7 +80,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 			return err
 		}
 		for _, id := range ids {
-			if err := purge(ctx, tx, id); err != nil {
+			if err := sqlstore.Purge(ctx, writeTx{tx}, id); err != nil {
 				return fmt.Errorf("%q: %w", id, err)
 			}
 		}
