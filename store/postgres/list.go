@@ -14,41 +14,20 @@ import (
 // first, and among those created at the same time the one created last
 // first.
 func (s *Store) ListInstances(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error) {
-	var page store.InstancePage
-	if q.Limit < 1 {
-		return page, fmt.Errorf("postgres: list instances: the limit is %d; it must be 1 or more", q.Limit)
-	}
 	w := where(q.Filter)
-	if q.After != "" {
-		created, seq, err := sqlstore.ParseCursor(q.After)
-		if err != nil {
-			return page, fmt.Errorf("postgres: list instances: %w", err)
-		}
-		w.Add("(created_at, seq) < (" + w.Arg(created) + ", " + w.Arg(seq) + ")")
+	query, err := sqlstore.ListQuery(w, q, summaryColumns, "seq")
+	if err != nil {
+		return store.InstancePage{}, fmt.Errorf("postgres: %w", err)
 	}
-	query := `SELECT ` + summaryColumns + `, seq FROM instances WHERE ` + w.String() + ` ORDER BY created_at DESC, seq DESC LIMIT ` + w.Arg(q.Limit+1)
-	err := s.read(ctx, func(r db) error {
-		page = store.InstancePage{Instances: []store.InstanceSummary{}}
+	var page store.InstancePage
+	err = s.read(ctx, func(r db) error {
 		rows, err := r.Query(ctx, query, w.Args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		var last int64
-		for rows.Next() {
-			if len(page.Instances) == q.Limit {
-				// There is one more: the page ends at the one before.
-				i := page.Instances[len(page.Instances)-1]
-				page.Next = sqlstore.Cursor(nanos(i.CreatedAt), last)
-				break
-			}
-			i, err := scanSummary(rows, &last)
-			if err != nil {
-				return err
-			}
-			page.Instances = append(page.Instances, i)
-		}
-		return rows.Err()
+		page, err = sqlstore.Page(rows, q.Limit, func(r sqlstore.Rows, seq *int64) (store.InstanceSummary, error) { return scanSummary(r, seq) })
+		return err
 	})
 	if err != nil {
 		return page, fmt.Errorf("postgres: list instances: %w", err)

@@ -55,8 +55,8 @@ func (t writeTx) DeleteInstance(ctx context.Context, id string) error {
 // one transaction, and returns their ids. Instances another host is
 // purging at once are skipped.
 func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max int) ([]string, error) {
-	if max < 1 {
-		return nil, fmt.Errorf("postgres: purge instances: max is %d; it must be 1 or more", max)
+	if err := sqlstore.CheckMax(max); err != nil {
+		return nil, fmt.Errorf("postgres: purge instances: %w", err)
 	}
 	w := where(f)
 	w.Add(sqlstore.Finished)
@@ -70,12 +70,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 		if ids, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := sqlstore.Purge(ctx, writeTx{tx}, id); err != nil {
-				return fmt.Errorf("%q: %w", id, err)
-			}
-		}
-		return nil
+		return sqlstore.PurgeAll(ctx, writeTx{tx}, ids)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: purge instances: %w", err)
@@ -87,8 +82,8 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 // that continued as new before before, those that ended first first, in
 // one transaction, and returns how many.
 func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int) (int, error) {
-	if max < 1 {
-		return 0, fmt.Errorf("postgres: delete executions: max is %d; it must be 1 or more", max)
+	if err := sqlstore.CheckMax(max); err != nil {
+		return 0, fmt.Errorf("postgres: delete executions: %w", err)
 	}
 	var n int
 	err := s.write(ctx, func(tx pgx.Tx) error {

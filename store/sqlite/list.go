@@ -16,40 +16,18 @@ import (
 // _parent, the primary key for an id prefix), so a page costs about its
 // length, not the number of instances.
 func (s *Store) ListInstances(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error) {
-	var page store.InstancePage
-	if q.Limit < 1 {
-		return page, fmt.Errorf("sqlite: list instances: the limit is %d; it must be 1 or more", q.Limit)
-	}
 	w := where(q.Filter)
-	if q.After != "" {
-		created, rowid, err := sqlstore.ParseCursor(q.After)
-		if err != nil {
-			return page, fmt.Errorf("sqlite: list instances: %w", err)
-		}
-		w.Add("(created_at, rowid) < (" + w.Arg(created) + ", " + w.Arg(rowid) + ")")
-	}
-	rows, err := s.readers.QueryContext(ctx, `SELECT `+summaryColumns+`, rowid FROM instances WHERE `+w.String()+
-		` ORDER BY created_at DESC, rowid DESC LIMIT `+w.Arg(q.Limit+1), w.Args...)
+	query, err := sqlstore.ListQuery(w, q, summaryColumns, "rowid")
 	if err != nil {
-		return page, fmt.Errorf("sqlite: list instances: %w", err)
+		return store.InstancePage{}, fmt.Errorf("sqlite: %w", err)
+	}
+	rows, err := s.readers.QueryContext(ctx, query, w.Args...)
+	if err != nil {
+		return store.InstancePage{}, fmt.Errorf("sqlite: list instances: %w", err)
 	}
 	defer rows.Close()
-	page.Instances = []store.InstanceSummary{}
-	var last int64
-	for rows.Next() {
-		if len(page.Instances) == q.Limit {
-			// There is one more: the page ends at the one before.
-			i := page.Instances[len(page.Instances)-1]
-			page.Next = sqlstore.Cursor(nanos(i.CreatedAt), last)
-			break
-		}
-		i, err := scanSummary(rows, &last)
-		if err != nil {
-			return page, fmt.Errorf("sqlite: list instances: %w", err)
-		}
-		page.Instances = append(page.Instances, i)
-	}
-	if err := rows.Err(); err != nil {
+	page, err := sqlstore.Page(rows, q.Limit, func(r sqlstore.Rows, seq *int64) (store.InstanceSummary, error) { return scanSummary(r, seq) })
+	if err != nil {
 		return page, fmt.Errorf("sqlite: list instances: %w", err)
 	}
 	return page, nil

@@ -55,8 +55,8 @@ func (t writeTx) DeleteInstance(ctx context.Context, id string) error {
 // one transaction, and returns their ids. It takes them in no order: a
 // sort would read every one selected for each batch.
 func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max int) ([]string, error) {
-	if max < 1 {
-		return nil, fmt.Errorf("sqlite: purge instances: max is %d; it must be 1 or more", max)
+	if err := sqlstore.CheckMax(max); err != nil {
+		return nil, fmt.Errorf("sqlite: purge instances: %w", err)
 	}
 	w := where(f)
 	w.Add(sqlstore.Finished)
@@ -79,12 +79,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := sqlstore.Purge(ctx, writeTx{tx}, id); err != nil {
-				return fmt.Errorf("%q: %w", id, err)
-			}
-		}
-		return nil
+		return sqlstore.PurgeAll(ctx, writeTx{tx}, ids)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: purge instances: %w", err)
@@ -96,8 +91,8 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 // that continued as new before before, those that ended first first, in
 // one transaction, and returns how many.
 func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int) (int, error) {
-	if max < 1 {
-		return 0, fmt.Errorf("sqlite: delete executions: max is %d; it must be 1 or more", max)
+	if err := sqlstore.CheckMax(max); err != nil {
+		return 0, fmt.Errorf("sqlite: delete executions: %w", err)
 	}
 	type execution struct {
 		instance string

@@ -139,3 +139,43 @@ func WithCurrent(executions []store.Execution, current int64) []store.Execution 
 	}
 	return executions
 }
+
+// ListQuery returns the query of a page of ListInstances, w being the
+// condition of q.Filter: the columns of the instances q selects followed
+// by seq (the store's order of creation, which breaks ties of
+// created_at), newest first, one more than q.Limit.
+func ListQuery(w *Where, q store.InstanceQuery, columns, seq string) (string, error) {
+	if q.Limit < 1 {
+		return "", fmt.Errorf("list instances: the limit is %d; it must be 1 or more", q.Limit)
+	}
+	if q.After != "" {
+		created, n, err := ParseCursor(q.After)
+		if err != nil {
+			return "", fmt.Errorf("list instances: %w", err)
+		}
+		w.Add("(created_at, " + seq + ") < (" + w.Arg(created) + ", " + w.Arg(n) + ")")
+	}
+	return `SELECT ` + columns + `, ` + seq + ` FROM instances WHERE ` + w.String() +
+		` ORDER BY created_at DESC, ` + seq + ` DESC LIMIT ` + w.Arg(q.Limit+1), nil
+}
+
+// Page reads the rows of a ListQuery into a page of at most limit
+// instances; scan reads a row's summary and its seq.
+func Page(rows Rows, limit int, scan func(row Rows, seq *int64) (store.InstanceSummary, error)) (store.InstancePage, error) {
+	page := store.InstancePage{Instances: []store.InstanceSummary{}}
+	var last int64
+	for rows.Next() {
+		if len(page.Instances) == limit {
+			// There is one more: the page ends at the one before.
+			i := page.Instances[len(page.Instances)-1]
+			page.Next = Cursor(Nanos(i.CreatedAt), last)
+			break
+		}
+		i, err := scan(rows, &last)
+		if err != nil {
+			return page, err
+		}
+		page.Instances = append(page.Instances, i)
+	}
+	return page, rows.Err()
+}

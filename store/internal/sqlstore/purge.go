@@ -34,3 +34,22 @@ func Purge(ctx context.Context, tx PurgeTx, id string) error {
 	}
 	return tx.DeleteInstance(ctx, id)
 }
+
+// PurgeAll purges the instances of ids, in order, as Purge does.
+func PurgeAll(ctx context.Context, tx PurgeTx, ids []string) error {
+	for _, id := range ids {
+		if err := Purge(ctx, tx, id); err != nil {
+			return fmt.Errorf("%q: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// CheckMax returns an error unless max, the most a bulk operation
+// (PurgeInstances, DeleteExecutions) takes, is 1 or more.
+func CheckMax(max int) error {
+	if max < 1 {
+		return fmt.Errorf("max is %d; it must be 1 or more", max)
+	}
+	return nil
+}
