@@ -2,12 +2,10 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
@@ -27,12 +25,17 @@ func (s *Store) read(ctx context.Context, fn func(q db) error) error {
 	return s.retry(ctx, func() error { return fn(s.pool) })
 }
 
-// Times and message visibility are those of both SQL stores (see
-// sqlstore.Nanos and sqlstore.VisibleNow).
+// Times, message visibility, failures and tokens are encoded as in both
+// SQL stores (see sqlstore).
 var (
 	nanos     = sqlstore.Nanos
 	fromNanos = sqlstore.FromNanos
 	dueAt     = sqlstore.DueAt
+
+	encodeFailure = sqlstore.EncodeFailure
+	decodeFailure = sqlstore.DecodeFailure
+	nullIfEmpty   = sqlstore.NullIfEmpty
+	newToken      = sqlstore.NewToken
 )
 
 const (
@@ -40,28 +43,3 @@ const (
 	visibleToStart = sqlstore.VisibleToStart
 	firstDue       = sqlstore.FirstDue
 )
-
-func encodeFailure(f *engine.Failure) *string {
-	if f == nil {
-		return nil
-	}
-	b, _ := json.Marshal(f)
-	s := string(b)
-	return &s
-}
-
-func decodeFailure(s *string) (*engine.Failure, error) {
-	if s == nil {
-		return nil, nil
-	}
-	f := &engine.Failure{}
-	return f, json.Unmarshal([]byte(*s), f)
-}
-
-// nullIfEmpty keeps absent JSON as NULL rather than empty bytes.
-func nullIfEmpty(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return []byte(b)
-}

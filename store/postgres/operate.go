@@ -88,20 +88,13 @@ func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) er
 func (t writeTx) Child(ctx context.Context, parent, id string) (sqlstore.ChildState, bool, error) {
 	var c sqlstore.ChildState
 	var status string
-	var failure *string
 	err := t.tx.QueryRow(ctx, `SELECT status, result, failure FROM instances WHERE id = $1 AND parent_id = $2`, id, parent).
-		Scan(&status, &c.Result, &failure)
+		Scan(&status, &c.Result, &c.Failure)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, false, nil
 	}
-	if err != nil {
-		return c, false, err
-	}
 	c.Status = engine.Status(status)
-	if c.Failure, err = decodeFailure(failure); err != nil {
-		return c, false, fmt.Errorf("decode failure: %w", err)
-	}
-	return c, true, nil
+	return c, err == nil, err
 }
 
 func (t writeTx) Reattach(ctx context.Context, child string, schedule int64) error {

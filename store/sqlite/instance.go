@@ -86,7 +86,7 @@ func scanSummary(row scanner, extra ...any) (store.InstanceSummary, error) {
 // into extra.
 func scanInstance(row scanner, extra ...any) (store.Instance, error) {
 	var input, result []byte
-	var failure sql.NullString
+	var failure *string
 	sum, err := scanSummary(row, append([]any{&input, &result, &failure}, extra...)...)
 	if err != nil {
 		return store.Instance{}, err

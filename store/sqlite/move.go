@@ -38,13 +38,13 @@ func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error 
 func (t writeTx) Current(ctx context.Context, id string) (sqlstore.Current, error) {
 	var c sqlstore.Current
 	var status string
-	var token sql.NullString
+	var token *string
 	err := t.tx.QueryRowContext(ctx, `SELECT module_hash, status, execution_id, last_event_id, lock_token, locked_until FROM instances WHERE id = ?`, id).
 		Scan(&c.Module, &status, &c.Execution, &c.Last, &token, &c.LockedUntil)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("instance %q %w", id, store.ErrNotFound)
 	}
-	c.Status, c.Locked = engine.Status(status), token.Valid
+	c.Status, c.Locked = engine.Status(status), token != nil
 	return c, err
 }
 

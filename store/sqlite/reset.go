@@ -44,21 +44,12 @@ func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) er
 
 func (t writeTx) Child(ctx context.Context, parent, id string) (sqlstore.ChildState, bool, error) {
 	var c sqlstore.ChildState
-	var status string
-	var failure sql.NullString
 	err := t.tx.QueryRowContext(ctx, `SELECT status, result, failure FROM instances WHERE id = ? AND parent_id = ?`, id, parent).
-		Scan(&status, &c.Result, &failure)
+		Scan(&c.Status, &c.Result, &c.Failure)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, false, nil
 	}
-	if err != nil {
-		return c, false, err
-	}
-	c.Status = engine.Status(status)
-	if c.Failure, err = decodeFailure(failure); err != nil {
-		return c, false, fmt.Errorf("decode failure: %w", err)
-	}
-	return c, true, nil
+	return c, err == nil, err
 }
 
 func (t writeTx) Reattach(ctx context.Context, child string, schedule int64) error {

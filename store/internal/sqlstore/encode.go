@@ -1,6 +1,13 @@
 package sqlstore
 
-import "time"
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+)
 
 // Nanos is how the stores keep a time: Unix nanoseconds.
 func Nanos(t time.Time) int64 { return t.UnixNano() }
@@ -25,3 +32,37 @@ const (
 // a time before 1970, so that timers and messages visible at once stay
 // apart.
 func DueAt(t time.Time) int64 { return max(Nanos(t), FirstDue) }
+
+// EncodeFailure is the JSON of f, nil (NULL) when f is.
+func EncodeFailure(f *engine.Failure) *string {
+	if f == nil {
+		return nil
+	}
+	b, _ := json.Marshal(f)
+	s := string(b)
+	return &s
+}
+
+// DecodeFailure decodes what EncodeFailure made.
+func DecodeFailure(s *string) (*engine.Failure, error) {
+	if s == nil {
+		return nil, nil
+	}
+	f := &engine.Failure{}
+	return f, json.Unmarshal([]byte(*s), f)
+}
+
+// NullIfEmpty keeps absent JSON as NULL rather than empty bytes.
+func NullIfEmpty(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// NewToken returns a random lock token.
+func NewToken() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -64,9 +64,10 @@ type ResetTx[L any] interface {
 
 // ChildState is how a child instance stands, for a reset of its parent.
 type ChildState struct {
-	Status  engine.Status
-	Result  json.RawMessage
-	Failure *engine.Failure
+	Status engine.Status
+	Result json.RawMessage
+	// Failure is the JSON of its failure (EncodeFailure), nil if none.
+	Failure *string
 }
 
 // check returns store.ErrBusy if a turn holds the instance at now: a move
@@ -201,7 +202,11 @@ func reportAgain[L any](ctx context.Context, tx ResetTx[L], parent string, child
 		return tx.Enqueue(ctx, parent, engine.ChildGone(child.ScheduleID, child.InstanceID), VisibleNow, now)
 	}
 	if c.Status.IsTerminal() {
-		return ReportToParent(ctx, tx, parent, child.ScheduleID, c.Status, c.Result, c.Failure, now)
+		f, err := DecodeFailure(c.Failure)
+		if err != nil {
+			return fmt.Errorf("decode failure: %w", err)
+		}
+		return ReportToParent(ctx, tx, parent, child.ScheduleID, c.Status, c.Result, f, now)
 	}
 	return tx.Reattach(ctx, child.InstanceID, child.ScheduleID)
 }
