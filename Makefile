@@ -18,9 +18,11 @@ examples: $(WASM)
 examples/wasm/%.wasm: FORCE
 	GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o $@ ./$(dir $@)
 
+# The host package runs hundreds of real wasm instances and takes minutes;
+# on a busy machine more than go test's default ten, so the limit is raised.
 test:
 	$(GO) vet ./...
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 # The race detector over the sandbox (whole: instances started, reset and
 # closed at once) and the host's tests that run its dispatchers, caches and
@@ -33,8 +35,9 @@ race:
 	$(GO) test -race -timeout 30m ./host/internal/...
 	$(GO) test -race -timeout 30m -run '$(RACE_HOST)' ./host
 
+# RUNTIME=wasmtime runs the demo's host on wasmtime instead of wazero.
 demo: build
-	./scripts/demo.sh
+	RUNTIME=$(RUNTIME) ./scripts/demo.sh
 
 # The kill -9 torture test: the host killed at random moments, at least 20
 # times, then every instance and history checked. CRASHFLAGS passes flags,

@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/KimMachineGun/automemlimit v1.0.1
+	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
 	github.com/chromedp/chromedp v0.23.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/jackc/pgx/v5 v5.11.0

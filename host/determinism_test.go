@@ -114,7 +114,7 @@ func TestRandomnessPerInstance(t *testing.T) {
 		if len(random) != 1 {
 			t.Fatalf("instance %s: random observations %q", inst.ID, random)
 		}
-		if drawn[i] = strings.Fields(random[0]); len(drawn[i]) != 5 {
+		if drawn[i] = strings.Fields(random[0]); len(drawn[i]) != 6 {
 			t.Fatalf("instance %s: random observation %q", inst.ID, random[0])
 		}
 	}

@@ -30,13 +30,16 @@
 // guest's log is rate-limited (100 lines a second, bursts of 1000), so that
 // a guest's output costs the host a bounded buffer, and the log says what it
 // cut or dropped. Each step of an orchestration
-// runs under a CPU deadline (Options.ActivationTimeout), as does every call
+// runs under a budget of loop iterations (Options.StepBudget), which stops
+// it at the same point on every replay, and a CPU deadline
+// (Options.ActivationTimeout), as does every call
 // deploy makes into a module (its initialization, its version, its
 // manifest), and every instance under a memory limit (Options.MemoryLimit). A panic, a deadlock, a trap,
 // os.Exit, or a step past its deadline fails that instance only, with the
 // cause in its history; the host carries on.
 //
-// Everything specific to wazero lives in host/internal/sandbox, behind the
+// Everything specific to a runtime (wazero, or wasmtime with
+// Options.Runtime) lives in host/internal/sandbox, behind the
 // sandbox.Runtime interface.
 //
 // # Operations

@@ -113,8 +113,13 @@ func (g *wasmGuest) close(ctx context.Context) { g.inst.Close(ctx) }
 // explain turns an error from the sandbox into one that names the cause in
 // words a user understands.
 func explain(err error, cfg *guestConfig) error {
-	var exit *wasi.ExitError
+	var (
+		exit   *wasi.ExitError
+		budget *wasi.BudgetError
+	)
 	switch {
+	case errors.As(err, &budget):
+		return fmt.Errorf("it ran past its budget of %d loop iterations for one step, having run %d (an endless loop?)", budget.Budget, budget.Used)
 	case errors.Is(err, context.DeadlineExceeded) && cfg.activity:
 		return fmt.Errorf("it ran past its %s deadline for one attempt (Options.ActivityTimeout; durabox serve --activity-timeout)", cfg.timeout)
 	case errors.Is(err, context.DeadlineExceeded):

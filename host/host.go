@@ -73,9 +73,19 @@ func New(st store.Store, opts Options) (*Host, error) {
 	return h, nil
 }
 
+// The runtimes Options.Runtime names.
+const (
+	RuntimeWazero   = "wazero"
+	RuntimeWasmtime = "wasmtime"
+)
+
 // newRuntime starts the wasm runtime opts ask for.
 func newRuntime(ctx context.Context, opts Options) (sandbox.Runtime, error) {
-	rt, err := sandbox.NewWazero(ctx, sandbox.WazeroOptions{CacheDir: opts.CacheDir, MemoryLimitBytes: opts.MemoryLimit})
+	start := sandbox.NewWazero
+	if opts.Runtime == RuntimeWasmtime {
+		start = sandbox.NewWasmtime
+	}
+	rt, err := start(ctx, sandbox.Options{CacheDir: opts.CacheDir, MemoryLimitBytes: opts.MemoryLimit})
 	if err != nil {
 		return nil, fmt.Errorf("host: start the wasm runtime: %w", err)
 	}

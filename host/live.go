@@ -64,6 +64,7 @@ func startOrchestration(ctx context.Context, mod sandbox.Module, opts *Options, 
 	}
 	stderr := newCrashLog()
 	env := wasi.NewDeterministic(seed, out, io.MultiWriter(out, stderr))
+	env.SetStepBudget(opts.StepBudget)
 	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: opts.ActivationTimeout, stderr: stderr, memoryLimit: opts.MemoryLimit, fromSnapshot: true})
 	if err != nil {
 		return nil, err

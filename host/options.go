@@ -15,6 +15,11 @@ type Options struct {
 	// CacheDir holds compiled modules so a restarted host does not compile
 	// them again. Empty means no disk cache.
 	CacheDir string
+	// Runtime is the WebAssembly runtime that runs the guests: "wazero"
+	// (pure Go) or "wasmtime" (Cranelift, through cgo). Empty means wazero.
+	// Either replays the other's histories byte for byte (README, "Choosing
+	// a runtime").
+	Runtime string
 	// OrchestrationWorkers is how many instances run turns at once. Zero
 	// means 8: a turn spends much of its time waiting for its commit to
 	// reach the disk, and idle workers cost nothing (one fetcher takes the
@@ -58,6 +63,14 @@ type Options struct {
 	// orchestration that runs longer fails; a module, is refused. Zero
 	// means 5s.
 	ActivationTimeout time.Duration
+	// StepBudget bounds, in loop iterations, the work of one activation of
+	// an orchestration: one that runs more fails, at the same point live, on
+	// every replay and on either runtime, because the budget counts work
+	// (every loop iteration of the module's code, counted by the loops the
+	// sandbox's rewriter instruments), not time. ActivationTimeout stays as
+	// the backstop, for a module the rewriter does not take. Zero means no
+	// budget.
+	StepBudget uint64
 	// MaxPayload bounds one payload, in bytes: an instance's input, an
 	// event's data, a custom status, a result, the input of an activity or
 	// a child. Start and Raise refuse a larger one (ErrTooLarge); an
@@ -144,6 +157,13 @@ func (o *Options) validate() error {
 	}
 	if o.MemoryLimit == 0 {
 		o.MemoryLimit = 256 << 20
+	}
+	switch o.Runtime {
+	case "":
+		o.Runtime = RuntimeWazero
+	case RuntimeWazero, RuntimeWasmtime:
+	default:
+		return fmt.Errorf("host: the runtime is %q; it must be %q or %q", o.Runtime, RuntimeWazero, RuntimeWasmtime)
 	}
 	if o.MemoryLimit < 16<<20 {
 		return fmt.Errorf("host: the memory limit is %d MiB; a Go guest needs at least 16 MiB", o.MemoryLimit>>20)

@@ -40,6 +40,20 @@ func errText(err error) string {
 	return err.Error()
 }
 
+func TestRuntimeOption(t *testing.T) {
+	for _, tt := range []struct{ runtime, want, wantErr string }{
+		{"", RuntimeWazero, ""},
+		{"wazero", RuntimeWazero, ""},
+		{"wasmtime", RuntimeWasmtime, ""},
+		{"v8", "v8", `host: the runtime is "v8"; it must be "wazero" or "wasmtime"`},
+	} {
+		o := Options{Runtime: tt.runtime}
+		if err := o.validate(); errText(err) != tt.wantErr || o.Runtime != tt.want {
+			t.Errorf("Runtime %q: validate gave %q and Runtime %q; want %q and %q", tt.runtime, errText(err), o.Runtime, tt.wantErr, tt.want)
+		}
+	}
+}
+
 // TestLiveCacheDefaults: by default the live cache may hold a quarter of
 // the machine's memory (less under a cgroup limit), and a quarter as many
 // instances as the system allows a process memory mappings.

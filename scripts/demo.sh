@@ -14,7 +14,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-./bin/durabox serve --db "$dir/demo.db" --addr 127.0.0.1:0 2>"$log" &
+# RUNTIME (make demo RUNTIME=wasmtime) picks the WebAssembly runtime.
+./bin/durabox serve --db "$dir/demo.db" --addr 127.0.0.1:0 --runtime "${RUNTIME:-wazero}" 2>"$log" &
 host_pid=$!
 
 # serve prints "durabox: serving on http://ADDR (db FILE)" once it listens.

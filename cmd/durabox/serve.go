@@ -59,6 +59,8 @@ var serveCommand = &command{
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
 		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
+		fs.Uint64Var(&c.stepBudget, "step-budget", 0, "the work budget of one step of an orchestration, in loop iterations (`N`, such as 1000000000); an orchestration that runs more fails at the same point live and on every replay, on either runtime (default none: only --step-timeout)")
+		fs.StringVar(&c.runtime, "runtime", host.RuntimeWazero, "the WebAssembly `RUNTIME` that runs the guests: wazero (pure Go) or wasmtime (Cranelift); either replays the other's histories")
 		fs.Uint64Var(&c.cacheMiB, "cache-mib", 0, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
 		fs.IntVar(&c.historyWarning, "history-warning", 0, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", host.DefaultHistoryWarning))
 		fs.DurationVar(&c.activityTimeout, "activity-timeout", 0, "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m)")
@@ -81,9 +83,11 @@ type serveConfig struct {
 	activityTimeout          time.Duration
 	logFormat, logLevel      string
 	memoryMiB, cacheMiB      uint64
+	stepBudget               uint64
 	historyWarning           int
 	maxPayloadMiB            int
 	allowHTTP, durability    string
+	runtime                  string
 }
 
 var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}
@@ -112,6 +116,8 @@ func (c *serveConfig) check() error {
 		return usagef("--db FILE is required")
 	case durabilities[c.durability] == "":
 		return usagef("--durability is %q; it must be full or normal", c.durability)
+	case c.runtime != host.RuntimeWazero && c.runtime != host.RuntimeWasmtime:
+		return usagef("--runtime is %q; it must be wazero or wasmtime", c.runtime)
 	case c.logFormat != "text" && c.logFormat != "json":
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
 	case c.memoryMiB > maxMemoryMiB:
@@ -195,7 +201,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
+	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
 		HistoryWarning: c.historyWarning, Retention: c.retention, MaxPayload: c.maxPayloadMiB << 20,
 		Logger: logger, CacheDir: c.cacheDir, Metrics: host.NewMetrics(), Lease: c.lease, Shared: c.postgres()}
 	if opts.CacheDir == "" {

@@ -37,6 +37,7 @@ func TestServeUsage(t *testing.T) {
 	}{
 		{"no --db", []string{"serve"}, "durabox serve: --db FILE is required\n"},
 		{"an unknown durability", []string{"serve", "--db", "x.db", "--durability", "fast"}, "durabox serve: --durability is \"fast\"; it must be full or normal\n"},
+		{"an unknown runtime", []string{"serve", "--db", "x.db", "--runtime", "v8"}, "durabox serve: --runtime is \"v8\"; it must be wazero or wasmtime\n"},
 		{"an argument", []string{"serve", "--db", "x.db", "now"}, "durabox serve: unexpected argument \"now\"\n"},
 		{"--json", []string{"serve", "--db", "x.db", "--json"}, "durabox serve: flag provided but not defined: --json\n"},
 		{"more memory than wasm addresses", []string{"serve", "--db", "x.db", "--memory-mib", "4097"}, "durabox serve: --memory-mib is 4097; a wasm instance addresses at most 4096 MiB\n"},

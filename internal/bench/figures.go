@@ -203,7 +203,8 @@ func fanOut(c *config, _ float64) error {
 }
 
 // coldReplay replays, on a fresh wasm instance, the history of a
-// Sequential instance of about c.replay events (the median of five).
+// Sequential instance of about c.replay events (the median of five), and
+// of an instance of one step: the instance start.
 func coldReplay(c *config, _ float64) error {
 	b, err := newBench(c, "replay", c.benchModule, host.Options{})
 	if err != nil {
@@ -218,23 +219,42 @@ func coldReplay(c *config, _ float64) error {
 	if err != nil {
 		return err
 	}
+	cold, err := medianReplay(b, "replayed", 5)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("# cold replay of %d events\n", len(history))
+	report("cold_replay", ms(cold), "ms")
+	report("cold_replay_per_event", float64(cold.Microseconds())/float64(len(history)), "us")
+	// An instance that completed at once (Sequential of none): its replay
+	// is an instance start and one step.
+	if _, err := b.runOne("Sequential", "empty", 0, 0); err != nil {
+		return err
+	}
+	start, err := medianReplay(b, "empty", 21)
+	if err != nil {
+		return err
+	}
+	report("instance_start", float64(start.Microseconds()), "us")
+	return nil
+}
+
+// medianReplay replays instance id n times, and returns the median time.
+func medianReplay(b *bench, id string, n int) (time.Duration, error) {
 	var times []time.Duration
-	for range 5 {
+	for range n {
 		start := time.Now()
-		rep, err := b.h.Replay(context.Background(), "replayed", client.ReplayRequest{})
+		rep, err := b.h.Replay(context.Background(), id, client.ReplayRequest{})
 		if err == nil {
 			err = rep.Err()
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		times = append(times, time.Since(start))
 	}
 	slices.Sort(times)
-	fmt.Printf("# cold replay of %d events\n", len(history))
-	report("cold_replay", ms(times[2]), "ms")
-	report("cold_replay_per_event", float64(times[2].Microseconds())/float64(len(history)), "us")
-	return nil
+	return times[n/2], nil
 }
 
 // idleMemory starts c.idle instances that wait for an event, so that they
@@ -353,4 +373,28 @@ func readMemory() (memory, error) {
 		return memory{}, fmt.Errorf("memory: no Pss or Rss in /proc/self/smaps_rollup:\n%s", b)
 	}
 	return m, nil
+}
+
+// cpuHeavyStep runs a step of 100 million loop iterations of arithmetic
+// (Crunch) in a fresh instance, and reports the time from its start to its
+// completion, as its client sees it (the median of five): mostly the speed
+// of the runtime's compiled code.
+func cpuHeavyStep(c *config, _ float64) error {
+	b, err := newBench(c, "cpu", c.benchModule, host.Options{})
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	const n = 100_000_000
+	var times []time.Duration
+	for i := range 5 {
+		start := time.Now()
+		if _, err := b.runOne("Crunch", fmt.Sprint("crunch-", i), n, true); err != nil {
+			return err
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	report("cpu_heavy_step_100M", ms(times[2]), "ms")
+	return nil
 }

@@ -43,8 +43,10 @@ type config struct {
 	activityWorkers int
 	only            string
 	memProfile      string
-	helloModule     []byte
-	benchModule     []byte
+	// runtime is the WebAssembly runtime the figures are taken on.
+	runtime     string
+	helloModule []byte
+	benchModule []byte
 	// postgres, when set, is the server the hello and sequential figures
 	// run on, with hosts hosts sharing a schema of its own.
 	postgres string
@@ -65,7 +67,7 @@ func main() {
 	flag.IntVar(&c.payloadMiB, "payload-mib", 10, "the size of the payload figures' input and activity result, in MiB")
 	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
-	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload)")
+	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
 	flag.StringVar(&c.postgres, "postgres", "", "run the hello and sequential figures on PostgreSQL at `URL`, or \"auto\" (the server the tests find), instead of SQLite")
@@ -115,9 +117,9 @@ func run(c *config) error {
 	defer os.RemoveAll(dir)
 	defer guestbuild.Cleanup()
 	c.dir = dir
-	host, _ := os.Hostname()
+	hostname, _ := os.Hostname()
 	fmt.Printf("# %s, %s/%s, %d CPUs, %s, durability %s, databases in %s\n",
-		time.Now().UTC().Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), host, c.durability, dir)
+		time.Now().UTC().Format(time.RFC3339), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), hostname, c.durability, dir)
 	if c.helloModule, err = guestbuild.Wasm("examples/wasm/hello"); err != nil {
 		return err
 	}
@@ -129,31 +131,45 @@ func run(c *config) error {
 		return fmt.Errorf("raw commit rate: %w", err)
 	}
 	report("sqlite_commit_rate", commits, "commits/s")
-	for _, step := range []struct {
-		name string
-		run  func(*config, float64) error
-	}{
-		{"hello", helloThroughput},
-		{"sequential", sequential},
-		{"fanout", fanOut},
-		{"replay", coldReplay},
-		{"restart", restart},
-		{"memory", idleMemory},
-		{"waiting", waiting},
-		{"payload", payload},
-	} {
-		if c.only != "" && c.only != step.name {
-			continue
+	// Every figure is taken on wazero, then on wasmtime, whose names start
+	// with "wasmtime_".
+	for _, rt := range []string{host.RuntimeWazero, host.RuntimeWasmtime} {
+		c.runtime, prefix = rt, ""
+		if rt != host.RuntimeWazero {
+			prefix = rt + "_"
 		}
-		if err := step.run(c, commits); err != nil {
-			return fmt.Errorf("%s: %w", step.name, err)
+		for _, step := range []struct {
+			name string
+			run  func(*config, float64) error
+		}{
+			{"hello", helloThroughput},
+			{"sequential", sequential},
+			{"fanout", fanOut},
+			{"replay", coldReplay},
+			{"restart", restart},
+			{"memory", idleMemory},
+			{"waiting", waiting},
+			{"payload", payload},
+			{"cpu", cpuHeavyStep},
+		} {
+			if c.only != "" && c.only != step.name {
+				continue
+			}
+			if err := step.run(c, commits); err != nil {
+				return fmt.Errorf("%s on %s: %w", step.name, rt, err)
+			}
 		}
 	}
 	return nil
 }
 
+// prefix starts the name of every figure taken on a runtime other than
+// wazero.
+var prefix string
+
 // report prints one figure.
 func report(name string, value float64, unit string) {
+	name = prefix + name
 	switch {
 	case value >= 100:
 		fmt.Printf("BENCH %s %.0f %s\n", name, value, unit)
@@ -177,12 +193,13 @@ type bench struct {
 // newBench starts a host on dir/name.db with the compile cache beside it,
 // as durabox serve does, and deploys module.
 func newBench(c *config, name string, module []byte, opts host.Options) (*bench, error) {
-	path := filepath.Join(c.dir, name+".db")
+	path := filepath.Join(c.dir, c.runtime+"-"+name+".db")
 	st, err := sqlite.Open(path, sqlite.Options{Durability: c.durability})
 	if err != nil {
 		return nil, err
 	}
 	opts.CacheDir = path + ".wasmcache"
+	opts.Runtime = c.runtime
 	opts.OrchestrationWorkers, opts.ActivityWorkers = c.workers, c.activityWorkers
 	h, err := host.New(st, opts)
 	if err != nil {

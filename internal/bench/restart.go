@@ -25,7 +25,7 @@ func restart(c *config, _ float64) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("build durabox: %v\n%s", err, out)
 	}
-	db := filepath.Join(c.dir, "restart.db")
+	db := filepath.Join(c.dir, c.runtime+"-restart.db")
 	for _, cached := range []bool{true, false} {
 		id := fmt.Sprint("restart-", cached)
 		if err := prepareRestart(c, db, id); err != nil {
@@ -36,7 +36,7 @@ func restart(c *config, _ float64) error {
 				return err
 			}
 		}
-		d, err := timeFirstTurn(bin, db, id)
+		d, err := timeFirstTurn(bin, c.runtime, db, id)
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func prepareRestart(c *config, db, id string) error {
 		return err
 	}
 	defer st.Close()
-	h, err := host.New(st, host.Options{CacheDir: db + ".wasmcache"})
+	h, err := host.New(st, host.Options{Runtime: c.runtime, CacheDir: db + ".wasmcache"})
 	if err != nil {
 		return err
 	}
@@ -73,14 +73,14 @@ func prepareRestart(c *config, db, id string) error {
 // timeFirstTurn starts durabox serve on db and returns how long it took
 // until instance id left Pending, watching the file through a read-only
 // connection of its own.
-func timeFirstTurn(bin, db, id string) (time.Duration, error) {
+func timeFirstTurn(bin, runtime, db, id string) (time.Duration, error) {
 	watch, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
 	if err != nil {
 		return 0, err
 	}
 	defer watch.Close()
 	start := time.Now()
-	serve := exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0")
+	serve := exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--runtime", runtime)
 	if err := serve.Start(); err != nil {
 		return 0, err
 	}

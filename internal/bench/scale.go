@@ -70,7 +70,7 @@ func waiting(c *config, commits float64) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	started := time.Since(start)
-	size, err := dbSize(filepath.Join(c.dir, "waiting.db"))
+	size, err := dbSize(filepath.Join(c.dir, c.runtime+"-waiting.db"))
 	if err != nil {
 		return err
 	}

@@ -34,12 +34,13 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{pkg: "store/sqlite", allowed: []string{"store", "store/internal/sqlstore", "engine", "abi", "github.com/mattn/go-sqlite3"}},
 		{pkg: "store/postgres", allowed: []string{"store", "store/internal/sqlstore", "engine", "abi", "github.com/jackc/pgx/v5", "github.com/jackc/pgpassfile", "github.com/jackc/pgservicefile", "github.com/jackc/puddle/v2", "golang.org/x/sync", "golang.org/x/text"}},
 		{pkg: "host/client", allowed: []string{"engine", "abi"}},
-		// The host serves its metrics with Prometheus's client, which
+		// The host runs guests on wazero or wasmtime-go, and serves its
+		// metrics with Prometheus's client, which
 		// brings the modules after it; the store reports its commits
 		// through a hook and knows nothing of them. automemlimit (with
 		// pbnjay/memory) reads the memory the live cache's default bound
 		// is a quarter of. x/time/rate rate-limits a guest's log.
-		{pkg: "host", allowed: []string{"host/", "engine", "abi", "store", "github.com/tetratelabs/wazero", "golang.org/x/sys",
+		{pkg: "host", allowed: []string{"host/", "engine", "abi", "store", "github.com/tetratelabs/wazero", "github.com/bytecodealliance/wasmtime-go/v39", "golang.org/x/sys",
 			"github.com/prometheus", "github.com/beorn7/perks", "github.com/cespare/xxhash/v2", "github.com/munnerz/goautoneg", "go.yaml.in/yaml/v2", "google.golang.org/protobuf",
 			"github.com/KimMachineGun/automemlimit", "github.com/pbnjay/memory", "golang.org/x/time"}},
 		// A repro bundle is data: events and bytes.

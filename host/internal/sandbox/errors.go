@@ -31,17 +31,35 @@ func (e *TrapError) Error() string { return fmt.Sprintf("sandbox: %s trapped: %v
 
 func (e *TrapError) Unwrap() error { return e.Err }
 
+// unusable returns why an instance that is closed, or stopped at an
+// earlier error, takes no call, or nil.
+func unusable(closed, stopped bool) error {
+	switch {
+	case closed:
+		return ErrClosed
+	case stopped:
+		return ErrStopped
+	}
+	return nil
+}
+
 // callError turns how a call into the guest ended into the error Call
 // returns: err from the runtime, and slept from the instance's Env.TakeSleep.
 // In order of precedence, the error wraps *wasi.ExitError,
-// wasi.ErrBlockingSleep, ctx's error, or is a *TrapError.
+// *wasi.BudgetError, wasi.ErrBlockingSleep, ctx's error, or is a
+// *TrapError.
 func callError(ctx context.Context, export string, err error, slept time.Duration) error {
-	var exit *wasi.ExitError
+	var (
+		exit   *wasi.ExitError
+		budget *wasi.BudgetError
+	)
 	switch {
 	case err == nil && slept == 0:
 		return nil
 	case errors.As(err, &exit):
 		return fmt.Errorf("sandbox: %s: %w", export, exit)
+	case errors.As(err, &budget):
+		return fmt.Errorf("sandbox: %s: %w", export, budget)
 	case err == nil || errors.Is(err, wasi.ErrBlockingSleep):
 		// The error speaks to the orchestration's author, who has no use
 		// for the export's name.

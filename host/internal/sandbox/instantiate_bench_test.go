@@ -18,7 +18,7 @@ func helloModule(b *testing.B) Module {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt, err := NewWazero(ctx, WazeroOptions{})
+	rt, err := NewWazero(ctx, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

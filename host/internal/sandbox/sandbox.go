@@ -1,6 +1,6 @@
 // Package sandbox is the seam between the host and a WebAssembly runtime.
-// Everything runtime-specific (wazero today, wasmtime-go later) lives behind
-// the Runtime interface; the WASI functions themselves are implemented once,
+// Everything runtime-specific (wazero, NewWazero, and wasmtime-go,
+// NewWasmtime) lives behind the Runtime interface; the WASI functions themselves are implemented once,
 // runtime-agnostically, in package wasi, and every runtime wires them in.
 //
 // A module is a WASI reactor (GOOS=wasip1 GOARCH=wasm go build
@@ -21,15 +21,18 @@
 // byte for byte in every process, which skips _initialize and shares the
 // snapshot's memory copy-on-write, so it costs only the pages it writes; or
 // the normal way, which a module the sandbox cannot snapshot (one package
-// wasmrewrite refuses) always takes. An activity's instance (a real Env) starts the
+// wasmrewrite refuses) always takes, and every instance on wasmtime. An activity's instance (a real Env) starts the
 // normal way under its own Env, so its runtime seeds itself from real
 // randomness.
 //
-// A call ends in one of five ways, which the caller tells apart with
+// A call ends in one of six ways, which the caller tells apart with
 // errors.Is and errors.As:
 //
 //   - it returns;
 //   - the guest called os.Exit: *wasi.ExitError, with the code;
+//   - a deterministic guest ran past its step budget of loop iterations
+//     (wasi.Env.SetStepBudget; only in a module wasmrewrite rewrote):
+//     *wasi.BudgetError;
 //   - a deterministic guest waited on the clock (time.Sleep, a timer of the
 //     time package): wasi.ErrBlockingSleep;
 //   - the call's context ended (a CPU deadline stops even an endless loop):
@@ -43,6 +46,8 @@ package sandbox
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"github.com/durabox/durabox/host/internal/wasi"
 )
@@ -88,6 +93,18 @@ type Config struct {
 	// way; an activity's Go runtime must seed itself from its real Env.
 	// False means the normal start.
 	FromSnapshot bool
+}
+
+// check refuses a Config without an Env, and a module (whose sorted
+// exports are exports) that is not a WASI reactor.
+func (cfg Config) check(exports []string) error {
+	if cfg.Env == nil {
+		return errors.New("sandbox: instantiate: Config.Env is nil")
+	}
+	if _, ok := slices.BinarySearch(exports, initialize); !ok {
+		return errors.New("sandbox: instantiate: the module does not export _initialize, so it is not a WASI reactor; build it with -buildmode=c-shared")
+	}
+	return nil
 }
 
 // Instance is one live instance of a module. It is used by one goroutine at

@@ -48,7 +48,7 @@ func guest(t *testing.T) Module {
 			guestErr = err
 			return
 		}
-		rt, err := NewWazero(ctx, WazeroOptions{CacheDir: cacheDir, MemoryLimitBytes: 64 << 20})
+		rt, err := NewWazero(ctx, Options{CacheDir: cacheDir, MemoryLimitBytes: 64 << 20})
 		if err != nil {
 			guestErr = err
 			return
@@ -63,7 +63,7 @@ func guest(t *testing.T) Module {
 
 // compiledGuest compiles the test guest on a runtime of its own, both
 // closed when the test ends. With no opts.CacheDir, it shares the tests'.
-func compiledGuest(t *testing.T, opts WazeroOptions) Module {
+func compiledGuest(t *testing.T, opts Options) Module {
 	t.Helper()
 	if opts.CacheDir == "" {
 		opts.CacheDir = cacheDir
@@ -286,7 +286,7 @@ func TestEveryImportIsProvided(t *testing.T) {
 }
 
 func TestCompileAndInstantiateRefuse(t *testing.T) {
-	rt, err := NewWazero(ctx, WazeroOptions{})
+	rt, err := NewWazero(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,13 +332,13 @@ func TestOptions(t *testing.T) {
 		{1000, "sandbox: the memory limit is 1000 bytes, less than one 64 KiB wasm page"},
 		{5 << 30, "sandbox: the memory limit is 5368709120 bytes, more than the 4 GiB a wasm32 module can address"},
 	} {
-		if _, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: tt.limit}); err == nil || err.Error() != tt.want {
+		if _, err := NewWazero(ctx, Options{MemoryLimitBytes: tt.limit}); err == nil || err.Error() != tt.want {
 			t.Errorf("limit %d: err = %v, want %q", tt.limit, err, tt.want)
 		}
 	}
 
 	dir := t.TempDir()
-	mod := compiledGuest(t, WazeroOptions{CacheDir: dir, MemoryLimitBytes: 32 << 20})
+	mod := compiledGuest(t, Options{CacheDir: dir, MemoryLimitBytes: 32 << 20})
 	if cached, _ := os.ReadDir(dir); len(cached) == 0 {
 		t.Errorf("nothing in the compilation cache %s", dir)
 	}

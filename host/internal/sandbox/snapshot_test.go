@@ -51,7 +51,7 @@ func TestSnapshotIsReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := func() ([]byte, []uint64) {
-		rt, err := NewWazero(ctx, WazeroOptions{MemoryLimitBytes: 64 << 20})
+		rt, err := NewWazero(ctx, Options{MemoryLimitBytes: 64 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestSnapshotInstancesAreIsolated(t *testing.T) {
 }
 
 func TestSnapshotMemoryLimit(t *testing.T) {
-	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 32 << 20})
+	mod := compiledGuest(t, Options{MemoryLimitBytes: 32 << 20})
 	var stderr bytes.Buffer
 	inst := fromSnapshot(t, mod, wasi.NewDeterministic(seed(1), nil, &stderr))
 	call(t, inst, "allocate", 8)
@@ -188,7 +188,7 @@ func TestSnapshotClose(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("counts mappings in /proc/self/maps")
 	}
-	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 64 << 20})
+	mod := compiledGuest(t, Options{MemoryLimitBytes: 64 << 20})
 	before := snapshotMappings(t)
 	var insts []Instance
 	for range 20 {
@@ -221,7 +221,7 @@ func TestSnapshotClose(t *testing.T) {
 
 // Instances of a fresh module started at once share one snapshot.
 func TestSnapshotConcurrentStarts(t *testing.T) {
-	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 64 << 20})
+	mod := compiledGuest(t, Options{MemoryLimitBytes: 64 << 20})
 	var wg sync.WaitGroup
 	results := make([]uint64, 8)
 	for i := range results {
@@ -252,7 +252,7 @@ func TestSnapshotConcurrentStarts(t *testing.T) {
 // an instance that asks for one starts the normal way and fails the same
 // way, every time.
 func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
-	rt, err := NewWazero(ctx, WazeroOptions{})
+	rt, err := NewWazero(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
 // instances start with those pages already their own, with the snapshot's
 // contents.
 func TestSnapshotLearnsHotPages(t *testing.T) {
-	mod := compiledGuest(t, WazeroOptions{}).(*wazeroModule)
+	mod := compiledGuest(t, Options{}).(*wazeroModule)
 	for range hotSamples {
 		inst, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true})
 		if err != nil {
@@ -348,7 +348,7 @@ func TestRecycledInstanceIsLikeNew(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("instances are reused only where /proc/self/pagemap tells which pages they wrote")
 	}
-	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 256 << 20}).(*wazeroModule)
+	mod := compiledGuest(t, Options{MemoryLimitBytes: 256 << 20}).(*wazeroModule)
 	s, err := mod.snapshot(ctx)
 	if err != nil || s == nil {
 		t.Fatal(s, err)
@@ -419,7 +419,7 @@ func TestResident(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/pagemap")
 	}
-	mod := compiledGuest(t, WazeroOptions{MemoryLimitBytes: 64 << 20})
+	mod := compiledGuest(t, Options{MemoryLimitBytes: 64 << 20})
 	inst := fromSnapshot(t, mod, deterministic())
 	call(t, inst, "bump", 1)
 	start := inst.Resident()

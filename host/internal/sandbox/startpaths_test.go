@@ -54,14 +54,14 @@ func transcript(t *testing.T, inst Instance, env *wasi.Env, replay bool) []byte 
 // One history runs the same, byte for byte, through every way an
 // orchestration's instance can start: from the snapshot (mapped), reset
 // for reuse, the normal way on the rewritten module, and on the module as
-// given (which has no snapshot), live and replaying. Another seed gives
+// given (which has no snapshot), and on wasmtime, live and replaying. Another seed gives
 // another transcript, so the comparison is not vacuous.
 func TestEveryStartPathReplaysAlike(t *testing.T) {
 	wasm, err := guestbuild.Wasm(chaosPkg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := NewWazero(ctx, WazeroOptions{CacheDir: cacheDir, MemoryLimitBytes: 256 << 20})
+	rt, err := NewWazero(ctx, Options{CacheDir: cacheDir, MemoryLimitBytes: 256 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +79,16 @@ func TestEveryStartPathReplaysAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer asIs.Close(ctx)
+	wrt, err := NewWasmtime(ctx, Options{CacheDir: cacheDir, MemoryLimitBytes: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wrt.Close(ctx)
+	onWasmtime, err := wrt.Compile(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onWasmtime.Close(ctx)
 
 	run := func(mod Module, fromSnapshot, replay bool, s [32]byte) []byte {
 		env := wasi.NewDeterministic(s, nil, nil)
@@ -112,6 +122,7 @@ func TestEveryStartPathReplaysAlike(t *testing.T) {
 			{"reset for reuse", rewritten, true, reuse},
 			{"the normal way", rewritten, false, nil},
 			{"as given", asIs, true, nil},
+			{"on wasmtime", onWasmtime, true, nil},
 		} {
 			t.Run(fmt.Sprintf("%s, replaying %v", path.name, replay), func(t *testing.T) {
 				if path.before != nil {

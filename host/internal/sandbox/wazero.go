@@ -17,36 +17,6 @@ import (
 	"github.com/durabox/durabox/host/internal/wasmrewrite"
 )
 
-// WazeroOptions configures the wazero runtime. The zero value means
-// defaults.
-type WazeroOptions struct {
-	// CacheDir keeps compiled modules on disk, so a restarted host does not
-	// compile them again; it is created if missing. Empty means no disk
-	// cache.
-	CacheDir string
-	// MemoryLimitBytes caps every instance's linear memory, in bytes,
-	// rounded down to whole 64 KiB wasm pages. Zero means the 4 GiB a wasm32
-	// module can address.
-	MemoryLimitBytes uint64
-}
-
-const (
-	pageSize  = 64 << 10
-	maxMemory = 4 << 30
-)
-
-func (o *WazeroOptions) validate() error {
-	switch {
-	case o.MemoryLimitBytes == 0:
-		o.MemoryLimitBytes = maxMemory
-	case o.MemoryLimitBytes < pageSize:
-		return fmt.Errorf("sandbox: the memory limit is %d bytes, less than one 64 KiB wasm page", o.MemoryLimitBytes)
-	case o.MemoryLimitBytes > maxMemory:
-		return fmt.Errorf("sandbox: the memory limit is %d bytes, more than the 4 GiB a wasm32 module can address", o.MemoryLimitBytes)
-	}
-	return nil
-}
-
 type wazeroRuntime struct {
 	// fast compiles the rewritten modules, which yield now and then, and
 	// stop there when a call's context ends (yield.go); guarded compiles
@@ -63,7 +33,7 @@ type envKey struct{}
 // NewWazero returns a Runtime on wazero whose only import modules are the
 // host's own (package wasi): WASI and the host's capabilities. A call whose
 // context ends is stopped, even in an endless loop.
-func NewWazero(ctx context.Context, opts WazeroOptions) (Runtime, error) {
+func NewWazero(ctx context.Context, opts Options) (Runtime, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
@@ -208,11 +178,8 @@ func (m *wazeroModule) Exports() []string { return slices.Clone(m.exports) }
 const initialize = "_initialize"
 
 func (m *wazeroModule) Instantiate(ctx context.Context, cfg Config) (Instance, error) {
-	if cfg.Env == nil {
-		return nil, errors.New("sandbox: instantiate: Config.Env is nil")
-	}
-	if _, ok := slices.BinarySearch(m.exports, initialize); !ok {
-		return nil, errors.New("sandbox: instantiate: the module does not export _initialize, so it is not a WASI reactor; build it with -buildmode=c-shared")
+	if err := cfg.check(m.exports); err != nil {
+		return nil, err
 	}
 	if cfg.FromSnapshot && m.layout != nil {
 		s, err := m.snapshot(ctx)
@@ -299,7 +266,11 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 
 // instance wraps a new instance of m.
 func (m *wazeroModule) instance(mod api.Module, env *wasi.Env) *wazeroInstance {
-	return &wazeroInstance{mod: mod, module: m, env: env, fns: map[string]api.Function{}}
+	inst := &wazeroInstance{mod: mod, module: m, env: env, fns: map[string]api.Function{}}
+	if m.layout != nil {
+		inst.budget, _ = mod.ExportedGlobal(wasmrewrite.BudgetExport).(api.MutableGlobal)
+	}
+	return inst
 }
 
 type wazeroInstance struct {
@@ -307,6 +278,9 @@ type wazeroInstance struct {
 	module *wazeroModule
 	env    *wasi.Env
 	fns    map[string]api.Function
+	// budget is the rewritten module's yield budget, set at every call
+	// (wasmrewrite.BudgetExport); nil for a module as given.
+	budget api.MutableGlobal
 	// snapshot is the snapshot whose memory the instance maps, if it does.
 	snapshot *snapshot
 	// stopped is set by the first call that failed.
@@ -317,11 +291,8 @@ type wazeroInstance struct {
 }
 
 func (i *wazeroInstance) Call(ctx context.Context, export string, args ...uint64) ([]uint64, error) {
-	switch {
-	case i.closed:
-		return nil, ErrClosed
-	case i.stopped:
-		return nil, ErrStopped
+	if err := unusable(i.closed, i.stopped); err != nil {
+		return nil, err
 	}
 	fn, ok := i.fns[export]
 	if !ok {
@@ -330,6 +301,9 @@ func (i *wazeroInstance) Call(ctx context.Context, export string, args ...uint64
 			return nil, fmt.Errorf("sandbox: the module has no export %q", export)
 		}
 		i.fns[export] = fn
+	}
+	if i.budget != nil {
+		i.budget.Set(wasmrewrite.YieldEvery)
 	}
 	res, err := fn.Call(context.WithValue(ctx, envKey{}, i.env), args...)
 	if err := callError(ctx, export, err, i.env.TakeSleep()); err != nil {

@@ -20,7 +20,7 @@ var spinning = wasmtest.Module(1, "\x01\x60\x00\x00", 3, "\x02\x00\x00", 5, wasm
 // does not hold up the host's garbage collector meanwhile (which waits for
 // every goroutine, and cannot stop compiled guest code).
 func TestEndlessLoopsStop(t *testing.T) {
-	rt, err := NewWazero(ctx, WazeroOptions{})
+	rt, err := NewWazero(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,9 @@
 //	                               with the Env's seed
 //	sched_yield              Go  success, or panics with the call's context's  same
 //	                               error once it has ended (every loop of a
-//	                               rewritten module calls it now and then)
+//	                               rewritten module calls it now and then),
+//	                               or with *BudgetError once the step is past
+//	                               its budget (SetStepBudget)
 //	sock_accept              Go  ENOTSUP: there are no sockets (Go's net on    same
 //	                               wasip1 dials only an in-process fake
 //	                               network, never these functions)

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/internal/wasmrewrite"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -33,6 +34,10 @@ type Env struct {
 	pending    []byte
 	// activation is the one the guest applies (SetActivation).
 	activation *abi.Activation
+	// stepBudget is how many loop iterations one activation may run (zero:
+	// any number); yields counts the sched_yield calls of the activation
+	// being applied, one every wasmrewrite.YieldEvery iterations.
+	stepBudget, yields uint64
 }
 
 // NewDeterministic returns the environment of an orchestration: every answer
@@ -65,6 +70,26 @@ func (e *Env) Starting() *Env {
 		return e
 	}
 	return NewDeterministic([32]byte{}, nil, e.stderr)
+}
+
+// SetStepBudget bounds the loop iterations one activation of a
+// deterministic guest runs (zero: no bound). A module rewritten by package
+// wasmrewrite yields every wasmrewrite.YieldEvery iterations, counted from
+// the start of each call into it, so the guest is stopped with a
+// *BudgetError at the first yield past the budget: at the same point on
+// every replay and every runtime. A real Env ignores it.
+func (e *Env) SetStepBudget(iterations uint64) { e.stepBudget = iterations }
+
+// countYield counts a yield of the activation being applied, and stops the
+// guest once it is past its budget.
+func (e *Env) countYield() {
+	if !e.deterministic || e.stepBudget == 0 {
+		return
+	}
+	e.yields++
+	if used := e.yields * wasmrewrite.YieldEvery; used > e.stepBudget {
+		panic(&BudgetError{Budget: e.stepBudget, Used: used})
+	}
 }
 
 // Environ returns the environment variables the guest sees ("KEY=value").

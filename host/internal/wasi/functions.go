@@ -114,14 +114,16 @@ var Functions = []Function{
 }
 
 // schedYield succeeds, unless the call into the guest should stop (its
-// context ended): then it stops it. The sandbox has every loop of a
-// rewritten module call it now and then, for exactly that, and so that the
-// Go runtime of the host, which cannot stop compiled guest code, gets a
+// context ended, or the step ran past its budget): then it stops it. The
+// sandbox has every loop of a rewritten module call it every
+// wasmrewrite.YieldEvery iterations, for exactly that, and so that the Go
+// runtime of the host, which cannot stop compiled guest code, gets a
 // moment to (a garbage collection waits for every goroutine).
-func schedYield(ctx context.Context, _ *Env, _ Memory, _ []uint64) Errno {
+func schedYield(ctx context.Context, e *Env, _ Memory, _ []uint64) Errno {
 	if err := ctx.Err(); err != nil {
 		panic(err)
 	}
+	e.countYield()
 	return ESUCCESS
 }
 

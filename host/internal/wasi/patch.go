@@ -18,6 +18,7 @@ var PatchFunctions = []Function{
 func (e *Env) SetActivation(a *abi.Activation) {
 	e.SetTime(a.Time)
 	e.activation = a
+	e.yields = 0
 }
 
 // patched answers abi.ImportPatched from the activation being applied: 1

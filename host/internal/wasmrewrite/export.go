@@ -3,8 +3,9 @@ package wasmrewrite
 import "strconv"
 
 // exportSection writes the export section: the module's exports (existing,
-// the section's body, or nil when it has none) and one for each mutable
-// global, named GlobalExportPrefix and its index.
+// the section's body, or nil when it has none), one for each mutable
+// global, named GlobalExportPrefix and its index, and the yield budget, as
+// BudgetExport.
 func (w *rewriter) exportSection(existing []byte) error {
 	names := map[string]bool{}
 	var entries []byte
@@ -46,6 +47,13 @@ func (w *rewriter) exportSection(existing []byte) error {
 		n++
 		w.l.Globals = append(w.l.Globals, name)
 	}
+	if names[BudgetExport] {
+		return unsupported("the module already exports %q", BudgetExport)
+	}
+	entries = appendName(entries, BudgetExport)
+	entries = append(entries, 3) // global
+	entries = appendU32(entries, w.budget)
+	n++
 	w.out = appendSection(w.out, secExport, appendU32(nil, n), entries)
 	w.exported = true
 	return nil

@@ -24,9 +24,16 @@ type Segment struct {
 	Data   []byte
 }
 
-// GlobalExportPrefix names the exports Rewrite adds; a colon cannot appear
-// in a name the Go toolchain exports.
+// GlobalExportPrefix names the exports of the module's mutable globals
+// that Rewrite adds; a colon cannot appear in a name the Go toolchain
+// exports.
 const GlobalExportPrefix = "durabox:global:"
+
+// BudgetExport names the yield budget's export (code.go): a runtime sets it
+// to YieldEvery at the start of every call into the guest, so that where
+// the guest yields in a call depends on that call alone, whatever ran in
+// the instance before (a snapshot, a reuse, an earlier step).
+const BudgetExport = "durabox:budget"
 
 // pageSize is the size of a wasm memory page.
 const pageSize = 64 << 10

@@ -13,6 +13,7 @@ func init() {
 	durabox.RegisterOrchestration("Sequential", Sequential)
 	durabox.RegisterOrchestration("FanOut", FanOut)
 	durabox.RegisterOrchestration("Idle", Idle)
+	durabox.RegisterOrchestration("Crunch", Crunch)
 	durabox.RegisterOrchestration("Payload", Payload)
 	durabox.RegisterActivity("Echo", func(_ context.Context, i int) (int, error) { return i, nil })
 	durabox.RegisterActivity("Bytes", func(_ context.Context, n int) (string, error) { return strings.Repeat("r", n), nil })
@@ -46,6 +47,18 @@ func FanOut(ctx *durabox.Context, n int) (int, error) {
 		sum += v
 	}
 	return sum, nil
+}
+
+// Crunch runs n loop iterations of integer arithmetic in one step: a
+// CPU-heavy step. It returns whether the result is not zero, so that the
+// work is not optimized away (it never is zero).
+func Crunch(_ *durabox.Context, n int) (bool, error) {
+	x := uint64(1)
+	for i := range n {
+		x = x*6364136223846793005 + uint64(i)
+		x ^= x >> 29
+	}
+	return x != 0, nil
 }
 
 // Idle waits for a Wake event: an instance that sits in the cache.

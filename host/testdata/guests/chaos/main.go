@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand"
 	randv2 "math/rand/v2"
 	"strings"
@@ -56,7 +57,7 @@ func observe(ctx *durabox.Context, what string) string {
 	case "random":
 		b := make([]byte, 8)
 		crand.Read(b)
-		return fmt.Sprintf("random %d %d %s %d %s", rand.Int63(), randv2.Int64(), hex.EncodeToString(b), ctx.Rand().Int64(), ctx.NewGUID())
+		return fmt.Sprintf("random %d %d %s %d %s %s", rand.Int63(), randv2.Int64(), hex.EncodeToString(b), ctx.Rand().Int64(), ctx.NewGUID(), nans(time.Now().Year()/10000))
 	case "maps":
 		m := map[int]int{}
 		for i := range 1000 {
@@ -108,6 +109,15 @@ func observe(ctx *durabox.Context, what string) string {
 		return fmt.Sprint("goroutines ", order)
 	}
 	panic("unknown observation " + what)
+}
+
+// nans returns the bit patterns of NaNs the processor makes (zero is 0,
+// which the compiler cannot know, so that nothing is folded): 0/0 in both widths, and a NaN with a payload
+// through arithmetic, so that a runtime that changed them would show.
+func nans(zero int) string {
+	z := float64(zero)
+	payload := math.Float64frombits(0x7ff8_0000_0000_0123 + uint64(zero))
+	return fmt.Sprintf("%x/%x/%x", math.Float64bits(z/z), math.Float32bits(float32(z)/float32(z)), math.Float64bits(payload*2+z))
 }
 
 func main() {}
