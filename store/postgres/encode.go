@@ -30,7 +30,6 @@ func (s *Store) read(ctx context.Context, fn func(q db) error) error {
 var (
 	nanos     = sqlstore.Nanos
 	fromNanos = sqlstore.FromNanos
-	dueAt     = sqlstore.DueAt
 
 	encodeFailure = sqlstore.EncodeFailure
 	decodeFailure = sqlstore.DecodeFailure

@@ -7,7 +7,6 @@ import "github.com/durabox/durabox/store/internal/sqlstore"
 var (
 	nanos     = sqlstore.Nanos
 	fromNanos = sqlstore.FromNanos
-	dueAt     = sqlstore.DueAt
 
 	encodeFailure = sqlstore.EncodeFailure
 	decodeFailure = sqlstore.DecodeFailure
