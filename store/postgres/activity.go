@@ -17,7 +17,7 @@ import (
 
 // LockNextActivities leases, until now+lease, up to max of the activity
 // tasks that are not leased (or whose lease has expired), first in the
-// fair order (see queueActivities), counting the delivery in each one's
+// fair order (see writeTx.QueueActivities), counting the delivery in each one's
 // Attempt. Hosts that lease at once skip the
 // rows another is leasing (FOR UPDATE SKIP LOCKED).
 func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // CreateInstance creates a Pending instance in execution 1, on n.ModuleHash,
@@ -127,20 +128,13 @@ func (s *Store) History(ctx context.Context, id string, execution int64) ([]engi
 		if err != nil {
 			return err
 		}
-		if execution == 0 {
-			execution = current
-		}
-		if execution < 1 || execution > current {
-			return fmt.Errorf("instance %q has no execution %d (its current one is %d): %w", id, execution, current, store.ErrNotFound)
+		if execution, err = sqlstore.HistoryExecution(id, execution, current); err != nil {
+			return err
 		}
 		if events, err = history(ctx, q, id, execution); err != nil {
 			return err
 		}
-		if len(events) == 0 && execution < current {
-			// An execution that ended has events, unless they were deleted.
-			return fmt.Errorf("the history of execution %d of instance %q is no longer kept: %w", execution, id, store.ErrNotFound)
-		}
-		return nil
+		return sqlstore.HistoryKept(id, execution, current, events)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: history of %q: %w", id, err)
@@ -155,20 +149,7 @@ func history(ctx context.Context, q db, id string, execution int64) ([]engine.Ev
 		return nil, err
 	}
 	defer rows.Close()
-	var out []engine.Event
-	for rows.Next() {
-		var eventID int64
-		var payload []byte
-		if err := rows.Scan(&eventID, &payload); err != nil {
-			return nil, err
-		}
-		var ev engine.Event
-		if err := json.Unmarshal(payload, &ev); err != nil {
-			return nil, fmt.Errorf("decode event %d: %w", eventID, err)
-		}
-		out = append(out, ev)
-	}
-	return out, rows.Err()
+	return sqlstore.Events(rows)
 }
 
 // Enqueue adds a message for an instance at now, visible at once. It
@@ -183,8 +164,8 @@ func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event,
 // persistent events between them: then it returns an error wrapping
 // store.ErrTooManyEvents.
 func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time) error {
-	if ev.Kind != engine.ExternalEventPersistent || max < 1 {
-		return fmt.Errorf("postgres: EnqueuePersistent of a %s, at most %d: it takes an %s and a max of 1 or more", ev.Kind, max, engine.ExternalEventPersistent)
+	if err := sqlstore.CheckPersistent(ev, max); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
 	return s.enqueueFor(ctx, instanceID, ev, max, now)
 }
@@ -193,35 +174,29 @@ func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev eng
 // with max > 0, a persistent event within max. It locks the instance's
 // row, so that two hosts raising at once count each other's.
 func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max int, now time.Time) error {
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		var status string
-		var taken int
-		err := tx.QueryRow(ctx, `SELECT status, persistent_taken FROM instances WHERE id = $1 FOR UPDATE`, id).Scan(&status, &taken)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("instance %q %w", id, store.ErrNotFound)
-		case err != nil:
-			return err
-		case engine.Status(status).IsTerminal():
-			return fmt.Errorf("%w: it is %s", store.ErrFinished, status)
-		}
-		if max > 0 {
-			var waiting int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM messages WHERE instance_id = $1 AND kind = $2`,
-				id, string(engine.ExternalEventPersistent)).Scan(&waiting); err != nil {
-				return err
-			}
-			if taken+waiting >= max {
-				return fmt.Errorf("%w: its execution has taken %d and has %d waiting, at most %d between them", store.ErrTooManyEvents, taken, waiting, max)
-			}
-		}
-		_, err = enqueue(ctx, tx, id, ev, visibleNow, now)
-		return err
-	})
+	err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.EnqueueFor(ctx, writeTx{tx}, id, ev, max, now) })
 	if err != nil {
 		return fmt.Errorf("postgres: enqueue for %q: %w", id, err)
 	}
 	return nil
+}
+
+// Persistence locks the instance's row (FOR UPDATE), so that two hosts
+// raising at once count each other's events.
+func (t writeTx) Persistence(ctx context.Context, id string) (engine.Status, int, error) {
+	var status string
+	var taken int
+	err := t.tx.QueryRow(ctx, `SELECT status, persistent_taken FROM instances WHERE id = $1 FOR UPDATE`, id).Scan(&status, &taken)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, fmt.Errorf("instance %q %w", id, store.ErrNotFound)
+	}
+	return engine.Status(status), taken, err
+}
+
+func (t writeTx) PersistentWaiting(ctx context.Context, id string) (int, error) {
+	var waiting int
+	err := t.tx.QueryRow(ctx, `SELECT count(*) FROM messages WHERE instance_id = $1 AND kind = $2`, id, string(engine.ExternalEventPersistent)).Scan(&waiting)
+	return waiting, err
 }
 
 // enqueue adds a message for an instance, visible from visibleAt (Unix

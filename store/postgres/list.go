@@ -2,56 +2,32 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // ListInstances returns a page of the instances q.Filter selects, newest
 // first, and among those created at the same time the one created last
 // first.
 func (s *Store) ListInstances(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error) {
+	w := where(q.Filter)
+	query, err := sqlstore.ListQuery(w, q, summaryColumns, "seq")
+	if err != nil {
+		return store.InstancePage{}, fmt.Errorf("postgres: %w", err)
+	}
 	var page store.InstancePage
-	if q.Limit < 1 {
-		return page, fmt.Errorf("postgres: list instances: the limit is %d; it must be 1 or more", q.Limit)
-	}
-	var w conditions
-	w.filter(q.Filter)
-	if q.After != "" {
-		created, seq, err := parseCursor(q.After)
-		if err != nil {
-			return page, err
-		}
-		w.add("(created_at, seq) < (" + w.arg(created) + ", " + w.arg(seq) + ")")
-	}
-	query := `SELECT ` + summaryColumns + `, seq FROM instances WHERE ` + w.String() + ` ORDER BY created_at DESC, seq DESC LIMIT ` + w.arg(q.Limit+1)
-	err := s.read(ctx, func(r db) error {
-		page = store.InstancePage{Instances: []store.InstanceSummary{}}
-		rows, err := r.Query(ctx, query, w.args...)
+	err = s.read(ctx, func(r db) error {
+		rows, err := r.Query(ctx, query, w.Args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		var last int64
-		for rows.Next() {
-			if len(page.Instances) == q.Limit {
-				// There is one more: the page ends at the one before.
-				i := page.Instances[len(page.Instances)-1]
-				page.Next = fmt.Sprintf("%d.%d", nanos(i.CreatedAt), last)
-				break
-			}
-			i, err := scanSummary(rows, &last)
-			if err != nil {
-				return err
-			}
-			page.Instances = append(page.Instances, i)
-		}
-		return rows.Err()
+		page, err = sqlstore.Page(rows, q.Limit, func(r sqlstore.Rows, seq *int64) (store.InstanceSummary, error) { return scanSummary(r, seq) })
+		return err
 	})
 	if err != nil {
 		return page, fmt.Errorf("postgres: list instances: %w", err)
@@ -59,28 +35,15 @@ func (s *Store) ListInstances(ctx context.Context, q store.InstanceQuery) (store
 	return page, nil
 }
 
-// parseCursor reads a cursor ListInstances made: the creation time and
-// the sequence number of the last instance of a page.
-func parseCursor(c string) (created, seq int64, err error) {
-	a, b, ok := strings.Cut(c, ".")
-	created, err1 := strconv.ParseInt(a, 10, 64)
-	seq, err2 := strconv.ParseInt(b, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("postgres: list instances: %w: %q is not a cursor this store made", store.ErrBadCursor, c)
-	}
-	return created, seq, nil
-}
-
 // CountInstances counts the instances f selects, per module and status,
 // ordered by module and status.
 func (s *Store) CountInstances(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error) {
-	var w conditions
-	w.filter(f)
+	w := where(f)
 	var out []store.InstanceCount
 	err := s.read(ctx, func(r db) error {
 		out = nil
 		rows, err := r.Query(ctx, `SELECT module_hash, status, count(*) FROM instances WHERE `+w.String()+
-			` GROUP BY module_hash, status ORDER BY module_hash, status`, w.args...)
+			` GROUP BY module_hash, status ORDER BY module_hash, status`, w.Args...)
 		if err != nil {
 			return err
 		}
@@ -102,74 +65,12 @@ func (s *Store) CountInstances(ctx context.Context, f store.InstanceFilter) ([]s
 	return out, nil
 }
 
-// conditions builds a WHERE clause with numbered arguments.
-type conditions struct {
-	conds []string
-	args  []any
-}
-
-// arg adds an argument and returns its placeholder.
-func (w *conditions) arg(v any) string {
-	w.args = append(w.args, v)
-	return "$" + strconv.Itoa(len(w.args))
-}
-
-// add adds a condition, whose arguments were added with arg.
-func (w *conditions) add(cond string) { w.conds = append(w.conds, cond) }
-
-func (w *conditions) String() string {
-	if len(w.conds) == 0 {
-		return "true"
-	}
-	return strings.Join(w.conds, " AND ")
-}
-
-// filter adds the conditions on instances that f makes.
-func (w *conditions) filter(f store.InstanceFilter) {
-	if len(f.Statuses) > 0 {
-		statuses := make([]string, len(f.Statuses))
-		for i, s := range f.Statuses {
-			statuses[i] = string(s)
-		}
-		w.add("status = ANY(" + w.arg(statuses) + ")")
-	}
-	for _, c := range []struct {
-		column, value string
-	}{{"name", f.Name}, {"module_hash", f.ModuleHash}, {"parent_id", f.ParentID}} {
-		if c.value != "" {
-			w.add(c.column + " = " + w.arg(c.value))
-		}
-	}
-	if f.IDPrefix != "" {
-		// The "C" collation makes this a range of the primary key.
-		w.add("id >= " + w.arg(f.IDPrefix))
-		if end, ok := prefixEnd(f.IDPrefix); ok {
-			w.add("id < " + w.arg(end))
-		}
-	}
-	if !f.CreatedAfter.IsZero() {
-		w.add("created_at >= " + w.arg(nanos(f.CreatedAfter)))
-	}
-	if !f.CreatedBefore.IsZero() {
-		w.add("created_at < " + w.arg(nanos(f.CreatedBefore)))
-	}
-	if !f.FinishedBefore.IsZero() {
-		w.add(finished)
-		w.add("updated_at < " + w.arg(nanos(f.FinishedBefore)))
-	}
-}
-
-// prefixEnd returns the least string greater than every string that
-// begins with prefix, in byte order, if there is one.
-func prefixEnd(prefix string) (string, bool) {
-	b := []byte(prefix)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < 0xff {
-			b[i]++
-			return string(b[:i+1]), true
-		}
-	}
-	return "", false
+// where returns the condition on instances that f makes, in
+// PostgreSQL's numbered placeholders.
+func where(f store.InstanceFilter) *sqlstore.Where {
+	w := sqlstore.NewWhere(func(n int) string { return "$" + strconv.Itoa(n) })
+	w.Filter(f)
+	return w
 }
 
 // Executions describes the executions of an instance whose history is
@@ -194,28 +95,21 @@ func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, e
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var x store.Execution
+			var execution, n int64
 			var first, last []byte
-			if err := rows.Scan(&x.ID, &x.Events, &first, &last); err != nil {
+			if err := rows.Scan(&execution, &n, &first, &last); err != nil {
 				return err
 			}
-			var f, l engine.Event
-			if err := errors.Join(json.Unmarshal(first, &f), json.Unmarshal(last, &l)); err != nil {
-				return fmt.Errorf("execution %d: %w", x.ID, err)
-			}
-			x.StartedAt = f.Time
-			if l.IsTerminal() {
-				x.EndedAt, x.End = l.Time, l.Kind
+			x, err := sqlstore.Execution(execution, n, first, last)
+			if err != nil {
+				return err
 			}
 			out = append(out, x)
 		}
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if len(out) == 0 || out[len(out)-1].ID != current {
-			// The current execution has not begun.
-			out = append(out, store.Execution{ID: current})
-		}
+		out = sqlstore.WithCurrent(out, current)
 		return nil
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,25 +9,20 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // PutModule stores a module and makes it the newest, for ModuleFor and
 // ListModules. Storing a hash again replaces its Env and DeployedAt (now,
 // when zero). Its bytes live in the database, so any host can run it.
 func (s *Store) PutModule(ctx context.Context, m store.Module) error {
-	orch, _ := json.Marshal(m.Orchestrations)
-	acts, _ := json.Marshal(m.Activities)
-	env, _ := json.Marshal(m.Env)
-	deployed := m.DeployedAt
-	if deployed.IsZero() {
-		deployed = time.Now()
-	}
+	r := sqlstore.EncodeModule(m, time.Now())
 	err := s.write(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `
 			INSERT INTO modules (hash, wasm, orchestrations, activities, env, deployed_at, seq)
 			VALUES ($1, $2, $3, $4, $5, $6, nextval('module_seq'))
 			ON CONFLICT (hash) DO UPDATE SET env = excluded.env, deployed_at = excluded.deployed_at, seq = excluded.seq`,
-			m.Hash, m.Wasm, string(orch), string(acts), string(env), nanos(deployed))
+			m.Hash, m.Wasm, r.Orchestrations, r.Activities, r.Env, r.DeployedAt)
 		if err != nil {
 			return err
 		}
@@ -47,22 +41,21 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 // GetModule returns a module with its bytes, or an error wrapping
 // store.ErrNotFound.
 func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error) {
-	m := store.Module{Hash: hash}
-	var orch, acts, env string
-	var deployed int64
+	var r sqlstore.ModuleRow
+	var wasm []byte
 	err := s.read(ctx, func(q db) error {
 		return q.QueryRow(ctx, `SELECT wasm, orchestrations, activities, env, deployed_at FROM modules WHERE hash = $1`, hash).
-			Scan(&m.Wasm, &orch, &acts, &env, &deployed)
+			Scan(&wasm, &r.Orchestrations, &r.Activities, &r.Env, &r.DeployedAt)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return m, fmt.Errorf("postgres: module %s %w", hash, store.ErrNotFound)
+		return store.Module{Hash: hash}, fmt.Errorf("postgres: module %s %w", hash, store.ErrNotFound)
 	}
 	if err != nil {
-		return m, fmt.Errorf("postgres: get module %s: %w", hash, err)
+		return store.Module{Hash: hash}, fmt.Errorf("postgres: get module %s: %w", hash, err)
 	}
-	m.DeployedAt = fromNanos(deployed)
-	if err := decodeNames(orch, acts, env, &m.Orchestrations, &m.Activities, &m.Env); err != nil {
-		return m, fmt.Errorf("postgres: module %s: %w", hash, err)
+	m, err := r.Module(hash, wasm)
+	if err != nil {
+		return m, fmt.Errorf("postgres: %w", err)
 	}
 	return m, nil
 }
@@ -78,15 +71,14 @@ func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var m store.ModuleInfo
-			var orch, acts, env string
-			var deployed int64
-			if err := rows.Scan(&m.Hash, &orch, &acts, &env, &deployed); err != nil {
+			var hash string
+			var r sqlstore.ModuleRow
+			if err := rows.Scan(&hash, &r.Orchestrations, &r.Activities, &r.Env, &r.DeployedAt); err != nil {
 				return err
 			}
-			m.DeployedAt = fromNanos(deployed)
-			if err := decodeNames(orch, acts, env, &m.Orchestrations, &m.Activities, &m.Env); err != nil {
-				return fmt.Errorf("module %s: %w", m.Hash, err)
+			m, err := r.Info(hash)
+			if err != nil {
+				return err
 			}
 			out = append(out, m)
 		}
@@ -96,12 +88,6 @@ func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
 		return nil, fmt.Errorf("postgres: list modules: %w", err)
 	}
 	return out, nil
-}
-
-// decodeNames decodes a module's JSON lists of orchestrations, activities
-// and environment variables.
-func decodeNames(orch, acts, env string, orchestrations, activities, environ *[]string) error {
-	return errors.Join(json.Unmarshal([]byte(orch), orchestrations), json.Unmarshal([]byte(acts), activities), json.Unmarshal([]byte(env), environ))
 }
 
 // ModuleFor returns the hash of the newest module that registers the
@@ -145,43 +131,42 @@ func (s *Store) ModulesWithWork(ctx context.Context) ([]string, error) {
 // orchestration it was the newest module of to the newest module left
 // that registers it, if any.
 func (s *Store) DeleteModule(ctx context.Context, hash string) error {
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		var orch string
-		err := tx.QueryRow(ctx, `SELECT orchestrations FROM modules WHERE hash = $1 FOR UPDATE`, hash).Scan(&orch)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("module %s %w", hash, store.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM instances WHERE module_hash = $1`, hash).Scan(&n); err != nil {
-			return err
-		}
-		if n > 0 {
-			return fmt.Errorf("%w: %d instances run on it", store.ErrModuleInUse, n)
-		}
-		var names []string
-		if err := json.Unmarshal([]byte(orch), &names); err != nil {
-			return fmt.Errorf("decode its orchestrations: %w", err)
-		}
-		for _, statement := range []string{`DELETE FROM orchestration_modules WHERE hash = $1`, `DELETE FROM modules WHERE hash = $1`} {
-			if _, err := tx.Exec(ctx, statement, hash); err != nil {
-				return err
-			}
-		}
-		for _, name := range names {
-			if _, err := tx.Exec(ctx, `
-				INSERT INTO orchestration_modules (name, hash)
-				SELECT $1, hash FROM modules WHERE orchestrations::jsonb ? $1 ORDER BY seq DESC LIMIT 1
-				ON CONFLICT (name) DO NOTHING`, name); err != nil {
-				return fmt.Errorf("orchestration %q: %w", name, err)
-			}
-		}
-		return nil
-	})
+	err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.DeleteModule(ctx, writeTx{tx}, hash) })
 	if err != nil {
 		return fmt.Errorf("postgres: delete module %s: %w", hash, err)
 	}
 	return nil
+}
+
+// Orchestrations reads and locks (FOR UPDATE) the module's row.
+func (t writeTx) Orchestrations(ctx context.Context, hash string) (string, bool, error) {
+	var orch string
+	err := t.tx.QueryRow(ctx, `SELECT orchestrations FROM modules WHERE hash = $1 FOR UPDATE`, hash).Scan(&orch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	return orch, err == nil, err
+}
+
+func (t writeTx) InstancesOn(ctx context.Context, hash string) (int, error) {
+	var n int
+	err := t.tx.QueryRow(ctx, `SELECT count(*) FROM instances WHERE module_hash = $1`, hash).Scan(&n)
+	return n, err
+}
+
+func (t writeTx) Delete(ctx context.Context, hash string) error {
+	for _, statement := range []string{`DELETE FROM orchestration_modules WHERE hash = $1`, `DELETE FROM modules WHERE hash = $1`} {
+		if _, err := t.tx.Exec(ctx, statement, hash); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t writeTx) Repoint(ctx context.Context, orchestration string) error {
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO orchestration_modules (name, hash)
+		SELECT $1, hash FROM modules WHERE orchestrations::jsonb ? $1 ORDER BY seq DESC LIMIT 1
+		ON CONFLICT (name) DO NOTHING`, orchestration)
+	return err
 }

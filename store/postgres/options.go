@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -54,10 +52,4 @@ func (o *Options) validate() error {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return nil
-}
-
-func newToken() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

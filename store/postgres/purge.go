@@ -10,30 +10,30 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // Purge deletes a finished instance with the history of all its
 // executions, its messages and its activity tasks; its children live on
 // and report to nobody.
 func (s *Store) Purge(ctx context.Context, id string) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return purge(ctx, tx, id) }); err != nil {
+	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.Purge(ctx, writeTx{tx}, id) }); err != nil {
 		return fmt.Errorf("postgres: purge %q: %w", id, err)
 	}
 	return nil
 }
 
-func purge(ctx context.Context, tx pgx.Tx, id string) error {
+// Status reads and locks (FOR UPDATE) the instance's row.
+func (t writeTx) Status(ctx context.Context, id string) (engine.Status, bool, error) {
 	var status string
-	err := tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 FOR UPDATE`, id).Scan(&status)
+	err := t.tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 FOR UPDATE`, id).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("instance %w", store.ErrNotFound)
+		return "", false, nil
 	}
-	if err != nil {
-		return err
-	}
-	if !engine.Status(status).IsTerminal() {
-		return fmt.Errorf("%w: it is %s; cancel it or wait for it to end, then purge it", store.ErrNotFinished, status)
-	}
+	return engine.Status(status), err == nil, err
+}
+
+func (t writeTx) DeleteInstance(ctx context.Context, id string) error {
 	for _, statement := range []string{
 		// A child of the instance must not report to a new one that takes
 		// its id.
@@ -44,7 +44,7 @@ func purge(ctx context.Context, tx pgx.Tx, id string) error {
 		`DELETE FROM activity_tasks WHERE instance_id = $1`,
 		`DELETE FROM instances WHERE id = $1`,
 	} {
-		if _, err := tx.Exec(ctx, statement, id); err != nil {
+		if _, err := t.tx.Exec(ctx, statement, id); err != nil {
 			return err
 		}
 	}
@@ -55,28 +55,22 @@ func purge(ctx context.Context, tx pgx.Tx, id string) error {
 // one transaction, and returns their ids. Instances another host is
 // purging at once are skipped.
 func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max int) ([]string, error) {
-	if max < 1 {
-		return nil, fmt.Errorf("postgres: purge instances: max is %d; it must be 1 or more", max)
+	if err := sqlstore.CheckMax(max); err != nil {
+		return nil, fmt.Errorf("postgres: purge instances: %w", err)
 	}
-	var w conditions
-	w.filter(f)
-	w.add(finished)
-	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.arg(max) + ` FOR UPDATE SKIP LOCKED`
+	w := where(f)
+	w.Add(sqlstore.Finished)
+	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.Arg(max) + ` FOR UPDATE SKIP LOCKED`
 	var ids []string
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, query, w.args...)
+		rows, err := tx.Query(ctx, query, w.Args...)
 		if err != nil {
 			return err
 		}
 		if ids, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := purge(ctx, tx, id); err != nil {
-				return fmt.Errorf("%q: %w", id, err)
-			}
-		}
-		return nil
+		return sqlstore.PurgeAll(ctx, writeTx{tx}, ids)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: purge instances: %w", err)
@@ -88,8 +82,8 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 // that continued as new before before, those that ended first first, in
 // one transaction, and returns how many.
 func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int) (int, error) {
-	if max < 1 {
-		return 0, fmt.Errorf("postgres: delete executions: max is %d; it must be 1 or more", max)
+	if err := sqlstore.CheckMax(max); err != nil {
+		return 0, fmt.Errorf("postgres: delete executions: %w", err)
 	}
 	var n int
 	err := s.write(ctx, func(tx pgx.Tx) error {

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/durabox/durabox/engine"
 )
 
 // application marks a schema as a Durabox database, in durabox_meta.
@@ -21,7 +18,7 @@ const schemaVersion = 3
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
 	// Version 2: each activity task's rank in the fair order of the queue
-	// (see queueActivities); the tasks already there share rank 0, and so
+	// (see writeTx.QueueActivities); the tasks already there share rank 0, and so
 	// are taken in the order they came.
 	1: `ALTER TABLE activity_tasks ADD COLUMN fair_rank bigint NOT NULL DEFAULT 0;` + indexes2,
 	// Version 3: the deadline of each attempt an orchestration set for
@@ -36,15 +33,6 @@ const indexes2 = `
 CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
 CREATE INDEX activity_tasks_instance_rank ON activity_tasks(instance_id, fair_rank);
 `
-
-// finished is the condition on instances that selects the finished ones.
-var finished = func() string {
-	var quoted []string
-	for _, s := range engine.TerminalStatuses() {
-		quoted = append(quoted, "'"+string(s)+"'")
-	}
-	return "status IN (" + strings.Join(quoted, ", ") + ")"
-}()
 
 // The schema. Times are Unix nanoseconds (bigint), as in store/sqlite, so
 // that nothing is rounded to PostgreSQL's microseconds. Payloads are the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // CommitTurn commits a turn and unlocks the instance, in one transaction:
@@ -23,124 +24,66 @@ import (
 // write a turn another host has written (fencing: each lock has its own
 // token).
 func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return commitTurn(ctx, tx, c) }); err != nil {
+	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.CommitTurn(ctx, writeTx{tx}, c) }); err != nil {
 		return fmt.Errorf("postgres: commit turn of %q: %w", c.InstanceID, err)
 	}
 	return nil
 }
 
-// locked is what a commit needs to know of the instance it commits.
-type locked struct {
-	token          *string
-	execution      int64
-	lastEventID    int64
-	moduleHash     string
-	parent         *string
-	parentSchedule *int64
+// Locked locks the instance's row (FOR UPDATE) for the rest of the turn.
+func (t writeTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) {
+	var l sqlstore.Locked
+	err := t.tx.QueryRow(ctx, `
+		SELECT lock_token, execution_id, last_event_id, module_hash, parent_id, parent_schedule_id
+		FROM instances WHERE id = $1 FOR UPDATE`, id).
+		Scan(&l.Token, &l.Execution, &l.LastEventID, &l.ModuleHash, &l.Parent, &l.ParentSchedule)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l, fmt.Errorf("instance %q %w", id, store.ErrNotFound)
+	}
+	return l, err
 }
 
-func commitTurn(ctx context.Context, tx pgx.Tx, c store.TurnCommit) error {
-	var l locked
-	err := tx.QueryRow(ctx, `
-		SELECT lock_token, execution_id, last_event_id, module_hash, parent_id, parent_schedule_id
-		FROM instances WHERE id = $1 FOR UPDATE`, c.InstanceID).
-		Scan(&l.token, &l.execution, &l.lastEventID, &l.moduleHash, &l.parent, &l.parentSchedule)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("instance %q %w", c.InstanceID, store.ErrNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	if l.token == nil || *l.token != c.LockToken {
-		return fmt.Errorf("%w: the instance is not locked with this token", store.ErrLeaseLost)
-	}
-	if c.ExecutionID != l.execution {
-		return fmt.Errorf("execution %d is not the instance's current one, %d", c.ExecutionID, l.execution)
-	}
-	if c.Now.IsZero() {
-		return errors.New("the commit has no time (TurnCommit.Now is zero)")
-	}
-	for i, ev := range c.NewEvents {
-		if want := l.lastEventID + int64(i) + 1; ev.ID != want {
-			return fmt.Errorf("new event %d has id %d where history continues at %d", i, ev.ID, want)
-		}
-	}
-	if err := writeWork(ctx, tx, c, l.moduleHash); err != nil {
-		return err
-	}
-	for _, child := range c.Children {
-		if err := startChild(ctx, tx, c.InstanceID, child, c.Now); err != nil {
-			return fmt.Errorf("child %q: %w", child.ID, err)
-		}
-	}
-	for _, o := range c.Outgoing {
-		if _, err := enqueue(ctx, tx, o.InstanceID, o.Event, visibleNow, c.Now); err != nil {
-			return fmt.Errorf("message for %q: %w", o.InstanceID, err)
-		}
-	}
-	if c.DropWaiting {
-		if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1`, c.InstanceID); err != nil {
-			return fmt.Errorf("drop messages: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM activity_tasks WHERE instance_id = $1 AND locked_until <= $2`, c.InstanceID, nanos(c.Now)); err != nil {
-			return fmt.Errorf("drop activity tasks: %w", err)
-		}
-	}
-	if c.ContinueAsNew != nil {
-		if c.ContinueAsNew.Started.Kind != engine.OrchestrationStarted {
-			return errors.New("the continue-as-new has no OrchestrationStarted to begin the next execution (ContinueAsNew.Started)")
-		}
-		return continueAsNew(ctx, tx, c)
-	}
-	if c.Status.IsTerminal() && l.parent != nil && l.parentSchedule != nil {
-		if _, err := enqueue(ctx, tx, *l.parent, engine.Report(*l.parentSchedule, c.Status, c.Result, c.Failure), visibleNow, c.Now); err != nil {
-			return fmt.Errorf("report to parent %q: %w", *l.parent, err)
-		}
-	}
-	_, err = tx.Exec(ctx, `
+func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
+	_, err := t.tx.Exec(ctx, `
 		UPDATE instances SET status = $1, result = $2, failure = $3, custom_status = coalesce($4, custom_status), updated_at = $5,
 			last_event_id = $6, lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0, persistent_taken = persistent_taken + $7
 		WHERE id = $8`,
 		string(c.Status), nullIfEmpty(c.Result), encodeFailure(c.Failure), c.CustomStatus, nanos(c.Now),
-		l.lastEventID+int64(len(c.NewEvents)), persistentTaken(c.NewEvents), c.InstanceID)
+		lastEventID, persistentTaken, c.InstanceID)
 	return err
 }
 
-// persistentTaken counts the persistent events among events.
-func persistentTaken(events []engine.Event) int {
-	n := 0
-	for _, ev := range events {
-		if ev.Kind == engine.ExternalEventPersistent {
-			n++
-		}
-	}
-	return n
+func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
+	_, err := enqueue(ctx, t.tx, id, ev, visibleAt, now)
+	return err
 }
 
-// writeWork appends the new events to history, queues the activity tasks
-// (on the instance's module) and the timers, and removes the consumed
-// messages.
-func writeWork(ctx context.Context, tx pgx.Tx, c store.TurnCommit, moduleHash string) error {
-	if err := appendHistory(ctx, tx, c.InstanceID, c.ExecutionID, c.NewEvents); err != nil {
-		return err
+func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
+	// A child is work of its parent, which has begun. A savepoint keeps
+	// the turn's transaction when the insert fails.
+	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error { return insertInstance(ctx, sp, n, visibleNow, &parent, schedule) })
+}
+
+func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
+	if _, err := t.tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1`, id); err != nil {
+		return fmt.Errorf("drop messages: %w", err)
 	}
-	if err := queueActivities(ctx, tx, c.InstanceID, c.ExecutionID, moduleHash, c.Activities, c.Now); err != nil {
-		return err
-	}
-	if err := queueTimers(ctx, tx, c.InstanceID, c.Timers, c.Now); err != nil {
-		return err
-	}
-	if len(c.Consumed) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1 AND id = ANY($2)`, c.InstanceID, c.Consumed); err != nil {
-			return fmt.Errorf("consume messages: %w", err)
-		}
+	if _, err := t.tx.Exec(ctx, `DELETE FROM activity_tasks WHERE instance_id = $1 AND locked_until <= $2`, id, nanos(now)); err != nil {
+		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	return nil
 }
 
-// appendHistory appends events to an execution's history, in one
-// round trip.
-func appendHistory(ctx context.Context, tx pgx.Tx, id string, execution int64, events []engine.Event) error {
+func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error {
+	if _, err := t.tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1 AND id = ANY($2)`, id, messages); err != nil {
+		return fmt.Errorf("consume messages: %w", err)
+	}
+	return nil
+}
+
+// AppendHistory appends events to an execution's history, in one round
+// trip.
+func (t writeTx) AppendHistory(ctx context.Context, id string, execution int64, events []engine.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -154,7 +97,7 @@ func appendHistory(ctx context.Context, tx pgx.Tx, id string, execution int64, e
 		}
 		ids[i], kinds[i], payloads[i] = ev.ID, string(ev.Kind), payload
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO history (instance_id, execution_id, event_id, kind, payload)
+	_, err := t.tx.Exec(ctx, `INSERT INTO history (instance_id, execution_id, event_id, kind, payload)
 		SELECT $1, $2, e.id, e.kind, e.payload FROM unnest($3::bigint[], $4::text[], $5::bytea[]) AS e(id, kind, payload)`,
 		id, execution, ids, kinds, payloads)
 	if err != nil {
@@ -163,16 +106,16 @@ func appendHistory(ctx context.Context, tx pgx.Tx, id string, execution int64, e
 	return nil
 }
 
-// queueActivities queues activity tasks of an execution at now, to run on
-// moduleHash, in the fair order store.Store.LockNextActivities describes:
-// the instance's tasks take the ranks that follow both its own last one
-// and the first waiting task's, one each, and workers take tasks by rank.
-// (Two hosts that queue at once may give tasks the same rank; the id
-// orders them.)
-func queueActivities(ctx context.Context, tx pgx.Tx, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
+// QueueActivities queues the tasks in the fair order
+// store.Store.LockNextActivities describes: the instance's tasks take the
+// ranks that follow both its own last one and the first waiting task's,
+// one each, and workers take tasks by rank. (Two hosts that queue at once
+// may give tasks the same rank; the id orders them.)
+func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
 	if len(tasks) == 0 {
 		return nil
 	}
+	tx := t.tx
 	var rank int64
 	if err := tx.QueryRow(ctx, `SELECT greatest(
 			coalesce((SELECT fair_rank FROM activity_tasks WHERE locked_until <= $1 ORDER BY fair_rank, id LIMIT 1), 0),
@@ -188,88 +131,27 @@ func queueActivities(ctx context.Context, tx pgx.Tx, id string, execution int64,
 	return nil
 }
 
-// queueTimers enqueues the engine's TimerFired of each timer at now,
-// visible when due.
-func queueTimers(ctx context.Context, tx pgx.Tx, id string, timers []engine.TimerTask, now time.Time) error {
-	for _, t := range timers {
-		if _, err := enqueue(ctx, tx, id, t.Fired(), dueAt(t.FireAt), now); err != nil {
-			return fmt.Errorf("timer %d: %w", t.ScheduleID, err)
-		}
-	}
-	return nil
-}
-
-// startChild creates a child instance at now or, when it cannot start,
-// reports the failure to its parent at once (unless it is detached), as
-// engine.ChildNotStarted words it.
-func startChild(ctx context.Context, tx pgx.Tx, parent string, c store.NewChild, now time.Time) error {
-	var schedule *int64
-	if !c.Detached {
-		schedule = &c.ScheduleID
-	}
-	reason := fmt.Sprintf("no deployed module registers orchestration %q", c.Name)
-	if c.ModuleHash != "" {
-		n := store.NewInstance{ID: c.ID, Name: c.Name, ModuleHash: c.ModuleHash, Input: c.Input, Now: now}
-		// A child is work of its parent, which has begun. A savepoint
-		// keeps the turn's transaction when the insert fails.
-		err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error { return insertInstance(ctx, sp, n, visibleNow, &parent, schedule) })
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, store.ErrInstanceExists):
-			reason = fmt.Sprintf("instance id %q is already taken", c.ID)
-		case errors.Is(err, store.ErrNotFound):
-			reason = fmt.Sprintf("module %s is not deployed", c.ModuleHash)
-		default:
-			return err
-		}
-	}
-	if c.Detached {
-		return nil
-	}
-	_, err := enqueue(ctx, tx, parent, engine.ChildNotStarted(c.ScheduleID, c.Name, reason), visibleNow, now)
-	return err
-}
-
-// continueAsNew ends the instance's execution and starts the next one,
-// whose messages are the engine's Started and Carried, followed by the
-// messages the ended execution left that engine.OutlivesExecution keeps.
-// The ended execution's children no longer report, and its activity tasks
-// not yet leased are dropped (the results of those leased go to nobody).
-func continueAsNew(ctx context.Context, tx pgx.Tx, c store.TurnCommit) error {
-	can := c.ContinueAsNew
-	left, err := takeLeftovers(ctx, tx, c.InstanceID)
-	if err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
+// NextExecution sets the instance at the next execution (sqlstore.TurnTx).
+func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
+	tx := t.tx
 	if _, err := tx.Exec(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE parent_id = $1`, c.InstanceID); err != nil {
-		return fmt.Errorf("continue as new: detach children: %w", err)
+		return fmt.Errorf("detach children: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM activity_tasks WHERE instance_id = $1 AND execution_id = $2 AND lock_token IS NULL`, c.InstanceID, c.ExecutionID); err != nil {
-		return fmt.Errorf("continue as new: drop activity tasks: %w", err)
+		return fmt.Errorf("drop activity tasks: %w", err)
 	}
-	_, err = tx.Exec(ctx, `
+	_, err := tx.Exec(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = $1, input = $2, result = NULL, failure = NULL,
 			custom_status = coalesce($3, custom_status), updated_at = $4, last_event_id = 0, lock_token = NULL, lock_owner = NULL,
 			locked_until = 0, attempt = 0, persistent_taken = 0
 		WHERE id = $5`,
-		string(engine.StatusPending), nullIfEmpty(can.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
+		string(engine.StatusPending), nullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
 	if err != nil {
-		return fmt.Errorf("continue as new: %w", err)
+		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES ($1, $2, $3)`,
-		c.InstanceID, c.ExecutionID, nanos(c.Now)); err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
-	for _, m := range append([]engine.Event{can.Started}, can.Carried...) {
-		if _, err := enqueue(ctx, tx, c.InstanceID, m, visibleNow, c.Now); err != nil {
-			return fmt.Errorf("continue as new: %w", err)
-		}
-	}
-	if err := requeue(ctx, tx, c.InstanceID, left); err != nil {
-		return fmt.Errorf("continue as new: %w", err)
-	}
-	return nil
+	_, err = tx.Exec(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES ($1, $2, $3)`,
+		c.InstanceID, c.ExecutionID, nanos(c.Now))
+	return err
 }
 
 // leftover is a message an ended execution did not consume.
@@ -279,10 +161,11 @@ type leftover struct {
 	visibleAt, enqueuedAt int64
 }
 
-// takeLeftovers removes the messages of an instance whose execution ends
+// TakeLeftovers removes the messages of an instance whose execution ends
 // and returns those the next execution is to get, oldest first: those
 // engine.OutlivesExecution keeps.
-func takeLeftovers(ctx context.Context, tx pgx.Tx, id string) ([]leftover, error) {
+func (t writeTx) TakeLeftovers(ctx context.Context, id string) ([]leftover, error) {
+	tx := t.tx
 	rows, err := tx.Query(ctx, `DELETE FROM messages WHERE instance_id = $1 RETURNING id, kind, payload, visible_at, enqueued_at`, id)
 	if err != nil {
 		return nil, err
@@ -318,9 +201,10 @@ func takeLeftovers(ctx context.Context, tx pgx.Tx, id string) ([]leftover, error
 	return keep, nil
 }
 
-// requeue enqueues again the leftovers takeLeftovers took, as they were,
+// Requeue enqueues again the leftovers TakeLeftovers took, as they were,
 // in their order.
-func requeue(ctx context.Context, tx pgx.Tx, id string, left []leftover) error {
+func (t writeTx) Requeue(ctx context.Context, id string, left []leftover) error {
+	tx := t.tx
 	for _, m := range left {
 		if _, err := tx.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at) VALUES ($1, $2, $3, $4, $5)`,
 			id, m.kind, m.payload, m.visibleAt, m.enqueuedAt); err != nil {

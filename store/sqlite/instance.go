@@ -10,6 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // CreateInstance creates a Pending instance in execution 1, on n.ModuleHash,
@@ -85,7 +86,7 @@ func scanSummary(row scanner, extra ...any) (store.InstanceSummary, error) {
 // into extra.
 func scanInstance(row scanner, extra ...any) (store.Instance, error) {
 	var input, result []byte
-	var failure sql.NullString
+	var failure *string
 	sum, err := scanSummary(row, append([]any{&input, &result, &failure}, extra...)...)
 	if err != nil {
 		return store.Instance{}, err
@@ -131,18 +132,18 @@ func (s *Store) History(ctx context.Context, id string, execution int64) ([]engi
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
-	if execution == 0 {
-		execution = current
-	}
-	if execution < 1 || execution > current {
-		return nil, fmt.Errorf("sqlite: instance %q has no execution %d (its current one is %d): %w", id, execution, current, store.ErrNotFound)
+	execution, err = sqlstore.HistoryExecution(id, execution, current)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	events, err := history(ctx, s.readers, id, execution)
-	if err == nil && len(events) == 0 && execution < current {
-		// An execution that ended has events, unless they were deleted.
-		return nil, fmt.Errorf("sqlite: the history of execution %d of instance %q is no longer kept: %w", execution, id, store.ErrNotFound)
+	if err != nil {
+		return nil, err
 	}
-	return events, err
+	if err := sqlstore.HistoryKept(id, execution, current, events); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	return events, nil
 }
 
 // history reads the events of one execution, in order.
@@ -152,23 +153,11 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	defer rows.Close()
-	var out []engine.Event
-	for rows.Next() {
-		var eventID int64
-		var payload []byte
-		if err := rows.Scan(&eventID, &payload); err != nil {
-			return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
-		}
-		var ev engine.Event
-		if err := json.Unmarshal(payload, &ev); err != nil {
-			return nil, fmt.Errorf("sqlite: history of %q: decode event %d: %w", id, eventID, err)
-		}
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
+	events, err := sqlstore.Events(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
-	return out, nil
+	return events, nil
 }
 
 // Enqueue adds a message for an instance at now, visible at once. It
@@ -184,8 +173,8 @@ func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event,
 // store.ErrTooManyEvents. It returns store.ErrNotFound and
 // store.ErrFinished as Enqueue does.
 func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time) error {
-	if ev.Kind != engine.ExternalEventPersistent || max < 1 {
-		return fmt.Errorf("sqlite: EnqueuePersistent of a %s, at most %d: it takes an %s and a max of 1 or more", ev.Kind, max, engine.ExternalEventPersistent)
+	if err := sqlstore.CheckPersistent(ev, max); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	return s.enqueueFor(ctx, instanceID, ev, max, now)
 }
@@ -194,34 +183,29 @@ func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev eng
 // with max > 0, a persistent event within max.
 func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max int, now time.Time) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var status engine.Status
-		var taken int
-		err := tx.QueryRowContext(ctx, `SELECT status, persistent_taken FROM instances WHERE id = ?`, id).Scan(&status, &taken)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("instance %q %w", id, store.ErrNotFound)
-		case err != nil:
-			return err
-		case status.IsTerminal():
-			return fmt.Errorf("%w: it is %s", store.ErrFinished, status)
-		}
-		if max > 0 {
-			var waiting int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE instance_id = ? AND json_extract(payload, '$.kind') = ?`,
-				id, string(engine.ExternalEventPersistent)).Scan(&waiting); err != nil {
-				return err
-			}
-			if taken+waiting >= max {
-				return fmt.Errorf("%w: its execution has taken %d and has %d waiting, at most %d between them", store.ErrTooManyEvents, taken, waiting, max)
-			}
-		}
-		_, err = enqueue(ctx, tx, id, ev, visibleNow, now)
-		return err
+		return sqlstore.EnqueueFor(ctx, writeTx{tx}, id, ev, max, now)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: enqueue for %q: %w", id, err)
 	}
 	return nil
+}
+
+func (t writeTx) Persistence(ctx context.Context, id string) (engine.Status, int, error) {
+	var status engine.Status
+	var taken int
+	err := t.tx.QueryRowContext(ctx, `SELECT status, persistent_taken FROM instances WHERE id = ?`, id).Scan(&status, &taken)
+	if errors.Is(err, sql.ErrNoRows) {
+		return status, taken, fmt.Errorf("instance %q %w", id, store.ErrNotFound)
+	}
+	return status, taken, err
+}
+
+func (t writeTx) PersistentWaiting(ctx context.Context, id string) (int, error) {
+	var waiting int
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE instance_id = ? AND json_extract(payload, '$.kind') = ?`,
+		id, string(engine.ExternalEventPersistent)).Scan(&waiting)
+	return waiting, err
 }
 
 type execer interface {

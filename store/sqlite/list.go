@@ -3,14 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
-	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // ListInstances returns a page of the instances q.Filter selects, newest
@@ -19,64 +16,29 @@ import (
 // _parent, the primary key for an id prefix), so a page costs about its
 // length, not the number of instances.
 func (s *Store) ListInstances(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error) {
-	var page store.InstancePage
-	if q.Limit < 1 {
-		return page, fmt.Errorf("sqlite: list instances: the limit is %d; it must be 1 or more", q.Limit)
-	}
-	cond, args := where(q.Filter)
-	if q.After != "" {
-		created, rowid, err := parseCursor(q.After)
-		if err != nil {
-			return page, err
-		}
-		cond += ` AND (created_at, rowid) < (?, ?)`
-		args = append(args, created, rowid)
-	}
-	rows, err := s.readers.QueryContext(ctx, `SELECT `+summaryColumns+`, rowid FROM instances WHERE `+cond+
-		` ORDER BY created_at DESC, rowid DESC LIMIT ?`, append(args, q.Limit+1)...)
+	w := where(q.Filter)
+	query, err := sqlstore.ListQuery(w, q, summaryColumns, "rowid")
 	if err != nil {
-		return page, fmt.Errorf("sqlite: list instances: %w", err)
+		return store.InstancePage{}, fmt.Errorf("sqlite: %w", err)
+	}
+	rows, err := s.readers.QueryContext(ctx, query, w.Args...)
+	if err != nil {
+		return store.InstancePage{}, fmt.Errorf("sqlite: list instances: %w", err)
 	}
 	defer rows.Close()
-	page.Instances = []store.InstanceSummary{}
-	var last int64
-	for rows.Next() {
-		if len(page.Instances) == q.Limit {
-			// There is one more: the page ends at the one before.
-			i := page.Instances[len(page.Instances)-1]
-			page.Next = fmt.Sprintf("%d.%d", nanos(i.CreatedAt), last)
-			break
-		}
-		i, err := scanSummary(rows, &last)
-		if err != nil {
-			return page, fmt.Errorf("sqlite: list instances: %w", err)
-		}
-		page.Instances = append(page.Instances, i)
-	}
-	if err := rows.Err(); err != nil {
+	page, err := sqlstore.Page(rows, q.Limit, func(r sqlstore.Rows, seq *int64) (store.InstanceSummary, error) { return scanSummary(r, seq) })
+	if err != nil {
 		return page, fmt.Errorf("sqlite: list instances: %w", err)
 	}
 	return page, nil
 }
 
-// parseCursor reads a cursor ListInstances made: the creation time and
-// the rowid of the last instance of a page.
-func parseCursor(c string) (created, rowid int64, err error) {
-	a, b, ok := strings.Cut(c, ".")
-	created, err1 := strconv.ParseInt(a, 10, 64)
-	rowid, err2 := strconv.ParseInt(b, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("sqlite: list instances: %w: %q is not a cursor this store made", store.ErrBadCursor, c)
-	}
-	return created, rowid, nil
-}
-
 // CountInstances counts the instances f selects, per module and status,
 // ordered by module and status.
 func (s *Store) CountInstances(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error) {
-	cond, args := where(f)
-	rows, err := s.readers.QueryContext(ctx, `SELECT module_hash, status, count(*) FROM instances WHERE `+cond+
-		` GROUP BY module_hash, status ORDER BY module_hash, status`, args...)
+	w := where(f)
+	rows, err := s.readers.QueryContext(ctx, `SELECT module_hash, status, count(*) FROM instances WHERE `+w.String()+
+		` GROUP BY module_hash, status ORDER BY module_hash, status`, w.Args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: count instances: %w", err)
 	}
@@ -95,59 +57,12 @@ func (s *Store) CountInstances(ctx context.Context, f store.InstanceFilter) ([]s
 	return out, nil
 }
 
-// where returns the condition on instances that f makes, and its
-// arguments; "1" when f selects every instance.
-func where(f store.InstanceFilter) (string, []any) {
-	conds := []string{"1"}
-	var args []any
-	if len(f.Statuses) > 0 {
-		conds = append(conds, "status IN ("+strings.Repeat("?, ", len(f.Statuses)-1)+"?)")
-		for _, s := range f.Statuses {
-			args = append(args, string(s))
-		}
-	}
-	for _, c := range []struct {
-		column, value string
-	}{{"name", f.Name}, {"module_hash", f.ModuleHash}, {"parent_id", f.ParentID}} {
-		if c.value != "" {
-			conds = append(conds, c.column+" = ?")
-			args = append(args, c.value)
-		}
-	}
-	if f.IDPrefix != "" {
-		conds = append(conds, "id >= ?")
-		args = append(args, f.IDPrefix)
-		if end, ok := prefixEnd(f.IDPrefix); ok {
-			conds = append(conds, "id < ?")
-			args = append(args, end)
-		}
-	}
-	if !f.CreatedAfter.IsZero() {
-		conds = append(conds, "created_at >= ?")
-		args = append(args, nanos(f.CreatedAfter))
-	}
-	if !f.CreatedBefore.IsZero() {
-		conds = append(conds, "created_at < ?")
-		args = append(args, nanos(f.CreatedBefore))
-	}
-	if !f.FinishedBefore.IsZero() {
-		conds = append(conds, finished, "updated_at < ?")
-		args = append(args, nanos(f.FinishedBefore))
-	}
-	return strings.Join(conds, " AND "), args
-}
-
-// prefixEnd returns the least string greater than every string that
-// begins with prefix, in SQLite's byte order, if there is one.
-func prefixEnd(prefix string) (string, bool) {
-	b := []byte(prefix)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < 0xff {
-			b[i]++
-			return string(b[:i+1]), true
-		}
-	}
-	return "", false
+// where returns the condition on instances that f makes, in SQLite's
+// placeholders.
+func where(f store.InstanceFilter) *sqlstore.Where {
+	w := sqlstore.NewWhere(func(int) string { return "?" })
+	w.Filter(f)
+	return w
 }
 
 // Executions describes the executions of an instance whose history is
@@ -174,27 +89,19 @@ func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, e
 	defer rows.Close()
 	var out []store.Execution
 	for rows.Next() {
-		var x store.Execution
+		var execution, n int64
 		var first, last []byte
-		if err := rows.Scan(&x.ID, &x.Events, &first, &last); err != nil {
+		if err := rows.Scan(&execution, &n, &first, &last); err != nil {
 			return nil, fmt.Errorf("sqlite: executions of %q: %w", id, err)
 		}
-		var f, l engine.Event
-		if err := errors.Join(json.Unmarshal(first, &f), json.Unmarshal(last, &l)); err != nil {
-			return nil, fmt.Errorf("sqlite: executions of %q: execution %d: %w", id, x.ID, err)
-		}
-		x.StartedAt = f.Time
-		if l.IsTerminal() {
-			x.EndedAt, x.End = l.Time, l.Kind
+		x, err := sqlstore.Execution(execution, n, first, last)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: executions of %q: %w", id, err)
 		}
 		out = append(out, x)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: executions of %q: %w", id, err)
 	}
-	if len(out) == 0 || out[len(out)-1].ID != current {
-		// The current execution has not begun.
-		out = append(out, store.Execution{ID: current})
-	}
-	return out, nil
+	return sqlstore.WithCurrent(out, current), nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // Purge deletes a finished instance with the history of all its
@@ -17,27 +18,23 @@ import (
 // if the instance has not finished, or store.ErrNotFound if it does not
 // exist.
 func (s *Store) Purge(ctx context.Context, id string) error {
-	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return purge(ctx, tx, id) }); err != nil {
+	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.Purge(ctx, writeTx{tx}, id) }); err != nil {
 		return fmt.Errorf("sqlite: purge %q: %w", id, err)
 	}
 	return nil
 }
 
-func purge(ctx context.Context, tx *sql.Tx, id string) error {
+func (t writeTx) Status(ctx context.Context, id string) (engine.Status, bool, error) {
 	var status string
-	err := tx.QueryRowContext(ctx, `SELECT status FROM instances WHERE id = ?`, id).Scan(&status)
+	err := t.tx.QueryRowContext(ctx, `SELECT status FROM instances WHERE id = ?`, id).Scan(&status)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("instance %w", store.ErrNotFound)
+		return "", false, nil
 	}
-	if err != nil {
-		return err
-	}
-	if !engine.Status(status).IsTerminal() {
-		return fmt.Errorf("%w: it is %s; cancel it or wait for it to end, then purge it", store.ErrNotFinished, status)
-	}
-	// A child of the instance must not report to a new one that takes its
-	// id.
-	if err := detachChildren(ctx, tx, id, 0, `parent_id = NULL, parent_schedule_id = NULL`); err != nil {
+	return engine.Status(status), err == nil, err
+}
+
+func (t writeTx) DeleteInstance(ctx context.Context, id string) error {
+	if err := detachChildren(ctx, t.tx, id, 0, `parent_id = NULL, parent_schedule_id = NULL`); err != nil {
 		return err
 	}
 	for _, statement := range []string{
@@ -47,7 +44,7 @@ func purge(ctx context.Context, tx *sql.Tx, id string) error {
 		`DELETE FROM activity_tasks WHERE instance_id = ?`,
 		`DELETE FROM instances WHERE id = ?`,
 	} {
-		if _, err := tx.ExecContext(ctx, statement, id); err != nil {
+		if _, err := t.tx.ExecContext(ctx, statement, id); err != nil {
 			return err
 		}
 	}
@@ -58,14 +55,16 @@ func purge(ctx context.Context, tx *sql.Tx, id string) error {
 // one transaction, and returns their ids. It takes them in no order: a
 // sort would read every one selected for each batch.
 func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max int) ([]string, error) {
-	if max < 1 {
-		return nil, fmt.Errorf("sqlite: purge instances: max is %d; it must be 1 or more", max)
+	if err := sqlstore.CheckMax(max); err != nil {
+		return nil, fmt.Errorf("sqlite: purge instances: %w", err)
 	}
-	cond, args := where(f)
+	w := where(f)
+	w.Add(sqlstore.Finished)
+	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.Arg(max)
 	var ids []string
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ids = nil
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM instances WHERE `+cond+` AND `+finished+` LIMIT ?`, append(args, max)...)
+		rows, err := tx.QueryContext(ctx, query, w.Args...)
 		if err != nil {
 			return err
 		}
@@ -80,12 +79,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := purge(ctx, tx, id); err != nil {
-				return fmt.Errorf("%q: %w", id, err)
-			}
-		}
-		return nil
+		return sqlstore.PurgeAll(ctx, writeTx{tx}, ids)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: purge instances: %w", err)
@@ -97,8 +91,8 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 // that continued as new before before, those that ended first first, in
 // one transaction, and returns how many.
 func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int) (int, error) {
-	if max < 1 {
-		return 0, fmt.Errorf("sqlite: delete executions: max is %d; it must be 1 or more", max)
+	if err := sqlstore.CheckMax(max); err != nil {
+		return 0, fmt.Errorf("sqlite: delete executions: %w", err)
 	}
 	type execution struct {
 		instance string

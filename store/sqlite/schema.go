@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
-
-	"github.com/durabox/durabox/engine"
 )
 
 // applicationID marks a SQLite file as a Durabox database ("DBX1").
@@ -53,7 +50,7 @@ var migrations = map[int]string{
 			WHERE h.execution_id < i.execution_id
 			AND h.event_id = (SELECT max(event_id) FROM history WHERE instance_id = h.instance_id AND execution_id = h.execution_id);` + indexes6,
 	// Version 7: each activity task's rank in the fair order of the
-	// queue (see queueActivities); the tasks already there share rank 0,
+	// queue (see writeTx.QueueActivities); the tasks already there share rank 0,
 	// and so are taken in the order they came.
 	6: `ALTER TABLE activity_tasks ADD COLUMN fair_rank INTEGER NOT NULL DEFAULT 0;` + indexes7,
 	// Version 8: the deadline of each attempt an orchestration set for
@@ -89,15 +86,6 @@ const indexes7 = `
 CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id, fair_rank);
 `
-
-// finished is the condition on instances that selects the finished ones.
-var finished = func() string {
-	var quoted []string
-	for _, s := range engine.TerminalStatuses() {
-		quoted = append(quoted, "'"+string(s)+"'")
-	}
-	return "status IN (" + strings.Join(quoted, ", ") + ")"
-}()
 
 const schema = `
 CREATE TABLE modules (

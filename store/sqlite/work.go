@@ -3,13 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // LockNextInstances locks, until now+lease, up to max unlocked instances
@@ -156,19 +156,7 @@ func visibleMessages(ctx context.Context, tx *sql.Tx, id string, now time.Time) 
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Message
-	for rows.Next() {
-		var m store.Message
-		var payload []byte
-		if err := rows.Scan(&m.ID, &payload); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(payload, &m.Event); err != nil {
-			return nil, fmt.Errorf("decode message %d: %w", m.ID, err)
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return sqlstore.Messages(rows)
 }
 
 // HasWork reports whether the instance has messages visible at now.

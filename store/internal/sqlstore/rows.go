@@ -1,0 +1,52 @@
+package sqlstore
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+// Rows is what both drivers' query results have in common (*sql.Rows,
+// pgx.Rows); the caller closes them.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Events reads rows of (event id, JSON event), in their order.
+func Events(rows Rows) ([]engine.Event, error) {
+	var out []engine.Event
+	for rows.Next() {
+		var eventID int64
+		var payload []byte
+		if err := rows.Scan(&eventID, &payload); err != nil {
+			return nil, err
+		}
+		var ev engine.Event
+		if err := json.Unmarshal(payload, &ev); err != nil {
+			return nil, fmt.Errorf("decode event %d: %w", eventID, err)
+		}
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// Messages reads rows of (message id, JSON event), in their order.
+func Messages(rows Rows) ([]store.Message, error) {
+	var out []store.Message
+	for rows.Next() {
+		var m store.Message
+		var payload []byte
+		if err := rows.Scan(&m.ID, &payload); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(payload, &m.Event); err != nil {
+			return nil, fmt.Errorf("decode message %d: %w", m.ID, err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
