@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -25,6 +26,7 @@ type Store struct {
 
 	writes     chan *writeOp
 	stop       chan struct{}
+	closing    sync.Once
 	writerDone chan struct{}
 	// batches counts committed write transactions.
 	batches atomic.Int64
@@ -129,24 +131,22 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the database and releases the file for another host.
 // Closing a closed Store does nothing.
 func (s *Store) Close() error {
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
-	<-s.writerDone
 	var err error
-	if s.readers != nil {
-		err = s.readers.Close()
-		s.readers = nil
-	}
-	if s.db != nil {
-		err = errors.Join(err, s.db.Close())
-		s.db = nil
-	}
-	if s.lock != nil {
-		err = errors.Join(err, unlockFile(s.lock))
-		s.lock = nil
-	}
+	s.closing.Do(func() {
+		close(s.stop)
+		<-s.writerDone
+		// The handles stay set: a reader still running (a host's
+		// dispatcher, say) gets database/sql's "database is closed"
+		// error from them, not a nil pointer.
+		if s.readers != nil {
+			err = s.readers.Close()
+		}
+		if s.db != nil {
+			err = errors.Join(err, s.db.Close())
+		}
+		if s.lock != nil {
+			err = errors.Join(err, unlockFile(s.lock))
+		}
+	})
 	return err
 }

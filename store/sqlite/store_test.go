@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -265,5 +266,24 @@ func TestFilesOnlyItsOwnerReads(t *testing.T) {
 		if mode := fi.Mode().Perm(); mode != 0o600 {
 			t.Errorf("%s has mode %v; want -rw-------", filepath.Base(name), mode)
 		}
+	}
+}
+
+// TestReadsAfterCloseFailCleanly checks that a reader still running when the
+// store closes (a host's dispatcher, say) gets an error, not a nil pointer,
+// and that a second Close does nothing.
+func TestReadsAfterCloseFailCleanly(t *testing.T) {
+	s, _ := openTest(t)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.NextVisibleAt(context.Background(), time.Unix(1, 0)); err == nil {
+		t.Error("NextVisibleAt on a closed store returned no error")
+	}
+	if _, err := s.History(context.Background(), "x", 1); err == nil {
+		t.Error("History on a closed store returned no error")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("closing a closed store: %v", err)
 	}
 }
