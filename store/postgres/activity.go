@@ -13,6 +13,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // LockNextActivities leases, until now+lease, up to max of the activity
@@ -27,12 +28,12 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 	var ws []*store.ActivityWork
 	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
 		ws = nil
-		token := newToken()
+		token := sqlstore.NewToken()
 		rows, err := tx.Query(ctx, `
 			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, locked_until = $3, attempt = attempt + 1
 			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
 			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms`,
-			token, s.opts.HostID, nanos(now.Add(lease)), nanos(now), max)
+			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max)
 		if err != nil {
 			return err
 		}
@@ -82,7 +83,7 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 		// one has ended, to nobody.
 		if _, err := tx.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at)
 			SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5 AND execution_id = $6`,
-			string(result.Kind), payload, visibleNow, nanos(now), instanceID, execution); err != nil {
+			string(result.Kind), payload, sqlstore.VisibleNow, sqlstore.Nanos(now), instanceID, execution); err != nil {
 			return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
 		}
 		return nil

@@ -5,8 +5,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // db is what reads and writes run on: the pool or a transaction.
@@ -24,21 +22,3 @@ func (s *Store) read(ctx context.Context, fn func(q db) error) error {
 	}
 	return s.retry(ctx, func() error { return fn(s.pool) })
 }
-
-// Times, message visibility, failures and tokens are encoded as in both
-// SQL stores (see sqlstore).
-var (
-	nanos     = sqlstore.Nanos
-	fromNanos = sqlstore.FromNanos
-
-	encodeFailure = sqlstore.EncodeFailure
-	decodeFailure = sqlstore.DecodeFailure
-	nullIfEmpty   = sqlstore.NullIfEmpty
-	newToken      = sqlstore.NewToken
-)
-
-const (
-	visibleNow     = sqlstore.VisibleNow
-	visibleToStart = sqlstore.VisibleToStart
-	firstDue       = sqlstore.FirstDue
-)

@@ -19,7 +19,7 @@ import (
 // wrapping store.ErrInstanceExists if the id is taken, or store.ErrNotFound
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
-	err := s.write(ctx, func(tx pgx.Tx) error { return insertInstance(ctx, tx, n, visibleToStart, nil, nil) })
+	err := s.write(ctx, func(tx pgx.Tx) error { return insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil) })
 	if err != nil {
 		return fmt.Errorf("postgres: create instance %q: %w", n.ID, err)
 	}
@@ -35,7 +35,7 @@ func insertInstance(ctx context.Context, tx pgx.Tx, n store.NewInstance, visible
 		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
 		SELECT $1, $2, hash, 1, $3, $4, $5, $5, $6, $7 FROM modules WHERE hash = $8
 		ON CONFLICT (id) DO NOTHING`,
-		n.ID, n.Name, string(engine.StatusPending), nullIfEmpty(n.Input), nanos(n.Now), parent, parentSchedule, n.ModuleHash)
+		n.ID, n.Name, string(engine.StatusPending), sqlstore.NullIfEmpty(n.Input), sqlstore.Nanos(n.Now), parent, parentSchedule, n.ModuleHash)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func scanSummary(row pgx.Row, extra ...any) (store.InstanceSummary, error) {
 	if err := row.Scan(dest...); err != nil {
 		return i, err
 	}
-	i.Status, i.CreatedAt, i.UpdatedAt = engine.Status(status), fromNanos(created), fromNanos(updated)
+	i.Status, i.CreatedAt, i.UpdatedAt = engine.Status(status), sqlstore.FromNanos(created), sqlstore.FromNanos(updated)
 	return i, nil
 }
 
@@ -85,7 +85,7 @@ func scanInstance(row pgx.Row, extra ...any) (store.Instance, error) {
 	}
 	i := store.Instance{ID: sum.ID, Name: sum.Name, ModuleHash: sum.ModuleHash, ExecutionID: sum.ExecutionID, Status: sum.Status,
 		Input: input, Result: result, CustomStatus: sum.CustomStatus, ParentID: sum.ParentID, CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt}
-	if i.Failure, err = decodeFailure(failure); err != nil {
+	if i.Failure, err = sqlstore.DecodeFailure(failure); err != nil {
 		return i, fmt.Errorf("decode failure: %w", err)
 	}
 	return i, nil
@@ -208,7 +208,7 @@ func enqueue(ctx context.Context, q db, instanceID string, ev engine.Event, visi
 		return false, fmt.Errorf("encode %s message: %w", ev.Kind, err)
 	}
 	tag, err := q.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at) SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5`,
-		string(ev.Kind), payload, visibleAt, nanos(now), instanceID)
+		string(ev.Kind), payload, visibleAt, sqlstore.Nanos(now), instanceID)
 	if err != nil {
 		return false, err
 	}

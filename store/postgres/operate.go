@@ -24,14 +24,14 @@ func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
 
 func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error {
 	_, err := t.tx.Exec(ctx, `UPDATE instances SET module_hash = $1, last_event_id = $2, updated_at = $3, lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $4`,
-		m.To, m.Event.ID, nanos(m.Now), m.InstanceID)
+		m.To, m.Event.ID, sqlstore.Nanos(m.Now), m.InstanceID)
 	if err != nil {
 		return err
 	}
 	// Its activity tasks no worker holds go with it; one a worker runs
 	// ends on the module it started on.
 	_, err = t.tx.Exec(ctx, `UPDATE activity_tasks SET module_hash = $1 WHERE instance_id = $2 AND execution_id = $3 AND locked_until <= $4`,
-		m.To, m.InstanceID, execution, nanos(m.Now))
+		m.To, m.InstanceID, execution, sqlstore.Nanos(m.Now))
 	return err
 }
 
@@ -81,7 +81,7 @@ func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) er
 		UPDATE instances SET execution_id = $1, module_hash = $2, status = $3, result = NULL, failure = NULL, custom_status = $4,
 			updated_at = $5, last_event_id = $6, lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0
 		WHERE id = $7`,
-		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, nanos(r.Now), len(r.Kept), r.InstanceID)
+		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), r.InstanceID)
 	return err
 }
 

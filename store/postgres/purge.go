@@ -90,7 +90,7 @@ func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int)
 		rows, err := tx.Query(ctx, `
 			DELETE FROM continued_executions WHERE (instance_id, execution_id) IN (
 				SELECT instance_id, execution_id FROM continued_executions WHERE ended_at < $1 ORDER BY ended_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-			RETURNING instance_id, execution_id`, nanos(before), max)
+			RETURNING instance_id, execution_id`, sqlstore.Nanos(before), max)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // QueueStats counts the messages, timers, locked instances and activity
@@ -28,24 +29,24 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 				(SELECT count(*) FROM instances WHERE locked_until > $1),
 				(SELECT count(*) FROM activity_tasks WHERE locked_until <= $1),
 				(SELECT count(*) FROM activity_tasks WHERE locked_until > $1)`,
-			nanos(now), visibleToStart).
+			sqlstore.Nanos(now), sqlstore.VisibleToStart).
 			Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Locked, &q.Activities, &q.Running)
 		if err != nil {
 			return err
 		}
 		if next != nil {
-			q.NextTimer = fromNanos(*next)
+			q.NextTimer = sqlstore.FromNanos(*next)
 		}
 		// A timer has waited since it came due; anything else since it was
 		// stored.
 		q.OldestReady, err = oldest(ctx, r, `
 			SELECT instance_id, kind, CASE WHEN visible_at >= $2 THEN visible_at ELSE enqueued_at END AS since
-			FROM messages WHERE visible_at <= $1 ORDER BY since, id LIMIT 1`, nanos(now), firstDue)
+			FROM messages WHERE visible_at <= $1 ORDER BY since, id LIMIT 1`, sqlstore.Nanos(now), sqlstore.FirstDue)
 		if err != nil {
 			return err
 		}
 		q.OldestActivity, err = oldest(ctx, r, `
-			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE locked_until <= $1 ORDER BY id LIMIT 1`, nanos(now))
+			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE locked_until <= $1 ORDER BY id LIMIT 1`, sqlstore.Nanos(now))
 		return err
 	})
 	if err != nil {
@@ -65,6 +66,6 @@ func oldest(ctx context.Context, q db, query string, args ...any) (*store.Waitin
 	if err != nil {
 		return nil, err
 	}
-	w.Since = fromNanos(since)
+	w.Since = sqlstore.FromNanos(since)
 	return &w, nil
 }

@@ -48,7 +48,7 @@ func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int
 		UPDATE instances SET status = $1, result = $2, failure = $3, custom_status = coalesce($4, custom_status), updated_at = $5,
 			last_event_id = $6, lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0, persistent_taken = persistent_taken + $7
 		WHERE id = $8`,
-		string(c.Status), nullIfEmpty(c.Result), encodeFailure(c.Failure), c.CustomStatus, nanos(c.Now),
+		string(c.Status), sqlstore.NullIfEmpty(c.Result), sqlstore.EncodeFailure(c.Failure), c.CustomStatus, sqlstore.Nanos(c.Now),
 		lastEventID, persistentTaken, c.InstanceID)
 	return err
 }
@@ -61,14 +61,14 @@ func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibl
 func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun. A savepoint keeps
 	// the turn's transaction when the insert fails.
-	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error { return insertInstance(ctx, sp, n, visibleNow, &parent, schedule) })
+	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error { return insertInstance(ctx, sp, n, sqlstore.VisibleNow, &parent, schedule) })
 }
 
 func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
 	if _, err := t.tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1`, id); err != nil {
 		return fmt.Errorf("drop messages: %w", err)
 	}
-	if _, err := t.tx.Exec(ctx, `DELETE FROM activity_tasks WHERE instance_id = $1 AND locked_until <= $2`, id, nanos(now)); err != nil {
+	if _, err := t.tx.Exec(ctx, `DELETE FROM activity_tasks WHERE instance_id = $1 AND locked_until <= $2`, id, sqlstore.Nanos(now)); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	return nil
@@ -119,12 +119,12 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 	var rank int64
 	if err := tx.QueryRow(ctx, `SELECT greatest(
 			coalesce((SELECT fair_rank FROM activity_tasks WHERE locked_until <= $1 ORDER BY fair_rank, id LIMIT 1), 0),
-			coalesce((SELECT max(fair_rank) + 1 FROM activity_tasks WHERE instance_id = $2), 0))`, nanos(now), id).Scan(&rank); err != nil {
+			coalesce((SELECT max(fair_rank) + 1 FROM activity_tasks WHERE instance_id = $2), 0))`, sqlstore.Nanos(now), id).Scan(&rank); err != nil {
 		return fmt.Errorf("activities: their rank: %w", err)
 	}
 	for i, a := range tasks {
 		if _, err := tx.Exec(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
+			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}
@@ -145,12 +145,12 @@ func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 			custom_status = coalesce($3, custom_status), updated_at = $4, last_event_id = 0, lock_token = NULL, lock_owner = NULL,
 			locked_until = 0, attempt = 0, persistent_taken = 0
 		WHERE id = $5`,
-		string(engine.StatusPending), nullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
+		string(engine.StatusPending), sqlstore.NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, sqlstore.Nanos(c.Now), c.InstanceID)
 	if err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES ($1, $2, $3)`,
-		c.InstanceID, c.ExecutionID, nanos(c.Now))
+		c.InstanceID, c.ExecutionID, sqlstore.Nanos(c.Now))
 	return err
 }
 

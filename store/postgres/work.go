@@ -53,7 +53,7 @@ func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time,
 		for _, id := range next {
 			tried[id] = true
 			var status string
-			err := tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 AND locked_until <= $2 FOR UPDATE SKIP LOCKED`, id, nanos(now)).Scan(&status)
+			err := tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 AND locked_until <= $2 FOR UPDATE SKIP LOCKED`, id, sqlstore.Nanos(now)).Scan(&status)
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue // another host took it
 			}
@@ -63,7 +63,7 @@ func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time,
 			if engine.Status(status).IsTerminal() {
 				// Nothing can apply to a finished instance: drop what
 				// arrived.
-				if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1 AND visible_at <= $2`, id, nanos(now)); err != nil {
+				if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1 AND visible_at <= $2`, id, sqlstore.Nanos(now)); err != nil {
 					return nil, fmt.Errorf("drop messages of finished instance %q: %w", id, err)
 				}
 				continue
@@ -101,9 +101,11 @@ func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried m
 	}
 	var out []string
 	for _, query := range []string{begunQuery, startQuery} {
-		args := func(limit int) []any { return []any{visibleNow, firstDue, nanos(now), limit, skip} }
+		args := func(limit int) []any {
+			return []any{sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, skip}
+		}
 		if query == startQuery {
-			args = func(limit int) []any { return []any{visibleToStart, nanos(now), limit, skip} }
+			args = func(limit int) []any { return []any{sqlstore.VisibleToStart, sqlstore.Nanos(now), limit, skip} }
 		}
 		// An instance with several messages comes up once for each: ask for
 		// more rows until there are n instances or no more rows.
@@ -131,12 +133,12 @@ func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried m
 
 // lockInstance locks an instance and reads its work.
 func (s *Store) lockInstance(ctx context.Context, tx pgx.Tx, id string, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	item := &store.WorkItem{LockToken: newToken()}
+	item := &store.WorkItem{LockToken: sqlstore.NewToken()}
 	var err error
 	item.Instance, err = scanInstance(tx.QueryRow(ctx, `
 		UPDATE instances SET lock_token = $1, lock_owner = $2, locked_until = $3, attempt = attempt + 1 WHERE id = $4
 		RETURNING `+instanceColumns+`, last_event_id, attempt`,
-		item.LockToken, s.opts.HostID, nanos(now.Add(lease)), id), &item.HistoryLen, &item.Attempt)
+		item.LockToken, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), id), &item.HistoryLen, &item.Attempt)
 	if err != nil {
 		return nil, fmt.Errorf("lock instance %q: %w", id, err)
 	}
@@ -149,7 +151,7 @@ func (s *Store) lockInstance(ctx context.Context, tx pgx.Tx, id string, now time
 // visibleMessages reads an instance's messages visible at now, oldest
 // first.
 func visibleMessages(ctx context.Context, tx pgx.Tx, id string, now time.Time) ([]store.Message, error) {
-	rows, err := tx.Query(ctx, `SELECT id, payload FROM messages WHERE instance_id = $1 AND visible_at <= $2 ORDER BY id`, id, nanos(now))
+	rows, err := tx.Query(ctx, `SELECT id, payload FROM messages WHERE instance_id = $1 AND visible_at <= $2 ORDER BY id`, id, sqlstore.Nanos(now))
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +163,7 @@ func visibleMessages(ctx context.Context, tx pgx.Tx, id string, now time.Time) (
 func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, error) {
 	var more bool
 	err := s.read(ctx, func(q db) error {
-		return q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = $1 AND visible_at <= $2)`, id, nanos(now)).Scan(&more)
+		return q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = $1 AND visible_at <= $2)`, id, sqlstore.Nanos(now)).Scan(&more)
 	})
 	if err != nil {
 		return false, fmt.Errorf("postgres: work of %q: %w", id, err)
@@ -192,7 +194,7 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 			SELECT least(
 				(SELECT min(visible_at) FROM messages WHERE visible_at > $1),
 				(SELECT min(locked_until) FROM instances WHERE locked_until > $1),
-				(SELECT min(locked_until) FROM activity_tasks WHERE locked_until > $1))`, nanos(now)).Scan(&next)
+				(SELECT min(locked_until) FROM activity_tasks WHERE locked_until > $1))`, sqlstore.Nanos(now)).Scan(&next)
 	})
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("postgres: next visible message: %w", err)
@@ -200,7 +202,7 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 	if next == nil {
 		return time.Time{}, false, nil
 	}
-	return fromNanos(*next), true, nil
+	return sqlstore.FromNanos(*next), true, nil
 }
 
 // ReleaseAllLeases unlocks every instance and activity task this host

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // LockNextActivities leases, until now+lease, up to max of the activity
@@ -31,13 +32,13 @@ func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease ti
 	// locked_until index would gather every one of them to sort.
 	rows, err := tx.QueryContext(ctx, `
 		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt + 1, timeout_ms
-		FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT ?`, nanos(now), max)
+		FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT ?`, sqlstore.Nanos(now), max)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
 	}
 	var ws []*store.ActivityWork
 	for rows.Next() {
-		w := &store.ActivityWork{LockToken: newToken()}
+		w := &store.ActivityWork{LockToken: sqlstore.NewToken()}
 		var input []byte
 		var timeoutMs int64
 		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &timeoutMs); err != nil {
@@ -52,7 +53,7 @@ func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease ti
 	}
 	for _, w := range ws {
 		if _, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET lock_token = ?, locked_until = ?, attempt = ? WHERE id = ?`,
-			w.LockToken, nanos(now.Add(lease)), w.Attempt, w.ID); err != nil {
+			w.LockToken, sqlstore.Nanos(now.Add(lease)), w.Attempt, w.ID); err != nil {
 			return nil, fmt.Errorf("sqlite: lock activity %d: %w", w.ID, err)
 		}
 	}
@@ -91,7 +92,7 @@ func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, re
 	// The result goes to the execution that scheduled the task: if that one
 	// has continued as new, to nobody.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at)
-		SELECT id, ?, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, visibleNow, nanos(now), instanceID, execution); err != nil {
+		SELECT id, ?, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, sqlstore.VisibleNow, sqlstore.Nanos(now), instanceID, execution); err != nil {
 		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
 	}
 	return nil

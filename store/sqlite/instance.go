@@ -19,7 +19,7 @@ import (
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return insertInstance(ctx, tx, n, visibleToStart, nil, nil)
+		return insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
@@ -37,7 +37,7 @@ func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, visibl
 		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
 		SELECT ?, ?, hash, 1, ?, ?, ?, ?, ?, ? FROM modules WHERE hash = ?
 		ON CONFLICT (id) DO NOTHING`,
-		n.ID, n.Name, string(engine.StatusPending), nullIfEmpty(n.Input), nanos(n.Now), nanos(n.Now), parent, parentSchedule, n.ModuleHash)
+		n.ID, n.Name, string(engine.StatusPending), sqlstore.NullIfEmpty(n.Input), sqlstore.Nanos(n.Now), sqlstore.Nanos(n.Now), parent, parentSchedule, n.ModuleHash)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func scanSummary(row scanner, extra ...any) (store.InstanceSummary, error) {
 	if err := row.Scan(dest...); err != nil {
 		return i, err
 	}
-	i.CreatedAt, i.UpdatedAt = fromNanos(created), fromNanos(updated)
+	i.CreatedAt, i.UpdatedAt = sqlstore.FromNanos(created), sqlstore.FromNanos(updated)
 	return i, nil
 }
 
@@ -93,7 +93,7 @@ func scanInstance(row scanner, extra ...any) (store.Instance, error) {
 	}
 	i := store.Instance{ID: sum.ID, Name: sum.Name, ModuleHash: sum.ModuleHash, ExecutionID: sum.ExecutionID, Status: sum.Status,
 		Input: input, Result: result, CustomStatus: sum.CustomStatus, ParentID: sum.ParentID, CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt}
-	if i.Failure, err = decodeFailure(failure); err != nil {
+	if i.Failure, err = sqlstore.DecodeFailure(failure); err != nil {
 		return i, fmt.Errorf("decode failure: %w", err)
 	}
 	return i, nil
@@ -221,7 +221,7 @@ func enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event,
 		return false, fmt.Errorf("encode %s message: %w", ev.Kind, err)
 	}
 	res, err := db.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at) SELECT id, ?, ?, ? FROM instances WHERE id = ?`,
-		payload, visibleAt, nanos(now), instanceID)
+		payload, visibleAt, sqlstore.Nanos(now), instanceID)
 	if err != nil {
 		return false, err
 	}

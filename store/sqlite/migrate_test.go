@@ -13,6 +13,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // toVersion7 undoes what version 8 added.
@@ -131,8 +132,8 @@ func TestMigratesVersion5(t *testing.T) {
 		t.Fatalf("persistent events taken by execution 2: %d, %v; want 2", taken, err)
 	}
 	if err := s.db.QueryRow(`SELECT ended_at FROM continued_executions WHERE instance_id = 'i1' AND execution_id = 1`).Scan(&endedAt); err != nil ||
-		!fromNanos(endedAt).Equal(ended.Time.Truncate(time.Millisecond).Add(time.Millisecond)) {
-		t.Fatalf("execution 1 ended at %s, %v; want its last event's time to the millisecond, %s", fromNanos(endedAt), err, ended.Time)
+		!sqlstore.FromNanos(endedAt).Equal(ended.Time.Truncate(time.Millisecond).Add(time.Millisecond)) {
+		t.Fatalf("execution 1 ended at %s, %v; want its last event's time to the millisecond, %s", sqlstore.FromNanos(endedAt), err, ended.Time)
 	}
 	stats, err := s.QueueStats(ctx, t0.Add(time.Hour))
 	if err != nil || stats.OldestReady == nil || stats.OldestReady.Since.Before(before) || stats.OldestActivity == nil || stats.OldestActivity.Since.Before(before) {

@@ -23,14 +23,14 @@ func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
 
 func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error {
 	_, err := t.tx.ExecContext(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ?, lock_token = NULL, locked_until = 0 WHERE id = ?`,
-		m.To, m.Event.ID, nanos(m.Now), m.InstanceID)
+		m.To, m.Event.ID, sqlstore.Nanos(m.Now), m.InstanceID)
 	if err != nil {
 		return err
 	}
 	// Its activity tasks no worker holds go with it; one a worker runs
 	// ends on the module it started on.
 	_, err = t.tx.ExecContext(ctx, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ? AND locked_until <= ?`,
-		m.To, m.InstanceID, execution, nanos(m.Now))
+		m.To, m.InstanceID, execution, sqlstore.Nanos(m.Now))
 	return err
 }
 

@@ -101,7 +101,7 @@ func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int)
 	var old []execution
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		old = nil
-		rows, err := tx.QueryContext(ctx, `SELECT instance_id, execution_id FROM continued_executions WHERE ended_at < ? ORDER BY ended_at LIMIT ?`, nanos(before), max)
+		rows, err := tx.QueryContext(ctx, `SELECT instance_id, execution_id FROM continued_executions WHERE ended_at < ? ORDER BY ended_at LIMIT ?`, sqlstore.Nanos(before), max)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // QueueStats counts the messages, timers, locked instances and activity
@@ -27,22 +28,22 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 			(SELECT count(*) FROM instances WHERE locked_until > ?1),
 			(SELECT count(*) FROM activity_tasks WHERE locked_until <= ?1),
 			(SELECT count(*) FROM activity_tasks WHERE locked_until > ?1)`,
-		nanos(now), visibleToStart).
+		sqlstore.Nanos(now), sqlstore.VisibleToStart).
 		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Locked, &q.Activities, &q.Running)
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}
 	if next.Valid {
-		q.NextTimer = fromNanos(next.Int64)
+		q.NextTimer = sqlstore.FromNanos(next.Int64)
 	}
 	// A timer has waited since it came due; anything else since it was
 	// stored.
 	q.OldestReady, err = oldest(ctx, s.readers, `
 		SELECT instance_id, json_extract(payload, '$.kind'), iif(visible_at >= ?2, visible_at, enqueued_at) AS since
-		FROM messages WHERE visible_at <= ?1 ORDER BY since, id LIMIT 1`, nanos(now), firstDue)
+		FROM messages WHERE visible_at <= ?1 ORDER BY since, id LIMIT 1`, sqlstore.Nanos(now), sqlstore.FirstDue)
 	if err == nil {
 		q.OldestActivity, err = oldest(ctx, s.readers, `
-			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE +locked_until <= ? ORDER BY id LIMIT 1`, nanos(now))
+			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE +locked_until <= ? ORDER BY id LIMIT 1`, sqlstore.Nanos(now))
 	}
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
@@ -61,6 +62,6 @@ func oldest(ctx context.Context, q querier, query string, args ...any) (*store.W
 	if err != nil {
 		return nil, err
 	}
-	w.Since = fromNanos(since)
+	w.Since = sqlstore.FromNanos(since)
 	return &w, nil
 }

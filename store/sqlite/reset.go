@@ -38,7 +38,7 @@ func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) er
 		UPDATE instances SET execution_id = ?, module_hash = ?, status = ?, result = NULL, failure = NULL, custom_status = ?,
 			updated_at = ?, last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0
 		WHERE id = ?`,
-		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, nanos(r.Now), len(r.Kept), r.InstanceID)
+		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), r.InstanceID)
 	return err
 }
 

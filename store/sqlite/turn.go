@@ -52,7 +52,7 @@ func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int
 		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
 			last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0, persistent_taken = persistent_taken + ?
 		WHERE id = ?`,
-		string(c.Status), nullIfEmpty(c.Result), encodeFailure(c.Failure), c.CustomStatus, nanos(c.Now),
+		string(c.Status), sqlstore.NullIfEmpty(c.Result), sqlstore.EncodeFailure(c.Failure), c.CustomStatus, sqlstore.Nanos(c.Now),
 		lastEventID, persistentTaken, c.InstanceID)
 	return err
 }
@@ -64,14 +64,14 @@ func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibl
 
 func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun.
-	return insertInstance(ctx, t.tx, n, visibleNow, parent, schedule)
+	return insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule)
 }
 
 func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop messages: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND locked_until <= ?`, id, nanos(now)); err != nil {
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND locked_until <= ?`, id, sqlstore.Nanos(now)); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	return nil
@@ -111,7 +111,7 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 	}
 	tx := t.tx
 	var first, last sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT fair_rank FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT 1`, nanos(now)).Scan(&first); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := tx.QueryRowContext(ctx, `SELECT fair_rank FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT 1`, sqlstore.Nanos(now)).Scan(&first); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("activities: the queue's first rank: %w", err)
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT max(fair_rank) FROM activity_tasks WHERE instance_id = ?`, id).Scan(&last); err != nil {
@@ -123,7 +123,7 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 	}
 	for i, a := range tasks {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, nullIfEmpty(a.Input), nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
+			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}
@@ -144,12 +144,12 @@ func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0, attempt = 0,
 			persistent_taken = 0
 		WHERE id = ?`,
-		string(engine.StatusPending), nullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, nanos(c.Now), c.InstanceID)
+		string(engine.StatusPending), sqlstore.NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, sqlstore.Nanos(c.Now), c.InstanceID)
 	if err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES (?, ?, ?)`,
-		c.InstanceID, c.ExecutionID, nanos(c.Now))
+		c.InstanceID, c.ExecutionID, sqlstore.Nanos(c.Now))
 	return err
 }
 

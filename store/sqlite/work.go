@@ -38,7 +38,7 @@ func lockNextInstances(ctx context.Context, tx *sql.Tx, now time.Time, lease tim
 				dropped = true
 				// Nothing can apply to a finished instance: drop what
 				// arrived.
-				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ? AND visible_at <= ?`, c.id, nanos(now)); err != nil {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ? AND visible_at <= ?`, c.id, sqlstore.Nanos(now)); err != nil {
 					return nil, fmt.Errorf("sqlite: drop messages of finished instance %q: %w", c.id, err)
 				}
 				continue
@@ -98,7 +98,7 @@ func nextInstances(ctx context.Context, tx *sql.Tx, now time.Time, n int) ([]can
 		// An instance with several messages comes up once for each: ask for
 		// more rows until there are n instances or no more rows.
 		for limit := 2 * n; len(out) < n; limit *= 2 {
-			rows, err := tx.QueryContext(ctx, query, visibleNow, firstDue, nanos(now), limit, visibleToStart)
+			rows, err := tx.QueryContext(ctx, query, sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, sqlstore.VisibleToStart)
 			if err != nil {
 				return nil, err
 			}
@@ -129,9 +129,9 @@ func nextInstances(ctx context.Context, tx *sql.Tx, now time.Time, n int) ([]can
 
 // lockInstance locks an instance and reads its work.
 func lockInstance(ctx context.Context, tx *sql.Tx, id string, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	item := &store.WorkItem{LockToken: newToken()}
+	item := &store.WorkItem{LockToken: sqlstore.NewToken()}
 	if _, err := tx.ExecContext(ctx, `UPDATE instances SET lock_token = ?, locked_until = ?, attempt = attempt + 1 WHERE id = ?`,
-		item.LockToken, nanos(now.Add(lease)), id); err != nil {
+		item.LockToken, sqlstore.Nanos(now.Add(lease)), id); err != nil {
 		return nil, fmt.Errorf("sqlite: lock instance %q: %w", id, err)
 	}
 	// Read the instance in a second statement: a single UPDATE … RETURNING
@@ -151,7 +151,7 @@ func lockInstance(ctx context.Context, tx *sql.Tx, id string, now time.Time, lea
 // visibleMessages reads an instance's messages visible at now, oldest
 // first.
 func visibleMessages(ctx context.Context, tx *sql.Tx, id string, now time.Time) ([]store.Message, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, payload FROM messages WHERE instance_id = ? AND visible_at <= ? ORDER BY id`, id, nanos(now))
+	rows, err := tx.QueryContext(ctx, `SELECT id, payload FROM messages WHERE instance_id = ? AND visible_at <= ? ORDER BY id`, id, sqlstore.Nanos(now))
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func visibleMessages(ctx context.Context, tx *sql.Tx, id string, now time.Time) 
 // HasWork reports whether the instance has messages visible at now.
 func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, error) {
 	var more bool
-	err := s.readers.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = ? AND visible_at <= ?)`, id, nanos(now)).Scan(&more)
+	err := s.readers.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = ? AND visible_at <= ?)`, id, sqlstore.Nanos(now)).Scan(&more)
 	if err != nil {
 		return false, fmt.Errorf("sqlite: work of %q: %w", id, err)
 	}
@@ -195,14 +195,14 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 			UNION ALL
 			SELECT min(locked_until) FROM instances WHERE locked_until > ?1
 			UNION ALL
-			SELECT min(locked_until) FROM activity_tasks WHERE locked_until > ?1)`, nanos(now)).Scan(&next)
+			SELECT min(locked_until) FROM activity_tasks WHERE locked_until > ?1)`, sqlstore.Nanos(now)).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("sqlite: next visible message: %w", err)
 	}
 	if !next.Valid {
 		return time.Time{}, false, nil
 	}
-	return fromNanos(next.Int64), true, nil
+	return sqlstore.FromNanos(next.Int64), true, nil
 }
 
 // ReleaseAllLeases unlocks every instance and activity task.
