@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/durabox/durabox/host"
@@ -43,8 +44,10 @@ type config struct {
 	activityWorkers int
 	only            string
 	memProfile      string
-	// runtime is the WebAssembly runtime the figures are taken on.
+	// runtime is the WebAssembly runtime the figures are taken on, one of
+	// runtimes.
 	runtime     string
+	runtimes    []string
 	helloModule []byte
 	benchModule []byte
 	// postgres, when set, is the server the hello and sequential figures
@@ -67,6 +70,7 @@ func main() {
 	flag.IntVar(&c.payloadMiB, "payload-mib", 10, "the size of the payload figures' input and activity result, in MiB")
 	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
+	runtimes := flag.String("runtimes", host.RuntimeWazero+","+host.RuntimeWasmtime, "the WebAssembly runtimes to take the figures on, in order, separated by commas")
 	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
@@ -74,6 +78,7 @@ func main() {
 	flag.IntVar(&c.hosts, "hosts", 1, "with --postgres, how many hosts share the database (in this process)")
 	flag.Parse()
 	c.only = *only
+	c.runtimes = strings.Split(*runtimes, ",")
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -132,8 +137,8 @@ func run(c *config) error {
 	}
 	report("sqlite_commit_rate", commits, "commits/s")
 	// Every figure is taken on wazero, then on wasmtime, whose names start
-	// with "wasmtime_".
-	for _, rt := range []string{host.RuntimeWazero, host.RuntimeWasmtime} {
+	// with "wasmtime_" (--runtimes chooses).
+	for _, rt := range c.runtimes {
 		c.runtime, prefix = rt, ""
 		if rt != host.RuntimeWazero {
 			prefix = rt + "_"
