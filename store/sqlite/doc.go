@@ -17,9 +17,10 @@
 //     orchestration_modules maps each orchestration name to the module
 //     deployed last that registers it.
 //   - instances: one row per instance, with its current execution, status,
-//     lock (lock_token, locked_until), the number of times it was locked
-//     since its last commit (attempt) and the persistent events its
-//     execution took (persistent_taken). Indexes by status (with the
+//     the deliveries of its turn since its last commit, the next one
+//     counted in advance by the run named in counted_run (attempt; see
+//     locks.go: instance locks live in memory, as the file has one host)
+//     and the persistent events its execution took (persistent_taken). Indexes by status (with the
 //     creation time, and with the last update: for the finished, when they
 //     finished), orchestration, module and parent serve the filters of
 //     ListInstances, CountInstances and PurgeInstances.

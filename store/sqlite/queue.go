@@ -25,14 +25,14 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 			(SELECT count(*) FROM messages WHERE visible_at = ?2),
 			(SELECT count(*) FROM messages WHERE visible_at > ?1),
 			(SELECT min(visible_at) FROM messages WHERE visible_at > ?1),
-			(SELECT count(*) FROM instances WHERE locked_until > ?1),
 			(SELECT count(*) FROM activity_tasks WHERE locked_until <= ?1),
 			(SELECT count(*) FROM activity_tasks WHERE locked_until > ?1)`,
 		sqlstore.Nanos(now), sqlstore.VisibleToStart).
-		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Locked, &q.Activities, &q.Running)
+		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Activities, &q.Running)
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}
+	q.Locked = s.locks.count(sqlstore.Nanos(now))
 	if next.Valid {
 		q.NextTimer = sqlstore.FromNanos(next.Int64)
 	}

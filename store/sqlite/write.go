@@ -48,7 +48,10 @@ type writeOp struct {
 	fn writeFunc
 	// unsynced marks a write that need not wait for a sync.
 	unsynced bool
-	done     chan error
+	// after, when set, is told how the write ended (nil: committed) once
+	// its transaction has, before the write returns.
+	after func(err error)
+	done  chan error
 }
 
 // write runs fn on the writer goroutine and returns once its transaction is
@@ -58,6 +61,13 @@ type writeOp struct {
 // failure for a write that was committed.
 func (s *Store) write(ctx context.Context, fn writeFunc) error {
 	return s.submit(ctx, &writeOp{fn: fn, done: make(chan error, 1)})
+}
+
+// writeThen is write, with after told how the write ended before it
+// returns, if the writer took it: after a commit, the write's changes are
+// what every new read sees.
+func (s *Store) writeThen(ctx context.Context, fn writeFunc, after func(err error)) error {
+	return s.submit(ctx, &writeOp{fn: fn, after: after, done: make(chan error, 1)})
 }
 
 // writeUnsynced is write for a lease or an activity result: it may return
@@ -149,13 +159,17 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		}
 		return tx.Commit()
 	}()
+	s.batches.Add(1)
+	s.askCheckpoint()
 	for i, op := range batch {
 		if err != nil {
 			errs[i] = errors.Join(errs[i], fmt.Errorf("sqlite: commit: %w", err))
 		}
+		if op.after != nil {
+			op.after(errs[i])
+		}
 		op.done <- errs[i]
 	}
-	s.batches.Add(1)
 	if s.opts.OnCommit != nil {
 		s.opts.OnCommit(store.CommitStats{Writes: len(batch), Duration: time.Since(began), Err: err})
 	}
