@@ -17,12 +17,12 @@
 //     orchestration_modules maps each orchestration name to the module
 //     deployed last that registers it.
 //   - instances: one row per instance, with its current execution, status,
-//     the deliveries of its turn since its last commit, the next one
-//     counted in advance by the run named in counted_run (attempt; see
-//     locks.go: instance locks live in memory, as the file has one host)
-//     and the persistent events its execution took (persistent_taken). Indexes by status (with the
-//     creation time, and with the last update: for the finished, when they
-//     finished), orchestration, module and parent serve the filters of
+//     the deliveries of its turn since its last commit (attempt, the next
+//     one counted in advance by the store's run named in counted_run; see
+//     locks.go) and the persistent events its execution took
+//     (persistent_taken). Indexes by status (with the creation time, and
+//     with the last update: for the finished, when they finished),
+//     orchestration, module and parent serve the filters of
 //     ListInstances, CountInstances and PurgeInstances.
 //   - history: one JSON engine.Event per row, keyed by instance, execution
 //     and event id.
@@ -31,10 +31,15 @@
 //   - messages: JSON engine.Events waiting for an instance, visible from
 //     visible_at, stored at enqueued_at. A message visible at once has
 //     visible_at 0; a timer is a TimerFired message visible when it is due.
-//   - activity_tasks: activities waiting for a worker, with their lease
-//     (lock_token, locked_until), the number of deliveries (attempt),
-//     when they were stored (enqueued_at) and their rank in the fair order
-//     workers take them in (fair_rank; see queueActivities).
+//   - activity_tasks: activities waiting for a worker, with the number of
+//     deliveries (attempt and counted_run, as for instances), when they
+//     were stored (enqueued_at) and their rank in the fair order workers
+//     take them in (fair_rank; see writeTx.QueueActivities).
+//
+// The file has one host, so instance locks and activity leases live in
+// the store's memory (locks.go): taking work reads beside the writer and
+// writes nothing, unless a delivery must be counted that no commit counted
+// in advance.
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //
@@ -45,7 +50,8 @@
 // many workers the store makes far more writes per second than the disk
 // makes syncs, and never acknowledges one before it is on disk. Reads use
 // their own connections and see the last commit without waiting for the
-// writer. Options.OnCommit, when set, is told of each transaction (how
+// writer. The WAL is checkpointed by a connection of its own
+// (checkpoint.go), not by the writer's commits. Options.OnCommit, when set, is told of each transaction (how
 // many writes it held, how long it took): a host's metrics, which the
 // store does not know.
 //

@@ -216,3 +216,136 @@ func (ls *instanceLocks) count(now int64) int {
 	}
 	return n
 }
+
+// activityLeases is the store's table of activity leases, in memory for
+// the reasons instance locks are. A task's deliveries are counted as an
+// instance's are: QueueActivities counts the first in advance (attempt 1,
+// counted_run), and any other lease adds one before the task is handed out.
+type activityLeases struct {
+	// fetching serializes LockNextActivities, so that a task one reads as
+	// waiting has either been leased by an earlier one (and is on the
+	// list of held tasks it passes over) or was completed before its read
+	// began (and is not there to read).
+	fetching sync.Mutex
+
+	mu sync.Mutex
+	// taken holds the tasks whose counted delivery this run has handed
+	// out, leased or let go (token ""), until they are completed.
+	taken map[int64]*activityLease
+}
+
+// activityLease is one task's lease.
+type activityLease struct {
+	// token is the lease's token; "" when no worker holds the task.
+	token string
+	// until is when the lease expires (Unix nanoseconds).
+	until int64
+	// completing is set while the holder's result is being written: the
+	// lease holds past until.
+	completing bool
+}
+
+func newActivityLeases() *activityLeases {
+	return &activityLeases{taken: map[int64]*activityLease{}}
+}
+
+// held reports whether a worker holds the task at now.
+func (l *activityLease) held(now int64) bool {
+	return l != nil && l.token != "" && (l.completing || l.until > now)
+}
+
+// held returns the tasks workers hold at now (with anyLease, those with a
+// lease, expired or not). A task leaves the list only once its result is
+// committed.
+func (as *activityLeases) held(now int64, anyLease bool) []int64 {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	var ids []int64
+	for id, l := range as.taken {
+		if l.held(now) || anyLease && l.token != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// lease leases the task until until with token, unless it is held at
+// now; counted reports whether its delivery was counted in advance, if
+// this run queued it.
+func (as *activityLeases) lease(id int64, token string, now, until int64) (ok, counted bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	l := as.taken[id]
+	if l.held(now) {
+		return false, false
+	}
+	as.taken[id] = &activityLease{token: token, until: until}
+	return true, l == nil
+}
+
+// unlease undoes a lease that handed nothing out; counted is what lease
+// returned.
+func (as *activityLeases) unlease(id int64, token string, counted bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if l := as.taken[id]; l != nil && l.token == token {
+		if counted {
+			delete(as.taken, id)
+		} else {
+			l.token = ""
+		}
+	}
+}
+
+// complete marks the lease of token as completing; false when token does
+// not hold the task.
+func (as *activityLeases) complete(id int64, token string) bool {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	l := as.taken[id]
+	if l == nil || l.token == "" || l.token != token {
+		return false
+	}
+	l.completing = true
+	return true
+}
+
+// completed ends what complete marked: the task is forgotten when its
+// result was committed (ok), and leased as before when it was not.
+func (as *activityLeases) completed(id int64, token string, ok bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	l := as.taken[id]
+	if l == nil || l.token != token || !l.completing {
+		return
+	}
+	if ok {
+		delete(as.taken, id)
+	} else {
+		l.completing = false
+	}
+}
+
+// releaseAll lets every task go that no result is being written for.
+func (as *activityLeases) releaseAll() {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	for _, l := range as.taken {
+		if !l.completing {
+			l.token = ""
+		}
+	}
+}
+
+// next returns the earliest expiry after now of a lease, if any.
+func (as *activityLeases) next(now int64) (int64, bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	next, ok := int64(math.MaxInt64), false
+	for _, l := range as.taken {
+		if l.token != "" && !l.completing && l.until > now {
+			next, ok = min(next, l.until), true
+		}
+	}
+	return next, ok
+}

@@ -165,3 +165,54 @@ func TestMigratesVersion8(t *testing.T) {
 		t.Fatalf("the instance a crash left locked has Attempt %d; want 2", item.Attempt)
 	}
 }
+
+// TestConcurrentActivitiesCompleteOnce: workers lease and complete tasks
+// at once; a task completed is never leased again, however a read that
+// finds tasks and a completion interleave.
+func TestConcurrentActivitiesCompleteOnce(t *testing.T) {
+	s, _ := openTest(t)
+	withInstance(t, s)
+	const tasks = 400
+	item := lock(t, s, t0)
+	c := store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0, Status: engine.StatusRunning,
+		Consumed: []int64{item.Messages[0].ID}, NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)}}
+	for i := range tasks {
+		c.NewEvents = append(c.NewEvents, event(int64(i+2), engine.ActivityScheduled))
+		c.Activities = append(c.Activities, engine.ActivityTask{ScheduleID: int64(i + 2), Name: "SayHello"})
+	}
+	commit(t, s, c)
+	var mu sync.Mutex
+	completed := map[int64]bool{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				ws, err := s.LockNextActivities(ctx, t0, time.Hour, 1)
+				if err != nil || len(ws) == 0 {
+					if err != nil {
+						t.Error(err)
+					}
+					return
+				}
+				for _, w := range ws {
+					mu.Lock()
+					if completed[w.ID] {
+						t.Errorf("task %d leased again after it was completed", w.ID)
+					}
+					mu.Unlock()
+					if err := s.CompleteActivity(ctx, w, engine.Event{Kind: engine.ActivityCompleted, ScheduleID: w.Task.ScheduleID}, t0); err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					completed[w.ID] = true
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(completed) != tasks {
+		t.Fatalf("%d tasks completed, want %d", len(completed), tasks)
+	}
+}

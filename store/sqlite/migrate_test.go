@@ -22,6 +22,10 @@ const toVersion8 = `
 	ALTER TABLE instances ADD COLUMN lock_token TEXT;
 	ALTER TABLE instances ADD COLUMN locked_until INTEGER NOT NULL DEFAULT 0;
 	CREATE INDEX instances_locked ON instances(locked_until);
+	ALTER TABLE activity_tasks DROP COLUMN counted_run;
+	ALTER TABLE activity_tasks ADD COLUMN lock_token TEXT;
+	ALTER TABLE activity_tasks ADD COLUMN locked_until INTEGER NOT NULL DEFAULT 0;
+	CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
 	PRAGMA user_version = 8;`
 
 // toVersion7 undoes what versions 9 and 8 changed.

@@ -31,9 +31,8 @@ func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error 
 	}
 	// Its activity tasks no worker holds go with it; one a worker runs
 	// ends on the module it started on.
-	_, err = t.tx.ExecContext(ctx, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ? AND locked_until <= ?`,
-		m.To, m.InstanceID, execution, sqlstore.Nanos(m.Now))
-	return err
+	return t.exceptHeld(ctx, sqlstore.Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
+		m.To, m.InstanceID, execution)
 }
 
 // Current reads an instance for a move or a reset, which MoveInstance and

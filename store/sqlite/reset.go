@@ -33,7 +33,7 @@ func (t writeTx) Detach(ctx context.Context, parent string, children []string) e
 }
 
 func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) error {
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ? AND lock_token IS NULL`, r.InstanceID, execution); err != nil {
+	if err := t.exceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, r.InstanceID, execution); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	_, err := t.tx.ExecContext(ctx, `

@@ -57,14 +57,19 @@ var migrations = map[int]string{
 	// its activity call (durabox.WithTimeout), in milliseconds; 0, as for
 	// the tasks already there, leaves it to the host.
 	7: `ALTER TABLE activity_tasks ADD COLUMN timeout_ms INTEGER NOT NULL DEFAULT 0;`,
-	// Version 9: instance locks live in memory (locks.go), so their
-	// columns go, and with them the locks a crashed host left; a commit
-	// counts the next delivery in advance, naming the store's run in
-	// counted_run (0, as for the instances already there: no run).
-	8: `DROP INDEX instances_locked;
+	// Version 9: instance locks and activity leases live in memory
+	// (locks.go), so their columns go, and with them the ones a crashed
+	// host left; a commit counts the next delivery in advance, naming the
+	// store's run in counted_run (0, as for the rows already there: no
+	// run).
+	8: `DROP INDEX IF EXISTS instances_locked;
 		ALTER TABLE instances DROP COLUMN lock_token;
 		ALTER TABLE instances DROP COLUMN locked_until;
-		ALTER TABLE instances ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;`,
+		ALTER TABLE instances ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;
+		DROP INDEX IF EXISTS activity_tasks_locked;
+		ALTER TABLE activity_tasks DROP COLUMN lock_token;
+		ALTER TABLE activity_tasks DROP COLUMN locked_until;
+		ALTER TABLE activity_tasks ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // continuedExecutions is the table of when each execution that continued
@@ -155,13 +160,11 @@ CREATE TABLE activity_tasks (
 	name         TEXT NOT NULL,
 	input        BLOB,
 	attempt      INTEGER NOT NULL DEFAULT 0,
-	lock_token   TEXT,
-	locked_until INTEGER NOT NULL DEFAULT 0,
 	enqueued_at  INTEGER NOT NULL DEFAULT 0,
 	fair_rank    INTEGER NOT NULL DEFAULT 0,
-	timeout_ms   INTEGER NOT NULL DEFAULT 0
+	timeout_ms   INTEGER NOT NULL DEFAULT 0,
+	counted_run  INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
 ` + indexes6 + indexes7
 
 // sqliteHeader begins every SQLite database file.

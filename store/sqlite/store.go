@@ -23,8 +23,9 @@ type Store struct {
 	readers *sql.DB
 	lock    *os.File
 	opts    Options
-	// locks are the instance locks (locks.go).
-	locks *instanceLocks
+	// locks are the instance locks, leases the activity leases (locks.go).
+	locks  *instanceLocks
+	leases *activityLeases
 
 	writes     chan *writeOp
 	stop       chan struct{}
@@ -56,7 +57,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts, locks: newInstanceLocks(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{}), checkpointDone: make(chan struct{})}
+	s := &Store{lock: lock, opts: opts, locks: newInstanceLocks(), leases: newActivityLeases(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{}), checkpointDone: make(chan struct{})}
 	if err := s.open(path); err != nil {
 		close(s.writerDone)
 		s.Close()

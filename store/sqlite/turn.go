@@ -103,7 +103,7 @@ func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) erro
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop messages: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND locked_until <= ?`, id, sqlstore.Nanos(now)); err != nil {
+	if err := t.exceptHeld(ctx, sqlstore.Nanos(now), false, `DELETE FROM activity_tasks WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	return nil
@@ -160,10 +160,14 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 		return nil
 	}
 	tx := t.tx
+	held, err := heldList(t.s.leases.held(sqlstore.Nanos(now), false))
+	if err != nil {
+		return err
+	}
 	var first, last sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT
-			(SELECT fair_rank FROM activity_tasks WHERE +locked_until <= ?1 ORDER BY fair_rank, id LIMIT 1),
-			(SELECT max(fair_rank) FROM activity_tasks WHERE instance_id = ?2)`, sqlstore.Nanos(now), id).Scan(&first, &last); err != nil {
+			(SELECT fair_rank FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?1)) ORDER BY fair_rank, id LIMIT 1),
+			(SELECT max(fair_rank) FROM activity_tasks WHERE instance_id = ?2)`, held, id).Scan(&first, &last); err != nil {
 		return fmt.Errorf("activities: the queue's first rank and the instance's last: %w", err)
 	}
 	rank := first.Int64
@@ -171,12 +175,24 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 		rank = max(rank, last.Int64+1)
 	}
 	for i, a := range tasks {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms, attempt, counted_run)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds(), t.s.locks.run); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}
 	return nil
+}
+
+// exceptHeld runs statement (which ends in a WHERE clause) with args on
+// the activity tasks no worker holds at now (with anyLease, that no worker
+// has a lease of, expired or not).
+func (t writeTx) exceptHeld(ctx context.Context, now int64, anyLease bool, statement string, args ...any) error {
+	held, err := heldList(t.s.leases.held(now, anyLease))
+	if err == nil {
+		_, err = t.tx.ExecContext(ctx, statement+` AND id NOT IN (SELECT value FROM json_each(?))`, append(args, held)...)
+	}
+	return err
 }
 
 // NextExecution sets the instance at the next execution (sqlstore.TurnTx).
@@ -185,7 +201,7 @@ func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	if err := detachChildren(ctx, tx, c.InstanceID, c.ExecutionID, `parent_schedule_id = NULL`); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ? AND lock_token IS NULL`, c.InstanceID, c.ExecutionID); err != nil {
+	if err := t.exceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, c.InstanceID, c.ExecutionID); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	_, err := tx.ExecContext(ctx, `

@@ -261,14 +261,14 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 	var next sql.NullInt64
 	err := s.readers.QueryRowContext(ctx, `
 		SELECT min(t) FROM (
-			SELECT min(visible_at) AS t FROM messages WHERE visible_at > ?1
-			UNION ALL
-			SELECT min(locked_until) FROM activity_tasks WHERE locked_until > ?1)`, sqlstore.Nanos(now)).Scan(&next)
+			SELECT min(visible_at) AS t FROM messages WHERE visible_at > ?1)`, sqlstore.Nanos(now)).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("sqlite: next visible message: %w", err)
 	}
-	if lock, ok := s.locks.next(sqlstore.Nanos(now)); ok && (!next.Valid || lock < next.Int64) {
-		next = sql.NullInt64{Int64: lock, Valid: true}
+	for _, expiry := range []func(int64) (int64, bool){s.locks.next, s.leases.next} {
+		if at, ok := expiry(sqlstore.Nanos(now)); ok && (!next.Valid || at < next.Int64) {
+			next = sql.NullInt64{Int64: at, Valid: true}
+		}
 	}
 	if !next.Valid {
 		return time.Time{}, false, nil
@@ -279,12 +279,6 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 // ReleaseAllLeases unlocks every instance and activity task.
 func (s *Store) ReleaseAllLeases(ctx context.Context) error {
 	s.locks.releaseAll()
-	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL`)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: release leases: %w", err)
-	}
+	s.leases.releaseAll()
 	return nil
 }

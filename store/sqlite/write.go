@@ -76,23 +76,6 @@ func (s *Store) writeUnsynced(ctx context.Context, fn writeFunc) error {
 	return s.submit(ctx, &writeOp{fn: fn, unsynced: true, done: make(chan error, 1)})
 }
 
-// leased runs take, which takes up to max pieces of work, as one lease
-// write and returns the work it took.
-func leased[W any](ctx context.Context, s *Store, what string, max int, take func(ctx context.Context, tx *sql.Tx, max int) ([]*W, error)) ([]*W, error) {
-	if max < 1 {
-		return nil, fmt.Errorf("sqlite: lock next %s: max is %d; it must be at least 1", what, max)
-	}
-	var taken []*W
-	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		taken, err = take(ctx, tx, max)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return taken, nil
-}
-
 func (s *Store) submit(ctx context.Context, op *writeOp) error {
 	select {
 	case s.writes <- op:
