@@ -29,6 +29,11 @@ var ErrMalformed = errors.New("abi: malformed message")
 
 type encoder struct{ buf []byte }
 
+// hotSize is the buffer an activation and its result start encoding into:
+// room for the usual few jobs or commands, so that the one encoding a
+// replay does per event does not grow its buffer again and again.
+const hotSize = 128
+
 func (e *encoder) key(field, wire uint64) { e.buf = binary.AppendUvarint(e.buf, field<<1|wire) }
 
 func (e *encoder) uint(field, v uint64) {
@@ -80,13 +85,18 @@ func (e *encoder) string(field uint64, v string) {
 }
 
 // message encodes a nested message. It is written even when empty, because
-// its presence can matter (a repeated element, a non-nil Failure).
+// its presence can matter (a repeated element, a non-nil Failure). The
+// message is encoded in place, then moved up past its length, so that no
+// second buffer is allocated.
 func (e *encoder) message(field uint64, encode func(*encoder)) {
-	var inner encoder
-	encode(&inner)
 	e.key(field, wireBytes)
-	e.buf = binary.AppendUvarint(e.buf, uint64(len(inner.buf)))
-	e.buf = append(e.buf, inner.buf...)
+	start := len(e.buf)
+	encode(e)
+	var length [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(length[:], uint64(len(e.buf)-start))
+	e.buf = append(e.buf, length[:n]...)
+	copy(e.buf[start+n:], e.buf[start:len(e.buf)-n])
+	copy(e.buf[start:], length[:n])
 }
 
 // decodeFields walks the fields of one message, calling visit for each. For
@@ -156,7 +166,7 @@ func decodeFailure(b []byte) (*Failure, error) {
 // received more bytes on replay would allocate more, and an orchestration
 // that reads its heap would see the difference.
 func EncodeActivation(a *Activation) []byte {
-	var e encoder
+	e := encoder{buf: make([]byte, 0, hotSize)}
 	e.int(1, a.Time)
 	e.flag(2, a.Replaying)
 	for i := range a.Jobs {
@@ -227,7 +237,7 @@ func decodeJob(b []byte) (Job, error) {
 
 // EncodeActivationResult encodes r.
 func EncodeActivationResult(r *ActivationResult) []byte {
-	var e encoder
+	e := encoder{buf: make([]byte, 0, hotSize)}
 	for i := range r.Commands {
 		c := &r.Commands[i]
 		e.message(1, func(e *encoder) {

@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"testing"
@@ -78,6 +79,26 @@ func TestActivationShapeDoesNotDependOnReplaying(t *testing.T) {
 		if got, err := DecodeActivation(b); err != nil || got.Replaying != (&b[0] == &replay[0]) {
 			t.Fatalf("decoded %+v, %v", got, err)
 		}
+	}
+}
+
+// The wire form is fixed by ABI.md, byte for byte: a nested message is its
+// key, its length and its fields, whatever the encoder does to build it.
+// The job here is over 127 bytes, so its length takes two bytes.
+func TestNestedMessageBytes(t *testing.T) {
+	result := bytes.Repeat([]byte("r"), 200)
+	got := EncodeActivation(&Activation{Jobs: []Job{{Kind: JobResolveActivity, Seq: 1, Result: result}, {Kind: JobFireTimer, Seq: 2}}})
+	want := []byte{
+		0x04, 0x00, // replaying: false
+		0x07, 0xcf, 0x01, // job, 207 bytes
+		0x02, 0x02, // kind: ResolveActivity
+		0x04, 0x01, // seq: 1
+		0x0d, 0xc8, 0x01, // result, 200 bytes
+	}
+	want = append(want, result...)
+	want = append(want, 0x07, 0x04, 0x02, 0x03, 0x04, 0x02) // job, 4 bytes: kind FireTimer, seq 2
+	if !bytes.Equal(got, want) {
+		t.Fatalf("got  % x\nwant % x", got, want)
 	}
 }
 

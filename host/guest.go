@@ -72,6 +72,11 @@ func (cfg *guestConfig) deadline(ctx context.Context) (context.Context, context.
 func (g *wasmGuest) call(ctx context.Context, export string, args ...uint64) (uint64, error) {
 	ctx, cancel := g.cfg.deadline(ctx)
 	defer cancel()
+	return g.callWithin(ctx, export, args...)
+}
+
+// callWithin calls an export under ctx's deadline.
+func (g *wasmGuest) callWithin(ctx context.Context, export string, args ...uint64) (uint64, error) {
 	res, err := g.inst.Call(ctx, export, args...)
 	if err != nil {
 		return 0, explain(err, &g.cfg)
@@ -84,10 +89,13 @@ func (g *wasmGuest) call(ctx context.Context, export string, args ...uint64) (ui
 
 // exchange writes req into guest memory (when it is not nil), calls export
 // with its region and returns the bytes of the region the export returns.
+// The guest's deadline bounds the two calls together: they are one step.
 func (g *wasmGuest) exchange(ctx context.Context, export string, req []byte) ([]byte, error) {
+	ctx, cancel := g.cfg.deadline(ctx)
+	defer cancel()
 	var args []uint64
 	if req != nil {
-		addr, err := g.call(ctx, abi.ExportAlloc, uint64(len(req)))
+		addr, err := g.callWithin(ctx, abi.ExportAlloc, uint64(len(req)))
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +104,7 @@ func (g *wasmGuest) exchange(ctx context.Context, export string, req []byte) ([]
 		}
 		args = []uint64{addr, uint64(len(req))}
 	}
-	packed, err := g.call(ctx, export, args...)
+	packed, err := g.callWithin(ctx, export, args...)
 	if err != nil {
 		return nil, err
 	}

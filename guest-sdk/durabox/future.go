@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/durabox/durabox/abi"
 )
@@ -113,7 +112,11 @@ func (f *Future) settle(result []byte, err error) {
 		return
 	}
 	f.resolved, f.result, f.err = true, result, err
-	for _, u := range slices.Clone(f.waiters) {
+	// Waking a unit takes it off every future it waits on, this one too:
+	// the list is taken first.
+	waiters := f.waiters
+	f.waiters = nil
+	for _, u := range waiters {
 		f.rt.sched.wakeUnit(u)
 	}
 }

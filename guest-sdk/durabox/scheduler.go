@@ -1,9 +1,6 @@
 package durabox
 
-import (
-	"slices"
-	"sort"
-)
+import "slices"
 
 // The scheduler runs orchestration code on goroutines, one at a time, so
 // that the order of everything they do is a function of the activations
@@ -75,7 +72,7 @@ func (s *scheduler) run() {
 	for len(s.runnable) > 0 && !s.ended {
 		round := s.runnable
 		s.runnable = nil
-		sort.SliceStable(round, func(i, j int) bool { return slices.Compare(round[i].id, round[j].id) < 0 })
+		slices.SortStableFunc(round, func(a, b *unit) int { return slices.Compare(a.id, b.id) })
 		for _, u := range round {
 			if s.ended {
 				break

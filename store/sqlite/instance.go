@@ -150,12 +150,19 @@ func (s *Store) History(ctx context.Context, id string, execution int64) ([]engi
 
 // history reads the events of one execution, in order.
 func history(ctx context.Context, q querier, id string, execution int64) ([]engine.Event, error) {
+	// Ids run from 1 without gaps, so the last one (a seek in the primary
+	// key) is how many rows to expect; a commit between the two queries
+	// only makes the guess short.
+	var last int64
+	if err := q.QueryRowContext(ctx, `SELECT coalesce(max(event_id), 0) FROM history WHERE instance_id = ? AND execution_id = ?`, id, execution).Scan(&last); err != nil {
+		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
+	}
 	rows, err := q.QueryContext(ctx, `SELECT event_id, payload FROM history WHERE instance_id = ? AND execution_id = ? ORDER BY event_id`, id, execution)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	defer rows.Close()
-	events, err := sqlstore.Events(rows)
+	events, err := sqlstore.Events(rows, int(last))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
