@@ -50,8 +50,7 @@
 // many workers the store makes far more writes per second than the disk
 // makes syncs, and never acknowledges one before it is on disk. Reads use
 // their own connections and see the last commit without waiting for the
-// writer. The WAL is checkpointed by a connection of its own
-// (checkpoint.go), not by the writer's commits. Options.OnCommit, when set, is told of each transaction (how
+// writer. Options.OnCommit, when set, is told of each transaction (how
 // many writes it held, how long it took): a host's metrics, which the
 // store does not know.
 //

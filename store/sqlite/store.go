@@ -31,12 +31,6 @@ type Store struct {
 	stop       chan struct{}
 	closing    sync.Once
 	writerDone chan struct{}
-	// checkpointer is the connection that checkpoints the WAL
-	// (checkpoint.go), when asked on checkpoints; checkpointDone is closed
-	// when its goroutine has stopped.
-	checkpointer   *sql.DB
-	checkpoints    chan struct{}
-	checkpointDone chan struct{}
 	// batches counts committed write transactions.
 	batches atomic.Int64
 	// syncMode is the write connection's PRAGMA synchronous, as the writer
@@ -57,7 +51,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts, locks: newInstanceLocks(), leases: newActivityLeases(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{}), checkpointDone: make(chan struct{})}
+	s := &Store{lock: lock, opts: opts, locks: newInstanceLocks(), leases: newActivityLeases(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.open(path); err != nil {
 		close(s.writerDone)
 		s.Close()
@@ -97,7 +91,7 @@ func (s *Store) open(path string) error {
 	}
 	s.readers.SetMaxOpenConns(maxReaders)
 	s.readers.SetMaxIdleConns(maxReaders)
-	return s.startCheckpoints(path)
+	return nil
 }
 
 // maxReaders bounds the read connections.
@@ -144,10 +138,6 @@ func (s *Store) Close() error {
 	s.closing.Do(func() {
 		close(s.stop)
 		<-s.writerDone
-		if s.checkpointer != nil {
-			<-s.checkpointDone
-			err = s.checkpointer.Close()
-		}
 		// The handles stay set: a reader still running (a host's
 		// dispatcher, say) gets database/sql's "database is closed"
 		// error from them, not a nil pointer.

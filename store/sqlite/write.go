@@ -143,7 +143,6 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		return tx.Commit()
 	}()
 	s.batches.Add(1)
-	s.askCheckpoint()
 	for i, op := range batch {
 		if err != nil {
 			errs[i] = errors.Join(errs[i], fmt.Errorf("sqlite: commit: %w", err))
