@@ -117,6 +117,7 @@ func TestServe(t *testing.T) {
 	if _, err := c.Instance(ctx, "nope"); err == nil || err.Error() != `durabox: get instance: instance not found: "nope"` {
 		t.Errorf("Instance(nope) = %v, want instance not found", err)
 	}
+	deployExample(t, c, "hello") // a commit, for the store's metrics
 	checkObservable(t, "http://"+addr)
 	if body := getBody(t, "http://"+addr+"/metrics"); !strings.Contains(body, "\ndurabox_live_memory_limit_bytes 6.7108864e+07\n") {
 		t.Errorf("with --cache-mib 64, GET /metrics does not show the live cache bound at 64 MiB:\n%s", body)
@@ -153,7 +154,7 @@ func getBody(t *testing.T, url string) string {
 
 // checkObservable checks what serve serves beside the API: the health
 // checks, the dashboard, and metrics that the store reports its commits
-// to (the client's List and the host's start committed some).
+// to (the caller has made some).
 func checkObservable(t *testing.T, base string) {
 	t.Helper()
 	get := func(path string) (int, string) {

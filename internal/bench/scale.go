@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -140,6 +141,7 @@ func waiting(c *config, commits float64) error {
 	report("waiting_cache_bound", float64(c.cacheMiB), "MiB")
 	report("waiting_peak_pss", float64(pss)/(1<<20), "MiB")
 	report("waiting_peak_rss", float64(rss)/(1<<20), "MiB")
+	report("waiting_peak_go_memory", float64(peak.goPeak)/(1<<20), "MiB")
 	return nil
 }
 
@@ -200,20 +202,35 @@ type peakSampler struct {
 	finished chan memory
 	once     sync.Once
 	peak     memory
+	// goPeak is the peak of what the Go runtime held from the system
+	// and had not released: its heap, stacks and own data, without the
+	// wasm memories, compiled code and SQLite's caches outside it.
+	goPeak int64
+}
+
+// goMemory is what the Go runtime holds from the system and has not
+// released, in bytes.
+func goMemory() int64 {
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(samples)
+	return int64(samples[0].Value.Uint64() - samples[1].Value.Uint64())
 }
 
 func sampleMemory() *peakSampler {
 	p := &peakSampler{done: make(chan struct{}), finished: make(chan memory, 1)}
 	go func() {
 		var peak memory
+		var goPeak int64
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			if m, err := readMemory(); err == nil {
 				peak.pss, peak.rss = max(peak.pss, m.pss), max(peak.rss, m.rss)
 			}
+			goPeak = max(goPeak, goMemory())
 			select {
 			case <-p.done:
+				p.goPeak = goPeak
 				p.finished <- peak
 				return
 			case <-tick.C:

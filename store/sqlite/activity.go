@@ -14,50 +14,109 @@ import (
 )
 
 // LockNextActivities leases, until now+lease, up to max of the activity
-// tasks that are not leased (or whose lease has expired), first in the
-// fair order (see writeTx.QueueActivities), counting the delivery in each one's
-// Attempt. It returns none when there is none. It is one write, however
-// many it leases.
+// tasks no worker holds (or whose lease has expired), first in the fair
+// order (see writeTx.QueueActivities), counting the delivery in each one's
+// Attempt. It returns none when there is none. The leases are in memory
+// (locks.go): it reads on the read connections, and writes only to count
+// deliveries not counted in advance (one write for them all).
 func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
-	return leased(ctx, s, "activities", max, func(ctx context.Context, tx *sql.Tx, max int) ([]*store.ActivityWork, error) {
-		return lockNextActivities(ctx, tx, now, lease, max)
-	})
-}
-
-func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
-	// A select, then an update a task, rather than UPDATE … RETURNING,
-	// which is slower (BenchmarkTurn_1k). The + keeps SQLite from the
-	// locked_until index: walking the tasks in fair order (the index on
-	// fair_rank, id) stops after the first max not leased, where the
-	// locked_until index would gather every one of them to sort.
-	rows, err := tx.QueryContext(ctx, `
-		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt + 1, timeout_ms
-		FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT ?`, sqlstore.Nanos(now), max)
+	if max < 1 {
+		return nil, fmt.Errorf("sqlite: lock next activities: max is %d; it must be at least 1", max)
+	}
+	s.leases.fetching.Lock()
+	defer s.leases.fetching.Unlock()
+	ws, err := s.leaseSome(ctx, now, lease, max)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
 	}
-	var ws []*store.ActivityWork
+	return ws, nil
+}
+
+// leasedTask is a task leaseSome leased.
+type leasedTask struct {
+	w *store.ActivityWork
+	// counted is what activityLeases.lease returned; run is the row's
+	// counted_run.
+	counted bool
+	run     int64
+}
+
+func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
+	held, err := heldList(s.leases.held(at, false))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.readers.QueryContext(ctx, `
+		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms
+		FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY fair_rank, id LIMIT ?`, held, max)
+	if err != nil {
+		return nil, err
+	}
+	var leased, uncounted []*leasedTask
 	for rows.Next() {
-		w := &store.ActivityWork{LockToken: sqlstore.NewToken()}
+		t := &leasedTask{w: &store.ActivityWork{LockToken: sqlstore.NewToken()}}
+		w := t.w
 		var input []byte
 		var timeoutMs int64
-		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &timeoutMs); err != nil {
+		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
+			s.unleaseAll(leased)
+			return nil, err
 		}
 		w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
-		ws = append(ws, w)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
-	}
-	for _, w := range ws {
-		if _, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET lock_token = ?, locked_until = ?, attempt = ? WHERE id = ?`,
-			w.LockToken, sqlstore.Nanos(now.Add(lease)), w.Attempt, w.ID); err != nil {
-			return nil, fmt.Errorf("sqlite: lock activity %d: %w", w.ID, err)
+		var ok bool
+		if ok, t.counted = s.leases.lease(w.ID, w.LockToken, at, until); !ok {
+			continue // an expired lease a worker is completing
+		}
+		leased = append(leased, t)
+		if !t.counted || t.run != s.locks.run {
+			uncounted = append(uncounted, t)
 		}
 	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		s.unleaseAll(leased)
+		return nil, err
+	}
+	if len(uncounted) > 0 {
+		err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			for _, t := range uncounted {
+				if _, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET attempt = attempt + 1 WHERE id = ?`, t.w.ID); err != nil {
+					return fmt.Errorf("count the delivery of activity %d: %w", t.w.ID, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			s.unleaseAll(leased)
+			return nil, err
+		}
+		for _, t := range uncounted {
+			t.w.Attempt++
+		}
+	}
+	ws := make([]*store.ActivityWork, len(leased))
+	for i, t := range leased {
+		ws[i] = t.w
+	}
 	return ws, nil
+}
+
+// unleaseAll undoes the leases of tasks leaseSome hands out none of.
+func (s *Store) unleaseAll(ts []*leasedTask) {
+	for _, t := range ts {
+		s.leases.unlease(t.w.ID, t.w.LockToken, t.counted)
+	}
+}
+
+// heldList encodes task ids as the JSON array the statements that pass
+// over held tasks read with json_each.
+func heldList(ids []int64) (string, error) {
+	if len(ids) == 0 {
+		return "[]", nil // json_each reads null as one row, a NULL id
+	}
+	b, err := json.Marshal(ids)
+	return string(b), err
 }
 
 // CompleteActivity removes a leased activity task and enqueues its result
@@ -65,35 +124,38 @@ func lockNextActivities(ctx context.Context, tx *sql.Tx, now time.Time, lease ti
 // wrapping store.ErrLeaseLost if w's lease no longer holds the task. It does
 // not wait for the disk to sync (see write.go).
 func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time) error {
-	return s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error { return completeActivity(ctx, tx, w, result, now) })
-}
-
-func completeActivity(ctx context.Context, tx *sql.Tx, w *store.ActivityWork, result engine.Event, now time.Time) error {
-	var instanceID string
-	var execution, schedule int64
-	err := tx.QueryRowContext(ctx, `SELECT instance_id, execution_id, schedule_id FROM activity_tasks WHERE id = ? AND lock_token = ?`, w.ID, w.LockToken).
-		Scan(&instanceID, &execution, &schedule)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("sqlite: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
-	}
-	if err != nil {
-		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
+	lost := fmt.Errorf("sqlite: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	if result.ScheduleID != w.Task.ScheduleID {
+		return fmt.Errorf("sqlite: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, w.Task.ScheduleID)
 	}
 	payload, err := json.Marshal(result)
 	if err != nil {
 		return fmt.Errorf("sqlite: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
 	}
-	if result.ScheduleID != schedule {
-		return fmt.Errorf("sqlite: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, schedule)
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE id = ?`, w.ID); err != nil {
-		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
-	}
-	// The result goes to the execution that scheduled the task: if that one
-	// has continued as new, to nobody.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at)
-		SELECT id, ?, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, sqlstore.VisibleNow, sqlstore.Nanos(now), instanceID, execution); err != nil {
-		return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
-	}
-	return nil
+	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
+		fn: func(ctx context.Context, tx *sql.Tx) error {
+			if !s.leases.complete(w.ID, w.LockToken) {
+				return lost
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE id = ?`, w.ID)
+			var deleted int64
+			if err == nil {
+				deleted, err = res.RowsAffected()
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
+			}
+			if deleted == 0 {
+				return lost // purged with its instance
+			}
+			// The result goes to the execution that scheduled the task: if
+			// that one has continued as new, to nobody.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at)
+				SELECT id, ?, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, sqlstore.VisibleNow, sqlstore.Nanos(now), w.InstanceID, w.ExecutionID); err != nil {
+				return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
+			}
+			return nil
+		},
+		after: func(err error) { s.leases.completed(w.ID, w.LockToken, err == nil) },
+	})
 }

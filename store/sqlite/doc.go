@@ -17,11 +17,12 @@
 //     orchestration_modules maps each orchestration name to the module
 //     deployed last that registers it.
 //   - instances: one row per instance, with its current execution, status,
-//     lock (lock_token, locked_until), the number of times it was locked
-//     since its last commit (attempt) and the persistent events its
-//     execution took (persistent_taken). Indexes by status (with the
-//     creation time, and with the last update: for the finished, when they
-//     finished), orchestration, module and parent serve the filters of
+//     the deliveries of its turn since its last commit (attempt, the next
+//     one counted in advance by the store's run named in counted_run; see
+//     locks.go) and the persistent events its execution took
+//     (persistent_taken). Indexes by status (with the creation time, and
+//     with the last update: for the finished, when they finished),
+//     orchestration, module and parent serve the filters of
 //     ListInstances, CountInstances and PurgeInstances.
 //   - history: one JSON engine.Event per row, keyed by instance, execution
 //     and event id.
@@ -30,10 +31,15 @@
 //   - messages: JSON engine.Events waiting for an instance, visible from
 //     visible_at, stored at enqueued_at. A message visible at once has
 //     visible_at 0; a timer is a TimerFired message visible when it is due.
-//   - activity_tasks: activities waiting for a worker, with their lease
-//     (lock_token, locked_until), the number of deliveries (attempt),
-//     when they were stored (enqueued_at) and their rank in the fair order
-//     workers take them in (fair_rank; see queueActivities).
+//   - activity_tasks: activities waiting for a worker, with the number of
+//     deliveries (attempt and counted_run, as for instances), when they
+//     were stored (enqueued_at) and their rank in the fair order workers
+//     take them in (fair_rank; see writeTx.QueueActivities).
+//
+// The file has one host, so instance locks and activity leases live in
+// the store's memory (locks.go): taking work reads beside the writer and
+// writes nothing, unless a delivery must be counted that no commit counted
+// in advance.
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

@@ -19,7 +19,7 @@ import (
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil)
+		return insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil, s.locks.run)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
@@ -32,12 +32,14 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 // not nil, which reports its end to the parent's event parentSchedule
 // unless that is nil. It returns an error wrapping store.ErrInstanceExists
 // if the id is taken, or store.ErrNotFound if the module is not deployed.
-func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, visible int64, parent, parentSchedule any) error {
+// Its first delivery is counted in advance, by the store's run run
+// (locks.go).
+func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, visible int64, parent, parentSchedule any, run int64) error {
 	res, err := tx.ExecContext(ctx, `
-		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
-		SELECT ?, ?, hash, 1, ?, ?, ?, ?, ?, ? FROM modules WHERE hash = ?
+		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id, attempt, counted_run)
+		SELECT ?, ?, hash, 1, ?, ?, ?, ?, ?, ?, 1, ? FROM modules WHERE hash = ?
 		ON CONFLICT (id) DO NOTHING`,
-		n.ID, n.Name, string(engine.StatusPending), sqlstore.NullIfEmpty(n.Input), sqlstore.Nanos(n.Now), sqlstore.Nanos(n.Now), parent, parentSchedule, n.ModuleHash)
+		n.ID, n.Name, string(engine.StatusPending), sqlstore.NullIfEmpty(n.Input), sqlstore.Nanos(n.Now), sqlstore.Nanos(n.Now), parent, parentSchedule, run, n.ModuleHash)
 	if err != nil {
 		return err
 	}
@@ -190,7 +192,7 @@ func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev eng
 // with max > 0, a persistent event within max.
 func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max int, now time.Time) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return sqlstore.EnqueueFor(ctx, writeTx{tx}, id, ev, max, now)
+		return sqlstore.EnqueueFor(ctx, writeTx{tx, s}, id, ev, max, now)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: enqueue for %q: %w", id, err)

@@ -123,7 +123,7 @@ func (s *Store) ModulesWithWork(ctx context.Context) ([]string, error) {
 // store.ErrNotFound, or store.ErrModuleInUse saying how many instances
 // run on it.
 func (s *Store) DeleteModule(ctx context.Context, hash string) error {
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.DeleteModule(ctx, writeTx{tx}, hash) })
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.DeleteModule(ctx, writeTx{tx, s}, hash) })
 	if err != nil {
 		return fmt.Errorf("sqlite: delete module %s: %w", hash, err)
 	}

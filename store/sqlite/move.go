@@ -15,36 +15,40 @@ import (
 // to m.To and appends m.Event to its history, in one transaction, if the
 // instance is as m expects and no turn holds it.
 func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
-	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.MoveInstance(ctx, writeTx{tx}, m) }); err != nil {
+	err := s.writeThen(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.MoveInstance(ctx, writeTx{tx, s}, m) },
+		func(err error) { s.locks.operated(m.InstanceID, err == nil, false) })
+	if err != nil {
 		return fmt.Errorf("sqlite: move instance %q to module %s: %w", m.InstanceID, m.To, err)
 	}
 	return nil
 }
 
 func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ?, lock_token = NULL, locked_until = 0 WHERE id = ?`,
+	_, err := t.tx.ExecContext(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ? WHERE id = ?`,
 		m.To, m.Event.ID, sqlstore.Nanos(m.Now), m.InstanceID)
 	if err != nil {
 		return err
 	}
 	// Its activity tasks no worker holds go with it; one a worker runs
 	// ends on the module it started on.
-	_, err = t.tx.ExecContext(ctx, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ? AND locked_until <= ?`,
-		m.To, m.InstanceID, execution, sqlstore.Nanos(m.Now))
-	return err
+	return t.exceptHeld(ctx, sqlstore.Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
+		m.To, m.InstanceID, execution)
 }
 
-// Current reads an instance for a move or a reset.
+// Current reads an instance for a move or a reset, which MoveInstance and
+// ResetInstance run with writeThen: unless a turn holds the instance, no
+// turn may take it until the operation has committed (operated).
 func (t writeTx) Current(ctx context.Context, id string) (sqlstore.Current, error) {
 	var c sqlstore.Current
 	var status string
-	var token *string
-	err := t.tx.QueryRowContext(ctx, `SELECT module_hash, status, execution_id, last_event_id, lock_token, locked_until FROM instances WHERE id = ?`, id).
-		Scan(&c.Module, &status, &c.Execution, &c.Last, &token, &c.LockedUntil)
+	err := t.tx.QueryRowContext(ctx, `SELECT module_hash, status, execution_id, last_event_id FROM instances WHERE id = ?`, id).
+		Scan(&c.Module, &status, &c.Execution, &c.Last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("instance %q %w", id, store.ErrNotFound)
 	}
-	c.Status, c.Locked = engine.Status(status), token != nil
+	c.Status = engine.Status(status)
+	c.LockedUntil = t.s.locks.operate(id)
+	c.Locked = c.LockedUntil > 0
 	return c, err
 }
 

@@ -18,7 +18,7 @@ import (
 // if the instance has not finished, or store.ErrNotFound if it does not
 // exist.
 func (s *Store) Purge(ctx context.Context, id string) error {
-	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.Purge(ctx, writeTx{tx}, id) }); err != nil {
+	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.Purge(ctx, writeTx{tx, s}, id) }); err != nil {
 		return fmt.Errorf("sqlite: purge %q: %w", id, err)
 	}
 	return nil
@@ -79,7 +79,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
-		return sqlstore.PurgeAll(ctx, writeTx{tx}, ids)
+		return sqlstore.PurgeAll(ctx, writeTx{tx, s}, ids)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: purge instances: %w", err)

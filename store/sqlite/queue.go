@@ -18,21 +18,25 @@ import (
 func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats, error) {
 	var q store.QueueStats
 	var next sql.NullInt64
-	err := s.readers.QueryRowContext(ctx, `
+	held, err := heldList(s.leases.held(sqlstore.Nanos(now), false))
+	if err != nil {
+		return q, fmt.Errorf("sqlite: queue stats: %w", err)
+	}
+	err = s.readers.QueryRowContext(ctx, `
 		SELECT
 			(SELECT count(*) FROM messages WHERE visible_at <= ?1),
 			(SELECT count(DISTINCT instance_id) FROM messages WHERE visible_at <= ?1),
 			(SELECT count(*) FROM messages WHERE visible_at = ?2),
 			(SELECT count(*) FROM messages WHERE visible_at > ?1),
 			(SELECT min(visible_at) FROM messages WHERE visible_at > ?1),
-			(SELECT count(*) FROM instances WHERE locked_until > ?1),
-			(SELECT count(*) FROM activity_tasks WHERE locked_until <= ?1),
-			(SELECT count(*) FROM activity_tasks WHERE locked_until > ?1)`,
-		sqlstore.Nanos(now), sqlstore.VisibleToStart).
-		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Locked, &q.Activities, &q.Running)
+			(SELECT count(*) FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?3))),
+			(SELECT count(*) FROM activity_tasks WHERE id IN (SELECT value FROM json_each(?3)))`,
+		sqlstore.Nanos(now), sqlstore.VisibleToStart, held).
+		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Activities, &q.Running)
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}
+	q.Locked = s.locks.count(sqlstore.Nanos(now))
 	if next.Valid {
 		q.NextTimer = sqlstore.FromNanos(next.Int64)
 	}
@@ -43,7 +47,7 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 		FROM messages WHERE visible_at <= ?1 ORDER BY since, id LIMIT 1`, sqlstore.Nanos(now), sqlstore.FirstDue)
 	if err == nil {
 		q.OldestActivity, err = oldest(ctx, s.readers, `
-			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE +locked_until <= ? ORDER BY id LIMIT 1`, sqlstore.Nanos(now))
+			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`, held)
 	}
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)

@@ -15,7 +15,9 @@ import (
 // history, in one transaction, if the instance is as r expects and no turn
 // holds it.
 func (s *Store) ResetInstance(ctx context.Context, r store.Reset) error {
-	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.ResetInstance(ctx, writeTx{tx}, r) }); err != nil {
+	err := s.writeThen(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.ResetInstance(ctx, writeTx{tx, s}, r) },
+		func(err error) { s.locks.operated(r.InstanceID, err == nil, true) })
+	if err != nil {
 		return fmt.Errorf("sqlite: reset instance %q: %w", r.InstanceID, err)
 	}
 	return nil
@@ -31,14 +33,14 @@ func (t writeTx) Detach(ctx context.Context, parent string, children []string) e
 }
 
 func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) error {
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ? AND lock_token IS NULL`, r.InstanceID, execution); err != nil {
+	if err := t.exceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, r.InstanceID, execution); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	_, err := t.tx.ExecContext(ctx, `
 		UPDATE instances SET execution_id = ?, module_hash = ?, status = ?, result = NULL, failure = NULL, custom_status = ?,
-			updated_at = ?, last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0
+			updated_at = ?, last_event_id = ?, attempt = 1, counted_run = ?
 		WHERE id = ?`,
-		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), r.InstanceID)
+		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), t.s.locks.run, r.InstanceID)
 	return err
 }
 

@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 8
+const schemaVersion = 9
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -57,6 +57,19 @@ var migrations = map[int]string{
 	// its activity call (durabox.WithTimeout), in milliseconds; 0, as for
 	// the tasks already there, leaves it to the host.
 	7: `ALTER TABLE activity_tasks ADD COLUMN timeout_ms INTEGER NOT NULL DEFAULT 0;`,
+	// Version 9: instance locks and activity leases live in memory
+	// (locks.go), so their columns go, and with them the ones a crashed
+	// host left; a commit counts the next delivery in advance, naming the
+	// store's run in counted_run (0, as for the rows already there: no
+	// run).
+	8: `DROP INDEX IF EXISTS instances_locked;
+		ALTER TABLE instances DROP COLUMN lock_token;
+		ALTER TABLE instances DROP COLUMN locked_until;
+		ALTER TABLE instances ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;
+		DROP INDEX IF EXISTS activity_tasks_locked;
+		ALTER TABLE activity_tasks DROP COLUMN lock_token;
+		ALTER TABLE activity_tasks DROP COLUMN locked_until;
+		ALTER TABLE activity_tasks ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // continuedExecutions is the table of when each execution that continued
@@ -113,16 +126,14 @@ CREATE TABLE instances (
 	created_at    INTEGER NOT NULL,
 	updated_at    INTEGER NOT NULL,
 	last_event_id INTEGER NOT NULL DEFAULT 0,
-	lock_token    TEXT,
-	locked_until  INTEGER NOT NULL DEFAULT 0,
 	parent_id          TEXT,
 	parent_schedule_id INTEGER,
 	custom_status      TEXT NOT NULL DEFAULT '',
 	attempt            INTEGER NOT NULL DEFAULT 0,
-	persistent_taken   INTEGER NOT NULL DEFAULT 0
+	persistent_taken   INTEGER NOT NULL DEFAULT 0,
+	counted_run        INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX instances_created ON instances(created_at);
-CREATE INDEX instances_locked ON instances(locked_until);
 CREATE TABLE history (
 	instance_id  TEXT NOT NULL,
 	execution_id INTEGER NOT NULL,
@@ -149,13 +160,11 @@ CREATE TABLE activity_tasks (
 	name         TEXT NOT NULL,
 	input        BLOB,
 	attempt      INTEGER NOT NULL DEFAULT 0,
-	lock_token   TEXT,
-	locked_until INTEGER NOT NULL DEFAULT 0,
 	enqueued_at  INTEGER NOT NULL DEFAULT 0,
 	fair_rank    INTEGER NOT NULL DEFAULT 0,
-	timeout_ms   INTEGER NOT NULL DEFAULT 0
+	timeout_ms   INTEGER NOT NULL DEFAULT 0,
+	counted_run  INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
 ` + indexes6 + indexes7
 
 // sqliteHeader begins every SQLite database file.

@@ -23,6 +23,9 @@ type Store struct {
 	readers *sql.DB
 	lock    *os.File
 	opts    Options
+	// locks are the instance locks, leases the activity leases (locks.go).
+	locks  *instanceLocks
+	leases *activityLeases
 
 	writes     chan *writeOp
 	stop       chan struct{}
@@ -48,7 +51,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts, writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
+	s := &Store{lock: lock, opts: opts, locks: newInstanceLocks(), leases: newActivityLeases(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.open(path); err != nil {
 		close(s.writerDone)
 		s.Close()
@@ -139,7 +142,7 @@ func (s *Store) Close() error {
 		// dispatcher, say) gets database/sql's "database is closed"
 		// error from them, not a nil pointer.
 		if s.readers != nil {
-			err = s.readers.Close()
+			err = errors.Join(err, s.readers.Close())
 		}
 		if s.db != nil {
 			err = errors.Join(err, s.db.Close())

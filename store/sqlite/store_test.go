@@ -155,8 +155,9 @@ func writeFile(t *testing.T, path string, b []byte) {
 	}
 }
 
-// TestReopenKeepsEverything checks that every row of every table, leases
-// included, survives closing and opening the file again.
+// TestReopenKeepsEverything checks that every row of every table, activity
+// leases included, survives closing and opening the file again (instance
+// locks are in memory: locks_test.go).
 func TestReopenKeepsEverything(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path, Options{Durability: DurabilityNormal})

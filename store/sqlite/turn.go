@@ -17,26 +17,58 @@ import (
 // all of it or, on any error, none of it. It returns an error wrapping
 // store.ErrLeaseLost if c.LockToken no longer holds the instance's lock.
 // c.NewEvents must continue the execution's history without a gap.
+//
+// The lock is in memory (locks.go): the commit holds it until it is
+// written, then lets it go, and counts the instance's next delivery in
+// advance (attempt 1, counted_run this run's).
 func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
-	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.CommitTurn(ctx, writeTx{tx}, c) }); err != nil {
+	// The events are encoded here, beside the writer, which every write
+	// waits for.
+	payloads, err := encodeEvents(c.NewEvents)
+	if err == nil {
+		err = s.writeThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return sqlstore.CommitTurn(ctx, commitTx{writeTx{tx, s}, c.LockToken, c.NewEvents, payloads}, c)
+		}, func(err error) { s.locks.committed(c.InstanceID, c.LockToken, err == nil) })
+	}
+	if err != nil {
 		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
 	}
 	return nil
 }
 
-func (t writeTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) {
+// commitTx is the statements of a turn's commit, by the holder of token,
+// whose new events are encoded as payloads.
+type commitTx struct {
+	writeTx
+	token    string
+	events   []engine.Event
+	payloads [][]byte
+}
+
+// AppendHistory appends the commit's new events, encoded already, to an
+// execution's history.
+func (t commitTx) AppendHistory(ctx context.Context, id string, execution int64, events []engine.Event) error {
+	if len(events) == 0 || len(t.events) == 0 || &events[0] != &t.events[0] {
+		return t.writeTx.AppendHistory(ctx, id, execution, events)
+	}
+	return t.insertHistory(ctx, id, execution, events, t.payloads)
+}
+
+// Locked reads the instance and, if the commit's token holds its lock,
+// holds the lock until the commit is written (instanceLocks.commit).
+func (t commitTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) {
 	var l sqlstore.Locked
-	var token, parent sql.NullString
+	var parent sql.NullString
 	var schedule sql.NullInt64
 	err := t.tx.QueryRowContext(ctx, `
-		SELECT lock_token, execution_id, last_event_id, module_hash, parent_id, parent_schedule_id
+		SELECT execution_id, last_event_id, module_hash, parent_id, parent_schedule_id
 		FROM instances WHERE id = ?`, id).
-		Scan(&token, &l.Execution, &l.LastEventID, &l.ModuleHash, &parent, &schedule)
+		Scan(&l.Execution, &l.LastEventID, &l.ModuleHash, &parent, &schedule)
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, fmt.Errorf("instance %q %w", id, store.ErrNotFound)
 	}
-	if token.Valid {
-		l.Token = &token.String
+	if err == nil && t.s.locks.commit(id, t.token) {
+		l.Token = &t.token
 	}
 	if parent.Valid {
 		l.Parent = &parent.String
@@ -50,10 +82,10 @@ func (t writeTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error)
 func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
 	_, err := t.tx.ExecContext(ctx, `
 		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
-			last_event_id = ?, lock_token = NULL, locked_until = 0, attempt = 0, persistent_taken = persistent_taken + ?
+			last_event_id = ?, attempt = 1, counted_run = ?, persistent_taken = persistent_taken + ?
 		WHERE id = ?`,
 		string(c.Status), sqlstore.NullIfEmpty(c.Result), sqlstore.EncodeFailure(c.Failure), c.CustomStatus, sqlstore.Nanos(c.Now),
-		lastEventID, persistentTaken, c.InstanceID)
+		lastEventID, t.s.locks.run, persistentTaken, c.InstanceID)
 	return err
 }
 
@@ -64,14 +96,14 @@ func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibl
 
 func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun.
-	return insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule)
+	return insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule, t.s.locks.run)
 }
 
 func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop messages: %w", err)
 	}
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND locked_until <= ?`, id, sqlstore.Nanos(now)); err != nil {
+	if err := t.exceptHeld(ctx, sqlstore.Nanos(now), false, `DELETE FROM activity_tasks WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	return nil
@@ -88,17 +120,35 @@ func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error
 
 // AppendHistory appends events to an execution's history.
 func (t writeTx) AppendHistory(ctx context.Context, id string, execution int64, events []engine.Event) error {
-	for _, ev := range events {
-		payload, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("encode event %d: %w", ev.ID, err)
-		}
+	payloads, err := encodeEvents(events)
+	if err != nil {
+		return err
+	}
+	return t.insertHistory(ctx, id, execution, events, payloads)
+}
+
+// insertHistory inserts events, encoded as payloads, into an execution's
+// history.
+func (t writeTx) insertHistory(ctx context.Context, id string, execution int64, events []engine.Event, payloads [][]byte) error {
+	for i, ev := range events {
 		if _, err := t.tx.ExecContext(ctx, `INSERT INTO history (instance_id, execution_id, event_id, payload) VALUES (?, ?, ?, ?)`,
-			id, execution, ev.ID, payload); err != nil {
+			id, execution, ev.ID, payloads[i]); err != nil {
 			return fmt.Errorf("event %d: %w", ev.ID, err)
 		}
 	}
 	return nil
+}
+
+// encodeEvents encodes events as history stores them.
+func encodeEvents(events []engine.Event) ([][]byte, error) {
+	payloads := make([][]byte, len(events))
+	for i, ev := range events {
+		var err error
+		if payloads[i], err = json.Marshal(ev); err != nil {
+			return nil, fmt.Errorf("encode event %d: %w", ev.ID, err)
+		}
+	}
+	return payloads, nil
 }
 
 // QueueActivities queues the tasks in the fair order
@@ -110,24 +160,39 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 		return nil
 	}
 	tx := t.tx
-	var first, last sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT fair_rank FROM activity_tasks WHERE +locked_until <= ? ORDER BY fair_rank, id LIMIT 1`, sqlstore.Nanos(now)).Scan(&first); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("activities: the queue's first rank: %w", err)
+	held, err := heldList(t.s.leases.held(sqlstore.Nanos(now), false))
+	if err != nil {
+		return err
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT max(fair_rank) FROM activity_tasks WHERE instance_id = ?`, id).Scan(&last); err != nil {
-		return fmt.Errorf("activities: the instance's last rank: %w", err)
+	var first, last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT
+			(SELECT fair_rank FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?1)) ORDER BY fair_rank, id LIMIT 1),
+			(SELECT max(fair_rank) FROM activity_tasks WHERE instance_id = ?2)`, held, id).Scan(&first, &last); err != nil {
+		return fmt.Errorf("activities: the queue's first rank and the instance's last: %w", err)
 	}
 	rank := first.Int64
 	if last.Valid {
 		rank = max(rank, last.Int64+1)
 	}
 	for i, a := range tasks {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms, attempt, counted_run)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds(), t.s.locks.run); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}
 	return nil
+}
+
+// exceptHeld runs statement (which ends in a WHERE clause) with args on
+// the activity tasks no worker holds at now (with anyLease, that no worker
+// has a lease of, expired or not).
+func (t writeTx) exceptHeld(ctx context.Context, now int64, anyLease bool, statement string, args ...any) error {
+	held, err := heldList(t.s.leases.held(now, anyLease))
+	if err == nil {
+		_, err = t.tx.ExecContext(ctx, statement+` AND id NOT IN (SELECT value FROM json_each(?))`, append(args, held)...)
+	}
+	return err
 }
 
 // NextExecution sets the instance at the next execution (sqlstore.TurnTx).
@@ -136,15 +201,15 @@ func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	if err := detachChildren(ctx, tx, c.InstanceID, c.ExecutionID, `parent_schedule_id = NULL`); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ? AND lock_token IS NULL`, c.InstanceID, c.ExecutionID); err != nil {
+	if err := t.exceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, c.InstanceID, c.ExecutionID); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
 	_, err := tx.ExecContext(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
-			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, lock_token = NULL, locked_until = 0, attempt = 0,
+			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, attempt = 1, counted_run = ?,
 			persistent_taken = 0
 		WHERE id = ?`,
-		string(engine.StatusPending), sqlstore.NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, sqlstore.Nanos(c.Now), c.InstanceID)
+		string(engine.StatusPending), sqlstore.NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, sqlstore.Nanos(c.Now), t.s.locks.run, c.InstanceID)
 	if err != nil {
 		return err
 	}

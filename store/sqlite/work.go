@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
@@ -16,50 +15,146 @@ import (
 // with visible messages, in the order nextInstances serves them, and
 // returns each with the length of its current execution's history and all
 // its visible messages, oldest first. It returns none when no instance has
-// work. Messages for finished instances are dropped on the way. It is one
-// write, however many it locks.
+// work. Messages for finished instances are dropped on the way.
+//
+// The locks are in memory (locks.go): finding and reading the work runs on
+// the read connections, beside the writer, and the writer is asked for
+// nothing unless a delivery was not counted in advance or a finished
+// instance's messages are to be dropped (one write for the batch).
 func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
-	return leased(ctx, s, "instances", max, func(ctx context.Context, tx *sql.Tx, max int) ([]*store.WorkItem, error) {
-		return lockNextInstances(ctx, tx, now, lease, max)
-	})
-}
-
-func lockNextInstances(ctx context.Context, tx *sql.Tx, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("sqlite: lock next instances: max is %d; it must be at least 1", max)
+	}
 	var items []*store.WorkItem
 	for len(items) < max {
-		want := max - len(items)
-		next, err := nextInstances(ctx, tx, now, want)
+		more, dropped, err := s.lockSome(ctx, now, lease, max-len(items))
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: lock next instances: %w", err)
 		}
-		dropped := false
-		for _, c := range next {
-			if c.status.IsTerminal() {
-				dropped = true
-				// Nothing can apply to a finished instance: drop what
-				// arrived.
-				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ? AND visible_at <= ?`, c.id, sqlstore.Nanos(now)); err != nil {
-					return nil, fmt.Errorf("sqlite: drop messages of finished instance %q: %w", c.id, err)
-				}
-				continue
-			}
-			item, err := lockInstance(ctx, tx, c.id, now, lease)
-			if err != nil {
-				return nil, err
-			}
-			items = append(items, item)
-		}
-		if len(next) < want && !dropped {
+		items = append(items, more...)
+		if !dropped {
 			break // there is no more
 		}
 	}
 	return items, nil
 }
 
-// candidate is an unlocked instance with visible messages.
-type candidate struct {
-	id     string
-	status engine.Status
+// taken is an instance lockSome locked: counted reports that its delivery
+// was counted in advance by a commit of this run (instanceLocks.lock).
+type taken struct {
+	item    *store.WorkItem
+	counted bool
+	// attempt and run are the row's attempt and counted_run.
+	attempt, run int64
+	// gone is set when the instance does not exist (its messages are
+	// dropped).
+	gone bool
+}
+
+// lockSome locks up to n instances with work, and reports whether it
+// dropped the messages of a finished one (there may be more to find).
+func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration, n int) (items []*store.WorkItem, dropped bool, err error) {
+	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
+	next, err := nextInstances(ctx, s.readers, now, n, s.locks.count(at), func(id string) bool { return s.locks.busy(id, at) })
+	if err != nil {
+		return nil, false, err
+	}
+	var locked []*taken
+	for _, id := range next {
+		t := &taken{item: &store.WorkItem{LockToken: sqlstore.NewToken()}}
+		var ok bool
+		if ok, t.counted = s.locks.lock(id, t.item.LockToken, at, until); ok {
+			t.item.Instance.ID = id
+			locked = append(locked, t)
+		}
+	}
+	// Read them only now that they are locked: what the read sees
+	// includes every commit that let them go.
+	if err := s.readWork(ctx, locked, now); err != nil {
+		s.unlockAll(locked)
+		return nil, false, err
+	}
+	var finished, uncounted, empty []*taken
+	for _, t := range locked {
+		switch {
+		case t.gone || t.item.Instance.Status.IsTerminal():
+			finished = append(finished, t)
+		case len(t.item.Messages) == 0:
+			empty = append(empty, t) // a turn took them since nextInstances looked
+		case !t.counted || t.run != s.locks.run:
+			uncounted = append(uncounted, t)
+		}
+	}
+	s.unlockAll(empty)
+	if len(finished) > 0 || len(uncounted) > 0 {
+		err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			for _, t := range finished {
+				// Nothing can apply to a finished instance (or to none):
+				// drop what arrived.
+				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ? AND visible_at <= ?`, t.item.Instance.ID, at); err != nil {
+					return fmt.Errorf("drop messages of finished instance %q: %w", t.item.Instance.ID, err)
+				}
+			}
+			for _, t := range uncounted {
+				if _, err := tx.ExecContext(ctx, `UPDATE instances SET attempt = attempt + 1 WHERE id = ?`, t.item.Instance.ID); err != nil {
+					return fmt.Errorf("count the delivery of %q: %w", t.item.Instance.ID, err)
+				}
+			}
+			return nil
+		})
+		s.unlockAll(finished)
+		if err != nil {
+			s.unlockAll(locked)
+			return nil, false, err
+		}
+	}
+	for _, t := range locked {
+		if t.gone || t.item.Instance.Status.IsTerminal() || len(t.item.Messages) == 0 {
+			continue
+		}
+		t.item.Attempt = int(t.attempt)
+		if !t.counted || t.run != s.locks.run {
+			t.item.Attempt++
+		}
+		items = append(items, t.item)
+	}
+	return items, len(finished) > 0, nil
+}
+
+// unlockAll undoes the locks of instances lockSome hands out no work of.
+func (s *Store) unlockAll(ts []*taken) {
+	for _, t := range ts {
+		s.locks.unlock(t.item.Instance.ID, t.item.LockToken, t.counted)
+	}
+}
+
+// readWork reads each locked instance and its messages visible at now, in
+// one read transaction.
+func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) error {
+	if len(locked) == 0 {
+		return nil
+	}
+	tx, err := s.readers.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range locked {
+		id := t.item.Instance.ID
+		t.item.Instance, err = scanInstance(tx.QueryRowContext(ctx, `SELECT `+instanceColumns+`, last_event_id, attempt, counted_run FROM instances WHERE id = ?`, id),
+			&t.item.HistoryLen, &t.attempt, &t.run)
+		if errors.Is(err, sql.ErrNoRows) {
+			t.gone = true
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read instance %q: %w", id, err)
+		}
+		if t.item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
+			return fmt.Errorf("messages of %q: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // The order of service. First the instances that have begun: by their
@@ -72,47 +167,48 @@ type candidate struct {
 // its start, so neither timers not yet due nor a backlog make it slower.
 const (
 	begunQuery = `
-		SELECT id, status FROM (
+		SELECT instance_id FROM (
 			SELECT * FROM (
-				SELECT m.id AS message, i.id, i.status FROM messages m JOIN instances i ON i.id = m.instance_id
-				WHERE m.visible_at = ?1 AND i.locked_until <= ?3
-				ORDER BY m.visible_at, m.id LIMIT ?4)
+				SELECT id, instance_id FROM messages WHERE visible_at = ?1
+				ORDER BY visible_at, id LIMIT ?4)
 			UNION ALL
 			SELECT * FROM (
-				SELECT m.id AS message, i.id, i.status FROM messages m JOIN instances i ON i.id = m.instance_id
-				WHERE m.visible_at >= ?2 AND m.visible_at <= ?3 AND i.locked_until <= ?3
-				ORDER BY m.visible_at, m.id LIMIT ?4)
-		) ORDER BY message`
+				SELECT id, instance_id FROM messages WHERE visible_at >= ?2 AND visible_at <= ?3
+				ORDER BY visible_at, id LIMIT ?4)
+		) ORDER BY id`
 	startQuery = `
-		SELECT i.id, i.status FROM messages m JOIN instances i ON i.id = m.instance_id
-		WHERE m.visible_at = ?5 AND i.locked_until <= ?3
-		ORDER BY m.visible_at, m.id LIMIT ?4`
+		SELECT instance_id FROM messages WHERE visible_at = ?5
+		ORDER BY visible_at, id LIMIT ?4`
 )
 
-// nextInstances returns up to n unlocked instances with visible messages,
-// in the order of service.
-func nextInstances(ctx context.Context, tx *sql.Tx, now time.Time, n int) ([]candidate, error) {
-	var out []candidate
+// nextInstances returns up to n instances with visible messages that
+// busy does not hold, in the order of service; about locked instances
+// are locked at now, whose messages come up too.
+func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int, busy func(id string) bool) ([]string, error) {
+	var out []string
 	seen := map[string]bool{}
 	for _, query := range []string{begunQuery, startQuery} {
-		// An instance with several messages comes up once for each: ask for
-		// more rows until there are n instances or no more rows.
-		for limit := 2 * n; len(out) < n; limit *= 2 {
-			rows, err := tx.QueryContext(ctx, query, sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, sqlstore.VisibleToStart)
+		// An instance with several messages comes up once for each, and a
+		// busy one is passed over: ask for more rows until there are n
+		// instances or no more rows.
+		for limit := 2*n + locked; len(out) < n; limit *= 2 {
+			rows, err := q.QueryContext(ctx, query, sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, sqlstore.VisibleToStart)
 			if err != nil {
 				return nil, err
 			}
 			got := 0
 			for rows.Next() && len(out) < n {
 				got++
-				var c candidate
-				if err := rows.Scan(&c.id, &c.status); err != nil {
+				var id string
+				if err := rows.Scan(&id); err != nil {
 					rows.Close()
 					return nil, err
 				}
-				if !seen[c.id] {
-					seen[c.id] = true
-					out = append(out, c)
+				if !seen[id] {
+					seen[id] = true
+					if !busy(id) {
+						out = append(out, id)
+					}
 				}
 			}
 			err = errors.Join(rows.Err(), rows.Close())
@@ -127,30 +223,9 @@ func nextInstances(ctx context.Context, tx *sql.Tx, now time.Time, n int) ([]can
 	return out, nil
 }
 
-// lockInstance locks an instance and reads its work.
-func lockInstance(ctx context.Context, tx *sql.Tx, id string, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	item := &store.WorkItem{LockToken: sqlstore.NewToken()}
-	if _, err := tx.ExecContext(ctx, `UPDATE instances SET lock_token = ?, locked_until = ?, attempt = attempt + 1 WHERE id = ?`,
-		item.LockToken, sqlstore.Nanos(now.Add(lease)), id); err != nil {
-		return nil, fmt.Errorf("sqlite: lock instance %q: %w", id, err)
-	}
-	// Read the instance in a second statement: a single UPDATE … RETURNING
-	// is slower (BenchmarkTurn_1k).
-	var err error
-	item.Instance, err = scanInstance(tx.QueryRowContext(ctx, `SELECT `+instanceColumns+`, last_event_id, attempt FROM instances WHERE id = ?`, id),
-		&item.HistoryLen, &item.Attempt)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: lock instance %q: %w", id, err)
-	}
-	if item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
-		return nil, fmt.Errorf("sqlite: messages of %q: %w", id, err)
-	}
-	return item, nil
-}
-
 // visibleMessages reads an instance's messages visible at now, oldest
 // first.
-func visibleMessages(ctx context.Context, tx *sql.Tx, id string, now time.Time) ([]store.Message, error) {
+func visibleMessages(ctx context.Context, tx querier, id string, now time.Time) ([]store.Message, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, payload FROM messages WHERE instance_id = ? AND visible_at <= ? ORDER BY id`, id, sqlstore.Nanos(now))
 	if err != nil {
 		return nil, err
@@ -170,15 +245,10 @@ func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, er
 }
 
 // AbandonInstance unlocks an instance without committing anything, if
-// lockToken still holds its lock; otherwise it does nothing.
+// lockToken still holds its lock; otherwise it does nothing. It writes
+// nothing: the lock is in memory, and the delivery it abandons is counted.
 func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error {
-	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE instances SET lock_token = NULL, locked_until = 0 WHERE id = ? AND lock_token = ?`, id, lockToken)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: abandon instance %q: %w", id, err)
-	}
+	s.locks.abandon(id, lockToken)
 	return nil
 }
 
@@ -191,13 +261,14 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 	var next sql.NullInt64
 	err := s.readers.QueryRowContext(ctx, `
 		SELECT min(t) FROM (
-			SELECT min(visible_at) AS t FROM messages WHERE visible_at > ?1
-			UNION ALL
-			SELECT min(locked_until) FROM instances WHERE locked_until > ?1
-			UNION ALL
-			SELECT min(locked_until) FROM activity_tasks WHERE locked_until > ?1)`, sqlstore.Nanos(now)).Scan(&next)
+			SELECT min(visible_at) AS t FROM messages WHERE visible_at > ?1)`, sqlstore.Nanos(now)).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("sqlite: next visible message: %w", err)
+	}
+	for _, expiry := range []func(int64) (int64, bool){s.locks.next, s.leases.next} {
+		if at, ok := expiry(sqlstore.Nanos(now)); ok && (!next.Valid || at < next.Int64) {
+			next = sql.NullInt64{Int64: at, Valid: true}
+		}
 	}
 	if !next.Valid {
 		return time.Time{}, false, nil
@@ -207,14 +278,7 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 
 // ReleaseAllLeases unlocks every instance and activity task.
 func (s *Store) ReleaseAllLeases(ctx context.Context) error {
-	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `
-			UPDATE instances SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL;
-			UPDATE activity_tasks SET lock_token = NULL, locked_until = 0 WHERE lock_token IS NOT NULL;`)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: release leases: %w", err)
-	}
+	s.locks.releaseAll()
+	s.leases.releaseAll()
 	return nil
 }

@@ -48,7 +48,10 @@ type writeOp struct {
 	fn writeFunc
 	// unsynced marks a write that need not wait for a sync.
 	unsynced bool
-	done     chan error
+	// after, when set, is told how the write ended (nil: committed) once
+	// its transaction has, before the write returns.
+	after func(err error)
+	done  chan error
 }
 
 // write runs fn on the writer goroutine and returns once its transaction is
@@ -60,27 +63,17 @@ func (s *Store) write(ctx context.Context, fn writeFunc) error {
 	return s.submit(ctx, &writeOp{fn: fn, done: make(chan error, 1)})
 }
 
+// writeThen is write, with after told how the write ended before it
+// returns, if the writer took it: after a commit, the write's changes are
+// what every new read sees.
+func (s *Store) writeThen(ctx context.Context, fn writeFunc, after func(err error)) error {
+	return s.submit(ctx, &writeOp{fn: fn, after: after, done: make(chan error, 1)})
+}
+
 // writeUnsynced is write for a lease or an activity result: it may return
 // before the disk has synced the commit.
 func (s *Store) writeUnsynced(ctx context.Context, fn writeFunc) error {
 	return s.submit(ctx, &writeOp{fn: fn, unsynced: true, done: make(chan error, 1)})
-}
-
-// leased runs take, which takes up to max pieces of work, as one lease
-// write and returns the work it took.
-func leased[W any](ctx context.Context, s *Store, what string, max int, take func(ctx context.Context, tx *sql.Tx, max int) ([]*W, error)) ([]*W, error) {
-	if max < 1 {
-		return nil, fmt.Errorf("sqlite: lock next %s: max is %d; it must be at least 1", what, max)
-	}
-	var taken []*W
-	err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		taken, err = take(ctx, tx, max)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return taken, nil
 }
 
 func (s *Store) submit(ctx context.Context, op *writeOp) error {
@@ -149,13 +142,16 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		}
 		return tx.Commit()
 	}()
+	s.batches.Add(1)
 	for i, op := range batch {
 		if err != nil {
 			errs[i] = errors.Join(errs[i], fmt.Errorf("sqlite: commit: %w", err))
 		}
+		if op.after != nil {
+			op.after(errs[i])
+		}
 		op.done <- errs[i]
 	}
-	s.batches.Add(1)
 	if s.opts.OnCommit != nil {
 		s.opts.OnCommit(store.CommitStats{Writes: len(batch), Duration: time.Since(began), Err: err})
 	}

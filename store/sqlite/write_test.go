@@ -74,9 +74,10 @@ func TestWriteAfterClose(t *testing.T) {
 	}
 }
 
-// TestLeaseWritesDoNotWaitForSync commits a batch of lease writes alone
-// without a sync (activity results too, the same way), and syncs every
-// other batch as the store's durability says.
+// TestLeaseWritesDoNotWaitForSync commits a batch of lease writes (the
+// count of a delivery not counted in advance) alone without a sync
+// (activity results too, the same way), and syncs every other batch as the
+// store's durability says.
 func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 	s, _ := openTest(t)
 	withInstance(t, s)
@@ -95,9 +96,17 @@ func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 	if s.syncMode != "FULL" {
 		t.Fatalf("a turn committed with synchronous=%s, want FULL", s.syncMode)
 	}
-	w := leaseActivity(t, s, t0, time.Minute)
+	writes := s.batches.Load()
+	leaseActivity(t, s, t0, time.Minute)
+	if n := s.batches.Load() - writes; n != 0 {
+		t.Fatalf("a lease of a task whose delivery was counted in advance took %d transactions, want none", n)
+	}
+	if err := s.ReleaseAllLeases(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := leaseActivity(t, s, t0, time.Minute) // counts the delivery
 	if s.syncMode != "NORMAL" {
-		t.Fatalf("a lease committed with synchronous=%s, want NORMAL", s.syncMode)
+		t.Fatalf("a delivery's count committed with synchronous=%s, want NORMAL", s.syncMode)
 	}
 	if got := synchronous(); got != "FULL" {
 		t.Fatalf("a durable write ran with synchronous=%s, want FULL", got)
