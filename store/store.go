@@ -483,9 +483,12 @@ type Store interface {
 	// (an ActivityCompleted or ActivityFailed event naming the task's
 	// ScheduleID) as a message for its instance at now, atomically. It returns
 	// ErrLeaseLost if the lease is no longer held. It need not wait until
-	// the result would survive a power cut: losing it (with the task's
-	// removal) makes the activity run again, which at-least-once allows.
-	// It must survive a crash of the process.
+	// the result would survive a power cut, or a crash: losing it (with
+	// the task's removal) makes the activity run again, which
+	// at-least-once allows. store/sqlite keeps it in memory until the
+	// commit of the turn that takes it, which removes the task; whatever
+	// a store does, the instance gets the result once, as a message, in
+	// its place among the messages stored before and after it.
 	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time) error
 
 	// NextVisibleAt returns the earliest time after now at which a message
