@@ -3,6 +3,7 @@ package sqlite
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -137,5 +138,27 @@ func TestEnqueue(t *testing.T) {
 		if item.Messages[i].ID <= item.Messages[i-1].ID {
 			t.Fatalf("message ids out of order: %+v", item.Messages)
 		}
+	}
+}
+
+// A corrupt event id (far past the history's length) does not make a
+// history read try to allocate room for that many events: the read
+// returns what is there, and the engine refuses it.
+func TestHistoryWithACorruptEventID(t *testing.T) {
+	s, _ := openTest(t)
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Greeting"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateInstance(ctx, store.NewInstance{ID: "i1", Name: "Greeting", ModuleHash: "h1", Input: json.RawMessage(`"world"`), Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	const id = 1 << 40
+	payload := fmt.Sprintf(`{"id":%d,"kind":"OrchestrationStarted","time":"2026-11-22T12:00:00Z"}`, id)
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO history (instance_id, execution_id, event_id, payload) VALUES ('i1', 1, ?, ?)`, id, payload); err != nil {
+		t.Fatal(err)
+	}
+	history, err := s.History(ctx, "i1", 1)
+	if err != nil || len(history) != 1 || history[0].ID != id {
+		t.Fatalf("History = %+v, %v", history, err)
 	}
 }
