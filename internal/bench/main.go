@@ -21,10 +21,12 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -193,13 +195,19 @@ type bench struct {
 	h    *host.Host
 	stop context.CancelFunc
 	done chan error
+	// writes and transactions count what the store committed.
+	writes, transactions atomic.Int64
 }
 
 // newBench starts a host on dir/name.db with the compile cache beside it,
 // as durabox serve does, and deploys module.
 func newBench(c *config, name string, module []byte, opts host.Options) (*bench, error) {
 	path := filepath.Join(c.dir, c.runtime+"-"+name+".db")
-	st, err := sqlite.Open(path, sqlite.Options{Durability: c.durability})
+	b := &bench{done: make(chan error, 1)}
+	st, err := sqlite.Open(path, sqlite.Options{Durability: c.durability, OnCommit: func(s store.CommitStats) {
+		b.writes.Add(int64(s.Writes))
+		b.transactions.Add(1)
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +220,7 @@ func newBench(c *config, name string, module []byte, opts host.Options) (*bench,
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	b := &bench{st: st, h: h, stop: stop, done: make(chan error, 1)}
+	b.st, b.h, b.stop = st, h, stop
 	go func() { b.done <- h.Run(ctx) }()
 	if _, err := h.Deploy(ctx, module); err != nil {
 		b.close()
