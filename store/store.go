@@ -479,6 +479,11 @@ type Store interface {
 	// schedules a thousand at once does not make one that schedules later
 	// wait for all of them (storetest's ActivitiesFairAcrossInstances).
 	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*ActivityWork, error)
+	// ExtendLease extends w's lease to now+lease, so that an attempt that
+	// runs longer than a lease is not handed to another worker meanwhile.
+	// It returns ErrLeaseLost if the lease is no longer held. A lost
+	// extension loses nothing: the lease is then as it was.
+	ExtendLease(ctx context.Context, w *ActivityWork, now time.Time, lease time.Duration) error
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
 	// ScheduleID) as a message for its instance at now, atomically. It returns

@@ -102,6 +102,16 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 	return ws, nil
 }
 
+// ExtendLease extends w's lease to now+lease, in memory (locks.go). It
+// returns an error wrapping store.ErrLeaseLost if w's lease no longer holds
+// the task.
+func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) error {
+	if !s.leases.extend(w.ID, w.LockToken, sqlstore.Nanos(now.Add(lease))) {
+		return fmt.Errorf("sqlite: extend the lease of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	}
+	return nil
+}
+
 // unleaseAll undoes the leases of tasks leaseSome hands out none of.
 func (s *Store) unleaseAll(ts []*leasedTask) {
 	for _, t := range ts {

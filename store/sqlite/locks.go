@@ -287,6 +287,19 @@ func (as *activityLeases) lease(id int64, token string, now, until int64) (ok, c
 	return true, l == nil
 }
 
+// extend moves the lease of token to until; false when token does not
+// hold the task.
+func (as *activityLeases) extend(id int64, token string, until int64) bool {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	l := as.taken[id]
+	if l == nil || l.token == "" || l.token != token || l.completing {
+		return false
+	}
+	l.until = max(l.until, until)
+	return true
+}
+
 // unlease undoes a lease that handed nothing out; counted is what lease
 // returned.
 func (as *activityLeases) unlease(id int64, token string, counted bool) {
