@@ -39,7 +39,9 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 		}
 		began := time.Now()
 		attemptCtx, done := h.attempts.start(ctx, attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID})
+		stopExtending := h.extendLease(attemptCtx, w)
 		result = h.runActivity(attemptCtx, w)
+		stopExtending()
 		done()
 		ran = time.Since(began)
 	}
@@ -54,6 +56,34 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 	}
 	h.metrics.activity(w.Task.Name, result.Kind, ran)
 	h.orchestrationWork.Notify()
+}
+
+// extendLease extends w's lease every third of a lease while its attempt
+// runs, so that an attempt longer than a lease (its call's deadline may be
+// hours) is not handed to another worker meanwhile. It returns the function
+// that stops it.
+func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	extended := make(chan struct{})
+	go func() {
+		defer close(extended)
+		tick := time.NewTicker(h.opts.Lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if err := h.st.ExtendLease(ctx, w, h.opts.Clock(), h.opts.Lease); err != nil && ctx.Err() == nil {
+				h.opts.Logger.Warn("activity lease not extended; once it ends, the task may be delivered again", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-extended
+	}
 }
 
 // runActivity runs one attempt of an activity task and returns the message

@@ -84,6 +84,22 @@ func TestActivityCallDeadline(t *testing.T) {
 			t.Errorf("status %s failure %+v\nwant failure %q", inst.Status, inst.Failure, want)
 		}
 	})
+	t.Run("longer than the lease", func(t *testing.T) {
+		// The lease is extended while the attempt runs: it is delivered
+		// once, and its result recorded.
+		logs := &records{}
+		h := startHost(t, host.Options{ActivityTimeout: time.Second, Lease: 600 * time.Millisecond, Logger: slog.New(logs)})
+		h.deploy(t, "host/testdata/guests/spin")
+		inst := h.run(t, "LongNap", `null`)
+		if inst.Status != engine.StatusCompleted || string(inst.Result) != `"slept 3000ms"` {
+			t.Errorf("status %s result %s failure %+v; want Completed with \"slept 3000ms\"", inst.Status, inst.Result, inst.Failure)
+		}
+		for _, bad := range []string{"delivered again", "not recorded", "not extended"} {
+			if logs.has(bad) {
+				t.Errorf("the host's log says an activity was %s:\n%s", bad, logs)
+			}
+		}
+	})
 	t.Run("longer", func(t *testing.T) {
 		h := startHost(t, host.Options{ActivityTimeout: time.Second})
 		h.deploy(t, "host/testdata/guests/spin")

@@ -479,13 +479,21 @@ type Store interface {
 	// schedules a thousand at once does not make one that schedules later
 	// wait for all of them (storetest's ActivitiesFairAcrossInstances).
 	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*ActivityWork, error)
+	// ExtendLease extends w's lease to now+lease, so that an attempt that
+	// runs longer than a lease is not handed to another worker meanwhile.
+	// It returns ErrLeaseLost if the lease is no longer held. A lost
+	// extension loses nothing: the lease is then as it was.
+	ExtendLease(ctx context.Context, w *ActivityWork, now time.Time, lease time.Duration) error
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
 	// ScheduleID) as a message for its instance at now, atomically. It returns
 	// ErrLeaseLost if the lease is no longer held. It need not wait until
-	// the result would survive a power cut: losing it (with the task's
-	// removal) makes the activity run again, which at-least-once allows.
-	// It must survive a crash of the process.
+	// the result would survive a power cut, or a crash: losing it (with
+	// the task's removal) makes the activity run again, which
+	// at-least-once allows. store/sqlite keeps it in memory until the
+	// commit of the turn that takes it, which removes the task; whatever
+	// a store does, the instance gets the result once, as a message, in
+	// its place among the messages stored before and after it.
 	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time) error
 
 	// NextVisibleAt returns the earliest time after now at which a message

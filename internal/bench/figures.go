@@ -68,6 +68,7 @@ func helloThroughput(c *config, commits float64) error {
 		return err
 	}
 	start := time.Now()
+	writes, transactions := b.writes.Load(), b.transactions.Load()
 	latencies, _, err := hellos(c.hello, []*host.Host{b.h})
 	if err != nil {
 		return err
@@ -76,6 +77,10 @@ func helloThroughput(c *config, commits float64) error {
 	rate := float64(c.hello) / elapsed.Seconds()
 	report("hello_throughput", rate, "orch/s")
 	report("hello_per_commit", rate/commits, "orch/commit")
+	// What each orchestration asked of the one writer: its writes, and
+	// the transactions (each a sync at full) they shared.
+	report("hello_writes_per_orch", float64(b.writes.Load()-writes)/float64(c.hello), "writes/orch")
+	report("hello_transactions_per_orch", float64(b.transactions.Load()-transactions)/float64(c.hello), "tx/orch")
 	report("hello_loaded_latency_p50", ms(latencies[len(latencies)/2]), "ms")
 	report("hello_loaded_latency_p99", ms(latencies[len(latencies)*99/100]), "ms")
 	latencies = latencies[:0]

@@ -57,6 +57,23 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 	return ws, nil
 }
 
+// ExtendLease extends w's lease to now+lease. It returns an error wrapping
+// store.ErrLeaseLost if w's lease no longer holds the task. Like a lease,
+// it does not wait for the WAL flush.
+func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) error {
+	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET locked_until = greatest(locked_until, $1) WHERE id = $2 AND lock_token = $3`,
+			sqlstore.Nanos(now.Add(lease)), w.ID, w.LockToken)
+		if err != nil {
+			return fmt.Errorf("postgres: extend the lease of activity %d: %w", w.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: extend the lease of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		}
+		return nil
+	})
+}
+
 // CompleteActivity removes a leased activity task and enqueues its result
 // for its instance at now, visible at once, atomically. It returns an error
 // wrapping store.ErrLeaseLost if w's lease no longer holds the task.

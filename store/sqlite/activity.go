@@ -102,6 +102,16 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 	return ws, nil
 }
 
+// ExtendLease extends w's lease to now+lease, in memory (locks.go). It
+// returns an error wrapping store.ErrLeaseLost if w's lease no longer holds
+// the task.
+func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) error {
+	if !s.leases.extend(w.ID, w.LockToken, sqlstore.Nanos(now.Add(lease))) {
+		return fmt.Errorf("sqlite: extend the lease of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	}
+	return nil
+}
+
 // unleaseAll undoes the leases of tasks leaseSome hands out none of.
 func (s *Store) unleaseAll(ts []*leasedTask) {
 	for _, t := range ts {
@@ -121,8 +131,10 @@ func heldList(ids []int64) (string, error) {
 
 // CompleteActivity removes a leased activity task and enqueues its result
 // for its instance at now, visible at once, atomically. It returns an error
-// wrapping store.ErrLeaseLost if w's lease no longer holds the task. It does
-// not wait for the disk to sync (see write.go).
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task. It
+// keeps the result in memory for the instance's next turn (results.go)
+// unless the result is large; then it writes it, without waiting for the
+// disk to sync (see write.go).
 func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time) error {
 	lost := fmt.Errorf("sqlite: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
 	if result.ScheduleID != w.Task.ScheduleID {
@@ -132,6 +144,19 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 	if err != nil {
 		return fmt.Errorf("sqlite: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
 	}
+	// Kept for the instance's next turn (results.go), as the message
+	// would have read back.
+	r := &pendingResult{task: w.ID, execution: w.ExecutionID, at: sqlstore.Nanos(now), size: len(payload)}
+	if err := json.Unmarshal(payload, &r.event); err != nil {
+		return fmt.Errorf("sqlite: complete activity %d: decode %s: %w", w.ID, result.Kind, err)
+	}
+	switch held, kept := s.leases.keep(w.ID, w.LockToken, func() bool { return s.results.add(w.InstanceID, r) }); {
+	case !held:
+		return lost
+	case kept:
+		return nil
+	}
+	// Too large to keep: written as a message at once.
 	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
 		fn: func(ctx context.Context, tx *sql.Tx) error {
 			if !s.leases.complete(w.ID, w.LockToken) {

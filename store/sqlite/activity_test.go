@@ -89,6 +89,15 @@ func TestCompleteActivity(t *testing.T) {
 	if got := messageEvents(item.Messages); !reflect.DeepEqual(got, []engine.Event{done}) {
 		t.Fatalf("messages %+v, want the result", got)
 	}
+	// The result rides the turn (results.go): its task goes with the
+	// turn's commit.
+	if n := count(t, s, "activity_tasks"); n != 2 {
+		t.Fatalf("%d tasks left before the turn that takes the result, want A's and B's", n)
+	}
+	result := event(4, engine.ActivityCompleted)
+	result.ScheduleID = 2
+	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0, NewEvents: []engine.Event{result},
+		Status: engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
 	if n := count(t, s, "activity_tasks"); n != 1 {
 		t.Fatalf("%d tasks left, want B's", n)
 	}

@@ -39,7 +39,8 @@
 // The file has one host, so instance locks and activity leases live in
 // the store's memory (locks.go): taking work reads beside the writer and
 // writes nothing, unless a delivery must be counted that no commit counted
-// in advance.
+// in advance. An activity's result waits in memory too, for the commit of
+// its instance's next turn, which removes its task (results.go).
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

@@ -243,15 +243,19 @@ type activityLease struct {
 	// completing is set while the holder's result is being written: the
 	// lease holds past until.
 	completing bool
+	// kept is set when the task's result is kept in memory for its
+	// instance's next turn (results.go): nobody may lease it again.
+	kept bool
 }
 
 func newActivityLeases() *activityLeases {
 	return &activityLeases{taken: map[int64]*activityLease{}}
 }
 
-// held reports whether a worker holds the task at now.
+// held reports whether a worker holds the task at now, or its result is
+// kept.
 func (l *activityLease) held(now int64) bool {
-	return l != nil && l.token != "" && (l.completing || l.until > now)
+	return l != nil && (l.kept || l.token != "" && (l.completing || l.until > now))
 }
 
 // held returns the tasks workers hold at now (with anyLease, those with a
@@ -283,6 +287,19 @@ func (as *activityLeases) lease(id int64, token string, now, until int64) (ok, c
 	return true, l == nil
 }
 
+// extend moves the lease of token to until; false when token does not
+// hold the task.
+func (as *activityLeases) extend(id int64, token string, until int64) bool {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	l := as.taken[id]
+	if l == nil || l.token == "" || l.token != token || l.completing {
+		return false
+	}
+	l.until = max(l.until, until)
+	return true
+}
+
 // unlease undoes a lease that handed nothing out; counted is what lease
 // returned.
 func (as *activityLeases) unlease(id int64, token string, counted bool) {
@@ -303,11 +320,48 @@ func (as *activityLeases) complete(id int64, token string) bool {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	l := as.taken[id]
-	if l == nil || l.token == "" || l.token != token {
+	if l == nil || l.token == "" || l.token != token || l.completing {
 		return false
 	}
 	l.completing = true
 	return true
+}
+
+// keep marks the task's result as kept for its instance, if token holds
+// the task and keep, called then, keeps it; false when token does not hold
+// the task. kept reports whether the result was kept.
+func (as *activityLeases) keep(id int64, token string, keep func() bool) (held, kept bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	l := as.taken[id]
+	if l == nil || l.token == "" || l.token != token || l.completing {
+		return false, false
+	}
+	if !keep() {
+		return true, false
+	}
+	l.token, l.kept = "", true
+	return true, true
+}
+
+// forget forgets a task whose kept result was committed or dropped.
+func (as *activityLeases) forget(id int64) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	delete(as.taken, id)
+}
+
+// running counts the tasks workers hold at now.
+func (as *activityLeases) running(now int64) int {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	n := 0
+	for _, l := range as.taken {
+		if l.held(now) && !l.kept {
+			n++
+		}
+	}
+	return n
 }
 
 // completed ends what complete marked: the task is forgotten when its

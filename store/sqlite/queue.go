@@ -3,10 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
@@ -19,9 +21,17 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 	var q store.QueueStats
 	var next sql.NullInt64
 	held, err := heldList(s.leases.held(sqlstore.Nanos(now), false))
+	var kept []byte
+	// The activity results kept in memory for their instances
+	// (results.go) are ready messages.
+	keptIDs, keptResults := s.results.waiting()
+	if err == nil {
+		kept, err = json.Marshal(append([]string{}, keptIDs...))
+	}
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}
+	var alsoWaiting int
 	err = s.readers.QueryRowContext(ctx, `
 		SELECT
 			(SELECT count(*) FROM messages WHERE visible_at <= ?1),
@@ -30,12 +40,15 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 			(SELECT count(*) FROM messages WHERE visible_at > ?1),
 			(SELECT min(visible_at) FROM messages WHERE visible_at > ?1),
 			(SELECT count(*) FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?3))),
-			(SELECT count(*) FROM activity_tasks WHERE id IN (SELECT value FROM json_each(?3)))`,
-		sqlstore.Nanos(now), sqlstore.VisibleToStart, held).
-		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Activities, &q.Running)
+			(SELECT count(DISTINCT instance_id) FROM messages WHERE visible_at <= ?1 AND instance_id IN (SELECT value FROM json_each(?4)))`,
+		sqlstore.Nanos(now), sqlstore.VisibleToStart, held, string(kept)).
+		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Activities, &alsoWaiting)
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}
+	q.Ready += keptResults
+	q.ReadyInstances += len(keptIDs) - alsoWaiting
+	q.Running = s.leases.running(sqlstore.Nanos(now))
 	q.Locked = s.locks.count(sqlstore.Nanos(now))
 	if next.Valid {
 		q.NextTimer = sqlstore.FromNanos(next.Int64)
@@ -45,6 +58,9 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 	q.OldestReady, err = oldest(ctx, s.readers, `
 		SELECT instance_id, json_extract(payload, '$.kind'), iif(visible_at >= ?2, visible_at, enqueued_at) AS since
 		FROM messages WHERE visible_at <= ?1 ORDER BY since, id LIMIT 1`, sqlstore.Nanos(now), sqlstore.FirstDue)
+	if id, at, ok := s.results.oldest(); err == nil && ok && (q.OldestReady == nil || at < sqlstore.Nanos(q.OldestReady.Since)) {
+		q.OldestReady = &store.WaitingItem{InstanceID: id, What: string(engine.ActivityCompleted), Since: sqlstore.FromNanos(at)}
+	}
 	if err == nil {
 		q.OldestActivity, err = oldest(ctx, s.readers, `
 			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`, held)

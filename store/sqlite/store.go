@@ -23,9 +23,12 @@ type Store struct {
 	readers *sql.DB
 	lock    *os.File
 	opts    Options
-	// locks are the instance locks, leases the activity leases (locks.go).
-	locks  *instanceLocks
-	leases *activityLeases
+	// locks are the instance locks, leases the activity leases (locks.go);
+	// results the activity results kept for their instances' next turns
+	// (results.go).
+	locks   *instanceLocks
+	leases  *activityLeases
+	results *results
 
 	writes     chan *writeOp
 	stop       chan struct{}
@@ -51,7 +54,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts, locks: newInstanceLocks(), leases: newActivityLeases(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
+	s := &Store{lock: lock, opts: opts, locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.open(path); err != nil {
 		close(s.writerDone)
 		s.Close()

@@ -28,7 +28,12 @@ func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 	if err == nil {
 		err = s.writeThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			return sqlstore.CommitTurn(ctx, commitTx{writeTx{tx, s}, c.LockToken, c.NewEvents, payloads}, c)
-		}, func(err error) { s.locks.committed(c.InstanceID, c.LockToken, err == nil) })
+		}, func(err error) {
+			if err == nil {
+				s.forgetResults(c.InstanceID, resultTasks(c.Consumed))
+			}
+			s.locks.committed(c.InstanceID, c.LockToken, err == nil)
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: commit turn of %q: %w", c.InstanceID, err)
@@ -111,7 +116,13 @@ func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) erro
 
 func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error {
 	for _, m := range messages {
-		if _, err := t.tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ? AND instance_id = ?`, m, id); err != nil {
+		// A negative id is an activity result kept in memory
+		// (results.go): its task goes.
+		statement := `DELETE FROM messages WHERE id = ? AND instance_id = ?`
+		if m < 0 {
+			m, statement = -m, `DELETE FROM activity_tasks WHERE id = ? AND instance_id = ?`
+		}
+		if _, err := t.tx.ExecContext(ctx, statement, m, id); err != nil {
 			return fmt.Errorf("consume message %d: %w", m, err)
 		}
 	}

@@ -49,13 +49,17 @@ type taken struct {
 	// gone is set when the instance does not exist (its messages are
 	// dropped).
 	gone bool
+	// stale are the tasks of activity results kept for the instance that
+	// nothing will take (results.go).
+	stale []int64
 }
 
 // lockSome locks up to n instances with work, and reports whether it
 // dropped the messages of a finished one (there may be more to find).
 func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration, n int) (items []*store.WorkItem, dropped bool, err error) {
 	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
-	next, err := nextInstances(ctx, s.readers, now, n, s.locks.count(at), func(id string) bool { return s.locks.busy(id, at) })
+	kept, _ := s.results.waiting()
+	next, err := nextInstances(ctx, s.readers, now, n, s.locks.count(at), kept, func(id string) bool { return s.locks.busy(id, at) })
 	if err != nil {
 		return nil, false, err
 	}
@@ -75,7 +79,9 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 		return nil, false, err
 	}
 	var finished, uncounted, empty []*taken
+	stale := false
 	for _, t := range locked {
+		stale = stale || len(t.stale) > 0
 		switch {
 		case t.gone || t.item.Instance.Status.IsTerminal():
 			finished = append(finished, t)
@@ -86,8 +92,13 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 		}
 	}
 	s.unlockAll(empty)
-	if len(finished) > 0 || len(uncounted) > 0 {
+	if len(finished) > 0 || len(uncounted) > 0 || stale {
 		err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			for _, t := range locked {
+				if err := dropResults(ctx, tx, t.stale); err != nil {
+					return err
+				}
+			}
 			for _, t := range finished {
 				// Nothing can apply to a finished instance (or to none):
 				// drop what arrived.
@@ -102,6 +113,11 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 			}
 			return nil
 		})
+		if err == nil {
+			for _, t := range locked {
+				s.forgetResults(t.item.Instance.ID, t.stale)
+			}
+		}
 		s.unlockAll(finished)
 		if err != nil {
 			s.unlockAll(locked)
@@ -145,6 +161,9 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 			&t.item.HistoryLen, &t.attempt, &t.run)
 		if errors.Is(err, sql.ErrNoRows) {
 			t.gone = true
+			for _, r := range s.results.of(id) {
+				t.stale = append(t.stale, r.task)
+			}
 			continue
 		}
 		if err != nil {
@@ -152,6 +171,9 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 		}
 		if t.item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
 			return fmt.Errorf("messages of %q: %w", id, err)
+		}
+		if t.stale, err = s.withResults(ctx, tx, t, now); err != nil {
+			return fmt.Errorf("activity results of %q: %w", id, err)
 		}
 	}
 	return nil
@@ -181,13 +203,25 @@ const (
 		ORDER BY visible_at, id LIMIT ?4`
 )
 
-// nextInstances returns up to n instances with visible messages that
-// busy does not hold, in the order of service; about locked instances
-// are locked at now, whose messages come up too.
-func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int, busy func(id string) bool) ([]string, error) {
+// nextInstances returns up to n instances with visible messages, or with
+// activity results kept (kept, results.go), that busy does not hold, in the
+// order of service: kept results come after the messages of the instances
+// that have begun (they are the newest) and before the starts. About locked
+// instances are locked at now, whose messages come up too.
+func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int, kept []string, busy func(id string) bool) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, query := range []string{begunQuery, startQuery} {
+		if query == startQuery {
+			for _, id := range kept {
+				if len(out) < n && !seen[id] {
+					seen[id] = true
+					if !busy(id) {
+						out = append(out, id)
+					}
+				}
+			}
+		}
 		// An instance with several messages comes up once for each, and a
 		// busy one is passed over: ask for more rows until there are n
 		// instances or no more rows.
@@ -236,6 +270,9 @@ func visibleMessages(ctx context.Context, tx querier, id string, now time.Time) 
 
 // HasWork reports whether the instance has messages visible at now.
 func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, error) {
+	if s.results.has(id) {
+		return true, nil
+	}
 	var more bool
 	err := s.readers.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = ? AND visible_at <= ?)`, id, sqlstore.Nanos(now)).Scan(&more)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,7 +112,11 @@ func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 	if got := synchronous(); got != "FULL" {
 		t.Fatalf("a durable write ran with synchronous=%s, want FULL", got)
 	}
-	if err := s.CompleteActivity(ctx, w, engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: json.RawMessage(`"hi"`)}, t0); err != nil {
+	synchronous()
+	// A result too large to keep for the next turn (results.go) is
+	// written at once, without a sync.
+	large := json.RawMessage(`"` + strings.Repeat("x", pendingResultMax) + `"`)
+	if err := s.CompleteActivity(ctx, w, engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: large}, t0); err != nil {
 		t.Fatal(err)
 	}
 	if s.syncMode != "NORMAL" {

@@ -189,6 +189,20 @@ func testActivityLease(f *fixture) {
 	f.messages(f.lock(t0.Add(lease+time.Second)), activityCompleted(2, `"again"`))
 }
 
+// testActivityLeaseExtended: a lease extended before it expires holds the
+// task past its first expiry; one handed on cannot be extended.
+func testActivityLeaseExtended(f *fixture) {
+	f.withActivity()
+	first := f.lease(t0)
+	f.must(f.s.ExtendLease(f.ctx, first, t0.Add(lease/2), lease), "ExtendLease")
+	f.noActivity(t0.Add(lease + time.Second))
+	again := f.lease(t0.Add(lease/2 + lease + time.Second))
+	f.sameDelivery("activity task", first.LockToken, again.LockToken, first.Attempt, again.Attempt)
+	f.wantErr(f.s.ExtendLease(f.ctx, first, t0.Add(2*lease), lease), store.ErrLeaseLost, "ExtendLease by the worker whose lease was handed on")
+	f.must(f.s.CompleteActivity(f.ctx, again, activityCompleted(2, `"again"`), t0), "CompleteActivity")
+	f.wantErr(f.s.ExtendLease(f.ctx, again, t0, lease), store.ErrLeaseLost, "ExtendLease of a completed task")
+}
+
 // testActivityTimeout: the deadline an orchestration set for an activity
 // call (durabox.WithTimeout) is in its history event and comes back with
 // the task, which carries none when the call set none.

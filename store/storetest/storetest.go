@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HasWork", testHasWork},
 		{"Abandon", testAbandon},
 		{"ActivityLease", testActivityLease},
+		{"ActivityLeaseExtended", testActivityLeaseExtended},
 		{"ActivityTimeout", testActivityTimeout},
 		{"ActivityCompletedOnce", testActivityCompletedOnce},
 		{"ActivityResultForAnotherSchedule", testActivityResultForAnotherSchedule},
