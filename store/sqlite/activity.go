@@ -43,7 +43,7 @@ type leasedTask struct {
 
 func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
 	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
-	held, err := heldList(s.leases.held(at, false))
+	held, err := idList(s.leases.held(at, false))
 	if err != nil {
 		return nil, err
 	}
@@ -66,11 +66,11 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 		}
 		w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
 		var ok bool
-		if ok, t.counted = s.leases.lease(w.ID, w.LockToken, at, until); !ok {
+		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, until, nil); !ok {
 			continue // an expired lease a worker is completing
 		}
 		leased = append(leased, t)
-		if !t.counted || t.run != s.locks.run {
+		if !t.counted || t.run != s.run {
 			uncounted = append(uncounted, t)
 		}
 	}
@@ -115,13 +115,13 @@ func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time
 // unleaseAll undoes the leases of tasks leaseSome hands out none of.
 func (s *Store) unleaseAll(ts []*leasedTask) {
 	for _, t := range ts {
-		s.leases.unlease(t.w.ID, t.w.LockToken, t.counted)
+		s.leases.undo(t.w.ID, t.w.LockToken, t.counted)
 	}
 }
 
-// heldList encodes task ids as the JSON array the statements that pass
-// over held tasks read with json_each.
-func heldList(ids []int64) (string, error) {
+// idList encodes ids as the JSON array statements read with json_each (the
+// held tasks they pass over, the instances with results kept).
+func idList[T int64 | string](ids []T) (string, error) {
 	if len(ids) == 0 {
 		return "[]", nil // json_each reads null as one row, a NULL id
 	}
@@ -159,7 +159,7 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 	// Too large to keep: written as a message at once.
 	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
 		fn: func(ctx context.Context, tx *sql.Tx) error {
-			if !s.leases.complete(w.ID, w.LockToken) {
+			if !s.leases.write(w.ID, w.LockToken) {
 				return lost
 			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE id = ?`, w.ID)
@@ -181,6 +181,6 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 			}
 			return nil
 		},
-		after: func(err error) { s.leases.completed(w.ID, w.LockToken, err == nil) },
+		after: func(err error) { s.leases.written(w.ID, w.LockToken, err == nil) },
 	})
 }

@@ -19,7 +19,7 @@ import (
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil, s.locks.run)
+		return insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil, s.run)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)

@@ -7,93 +7,83 @@ import (
 	"sync"
 )
 
-// Instance locks live in memory. The file belongs to one store at a time
-// (filelock.go), so no other process can take an instance, and a lock
-// that no process holds any more is one that ended with the process: a
-// restarted store starts with every instance unlocked, as ReleaseAllLeases
-// would leave them. Locking an instance therefore writes nothing, and
-// neither does letting it go.
+// Instance locks and activity leases live in memory. The file belongs to
+// one store at a time (filelock.go), so no other process can take work,
+// and a lock that no process holds any more is one that ended with the
+// process: a restarted store starts with all work free, as
+// ReleaseAllLeases would leave it. Taking work therefore writes nothing,
+// and neither does letting it go.
 //
-// What must survive a crash is the count of deliveries since the
-// instance's last commit (store.WorkItem.Attempt), which gives up on a turn
-// that kills its host every time it runs. A commit counts the next
-// delivery in advance: it leaves attempt at 1 and names the store's run
-// (a random number drawn at Open) in counted_run. The first lock after it
-// in the same run takes that delivery and writes nothing; any other lock
-// (a second one since the commit, after an abandon or an expired lock, or
-// the first one in a new run, which cannot know whether the run before
-// took the counted delivery) adds one to attempt before handing the
-// instance out, in one write for the whole batch. A crash between a
-// commit and the next lock thus counts one delivery that did not happen:
-// the verdict on poison work may come one delivery early, never late.
+// What must survive a crash is the count of deliveries since the work's
+// last commit (store.WorkItem.Attempt, store.ActivityWork.Attempt), which
+// gives up on work that kills its host every time it runs. A commit (of a
+// turn, or one that queues an activity) counts the next delivery in
+// advance: it leaves attempt at 1 and names the store's run (a random
+// number drawn at Open) in counted_run. The first take after it in the
+// same run takes that delivery and writes nothing; any other (a second one
+// since the commit, after an abandon or an expired lease, or the first one
+// in a new run, which cannot know whether the run before took the counted
+// delivery) adds one to attempt before handing the work out, in one write
+// for the whole batch. A crash between a commit and the next take thus
+// counts one delivery that did not happen: the verdict on poison work may
+// come one delivery early, never late.
 
-// instanceLocks is the store's table of instance locks.
-type instanceLocks struct {
-	// run identifies this store's run in counted_run.
-	run int64
-
-	mu sync.Mutex
-	// taken holds the instances whose counted delivery this run has
-	// handed out since their last commit: locked, or unlocked again by an
-	// abandon, an expiry or ReleaseAllLeases.
-	taken map[string]*instanceLock
-	// operating holds the instances a move or a reset is writing: no turn
-	// may take them until it has committed.
-	operating map[string]bool
-}
-
-// instanceLock is one instance's lock.
-type instanceLock struct {
-	// token is the lock's token; "" when the instance is unlocked.
-	token string
-	// until is when the lock expires (Unix nanoseconds).
-	until int64
-	// committing is set while the holder's commit is being written: the
-	// lock holds past until, so that nobody takes the instance and reads
-	// what the commit is changing.
-	committing bool
-}
-
-func newInstanceLocks() *instanceLocks {
+// newRun draws the number that names a store's run in counted_run.
+func newRun() int64 {
 	var b [8]byte
 	rand.Read(b[:])
-	return &instanceLocks{
-		run:       int64(binary.LittleEndian.Uint64(b[:]) & math.MaxInt64),
-		taken:     map[string]*instanceLock{},
-		operating: map[string]bool{},
-	}
+	return int64(binary.LittleEndian.Uint64(b[:]) & math.MaxInt64)
 }
 
-// held reports whether l holds its instance at now.
-func (l *instanceLock) held(now int64) bool {
-	return l != nil && l.token != "" && (l.committing || l.until > now)
+// lease is the lock of an instance or the lease of an activity task.
+type lease struct {
+	// token is the lease's token; "" when nobody holds the work.
+	token string
+	// until is when the lease expires (Unix nanoseconds).
+	until int64
+	// writing is set while the holder's commit (a turn's, an activity's
+	// result) is being written: the lease holds past until, so that
+	// nobody takes the work and reads what the commit is changing.
+	writing bool
+	// kept is set when an activity's result is kept in memory for its
+	// instance's next turn (results.go): nobody may lease the task again.
+	kept bool
 }
 
-// busy reports whether a lock or an operation holds the instance at now.
-func (ls *instanceLocks) busy(id string, now int64) bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.operating[id] || ls.taken[id].held(now)
+// held reports whether l holds its work at now.
+func (l *lease) held(now int64) bool {
+	return l != nil && (l.kept || l.token != "" && (l.writing || l.until > now))
 }
 
-// lock locks the instance until until with token, unless it is busy at
-// now. counted reports whether the delivery the instance's last commit
-// counted in advance is still to be taken, if this run made that commit.
-func (ls *instanceLocks) lock(id, token string, now, until int64) (ok, counted bool) {
+// leases is a table of leases, of instances (K is their id) or of
+// activity tasks (their id). taken holds the work whose counted delivery
+// this run has handed out since its last commit: held, or let go again by
+// an abandon, an expiry or ReleaseAllLeases.
+type leases[K comparable] struct {
+	mu    sync.Mutex
+	taken map[K]*lease
+}
+
+func newLeases[K comparable]() leases[K] { return leases[K]{taken: map[K]*lease{}} }
+
+// take leases the work until until with token, unless it is held at now
+// or blocked (called with mu held) says no; counted reports whether the
+// delivery its last commit counted in advance is still to be taken, if
+// this run made that commit.
+func (ls *leases[K]) take(id K, token string, now, until int64, blocked func(K) bool) (ok, counted bool) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	l := ls.taken[id]
-	if ls.operating[id] || l.held(now) {
+	if l.held(now) || blocked != nil && blocked(id) {
 		return false, false
 	}
-	counted = l == nil
-	ls.taken[id] = &instanceLock{token: token, until: until}
-	return true, counted
+	ls.taken[id] = &lease{token: token, until: until}
+	return true, l == nil
 }
 
-// unlock undoes a lock that handed nothing out: the instance had no work
-// after all. counted is what lock returned.
-func (ls *instanceLocks) unlock(id, token string, counted bool) {
+// undo undoes a take that handed nothing out; counted is what take
+// returned.
+func (ls *leases[K]) undo(id K, token string, counted bool) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if l := ls.taken[id]; l != nil && l.token == token {
@@ -105,43 +95,114 @@ func (ls *instanceLocks) unlock(id, token string, counted bool) {
 	}
 }
 
+// holding returns the lease token holds, with mu held, or nil when token
+// does not hold the work (its lease went to another, or was let go) or
+// its commit is being written.
+func (ls *leases[K]) holding(id K, token string) *lease {
+	l := ls.taken[id]
+	if l == nil || l.token == "" || l.token != token || l.writing {
+		return nil
+	}
+	return l
+}
+
+// write marks the lease of token as writing its commit; false when token
+// does not hold the work.
+func (ls *leases[K]) write(id K, token string) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	l := ls.holding(id, token)
+	if l != nil {
+		l.writing = true
+	}
+	return l != nil
+}
+
+// written ends what write marked: the work is forgotten, its next
+// delivery counted, when the commit was written (ok), and held as before
+// when it was not.
+func (ls *leases[K]) written(id K, token string, ok bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	l := ls.taken[id]
+	switch {
+	case l == nil || l.token != token || !l.writing:
+	case ok:
+		delete(ls.taken, id)
+	default:
+		l.writing = false
+	}
+}
+
+// releaseAll lets go of all work no commit is writing.
+func (ls *leases[K]) releaseAll() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, l := range ls.taken {
+		if !l.writing {
+			l.token = ""
+		}
+	}
+}
+
+// next returns the earliest expiry after now of a lease, if any.
+func (ls *leases[K]) next(now int64) (int64, bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	next, ok := int64(math.MaxInt64), false
+	for _, l := range ls.taken {
+		if l.token != "" && !l.writing && l.until > now {
+			next, ok = min(next, l.until), true
+		}
+	}
+	return next, ok
+}
+
+// count returns how many leases hold their work at now (results kept
+// aside).
+func (ls *leases[K]) count(now int64) int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	n := 0
+	for _, l := range ls.taken {
+		if l.held(now) && !l.kept {
+			n++
+		}
+	}
+	return n
+}
+
+// instanceLocks is the store's table of instance locks.
+type instanceLocks struct {
+	leases[string]
+	// operating holds the instances a move or a reset is writing: no turn
+	// may take them until it has committed. Guarded by mu.
+	operating map[string]bool
+}
+
+func newInstanceLocks() *instanceLocks {
+	return &instanceLocks{leases: newLeases[string](), operating: map[string]bool{}}
+}
+
+// busy reports whether a lock or an operation holds the instance at now.
+func (ls *instanceLocks) busy(id string, now int64) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.operating[id] || ls.taken[id].held(now)
+}
+
+// lock locks the instance until until with token, unless it is busy at
+// now (take).
+func (ls *instanceLocks) lock(id, token string, now, until int64) (ok, counted bool) {
+	return ls.take(id, token, now, until, func(id string) bool { return ls.operating[id] })
+}
+
 // abandon unlocks the instance if token holds it and is not committing.
 func (ls *instanceLocks) abandon(id, token string) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if l := ls.taken[id]; l != nil && l.token == token && !l.committing {
+	if l := ls.holding(id, token); l != nil {
 		l.token = ""
-	}
-}
-
-// commit marks the lock of token as committing; it reports false when
-// token does not hold the instance's lock (it expired and went to another,
-// or was released).
-func (ls *instanceLocks) commit(id, token string) bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	l := ls.taken[id]
-	if l == nil || l.token == "" || l.token != token {
-		return false
-	}
-	l.committing = true
-	return true
-}
-
-// committed ends the commit commit marked: the instance is unlocked, with
-// its next delivery counted when the commit was written (ok), or locked
-// as before when it was not.
-func (ls *instanceLocks) committed(id, token string, ok bool) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	l := ls.taken[id]
-	if l == nil || l.token != token || !l.committing {
-		return
-	}
-	if ok {
-		delete(ls.taken, id)
-	} else {
-		l.committing = false
 	}
 }
 
@@ -156,7 +217,7 @@ func (ls *instanceLocks) operate(id string) (lockedUntil int64) {
 	switch l := ls.taken[id]; {
 	case l == nil || l.token == "":
 		return 0
-	case l.committing:
+	case l.writing:
 		return math.MaxInt64
 	default:
 		return l.until
@@ -172,7 +233,7 @@ func (ls *instanceLocks) operated(id string, ok, recounted bool) {
 	delete(ls.operating, id)
 	l := ls.taken[id]
 	switch {
-	case !ok || l == nil || l.committing:
+	case !ok || l == nil || l.writing:
 	case recounted:
 		delete(ls.taken, id)
 	default:
@@ -180,87 +241,23 @@ func (ls *instanceLocks) operated(id string, ok, recounted bool) {
 	}
 }
 
-// releaseAll unlocks every instance no commit is writing.
-func (ls *instanceLocks) releaseAll() {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	for _, l := range ls.taken {
-		if !l.committing {
-			l.token = ""
-		}
-	}
-}
-
-// next returns the earliest expiry after now of a lock, if any.
-func (ls *instanceLocks) next(now int64) (int64, bool) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	next, ok := int64(math.MaxInt64), false
-	for _, l := range ls.taken {
-		if l.token != "" && !l.committing && l.until > now {
-			next, ok = min(next, l.until), true
-		}
-	}
-	return next, ok
-}
-
-// count returns how many instances are locked at now.
-func (ls *instanceLocks) count(now int64) int {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	n := 0
-	for _, l := range ls.taken {
-		if l.held(now) {
-			n++
-		}
-	}
-	return n
-}
-
-// activityLeases is the store's table of activity leases, in memory for
-// the reasons instance locks are. A task's deliveries are counted as an
-// instance's are: QueueActivities counts the first in advance (attempt 1,
-// counted_run), and any other lease adds one before the task is handed out.
+// activityLeases is the store's table of activity leases.
 type activityLeases struct {
 	// fetching serializes LockNextActivities, so that a task one reads as
 	// waiting has either been leased by an earlier one (and is on the
 	// list of held tasks it passes over) or was completed before its read
 	// began (and is not there to read).
 	fetching sync.Mutex
-
-	mu sync.Mutex
-	// taken holds the tasks whose counted delivery this run has handed
-	// out, leased or let go (token ""), until they are completed.
-	taken map[int64]*activityLease
-}
-
-// activityLease is one task's lease.
-type activityLease struct {
-	// token is the lease's token; "" when no worker holds the task.
-	token string
-	// until is when the lease expires (Unix nanoseconds).
-	until int64
-	// completing is set while the holder's result is being written: the
-	// lease holds past until.
-	completing bool
-	// kept is set when the task's result is kept in memory for its
-	// instance's next turn (results.go): nobody may lease it again.
-	kept bool
+	leases[int64]
 }
 
 func newActivityLeases() *activityLeases {
-	return &activityLeases{taken: map[int64]*activityLease{}}
-}
-
-// held reports whether a worker holds the task at now, or its result is
-// kept.
-func (l *activityLease) held(now int64) bool {
-	return l != nil && (l.kept || l.token != "" && (l.completing || l.until > now))
+	return &activityLeases{leases: newLeases[int64]()}
 }
 
 // held returns the tasks workers hold at now (with anyLease, those with a
-// lease, expired or not). A task leaves the list only once its result is
-// committed.
+// lease, expired or not), or whose results are kept. A task leaves the
+// list only once its result is committed.
 func (as *activityLeases) held(now int64, anyLease bool) []int64 {
 	as.mu.Lock()
 	defer as.mu.Unlock()
@@ -273,68 +270,26 @@ func (as *activityLeases) held(now int64, anyLease bool) []int64 {
 	return ids
 }
 
-// lease leases the task until until with token, unless it is held at
-// now; counted reports whether its delivery was counted in advance, if
-// this run queued it.
-func (as *activityLeases) lease(id int64, token string, now, until int64) (ok, counted bool) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	l := as.taken[id]
-	if l.held(now) {
-		return false, false
-	}
-	as.taken[id] = &activityLease{token: token, until: until}
-	return true, l == nil
-}
-
 // extend moves the lease of token to until; false when token does not
 // hold the task.
 func (as *activityLeases) extend(id int64, token string, until int64) bool {
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	l := as.taken[id]
-	if l == nil || l.token == "" || l.token != token || l.completing {
-		return false
+	l := as.holding(id, token)
+	if l != nil {
+		l.until = max(l.until, until)
 	}
-	l.until = max(l.until, until)
-	return true
-}
-
-// unlease undoes a lease that handed nothing out; counted is what lease
-// returned.
-func (as *activityLeases) unlease(id int64, token string, counted bool) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	if l := as.taken[id]; l != nil && l.token == token {
-		if counted {
-			delete(as.taken, id)
-		} else {
-			l.token = ""
-		}
-	}
-}
-
-// complete marks the lease of token as completing; false when token does
-// not hold the task.
-func (as *activityLeases) complete(id int64, token string) bool {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	l := as.taken[id]
-	if l == nil || l.token == "" || l.token != token || l.completing {
-		return false
-	}
-	l.completing = true
-	return true
+	return l != nil
 }
 
 // keep marks the task's result as kept for its instance, if token holds
-// the task and keep, called then, keeps it; false when token does not hold
-// the task. kept reports whether the result was kept.
+// the task and keep, called then, keeps it. held reports whether token
+// holds the task, kept whether the result was kept.
 func (as *activityLeases) keep(id int64, token string, keep func() bool) (held, kept bool) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	l := as.taken[id]
-	if l == nil || l.token == "" || l.token != token || l.completing {
+	l := as.holding(id, token)
+	if l == nil {
 		return false, false
 	}
 	if !keep() {
@@ -349,57 +304,4 @@ func (as *activityLeases) forget(id int64) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	delete(as.taken, id)
-}
-
-// running counts the tasks workers hold at now.
-func (as *activityLeases) running(now int64) int {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	n := 0
-	for _, l := range as.taken {
-		if l.held(now) && !l.kept {
-			n++
-		}
-	}
-	return n
-}
-
-// completed ends what complete marked: the task is forgotten when its
-// result was committed (ok), and leased as before when it was not.
-func (as *activityLeases) completed(id int64, token string, ok bool) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	l := as.taken[id]
-	if l == nil || l.token != token || !l.completing {
-		return
-	}
-	if ok {
-		delete(as.taken, id)
-	} else {
-		l.completing = false
-	}
-}
-
-// releaseAll lets every task go that no result is being written for.
-func (as *activityLeases) releaseAll() {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	for _, l := range as.taken {
-		if !l.completing {
-			l.token = ""
-		}
-	}
-}
-
-// next returns the earliest expiry after now of a lease, if any.
-func (as *activityLeases) next(now int64) (int64, bool) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	next, ok := int64(math.MaxInt64), false
-	for _, l := range as.taken {
-		if l.token != "" && !l.completing && l.until > now {
-			next, ok = min(next, l.until), true
-		}
-	}
-	return next, ok
 }

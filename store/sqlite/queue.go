@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -20,13 +19,13 @@ import (
 func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats, error) {
 	var q store.QueueStats
 	var next sql.NullInt64
-	held, err := heldList(s.leases.held(sqlstore.Nanos(now), false))
-	var kept []byte
+	held, err := idList(s.leases.held(sqlstore.Nanos(now), false))
+	var kept string
 	// The activity results kept in memory for their instances
 	// (results.go) are ready messages.
 	keptIDs, keptResults := s.results.waiting()
 	if err == nil {
-		kept, err = json.Marshal(append([]string{}, keptIDs...))
+		kept, err = idList(keptIDs)
 	}
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
@@ -41,14 +40,14 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 			(SELECT min(visible_at) FROM messages WHERE visible_at > ?1),
 			(SELECT count(*) FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?3))),
 			(SELECT count(DISTINCT instance_id) FROM messages WHERE visible_at <= ?1 AND instance_id IN (SELECT value FROM json_each(?4)))`,
-		sqlstore.Nanos(now), sqlstore.VisibleToStart, held, string(kept)).
+		sqlstore.Nanos(now), sqlstore.VisibleToStart, held, kept).
 		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Activities, &alsoWaiting)
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}
 	q.Ready += keptResults
 	q.ReadyInstances += len(keptIDs) - alsoWaiting
-	q.Running = s.leases.running(sqlstore.Nanos(now))
+	q.Running = s.leases.count(sqlstore.Nanos(now))
 	q.Locked = s.locks.count(sqlstore.Nanos(now))
 	if next.Valid {
 		q.NextTimer = sqlstore.FromNanos(next.Int64)

@@ -40,7 +40,7 @@ func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) er
 		UPDATE instances SET execution_id = ?, module_hash = ?, status = ?, result = NULL, failure = NULL, custom_status = ?,
 			updated_at = ?, last_event_id = ?, attempt = 1, counted_run = ?
 		WHERE id = ?`,
-		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), t.s.locks.run, r.InstanceID)
+		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), t.s.run, r.InstanceID)
 	return err
 }
 

@@ -23,6 +23,8 @@ type Store struct {
 	readers *sql.DB
 	lock    *os.File
 	opts    Options
+	// run names this run of the store in counted_run (locks.go).
+	run int64
 	// locks are the instance locks, leases the activity leases (locks.go);
 	// results the activity results kept for their instances' next turns
 	// (results.go).
@@ -54,7 +56,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts, locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
+	s := &Store{lock: lock, opts: opts, run: newRun(), locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.open(path); err != nil {
 		close(s.writerDone)
 		s.Close()

@@ -32,7 +32,7 @@ func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 			if err == nil {
 				s.forgetResults(c.InstanceID, resultTasks(c.Consumed))
 			}
-			s.locks.committed(c.InstanceID, c.LockToken, err == nil)
+			s.locks.written(c.InstanceID, c.LockToken, err == nil)
 		})
 	}
 	if err != nil {
@@ -72,7 +72,7 @@ func (t commitTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, fmt.Errorf("instance %q %w", id, store.ErrNotFound)
 	}
-	if err == nil && t.s.locks.commit(id, t.token) {
+	if err == nil && t.s.locks.write(id, t.token) {
 		l.Token = &t.token
 	}
 	if parent.Valid {
@@ -90,7 +90,7 @@ func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int
 			last_event_id = ?, attempt = 1, counted_run = ?, persistent_taken = persistent_taken + ?
 		WHERE id = ?`,
 		string(c.Status), sqlstore.NullIfEmpty(c.Result), sqlstore.EncodeFailure(c.Failure), c.CustomStatus, sqlstore.Nanos(c.Now),
-		lastEventID, t.s.locks.run, persistentTaken, c.InstanceID)
+		lastEventID, t.s.run, persistentTaken, c.InstanceID)
 	return err
 }
 
@@ -101,7 +101,7 @@ func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibl
 
 func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun.
-	return insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule, t.s.locks.run)
+	return insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule, t.s.run)
 }
 
 func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
@@ -171,7 +171,7 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 		return nil
 	}
 	tx := t.tx
-	held, err := heldList(t.s.leases.held(sqlstore.Nanos(now), false))
+	held, err := idList(t.s.leases.held(sqlstore.Nanos(now), false))
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 	for i, a := range tasks {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms, attempt, counted_run)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds(), t.s.locks.run); err != nil {
+			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds(), t.s.run); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}
@@ -199,7 +199,7 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 // the activity tasks no worker holds at now (with anyLease, that no worker
 // has a lease of, expired or not).
 func (t writeTx) exceptHeld(ctx context.Context, now int64, anyLease bool, statement string, args ...any) error {
-	held, err := heldList(t.s.leases.held(now, anyLease))
+	held, err := idList(t.s.leases.held(now, anyLease))
 	if err == nil {
 		_, err = t.tx.ExecContext(ctx, statement+` AND id NOT IN (SELECT value FROM json_each(?))`, append(args, held)...)
 	}
@@ -220,7 +220,7 @@ func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, attempt = 1, counted_run = ?,
 			persistent_taken = 0
 		WHERE id = ?`,
-		string(engine.StatusPending), sqlstore.NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, sqlstore.Nanos(c.Now), t.s.locks.run, c.InstanceID)
+		string(engine.StatusPending), sqlstore.NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, sqlstore.Nanos(c.Now), t.s.run, c.InstanceID)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 			finished = append(finished, t)
 		case len(t.item.Messages) == 0:
 			empty = append(empty, t) // a turn took them since nextInstances looked
-		case !t.counted || t.run != s.locks.run:
+		case !t.counted || t.run != s.run:
 			uncounted = append(uncounted, t)
 		}
 	}
@@ -129,7 +129,7 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 			continue
 		}
 		t.item.Attempt = int(t.attempt)
-		if !t.counted || t.run != s.locks.run {
+		if !t.counted || t.run != s.run {
 			t.item.Attempt++
 		}
 		items = append(items, t.item)
@@ -140,7 +140,7 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 // unlockAll undoes the locks of instances lockSome hands out no work of.
 func (s *Store) unlockAll(ts []*taken) {
 	for _, t := range ts {
-		s.locks.unlock(t.item.Instance.ID, t.item.LockToken, t.counted)
+		s.locks.undo(t.item.Instance.ID, t.item.LockToken, t.counted)
 	}
 }
 
