@@ -27,6 +27,11 @@ type live struct {
 	historyBytes uint64
 	exec         *engine.Execution
 	guest        *orchestrationGuest
+	// resident is its guest's memory as last measured, when the linear
+	// memory was residentOf bytes, and turns how many turns it has been put
+	// back since (memory).
+	resident, residentOf uint64
+	turns                int
 }
 
 // continues reports whether l has applied exactly the persisted history
@@ -153,14 +158,26 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) 
 
 // memory is what l holds: the pages of its guest's linear memory that are
 // its own (a page of the snapshot it only read is shared), what wazero
-// keeps for it on Go's heap, and its history.
+// keeps for it on Go's heap, and its history. The pages are counted
+// afresh when the linear memory has grown and every remeasureEvery turns,
+// not after every turn: counting reads the kernel's page table for the
+// whole memory, which cost a sequence of activities 7% of its CPU.
 func (l *live) memory() uint64 {
 	var n uint64
 	if l.guest != nil {
-		n = l.guest.inst.Resident() + instanceOverhead
+		if size := l.guest.inst.MemorySize(); size != l.residentOf || l.turns%remeasureEvery == 0 {
+			l.resident, l.residentOf = l.guest.inst.Resident(), size
+		}
+		l.turns++
+		n = l.resident + instanceOverhead
 	}
 	return n + l.historyBytes
 }
+
+// remeasureEvery is how many turns the cache counts an instance's pages
+// once in while its memory does not grow. A Go guest's turns reuse its
+// heap, so what the count misses in between is a few pages.
+const remeasureEvery = 16
 
 // instanceOverhead is what a wasm instance of a Go guest costs on the
 // host's own heap: wazero's function references and tables, about 180 KiB

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/internal/sandbox"
 )
 
 // TestLiveCacheBoundsMemory keeps live instances within the memory bound,
@@ -43,6 +44,40 @@ func TestLiveCacheBoundsMemory(t *testing.T) {
 	if c.take("huge") != nil || c.memory > c.maxMemory {
 		t.Fatalf("an instance bigger than the whole bound was kept; %d bytes held, bound %d", c.memory, c.maxMemory)
 	}
+}
+
+// pages is a sandbox.Instance that reports its memory, and counts how
+// often its pages were counted.
+type pages struct {
+	sandbox.Instance
+	size, resident uint64
+	counted        int
+}
+
+func (p *pages) MemorySize() uint64 { return p.size }
+func (p *pages) Resident() uint64   { p.counted++; return p.resident }
+
+// TestLiveMemoryCountsPagesSometimes: the cache counts a guest's pages on
+// its first put, when its linear memory has grown, and every
+// remeasureEvery turns, and otherwise reuses the last count.
+func TestLiveMemoryCountsPagesSometimes(t *testing.T) {
+	p := &pages{size: 4 << 20, resident: 100 << 10}
+	l := &live{guest: &orchestrationGuest{wasmGuest: &wasmGuest{inst: p}}}
+	want := func(counted int, resident uint64) {
+		t.Helper()
+		if got := l.memory(); p.counted != counted || got != resident+instanceOverhead {
+			t.Fatalf("memory() = %d after %d counts of the pages; want %d after %d", got, p.counted, resident+instanceOverhead, counted)
+		}
+	}
+	want(1, 100<<10)
+	p.resident = 120 << 10
+	for range remeasureEvery - 1 {
+		want(1, 100<<10)
+	}
+	want(2, 120<<10)
+	p.size, p.resident = 8<<20, 3<<20
+	want(3, 3<<20)
+	want(3, 3<<20)
 }
 
 // TestLiveCacheReplacesAnInstanceKeptTwice: putting a second live instance

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/durabox/durabox/engine"
@@ -67,7 +68,7 @@ func helloThroughput(c *config, commits float64) error {
 	if _, err := b.runOne("Greeting", "warm-up", "world", "Hello, world!"); err != nil {
 		return err
 	}
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	writes, transactions := b.writes.Load(), b.transactions.Load()
 	latencies, _, err := hellos(c.hello, []*host.Host{b.h})
 	if err != nil {
@@ -76,6 +77,10 @@ func helloThroughput(c *config, commits float64) error {
 	elapsed := time.Since(start)
 	rate := float64(c.hello) / elapsed.Seconds()
 	report("hello_throughput", rate, "orch/s")
+	// What each orchestration cost the machine's CPUs (the process's user
+	// and system time, the clients starting and waiting included): with
+	// two CPUs, the throughput can be no more than 2 s over it.
+	report("hello_cpu_per_orch", us(cpuTime()-cpu)/float64(c.hello), "us")
 	report("hello_per_commit", rate/commits, "orch/commit")
 	// What each orchestration asked of the one writer: its writes, and
 	// the transactions (each a sync at full) they shared.
@@ -152,10 +157,12 @@ func sequential(c *config, commits float64) error {
 	}
 	defer b.close()
 	n := c.sequential
+	cpu := cpuTime()
 	total, err := b.runOne("Sequential", "sequential", n, n*(n-1)/2)
 	if err != nil {
 		return err
 	}
+	spent := cpuTime() - cpu
 	history, err := b.h.History(context.Background(), "sequential")
 	if err != nil {
 		return err
@@ -174,6 +181,7 @@ func sequential(c *config, commits float64) error {
 	early, late := round(min(100, n-101)), round(n-101)
 	report("sequential_total", total.Seconds(), "s")
 	report("sequential_per_activity", ms(total)/float64(n), "ms")
+	report("sequential_cpu_per_activity", us(spent)/float64(n), "us")
 	report("sequential_activities_per_commit", float64(n)/total.Seconds()/commits, "activities/commit")
 	report("sequential_round_early", ms(early), "ms")
 	report("sequential_round_late", ms(late), "ms")
@@ -400,4 +408,13 @@ func cpuHeavyStep(c *config, _ float64) error {
 	slices.Sort(times)
 	report("cpu_heavy_step_100M", ms(times[2]), "ms")
 	return nil
+}
+
+// cpuTime is the CPU time the process has used so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

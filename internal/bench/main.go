@@ -201,6 +201,9 @@ func report(name string, value float64, unit string) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// us is d in microseconds.
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
 // bench is a host running on its own SQLite file in the run's directory.
 type bench struct {
 	st   *sqlite.Store

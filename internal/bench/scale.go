@@ -87,7 +87,7 @@ func waiting(c *config, commits float64) error {
 	perm := rand.New(rand.NewPCG(1, 2)).Perm(c.waiting)
 	chosen, alone := perm[:c.wake], perm[c.wake:min(c.wake+wokenAlone, c.waiting)]
 	raised := make([]time.Time, c.wake)
-	start = time.Now()
+	start, cpu := time.Now(), cpuTime()
 	if err := each(c.wake, func(i int) error {
 		raised[i] = time.Now()
 		return b.h.Raise(ctx, id(chosen[i]), "Wake", json.RawMessage(`"up"`), false)
@@ -105,7 +105,7 @@ func waiting(c *config, commits float64) error {
 		}
 		latencies[i] = inst.UpdatedAt.Sub(raised[i])
 	}
-	woken := time.Since(start)
+	woken, spent := time.Since(start), cpuTime()-cpu
 	missesAfter, err := counter(b.h, "durabox_live_cache_misses_total")
 	if err != nil {
 		return err
@@ -113,6 +113,7 @@ func waiting(c *config, commits float64) error {
 	slices.Sort(latencies)
 	report("wake_rate", float64(c.wake)/woken.Seconds(), "wake-ups/s")
 	report("wake_per_commit", float64(c.wake)/woken.Seconds()/commits, "wake-ups/commit")
+	report("wake_cpu_per_wake", us(spent)/float64(c.wake), "us")
 	report("wake_uncached", (missesAfter-missesBefore)/float64(c.wake), "fraction")
 	report("wake_latency_p50", ms(latencies[len(latencies)/2]), "ms")
 	report("wake_latency_p99", ms(latencies[len(latencies)*99/100]), "ms")
