@@ -168,7 +168,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()
 	}
-	h.changed.Notify()
+	h.changed.notify(inst.ID)
 }
 
 // stopAttempts stops the activity attempts whose result nobody will take
@@ -233,7 +233,7 @@ func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.F
 	h.metrics.finished.WithLabelValues(item.Instance.Name, string(engine.StatusFailed)).Inc()
 	h.opts.Logger.Error("instance failed: its turn cannot run", "instance", item.Instance.ID, "failure", failure.Message)
 	h.orchestrationWork.Notify()
-	h.changed.Notify()
+	h.changed.notify(item.Instance.ID)
 }
 
 // fresh starts a live instance that has applied nothing, drawing from seed,

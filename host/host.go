@@ -35,7 +35,7 @@ type Host struct {
 	// orchestrationWork wakes the orchestration dispatchers, activityWork the
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
-	changed                         *signal
+	changed                         *changes
 	// state is where Run is: notRunning, warming, running or stopped.
 	state atomic.Int32
 }
@@ -63,7 +63,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		reg:               newRegistry(rt, st, opts.ActivationTimeout),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		attempts:          newAttempts(),
-		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newSignal(),
+		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),
 	}
 	h.pool = newActivityPool(h)
 	if err := h.metrics.register(h); err != nil {
@@ -362,22 +362,34 @@ func (h *Host) enqueued(ctx context.Context, id, op string, err error) error {
 // looks every sharedPoll, for an instance another host ran.
 func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
 	for {
-		changed := h.changed.C()
-		inst, err := h.Instance(context.WithoutCancel(ctx), id)
-		if err != nil || inst.Status.IsTerminal() {
+		inst, done, err := h.awaitChange(ctx, id)
+		if done || err != nil {
 			return inst, err
 		}
-		var poll <-chan time.Time
-		if h.opts.Shared {
-			poll = time.After(sharedPoll)
-		}
-		select {
-		case <-ctx.Done():
-			return inst, nil
-		case <-changed:
-		case <-poll:
-		}
 	}
+}
+
+// awaitChange reads instance id and, unless it has finished, waits until
+// it changes, a poll is due on a shared store, or ctx is done (done: stop
+// waiting).
+func (h *Host) awaitChange(ctx context.Context, id string) (inst store.Instance, done bool, err error) {
+	changed, stop := h.changed.watch(id)
+	defer stop()
+	inst, err = h.Instance(context.WithoutCancel(ctx), id)
+	if err != nil || inst.Status.IsTerminal() {
+		return inst, true, err
+	}
+	var poll <-chan time.Time
+	if h.opts.Shared {
+		poll = time.After(sharedPoll)
+	}
+	select {
+	case <-ctx.Done():
+		return inst, true, nil
+	case <-changed:
+	case <-poll:
+	}
+	return inst, false, nil
 }
 
 // sharedPoll is how often a host on a shared store looks for changes

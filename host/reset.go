@@ -94,7 +94,7 @@ func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (c
 	h.opts.Logger.Info("instance reset", "instance", id, "execution", inst.ExecutionID+1, "toEvent", req.ToEvent, "module", short(mod.Hash))
 	h.orchestrationWork.Notify()
 	h.activityWork.Notify()
-	h.changed.Notify()
+	h.changed.notify(id)
 	out.Done = true
 	return out, nil
 }

@@ -2,28 +2,52 @@ package host
 
 import "sync"
 
-// signal wakes every goroutine waiting on it: waiters take C, and Notify
-// closes it and makes a new one.
-type signal struct {
-	mu sync.Mutex
-	c  chan struct{}
+// changes wakes the goroutines waiting for an instance to change: a Wait
+// caller is woken by a change of its own instance, not by every commit of
+// every instance, which woke each of n waiters (and had each read its
+// instance again) n times as often as it had to.
+type changes struct {
+	mu  sync.Mutex
+	ids map[string]*watchers
 }
 
-func newSignal() *signal { return &signal{c: make(chan struct{})} }
-
-// C returns a channel closed at the next Notify.
-func (s *signal) C() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.c
+// watchers are the goroutines watching one instance: c is closed at its
+// next change, n counts them.
+type watchers struct {
+	c chan struct{}
+	n int
 }
 
-// Notify wakes everyone waiting.
-func (s *signal) Notify() {
-	s.mu.Lock()
-	close(s.c)
-	s.c = make(chan struct{})
-	s.mu.Unlock()
+func newChanges() *changes { return &changes{ids: map[string]*watchers{}} }
+
+// watch returns a channel closed at the next change of instance id, and
+// the function that stops watching, which the caller must call.
+func (c *changes) watch(id string) (changed <-chan struct{}, stop func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.ids[id]
+	if w == nil {
+		w = &watchers{c: make(chan struct{})}
+		c.ids[id] = w
+	}
+	w.n++
+	return w.c, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if w.n--; w.n == 0 && c.ids[id] == w {
+			delete(c.ids, id)
+		}
+	}
+}
+
+// notify wakes the goroutines watching instance id.
+func (c *changes) notify(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := c.ids[id]; w != nil {
+		close(w.c)
+		delete(c.ids, id)
+	}
 }
 
 // wakeup wakes one of the workers waiting for work: Notify leaves a token

@@ -264,16 +264,17 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.Up
 		case errors.Is(err, store.ErrChanged) && try == moveTries:
 			return skip("its history went on each of the %d times it was about to move; upgrade it again", moveTries)
 		case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrChanged):
-			u.h.awaitTurn(ctx, time.Duration(try)*50*time.Millisecond)
+			u.h.awaitTurn(ctx, cur.ID, time.Duration(try)*50*time.Millisecond)
 		default:
 			return skip("%v", err)
 		}
 	}
 }
 
-// awaitTurn waits until a turn commits (an instance moves), for at most d.
-func (h *Host) awaitTurn(ctx context.Context, d time.Duration) {
-	changed := h.changed.C()
+// awaitTurn waits until a turn of instance id commits, for at most d.
+func (h *Host) awaitTurn(ctx context.Context, id string, d time.Duration) {
+	changed, stop := h.changed.watch(id)
+	defer stop()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
