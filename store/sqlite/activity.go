@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +78,7 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 		return nil, err
 	}
 	if len(uncounted) > 0 {
-		err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err := s.writeUnsynced(ctx, func(ctx context.Context, tx txConn) error {
 			for _, t := range uncounted {
 				if _, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET attempt = attempt + 1 WHERE id = ?`, t.w.ID); err != nil {
 					return fmt.Errorf("count the delivery of activity %d: %w", t.w.ID, err)
@@ -158,7 +157,7 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 	}
 	// Too large to keep: written as a message at once.
 	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
-		fn: func(ctx context.Context, tx *sql.Tx) error {
+		fn: func(ctx context.Context, tx txConn) error {
 			if !s.leases.write(w.ID, w.LockToken) {
 				return lost
 			}

@@ -18,7 +18,7 @@ import (
 // wrapping store.ErrInstanceExists if the id is taken, or store.ErrNotFound
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx txConn) error {
 		return insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil, s.run)
 	})
 	if err != nil {
@@ -34,7 +34,7 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 // if the id is taken, or store.ErrNotFound if the module is not deployed.
 // Its first delivery is counted in advance, by the store's run run
 // (locks.go).
-func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, visible int64, parent, parentSchedule any, run int64) error {
+func insertInstance(ctx context.Context, tx txConn, n store.NewInstance, visible int64, parent, parentSchedule any, run int64) error {
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id, attempt, counted_run)
 		SELECT ?, ?, hash, 1, ?, ?, ?, ?, ?, ?, 1, ? FROM modules WHERE hash = ?
@@ -51,7 +51,7 @@ func insertInstance(ctx context.Context, tx *sql.Tx, n store.NewInstance, visibl
 }
 
 // whyNotInserted says why insertInstance inserted nothing.
-func whyNotInserted(ctx context.Context, tx *sql.Tx, n store.NewInstance) error {
+func whyNotInserted(ctx context.Context, tx txConn, n store.NewInstance) error {
 	var taken bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM instances WHERE id = ?)`, n.ID).Scan(&taken); err != nil {
 		return err
@@ -191,7 +191,7 @@ func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev eng
 // enqueueFor adds a message at now for an instance that has not finished;
 // with max > 0, a persistent event within max.
 func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max int, now time.Time) error {
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx txConn) error {
 		return sqlstore.EnqueueFor(ctx, writeTx{tx, s}, id, ev, max, now)
 	})
 	if err != nil {

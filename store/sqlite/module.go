@@ -16,10 +16,10 @@ import (
 // when zero).
 func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	r := sqlstore.EncodeModule(m, time.Now())
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return putModule(ctx, tx, m, r) })
+	return s.write(ctx, func(ctx context.Context, tx txConn) error { return putModule(ctx, tx, m, r) })
 }
 
-func putModule(ctx context.Context, tx *sql.Tx, m store.Module, r sqlstore.ModuleRow) error {
+func putModule(ctx context.Context, tx txConn, m store.Module, r sqlstore.ModuleRow) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO modules (hash, wasm, orchestrations, activities, env, deployed_at, seq)
 		VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM modules))
@@ -123,7 +123,7 @@ func (s *Store) ModulesWithWork(ctx context.Context) ([]string, error) {
 // store.ErrNotFound, or store.ErrModuleInUse saying how many instances
 // run on it.
 func (s *Store) DeleteModule(ctx context.Context, hash string) error {
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.DeleteModule(ctx, writeTx{tx, s}, hash) })
+	err := s.write(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.DeleteModule(ctx, writeTx{tx, s}, hash) })
 	if err != nil {
 		return fmt.Errorf("sqlite: delete module %s: %w", hash, err)
 	}

@@ -15,7 +15,7 @@ import (
 // to m.To and appends m.Event to its history, in one transaction, if the
 // instance is as m expects and no turn holds it.
 func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
-	err := s.writeThen(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.MoveInstance(ctx, writeTx{tx, s}, m) },
+	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.MoveInstance(ctx, writeTx{tx, s}, m) },
 		func(err error) { s.locks.operated(m.InstanceID, err == nil, false) })
 	if err != nil {
 		return fmt.Errorf("sqlite: move instance %q to module %s: %w", m.InstanceID, m.To, err)

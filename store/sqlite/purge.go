@@ -18,7 +18,7 @@ import (
 // if the instance has not finished, or store.ErrNotFound if it does not
 // exist.
 func (s *Store) Purge(ctx context.Context, id string) error {
-	if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.Purge(ctx, writeTx{tx, s}, id) }); err != nil {
+	if err := s.write(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.Purge(ctx, writeTx{tx, s}, id) }); err != nil {
 		return fmt.Errorf("sqlite: purge %q: %w", id, err)
 	}
 	return nil
@@ -62,7 +62,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 	w.Add(sqlstore.Finished)
 	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.Arg(max)
 	var ids []string
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx txConn) error {
 		ids = nil
 		rows, err := tx.QueryContext(ctx, query, w.Args...)
 		if err != nil {
@@ -99,7 +99,7 @@ func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int)
 		id       int64
 	}
 	var old []execution
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx txConn) error {
 		old = nil
 		rows, err := tx.QueryContext(ctx, `SELECT instance_id, execution_id FROM continued_executions WHERE ended_at < ? ORDER BY ended_at LIMIT ?`, sqlstore.Nanos(before), max)
 		if err != nil {

@@ -15,7 +15,7 @@ import (
 // history, in one transaction, if the instance is as r expects and no turn
 // holds it.
 func (s *Store) ResetInstance(ctx context.Context, r store.Reset) error {
-	err := s.writeThen(ctx, func(ctx context.Context, tx *sql.Tx) error { return sqlstore.ResetInstance(ctx, writeTx{tx, s}, r) },
+	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.ResetInstance(ctx, writeTx{tx, s}, r) },
 		func(err error) { s.locks.operated(r.InstanceID, err == nil, true) })
 	if err != nil {
 		return fmt.Errorf("sqlite: reset instance %q: %w", r.InstanceID, err)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"sync"
@@ -191,7 +190,7 @@ func (s *Store) withResults(ctx context.Context, tx querier, t *taken, now time.
 
 // dropResults removes the tasks of results nothing will take, in the write
 // tx runs (whose commit must be followed by forgetResults).
-func dropResults(ctx context.Context, tx *sql.Tx, tasks []int64) error {
+func dropResults(ctx context.Context, tx txConn, tasks []int64) error {
 	for _, task := range tasks {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE id = ?`, task); err != nil {
 			return fmt.Errorf("drop the result of activity %d: %w", task, err)

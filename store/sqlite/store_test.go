@@ -288,3 +288,30 @@ func TestReadsAfterCloseFailCleanly(t *testing.T) {
 		t.Errorf("closing a closed store: %v", err)
 	}
 }
+
+// TestReadsRefuseACancelledContext: reads run detached from their
+// context's cancellation (readPool), but one whose context has already
+// ended does not run.
+func TestReadsRefuseACancelledContext(t *testing.T) {
+	s, _ := openTest(t)
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w"), Orchestrations: []string{"O"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateInstance(ctx, store.NewInstance{ID: "a", Name: "O", ModuleHash: "h1", Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.GetInstance(cancelled, "a"); !errors.Is(err, context.Canceled) {
+		t.Errorf("GetInstance with a cancelled context: %v; want context.Canceled", err)
+	}
+	if _, err := s.HasWork(cancelled, "a", t0); !errors.Is(err, context.Canceled) {
+		t.Errorf("HasWork with a cancelled context: %v; want context.Canceled", err)
+	}
+	if items, err := s.LockNextInstances(cancelled, t0, time.Minute, 1); !errors.Is(err, context.Canceled) || len(items) != 0 {
+		t.Errorf("LockNextInstances with a cancelled context: %d items, %v; want none and context.Canceled", len(items), err)
+	}
+	if item, err := lockNext(s, t0, time.Minute); err != nil || item == nil || item.Instance.ID != "a" {
+		t.Fatalf("after the cancelled fetch, the instance is not there to lock: %v, %v", item, err)
+	}
+}

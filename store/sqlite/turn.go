@@ -26,7 +26,7 @@ func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 	// waits for.
 	payloads, err := encodeEvents(c.NewEvents)
 	if err == nil {
-		err = s.writeThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err = s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
 			return sqlstore.CommitTurn(ctx, commitTx{writeTx{tx, s}, c.LockToken, c.NewEvents, payloads}, c)
 		}, func(err error) {
 			if err == nil {
@@ -245,7 +245,7 @@ func (t writeTx) Requeue(ctx context.Context, id string, left []leftover) error 
 // execution of parent started (all its executions if execution is 0), so
 // that they no longer report to it. Only an execution whose history
 // starts a child looks for them: instances has no index on parent_id.
-func detachChildren(ctx context.Context, tx *sql.Tx, parent string, execution int64, set string) error {
+func detachChildren(ctx context.Context, tx txConn, parent string, execution int64, set string) error {
 	var started bool
 	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM history WHERE instance_id = ?1 AND (?2 = 0 OR execution_id = ?2)
 		AND json_extract(payload, '$.kind') = ?3)`, parent, execution, string(engine.SubOrchestrationScheduled)).Scan(&started)

@@ -93,7 +93,7 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 	}
 	s.unlockAll(empty)
 	if len(finished) > 0 || len(uncounted) > 0 || stale {
-		err := s.writeUnsynced(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err := s.writeUnsynced(ctx, func(ctx context.Context, tx txConn) error {
 			for _, t := range locked {
 				if err := dropResults(ctx, tx, t.stale); err != nil {
 					return err
@@ -150,11 +150,12 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 	if len(locked) == 0 {
 		return nil
 	}
-	tx, err := s.readers.BeginTx(ctx, nil)
+	tx, end, err := s.readers.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer end()
+	ctx = context.WithoutCancel(ctx)
 	for _, t := range locked {
 		id := t.item.Instance.ID
 		t.item.Instance, err = scanInstance(tx.QueryRowContext(ctx, `SELECT `+instanceColumns+`, last_event_id, attempt, counted_run FROM instances WHERE id = ?`, id),

@@ -3,12 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/durabox/durabox/store"
+	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 // Group commit. Every write runs on the writer goroutine, which owns the
@@ -42,7 +44,7 @@ var errClosed = errors.New("sqlite: the store is closed")
 
 // writeFunc is one write: it runs inside the batch's transaction and must
 // not commit or roll it back.
-type writeFunc func(ctx context.Context, tx *sql.Tx) error
+type writeFunc func(ctx context.Context, tx txConn) error
 
 type writeOp struct {
 	fn writeFunc
@@ -118,30 +120,21 @@ func (s *Store) commitBatch(batch []*writeOp) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
 	began := time.Now()
-	err := func() error {
-		if err := s.setSync(ctx, !slices.ContainsFunc(batch, func(op *writeOp) bool { return !op.unsynced })); err != nil {
-			return err
-		}
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
+	err := s.inWriteTx(ctx, !slices.ContainsFunc(batch, func(op *writeOp) bool { return !op.unsynced }), func(c txConn) (bool, error) {
 		if len(batch) == 1 {
 			// Alone in its transaction, a write needs no savepoint: if it
 			// fails, rolling the transaction back undoes just it.
-			if errs[0] = batch[0].fn(ctx, tx); errs[0] != nil {
-				return nil
-			}
-			return tx.Commit()
+			errs[0] = batch[0].fn(ctx, c)
+			return errs[0] == nil, nil
 		}
 		for i, op := range batch {
-			if errs[i], err = savepoint(ctx, tx, op.fn); err != nil {
-				return err
+			var err error
+			if errs[i], err = savepoint(ctx, c, op.fn); err != nil {
+				return false, err
 			}
 		}
-		return tx.Commit()
-	}()
+		return true, nil
+	})
 	s.batches.Add(1)
 	for i, op := range batch {
 		if err != nil {
@@ -157,9 +150,54 @@ func (s *Store) commitBatch(batch []*writeOp) {
 	}
 }
 
-// setSync sets what the next commit waits for: the store's durability, or,
-// for a batch of unsynced writes only, no sync at all.
-func (s *Store) setSync(ctx context.Context, unsyncedOnly bool) error {
+// inWriteTx runs fn in a transaction on the write connection, and commits
+// it if fn says so (rolls it back otherwise, or if fn fails). The store
+// begins and ends the transaction with statements of its own (txConn).
+// unsyncedOnly says no write in it need wait for a sync (setSync).
+func (s *Store) inWriteTx(ctx context.Context, unsyncedOnly bool, fn func(c txConn) (commit bool, err error)) (err error) {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, c.Close()) }()
+	if err := s.setSync(ctx, c, unsyncedOnly); err != nil {
+		return err
+	}
+	if _, err := c.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return err
+	}
+	commit, err := fn(c)
+	if err == nil && commit {
+		if _, err = c.ExecContext(ctx, `COMMIT`); err == nil {
+			return nil
+		}
+	}
+	if _, rollbackErr := c.ExecContext(ctx, `ROLLBACK`); rollbackErr != nil && inTransaction(c) {
+		// A connection left in a transaction would fail every write after
+		// it: let database/sql close it and open a fresh one, with the
+		// store's settings.
+		s.syncMode = s.opts.Durability.synchronous()
+		return errors.Join(err, fmt.Errorf("roll back: %w", rollbackErr), c.Raw(func(any) error { return driver.ErrBadConn }))
+	}
+	return err
+}
+
+// inTransaction reports whether c is in a transaction (or cannot tell).
+func inTransaction(c *sql.Conn) bool {
+	in := true
+	_ = c.Raw(func(dc any) error {
+		if conn, ok := dc.(*sqlite3.SQLiteConn); ok {
+			in = !conn.AutoCommit()
+		}
+		return nil
+	})
+	return in
+}
+
+// setSync sets what the next commit on c, the write connection, waits for:
+// the store's durability, or, for a batch of unsynced writes only, no sync
+// at all.
+func (s *Store) setSync(ctx context.Context, c *sql.Conn, unsyncedOnly bool) error {
 	mode := s.opts.Durability.synchronous()
 	if unsyncedOnly {
 		mode = DurabilityNormal.synchronous()
@@ -167,7 +205,7 @@ func (s *Store) setSync(ctx context.Context, unsyncedOnly bool) error {
 	if mode == s.syncMode {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, `PRAGMA synchronous = `+mode); err != nil {
+	if _, err := c.ExecContext(ctx, `PRAGMA synchronous = `+mode); err != nil {
 		return err
 	}
 	s.syncMode = mode
@@ -177,7 +215,7 @@ func (s *Store) setSync(ctx context.Context, unsyncedOnly bool) error {
 // savepoint runs fn in a savepoint of tx and undoes its changes if it
 // fails, returning fn's error; txErr is an error that leaves tx unusable,
 // which fails the whole batch.
-func savepoint(ctx context.Context, tx *sql.Tx, fn writeFunc) (fnErr, txErr error) {
+func savepoint(ctx context.Context, tx txConn, fn writeFunc) (fnErr, txErr error) {
 	if _, txErr = tx.ExecContext(ctx, `SAVEPOINT write`); txErr != nil {
 		return nil, txErr
 	}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,7 +85,7 @@ func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 		t.Helper()
 		var mode int
 		// The writer owns the connection: ask through a write.
-		if err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.write(ctx, func(ctx context.Context, tx txConn) error {
 			return tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode)
 		}); err != nil {
 			t.Fatal(err)
