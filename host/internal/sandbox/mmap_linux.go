@@ -41,12 +41,22 @@ func writtenPages(mem []byte) ([]uint64, error) {
 	}
 	set := make([]uint64, (n+63)/64)
 	for p := range n {
-		// Bit 63: present; bit 61: a page of a file (not yet written).
-		if e := binary.LittleEndian.Uint64(entries[p*8:]); e&(1<<63) != 0 && e&(1<<61) == 0 {
+		if written(binary.LittleEndian.Uint64(entries[p*8:])) {
 			set[p/64] |= 1 << (p % 64)
 		}
 	}
 	return set, nil
+}
+
+// written reports whether a page whose /proc/self/pagemap entry is e was
+// written: it is present and not a page of a file (bit 63 set, bit 61
+// clear), or it is in swap (bit 62), where only a page the process wrote
+// can be. A written page the system swapped out is still the instance's
+// own: missed, it would not be reset when the instance is reused, and the
+// next orchestration on it would see the last one's data.
+func written(e uint64) bool {
+	const present, swapped, file = 1 << 63, 1 << 62, 1 << 61
+	return e&swapped != 0 || e&present != 0 && e&file == 0
 }
 
 // pagemap is /proc/self/pagemap, opened once and read with pread from any
