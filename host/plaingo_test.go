@@ -12,13 +12,13 @@ import (
 )
 
 // TestGoroutinesOutsideTheSDKFailTheInstance runs orchestrations that use
-// their Context from goroutines started with a go statement, wait on
-// something outside the SDK or on nothing, or stop their goroutine, three
-// instances each, with their activities completing in the order they were
-// scheduled and in the reverse. Once nothing is left to run, every
-// instance must have ended, the same way whatever the order: Failed with
-// the message that names the cause, or (Branches, which uses ctx.Go)
-// Completed.
+// their Context from goroutines started with a go statement or from
+// finalizers, wait on something outside the SDK or on nothing, stop their
+// goroutine or a branch's, or panic in a branch, three instances each, with
+// their activities completing in the order they were scheduled and in the
+// reverse. Once nothing is left to run, every instance must have ended, the
+// same way whatever the order: Failed with the message that names the
+// cause, or (Branches, which uses ctx.Go) Completed.
 func TestGoroutinesOutsideTheSDKFailTheInstance(t *testing.T) {
 	wasm, err := guestbuild.Wasm("host/testdata/guests/plaingo")
 	if err != nil {
@@ -31,6 +31,7 @@ func TestGoroutinesOutsideTheSDKFailTheInstance(t *testing.T) {
 	}
 	const deadlock = "orchestration crashed applying event 1: it deadlocked: every goroutine is blocked; an orchestration may wait only on the SDK's futures " +
 		"(activities, timers, events, children, branches started with ctx.Go), never on a channel, a mutex or a WaitGroup: a branch runs only while the others wait on futures"
+	const goexit = "durabox: the orchestration called runtime.Goexit, which stops its goroutine without returning; return from the function instead"
 	tests := []struct {
 		orchestration, input string
 		// want is the failure's message, or the result when wantResult.
@@ -45,7 +46,10 @@ func TestGoroutinesOutsideTheSDKFailTheInstance(t *testing.T) {
 		{orchestration: "SelectNothing", input: `null`, want: engine.ErrWaitsOnNothing.Error()},
 		{orchestration: "Mutex", input: `null`, want: deadlock},
 		{orchestration: "WaitsForBranch", input: `null`, want: deadlock},
-		{orchestration: "Goexit", input: `null`, want: "durabox: the orchestration called runtime.Goexit, which stops its goroutine without returning; return from the function instead"},
+		{orchestration: "Collected", input: `null`, want: misuse("ctx.SetCustomStatus")},
+		{orchestration: "Goexit", input: `null`, want: goexit},
+		{orchestration: "BranchGoexit", input: `null`, want: goexit},
+		{orchestration: "BranchPanics", input: `null`, want: "panic in a branch: the branch panicked"},
 		{orchestration: "Branches", input: `3`, want: `["0","1","2"]`, wantResult: true},
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)

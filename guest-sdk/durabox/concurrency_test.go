@@ -2,6 +2,7 @@ package durabox
 
 import (
 	"reflect"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,29 @@ func init() {
 	RegisterOrchestration("Abandons", func(ctx *Context, _ any) (string, error) {
 		ctx.Go(func(ctx *Context) { ctx.CallActivity("Work", nil) })
 		return "done", nil
+	})
+	// Stops stops a unit without returning from it, by a panic or by
+	// runtime.Goexit (input "root panic", "branch goexit", …): the root
+	// itself, or the first of two branches started in the same step while
+	// the root waits for both.
+	RegisterOrchestration("Stops", func(ctx *Context, how string) (string, error) {
+		where, what, _ := strings.Cut(how, " ")
+		stop := func() {
+			if what == "goexit" {
+				goruntime.Goexit()
+			}
+			panic("stopped")
+		}
+		if where == "root" {
+			stop()
+		}
+		first := ctx.Go(func(ctx *Context) {
+			ctx.CallActivity("Before", nil)
+			stop()
+		})
+		second := ctx.Go(func(ctx *Context) { ctx.CallActivity("After", nil) })
+		_, err := All[any](first, second)
+		return "returned", err
 	})
 	RegisterOrchestration("Race", func(ctx *Context, _ any) (string, error) {
 		work := ctx.CallActivity("Work", nil)
@@ -144,6 +168,34 @@ func TestPlainGoroutineFailsTheOrchestration(t *testing.T) {
 	expect(t, "start", got, want)
 	if !strings.Contains(got[0].Failure.Details, "concurrency_test.go") {
 		t.Errorf("details do not show the goroutine's stack:\n%s", got[0].Failure.Details)
+	}
+}
+
+// TestAUnitThatStopsFailsTheOrchestration stops the root or a branch with
+// a panic or runtime.Goexit: the orchestration fails saying which, with
+// the unit's stack, nothing runs after (the other branch, started in the
+// same step, does not), and a later activation finds it ended.
+func TestAUnitThatStopsFailsTheOrchestration(t *testing.T) {
+	const goexit = "fail durabox: the orchestration called runtime.Goexit, which stops its goroutine without returning; return from the function instead"
+	tests := []struct {
+		how  string
+		want []string
+	}{
+		{"root panic", []string{"fail panic: stopped"}},
+		{"root goexit", []string{goexit}},
+		{"branch panic", []string{"Before", "fail panic in a branch: stopped"}},
+		{"branch goexit", []string{"Before", goexit}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.how, func(t *testing.T) {
+			rt := newRuntime()
+			got := rt.activate(activation(0, start("Stops", `"`+tt.how+`"`)))
+			expect(t, "start", got, tt.want...)
+			if details := got[len(got)-1].Failure.Details; !strings.Contains(details, "concurrency_test.go") {
+				t.Errorf("details do not show the unit's stack:\n%s", details)
+			}
+			expect(t, "after the end", rt.activate(activation(1, resolve(1, `null`))))
+		})
 	}
 }
 

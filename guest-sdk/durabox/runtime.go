@@ -133,7 +133,9 @@ func (rt *runtime) start(name string, input []byte) {
 // guard returns a unit's code, body, made to end the orchestration with a
 // failure if body panics (the message is prefix and the panic's value) or
 // calls runtime.Goexit (which would otherwise leave the unit's futures and
-// the orchestration waiting for ever).
+// the orchestration waiting for ever). A Goexit cannot be stopped once
+// begun, and the coroutine would pass it on to the scheduler when it ends:
+// the unit gives the turn back before it does, and is never resumed.
 func (rt *runtime) guard(prefix string, body func()) func() {
 	return func() {
 		returned := false
@@ -142,6 +144,7 @@ func (rt *runtime) guard(prefix string, body func()) func() {
 				rt.finish(nil, fmt.Errorf("%s: %v", prefix, r), string(debug.Stack()))
 			} else if !returned {
 				rt.finish(nil, errors.New("durabox: the orchestration called runtime.Goexit, which stops its goroutine without returning; return from the function instead"), string(debug.Stack()))
+				rt.sched.release()
 			}
 		}()
 		body()
@@ -188,13 +191,12 @@ func (rt *runtime) own(what string) {
 // called what, and stops that goroutine for good. The unit holding the
 // turn, if any, cannot be running while it does (guests have one thread),
 // so it is blocked outside the SDK and the scheduler waits for it: the
-// scheduler is let go, so that the activation ends with the failure.
+// scheduler is let go (release), so that the activation ends with the
+// failure.
 func (rt *runtime) misused(what string) {
 	rt.finish(nil, fmt.Errorf("durabox: %s was called from a goroutine the orchestration started with a go statement (or a finalizer): "+
 		"only the orchestration function and the branches it starts with ctx.Go may use its Context and futures, "+
 		"since they run one at a time in an order that replays; start the goroutine with ctx.Go, and wait for it with the future ctx.Go returns", what), string(debug.Stack()))
-	if rt.sched.current != nil {
-		rt.sched.back <- struct{}{}
-	}
+	rt.sched.release()
 	select {}
 }

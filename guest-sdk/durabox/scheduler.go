@@ -1,14 +1,20 @@
 package durabox
 
-import "slices"
+import (
+	"iter"
+	goruntime "runtime"
+	"slices"
+)
 
-// The scheduler runs orchestration code on goroutines, one at a time, so
+// The scheduler runs orchestration code as coroutines, one at a time, so
 // that the order of everything they do is a function of the activations
 // alone. Each unit (the orchestration's root function, and every branch
-// started with Context.Go) is a goroutine that runs only while it holds the
-// turn: the scheduler hands the turn over on the unit's wake channel and
-// waits on back until the unit parks (waiting on futures that are not
-// resolved yet) or finishes.
+// started with Context.Go) is a coroutine (iter.Pull) that runs only while
+// it holds the turn: the scheduler hands the turn over by resuming it, and
+// gets it back when the unit parks (waiting on futures that are not
+// resolved yet) or finishes. A coroutine switch costs a tenth of a hand-off
+// through channels in wasm (RATIONALE.md, "Why are an orchestration's units
+// coroutines…?").
 //
 // Work happens in rounds. A round takes the units runnable at its start,
 // ordered by their ids, and gives each one step; a unit made runnable during
@@ -16,20 +22,29 @@ import "slices"
 // guest is quiescent and the activation's commands are complete) or the
 // orchestration has ended. Ids are assigned by structure, not timing: the
 // root is [], its branches [0], [1], …, their branches [0 0], [0 1], ….
-// Only channel hand-offs are used (no select, no timers), so the scheduler
-// itself draws nothing from the runtime's random stream.
+// The scheduler uses no select and no timers, so it draws nothing from the
+// runtime's random stream.
+//
+// A coroutine switch does not pass through the Go scheduler, so after each
+// step the scheduler yields the thread (runtime.Gosched): goroutines the
+// orchestration started with a go statement, finalizers and the collector's
+// workers run there, as they did at every hand-off when the units were
+// goroutines.
 //
 // Only the unit holding the turn may use the SDK: every entry point checks
-// that its caller runs on that unit's goroutine (runtime.own). Wake
-// channels hold one hand-off, so the scheduler never blocks handing the
-// turn over, only waiting for it back: whenever another goroutine runs
-// during a round, the scheduler waits on back.
+// that its caller runs on that unit's coroutine (runtime.own). A unit that
+// stops without returning (runtime.Goexit), or another goroutine that
+// calls the SDK while a unit holds the turn, gives the turn back with
+// release, so that the scheduler, waiting for it, goes on.
 
 type unit struct {
-	id   []int
-	wake chan struct{}
-	// g identifies the goroutine the unit runs on (see goroutine), once it
-	// has started.
+	id []int
+	// resume runs the unit until it parks or finishes; park hands the turn
+	// back from inside it (iter.Pull's next and yield).
+	resume func() (struct{}, bool)
+	park   func(struct{}) bool
+	// g identifies the goroutine the unit's coroutine runs on (see
+	// goroutine), once it has started.
 	g uintptr
 	// branches counts the branches the unit started, to number the next.
 	branches int
@@ -38,32 +53,30 @@ type unit struct {
 }
 
 type scheduler struct {
-	back     chan struct{}
 	runnable []*unit
-	// current is the unit holding the turn.
+	// current is the unit holding the turn: the scheduler is inside its
+	// resume.
 	current *unit
 	// ended is set once the orchestration has ended: no unit runs after.
 	ended bool
 }
 
-func newScheduler() *scheduler {
-	return &scheduler{back: make(chan struct{})}
-}
+func newScheduler() *scheduler { return &scheduler{} }
 
 // spawn creates a unit that will run fn from the next round on: the root
-// when no unit runs, else a branch of the running unit.
+// when no unit runs, else a branch of the running unit. fn must not let a
+// panic or runtime.Goexit out (runtime.guard): iter.Pull would carry either
+// into the scheduler.
 func (s *scheduler) spawn(fn func()) {
-	u := &unit{wake: make(chan struct{}, 1)}
+	u := &unit{}
 	if p := s.current; p != nil {
 		u.id = append(slices.Clip(p.id), p.branches)
 		p.branches++
 	}
-	go func() {
-		u.g = goroutine()
-		<-u.wake
-		defer func() { s.back <- struct{}{} }()
+	u.resume, _ = iter.Pull(func(park func(struct{}) bool) {
+		u.g, u.park = goroutine(), park
 		fn()
-	}()
+	})
 	s.runnable = append(s.runnable, u)
 }
 
@@ -78,23 +91,36 @@ func (s *scheduler) run() {
 				break
 			}
 			s.current = u
-			u.wake <- struct{}{}
-			<-s.back
+			u.resume()
+			s.current = nil
+			goruntime.Gosched()
 		}
 	}
-	s.current = nil
 }
 
 // wait parks the running unit until one of fs resolves. It must be called
-// on that unit's goroutine.
+// on that unit's coroutine.
 func (s *scheduler) wait(fs []*Future) {
 	u := s.current
 	u.waiting = fs
 	for _, f := range fs {
 		f.waiters = append(f.waiters, u)
 	}
-	s.back <- struct{}{}
-	<-u.wake
+	u.park(struct{}{})
+}
+
+// release gives the turn back to the scheduler for good, from a goroutine
+// that must never run SDK code again: the unit holding it, as it stops
+// without returning, or another goroutine that called the SDK while the
+// unit was blocked outside it (the unit cannot be running: guests have one
+// thread). The caller takes the unit's place in its coroutine and stays
+// there, since the orchestration has ended and no unit is resumed after.
+// With no unit holding the turn, the scheduler is not waiting for it, and
+// release returns at once.
+func (s *scheduler) release() {
+	if u := s.current; u != nil {
+		u.park(struct{}{})
+	}
 }
 
 // wakeUnit makes a parked unit runnable, once, and forgets what it waited

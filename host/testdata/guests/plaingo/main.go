@@ -1,9 +1,9 @@
 // Command plaingo is a guest whose orchestrations use their Context from
-// goroutines started with a plain go statement instead of ctx.Go, or wait
-// on something outside the SDK, or stop their goroutine, the ways a
-// careless author would: each must fail its instance with a message that
-// says what to do instead, never leave it Running with nothing to wake it.
-// Branches does it right.
+// goroutines started with a plain go statement instead of ctx.Go or from
+// finalizers, or wait on something outside the SDK, or stop their goroutine
+// or a branch's, the ways a careless author would: each must fail its
+// instance with a message that says what to do instead, never leave it
+// Running with nothing to wake it. Branches does it right.
 package main
 
 import (
@@ -65,6 +65,23 @@ func init() {
 		runtime.GC()
 		return durabox.Call[string](ctx, "Echo", "collected")
 	})
+	// Collected sets the custom status from a finalizer that a collection
+	// the allocator started (not runtime.GC) queued, while the
+	// orchestration goes on: the finalizer runs when the Go scheduler next
+	// runs another goroutine.
+	durabox.RegisterOrchestration("Collected", func(ctx *durabox.Context, _ any) (string, error) {
+		garbage := new([64]byte)
+		runtime.SetFinalizer(garbage, func(*[64]byte) { ctx.SetCustomStatus("finalized") })
+		garbage = nil
+		var kept [][]byte
+		for i := range 1 << 15 {
+			if i%256 == 0 {
+				kept = nil
+			}
+			kept = append(kept, make([]byte, 1024))
+		}
+		return durabox.Call[string](ctx, "Echo", "collected")
+	})
 	// SelectNothing waits on no future at all.
 	durabox.RegisterOrchestration("SelectNothing", func(ctx *durabox.Context, _ any) (int, error) {
 		return ctx.Select(), nil
@@ -91,6 +108,19 @@ func init() {
 	durabox.RegisterOrchestration("Goexit", func(ctx *durabox.Context, _ any) (string, error) {
 		runtime.Goexit()
 		return "", nil
+	})
+	// BranchGoexit ends a branch's goroutine without returning, while the
+	// orchestration waits for the branch.
+	durabox.RegisterOrchestration("BranchGoexit", func(ctx *durabox.Context, _ any) (string, error) {
+		return "", ctx.Go(func(*durabox.Context) { runtime.Goexit() }).Get(nil)
+	})
+	// BranchPanics panics in a branch, after the branch has waited on an
+	// activity.
+	durabox.RegisterOrchestration("BranchPanics", func(ctx *durabox.Context, _ any) (string, error) {
+		return "", ctx.Go(func(ctx *durabox.Context) {
+			durabox.Call[string](ctx, "Echo", "before")
+			panic("the branch panicked")
+		}).Get(nil)
 	})
 	// Branches is the right way: ctx.Go, joined through the futures Go
 	// returns.
