@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -144,11 +143,9 @@ func (r readPool) begin(ctx context.Context) (txConn, func(), error) {
 		return nil, nil, err
 	}
 	return c, func() {
-		if _, err := c.ExecContext(ctx, `ROLLBACK`); err != nil {
-			// Let database/sql close the connection rather than reuse it
-			// in a transaction.
-			c.Raw(func(any) error { return driver.ErrBadConn })
-		}
+		// A read has nothing to undo, and a failed rollback leaves no
+		// connection in a transaction (rollback discards it).
+		_ = rollback(ctx, c)
 		c.Close()
 	}, nil
 }

@@ -172,14 +172,24 @@ func (s *Store) inWriteTx(ctx context.Context, unsyncedOnly bool, fn func(c txCo
 			return nil
 		}
 	}
-	if _, rollbackErr := c.ExecContext(ctx, `ROLLBACK`); rollbackErr != nil && inTransaction(c) {
-		// A connection left in a transaction would fail every write after
-		// it: let database/sql close it and open a fresh one, with the
-		// store's settings.
+	if rollbackErr := rollback(ctx, c); rollbackErr != nil {
+		// database/sql opens a fresh connection, with the store's
+		// settings.
 		s.syncMode = s.opts.Durability.synchronous()
-		return errors.Join(err, fmt.Errorf("roll back: %w", rollbackErr), c.Raw(func(any) error { return driver.ErrBadConn }))
+		return errors.Join(err, rollbackErr)
 	}
 	return err
+}
+
+// rollback rolls back c's transaction. If that fails and c is still in a
+// transaction, which would fail every use of c after it, it has
+// database/sql discard c, and returns why.
+func rollback(ctx context.Context, c *sql.Conn) error {
+	_, err := c.ExecContext(ctx, `ROLLBACK`)
+	if err == nil || !inTransaction(c) {
+		return nil
+	}
+	return errors.Join(fmt.Errorf("roll back: %w", err), c.Raw(func(any) error { return driver.ErrBadConn }))
 }
 
 // inTransaction reports whether c is in a transaction (or cannot tell).
