@@ -44,16 +44,17 @@
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //
-// Writes are group-committed: one goroutine owns the write connection, and
-// the writes that arrive while a transaction is being made durable share
-// the next one, each in a savepoint of its own (a write that fails undoes
-// only itself). A write returns once its transaction is durable, so with
-// many workers the store makes far more writes per second than the disk
-// makes syncs, and never acknowledges one before it is on disk. Reads use
-// their own connections and see the last commit without waiting for the
-// writer. Options.OnCommit, when set, is told of each transaction (how
-// many writes it held, how long it took): a host's metrics, which the
-// store does not know.
+// Writes are group-committed: one writer at a time owns the write
+// connection (the caller whose write finds none under way commits it
+// itself, on its own goroutine: write.go), and the writes that arrive
+// while a transaction is being made durable share the next one, each in a
+// savepoint of its own (a write that fails undoes only itself). A write
+// returns once its transaction is durable, so with many workers the store
+// makes far more writes per second than the disk makes syncs, and never
+// acknowledges one before it is on disk. Reads use their own connections
+// and see the last commit without waiting for the writer. Options.OnCommit,
+// when set, is told of each transaction (how many writes it held, how long
+// it took): a host's metrics, which the store does not know.
 //
 // Usage:
 //

@@ -37,8 +37,9 @@ type Options struct {
 	Logger *slog.Logger
 	// OnCommit, when set, is told of every write transaction the store
 	// commits or fails to: how many writes it held and how long it took
-	// (a host's metrics). It runs on the store's one writer goroutine,
-	// between two commits, so it must return at once. Nil means none.
+	// (a host's metrics). It runs on the goroutine of the caller that
+	// committed the batch, one commit at a time, between two commits, so it
+	// must return at once. Nil means none.
 	OnCommit func(store.CommitStats)
 }
 

@@ -17,7 +17,7 @@ import (
 
 // Store is a store.Store on one SQLite file.
 type Store struct {
-	// db is the write connection, used by the writer goroutine only
+	// db is the write connection, used by one writer at a time only
 	// (write.go) once the store is open; reads go to readers.
 	db      *sql.DB
 	readers readPool
@@ -32,10 +32,9 @@ type Store struct {
 	leases  *activityLeases
 	results *results
 
-	writes     chan *writeOp
-	stop       chan struct{}
-	closing    sync.Once
-	writerDone chan struct{}
+	writers writers
+	stop    chan struct{}
+	closing sync.Once
 	// batches counts committed write transactions.
 	batches atomic.Int64
 	// syncMode is the write connection's PRAGMA synchronous, as the writer
@@ -56,13 +55,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts, run: newRun(), locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), writes: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{})}
+	s := &Store{lock: lock, opts: opts, run: newRun(), locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), stop: make(chan struct{})}
+	s.writers.idle = sync.NewCond(&s.writers.mu)
 	if err := s.open(path); err != nil {
-		close(s.writerDone)
 		s.Close()
 		return nil, err
 	}
-	go s.writer()
 	return s, nil
 }
 
@@ -190,7 +188,14 @@ func (s *Store) Close() error {
 	var err error
 	s.closing.Do(func() {
 		close(s.stop)
-		<-s.writerDone
+		// The writes queued by now are committed; none is taken after.
+		w := &s.writers
+		w.mu.Lock()
+		w.closed = true
+		for w.writing {
+			w.idle.Wait()
+		}
+		w.mu.Unlock()
 		// The handles stay set: a reader still running (a host's
 		// dispatcher, say) gets database/sql's "database is closed"
 		// error from them, not a nil pointer.

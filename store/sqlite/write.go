@@ -7,19 +7,26 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/durabox/durabox/store"
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
-// Group commit. Every write runs on the writer goroutine, which owns the
-// store's one write connection. Writes that arrive while a transaction is
-// on its way to disk wait for it, then go to disk together: one
-// transaction, one sync, each write in a savepoint of its own so that a
-// write that fails undoes only itself. A write returns only once the
-// transaction that holds it is durable (as durable as Options.Durability
-// says), so nothing is acknowledged before it is on disk.
+// Group commit. Every write runs on the store's one write connection, in
+// a batch that one writer at a time commits: whichever caller finds no
+// batch under way commits its own write, with every write queued by then,
+// on its own goroutine. Writes that arrive while a transaction is on its
+// way to disk queue, and the writer, once done, hands the queue to the
+// first of their callers, who commits them together: one transaction, one
+// sync, each write in a savepoint of its own so that a write that fails
+// undoes only itself. An idle store thus commits a write without waking
+// another thread (a hand-off between threads is a futex call, which on a
+// VM costs more than a small commit's statements), and a busy one batches
+// as a writer goroutine would. A write returns only once the transaction
+// that holds it is durable (as durable as Options.Durability says), so
+// nothing is acknowledged before it is on disk.
 //
 // Two kinds of write need not survive a power cut, and commit without
 // waiting for the disk to sync when a batch holds nothing else (the next
@@ -54,64 +61,120 @@ type writeOp struct {
 	// its transaction has, before the write returns.
 	after func(err error)
 	done  chan error
+	// lead tells a queued write's caller to commit the queue.
+	lead chan struct{}
 }
 
-// write runs fn on the writer goroutine and returns once its transaction is
+// writers is the queue of writes and who commits them.
+type writers struct {
+	mu    sync.Mutex
+	queue []*writeOp
+	// writing is set while a caller commits batches.
+	writing bool
+	// closed is set by Close: no write is taken after it.
+	closed bool
+	// idle is signalled when writing is cleared.
+	idle *sync.Cond
+}
+
+// write runs fn in the store's next transaction and returns once that is
 // committed, or with fn's error (fn's changes undone) or the commit's. A
-// ctx that ends before the writer takes fn stops it from running; once the
-// writer has taken it, write waits for the outcome, so it never reports a
+// ctx that ends while fn waits in the queue stops it from running; once a
+// batch has taken it, write waits for the outcome, so it never reports a
 // failure for a write that was committed.
 func (s *Store) write(ctx context.Context, fn writeFunc) error {
-	return s.submit(ctx, &writeOp{fn: fn, done: make(chan error, 1)})
+	return s.submit(ctx, &writeOp{fn: fn})
 }
 
 // writeThen is write, with after told how the write ended before it
-// returns, if the writer took it: after a commit, the write's changes are
+// returns, if a batch took it: after a commit, the write's changes are
 // what every new read sees.
 func (s *Store) writeThen(ctx context.Context, fn writeFunc, after func(err error)) error {
-	return s.submit(ctx, &writeOp{fn: fn, after: after, done: make(chan error, 1)})
+	return s.submit(ctx, &writeOp{fn: fn, after: after})
 }
 
 // writeUnsynced is write for a lease or an activity result: it may return
 // before the disk has synced the commit.
 func (s *Store) writeUnsynced(ctx context.Context, fn writeFunc) error {
-	return s.submit(ctx, &writeOp{fn: fn, unsynced: true, done: make(chan error, 1)})
+	return s.submit(ctx, &writeOp{fn: fn, unsynced: true})
 }
 
+// submit queues op and, if no batch is under way, commits the queue
+// itself; otherwise it waits for its outcome, or to be handed the queue.
 func (s *Store) submit(ctx context.Context, op *writeOp) error {
-	select {
-	case s.writes <- op:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.stop:
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	op.done, op.lead = make(chan error, 1), make(chan struct{}, 1)
+	w := &s.writers
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
 		return errClosed
 	}
+	w.queue = append(w.queue, op)
+	if !w.writing {
+		w.writing = true
+		s.commitQueue()
+		return <-op.done
+	}
+	w.mu.Unlock()
+	select {
+	case err := <-op.done:
+		return err
+	case <-op.lead:
+		return s.lead(op)
+	case <-ctx.Done():
+	}
+	w.mu.Lock()
+	if i := slices.Index(w.queue, op); i >= 0 {
+		w.queue = slices.Delete(w.queue, i, i+1)
+		select {
+		case <-op.lead:
+			// Handed the queue as ctx ended: hand it on.
+			w.handOn()
+		default:
+		}
+		w.mu.Unlock()
+		return ctx.Err()
+	}
+	w.mu.Unlock()
+	// A batch took op: wait for its outcome.
 	return <-op.done
 }
 
-// writer takes writes until the store closes; each batch is whatever
-// arrived while the previous one was committed.
-func (s *Store) writer() {
-	defer close(s.writerDone)
-	for {
-		var batch []*writeOp
-		select {
-		case op := <-s.writes:
-			batch = append(batch, op)
-		case <-s.stop:
-			return
-		}
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case op := <-s.writes:
-				batch = append(batch, op)
-			default:
-				break more
-			}
-		}
-		s.commitBatch(batch)
+// lead commits the queue it was handed, op first among it, and returns
+// op's outcome.
+func (s *Store) lead(op *writeOp) error {
+	s.writers.mu.Lock()
+	s.commitQueue()
+	return <-op.done
+}
+
+// commitQueue commits one batch of the queue, with s.writers.mu held on
+// entry and released on return; then it hands the queue on.
+func (s *Store) commitQueue() {
+	w := &s.writers
+	n := min(len(w.queue), maxBatch)
+	batch := slices.Clone(w.queue[:n])
+	w.queue = slices.Delete(w.queue, 0, n)
+	w.mu.Unlock()
+	s.commitBatch(batch)
+	w.mu.Lock()
+	w.handOn()
+	w.mu.Unlock()
+}
+
+// handOn hands the queue, if any write waits in it, to the caller of the
+// first, so that no caller commits for others for longer than its own
+// batch; otherwise no batch is under way any more. It needs w.mu held.
+func (w *writers) handOn() {
+	if len(w.queue) > 0 {
+		w.queue[0].lead <- struct{}{}
+		return
 	}
+	w.writing = false
+	w.idle.Broadcast()
 }
 
 // commitBatch runs a batch in one transaction and tells each write how it

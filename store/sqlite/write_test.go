@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -162,5 +163,97 @@ func TestOnCommit(t *testing.T) {
 	}
 	if int64(len(commits)) != s.batches.Load() {
 		t.Errorf("the observer saw %d commits; the store made %d", len(commits), s.batches.Load())
+	}
+}
+
+// TestQueuedWrites holds a batch under way and queues writes behind it:
+// one whose context ends while it waits never runs, the others commit
+// together once the batch is done, committed by one of their callers, and
+// a Close meanwhile waits for them and refuses what comes after it.
+func TestQueuedWrites(t *testing.T) {
+	s, path := openTest(t)
+	if err := s.PutModule(ctx, store.Module{Hash: "h", Wasm: []byte("w")}); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.write(ctx, func(context.Context, txConn) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	queued := func() int {
+		s.writers.mu.Lock()
+		defer s.writers.mu.Unlock()
+		return len(s.writers.queue)
+	}
+	insert := func(name string) writeFunc {
+		return func(ctx context.Context, tx txConn) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO orchestration_modules (name, hash) VALUES (?, 'h')`, name)
+			return err
+		}
+	}
+	// The first queued write gives up; the queue goes on without it.
+	cancelCtx, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error, 1)
+	go func() {
+		gaveUp <- s.write(cancelCtx, func(context.Context, txConn) error {
+			t.Error("a write whose context ended in the queue ran")
+			return nil
+		})
+	}()
+	for queued() != 1 {
+		runtime.Gosched()
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.write(ctx, insert(fmt.Sprint("O", i))) })
+	}
+	for queued() != 1+len(errs) {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the write that gave up in the queue returned %v, want %v", err, context.Canceled)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	for {
+		s.writers.mu.Lock()
+		c := s.writers.closed
+		s.writers.mu.Unlock()
+		if c {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err := s.write(ctx, insert("late")); !errors.Is(err, errClosed) {
+		t.Fatalf("a write after Close began returned %v, want %v", err, errClosed)
+	}
+	batches := s.batches.Load()
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("queued write %d: %v", i, err)
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if n = s.batches.Load() - batches; n != 2 {
+		t.Fatalf("the held batch and the queue behind it took %d transactions, want 2", n)
+	}
+	reopened := openAt(t, path, Options{})
+	if err := reopened.readers.QueryRowContext(ctx, `SELECT count(*) FROM orchestration_modules`).Scan(&n); err != nil || n != int64(len(errs)) {
+		t.Fatalf("%d of the %d queued writes are in the file (%v)", n, len(errs), err)
 	}
 }
