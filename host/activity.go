@@ -61,28 +61,37 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 // extendLease extends w's lease every third of a lease while its attempt
 // runs, so that an attempt longer than a lease (its call's deadline may be
 // hours) is not handed to another worker meanwhile. It returns the function
-// that stops it.
+// that stops it, which returns once no extension is under way. A timer
+// runs each extension: an attempt shorter than a third of a lease, most of
+// them, starts no goroutine and wakes no thread for it.
 func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	extended := make(chan struct{})
-	go func() {
-		defer close(extended)
-		tick := time.NewTicker(h.opts.Lease / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if err := h.st.ExtendLease(ctx, w, h.opts.Clock(), h.opts.Lease); err != nil && ctx.Err() == nil {
-				h.opts.Logger.Warn("activity lease not extended; once it ends, the task may be delivered again", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
-			}
+	every := h.opts.Lease / 3
+	var (
+		mu      sync.Mutex
+		stopped bool
+		timer   *time.Timer
+	)
+	extend := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		if err := h.st.ExtendLease(ctx, w, h.opts.Clock(), h.opts.Lease); err != nil && ctx.Err() == nil {
+			h.opts.Logger.Warn("activity lease not extended; once it ends, the task may be delivered again", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
+		}
+		timer.Reset(every)
+	}
+	mu.Lock()
+	timer = time.AfterFunc(every, extend)
+	mu.Unlock()
 	return func() {
-		cancel()
-		<-extended
+		cancel() // an extension under way gives up
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		timer.Stop()
 	}
 }
 
