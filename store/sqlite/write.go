@@ -115,14 +115,14 @@ func (s *Store) submit(ctx context.Context, op *writeOp) error {
 	w.queue = append(w.queue, op)
 	if !w.writing {
 		w.writing = true
-		s.commitQueue()
-		return <-op.done
+		return s.lead(op)
 	}
 	w.mu.Unlock()
 	select {
 	case err := <-op.done:
 		return err
 	case <-op.lead:
+		w.mu.Lock()
 		return s.lead(op)
 	case <-ctx.Done():
 	}
@@ -143,10 +143,10 @@ func (s *Store) submit(ctx context.Context, op *writeOp) error {
 	return <-op.done
 }
 
-// lead commits the queue it was handed, op first among it, and returns
-// op's outcome.
+// lead commits the first batch of the queue, op among it, with
+// s.writers.mu held on entry and released on return, and returns op's
+// outcome.
 func (s *Store) lead(op *writeOp) error {
-	s.writers.mu.Lock()
 	s.commitQueue()
 	return <-op.done
 }
