@@ -110,6 +110,10 @@ func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64)
 	switch {
 	case getErr != nil:
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	case execution == 0:
+		// The instance was created between the two reads: its current
+		// execution is there now.
+		return h.st.History(ctx, id, inst.ExecutionID)
 	case execution < 1 || execution > inst.ExecutionID:
 		return nil, fmt.Errorf("%w: %q has no execution %d; its executions are 1 to %d", ErrExecutionNotFound, id, execution, inst.ExecutionID)
 	}
