@@ -86,49 +86,82 @@ func (e *encoder) string(field uint64, v string) {
 
 // message encodes a nested message. It is written even when empty, because
 // its presence can matter (a repeated element, a non-nil Failure). The
-// message is encoded in place, then moved up past its length, so that no
-// second buffer is allocated.
+// message is encoded in place after one byte kept for its length, so that
+// no second buffer is allocated; only a message of 128 bytes or more, whose
+// length takes more than that byte, is then moved up to make room.
 func (e *encoder) message(field uint64, encode func(*encoder)) {
 	e.key(field, wireBytes)
+	e.buf = append(e.buf, 0)
 	start := len(e.buf)
 	encode(e)
+	size := uint64(len(e.buf) - start)
+	if size < 0x80 {
+		e.buf[start-1] = byte(size)
+		return
+	}
 	var length [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(length[:], uint64(len(e.buf)-start))
-	e.buf = append(e.buf, length[:n]...)
-	copy(e.buf[start+n:], e.buf[start:len(e.buf)-n])
-	copy(e.buf[start:], length[:n])
+	n := binary.PutUvarint(length[:], size)
+	e.buf = append(e.buf, length[:n-1]...)
+	copy(e.buf[start+n-1:], e.buf[start:len(e.buf)-(n-1)])
+	copy(e.buf[start-1:], length[:n])
 }
 
-// decodeFields walks the fields of one message, calling visit for each. For
-// varint fields raw is nil; for byte fields v is the length and raw the bytes.
-func decodeFields(b []byte, what string, visit func(field uint64, v uint64, raw []byte) error) error {
+// fields walks the fields of one message:
+//
+//	f := readFields(b, "Job")
+//	for f.next() {
+//		switch f.field { … }
+//	}
+//	return f.err
+//
+// For a varint field v is the value and raw nil; for a byte field v is the
+// length and raw the bytes. (A loop rather than a callback per field:
+// every call costs a wasm guest, where this decodes each activation.)
+type fields struct {
+	b     []byte
+	what  string
+	field uint64
+	v     uint64
+	raw   []byte
+	err   error
+}
+
+func readFields(b []byte, what string) fields {
+	f := fields{b: b, what: what}
 	if len(b) > maxMessage {
-		return fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit", ErrMalformed, what, len(b), maxMessage)
+		f.err = fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit", ErrMalformed, what, len(b), maxMessage)
 	}
-	for len(b) > 0 {
-		k, n := binary.Uvarint(b)
-		if n <= 0 {
-			return fmt.Errorf("%w: %s: bad field key", ErrMalformed, what)
-		}
-		b = b[n:]
-		field, wire := k>>1, k&1
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return fmt.Errorf("%w: %s: field %d: bad value", ErrMalformed, what, field)
-		}
-		b = b[n:]
-		var raw []byte
-		if wire == wireBytes {
-			if v > uint64(len(b)) {
-				return fmt.Errorf("%w: %s: field %d: length %d runs past the end", ErrMalformed, what, field, v)
-			}
-			raw, b = b[:v:v], b[v:]
-		}
-		if err := visit(field, v, raw); err != nil {
-			return err
-		}
+	return f
+}
+
+// next reads the next field and reports whether there was one; at the end,
+// or at bytes that do not decode (then err says why), it returns false.
+func (f *fields) next() bool {
+	if f.err != nil || len(f.b) == 0 {
+		return false
 	}
-	return nil
+	k, n := binary.Uvarint(f.b)
+	if n <= 0 {
+		f.err = fmt.Errorf("%w: %s: bad field key", ErrMalformed, f.what)
+		return false
+	}
+	f.b = f.b[n:]
+	f.field = k >> 1
+	f.v, n = binary.Uvarint(f.b)
+	if n <= 0 {
+		f.err = fmt.Errorf("%w: %s: field %d: bad value", ErrMalformed, f.what, f.field)
+		return false
+	}
+	f.b = f.b[n:]
+	f.raw = nil
+	if k&1 == wireBytes {
+		if f.v > uint64(len(f.b)) {
+			f.err = fmt.Errorf("%w: %s: field %d: length %d runs past the end", ErrMalformed, f.what, f.field, f.v)
+			return false
+		}
+		f.raw, f.b = f.b[:f.v:f.v], f.b[f.v:]
+	}
+	return true
 }
 
 func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }
@@ -149,16 +182,16 @@ func encodeFailure(e *encoder, f *Failure) {
 
 func decodeFailure(b []byte) (*Failure, error) {
 	f := &Failure{}
-	err := decodeFields(b, "Failure", func(field, _ uint64, raw []byte) error {
-		switch field {
+	r := readFields(b, "Failure")
+	for r.next() {
+		switch r.field {
 		case 1:
-			f.Message = string(raw)
+			f.Message = string(r.raw)
 		case 2:
-			f.Details = string(raw)
+			f.Details = string(r.raw)
 		}
-		return nil
-	})
-	return f, err
+	}
+	return f, r.err
 }
 
 // EncodeActivation encodes a. Replaying is written whatever its value, so
@@ -189,55 +222,73 @@ func EncodeActivation(a *Activation) []byte {
 // DecodeActivation decodes an Activation.
 func DecodeActivation(b []byte) (*Activation, error) {
 	a := &Activation{}
-	err := decodeFields(b, "Activation", func(field, v uint64, raw []byte) error {
-		switch field {
-		case 1:
-			a.Time = unzigzag(v)
-		case 2:
-			a.Replaying = v != 0
-		case 3:
-			j, err := decodeJob(raw)
-			if err != nil {
-				return err
-			}
-			a.Jobs = append(a.Jobs, j)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := DecodeActivationInto(a, b); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
+// DecodeActivationInto decodes an Activation into a, whose slice of jobs it
+// reuses: a guest that decodes every activation into the same one
+// allocates no Activation and no slice for them.
+func DecodeActivationInto(a *Activation, b []byte) error {
+	clear(a.Jobs)
+	*a = Activation{Jobs: a.Jobs[:0]}
+	r := readFields(b, "Activation")
+	for r.next() {
+		switch r.field {
+		case 1:
+			a.Time = unzigzag(r.v)
+		case 2:
+			a.Replaying = r.v != 0
+		case 3:
+			j, err := decodeJob(r.raw)
+			if err != nil {
+				return err
+			}
+			a.Jobs = append(a.Jobs, j)
+		}
+	}
+	return r.err
+}
+
 func decodeJob(b []byte) (Job, error) {
 	var j Job
-	err := decodeFields(b, "Job", func(field, v uint64, raw []byte) error {
-		var err error
-		switch field {
+	r := readFields(b, "Job")
+	for r.next() {
+		switch r.field {
 		case 1:
-			j.Kind = JobKind(v)
+			j.Kind = JobKind(r.v)
 		case 2:
-			j.Seq = v
+			j.Seq = r.v
 		case 3:
-			j.Name = string(raw)
+			j.Name = string(r.raw)
 		case 4:
-			j.InstanceID = string(raw)
+			j.InstanceID = string(r.raw)
 		case 5:
-			j.Input = clone(raw)
+			j.Input = clone(r.raw)
 		case 6:
-			j.Result = clone(raw)
+			j.Result = clone(r.raw)
 		case 7:
-			j.Failure, err = decodeFailure(raw)
+			var err error
+			if j.Failure, err = decodeFailure(r.raw); err != nil {
+				return j, err
+			}
 		}
-		return err
-	})
-	return j, err
+	}
+	return j, r.err
 }
 
 // EncodeActivationResult encodes r.
 func EncodeActivationResult(r *ActivationResult) []byte {
-	e := encoder{buf: make([]byte, 0, hotSize)}
+	return AppendActivationResult(make([]byte, 0, hotSize), r)
+}
+
+// AppendActivationResult appends the encoding of r to b and returns the
+// extended buffer: a guest that keeps its buffer from one activation to the
+// next allocates none.
+func AppendActivationResult(b []byte, r *ActivationResult) []byte {
+	e := encoder{buf: b}
 	for i := range r.Commands {
 		c := &r.Commands[i]
 		e.message(1, func(e *encoder) {
@@ -261,55 +312,57 @@ func EncodeActivationResult(r *ActivationResult) []byte {
 
 // DecodeActivationResult decodes an ActivationResult.
 func DecodeActivationResult(b []byte) (*ActivationResult, error) {
-	r := &ActivationResult{}
-	err := decodeFields(b, "ActivationResult", func(field, _ uint64, raw []byte) error {
-		if field != 1 {
-			return nil
+	res := &ActivationResult{}
+	r := readFields(b, "ActivationResult")
+	for r.next() {
+		if r.field != 1 {
+			continue
 		}
-		c, err := decodeCommand(raw)
+		c, err := decodeCommand(r.raw)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		r.Commands = append(r.Commands, c)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		res.Commands = append(res.Commands, c)
 	}
-	return r, nil
+	if r.err != nil {
+		return nil, r.err
+	}
+	return res, nil
 }
 
 func decodeCommand(b []byte) (Command, error) {
 	var c Command
-	err := decodeFields(b, "Command", func(field, v uint64, raw []byte) error {
-		var err error
-		switch field {
+	r := readFields(b, "Command")
+	for r.next() {
+		switch r.field {
 		case 1:
-			c.Kind = CommandKind(v)
+			c.Kind = CommandKind(r.v)
 		case 2:
-			c.Seq = v
+			c.Seq = r.v
 		case 3:
-			c.Name = string(raw)
+			c.Name = string(r.raw)
 		case 4:
-			c.Input = clone(raw)
+			c.Input = clone(r.raw)
 		case 5:
-			c.Delay = unzigzag(v)
+			c.Delay = unzigzag(r.v)
 		case 6:
-			c.Output = clone(raw)
+			c.Output = clone(r.raw)
 		case 7:
-			c.Failure, err = decodeFailure(raw)
+			var err error
+			if c.Failure, err = decodeFailure(r.raw); err != nil {
+				return c, err
+			}
 		case 8:
-			c.Target = v
+			c.Target = r.v
 		case 9:
-			c.InstanceID = string(raw)
+			c.InstanceID = string(r.raw)
 		case 10:
-			c.Detached = v != 0
+			c.Detached = r.v != 0
 		case 11:
-			c.TimeoutMillis = v
+			c.TimeoutMillis = r.v
 		}
-		return err
-	})
-	return c, err
+	}
+	return c, r.err
 }
 
 // EncodeManifest encodes m.
@@ -328,19 +381,19 @@ func EncodeManifest(m *Manifest) []byte {
 // DecodeManifest decodes a Manifest.
 func DecodeManifest(b []byte) (*Manifest, error) {
 	m := &Manifest{}
-	err := decodeFields(b, "Manifest", func(field, _ uint64, raw []byte) error {
-		switch field {
+	r := readFields(b, "Manifest")
+	for r.next() {
+		switch r.field {
 		case 1:
-			m.SDK = string(raw)
+			m.SDK = string(r.raw)
 		case 2:
-			m.Orchestrations = append(m.Orchestrations, string(raw))
+			m.Orchestrations = append(m.Orchestrations, string(r.raw))
 		case 3:
-			m.Activities = append(m.Activities, string(raw))
+			m.Activities = append(m.Activities, string(r.raw))
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	return m, nil
 }
@@ -357,24 +410,24 @@ func EncodeActivityRequest(r *ActivityRequest) []byte {
 
 // DecodeActivityRequest decodes an ActivityRequest.
 func DecodeActivityRequest(b []byte) (*ActivityRequest, error) {
-	r := &ActivityRequest{}
-	err := decodeFields(b, "ActivityRequest", func(field, v uint64, raw []byte) error {
-		switch field {
+	req := &ActivityRequest{}
+	r := readFields(b, "ActivityRequest")
+	for r.next() {
+		switch r.field {
 		case 1:
-			r.Name = string(raw)
+			req.Name = string(r.raw)
 		case 2:
-			r.Input = clone(raw)
+			req.Input = clone(r.raw)
 		case 3:
-			r.InstanceID = string(raw)
+			req.InstanceID = string(r.raw)
 		case 4:
-			r.Attempt = uint32(v)
+			req.Attempt = uint32(r.v)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return r, nil
+	if r.err != nil {
+		return nil, r.err
+	}
+	return req, nil
 }
 
 // EncodeActivityResult encodes r.
@@ -389,19 +442,21 @@ func EncodeActivityResult(r *ActivityResult) []byte {
 
 // DecodeActivityResult decodes an ActivityResult.
 func DecodeActivityResult(b []byte) (*ActivityResult, error) {
-	r := &ActivityResult{}
-	err := decodeFields(b, "ActivityResult", func(field, _ uint64, raw []byte) error {
-		var err error
-		switch field {
+	res := &ActivityResult{}
+	r := readFields(b, "ActivityResult")
+	for r.next() {
+		switch r.field {
 		case 1:
-			r.Output = clone(raw)
+			res.Output = clone(r.raw)
 		case 2:
-			r.Failure, err = decodeFailure(raw)
+			var err error
+			if res.Failure, err = decodeFailure(r.raw); err != nil {
+				return nil, err
+			}
 		}
-		return err
-	})
-	if err != nil {
-		return nil, err
 	}
-	return r, nil
+	if r.err != nil {
+		return nil, r.err
+	}
+	return res, nil
 }

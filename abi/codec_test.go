@@ -100,6 +100,19 @@ func TestNestedMessageBytes(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("got  % x\nwant % x", got, want)
 	}
+
+	// A command of 20,008 bytes: its length takes three bytes.
+	output := bytes.Repeat([]byte("o"), 20000)
+	got = EncodeActivationResult(&ActivationResult{Commands: []Command{{Kind: CommandComplete, Seq: 9, Output: output}}})
+	want = []byte{
+		0x03, 0xa8, 0x9c, 0x01, // command, 20,008 bytes
+		0x02, 0x03, // kind: Complete
+		0x04, 0x09, // seq: 9
+		0x0d, 0xa0, 0x9c, 0x01, // output, 20,000 bytes
+	}
+	if want = append(want, output...); !bytes.Equal(got, want) {
+		t.Fatalf("got  % x…\nwant % x…", got[:16], want[:16])
+	}
 }
 
 func TestUnknownFieldsAreSkipped(t *testing.T) {
@@ -196,5 +209,24 @@ func TestActivationPatched(t *testing.T) {
 		if got := tt.a.Patched("fix"); got != tt.want {
 			t.Errorf("%+v: Patched(fix) = %v, want %v", tt.a, got, tt.want)
 		}
+	}
+}
+
+// Decoding into an activation that holds another leaves nothing of the old
+// one: not its jobs beyond the new ones, nor a field the new one omits.
+func TestDecodeActivationInto(t *testing.T) {
+	a := &Activation{Time: 9, Replaying: true, Jobs: []Job{
+		{Kind: JobStart, Name: "A", Input: []byte(`1`)},
+		{Kind: JobResolveActivity, Seq: 4, Result: []byte(`2`), Failure: &Failure{Message: "m"}},
+	}}
+	want := &Activation{Jobs: []Job{{Kind: JobFireTimer, Seq: 2}}} // time 0: not written
+	if err := DecodeActivationInto(a, EncodeActivation(want)); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, want) {
+		t.Fatalf("got %+v\nwant %+v", a, want)
+	}
+	if err := DecodeActivationInto(a, []byte{0x07, 0x09}); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a job running past the end: %v, want ErrMalformed", err)
 	}
 }

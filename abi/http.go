@@ -53,24 +53,24 @@ func EncodeHTTPRequest(r *HTTPRequest) []byte {
 
 // DecodeHTTPRequest decodes an HTTPRequest.
 func DecodeHTTPRequest(b []byte) (*HTTPRequest, error) {
-	r := &HTTPRequest{}
-	err := decodeFields(b, "HTTPRequest", func(field, _ uint64, raw []byte) error {
-		switch field {
+	req := &HTTPRequest{}
+	r := readFields(b, "HTTPRequest")
+	for r.next() {
+		switch r.field {
 		case 1:
-			r.Method = string(raw)
+			req.Method = string(r.raw)
 		case 2:
-			r.URL = string(raw)
+			req.URL = string(r.raw)
 		case 3:
-			r.Header = append(r.Header, string(raw))
+			req.Header = append(req.Header, string(r.raw))
 		case 4:
-			r.Body = clone(raw)
+			req.Body = clone(r.raw)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return r, nil
+	if r.err != nil {
+		return nil, r.err
+	}
+	return req, nil
 }
 
 // EncodeHTTPResponse encodes r.
@@ -87,22 +87,22 @@ func EncodeHTTPResponse(r *HTTPResponse) []byte {
 
 // DecodeHTTPResponse decodes an HTTPResponse.
 func DecodeHTTPResponse(b []byte) (*HTTPResponse, error) {
-	r := &HTTPResponse{}
-	err := decodeFields(b, "HTTPResponse", func(field, v uint64, raw []byte) error {
-		switch field {
+	res := &HTTPResponse{}
+	r := readFields(b, "HTTPResponse")
+	for r.next() {
+		switch r.field {
 		case 1:
-			r.Status = int(v)
+			res.Status = int(r.v)
 		case 2:
-			r.Header = append(r.Header, string(raw))
+			res.Header = append(res.Header, string(r.raw))
 		case 3:
-			r.Body = clone(raw)
+			res.Body = clone(r.raw)
 		case 4:
-			r.Error = string(raw)
+			res.Error = string(r.raw)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return r, nil
+	if r.err != nil {
+		return nil, r.err
+	}
+	return res, nil
 }

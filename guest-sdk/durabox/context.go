@@ -1,11 +1,11 @@
 package durabox
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/guest-sdk/durabox/internal/plainjson"
 )
 
 // Context is what an orchestration uses to do anything durable: call
@@ -68,7 +68,7 @@ func (c *Context) IsReplaying() bool {
 // name and input.
 func (c *Context) CallActivity(name string, input any, opts ...CallOption) *Future {
 	c.rt.own("ctx.CallActivity")
-	raw, err := json.Marshal(input)
+	raw, err := plainjson.Marshal(input)
 	if err != nil {
 		err = fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err)
 	}
@@ -154,7 +154,7 @@ func (c *Context) StartDetached(name string, input any, id ...string) error {
 }
 
 func (c *Context) startChild(name string, input any, detached bool, id []string) *Future {
-	raw, err := json.Marshal(input)
+	raw, err := plainjson.Marshal(input)
 	if err != nil {
 		f := &Future{rt: c.rt}
 		f.settle(nil, fmt.Errorf("durabox: input of orchestration %q does not encode to JSON: %w", name, err))
@@ -192,7 +192,7 @@ func Call[T any](ctx *Context, name string, input any, opts ...CallOption) (T, e
 //	return nil, ctx.ContinueAsNew(next)
 func (c *Context) ContinueAsNew(input any) error {
 	c.rt.own("ctx.ContinueAsNew")
-	raw, err := json.Marshal(input)
+	raw, err := plainjson.Marshal(input)
 	if err != nil {
 		return fmt.Errorf("durabox: the input to continue as new with does not encode to JSON: %w", err)
 	}

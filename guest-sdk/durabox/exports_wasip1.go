@@ -17,7 +17,17 @@ var (
 	// in is the buffer the host last allocated to write a request into; out
 	// is the last response, kept alive until the next call.
 	in, out []byte
+	// applied is the activation being applied, decoded into the same place
+	// each time.
+	applied abi.Activation
 )
+
+// keepBuffer is the largest buffer kept for the next call, for in and for
+// an activation's commands in out: steps are small, and a buffer reused
+// costs a guest no allocation (allocating is slow in wasm). A larger one,
+// for a large payload, is dropped after its call, so that an idle instance
+// does not hold it.
+const keepBuffer = 64 << 10
 
 // maxStack caps each goroutine's stack. Go's default (1 GB) would let an
 // endless recursion grow until the instance runs out of memory, slowly; at
@@ -31,7 +41,11 @@ func exportVersion() int32 { return abi.Version }
 
 //go:wasmexport durabox_alloc
 func exportAlloc(size int32) int32 {
-	in = make([]byte, max(size, 1))
+	if n := int(max(size, 1)); n <= cap(in) && cap(in) <= keepBuffer {
+		in = in[:n]
+	} else {
+		in = make([]byte, n)
+	}
 	return int32(uintptr(unsafe.Pointer(unsafe.SliceData(in))))
 }
 
@@ -40,14 +54,21 @@ func exportDescribe() int64 { return respond(abi.EncodeManifest(manifest())) }
 
 //go:wasmexport durabox_activate
 func exportActivate(addr, length int32) int64 {
-	a, err := abi.DecodeActivation(request(addr, length))
-	if err != nil {
+	a := &applied
+	if err := abi.DecodeActivationInto(a, request(addr, length)); err != nil {
 		panic("durabox: the host sent an activation that does not decode: " + err.Error())
 	}
 	if rt == nil {
 		rt = newRuntime()
 	}
-	return respond(abi.EncodeActivationResult(&abi.ActivationResult{Commands: rt.activate(a)}))
+	cmds := rt.activate(a)
+	var buf []byte
+	if cap(out) <= keepBuffer {
+		buf = out[:0]
+	}
+	res := respond(abi.AppendActivationResult(buf, &abi.ActivationResult{Commands: cmds}))
+	rt.recycle(cmds)
+	return res
 }
 
 //go:wasmexport durabox_activity

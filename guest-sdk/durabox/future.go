@@ -1,11 +1,11 @@
 package durabox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/guest-sdk/durabox/internal/plainjson"
 )
 
 // ErrCanceled is the error of a future whose operation was cancelled: it lost
@@ -43,8 +43,12 @@ type Future struct {
 	resolved bool
 	result   []byte
 	err      error
-	// waiters are the units parked on the future.
-	waiters []*unit
+	// waiters are the units parked on the future; firstWaiter holds the
+	// first, and alone the future itself for Get to wait on, so that the
+	// usual wait (one unit on one future) allocates nothing.
+	waiters     []*unit
+	firstWaiter [1]*unit
+	alone       [1]*Future
 }
 
 // Ready reports whether the future has resolved, without blocking.
@@ -58,7 +62,8 @@ func (f *Future) Ready() bool {
 func (f *Future) Get(out any) error {
 	f.rt.own("Future.Get")
 	for !f.resolved {
-		f.rt.sched.wait([]*Future{f})
+		f.alone[0] = f
+		f.rt.sched.wait(f.alone[:])
 	}
 	if f.err != nil {
 		return f.err
@@ -66,7 +71,7 @@ func (f *Future) Get(out any) error {
 	if out == nil || len(f.result) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(f.result, out); err != nil {
+	if err := plainjson.Unmarshal(f.result, out); err != nil {
 		return fmt.Errorf("durabox: result %s does not decode into %T: %w", f.result, out, err)
 	}
 	return nil

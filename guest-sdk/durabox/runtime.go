@@ -75,6 +75,13 @@ func (rt *runtime) activate(a *abi.Activation) []abi.Command {
 	return out
 }
 
+// recycle gives back the slice activate returned, once its commands are
+// encoded, so that the next activation appends to it rather than allocate.
+func (rt *runtime) recycle(cmds []abi.Command) {
+	clear(cmds)
+	rt.commands = cmds[:0]
+}
+
 func (rt *runtime) apply(j abi.Job) {
 	switch j.Kind {
 	case abi.JobStart:

@@ -54,6 +54,8 @@ type unit struct {
 
 type scheduler struct {
 	runnable []*unit
+	// spare is the slice of the last round, kept for runnable to reuse.
+	spare []*unit
 	// current is the unit holding the turn: the scheduler is inside its
 	// resume.
 	current *unit
@@ -84,7 +86,7 @@ func (s *scheduler) spawn(fn func()) {
 func (s *scheduler) run() {
 	for len(s.runnable) > 0 && !s.ended {
 		round := s.runnable
-		s.runnable = nil
+		s.runnable = s.spare
 		slices.SortStableFunc(round, func(a, b *unit) int { return slices.Compare(a.id, b.id) })
 		for _, u := range round {
 			if s.ended {
@@ -95,6 +97,8 @@ func (s *scheduler) run() {
 			s.current = nil
 			goruntime.Gosched()
 		}
+		clear(round)
+		s.spare = round[:0]
 	}
 }
 
@@ -104,6 +108,9 @@ func (s *scheduler) wait(fs []*Future) {
 	u := s.current
 	u.waiting = fs
 	for _, f := range fs {
+		if f.waiters == nil {
+			f.waiters = f.firstWaiter[:0]
+		}
 		f.waiters = append(f.waiters, u)
 	}
 	u.park(struct{}{})

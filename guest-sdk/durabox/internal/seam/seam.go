@@ -7,10 +7,10 @@ package seam
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/guest-sdk/durabox/internal/plainjson"
 )
 
 // Func is an activity on JSON: input in, output out.
@@ -37,7 +37,7 @@ func Adapt[C, In, Out any](what, name string, fn func(ctx C, input In) (Out, err
 	return func(ctx C, raw []byte) ([]byte, error) {
 		var in In
 		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &in); err != nil {
+			if err := plainjson.Unmarshal(raw, &in); err != nil {
 				return nil, fmt.Errorf("%s %q: input %s does not decode into %T: %w", what, name, raw, in, err)
 			}
 		}
@@ -45,6 +45,6 @@ func Adapt[C, In, Out any](what, name string, fn func(ctx C, input In) (Out, err
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(out)
+		return plainjson.Marshal(out)
 	}
 }
