@@ -29,7 +29,7 @@ test:
 # workers concurrently. Not the whole host package: under the detector its
 # tests take longer than CI can give them (every module compiles with an
 # instrumented compiler).
-RACE_HOST := EndToEnd|Concurrent|LiveCache|Fetcher|Hostile|FailOnlyTheir|ModuleLoadedOnce|CacheDoesNotChange|Metrics|Purge
+RACE_HOST := EndToEnd|Concurrent|LiveCache|Fetcher|Hostile|FailOnlyTheir|ModuleLoadedOnce|CacheDoesNotChange|Metrics|Purge|CallContext
 
 race:
 	$(GO) test -race -timeout 30m ./host/internal/...

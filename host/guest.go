@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -63,9 +65,67 @@ func newGuest(ctx context.Context, mod sandbox.Module, cfg guestConfig) (*wasmGu
 // one.
 func (cfg *guestConfig) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	if cfg.timeout > 0 {
-		return context.WithTimeout(ctx, cfg.timeout)
+		c := &callContext{Context: ctx, deadline: time.Now().Add(cfg.timeout)}
+		return c, c.stop
 	}
 	return ctx, func() {}
+}
+
+// callContext is the context of one call into a guest: its parent, with
+// the guest's deadline. A call that goes well is only ever asked Err (by
+// the sandbox's yields, every wasmrewrite.YieldEvery loop iterations, and
+// when it returns), which compares the clock with the deadline; the timer
+// that closes Done is made only if something asks for Done. (The timer of
+// context.WithTimeout, made and stopped for every activation, was a
+// quarter of the host's own work in a cold replay.)
+type callContext struct {
+	context.Context
+	deadline time.Time
+	once     sync.Once
+	// timed, once Done has been asked for, is the parent with the deadline,
+	// and cancel stops its timer.
+	timed  atomic.Pointer[context.Context]
+	cancel context.CancelFunc
+}
+
+func (c *callContext) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}
+
+func (c *callContext) Done() <-chan struct{} {
+	c.once.Do(func() {
+		timed, cancel := context.WithDeadline(c.Context, c.deadline)
+		c.cancel = cancel
+		c.timed.Store(&timed)
+	})
+	return (*c.timed.Load()).Done()
+}
+
+// Err is the parent's error, else context.DeadlineExceeded once the
+// deadline has passed; once Done has been asked for, it is the error of
+// the context whose Done it returned, so that Err is nil until Done is
+// closed.
+func (c *callContext) Err() error {
+	if timed := c.timed.Load(); timed != nil {
+		return (*timed).Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// stop releases the timer, if Done made one.
+func (c *callContext) stop() {
+	if c.timed.Load() != nil {
+		c.cancel()
+	}
 }
 
 // call calls an export under the guest's deadline.
