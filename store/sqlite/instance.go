@@ -162,7 +162,7 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	defer rows.Close()
-	events, err := sqlstore.Events(rows, int(last))
+	events, err := sqlstore.Events[sql.RawBytes](rows, int(last))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}

@@ -21,12 +21,17 @@ type Rows interface {
 // took 40% of a cold replay's read). Past maxCapacity the slice grows
 // from there, so that a corrupt event id cannot make the read allocate
 // without bound before the history is refused.
-func Events(rows Rows, capacity int) ([]engine.Event, error) {
+//
+// Payload is what the payload column is scanned into: sql.RawBytes for
+// database/sql, which lends the driver's bytes until the next row instead
+// of copying every row a second time (the decoder copies what it keeps),
+// and []byte for pgx.
+func Events[Payload ~[]byte](rows Rows, capacity int) ([]engine.Event, error) {
 	var (
 		out     []engine.Event
 		d       eventDecoder
 		eventID int64
-		payload []byte
+		payload Payload
 	)
 	// One destination list for every row: Scan's arguments escape.
 	dest := []any{&eventID, &payload}
@@ -38,7 +43,7 @@ func Events(rows Rows, capacity int) ([]engine.Event, error) {
 			return nil, err
 		}
 		out = append(out, engine.Event{})
-		if err := d.decode(payload, &out[len(out)-1]); err != nil {
+		if err := d.decode([]byte(payload), &out[len(out)-1]); err != nil {
 			return nil, fmt.Errorf("decode event %d: %w", eventID, err)
 		}
 	}
