@@ -108,11 +108,11 @@ func (e *encoder) message(field uint64, encode func(*encoder)) {
 
 // fields walks the fields of one message:
 //
-//	f := readFields(b, "Job")
-//	for f.next() {
-//		switch f.field { … }
+//	r := readFields(b, "Job")
+//	for r.next() {
+//		switch r.field { … }
 //	}
-//	return f.err
+//	return r.err
 //
 // For a varint field v is the value and raw nil; for a byte field v is the
 // length and raw the bytes. (A loop rather than a callback per field:

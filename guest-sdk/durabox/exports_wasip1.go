@@ -29,6 +29,14 @@ var (
 // does not hold it.
 const keepBuffer = 64 << 10
 
+// kept returns b emptied for reuse, or nil when b is too large to keep.
+func kept(b []byte) []byte {
+	if cap(b) > keepBuffer {
+		return nil
+	}
+	return b[:0]
+}
+
 // maxStack caps each goroutine's stack. Go's default (1 GB) would let an
 // endless recursion grow until the instance runs out of memory, slowly; at
 // this size it stops at once with "stack overflow".
@@ -41,8 +49,8 @@ func exportVersion() int32 { return abi.Version }
 
 //go:wasmexport durabox_alloc
 func exportAlloc(size int32) int32 {
-	if n := int(max(size, 1)); n <= cap(in) && cap(in) <= keepBuffer {
-		in = in[:n]
+	if n, b := int(max(size, 1)), kept(in); n <= cap(b) {
+		in = b[:n]
 	} else {
 		in = make([]byte, n)
 	}
@@ -62,11 +70,7 @@ func exportActivate(addr, length int32) int64 {
 		rt = newRuntime()
 	}
 	cmds := rt.activate(a)
-	var buf []byte
-	if cap(out) <= keepBuffer {
-		buf = out[:0]
-	}
-	res := respond(abi.AppendActivationResult(buf, &abi.ActivationResult{Commands: cmds}))
+	res := respond(abi.AppendActivationResult(kept(out), &abi.ActivationResult{Commands: cmds}))
 	rt.recycle(cmds)
 	return res
 }

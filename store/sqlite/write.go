@@ -144,16 +144,9 @@ func (s *Store) submit(ctx context.Context, op *writeOp) error {
 }
 
 // lead commits the first batch of the queue, op among it, with
-// s.writers.mu held on entry and released on return, and returns op's
-// outcome.
+// s.writers.mu held on entry and released on return; then it hands the
+// queue on, and returns op's outcome.
 func (s *Store) lead(op *writeOp) error {
-	s.commitQueue()
-	return <-op.done
-}
-
-// commitQueue commits one batch of the queue, with s.writers.mu held on
-// entry and released on return; then it hands the queue on.
-func (s *Store) commitQueue() {
 	w := &s.writers
 	n := min(len(w.queue), maxBatch)
 	batch := slices.Clone(w.queue[:n])
@@ -163,6 +156,7 @@ func (s *Store) commitQueue() {
 	w.mu.Lock()
 	w.handOn()
 	w.mu.Unlock()
+	return <-op.done
 }
 
 // handOn hands the queue, if any write waits in it, to the caller of the
