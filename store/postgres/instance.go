@@ -149,7 +149,7 @@ func history(ctx context.Context, q db, id string, execution int64) ([]engine.Ev
 		return nil, err
 	}
 	defer rows.Close()
-	return sqlstore.Events[[]byte](rows, 0)
+	return sqlstore.Events[[]byte](rows, nil)
 }
 
 // Enqueue adds a message for an instance at now, visible at once. It

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/durabox/durabox/engine"
@@ -148,7 +149,10 @@ func (s *Store) History(ctx context.Context, id string, execution int64) ([]engi
 	return events, nil
 }
 
-// history reads the events of one execution, in order.
+// history reads the events of one execution, in order. A long one is read
+// in two halves at once, on two read connections (sqlite3 steps a query
+// on the calling thread, so one query uses one CPU): each half is decoded
+// into its place in one list.
 func history(ctx context.Context, q querier, id string, execution int64) ([]engine.Event, error) {
 	// Ids run from 1 without gaps, so the last one (a seek in the primary
 	// key) is how many rows to expect; a commit between the two queries
@@ -157,16 +161,56 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 	if err := q.QueryRowContext(ctx, `SELECT coalesce(max(event_id), 0) FROM history WHERE instance_id = ? AND execution_id = ?`, id, execution).Scan(&last); err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT event_id, payload FROM history WHERE instance_id = ? AND execution_id = ? ORDER BY event_id`, id, execution)
+	out := sqlstore.EventsFor(int(last))
+	if last < halvedHistory || last > int64(cap(out)) {
+		return events(ctx, q, id, execution, 0, math.MaxInt64, out)
+	}
+	half := last / 2
+	var first []engine.Event
+	var firstErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		first, firstErr = events(ctx, q, id, execution, 0, half, out[:0:half])
+	}()
+	second, err := events(ctx, q, id, execution, half, math.MaxInt64, out[half:half])
+	<-done
+	if err = errors.Join(firstErr, err); err != nil {
+		return nil, err
+	}
+	// The events of an execution are only ever appended, and deleted all
+	// at once (a purge). The halves hold the history of one moment if the
+	// first is whole and the second holds at least what the guess saw
+	// (had a purge come between, it would be empty); anything else reads
+	// it again, in one query.
+	if len(first) != int(half) || len(second) < int(last-half) {
+		return events(ctx, q, id, execution, 0, math.MaxInt64, sqlstore.EventsFor(int(last)))
+	}
+	if len(second) > 0 && &second[0] != &out[:half+1][half] {
+		// Commits since the guess outgrew the list: the second half moved.
+		return append(out[:half], second...), nil
+	}
+	return out[:int(half)+len(second)], nil
+}
+
+// halvedHistory is the length from which history reads a history in two
+// halves at once.
+const halvedHistory = 4096
+
+// events appends to out the events of one execution after event after,
+// up to event upTo.
+func events(ctx context.Context, q querier, id string, execution, after, upTo int64, out []engine.Event) ([]engine.Event, error) {
+	rows, err := q.QueryContext(ctx, `SELECT event_id, payload FROM history WHERE instance_id = ? AND execution_id = ? AND event_id > ? AND event_id <= ? ORDER BY event_id`,
+		id, execution, after, upTo)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	defer rows.Close()
-	events, err := sqlstore.Events[sql.RawBytes](rows, int(last))
+	out, err = sqlstore.Events[sql.RawBytes](rows, out)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
-	return events, nil
+	return out, nil
 }
 
 // Enqueue adds a message for an instance at now, visible at once. It

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -161,4 +163,125 @@ func TestHistoryWithACorruptEventID(t *testing.T) {
 	if err != nil || len(history) != 1 || history[0].ID != id {
 		t.Fatalf("History = %+v, %v", history, err)
 	}
+}
+
+// TestLongHistoryInHalves reads histories long enough to be read in two
+// halves at once: whole, grown by a commit after their length was read,
+// and purged after it.
+func TestLongHistoryInHalves(t *testing.T) {
+	s, _ := openTest(t)
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Sequential"}}); err != nil {
+		t.Fatal(err)
+	}
+	// run starts instance id and commits a turn of n events after its
+	// start, leaving it running or, with done, completed.
+	run := func(id string, n int, done bool) {
+		t.Helper()
+		if err := s.CreateInstance(ctx, store.NewInstance{ID: id, Name: "Sequential", ModuleHash: "h1", Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		events := []engine.Event{{ID: 1, Kind: engine.OrchestrationStarted, Name: "Sequential", InstanceID: id, Time: t0}}
+		status := engine.StatusRunning
+		if done {
+			status = engine.StatusCompleted
+		}
+		commitEvents(t, s, id, events, n, status)
+	}
+	check := func(id string, want int) {
+		t.Helper()
+		history, err := s.History(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkIDs(t, history, want)
+	}
+
+	for _, n := range []int{halvedHistory - 2, halvedHistory, 2*halvedHistory + 1} {
+		id := fmt.Sprint("whole-", n)
+		run(id, n-1, false)
+		check(id, n)
+	}
+
+	t.Run("grown since its length was read", func(t *testing.T) {
+		run("grown", 2*halvedHistory, false)
+		q := afterGuess{s.readers, func() {
+			if err := s.Enqueue(ctx, "grown", engine.Event{Kind: engine.ExternalEvent, Name: "more", Time: t0}, t0); err != nil {
+				t.Fatal(err)
+			}
+			commitEvents(t, s, "grown", nil, 3*halvedHistory, engine.StatusRunning)
+		}}
+		history, err := history(ctx, q, "grown", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkIDs(t, history, 5*halvedHistory+1)
+	})
+
+	t.Run("purged since its length was read", func(t *testing.T) {
+		run("purged", 2*halvedHistory, true)
+		q := afterGuess{s.readers, func() {
+			if err := s.Purge(ctx, "purged"); err != nil {
+				t.Fatal(err)
+			}
+		}}
+		history, err := history(ctx, q, "purged", 1)
+		if err != nil || len(history) != 0 {
+			t.Fatalf("history = %d events, %v; want none: the instance was purged", len(history), err)
+		}
+	})
+}
+
+// commitEvents locks instance id and commits a turn of events followed by
+// n more, ActivityScheduled and ActivityCompleted in turn, at status.
+func commitEvents(t *testing.T, s *Store, id string, events []engine.Event, n int, status engine.Status) {
+	t.Helper()
+	item, err := lockNext(s, t0, time.Minute)
+	if err != nil || item == nil || item.Instance.ID != id {
+		t.Fatalf("lockNext = %+v, %v; want %s", item, err, id)
+	}
+	next := item.HistoryLen + int64(len(events)) + 1
+	for i := range n {
+		ev := engine.Event{ID: next + int64(i), Kind: engine.ActivityScheduled, Name: "Echo", Input: json.RawMessage(fmt.Sprint(i)), Time: t0}
+		if i%2 == 1 {
+			ev = engine.Event{ID: next + int64(i), Kind: engine.ActivityCompleted, ScheduleID: next + int64(i) - 1, Result: json.RawMessage(fmt.Sprint(i)), Time: t0}
+		}
+		events = append(events, ev)
+	}
+	var consumed []int64
+	for _, m := range item.Messages {
+		consumed = append(consumed, m.ID)
+	}
+	if err := s.CommitTurn(ctx, store.TurnCommit{InstanceID: id, ExecutionID: 1, LockToken: item.LockToken, Now: t0,
+		NewEvents: events, Status: status, Consumed: consumed}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkIDs fails unless history holds events 1 to want, in order.
+func checkIDs(t *testing.T, history []engine.Event, want int) {
+	t.Helper()
+	if len(history) != want {
+		t.Fatalf("history has %d events, want %d", len(history), want)
+	}
+	for i, ev := range history {
+		if ev.ID != int64(i)+1 {
+			t.Fatalf("event %d has id %d", i+1, ev.ID)
+		}
+		if i > 0 && ev.Kind != engine.ActivityScheduled && ev.Kind != engine.ActivityCompleted {
+			t.Fatalf("event %d is a %s", i+1, ev.Kind)
+		}
+	}
+}
+
+// afterGuess is a querier that runs then once the length of a history has
+// been read, before its events are.
+type afterGuess struct {
+	readPool
+	then func()
+}
+
+func (q afterGuess) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	row := q.readPool.QueryRowContext(ctx, query, args...)
+	q.then()
+	return row
 }

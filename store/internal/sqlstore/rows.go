@@ -15,20 +15,16 @@ type Rows interface {
 	Err() error
 }
 
-// Events reads rows of (event id, JSON event), in their order. capacity
-// is how many rows the caller expects (0: unknown): a long history is
-// read into one slice of that size instead of one that grows (growing
-// took 40% of a cold replay's read). Past maxCapacity the slice grows
-// from there, so that a corrupt event id cannot make the read allocate
-// without bound before the history is refused.
+// Events appends to out the events of rows (event id, JSON event), in
+// their order. EventsFor makes an out with room for the rows a caller
+// expects.
 //
 // Payload is what the payload column is scanned into: sql.RawBytes for
 // database/sql, which lends the driver's bytes until the next row instead
 // of copying every row a second time (the decoder copies what it keeps),
 // and []byte for pgx.
-func Events[Payload ~[]byte](rows Rows, capacity int) ([]engine.Event, error) {
+func Events[Payload ~[]byte](rows Rows, out []engine.Event) ([]engine.Event, error) {
 	var (
-		out     []engine.Event
 		d       eventDecoder
 		eventID int64
 		payload Payload
@@ -36,9 +32,6 @@ func Events[Payload ~[]byte](rows Rows, capacity int) ([]engine.Event, error) {
 	// One destination list for every row: Scan's arguments escape.
 	dest := []any{&eventID, &payload}
 	for rows.Next() {
-		if out == nil {
-			out = make([]engine.Event, 0, min(max(capacity, 1), maxCapacity))
-		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
@@ -50,7 +43,20 @@ func Events[Payload ~[]byte](rows Rows, capacity int) ([]engine.Event, error) {
 	return out, rows.Err()
 }
 
-// maxCapacity bounds the capacity Events trusts: a million events, some
+// EventsFor returns an empty list with room for n events (nil for none), how many rows a
+// caller expects: a long history is read into one slice of that size
+// instead of one that grows (growing took 40% of a cold replay's read).
+// Past maxCapacity the slice grows from there, so that a corrupt event id
+// cannot make the read allocate without bound before the history is
+// refused.
+func EventsFor(n int) []engine.Event {
+	if n <= 0 {
+		return nil // as a read of no rows returns
+	}
+	return make([]engine.Event, 0, min(max(n, 0), maxCapacity))
+}
+
+// maxCapacity bounds the capacity EventsFor trusts: a million events, some
 // 230 MB of them.
 const maxCapacity = 1 << 20
 
