@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,8 +167,9 @@ func TestHistoryWithACorruptEventID(t *testing.T) {
 }
 
 // TestLongHistoryInHalves reads histories long enough to be read in two
-// halves at once: whole, grown by a commit after their length was read,
-// and purged after it.
+// halves at once: whole (by more callers at once than there are read
+// connections), grown by a commit after their length was read, and purged
+// after it.
 func TestLongHistoryInHalves(t *testing.T) {
 	s, _ := openTest(t)
 	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Sequential"}}); err != nil {
@@ -201,6 +203,23 @@ func TestLongHistoryInHalves(t *testing.T) {
 		run(id, n-1, false)
 		check(id, n)
 	}
+
+	t.Run("read by more callers at once than there are read connections", func(t *testing.T) {
+		id := fmt.Sprint("whole-", 2*halvedHistory+1)
+		histories := make([][]engine.Event, 2*maxReaders)
+		errs := make([]error, len(histories))
+		var wg sync.WaitGroup
+		for i := range histories {
+			wg.Go(func() { histories[i], errs[i] = s.History(ctx, id, 0) })
+		}
+		wg.Wait()
+		for i, history := range histories {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			checkIDs(t, history, 2*halvedHistory+1)
+		}
+	})
 
 	t.Run("grown since its length was read", func(t *testing.T) {
 		run("grown", 2*halvedHistory, false)
