@@ -21,7 +21,7 @@ type Options struct {
 	// a runtime").
 	Runtime string
 	// OrchestrationWorkers is how many instances run turns at once. Zero
-	// means 16: a turn spends much of its time waiting for its commit to
+	// means 32: a turn spends much of its time waiting for its commit to
 	// reach the disk, and idle workers cost nothing (one fetcher takes the
 	// work for all of them, BENCHMARKS.md).
 	OrchestrationWorkers int
@@ -133,7 +133,7 @@ func (o *Options) validate() error {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if err := fillDefaults([]field[int]{
-		{"OrchestrationWorkers", &o.OrchestrationWorkers, 16},
+		{"OrchestrationWorkers", &o.OrchestrationWorkers, 32},
 		{"ActivityWorkers", &o.ActivityWorkers, 32},
 		{"MaxLiveInstances", &o.MaxLiveInstances, defaultLiveInstances()},
 		{"PoisonAfter", &o.PoisonAfter, 8},
