@@ -43,17 +43,17 @@ func Events[Payload ~[]byte](rows Rows, out []engine.Event) ([]engine.Event, err
 	return out, rows.Err()
 }
 
-// EventsFor returns an empty list with room for n events (nil for none), how many rows a
-// caller expects: a long history is read into one slice of that size
-// instead of one that grows (growing took 40% of a cold replay's read).
-// Past maxCapacity the slice grows from there, so that a corrupt event id
-// cannot make the read allocate without bound before the history is
-// refused.
+// EventsFor returns an empty list with room for n events (nil for none),
+// how many rows a caller expects: a long history is read into one slice
+// of that size instead of one that grows (growing took 40% of a cold
+// replay's read). Past maxCapacity the slice grows from there, so that a
+// corrupt event id cannot make the read allocate without bound before the
+// history is refused.
 func EventsFor(n int) []engine.Event {
 	if n <= 0 {
 		return nil // as a read of no rows returns
 	}
-	return make([]engine.Event, 0, min(max(n, 0), maxCapacity))
+	return make([]engine.Event, 0, min(n, maxCapacity))
 }
 
 // maxCapacity bounds the capacity EventsFor trusts: a million events, some
