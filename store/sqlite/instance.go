@@ -184,13 +184,14 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 	// (had a purge come between, it would be empty); anything else reads
 	// it again, in one query.
 	if len(first) != int(half) || len(second) < int(last-half) {
-		return events(ctx, q, id, execution, 0, math.MaxInt64, sqlstore.EventsFor(int(last)))
+		return events(ctx, q, id, execution, 0, math.MaxInt64, out[:0])
 	}
-	if len(second) > 0 && &second[0] != &out[:half+1][half] {
-		// Commits since the guess outgrew the list: the second half moved.
+	if int64(len(second)) > last-half {
+		// Commits since the guess outgrew the list: the second half was
+		// appended to a list of its own.
 		return append(out[:half], second...), nil
 	}
-	return out[:int(half)+len(second)], nil
+	return out[:last], nil
 }
 
 // halvedHistory is the length from which history reads a history in two
