@@ -178,6 +178,7 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 				SELECT id, ?, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, sqlstore.VisibleNow, sqlstore.Nanos(now), w.InstanceID, w.ExecutionID); err != nil {
 				return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
 			}
+			s.first.changed(1)
 			return nil
 		},
 		after: func(err error) { s.leases.written(w.ID, w.LockToken, err == nil) },

@@ -40,7 +40,10 @@
 // the store's memory (locks.go): taking work reads beside the writer and
 // writes nothing, unless a delivery must be counted that no commit counted
 // in advance. An activity's result waits in memory too, for the commit of
-// its instance's next turn, which removes its task (results.go).
+// its instance's next turn, which removes its task (results.go). The store
+// remembers the earliest time a message becomes visible until it commits a
+// change to the messages, and reads for messages only once that time has
+// come (first.go).
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

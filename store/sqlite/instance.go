@@ -20,7 +20,7 @@ import (
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	err := s.write(ctx, func(ctx context.Context, tx txConn) error {
-		return insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil, s.run)
+		return s.insertInstance(ctx, tx, n, sqlstore.VisibleToStart, nil, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
@@ -33,21 +33,20 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 // not nil, which reports its end to the parent's event parentSchedule
 // unless that is nil. It returns an error wrapping store.ErrInstanceExists
 // if the id is taken, or store.ErrNotFound if the module is not deployed.
-// Its first delivery is counted in advance, by the store's run run
-// (locks.go).
-func insertInstance(ctx context.Context, tx txConn, n store.NewInstance, visible int64, parent, parentSchedule any, run int64) error {
+// Its first delivery is counted in advance, by the store's run (locks.go).
+func (s *Store) insertInstance(ctx context.Context, tx txConn, n store.NewInstance, visible int64, parent, parentSchedule any) error {
 	res, err := tx.ExecContext(ctx, `
 		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id, attempt, counted_run)
 		SELECT ?, ?, hash, 1, ?, ?, ?, ?, ?, ?, 1, ? FROM modules WHERE hash = ?
 		ON CONFLICT (id) DO NOTHING`,
-		n.ID, n.Name, string(engine.StatusPending), sqlstore.NullIfEmpty(n.Input), sqlstore.Nanos(n.Now), sqlstore.Nanos(n.Now), parent, parentSchedule, run, n.ModuleHash)
+		n.ID, n.Name, string(engine.StatusPending), sqlstore.NullIfEmpty(n.Input), sqlstore.Nanos(n.Now), sqlstore.Nanos(n.Now), parent, parentSchedule, s.run, n.ModuleHash)
 	if err != nil {
 		return err
 	}
 	if inserted, err := res.RowsAffected(); err != nil || inserted == 0 {
 		return errors.Join(err, whyNotInserted(ctx, tx, n))
 	}
-	_, err = enqueue(ctx, tx, n.ID, engine.StartMessage(n.ID, n.Name, n.Input), visible, n.Now)
+	_, err = s.enqueue(ctx, tx, n.ID, engine.StartMessage(n.ID, n.Name, n.Input), visible, n.Now)
 	return err
 }
 
@@ -268,8 +267,9 @@ type execer interface {
 
 // enqueue adds a message for an instance, visible from visibleAt (Unix
 // nanoseconds), stored at now, and reports whether the instance exists;
-// if it does not, the message is dropped.
-func enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event, visibleAt int64, now time.Time) (bool, error) {
+// if it does not, the message is dropped. It counts the message in
+// s.first (first.go).
+func (s *Store) enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event, visibleAt int64, now time.Time) (bool, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return false, fmt.Errorf("encode %s message: %w", ev.Kind, err)
@@ -280,5 +280,6 @@ func enqueue(ctx context.Context, db execer, instanceID string, ev engine.Event,
 		return false, err
 	}
 	n, err := res.RowsAffected()
+	s.first.changed(n)
 	return n == 1, err
 }

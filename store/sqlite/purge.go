@@ -48,6 +48,7 @@ func (t writeTx) DeleteInstance(ctx context.Context, id string) error {
 			return err
 		}
 	}
+	t.s.first.changed(1) // its messages (first.go)
 	return nil
 }
 

@@ -31,6 +31,9 @@ type Store struct {
 	locks   *instanceLocks
 	leases  *activityLeases
 	results *results
+	// first is what the store knows of its earliest visible message
+	// (first.go).
+	first *firstMessage
 
 	writers writers
 	stop    chan struct{}
@@ -55,7 +58,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts, run: newRun(), locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), stop: make(chan struct{})}
+	s := &Store{lock: lock, opts: opts, run: newRun(), locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), first: newFirstMessage(), stop: make(chan struct{})}
 	s.writers.idle = sync.NewCond(&s.writers.mu)
 	if err := s.open(path); err != nil {
 		s.Close()

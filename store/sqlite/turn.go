@@ -95,19 +95,20 @@ func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int
 }
 
 func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
-	_, err := enqueue(ctx, t.tx, id, ev, visibleAt, now)
+	_, err := t.s.enqueue(ctx, t.tx, id, ev, visibleAt, now)
 	return err
 }
 
 func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun.
-	return insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule, t.s.run)
+	return t.s.insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule)
 }
 
 func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop messages: %w", err)
 	}
+	t.s.first.changed(1)
 	if err := t.exceptHeld(ctx, sqlstore.Nanos(now), false, `DELETE FROM activity_tasks WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
@@ -121,6 +122,8 @@ func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error
 		statement := `DELETE FROM messages WHERE id = ? AND instance_id = ?`
 		if m < 0 {
 			m, statement = -m, `DELETE FROM activity_tasks WHERE id = ? AND instance_id = ?`
+		} else {
+			t.s.first.changed(1)
 		}
 		if _, err := t.tx.ExecContext(ctx, statement, m, id); err != nil {
 			return fmt.Errorf("consume message %d: %w", m, err)
@@ -237,6 +240,7 @@ func (t writeTx) Requeue(ctx context.Context, id string, left []leftover) error 
 			id, m.payload, m.visibleAt, m.enqueuedAt); err != nil {
 			return fmt.Errorf("requeue message: %w", err)
 		}
+		t.s.first.changed(1)
 	}
 	return nil
 }
@@ -293,5 +297,6 @@ func (t writeTx) TakeLeftovers(ctx context.Context, id string) ([]leftover, erro
 		return nil, err
 	}
 	_, err = tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id)
+	t.s.first.changed(1)
 	return keep, err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/durabox/durabox/store"
@@ -59,7 +60,15 @@ type taken struct {
 func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration, n int) (items []*store.WorkItem, dropped bool, err error) {
 	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
 	kept, _ := s.results.waiting()
-	next, err := nextInstances(ctx, s.readers, now, n, s.locks.count(at), kept, func(id string) bool { return s.locks.busy(id, at) })
+	none, err := s.noMessageAt(ctx, at)
+	if err != nil {
+		return nil, false, err
+	}
+	q := querier(s.readers)
+	if none {
+		q = nil // only kept results to take
+	}
+	next, err := nextInstances(ctx, q, now, n, s.locks.count(at), kept, func(id string) bool { return s.locks.busy(id, at) })
 	if err != nil {
 		return nil, false, err
 	}
@@ -105,6 +114,7 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ? AND visible_at <= ?`, t.item.Instance.ID, at); err != nil {
 					return fmt.Errorf("drop messages of finished instance %q: %w", t.item.Instance.ID, err)
 				}
+				s.first.changed(1)
 			}
 			for _, t := range uncounted {
 				if _, err := tx.ExecContext(ctx, `UPDATE instances SET attempt = attempt + 1 WHERE id = ?`, t.item.Instance.ID); err != nil {
@@ -150,6 +160,11 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 	if len(locked) == 0 {
 		return nil
 	}
+	// Asked only now that they are locked, as the read below is begun.
+	none, err := s.noMessageAt(ctx, sqlstore.Nanos(now))
+	if err != nil {
+		return err
+	}
 	tx, end, err := s.readers.begin(ctx)
 	if err != nil {
 		return err
@@ -170,7 +185,9 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 		if err != nil {
 			return fmt.Errorf("read instance %q: %w", id, err)
 		}
-		if t.item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
+		if none {
+			t.item.Messages = nil
+		} else if t.item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
 			return fmt.Errorf("messages of %q: %w", id, err)
 		}
 		if t.stale, err = s.withResults(ctx, tx, t, now); err != nil {
@@ -208,7 +225,8 @@ const (
 // activity results kept (kept, results.go), that busy does not hold, in the
 // order of service: kept results come after the messages of the instances
 // that have begun (they are the newest) and before the starts. About locked
-// instances are locked at now, whose messages come up too.
+// instances are locked at now, whose messages come up too. With q nil, no
+// message is visible: it returns kept results only.
 func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int, kept []string, busy func(id string) bool) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -226,7 +244,7 @@ func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int,
 		// An instance with several messages comes up once for each, and a
 		// busy one is passed over: ask for more rows until there are n
 		// instances or no more rows.
-		for limit := 2*n + locked; len(out) < n; limit *= 2 {
+		for limit := 2*n + locked; q != nil && len(out) < n; limit *= 2 {
 			rows, err := q.QueryContext(ctx, query, sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, sqlstore.VisibleToStart)
 			if err != nil {
 				return nil, err
@@ -269,13 +287,18 @@ func visibleMessages(ctx context.Context, tx querier, id string, now time.Time) 
 	return sqlstore.Messages(rows)
 }
 
-// HasWork reports whether the instance has messages visible at now.
+// HasWork reports whether the instance has messages visible at now. It
+// reads nothing when its results wait in memory or the store knows that no
+// message is visible (first.go).
 func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, error) {
 	if s.results.has(id) {
 		return true, nil
 	}
+	none, err := s.noMessageAt(ctx, sqlstore.Nanos(now))
 	var more bool
-	err := s.readers.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = ? AND visible_at <= ?)`, id, sqlstore.Nanos(now)).Scan(&more)
+	if err == nil && !none {
+		err = s.readers.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = ? AND visible_at <= ?)`, id, sqlstore.Nanos(now)).Scan(&more)
+	}
 	if err != nil {
 		return false, fmt.Errorf("sqlite: work of %q: %w", id, err)
 	}
@@ -293,13 +316,20 @@ func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error
 // NextVisibleAt returns the earliest time after now at which there may be
 // new work: a message becomes visible, or the lock of an instance or the
 // lease of an activity task expires. It returns false when there is no such
-// time. Each part is one lookup in an index, whatever the backlog: workers
+// time. Each part is one lookup in an index, whatever the backlog, or none
+// while the store knows that no message is visible (first.go): workers
 // call it every time they find no work.
 func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
-	err := s.readers.QueryRowContext(ctx, `
-		SELECT min(t) FROM (
-			SELECT min(visible_at) AS t FROM messages WHERE visible_at > ?1)`, sqlstore.Nanos(now)).Scan(&next)
+	first, err := s.firstVisibleAt(ctx)
+	switch {
+	case err != nil:
+	case first == math.MaxInt64:
+	case first > sqlstore.Nanos(now):
+		next = sql.NullInt64{Int64: first, Valid: true}
+	default:
+		err = s.readers.QueryRowContext(ctx, `SELECT min(visible_at) FROM messages WHERE visible_at > ?`, sqlstore.Nanos(now)).Scan(&next)
+	}
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("sqlite: next visible message: %w", err)
 	}

@@ -193,6 +193,7 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		return true, nil
 	})
 	s.batches.Add(1)
+	s.first.commit()
 	for i, op := range batch {
 		if err != nil {
 			errs[i] = errors.Join(errs[i], fmt.Errorf("sqlite: commit: %w", err))
