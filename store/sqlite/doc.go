@@ -43,7 +43,9 @@
 // its instance's next turn, which removes its task (results.go). The store
 // remembers the earliest time a message becomes visible until it commits a
 // change to the messages, and reads for messages only once that time has
-// come (first.go).
+// come (first.go). Every connection has SQLite's query planner stability
+// guarantee on, so that the statements go-sqlite3 caches are not prepared
+// again on every use (qpsg.go).
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

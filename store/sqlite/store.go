@@ -10,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
-
 	"github.com/durabox/durabox/store"
 )
 
@@ -78,7 +76,8 @@ func (s *Store) open(path string) error {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	f.Close()
-	db, err := sql.Open("sqlite3", dsn(path, s.opts.Durability, false))
+	register()
+	db, err := sql.Open(driverName, dsn(path, s.opts.Durability, false))
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -92,7 +91,7 @@ func (s *Store) open(path string) error {
 	}
 	// Readers see the last commit, in WAL mode without waiting for the
 	// writer.
-	if s.readers.DB, err = sql.Open("sqlite3", dsn(path, s.opts.Durability, true)); err != nil {
+	if s.readers.DB, err = sql.Open(driverName, dsn(path, s.opts.Durability, true)); err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	s.readers.SetMaxOpenConns(maxReaders)

@@ -1,0 +1,64 @@
+package sqlite
+
+/*
+// The SQLite that go-sqlite3 builds is linked into the program: the one
+// function needed is declared here, so that no sqlite3.h is.
+typedef struct sqlite3 sqlite3;
+extern int sqlite3_db_config(sqlite3 *db, int op, ...);
+
+// durabox_qpsg sets SQLite's query planner stability guarantee
+// (SQLITE_DBCONFIG_ENABLE_QPSG, 1007) on db: on with set 1, off with 0,
+// unchanged with -1. It returns SQLite's result code, and in *on whether
+// the guarantee is on.
+static int durabox_qpsg(void *db, int set, int *on) {
+	return sqlite3_db_config((sqlite3 *)db, 1007, set, on);
+}
+*/
+import "C"
+
+import (
+	"database/sql"
+	"fmt"
+	"reflect"
+	"sync"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+// driverName is the driver the store opens its connections with:
+// go-sqlite3's, with the query planner stability guarantee turned on on
+// every connection (RATIONALE, "Why does the SQLite store turn on the query
+// planner stability guarantee?"). Without it, SQLite marks a statement
+// whose plan looks at a bound value (a LIMIT ?, an x = ? the plan only
+// filters by) to be prepared again when its values are cleared, which
+// go-sqlite3 does every time it puts a statement back in its cache: every
+// such statement was parsed and planned anew on every use.
+const driverName = "durabox-sqlite3"
+
+var registerDriver sync.Once
+
+// register registers driverName, once.
+func register() {
+	registerDriver.Do(func() {
+		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			_, err := stablePlans(c, 1)
+			return err
+		}})
+	})
+}
+
+// stablePlans sets the query planner stability guarantee on c as
+// durabox_qpsg does, and reports whether it is on.
+func stablePlans(c *sqlite3.SQLiteConn, set int) (on bool, err error) {
+	// go-sqlite3 does not expose sqlite3_db_config, nor the handle it
+	// needs: the handle is read from its connection's field.
+	db := reflect.ValueOf(c).Elem().FieldByName("db")
+	if !db.IsValid() || db.Kind() != reflect.Pointer || db.IsNil() {
+		return false, fmt.Errorf("sqlite: set up a connection: go-sqlite3 keeps its SQLite handle in no field db any more; the store must be updated for this go-sqlite3")
+	}
+	var state C.int
+	if rc := C.durabox_qpsg(db.UnsafePointer(), C.int(set), &state); rc != 0 {
+		return false, fmt.Errorf("sqlite: set up a connection: the query planner stability guarantee: SQLite result code %d", int(rc))
+	}
+	return state == 1, nil
+}
