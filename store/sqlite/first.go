@@ -55,7 +55,7 @@ func (f *firstMessage) changed(n int64) { f.changes.Add(n) }
 // far is committed, or rolled back.
 func (f *firstMessage) commit() { f.committed.Store(f.changes.Load()) }
 
-// visibleAt returns the earliest visible_at of the messages (Unix
+// firstVisibleAt returns the earliest visible_at of the messages (Unix
 // nanoseconds; math.MaxInt64 when there are none), or a time before it: no
 // message is visible before the time it returns. It reads the table only
 // if a message was committed since it last did.
