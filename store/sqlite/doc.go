@@ -45,7 +45,8 @@
 // change to the messages, and reads for messages only once that time has
 // come (first.go). Every connection has SQLite's query planner stability
 // guarantee on, so that the statements go-sqlite3 caches are not prepared
-// again on every use (qpsg.go).
+// again on every use (qpsg.go), and keeps the statements that begin and end
+// transactions and savepoints prepared (driver.go).
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

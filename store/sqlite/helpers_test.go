@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -220,4 +221,36 @@ func leaseNext(s *Store, now time.Time, lease time.Duration) (*store.ActivityWor
 		return nil, err
 	}
 	return ws[0], err
+}
+
+// holdWriter has a write of its own hold the writer, so that the writes
+// after it queue, until the returned release is called; release returns
+// the write's error.
+func holdWriter(s *Store) (release func() error) {
+	held, released, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- s.write(ctx, func(context.Context, txConn) error {
+			close(held)
+			<-released
+			return nil
+		})
+	}()
+	<-held
+	return func() error {
+		close(released)
+		return <-done
+	}
+}
+
+// waitQueued waits until n writes wait in the writer's queue.
+func waitQueued(s *Store, n int) {
+	for {
+		s.writers.mu.Lock()
+		queued := len(s.writers.queue)
+		s.writers.mu.Unlock()
+		if queued == n {
+			return
+		}
+		runtime.Gosched()
+	}
 }

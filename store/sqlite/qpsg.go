@@ -17,35 +17,11 @@ static int durabox_qpsg(void *db, int set, int *on) {
 import "C"
 
 import (
-	"database/sql"
 	"fmt"
 	"reflect"
-	"sync"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
-
-// driverName is the driver the store opens its connections with:
-// go-sqlite3's, with the query planner stability guarantee turned on on
-// every connection (RATIONALE, "Why does the SQLite store turn on the query
-// planner stability guarantee?"). Without it, SQLite marks a statement
-// whose plan looks at a bound value (a LIMIT ?, an x = ? the plan only
-// filters by) to be prepared again when its values are cleared, which
-// go-sqlite3 does every time it puts a statement back in its cache: every
-// such statement was parsed and planned anew on every use.
-const driverName = "durabox-sqlite3"
-
-var registerDriver sync.Once
-
-// register registers driverName, once.
-func register() {
-	registerDriver.Do(func() {
-		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			_, err := stablePlans(c, 1)
-			return err
-		}})
-	})
-}
 
 // stablePlans sets the query planner stability guarantee on c as
 // durabox_qpsg does, and reports whether it is on.

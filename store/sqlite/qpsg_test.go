@@ -3,8 +3,6 @@ package sqlite
 import (
 	"database/sql"
 	"testing"
-
-	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 // TestStablePlansOnEveryConnection: the write connection and the read
@@ -17,7 +15,7 @@ func TestStablePlansOnEveryConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = c.Raw(func(dc any) error {
-			on, err := stablePlans(dc.(*sqlite3.SQLiteConn), -1)
+			on, err := stablePlans(dc.(*conn).SQLiteConn, -1)
 			if err == nil && !on {
 				t.Errorf("the %s connection plans without the guarantee", name)
 			}

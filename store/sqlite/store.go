@@ -138,7 +138,7 @@ func (r readPool) begin(ctx context.Context) (txConn, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := c.ExecContext(ctx, `BEGIN`); err != nil {
+	if _, err := c.ExecContext(ctx, sqlBegin); err != nil {
 		c.Close()
 		return nil, nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/store"
-	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 // Group commit. Every write runs on the store's one write connection, in
@@ -221,12 +220,12 @@ func (s *Store) inWriteTx(ctx context.Context, unsyncedOnly bool, fn func(c txCo
 	if err := s.setSync(ctx, c, unsyncedOnly); err != nil {
 		return err
 	}
-	if _, err := c.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+	if _, err := c.ExecContext(ctx, sqlBeginImmediate); err != nil {
 		return err
 	}
 	commit, err := fn(c)
 	if err == nil && commit {
-		if _, err = c.ExecContext(ctx, `COMMIT`); err == nil {
+		if _, err = c.ExecContext(ctx, sqlCommit); err == nil {
 			return nil
 		}
 	}
@@ -243,7 +242,7 @@ func (s *Store) inWriteTx(ctx context.Context, unsyncedOnly bool, fn func(c txCo
 // transaction, which would fail every use of c after it, it has
 // database/sql discard c, and returns why.
 func rollback(ctx context.Context, c *sql.Conn) error {
-	_, err := c.ExecContext(ctx, `ROLLBACK`)
+	_, err := c.ExecContext(ctx, sqlRollback)
 	if err == nil || !inTransaction(c) {
 		return nil
 	}
@@ -254,8 +253,8 @@ func rollback(ctx context.Context, c *sql.Conn) error {
 func inTransaction(c *sql.Conn) bool {
 	in := true
 	_ = c.Raw(func(dc any) error {
-		if conn, ok := dc.(*sqlite3.SQLiteConn); ok {
-			in = !conn.AutoCommit()
+		if sc, ok := dc.(*conn); ok {
+			in = !sc.AutoCommit()
 		}
 		return nil
 	})
@@ -284,13 +283,15 @@ func (s *Store) setSync(ctx context.Context, c *sql.Conn, unsyncedOnly bool) err
 // fails, returning fn's error; txErr is an error that leaves tx unusable,
 // which fails the whole batch.
 func savepoint(ctx context.Context, tx txConn, fn writeFunc) (fnErr, txErr error) {
-	if _, txErr = tx.ExecContext(ctx, `SAVEPOINT write`); txErr != nil {
+	if _, txErr = tx.ExecContext(ctx, sqlSavepoint); txErr != nil {
 		return nil, txErr
 	}
 	if fnErr = fn(ctx, tx); fnErr != nil {
-		_, txErr = tx.ExecContext(ctx, `ROLLBACK TO write; RELEASE write`)
+		if _, txErr = tx.ExecContext(ctx, sqlRollbackTo); txErr == nil {
+			_, txErr = tx.ExecContext(ctx, sqlRelease)
+		}
 		return fnErr, txErr
 	}
-	_, txErr = tx.ExecContext(ctx, `RELEASE write`)
+	_, txErr = tx.ExecContext(ctx, sqlRelease)
 	return nil, txErr
 }

@@ -175,21 +175,7 @@ func TestQueuedWrites(t *testing.T) {
 	if err := s.PutModule(ctx, store.Module{Hash: "h", Wasm: []byte("w")}); err != nil {
 		t.Fatal(err)
 	}
-	held, release := make(chan struct{}), make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- s.write(ctx, func(context.Context, txConn) error {
-			close(held)
-			<-release
-			return nil
-		})
-	}()
-	<-held
-	queued := func() int {
-		s.writers.mu.Lock()
-		defer s.writers.mu.Unlock()
-		return len(s.writers.queue)
-	}
+	release := holdWriter(s)
 	insert := func(name string) writeFunc {
 		return func(ctx context.Context, tx txConn) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO orchestration_modules (name, hash) VALUES (?, 'h')`, name)
@@ -205,17 +191,13 @@ func TestQueuedWrites(t *testing.T) {
 			return nil
 		})
 	}()
-	for queued() != 1 {
-		runtime.Gosched()
-	}
+	waitQueued(s, 1)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i := range errs {
 		wg.Go(func() { errs[i] = s.write(ctx, insert(fmt.Sprint("O", i))) })
 	}
-	for queued() != 1+len(errs) {
-		runtime.Gosched()
-	}
+	waitQueued(s, 1+len(errs))
 	cancel()
 	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the write that gave up in the queue returned %v, want %v", err, context.Canceled)
@@ -235,8 +217,7 @@ func TestQueuedWrites(t *testing.T) {
 		t.Fatalf("a write after Close began returned %v, want %v", err, errClosed)
 	}
 	batches := s.batches.Load()
-	close(release)
-	if err := <-first; err != nil {
+	if err := release(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()

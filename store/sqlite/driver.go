@@ -1,0 +1,101 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"sync"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+// driverName is the driver the store opens its connections with:
+// go-sqlite3's, with two changes.
+//
+//   - The query planner stability guarantee is on on every connection
+//     (qpsg.go; RATIONALE, "Why does the SQLite store turn on the query
+//     planner stability guarantee?"). Without it, SQLite marks a statement
+//     whose plan looks at a bound value (a LIMIT ?, an x = ? the plan only
+//     filters by) to be prepared again when its values are cleared, which
+//     go-sqlite3 does every time it puts a statement back in its cache:
+//     every such statement was parsed and planned anew on every use.
+//   - A connection keeps the statements that begin and end the store's
+//     transactions and savepoints prepared (conn).
+const driverName = "durabox-sqlite3"
+
+var registerDriver sync.Once
+
+// register registers driverName, once.
+func register() {
+	registerDriver.Do(func() {
+		sql.Register(driverName, storeDriver{&sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			_, err := stablePlans(c, 1)
+			return err
+		}}})
+	})
+}
+
+// storeDriver opens go-sqlite3's connections as conns.
+type storeDriver struct{ *sqlite3.SQLiteDriver }
+
+func (d storeDriver) Open(dsn string) (driver.Conn, error) {
+	c, err := d.SQLiteDriver.Open(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{SQLiteConn: c.(*sqlite3.SQLiteConn)}, nil
+}
+
+// The statements that begin and end the store's transactions and its
+// writes' savepoints, which a conn prepares once.
+const (
+	sqlBegin          = `BEGIN`
+	sqlBeginImmediate = `BEGIN IMMEDIATE`
+	sqlCommit         = `COMMIT`
+	sqlRollback       = `ROLLBACK`
+	sqlSavepoint      = `SAVEPOINT write`
+	sqlRelease        = `RELEASE write`
+	sqlRollbackTo     = `ROLLBACK TO write`
+)
+
+// conn is a go-sqlite3 connection that prepares the statements above the
+// first time it runs each, and runs them prepared from then on. go-sqlite3
+// parses a statement run without arguments anew every time, and a batch of
+// writes runs two of these for every write in it, besides its BEGIN and
+// COMMIT. database/sql uses a connection from one goroutine at a time, so
+// prepared needs no lock.
+type conn struct {
+	*sqlite3.SQLiteConn
+	prepared map[string]driver.Stmt
+}
+
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	switch {
+	case len(args) > 0:
+	case query == sqlBegin, query == sqlBeginImmediate, query == sqlCommit, query == sqlRollback,
+		query == sqlSavepoint, query == sqlRelease, query == sqlRollbackTo:
+		st, ok := c.prepared[query]
+		if !ok {
+			var err error
+			if st, err = c.SQLiteConn.PrepareContext(ctx, query); err != nil {
+				return nil, err
+			}
+			if c.prepared == nil {
+				c.prepared = make(map[string]driver.Stmt)
+			}
+			c.prepared[query] = st
+		}
+		return st.(driver.StmtExecContext).ExecContext(ctx, nil)
+	}
+	return c.SQLiteConn.ExecContext(ctx, query, args)
+}
+
+// Close finalizes the prepared statements, then closes the connection.
+func (c *conn) Close() error {
+	var err error
+	for _, st := range c.prepared {
+		err = errors.Join(err, st.Close())
+	}
+	return errors.Join(err, c.SQLiteConn.Close())
+}
