@@ -46,7 +46,8 @@
 // come (first.go). Every connection has SQLite's query planner stability
 // guarantee on, so that the statements go-sqlite3 caches are not prepared
 // again on every use (qpsg.go), and keeps the statements that begin and end
-// transactions and savepoints prepared (driver.go).
+// transactions and savepoints prepared; the write connection keeps its
+// statement journal in memory (driver.go).
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

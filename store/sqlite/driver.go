@@ -22,6 +22,8 @@ import (
 //     every such statement was parsed and planned anew on every use.
 //   - A connection keeps the statements that begin and end the store's
 //     transactions and savepoints prepared (conn).
+//   - The write connection keeps its statement journal in memory
+//     (journalInMemory).
 const driverName = "durabox-sqlite3"
 
 var registerDriver sync.Once
@@ -30,10 +32,35 @@ var registerDriver sync.Once
 func register() {
 	registerDriver.Do(func() {
 		sql.Register(driverName, storeDriver{&sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			_, err := stablePlans(c, 1)
-			return err
+			if _, err := stablePlans(c, 1); err != nil {
+				return err
+			}
+			return journalInMemory(c)
 		}}})
 	})
+}
+
+// journalInMemory sets temp_store = MEMORY on c unless c is query-only, so
+// that the statement journal in which SQLite keeps what a savepoint would
+// undo stays in memory. A batch of writes runs each in a savepoint, and
+// SQLite moves that journal to a temporary file once one savepoint has
+// journaled 64 KiB; from then on until the commit, every page a write
+// changes costs two write calls into that file (RATIONALE, "Why does the
+// store keep its statement journal in memory?"). A read connection keeps the
+// default, so that a large query's temporary tables do not take memory.
+func journalInMemory(c *sqlite3.SQLiteConn) error {
+	rows, err := c.Query(`PRAGMA query_only`, nil)
+	if err != nil {
+		return err
+	}
+	v := make([]driver.Value, 1)
+	err = rows.Next(v)
+	rows.Close()
+	if err != nil || v[0] == int64(1) {
+		return err
+	}
+	_, err = c.Exec(`PRAGMA temp_store = MEMORY`, nil)
+	return err
 }
 
 // storeDriver opens go-sqlite3's connections as conns.

@@ -86,3 +86,22 @@ func TestTransactionStatementsPreparedOnce(t *testing.T) {
 		t.Errorf("the read connection prepared its statements again: %v, then %v", reads, again)
 	}
 }
+
+// TestStatementJournalInMemory: the write connection keeps its temporary
+// files, the statement journal among them, in memory, and a read connection
+// keeps the default (driver.go).
+func TestStatementJournalInMemory(t *testing.T) {
+	s, _ := openTest(t)
+	for name, c := range map[string]struct {
+		db   *sql.DB
+		want int
+	}{"write": {s.db, 2}, "read": {s.readers.DB, 0}} {
+		var got int
+		if err := c.db.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("the %s connection has temp_store = %d, want %d", name, got, c.want)
+		}
+	}
+}
