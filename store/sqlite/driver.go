@@ -11,7 +11,7 @@ import (
 )
 
 // driverName is the driver the store opens its connections with:
-// go-sqlite3's, with two changes.
+// go-sqlite3's, with these changes.
 //
 //   - The query planner stability guarantee is on on every connection
 //     (qpsg.go; RATIONALE, "Why does the SQLite store turn on the query
@@ -98,24 +98,31 @@ type conn struct {
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	switch {
-	case len(args) > 0:
-	case query == sqlBegin, query == sqlBeginImmediate, query == sqlCommit, query == sqlRollback,
-		query == sqlSavepoint, query == sqlRelease, query == sqlRollbackTo:
-		st, ok := c.prepared[query]
-		if !ok {
-			var err error
-			if st, err = c.SQLiteConn.PrepareContext(ctx, query); err != nil {
-				return nil, err
-			}
-			if c.prepared == nil {
-				c.prepared = make(map[string]driver.Stmt)
-			}
-			c.prepared[query] = st
-		}
-		return st.(driver.StmtExecContext).ExecContext(ctx, nil)
+	if len(args) > 0 || !preparedOnce(query) {
+		return c.SQLiteConn.ExecContext(ctx, query, args)
 	}
-	return c.SQLiteConn.ExecContext(ctx, query, args)
+	st, ok := c.prepared[query]
+	if !ok {
+		var err error
+		if st, err = c.SQLiteConn.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		if c.prepared == nil {
+			c.prepared = make(map[string]driver.Stmt)
+		}
+		c.prepared[query] = st
+	}
+	return st.(driver.StmtExecContext).ExecContext(ctx, nil)
+}
+
+// preparedOnce reports whether query is one of the statements a conn keeps
+// prepared.
+func preparedOnce(query string) bool {
+	switch query {
+	case sqlBegin, sqlBeginImmediate, sqlCommit, sqlRollback, sqlSavepoint, sqlRelease, sqlRollbackTo:
+		return true
+	}
+	return false
 }
 
 // Close finalizes the prepared statements, then closes the connection.
