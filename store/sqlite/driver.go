@@ -90,8 +90,8 @@ const (
 // first time it runs each, and runs them prepared from then on. go-sqlite3
 // parses a statement run without arguments anew every time, and a batch of
 // several writes runs two of these for every write in it (its savepoint),
-// besides its BEGIN and COMMIT. database/sql uses a connection from one goroutine at a time, so
-// prepared needs no lock.
+// besides its BEGIN and COMMIT. database/sql uses a connection from one
+// goroutine at a time, so prepared needs no lock.
 type conn struct {
 	*sqlite3.SQLiteConn
 	prepared map[string]driver.Stmt
