@@ -75,7 +75,7 @@ func TestSelectTimerWinsAndTheLateResultIsDropped(t *testing.T) {
 	}
 	// A fresh execution replaying that history drops the activity's late
 	// result (and the instance is finished anyway).
-	res, err := NewExecution(newGuest(selectTimeout)).Turn(TurnInput{History: history, Messages: []Event{activityDone(2, `"late"`)}, Now: at(9)})
+	res, err := newExecution(newGuest(selectTimeout)).Turn(TurnInput{History: history, Messages: []Event{activityDone(2, `"late"`)}, Now: at(9)})
 	if err != nil || res.Err != nil || len(res.NewEvents) != 0 || len(res.Dropped) != 1 {
 		t.Fatalf("replay: %v %v %+v", err, res.Err, res)
 	}
@@ -92,7 +92,7 @@ func TestCancelNondeterminism(t *testing.T) {
 		}
 		return []abi.Command{cancelActivity(3)}
 	})
-	res, err := NewExecution(g).Turn(TurnInput{History: history, Now: at(9)})
+	res, err := newExecution(g).Turn(TurnInput{History: history, Now: at(9)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestCancellingWhatIsNotOpenIsAGuestBug(t *testing.T) {
 	g := newGuest(func(_ *fakeGuest, j abi.Job) []abi.Command {
 		return []abi.Command{cancelTimer(7)}
 	})
-	res, err := NewExecution(g).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(0)})
+	res, err := newExecution(g).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(0)})
 	if err != nil {
 		t.Fatal(err)
 	}

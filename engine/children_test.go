@@ -49,7 +49,7 @@ func TestChildren(t *testing.T) {
 	g := newGuest(func(_ *fakeGuest, j abi.Job) []abi.Command {
 		return []abi.Command{{Kind: abi.CommandStartChild, Name: "Child", Input: []byte(`1`), InstanceID: "named"}}
 	})
-	res, err := NewExecution(g).Turn(TurnInput{History: history, Now: at(5)})
+	res, err := newExecution(g).Turn(TurnInput{History: history, Now: at(5)})
 	const wantErr = `nondeterminism at event 2: history has SubOrchestrationScheduled("Child", "other", 1), the orchestration emitted StartChild("Child", "named", 1)`
 	if err != nil || res.Err == nil || res.Err.Error() != wantErr {
 		t.Fatalf("err %v / %v\nwant %s", err, res.Err, wantErr)

@@ -45,7 +45,7 @@ func TestCorruptHistoryIsRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGuest(hello)
-			res, err := NewExecution(g).Turn(TurnInput{History: tt.history, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(60)})
+			res, err := newExecution(g).Turn(TurnInput{History: tt.history, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(60)})
 			if !errors.Is(err, ErrCorruptHistory) || err.Error() != tt.want {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
@@ -56,7 +56,7 @@ func TestCorruptHistoryIsRefused(t *testing.T) {
 	}
 	// A live execution checks what extends the history it applied.
 	g := newGuest(hello)
-	x := NewExecution(g)
+	x := newExecution(g)
 	first, err := x.Turn(TurnInput{Messages: []Event{started(`"world"`)}, Now: at(0)})
 	if err != nil || first.Err != nil {
 		t.Fatal(err, first.Err)
@@ -110,7 +110,7 @@ func TestExternalEventInHistoryNeedsItsWait(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := NewExecution(newGuest(waitsX)).Turn(TurnInput{History: tt.history, Now: at(60)})
+			res, err := newExecution(newGuest(waitsX)).Turn(TurnInput{History: tt.history, Now: at(60)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,14 +124,14 @@ func TestExternalEventInHistoryNeedsItsWait(t *testing.T) {
 		})
 	}
 	// The same wait, bound by the engine as the event arrived, replays.
-	live, err := NewExecution(newGuest(waitsX)).Turn(TurnInput{Messages: []Event{started(`null`), raised("X", `"data"`)}, Now: at(0)})
+	live, err := newExecution(newGuest(waitsX)).Turn(TurnInput{Messages: []Event{started(`null`), raised("X", `"data"`)}, Now: at(0)})
 	if err != nil || live.Err != nil {
 		t.Fatal(err, live.Err)
 	}
 	if got := live.NewEvents[len(live.NewEvents)-1]; got.Kind != ExternalEvent || got.ScheduleID != 2 {
 		t.Fatalf("the event was recorded as %s", got.String())
 	}
-	replay, err := NewExecution(newGuest(waitsX)).Turn(TurnInput{History: live.NewEvents, Now: at(1)})
+	replay, err := newExecution(newGuest(waitsX)).Turn(TurnInput{History: live.NewEvents, Now: at(1)})
 	if err != nil || replay.Err != nil {
 		t.Fatal(err, replay.Err)
 	}
@@ -190,7 +190,7 @@ func TestCancellationIsARequest(t *testing.T) {
 					t.Fatalf("live=%v: dropped %+v, want %q", live, last.Dropped, tt.wantDropped)
 				}
 				// The ended history replays to the same status.
-				replay, err := NewExecution(newGuest(work(tt.end))).Turn(TurnInput{History: history, Now: at(2)})
+				replay, err := newExecution(newGuest(work(tt.end))).Turn(TurnInput{History: history, Now: at(2)})
 				if err != nil || replay.Err != nil || replay.Status != tt.wantStatus {
 					t.Fatalf("live=%v: replay: %v, %v, %s", live, err, replay.Err, replay.Status)
 				}
@@ -205,7 +205,7 @@ func TestCancellationIsARequest(t *testing.T) {
 // one it emits again.
 func TestHistoryDecidesHowAnExecutionEnded(t *testing.T) {
 	poisoned := hist(started(`"world"`), scheduled("SayHello", `"world"`), Event{Kind: OrchestrationFailed, Failure: &Failure{Message: "durabox gave up on the instance"}})
-	res, err := NewExecution(newGuest(hello)).Turn(TurnInput{History: poisoned, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(9)})
+	res, err := newExecution(newGuest(hello)).Turn(TurnInput{History: poisoned, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(9)})
 	if err != nil || res.Err != nil || res.Status != StatusFailed || res.Failure.Message != "durabox gave up on the instance" || len(res.NewEvents) != 0 {
 		t.Fatalf("%v, %+v", err, res)
 	}
@@ -213,7 +213,7 @@ func TestHistoryDecidesHowAnExecutionEnded(t *testing.T) {
 		t.Fatalf("dropped %+v", res.Dropped)
 	}
 	completed := hist(started(`"world"`), scheduled("SayHello", `"world"`), activityDone(2, `"hi"`), Event{Kind: OrchestrationCompleted, Result: json.RawMessage(`"bye"`)})
-	res, err = NewExecution(newGuest(hello)).Turn(TurnInput{History: completed, Now: at(9)})
+	res, err = newExecution(newGuest(hello)).Turn(TurnInput{History: completed, Now: at(9)})
 	const want = `nondeterminism at event 4: history has OrchestrationCompleted("bye"), the orchestration emitted CompleteOrchestration("hi")`
 	if err != nil || res.Err == nil || res.Err.Error() != want {
 		t.Fatalf("%v, %v; want %s", err, res.Err, want)
@@ -263,7 +263,7 @@ func TestContinueAsNewCarriesAtMostTheLimit(t *testing.T) {
 		if !reflect.DeepEqual(dropped, []string{`"X0": ` + reason, `"Y0": ` + reason, `"X1": ` + reason}) {
 			t.Fatalf("live=%v: dropped %q", live, dropped)
 		}
-		next, err := NewExecution(newGuest(handle)).Turn(TurnInput{Messages: append([]Event{started(`2`)}, last.ContinueAsNew.Carried...), Now: at(2)})
+		next, err := newExecution(newGuest(handle)).Turn(TurnInput{Messages: append([]Event{started(`2`)}, last.ContinueAsNew.Carried...), Now: at(2)})
 		if err != nil || next.Err != nil || len(next.Dropped) != 0 {
 			t.Fatalf("live=%v: the next execution: %v, %v, dropped %+v", live, err, next.Err, next.Dropped)
 		}

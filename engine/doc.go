@@ -37,8 +37,11 @@
 //
 // The engine walks history in order. Each event that carries information to
 // the orchestration (OrchestrationStarted, every completion) becomes one
-// activation of the Guest, stamped with the event's recorded time; the
-// commands it returns queue up. Each schedule event must match the oldest
+// activation for the guest, stamped with the event's recorded time, which
+// the turn asks its caller to hand over (Turn.Next); the commands the guest
+// returns (Turn.Answer) queue up. The engine never calls the guest: the
+// caller drives the turn, so that one turn reads top to bottom in the
+// caller's loop. Each schedule event must match the oldest
 // queued command (activities by name and input bytes, timers by position
 // only); a missing, extra, reordered or changed command is a
 // *NondeterminismError that shows both sides. When history runs out, each new
@@ -101,13 +104,17 @@
 //
 // # Usage
 //
-//	x := engine.NewExecution(guest) // a fresh guest; keep both between turns
+//	x := engine.NewExecution() // and a fresh guest; keep both between turns
 //	for {
 //		history, messages := load()  // persisted history + new messages
-//		res, err := x.Turn(engine.TurnInput{History: history, Messages: messages, Now: now()})
+//		t, err := x.Begin(engine.TurnInput{History: history, Messages: messages, Now: now()})
 //		if errors.Is(err, engine.ErrStale) {
 //			// replay on a fresh guest with a new Execution
 //		}
+//		for a := t.Next(); a != nil; a = t.Next() {
+//			t.Answer(guest.Activate(a)) // the guest's commands, or its crash
+//		}
+//		res := t.Result()
 //		// Persist atomically, BEFORE dispatching any task:
 //		//   res.NewEvents appended to history, res.Activities and
 //		//   res.Timers as work, res.Status (+Result/Failure), and the

@@ -5,13 +5,13 @@ import (
 	"fmt"
 )
 
-// ErrStale is returned by Turn when the history it is given does not extend
+// ErrStale is returned by Begin when the history it is given does not extend
 // the history the execution has already applied (for example after a turn
 // was computed but its commit failed). The caller must drop the Execution
 // and replay from scratch on a fresh guest.
 var ErrStale = errors.New("engine: history does not continue what this execution applied; replay it on a fresh guest")
 
-// ErrCorruptHistory is returned by Turn when the persisted history it is
+// ErrCorruptHistory is returned by Begin when the persisted history it is
 // given is not one an engine writes: it does not begin with
 // OrchestrationStarted, its event ids skip or repeat, or events follow the
 // end of the execution. Nothing is applied or recorded; the history must be

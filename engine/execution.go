@@ -2,21 +2,8 @@ package engine
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
-
-	"github.com/durabox/durabox/abi"
 )
-
-// Guest is the orchestration code the engine drives: one live instance of a
-// guest module, bound to one execution. The engine calls Activate once per
-// history event that carries information to the guest, in history order,
-// and never otherwise: the sequence of activations is a function of the
-// history alone, so a guest that has applied events one turn at a time is
-// in exactly the state of a fresh guest that replayed them all at once.
-type Guest interface {
-	Activate(a *abi.Activation) ([]abi.Command, error)
-}
 
 // ActivityTask is work the caller must hand to an activity worker once the
 // turn is persisted.
@@ -155,14 +142,16 @@ type open struct {
 // the next execution.
 const MaxPersistentEvents = 20
 
-// Execution replays one execution of an orchestration instance on a live
-// guest and advances it turn by turn. Keep it, with its guest, between turns
-// so that a turn costs the new events only; a fresh Execution on a fresh
-// guest replays the whole history and reaches the identical state.
+// Execution is the engine's side of one execution of an orchestration
+// instance, which a live guest (one wasm instance of its module) applies
+// alongside it: the two advance together, turn by turn, the caller handing
+// each activation a Turn asks for to the guest and the guest's commands back
+// (see Turn). Keep both between turns so that a turn costs the new events
+// only; a fresh Execution with a fresh guest replays the whole history and
+// reaches the identical state.
 //
 // An Execution is not safe for concurrent use.
 type Execution struct {
-	guest Guest
 	// instanceID and name come from OrchestrationStarted; children without
 	// an id of their own are named after the instance. children maps each
 	// child's schedule event to its instance id.
@@ -200,11 +189,11 @@ type Execution struct {
 	broken error
 }
 
-// NewExecution returns an Execution that drives guest, which must be fresh:
-// it has applied no activation yet.
-func NewExecution(guest Guest) *Execution {
+// NewExecution returns an Execution that has applied nothing, for a fresh
+// guest: one that has applied no activation yet.
+func NewExecution() *Execution {
 	return &Execution{
-		guest: guest, nextSeq: 1, status: StatusPending,
+		nextSeq: 1, status: StatusPending,
 		open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{}, children: map[int64]string{},
 		mailbox: map[string][]Event{}, persistentWaits: map[string][]int64{},
 	}
@@ -212,40 +201,3 @@ func NewExecution(guest Guest) *Execution {
 
 // Status returns the status reached so far.
 func (x *Execution) Status() Status { return x.status }
-
-// Turn applies the persisted events the guest has not seen (replaying them),
-// then the new messages, and returns what the caller must persist. An error
-// means the input was unusable (ErrStale, ErrCorruptHistory) and nothing was
-// applied from it; guest crashes, nondeterminism and an orchestration left
-// waiting on nothing (ErrWaitsOnNothing) are not errors but fail the
-// instance in the result.
-func (x *Execution) Turn(in TurnInput) (*TurnResult, error) {
-	if x.broken != nil {
-		return nil, fmt.Errorf("engine: execution already failed: %w", x.broken)
-	}
-	if len(in.History) < x.applied || (x.applied > 0 && in.History[x.applied-1].ID != x.lastID) {
-		return nil, ErrStale
-	}
-	if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); err != nil {
-		return nil, err
-	}
-	t := &turn{x: x, persisted: in.History, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History)}
-	if len(in.Messages) > 0 && in.Messages[0].Kind == ExecutionReset && len(in.History) > 0 {
-		// The first turn of a reset execution runs its last kept step
-		// anew, which a guest that has applied it already cannot.
-		if x.applied > 0 {
-			return nil, ErrStale
-		}
-		t.resetting, t.liveFrom = true, len(in.History)-1
-	}
-	if err := t.run(in.Messages); err != nil {
-		t.failInstance(err)
-		for _, m := range in.Messages[t.next:] {
-			t.drop(m, "the instance failed")
-		}
-	} else if x.status == StatusRunning && len(x.open) == 0 {
-		t.failInstance(ErrWaitsOnNothing)
-	}
-	t.res.Status, t.res.Result, t.res.Failure = x.status, x.result, x.failure
-	return t.res, nil
-}

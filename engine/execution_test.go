@@ -45,10 +45,10 @@ func drive(t *testing.T, handle func(*fakeGuest, abi.Job) []abi.Command, live bo
 	t.Helper()
 	var history []Event
 	var results []*TurnResult
-	x := NewExecution(newGuest(handle))
+	x := newExecution(newGuest(handle))
 	for _, s := range steps {
 		if !live {
-			x = NewExecution(newGuest(handle))
+			x = newExecution(newGuest(handle))
 		}
 		res, err := x.Turn(TurnInput{History: history, Messages: s.messages, Now: s.now})
 		if err != nil {
@@ -129,7 +129,7 @@ func TestLiveAndReplayedHistoriesAreIdentical(t *testing.T) {
 
 func TestActivationsCarryLogicalTimeAndReplayFlag(t *testing.T) {
 	g := newGuest(hello)
-	x := NewExecution(g)
+	x := newExecution(g)
 	res, err := x.Turn(TurnInput{
 		History:  hist(started(`"world"`), scheduled("SayHello", `"world"`)),
 		Messages: []Event{activityDone(2, `"hi"`)},
@@ -200,7 +200,7 @@ func TestMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := NewExecution(newGuest(tt.handle)).Turn(TurnInput{History: tt.history, Messages: tt.messages, Now: at(30)})
+			res, err := newExecution(newGuest(tt.handle)).Turn(TurnInput{History: tt.history, Messages: tt.messages, Now: at(30)})
 			if err != nil || res.Err != nil {
 				t.Fatal(err, res.Err)
 			}
@@ -236,7 +236,7 @@ func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
 		}
 		return nil
 	}
-	res, err := NewExecution(newGuest(handle)).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(1)})
+	res, err := newExecution(newGuest(handle)).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(1)})
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
 	}
@@ -246,7 +246,7 @@ func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
 	if want := []ActivityTask{{ScheduleID: 2, Name: "Charge", Input: json.RawMessage(`5`), Timeout: 1500 * time.Millisecond}}; !reflect.DeepEqual(res.Activities, want) {
 		t.Fatalf("activities %+v, want %+v", res.Activities, want)
 	}
-	replayed, err := NewExecution(newGuest(handle)).Turn(TurnInput{History: res.NewEvents, Now: at(2)})
+	replayed, err := newExecution(newGuest(handle)).Turn(TurnInput{History: res.NewEvents, Now: at(2)})
 	if err != nil || replayed.Err != nil {
 		t.Fatalf("replay of the same timeout: %v %v", err, replayed.Err)
 	}
@@ -352,7 +352,7 @@ func TestNondeterminism(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := NewExecution(newGuest(tt.handle)).Turn(TurnInput{History: tt.history, Now: at(60)})
+			res, err := newExecution(newGuest(tt.handle)).Turn(TurnInput{History: tt.history, Now: at(60)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -392,7 +392,7 @@ func TestTimersMatchByPosition(t *testing.T) {
 		}
 		return []abi.Command{complete(`"late"`)}
 	})
-	res, err := NewExecution(g).Turn(TurnInput{History: history, Messages: []Event{timerFired(2, 999)}, Now: at(999)})
+	res, err := newExecution(g).Turn(TurnInput{History: history, Messages: []Event{timerFired(2, 999)}, Now: at(999)})
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
 	}
@@ -404,7 +404,7 @@ func TestTimersMatchByPosition(t *testing.T) {
 func TestGuestCrashFailsTheInstance(t *testing.T) {
 	g := newGuest(hello)
 	g.crash = errBoom
-	res, err := NewExecution(g).Turn(TurnInput{Messages: []Event{started(`"world"`), activityDone(2, `"x"`)}, Now: at(0)})
+	res, err := newExecution(g).Turn(TurnInput{Messages: []Event{started(`"world"`), activityDone(2, `"x"`)}, Now: at(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +424,7 @@ func TestAnOrchestrationWaitingOnNothingFails(t *testing.T) {
 	// It starts, schedules nothing and does not end; then, on replay, the
 	// same again: both fail, and the history says why.
 	idle := func(*fakeGuest, abi.Job) []abi.Command { return nil }
-	res, err := NewExecution(newGuest(idle)).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(0)})
+	res, err := newExecution(newGuest(idle)).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestAnOrchestrationWaitingOnNothingFails(t *testing.T) {
 	if res.Status != StatusFailed || res.Failure.Message != ErrWaitsOnNothing.Error() || !errors.Is(res.Err, ErrWaitsOnNothing) {
 		t.Fatalf("status %s failure %+v err %v", res.Status, res.Failure, res.Err)
 	}
-	replayed, err := NewExecution(newGuest(idle)).Turn(TurnInput{History: res.NewEvents, Now: at(1)})
+	replayed, err := newExecution(newGuest(idle)).Turn(TurnInput{History: res.NewEvents, Now: at(1)})
 	if err != nil || replayed.Err != nil || replayed.Status != StatusFailed || len(replayed.NewEvents) != 0 {
 		t.Fatalf("replay: %+v, %v", replayed, err)
 	}
@@ -446,14 +446,14 @@ func TestAnOrchestrationWaitingOnNothingFails(t *testing.T) {
 		return nil
 	}
 	history, _ := drive(t, waitsOnce, true, []step{{at(0), []Event{started(`null`)}}})
-	res, err = NewExecution(newGuest(waitsOnce)).Turn(TurnInput{History: history, Messages: []Event{activityDone(2, `1`)}, Now: at(1)})
+	res, err = newExecution(newGuest(waitsOnce)).Turn(TurnInput{History: history, Messages: []Event{activityDone(2, `1`)}, Now: at(1)})
 	if err != nil || res.Status != StatusFailed || !errors.Is(res.Err, ErrWaitsOnNothing) {
 		t.Fatalf("status %s err %v, %v", res.Status, res.Err, err)
 	}
 }
 
 func TestStaleHistoryIsRefused(t *testing.T) {
-	x := NewExecution(newGuest(hello))
+	x := newExecution(newGuest(hello))
 	res, err := x.Turn(TurnInput{Messages: []Event{started(`"world"`)}, Now: at(0)})
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
@@ -466,7 +466,7 @@ func TestStaleHistoryIsRefused(t *testing.T) {
 
 func TestCommandSequenceIsChecked(t *testing.T) {
 	g := &badSeqGuest{}
-	res, err := NewExecution(g).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(0)})
+	res, err := newExecution(g).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(0)})
 	if err != nil {
 		t.Fatal(err)
 	}

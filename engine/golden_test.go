@@ -308,7 +308,7 @@ func (sc *scenario) record(t *testing.T) ([]Event, program) {
 			marker := Event{Kind: ExecutionReset, Module: strings.Repeat("3", 64), SeedExecution: 1, Reason: fmt.Sprintf("reset from execution 1 to event %d", s.resetTo)}
 			messages = append(append([]Event{marker}, plan.Raise...), messages...)
 		}
-		res, err := NewExecution(newGuest(code.handle)).Turn(TurnInput{History: history, Messages: messages, Now: s.now})
+		res, err := newExecution(newGuest(code.handle)).Turn(TurnInput{History: history, Messages: messages, Now: s.now})
 		if err != nil {
 			t.Fatalf("record, turn at %s: %v", s.now, err)
 		}
@@ -323,7 +323,7 @@ func (sc *scenario) record(t *testing.T) ([]Event, program) {
 // replayed describes the replay of history on code.
 func replayed(history []Event, code program) string {
 	g := newGuest(code.handle)
-	res, err := NewExecution(g).Turn(TurnInput{History: history, Now: at(1000)})
+	res, err := newExecution(g).Turn(TurnInput{History: history, Now: at(1000)})
 	var b strings.Builder
 	fmt.Fprintf(&b, "replayed on: %s\n", code.name)
 	for i, a := range g.activations {

@@ -151,3 +151,30 @@ func timerFired(schedule int64, sec int) Event {
 }
 
 var errBoom = errors.New("boom")
+
+// guest is what the tests drive an Execution with.
+type guest interface {
+	Activate(a *abi.Activation) ([]abi.Command, error)
+}
+
+// driven is an Execution and the guest that applies its activations, so
+// that a test runs a whole turn in one call.
+type driven struct {
+	*Execution
+	g guest
+}
+
+func newExecution(g guest) *driven { return &driven{NewExecution(), g} }
+
+// Turn runs a turn of the execution on in, handing every activation to
+// the guest.
+func (d *driven) Turn(in TurnInput) (*TurnResult, error) {
+	t, err := d.Begin(in)
+	if err != nil {
+		return nil, err
+	}
+	for a := t.Next(); a != nil; a = t.Next() {
+		t.Answer(d.g.Activate(a))
+	}
+	return t.Result(), nil
+}

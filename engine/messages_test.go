@@ -68,7 +68,7 @@ func TestGiveUp(t *testing.T) {
 	if !reflect.DeepEqual(res, want) {
 		t.Fatalf("GiveUp = %+v\nwant %+v", res, want)
 	}
-	replayed, err := NewExecution(newGuest(handle)).Turn(TurnInput{History: append(history, res.NewEvents...), Now: at(2)})
+	replayed, err := newExecution(newGuest(handle)).Turn(TurnInput{History: append(history, res.NewEvents...), Now: at(2)})
 	if err != nil || replayed.Status != StatusFailed || !reflect.DeepEqual(replayed.Failure, f) {
 		t.Fatalf("replaying the history it failed: %v, %s, %+v; want Failed, %+v", err, replayed.Status, replayed.Failure, f)
 	}

@@ -104,7 +104,7 @@ func TestResetRunsTheLastKeptStepAnew(t *testing.T) {
 	}
 	marker := Event{Kind: ExecutionReset, Module: "m2", FromModule: "m1", SeedExecution: 1, Reason: "reset from execution 1 to event 3"}
 	g := newGuest(retry)
-	res, err := NewExecution(g).Turn(TurnInput{History: p.Kept, Messages: []Event{marker}, Now: at(20)})
+	res, err := newExecution(g).Turn(TurnInput{History: p.Kept, Messages: []Event{marker}, Now: at(20)})
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
 	}
@@ -122,7 +122,7 @@ func TestResetRunsTheLastKeptStepAnew(t *testing.T) {
 		t.Errorf("timer due %s", res.Timers[0].FireAt)
 	}
 	after := append(p.Kept, res.NewEvents...)
-	res, err = NewExecution(newGuest(retry)).Turn(TurnInput{History: after, Messages: []Event{timerFired(5, 30)}, Now: at(30)})
+	res, err = newExecution(newGuest(retry)).Turn(TurnInput{History: after, Messages: []Event{timerFired(5, 30)}, Now: at(30)})
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
 	}
@@ -131,13 +131,13 @@ func TestResetRunsTheLastKeptStepAnew(t *testing.T) {
 	}
 
 	// Without the marker, the kept history ends in the middle of a step.
-	res, err = NewExecution(newGuest(retry)).Turn(TurnInput{History: p.Kept, Now: at(20)})
+	res, err = newExecution(newGuest(retry)).Turn(TurnInput{History: p.Kept, Now: at(20)})
 	if err != nil || res.Err == nil {
 		t.Fatalf("the kept history replayed without its marker: err %v, result err %v", err, res.Err)
 	}
 	// A guest that has applied the kept history already cannot run its
 	// last step anew.
-	x := NewExecution(newGuest(retry))
+	x := newExecution(newGuest(retry))
 	if _, err := x.Turn(TurnInput{History: p.Kept[:2], Messages: []Event{activityFailed(2, "flaky")}, Now: at(1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestResetRunsTheLastKeptStepAnew(t *testing.T) {
 // corrupt history, reported as nondeterminism.
 func TestAMoveIsBetweenSteps(t *testing.T) {
 	h := hist(started(`"world"`), Event{Kind: ModuleChanged, Module: "b", FromModule: "a"}, scheduled("SayHello", `"world"`))
-	res, err := NewExecution(newGuest(hello)).Turn(TurnInput{History: h, Now: at(9)})
+	res, err := newExecution(newGuest(hello)).Turn(TurnInput{History: h, Now: at(9)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestTerminate(t *testing.T) {
 // termination, and a history that ends with one replays to Terminated.
 func TestTerminateIsNotSeen(t *testing.T) {
 	g := newGuest(hello)
-	x := NewExecution(g)
+	x := newExecution(g)
 	res, err := x.Turn(TurnInput{Messages: []Event{started(`"world"`), terminate("")}, Now: at(0)})
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
@@ -64,7 +64,7 @@ func TestTerminateIsNotSeen(t *testing.T) {
 	if len(g.activations) != 1 || res.Status != StatusTerminated || res.Failure.Message != "terminated" {
 		t.Fatalf("%d activations, status %s, failure %+v; want the start's only, Terminated", len(g.activations), res.Status, res.Failure)
 	}
-	replay, err := NewExecution(newGuest(hello)).Turn(TurnInput{History: res.NewEvents, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(1)})
+	replay, err := newExecution(newGuest(hello)).Turn(TurnInput{History: res.NewEvents, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(1)})
 	if err != nil || replay.Err != nil || replay.Status != StatusTerminated || len(replay.NewEvents) != 0 || len(replay.TerminateChildren) != 0 {
 		t.Fatalf("replay: %v %v %+v", err, replay.Err, replay)
 	}
@@ -103,7 +103,7 @@ func TestTimerBeyondMaxTime(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			handle := func(_ *fakeGuest, j abi.Job) []abi.Command { return []abi.Command{timer(tt.delay)} }
-			res, err := NewExecution(newGuest(handle)).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: t0})
+			res, err := newExecution(newGuest(handle)).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: t0})
 			if err != nil || res.Err != nil {
 				t.Fatal(err, res.Err)
 			}

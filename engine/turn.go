@@ -10,14 +10,29 @@ import (
 	"github.com/durabox/durabox/abi"
 )
 
-// turn is the state of one Turn call.
-type turn struct {
+// Turn is one turn of an Execution: it applies the persisted events the
+// guest has not seen (replaying them), then the new messages, and works
+// out what the caller must persist. The caller drives it, handing each
+// activation it asks for to the guest and the guest's answer back:
+//
+//	t, err := x.Begin(in)
+//	for a := t.Next(); a != nil; a = t.Next() {
+//		t.Answer(guest.Activate(a))
+//	}
+//	res := t.Result()
+//
+// The engine never calls the guest itself: the activations a turn asks for
+// are a function of the history and the messages alone, so a guest that
+// has applied events one turn at a time is in exactly the state of a fresh
+// guest that replayed them all at once.
+type Turn struct {
 	x *Execution
 	// persisted is the history the turn was given; the working history is
 	// persisted followed by res.NewEvents, the events this turn records
 	// (kept apart so that a turn costs its new events, not a copy of the
 	// whole history).
 	persisted []Event
+	messages  []Event
 	res       *TurnResult
 	now       time.Time
 	// next is the index of the first message not yet consumed.
@@ -31,79 +46,197 @@ type turn struct {
 	// resetting is set in the first turn of a reset execution: its first
 	// message is the ExecutionReset marker.
 	resetting bool
+	phase     phase
+	// asked is the event whose activation Next returned and Answer has not
+	// yet answered, or nil.
+	asked *Event
+	// err is what ended the turn early: it fails the instance.
+	err error
 }
 
+// phase is where a Turn is.
+type phase int
+
+const (
+	// replaying the persisted history the guest has not applied.
+	replaying phase = iota
+	// recording the commands of the step just applied.
+	flushing
+	// taking the next message.
+	taking
+	// done: Result is ready.
+	done
+)
+
 // historyLen is the length of the working history.
-func (t *turn) historyLen() int { return len(t.persisted) + len(t.res.NewEvents) }
+func (t *Turn) historyLen() int { return len(t.persisted) + len(t.res.NewEvents) }
 
 // event returns the working history's event at index i.
-func (t *turn) event(i int) *Event {
+func (t *Turn) event(i int) *Event {
 	if i < len(t.persisted) {
 		return &t.persisted[i]
 	}
 	return &t.res.NewEvents[i-len(t.persisted)]
 }
 
-func (t *turn) run(messages []Event) error {
-	x := t.x
-	for x.applied < t.historyLen() {
-		if err := t.applyNext(); err != nil {
-			return err
+// Begin begins a turn on in. An error means the input was unusable
+// (ErrStale, ErrCorruptHistory) and nothing was applied from it; guest
+// crashes, nondeterminism and an orchestration left waiting on nothing
+// (ErrWaitsOnNothing) are not errors but fail the instance in the result.
+func (x *Execution) Begin(in TurnInput) (*Turn, error) {
+	if x.broken != nil {
+		return nil, fmt.Errorf("engine: execution already failed: %w", x.broken)
+	}
+	if len(in.History) < x.applied || (x.applied > 0 && in.History[x.applied-1].ID != x.lastID) {
+		return nil, ErrStale
+	}
+	if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); err != nil {
+		return nil, err
+	}
+	t := &Turn{x: x, persisted: in.History, messages: in.Messages, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History)}
+	if len(in.Messages) > 0 && in.Messages[0].Kind == ExecutionReset && len(in.History) > 0 {
+		// The first turn of a reset execution runs its last kept step
+		// anew, which a guest that has applied it already cannot.
+		if x.applied > 0 {
+			return nil, ErrStale
+		}
+		t.resetting, t.liveFrom = true, len(in.History)-1
+	}
+	return t, nil
+}
+
+// Next returns the activation the guest must apply next, or nil once the
+// turn is done. Each activation must be answered (Answer) before Next is
+// called again.
+func (t *Turn) Next() *abi.Activation {
+	if t.asked != nil {
+		panic("engine: Next called before the activation it returned was answered")
+	}
+	for t.phase != done {
+		a, err := t.step()
+		if err != nil {
+			t.end(err)
+			return nil
+		}
+		if a != nil {
+			return a
 		}
 	}
-	if t.resetting {
-		// The kept history ends; the reset marker follows it, and the
-		// commands of the last kept step, which the reset discarded,
-		// follow the marker.
-		t.next++
-		t.record(messages[0])
-		if err := t.applyNext(); err != nil {
-			return err
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-	}
-	// Every command of an activation is recorded right after it, so at the
-	// end of persisted history nothing may be left unmatched.
-	if err := t.checkNoPending(nil); err != nil {
-		return err
-	}
-	for t.next < len(messages) {
-		m := messages[t.next]
-		t.next++
-		if x.status == StatusContinuedAsNew && carried(m.Kind) {
-			t.carry(m)
-			continue
-		}
-		if x.status == StatusContinuedAsNew {
-			t.drop(m, "the execution continued as new")
-			continue
-		}
-		if x.status.IsTerminal() {
-			t.drop(m, fmt.Sprintf("the instance is already %s", x.status))
-			continue
-		}
-		if reason := t.admit(&m); reason != "" {
-			t.drop(m, reason)
-			continue
-		}
-		t.record(m)
-		if err := t.applyNext(); err != nil {
-			return err
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-	}
-	t.limitCarried()
 	return nil
+}
+
+// Answer gives the turn the guest's answer to the activation Next
+// returned: the commands it emitted, or the error it crashed with.
+func (t *Turn) Answer(cmds []abi.Command, err error) {
+	x, ev := t.x, t.asked
+	if ev == nil {
+		panic("engine: Answer called with no activation asked for")
+	}
+	t.asked = nil
+	if err != nil {
+		t.end(fmt.Errorf("orchestration crashed applying event %d: %w", ev.ID, err))
+		return
+	}
+	for _, c := range cmds {
+		if c.Seq != x.nextSeq {
+			t.end(fmt.Errorf("engine: the guest numbered a command %d where %d was next (a guest SDK bug)", c.Seq, x.nextSeq))
+			return
+		}
+		x.nextSeq++
+		x.pending = append(x.pending, emitted{cmd: c, at: ev.Time})
+	}
+}
+
+// Result returns what the caller must persist, once Next has returned nil.
+func (t *Turn) Result() *TurnResult {
+	if t.phase != done {
+		panic("engine: Result called before the turn was done")
+	}
+	return t.res
+}
+
+// step takes the turn one step further: up to the next activation it
+// returns, or to a phase's end.
+func (t *Turn) step() (*abi.Activation, error) {
+	x := t.x
+	switch t.phase {
+	case replaying:
+		if x.applied < t.historyLen() {
+			return t.applyNext()
+		}
+		if t.resetting {
+			// The kept history ends; the reset marker follows it, and the
+			// commands of the last kept step, which the reset discarded,
+			// follow the marker.
+			t.next++
+			t.record(t.messages[0])
+			t.phase = flushing
+			return t.applyNext()
+		}
+		// Every command of an activation is recorded right after it, so at
+		// the end of persisted history nothing may be left unmatched.
+		t.phase = taking
+		return nil, t.checkNoPending(nil)
+	case flushing:
+		return t.flushNext()
+	case taking:
+		return t.take()
+	}
+	return nil, nil
+}
+
+// take applies the next message, if there is one, or ends the turn.
+func (t *Turn) take() (*abi.Activation, error) {
+	x := t.x
+	if t.next == len(t.messages) {
+		t.limitCarried()
+		t.end(nil)
+		return nil, nil
+	}
+	m := t.messages[t.next]
+	t.next++
+	switch {
+	case x.status == StatusContinuedAsNew && carried(m.Kind):
+		t.carry(m)
+		return nil, nil
+	case x.status == StatusContinuedAsNew:
+		t.drop(m, "the execution continued as new")
+		return nil, nil
+	case x.status.IsTerminal():
+		t.drop(m, fmt.Sprintf("the instance is already %s", x.status))
+		return nil, nil
+	}
+	if reason := t.admit(&m); reason != "" {
+		t.drop(m, reason)
+		return nil, nil
+	}
+	t.record(m)
+	t.phase = flushing
+	return t.applyNext()
+}
+
+// end ends the turn: with err, failing the instance and dropping the
+// messages not taken; without, failing an instance left running with
+// nothing open.
+func (t *Turn) end(err error) {
+	x := t.x
+	t.phase, t.asked = done, nil
+	if err != nil {
+		t.failInstance(err)
+		for _, m := range t.messages[t.next:] {
+			t.drop(m, "the instance failed")
+		}
+		t.next = len(t.messages)
+	} else if x.status == StatusRunning && len(x.open) == 0 {
+		t.failInstance(ErrWaitsOnNothing)
+	}
+	t.res.Status, t.res.Result, t.res.Failure = x.status, x.result, x.failure
 }
 
 // limitCarried keeps the persistent events carried to the next execution
 // within the limit of one execution: the newest MaxPersistentEvents of
 // them. The older ones are dropped, as the external-events reference says.
-func (t *turn) limitCarried() {
+func (t *Turn) limitCarried() {
 	c := t.res.ContinueAsNew
 	if c == nil {
 		return
@@ -125,7 +258,7 @@ func (t *turn) limitCarried() {
 }
 
 // admit returns why a message cannot be applied, or "" if it can.
-func (t *turn) admit(m *Event) string {
+func (t *Turn) admit(m *Event) string {
 	x := t.x
 	switch m.Kind {
 	case OrchestrationStarted:
@@ -169,13 +302,13 @@ func (t *turn) admit(m *Event) string {
 	return fmt.Sprintf("a %s cannot arrive as a message", m.Kind)
 }
 
-func (t *turn) drop(m Event, reason string) {
+func (t *Turn) drop(m Event, reason string) {
 	t.res.Dropped = append(t.res.Dropped, Dropped{Message: m, Reason: reason})
 }
 
 // record appends a new event to the working history and to the turn's
 // output.
-func (t *turn) record(ev Event) {
+func (t *Turn) record(ev Event) {
 	ev.ID, ev.Time = int64(t.historyLen())+1, t.now
 	if (ev.Kind == SubOrchestrationScheduled || ev.Kind == OrchestrationChained) && ev.InstanceID == "" {
 		ev.InstanceID = fmt.Sprintf("%s:%d", t.x.instanceID, ev.ID)
@@ -223,31 +356,33 @@ func carried(k EventKind) bool {
 }
 
 // carry hands a message on to the next execution.
-func (t *turn) carry(m Event) {
+func (t *Turn) carry(m Event) {
 	c := t.res.ContinueAsNew
 	c.Carried = append(c.Carried, m)
 }
 
-// flush records every pending command as a new history event. Commands
-// emitted after a terminal one are discarded: the execution has ended.
-func (t *turn) flush() error {
+// flushNext records the oldest pending command as a new history event and
+// applies it; when none is left, or the execution has ended (commands
+// emitted after a terminal one are discarded), the turn goes on to the
+// next message.
+func (t *Turn) flushNext() (*abi.Activation, error) {
 	x := t.x
-	for len(x.pending) > 0 && !x.status.ends() {
-		target, err := t.target(&x.pending[0].cmd)
-		if err != nil {
-			return err
-		}
-		t.record(eventFor(x.pending[0], target))
-		if err := t.applyNext(); err != nil {
-			return err
-		}
+	if len(x.pending) == 0 || x.status.ends() {
+		x.pending = nil
+		t.phase = taking
+		return nil, nil
 	}
-	x.pending = nil
-	return nil
+	target, err := t.target(&x.pending[0].cmd)
+	if err != nil {
+		return nil, err
+	}
+	t.record(eventFor(x.pending[0], target))
+	return t.applyNext()
 }
 
-// applyNext applies the first history event the guest has not seen.
-func (t *turn) applyNext() error {
+// applyNext applies the first history event the guest has not seen, and
+// returns the activation it asks of the guest, if any.
+func (t *Turn) applyNext() (*abi.Activation, error) {
 	x := t.x
 	i := x.applied
 	ev := t.event(i)
@@ -256,10 +391,10 @@ func (t *turn) applyNext() error {
 	switch {
 	case ev.Kind == ExecutionReset:
 		// The commands of the step before it are recorded after it.
-		return nil
+		return nil, nil
 	case ev.Kind == ModuleChanged:
 		// A move happens between two steps.
-		return t.checkNoPending(ev)
+		return nil, t.checkNoPending(ev)
 	case ev.Kind == OrchestrationStarted:
 		x.status, x.instanceID, x.name = StatusRunning, ev.InstanceID, ev.Name
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
@@ -267,7 +402,7 @@ func (t *turn) applyNext() error {
 		return t.bind(i, replaying)
 	}
 	if err := t.checkNoPending(ev); err != nil {
-		return err
+		return nil, err
 	}
 	if ev.Kind == OrchestrationCancelRequested {
 		x.cancelRequested = true
@@ -276,7 +411,7 @@ func (t *turn) applyNext() error {
 	if ev.Kind == OrchestrationTerminated {
 		// The orchestration is not told: it is over.
 		x.status, x.result, x.failure = StatusTerminated, nil, terminated(ev.Reason)
-		return nil
+		return nil, nil
 	}
 	if ev.Kind == ExternalEventPersistent {
 		x.persistentEvents++
@@ -288,7 +423,7 @@ func (t *turn) applyNext() error {
 	// only for an active wait, so one without is not what it wrote).
 	o, ok := x.open[ev.ScheduleID]
 	if !ok || o.kind != scheduleKindOf(ev.Kind) || (ev.Kind == ExternalEvent && o.name != ev.Name) {
-		return &NondeterminismError{Code: UnmatchedCompletion, EventID: ev.ID, History: ev.String()}
+		return nil, &NondeterminismError{Code: UnmatchedCompletion, EventID: ev.ID, History: ev.String()}
 	}
 	delete(x.open, ev.ScheduleID)
 	job := abi.Job{Kind: abi.JobResolveActivity, Seq: o.seq, Result: ev.Result}
@@ -310,11 +445,11 @@ func (t *turn) applyNext() error {
 // deliverPersistent hands the oldest persistent event called ev.Name to the
 // oldest persistent wait for it, if there are both, in an activation at
 // ev, the event that made the pair possible.
-func (t *turn) deliverPersistent(ev *Event, replaying bool) error {
+func (t *Turn) deliverPersistent(ev *Event, replaying bool) (*abi.Activation, error) {
 	x := t.x
 	name := ev.Name
 	if len(x.mailbox[name]) == 0 || len(x.persistentWaits[name]) == 0 {
-		return nil
+		return nil, nil
 	}
 	data, wait := x.mailbox[name][0].Result, x.persistentWaits[name][0]
 	x.mailbox[name], x.persistentWaits[name] = x.mailbox[name][1:], x.persistentWaits[name][1:]
@@ -325,7 +460,7 @@ func (t *turn) deliverPersistent(ev *Event, replaying bool) error {
 
 // bind matches the schedule event at history[i] with the oldest pending
 // command.
-func (t *turn) bind(i int, replaying bool) error {
+func (t *Turn) bind(i int, replaying bool) (*abi.Activation, error) {
 	x := t.x
 	ev := t.event(i)
 	if ev.IsTerminal() {
@@ -341,24 +476,24 @@ func (t *turn) bind(i int, replaying bool) error {
 		// History is authoritative about how an execution ended: the host
 		// itself records failures no command asked for (a guest crash).
 		if len(x.pending) == 0 {
-			return nil
+			return nil, nil
 		}
 	}
 	if ev.Kind == PatchRecorded && (len(x.pending) == 0 || !matches(&x.pending[0].cmd, 0, ev)) {
 		// The code no longer asks about this change: it was deprecated,
 		// its new path kept.
-		return nil
+		return nil, nil
 	}
 	if len(x.pending) == 0 {
-		return &NondeterminismError{Code: MissingCommand, EventID: ev.ID, History: ev.String()}
+		return nil, &NondeterminismError{Code: MissingCommand, EventID: ev.ID, History: ev.String()}
 	}
 	cmd := &x.pending[0].cmd
 	target, err := t.target(cmd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !matches(cmd, target, ev) {
-		return &NondeterminismError{Code: t.classify(cmd, target, i), EventID: ev.ID, History: ev.String(), Emitted: describeCommand(cmd)}
+		return nil, &NondeterminismError{Code: t.classify(cmd, target, i), EventID: ev.ID, History: ev.String(), Emitted: describeCommand(cmd)}
 	}
 	x.pending = x.pending[1:]
 	switch ev.Kind {
@@ -381,12 +516,12 @@ func (t *turn) bind(i int, replaying bool) error {
 		delete(x.open, ev.ScheduleID)
 		x.cancelled[ev.ScheduleID] = true
 	}
-	return nil
+	return nil, nil
 }
 
 // target returns the schedule event of the open operation a cancel command
 // names (0 for other commands).
-func (t *turn) target(cmd *abi.Command) (int64, error) {
+func (t *Turn) target(cmd *abi.Command) (int64, error) {
 	if !isCancel(cmd) {
 		return 0, nil
 	}
@@ -399,7 +534,7 @@ func (t *turn) target(cmd *abi.Command) (int64, error) {
 }
 
 // classify says how a command that does not match history[i] diverges.
-func (t *turn) classify(cmd *abi.Command, target int64, i int) NondeterminismCode {
+func (t *Turn) classify(cmd *abi.Command, target int64, i int) NondeterminismCode {
 	for j := i + 1; j < t.historyLen() && t.event(j).isSchedule(); j++ {
 		if matches(cmd, target, t.event(j)) {
 			return ReorderedCommand
@@ -413,7 +548,7 @@ func (t *turn) classify(cmd *abi.Command, target int64, i int) NondeterminismCod
 
 // checkNoPending fails when commands are left unmatched where history moves
 // on to an event that is not a schedule event (ev), or ends (ev nil).
-func (t *turn) checkNoPending(ev *Event) error {
+func (t *Turn) checkNoPending(ev *Event) error {
 	x := t.x
 	if len(x.pending) == 0 {
 		return nil
@@ -425,32 +560,22 @@ func (t *turn) checkNoPending(ev *Event) error {
 	return e
 }
 
-// activate hands one job to the guest and queues the commands it emits.
-func (t *turn) activate(ev *Event, replaying bool, job abi.Job) error {
-	x := t.x
+// activate returns the activation that hands job to the guest at ev, whose
+// answer comes back through Answer.
+func (t *Turn) activate(ev *Event, replaying bool, job abi.Job) (*abi.Activation, error) {
 	a := &abi.Activation{Time: ev.Time.UnixNano(), Replaying: replaying, Jobs: []abi.Job{job}}
 	if replaying {
 		a.Patches = t.patchesAfter(int(ev.ID - 1))
 	}
-	cmds, err := x.guest.Activate(a)
-	if err != nil {
-		return fmt.Errorf("orchestration crashed applying event %d: %w", ev.ID, err)
-	}
-	for _, c := range cmds {
-		if c.Seq != x.nextSeq {
-			return fmt.Errorf("engine: the guest numbered a command %d where %d was next (a guest SDK bug)", c.Seq, x.nextSeq)
-		}
-		x.nextSeq++
-		x.pending = append(x.pending, emitted{cmd: c, at: ev.Time})
-	}
-	return nil
+	t.asked = ev
+	return a, nil
 }
 
 // patchesAfter returns the change ids of the patch markers among the
 // commands recorded for the step of history[i]: the schedule events that
 // follow it, past any marker (a reset records the last kept step's
 // commands after its marker).
-func (t *turn) patchesAfter(i int) []string {
+func (t *Turn) patchesAfter(i int) []string {
 	var ids []string
 	for j := i + 1; j < t.historyLen(); j++ {
 		ev := t.event(j)
@@ -468,7 +593,7 @@ func (t *turn) patchesAfter(i int) []string {
 }
 
 // failInstance ends the execution with a failure the engine records itself.
-func (t *turn) failInstance(err error) {
+func (t *Turn) failInstance(err error) {
 	x := t.x
 	x.broken, x.pending = err, nil
 	t.res.Err = err

@@ -163,7 +163,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 				l.close(ctx)
 				l = h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
 			}
-			res, err := l.exec.Turn(engine.TurnInput{History: history, Messages: messages, Now: now})
+			res, err := l.turn(engine.TurnInput{History: history, Messages: messages, Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}

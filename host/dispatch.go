@@ -108,7 +108,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		l = h.fresh(ctx, inst, history, Seed(inst.ID, inst.ExecutionID, history, in.Messages[:min(len(in.Messages), 1)]))
 	}
 	in.History = l.history
-	res, err := l.exec.Turn(in)
+	res, err := l.turn(in)
 	if errors.Is(err, engine.ErrCorruptHistory) {
 		// Running the turn again would read the same history: the instance
 		// fails at once, with what is wrong with it.

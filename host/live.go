@@ -25,8 +25,11 @@ type live struct {
 	history    []engine.Event
 	// historyBytes is roughly the memory history holds.
 	historyBytes uint64
-	exec         *engine.Execution
-	guest        *orchestrationGuest
+	// exec is the engine's side of the execution, which guest applies
+	// alongside; guest is nil when it could not start, and broken says why.
+	exec   *engine.Execution
+	guest  *orchestrationGuest
+	broken error
 	// resident is its guest's memory as last measured, when the linear
 	// memory was residentOf bytes, and turns how many turns it has been put
 	// back since (memory).
@@ -38,6 +41,28 @@ type live struct {
 // of item's instance, so that its next turn can run on l.
 func (l *live) continues(item *store.WorkItem) bool {
 	return l.moduleHash == item.Instance.ModuleHash && l.execution == item.Instance.ExecutionID && int64(len(l.history)) == item.HistoryLen
+}
+
+// turn runs a turn of l on in: the engine asks for activations, one by
+// one, and l's guest answers each.
+func (l *live) turn(in engine.TurnInput) (*engine.TurnResult, error) {
+	t, err := l.exec.Begin(in)
+	if err != nil {
+		return nil, err
+	}
+	for a := t.Next(); a != nil; a = t.Next() {
+		t.Answer(l.activate(a))
+	}
+	return t.Result(), nil
+}
+
+// activate hands an activation to l's guest; a guest that could not start
+// answers each with why, and the engine fails the instance with it.
+func (l *live) activate(a *abi.Activation) ([]abi.Command, error) {
+	if l.guest == nil {
+		return nil, l.broken
+	}
+	return l.guest.Activate(a)
 }
 
 func (l *live) close(ctx context.Context) {
@@ -101,12 +126,6 @@ func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) 
 	return res.Commands, nil
 }
 
-// brokenGuest stands in for a guest that could not be started, so that the
-// engine fails the instance the usual way, with the reason in its history.
-type brokenGuest struct{ err error }
-
-func (b brokenGuest) Activate(*abi.Activation) ([]abi.Command, error) { return nil, b.err }
-
 // seed derives an execution's random seed from its identity, so that what
 // it draws from its Env (crypto/rand) is the same on every replay. (The Go
 // runtime's own randomness, such as map order and math/rand's global
@@ -140,19 +159,18 @@ func seedExecution(execution int64, events ...[]engine.Event) int64 {
 // newLive starts a fresh wasm instance for an orchestration instance on its
 // module, drawing from seed.
 func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) *live {
-	l := &live{moduleHash: inst.ModuleHash, execution: inst.ExecutionID}
+	l := &live{moduleHash: inst.ModuleHash, execution: inst.ExecutionID, exec: engine.NewExecution()}
 	mod, err := h.reg.module(ctx, inst.ModuleHash)
 	if err != nil {
-		l.exec = engine.NewExecution(brokenGuest{err})
+		l.broken = err
 		return l
 	}
 	log := newGuestLog(h.opts.Logger, h.opts.Clock, "instance", inst.ID)
 	if l.guest, err = startOrchestration(ctx, mod, &h.opts, seed, log, log); err != nil {
-		l.exec = engine.NewExecution(brokenGuest{err})
+		l.broken = err
 		return l
 	}
 	h.metrics.sandboxStarts.WithLabelValues("orchestration").Inc()
-	l.exec = engine.NewExecution(l.guest)
 	return l
 }
 

@@ -90,7 +90,8 @@ func run(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, 
 	defer g.close(ctx)
 	// A replay reproduces what a host took, whatever limit this one has.
 	g.maxPayload = 0
-	return engine.NewExecution(g).Turn(in)
+	l := live{exec: engine.NewExecution(), guest: g}
+	return l.turn(in)
 }
 
 // lastTime is the time of history's last event: the time a replay's turn

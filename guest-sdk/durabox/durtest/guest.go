@@ -11,17 +11,30 @@ import (
 	"github.com/durabox/durabox/guest-sdk/durabox/internal/seam"
 )
 
-// guest is the SDK's runtime for one execution, run natively: the
-// engine.Guest a wasm instance is on a host.
+// guest is the SDK's runtime for one execution, run natively: what a wasm
+// instance is on a host.
 type guest struct {
 	activate func(*abi.Activation) []abi.Command
 	timeout  time.Duration
 }
 
-func (e *Env) newGuest() engine.Guest { return newGuest(e.opts.StepTimeout) }
+func (e *Env) newGuest() *guest { return newGuest(e.opts.StepTimeout) }
 
 func newGuest(timeout time.Duration) *guest {
 	return &guest{activate: seam.NewGuest(), timeout: timeout}
+}
+
+// turn runs a turn of x, which g applies alongside, on in: it answers
+// every activation the engine asks for.
+func (g *guest) turn(x *engine.Execution, in engine.TurnInput) (*engine.TurnResult, error) {
+	t, err := x.Begin(in)
+	if err != nil {
+		return nil, err
+	}
+	for a := t.Next(); a != nil; a = t.Next() {
+		t.Answer(g.Activate(a))
+	}
+	return t.Result(), nil
 }
 
 // Activate runs one activation, for timeout at most. The orchestration's

@@ -25,13 +25,16 @@ type Instance struct {
 	// nondeterminism), which the replay check leaves out.
 	executions [][]engine.Event
 	crashed    map[int]bool
-	exec       *engine.Execution
-	inbox      []message
-	dropped    []engine.Dropped
-	status     engine.Status
-	result     json.RawMessage
-	failure    *engine.Failure
-	custom     string
+	// exec is the engine's side of the current execution, and guest the
+	// SDK's runtime that applies it alongside.
+	exec    *engine.Execution
+	guest   *guest
+	inbox   []message
+	dropped []engine.Dropped
+	status  engine.Status
+	result  json.RawMessage
+	failure *engine.Failure
+	custom  string
 }
 
 // message is a message waiting for an instance, visible from visible.

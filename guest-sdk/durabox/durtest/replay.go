@@ -34,7 +34,7 @@ func replay(history []engine.Event, timeout time.Duration) error {
 	if len(history) == 0 {
 		return nil
 	}
-	res, err := engine.NewExecution(newGuest(timeout)).Turn(engine.TurnInput{History: history, Now: history[len(history)-1].Time})
+	res, err := newGuest(timeout).turn(engine.NewExecution(), engine.TurnInput{History: history, Now: history[len(history)-1].Time})
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func (i *Instance) turn() {
 		}
 		return
 	}
-	res, err := i.exec.Turn(engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now})
+	res, err := i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now})
 	if err != nil {
 		e.t.Fatalf("durtest: the engine refused a turn of instance %s (a bug in durtest): %v", i.id, err)
 	}
@@ -118,7 +118,7 @@ func (i *Instance) continueAsNew(c *engine.ContinueAsNew) {
 	left := i.inbox
 	i.inbox = nil
 	i.executions = append(i.executions, nil)
-	i.exec = engine.NewExecution(e.newGuest())
+	i.exec, i.guest = engine.NewExecution(), e.newGuest()
 	i.status, i.result, i.failure = engine.StatusPending, nil, nil
 	for _, ev := range append([]engine.Event{c.Started}, c.Carried...) {
 		i.enqueue(ev, e.now)
