@@ -12,7 +12,9 @@ import (
 // unsigned varint length, then the bytes). Nested messages and repeated
 // fields are byte strings, the latter repeated once per element. Decoders
 // skip fields whose number they do not know, so adding a field is not a
-// breaking change. ABI.md lists every field number.
+// breaking change. Every message's fields are described once, in the table
+// of package abi/internal/spec, from which codec_gen.go and ABI.md's field
+// tables are generated.
 
 const (
 	wireVarint = 0
@@ -175,24 +177,11 @@ func clone(raw []byte) []byte {
 	return append([]byte(nil), raw...)
 }
 
-func encodeFailure(e *encoder, f *Failure) {
-	e.string(1, f.Message)
-	e.string(2, f.Details)
-}
-
-func decodeFailure(b []byte) (*Failure, error) {
-	f := &Failure{}
-	r := readFields(b, "Failure")
-	for r.next() {
-		switch r.field {
-		case 1:
-			f.Message = string(r.raw)
-		case 2:
-			f.Details = string(r.raw)
-		}
-	}
-	return f, r.err
-}
+// The messages' own encoders and decoders (encodeX, decodeX), and the
+// exported functions of most, are generated from the table in package
+// abi/internal/spec, in codec_gen.go. The activation and its result, which
+// every step of every orchestration encodes and decodes, have these of
+// their own, which spare the guest allocations.
 
 // EncodeActivation encodes a. Replaying is written whatever its value, so
 // that an activation is the same size live and on replay: a guest that
@@ -200,22 +189,7 @@ func decodeFailure(b []byte) (*Failure, error) {
 // that reads its heap would see the difference.
 func EncodeActivation(a *Activation) []byte {
 	e := encoder{buf: make([]byte, 0, hotSize)}
-	e.int(1, a.Time)
-	e.flag(2, a.Replaying)
-	for i := range a.Jobs {
-		j := &a.Jobs[i]
-		e.message(3, func(e *encoder) {
-			e.uint(1, uint64(j.Kind))
-			e.uint(2, j.Seq)
-			e.string(3, j.Name)
-			e.string(4, j.InstanceID)
-			e.bytes(5, j.Input)
-			e.bytes(6, j.Result)
-			if j.Failure != nil {
-				e.message(7, func(e *encoder) { encodeFailure(e, j.Failure) })
-			}
-		})
-	}
+	encodeActivation(&e, a)
 	return e.buf
 }
 
@@ -234,49 +208,7 @@ func DecodeActivation(b []byte) (*Activation, error) {
 func DecodeActivationInto(a *Activation, b []byte) error {
 	clear(a.Jobs)
 	*a = Activation{Jobs: a.Jobs[:0]}
-	r := readFields(b, "Activation")
-	for r.next() {
-		switch r.field {
-		case 1:
-			a.Time = unzigzag(r.v)
-		case 2:
-			a.Replaying = r.v != 0
-		case 3:
-			j, err := decodeJob(r.raw)
-			if err != nil {
-				return err
-			}
-			a.Jobs = append(a.Jobs, j)
-		}
-	}
-	return r.err
-}
-
-func decodeJob(b []byte) (Job, error) {
-	var j Job
-	r := readFields(b, "Job")
-	for r.next() {
-		switch r.field {
-		case 1:
-			j.Kind = JobKind(r.v)
-		case 2:
-			j.Seq = r.v
-		case 3:
-			j.Name = string(r.raw)
-		case 4:
-			j.InstanceID = string(r.raw)
-		case 5:
-			j.Input = clone(r.raw)
-		case 6:
-			j.Result = clone(r.raw)
-		case 7:
-			var err error
-			if j.Failure, err = decodeFailure(r.raw); err != nil {
-				return j, err
-			}
-		}
-	}
-	return j, r.err
+	return decodeActivation(b, a)
 }
 
 // EncodeActivationResult encodes r.
@@ -289,174 +221,15 @@ func EncodeActivationResult(r *ActivationResult) []byte {
 // next allocates none.
 func AppendActivationResult(b []byte, r *ActivationResult) []byte {
 	e := encoder{buf: b}
-	for i := range r.Commands {
-		c := &r.Commands[i]
-		e.message(1, func(e *encoder) {
-			e.uint(1, uint64(c.Kind))
-			e.uint(2, c.Seq)
-			e.string(3, c.Name)
-			e.bytes(4, c.Input)
-			e.int(5, c.Delay)
-			e.bytes(6, c.Output)
-			if c.Failure != nil {
-				e.message(7, func(e *encoder) { encodeFailure(e, c.Failure) })
-			}
-			e.uint(8, c.Target)
-			e.string(9, c.InstanceID)
-			e.bool(10, c.Detached)
-			e.uint(11, c.TimeoutMillis)
-		})
-	}
+	encodeActivationResult(&e, r)
 	return e.buf
 }
 
 // DecodeActivationResult decodes an ActivationResult.
 func DecodeActivationResult(b []byte) (*ActivationResult, error) {
 	res := &ActivationResult{}
-	r := readFields(b, "ActivationResult")
-	for r.next() {
-		if r.field != 1 {
-			continue
-		}
-		c, err := decodeCommand(r.raw)
-		if err != nil {
-			return nil, err
-		}
-		res.Commands = append(res.Commands, c)
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return res, nil
-}
-
-func decodeCommand(b []byte) (Command, error) {
-	var c Command
-	r := readFields(b, "Command")
-	for r.next() {
-		switch r.field {
-		case 1:
-			c.Kind = CommandKind(r.v)
-		case 2:
-			c.Seq = r.v
-		case 3:
-			c.Name = string(r.raw)
-		case 4:
-			c.Input = clone(r.raw)
-		case 5:
-			c.Delay = unzigzag(r.v)
-		case 6:
-			c.Output = clone(r.raw)
-		case 7:
-			var err error
-			if c.Failure, err = decodeFailure(r.raw); err != nil {
-				return c, err
-			}
-		case 8:
-			c.Target = r.v
-		case 9:
-			c.InstanceID = string(r.raw)
-		case 10:
-			c.Detached = r.v != 0
-		case 11:
-			c.TimeoutMillis = r.v
-		}
-	}
-	return c, r.err
-}
-
-// EncodeManifest encodes m.
-func EncodeManifest(m *Manifest) []byte {
-	var e encoder
-	e.string(1, m.SDK)
-	for _, n := range m.Orchestrations {
-		e.string(2, n)
-	}
-	for _, n := range m.Activities {
-		e.string(3, n)
-	}
-	return e.buf
-}
-
-// DecodeManifest decodes a Manifest.
-func DecodeManifest(b []byte) (*Manifest, error) {
-	m := &Manifest{}
-	r := readFields(b, "Manifest")
-	for r.next() {
-		switch r.field {
-		case 1:
-			m.SDK = string(r.raw)
-		case 2:
-			m.Orchestrations = append(m.Orchestrations, string(r.raw))
-		case 3:
-			m.Activities = append(m.Activities, string(r.raw))
-		}
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return m, nil
-}
-
-// EncodeActivityRequest encodes r.
-func EncodeActivityRequest(r *ActivityRequest) []byte {
-	var e encoder
-	e.string(1, r.Name)
-	e.bytes(2, r.Input)
-	e.string(3, r.InstanceID)
-	e.uint(4, uint64(r.Attempt))
-	return e.buf
-}
-
-// DecodeActivityRequest decodes an ActivityRequest.
-func DecodeActivityRequest(b []byte) (*ActivityRequest, error) {
-	req := &ActivityRequest{}
-	r := readFields(b, "ActivityRequest")
-	for r.next() {
-		switch r.field {
-		case 1:
-			req.Name = string(r.raw)
-		case 2:
-			req.Input = clone(r.raw)
-		case 3:
-			req.InstanceID = string(r.raw)
-		case 4:
-			req.Attempt = uint32(r.v)
-		}
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return req, nil
-}
-
-// EncodeActivityResult encodes r.
-func EncodeActivityResult(r *ActivityResult) []byte {
-	var e encoder
-	e.bytes(1, r.Output)
-	if r.Failure != nil {
-		e.message(2, func(e *encoder) { encodeFailure(e, r.Failure) })
-	}
-	return e.buf
-}
-
-// DecodeActivityResult decodes an ActivityResult.
-func DecodeActivityResult(b []byte) (*ActivityResult, error) {
-	res := &ActivityResult{}
-	r := readFields(b, "ActivityResult")
-	for r.next() {
-		switch r.field {
-		case 1:
-			res.Output = clone(r.raw)
-		case 2:
-			var err error
-			if res.Failure, err = decodeFailure(r.raw); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if r.err != nil {
-		return nil, r.err
+	if err := decodeActivationResult(b, res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -1,0 +1,138 @@
+// Package spec describes every message of the ABI once: each field's
+// number, name, type and meaning. The codec (abi/codec_gen.go) and the
+// field tables of abi/ABI.md are generated from it, and a test holds both
+// to it: after a change here, run
+//
+//	go test ./abi/internal/spec -update
+//
+// A hand-written codec and a hand-written document would each be a second
+// description that could drift from the first (RATIONALE.md, "Why is the
+// ABI's codec generated from a table?").
+package spec
+
+// Kind is how a field travels on the wire and which Go type holds it.
+type Kind int
+
+// The kinds of field.
+const (
+	// Uint is an unsigned varint, held in Field.GoType (uint64 if empty).
+	Uint Kind = iota
+	// Sint is a zigzag varint, held in an int64.
+	Sint
+	// Bool is a varint 1 when true, omitted when false.
+	Bool
+	// Flag is a varint 1 or 0, always written.
+	Flag
+	// String is UTF-8 bytes, held in a string.
+	String
+	// Bytes are bytes, held in a []byte (copied when decoded, never
+	// aliasing the buffer they came from).
+	Bytes
+	// Nested is a nested message, held in a pointer (written when not
+	// nil), of the type Field.GoType.
+	Nested
+	// RepeatedString is a String repeated, held in a []string.
+	RepeatedString
+	// RepeatedNested is a Nested message repeated, held in a slice of
+	// Field.GoType.
+	RepeatedNested
+)
+
+// Field is one field of a message.
+type Field struct {
+	Num int
+	// Name is the field's name in ABI.md; Go is its Go field's name.
+	Name, Go string
+	Kind     Kind
+	// GoType is the Go type of a Uint (a conversion from and to uint64) and
+	// the message type of a Nested or RepeatedNested.
+	GoType string
+	// Enum, for a Uint that holds a kind, names its values from 1 in
+	// order: the constants GoType+Enum[i] (JobStart = 1, …) must agree.
+	Enum []string
+	// Doc is what ABI.md says of the field after its type.
+	Doc string
+}
+
+// Message is one message type.
+type Message struct {
+	// Name is its Go type and its heading in ABI.md.
+	Name   string
+	Fields []Field
+	// Public generates EncodeName and DecodeName; the others are
+	// nested, or have exported functions of their own in abi/codec.go.
+	Public bool
+}
+
+// Messages lists every message of the ABI, in the order ABI.md gives
+// them.
+var Messages = []Message{
+	{Name: "Activation", Fields: []Field{
+		{Num: 1, Name: "time", Go: "Time", Kind: Sint, Doc: "Unix nanoseconds, the logical time"},
+		{Num: 2, Name: "replaying", Go: "Replaying", Kind: Flag, Doc: "1 if replaying, 0 if not; always present"},
+		{Num: 3, Name: "jobs", Go: "Jobs", Kind: RepeatedNested, GoType: "Job"},
+	}},
+	{Name: "Job", Fields: []Field{
+		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "JobKind",
+			Enum: []string{"Start", "ResolveActivity", "FireTimer", "ResolveEvent", "ResolveChild", "Cancel"}},
+		{Num: 2, Name: "seq", Go: "Seq", Kind: Uint, Doc: "the command this job resolves (not Start)"},
+		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "orchestration name (Start); the reason (Cancel)"},
+		{Num: 4, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "(Start)"},
+		{Num: 5, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (Start)"},
+		{Num: 6, Name: "result", Go: "Result", Kind: Bytes, Doc: "JSON (ResolveActivity, ResolveChild; the event's data for ResolveEvent)"},
+		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the activity or child failed (ResolveActivity, ResolveChild)"},
+	}},
+	{Name: "ActivationResult", Fields: []Field{
+		{Num: 1, Name: "commands", Go: "Commands", Kind: RepeatedNested, GoType: "Command"},
+	}},
+	{Name: "Command", Fields: []Field{
+		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "CommandKind",
+			Enum: []string{"ScheduleActivity", "StartTimer", "Complete", "Fail", "CancelTimer", "CancelActivity", "WaitEvent",
+				"WaitEventPersistent", "CancelWait", "ContinueAsNew", "StartChild", "CancelChild", "SetCustomStatus", "Patch"}},
+		{Num: 2, Name: "seq", Go: "Seq", Kind: Uint},
+		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "activity name (ScheduleActivity), event name (WaitEvent, WaitEventPersistent), " +
+			"orchestration name (StartChild), the status text (SetCustomStatus), the change id (Patch)"},
+		{Num: 4, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (ScheduleActivity, StartChild)"},
+		{Num: 5, Name: "delay", Go: "Delay", Kind: Sint, Doc: "nanoseconds after the activation's time (StartTimer); a timer that would be due after " +
+			"2262-04-11T23:47:16.854775807Z, where Unix nanoseconds overflow an int64, is due then"},
+		{Num: 6, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON (Complete; the next execution's input for ContinueAsNew)"},
+		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "(Fail)"},
+		{Num: 8, Name: "target", Go: "Target", Kind: Uint, Doc: "the `seq` of the command a cancel command cancels (CancelTimer, CancelActivity, CancelWait, CancelChild)"},
+		{Num: 9, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the child's instance id (StartChild); empty: the host derives " +
+			"`PARENT:EVENT` from the parent's id and the schedule event's id"},
+		{Num: 10, Name: "detached", Go: "Detached", Kind: Bool, Doc: "1 for a child nobody waits for (StartChild)"},
+		{Num: 11, Name: "timeout", Go: "TimeoutMillis", Kind: Uint, Doc: "the deadline of each attempt of the activity, in milliseconds; " +
+			"0 (or absent) leaves it to the host's `--activity-timeout` (ScheduleActivity)"},
+	}},
+	{Name: "Failure", Fields: []Field{
+		{Num: 1, Name: "message", Go: "Message", Kind: String},
+		{Num: 2, Name: "details", Go: "Details", Kind: String, Doc: "e.g. a stack trace"},
+	}},
+	{Name: "Manifest", Public: true, Fields: []Field{
+		{Num: 1, Name: "sdk", Go: "SDK", Kind: String, Doc: "SDK name and version, for diagnostics"},
+		{Num: 2, Name: "orchestrations", Go: "Orchestrations", Kind: RepeatedString},
+		{Num: 3, Name: "activities", Go: "Activities", Kind: RepeatedString},
+	}},
+	{Name: "ActivityRequest", Public: true, Fields: []Field{
+		{Num: 1, Name: "name", Go: "Name", Kind: String},
+		{Num: 2, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON"},
+		{Num: 3, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the calling orchestration instance"},
+		{Num: 4, Name: "attempt", Go: "Attempt", Kind: Uint, GoType: "uint32", Doc: "1 for the first delivery"},
+	}},
+	{Name: "ActivityResult", Public: true, Fields: []Field{
+		{Num: 1, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON"},
+		{Num: 2, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the attempt failed"},
+	}},
+	{Name: "HTTPRequest", Public: true, Fields: []Field{
+		{Num: 1, Name: "method", Go: "Method", Kind: String},
+		{Num: 2, Name: "url", Go: "URL", Kind: String},
+		{Num: 3, Name: "header", Go: "Header", Kind: RepeatedString, Doc: "`Key: value`"},
+		{Num: 4, Name: "body", Go: "Body", Kind: Bytes},
+	}},
+	{Name: "HTTPResponse", Public: true, Fields: []Field{
+		{Num: 1, Name: "status", Go: "Status", Kind: Uint, GoType: "int"},
+		{Num: 2, Name: "header", Go: "Header", Kind: RepeatedString, Doc: "`Key: value`"},
+		{Num: 3, Name: "body", Go: "Body", Kind: Bytes},
+		{Num: 4, Name: "error", Go: "Error", Kind: String, Doc: "set when there is no response, saying why"},
+	}},
+}
