@@ -98,6 +98,10 @@ type clientOptions struct {
 // newClient returns a client of the host at --addr, with the token of
 // --token-file, else of $DURABOX_TOKEN, and the authorities of --tls-ca.
 func (o *clientOptions) newClient() (*client.Client, error) {
+	base, err := o.baseURL()
+	if err != nil {
+		return nil, err
+	}
 	token, err := readToken("--token-file", o.tokenFile, os.Getenv("DURABOX_TOKEN"))
 	if err != nil {
 		return nil, err
@@ -113,7 +117,7 @@ func (o *clientOptions) newClient() (*client.Client, error) {
 			return nil, usagef("--tls-ca: %s holds no PEM certificate", o.tlsCA)
 		}
 	}
-	return client.New(baseURL(o.addr), opts), nil
+	return client.New(base, opts), nil
 }
 
 // readToken returns the token in the file flag names (file), else
@@ -151,16 +155,24 @@ func (c *command) flags() (*flag.FlagSet, func(context.Context, *env) error, *cl
 	fs.StringVar(&opts.addr, "addr", addr, "the host's `ADDR`, as host:port or a URL such as https://host:port (default $DURABOX_ADDR, else "+defaultAddr+")")
 	fs.BoolVar(&opts.json, "json", false, "print JSON, for scripts")
 	fs.StringVar(&opts.tokenFile, "token-file", "", "send the token in `FILE` to the host (default $DURABOX_TOKEN, if set)")
-	fs.StringVar(&opts.tlsCA, "tls-ca", "", "trust the certificate authorities in the PEM `FILE` for an https host (default the system's)")
+	fs.StringVar(&opts.tlsCA, "tls-ca", "", "trust the certificate authorities in the PEM `FILE` for an https host, which an --addr without a scheme then is (default the system's)")
 	return fs, body, opts
 }
 
-// baseURL turns an --addr into the URL of the host.
-func baseURL(addr string) string {
-	if strings.Contains(addr, "://") {
-		return addr
+// baseURL turns --addr into the URL of the host: http://ADDR for a
+// host:port, https://ADDR with --tls-ca, which refuses an http:// URL
+// (the token would travel in clear).
+func (o *clientOptions) baseURL() (string, error) {
+	switch {
+	case !strings.Contains(o.addr, "://") && o.tlsCA != "":
+		return "https://" + o.addr, nil
+	case !strings.Contains(o.addr, "://"):
+		return "http://" + o.addr, nil
+	case o.tlsCA != "" && strings.HasPrefix(strings.ToLower(o.addr), "http://"):
+		return "", usagef("--tls-ca is for an https host, and --addr is %s, where the token and the data would travel in clear; "+
+			"give its https:// address, or leave out the scheme", o.addr)
 	}
-	return "http://" + addr
+	return o.addr, nil
 }
 
 // parse parses args into fs, flags and positional arguments mixed in any

@@ -176,7 +176,7 @@ limit (serve --max-payload-mib, 16 MiB unless set).
   --json             print JSON, for scripts
   --module HASH      start it on the module HASH, or a unique prefix, which must register NAME (default: the newest that does)
   --timeout D        with --wait, give up waiting after D, such as 10m (default: wait as long as it takes)
-  --tls-ca FILE      trust the certificate authorities in the PEM FILE for an https host (default the system's)
+  --tls-ca FILE      trust the certificate authorities in the PEM FILE for an https host, which an --addr without a scheme then is (default the system's)
   --token-file FILE  send the token in FILE to the host (default $DURABOX_TOKEN, if set)
   --wait             wait for the instance to finish
 `

@@ -29,6 +29,9 @@ type Client struct {
 	base  string
 	http  *http.Client
 	token string
+	// inClear is set when the client was given certificate authorities
+	// for an http:// address: it sends nothing.
+	inClear bool
 	// backoff is how long Wait waits before it asks again after the
 	// connection failed the nth time in a row.
 	backoff func(n int) time.Duration
@@ -47,7 +50,8 @@ type Options struct {
 	Token string
 	// RootCAs are the certificate authorities an https:// host's
 	// certificate must come from (for a self-signed certificate: itself).
-	// Nil means the system's. It applies when HTTPClient is nil.
+	// Nil means the system's. It applies when HTTPClient is nil. Given
+	// with an http:// address, every request fails with ErrPlainHTTP.
 	RootCAs *x509.CertPool
 }
 
@@ -63,7 +67,8 @@ func New(baseURL string, opts *Options) *Client {
 		transport.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
 		httpClient = &http.Client{Transport: transport}
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), http: httpClient, token: opts.Token, backoff: backoff}
+	inClear := opts.RootCAs != nil && strings.HasPrefix(strings.ToLower(baseURL), "http://")
+	return &Client{base: strings.TrimRight(baseURL, "/"), http: httpClient, token: opts.Token, inClear: inClear, backoff: backoff}
 }
 
 // backoff waits 100ms after the first failure in a row, twice as long
@@ -343,6 +348,9 @@ func instancePath(id string) string { return "/v1/instances/" + url.PathEscape(i
 // *bytes.Buffer takes its bytes, a func(io.Reader) error reads it, anything
 // else (not nil) decodes its JSON. op names the operation in errors.
 func (c *Client) do(ctx context.Context, op, method, path, contentType string, body io.Reader, out any) error {
+	if c.inClear {
+		return fmt.Errorf("durabox: %s: %w, but the host's address, %s, is plain http, where the token and the data would travel in clear; give its https:// address", op, ErrPlainHTTP, c.base)
+	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return fmt.Errorf("durabox: %s: %w", op, err)

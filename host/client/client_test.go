@@ -517,6 +517,30 @@ func TestClientTLS(t *testing.T) {
 	}
 }
 
+// TestClientWithRootCAsRefusesPlainHTTP: a client given the authorities
+// of an https host, but an http:// address, sends nothing (neither its
+// token nor a body) and says why.
+func TestClientWithRootCAsRefusesPlainHTTP(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	c := client.New(srv.URL, &client.Options{Token: adminToken, RootCAs: x509.NewCertPool()})
+	_, err := c.Start(context.Background(), client.StartRequest{Name: "Greeting"})
+	want := "durabox: start: the client has certificate authorities for https (Options.RootCAs, --tls-ca), but the host's address, " + srv.URL +
+		", is plain http, where the token and the data would travel in clear; give its https:// address"
+	if err == nil || err.Error() != want {
+		t.Errorf("start: %v\nwant %s", err, want)
+	}
+	if !errors.Is(err, client.ErrPlainHTTP) {
+		t.Errorf("start: %v; want client.ErrPlainHTTP", err)
+	}
+	if len(got) > 0 {
+		t.Errorf("the host got %q; want nothing", got)
+	}
+}
+
 // flaky is a transport to a handler that fails as a host that is down
 // would, fails more times, then serves.
 type flaky struct {

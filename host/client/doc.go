@@ -11,7 +11,9 @@
 // A host on loopback without a token needs no Options. A host beyond
 // loopback asks every request for a bearer token (Options.Token): the
 // admin token, or a read-only one that may only read. Options.RootCAs
-// trusts the authority of a self-signed certificate.
+// trusts the authority of a self-signed certificate; a client given
+// them refuses an http:// address (ErrPlainHTTP), where its token and data
+// would travel in clear.
 //
 // # The HTTP API
 //

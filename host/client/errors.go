@@ -2,11 +2,17 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 )
+
+// ErrPlainHTTP is returned by every request of a client given certificate
+// authorities (Options.RootCAs) but an http:// address: it sends nothing,
+// as its token and data would travel in clear.
+var ErrPlainHTTP = errors.New("the client has certificate authorities for https (Options.RootCAs, --tls-ca)")
 
 // Error is the host's refusal of a request: an answer with a 4xx or 5xx
 // status. The package documentation lists the statuses.
