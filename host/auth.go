@@ -54,22 +54,36 @@ func (s *server) access(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusOK, client.AccessResponse{Access: granted.String(), TokenRequired: !s.tokens.none})
 }
 
-// guard serves a route to the requests whose token gives the access it
-// needs.
+// guard serves a route to the requests for this host that no web page
+// of another origin sent (checkSource), whose token gives the access the
+// route needs, and whose body is of a type it takes (checkBodyType).
 func (s *server) guard(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.checkSource(rt, r); err != nil {
+			s.refuse(w, r, err)
+			return
+		}
 		granted, err := s.tokens.grant(r)
 		if err == nil && granted < rt.access {
 			err = fmt.Errorf("%w: this token may only read (GET); %s %s needs the admin token", errForbidden, rt.method, rt.path)
 		}
 		if err != nil && rt.access > public {
-			s.log.Warn("request refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "why", err)
 			if granted == public {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="durabox"`)
 			}
-			s.fail(w, r, err)
+			s.refuse(w, r, err)
+			return
+		}
+		if err := checkBodyType(rt, r); err != nil {
+			s.refuse(w, r, err)
 			return
 		}
 		rt.serve(s, w, r)
 	})
+}
+
+// refuse logs a refused request, and answers with why.
+func (s *server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.Warn("request refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "why", err)
+	s.fail(w, r, err)
 }

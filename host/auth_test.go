@@ -58,7 +58,10 @@ func TestAuth(t *testing.T) {
 			var log bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			handler := fixture(t).Handler(host.HandlerOptions{Token: adminToken, ReadToken: readToken, Logger: logger})
-			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+			req := httptest.NewRequest(tt.method, "http://localhost"+tt.path, strings.NewReader(tt.body))
+			if tt.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			if tt.authorization != "" {
 				req.Header.Set("Authorization", tt.authorization)
 			}
@@ -86,7 +89,8 @@ func TestAuth(t *testing.T) {
 // host on loopback does, and ignores a token sent.
 func TestAuthOnLoopback(t *testing.T) {
 	for _, authorization := range []string{"", "Bearer " + adminToken} {
-		req := httptest.NewRequest("POST", "/v1/instances", strings.NewReader(`{"name": "Greeting"}`))
+		req := httptest.NewRequest("POST", "http://localhost/v1/instances", strings.NewReader(`{"name": "Greeting"}`))
+		req.Header.Set("Content-Type", "application/json")
 		if authorization != "" {
 			req.Header.Set("Authorization", authorization)
 		}

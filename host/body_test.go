@@ -117,7 +117,7 @@ func TestStalledBody(t *testing.T) {
 				sent := make(chan struct{})
 				go func() {
 					defer close(sent)
-					io.WriteString(conn, "POST "+path+" HTTP/1.1\r\nHost: h\r\nContent-Type: "+contentType+"\r\nContent-Length: 100\r\n\r\n")
+					io.WriteString(conn, "POST "+path+" HTTP/1.1\r\nHost: localhost\r\nContent-Type: "+contentType+"\r\nContent-Length: 100\r\n\r\n")
 					tt.send(conn)
 				}()
 				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -153,7 +153,7 @@ func TestTruncatedBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	io.WriteString(conn, "POST /v1/instances/pending/events HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{\"name\": \"A\"")
+	io.WriteString(conn, "POST /v1/instances/pending/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\": \"A\"")
 	conn.(*net.TCPConn).CloseWrite()
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {

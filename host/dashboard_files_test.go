@@ -19,7 +19,7 @@ func TestDashboardFiles(t *testing.T) {
 	handler := fixture(t).Handler(host.HandlerOptions{})
 	get := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		handler.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost"+path, nil))
 		return rec
 	}
 	files, err := filepath.Glob("dashboard/*")

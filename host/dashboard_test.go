@@ -52,11 +52,12 @@ type browser struct {
 // asks the host again every 2 seconds.
 const waitTimeout = 30 * time.Second
 
-func newBrowser(t *testing.T) *browser {
+// newBrowser starts a headless Chromium, with more flags if given.
+func newBrowser(t *testing.T, flags ...chromedp.ExecAllocatorOption) *browser {
 	t.Helper()
 	// Chromium as root needs --no-sandbox; the machine has no network,
 	// so nothing that would reach out is left on.
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium(t)),
 		chromedp.Headless, chromedp.DisableGPU, chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-quic", true),
@@ -64,7 +65,7 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000))
+		chromedp.WindowSize(1400, 1000)}, flags...)...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(func() {

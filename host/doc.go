@@ -95,5 +95,9 @@
 // host/client; with HandlerOptions.Token it asks every request for a
 // bearer token. It also serves the metrics (/metrics), the health checks
 // (/healthz, /readyz) and the web dashboard (/, files under /ui/, from
-// the directory dashboard), which reads the same API.
+// the directory dashboard), which reads the same API. Whatever the token,
+// it refuses what a web page of another origin could make a browser send
+// (origin.go): a Host it does not answer to (HandlerOptions.Hosts), a
+// change from a page of another origin, a POST body of another type than
+// its route's.
 package host

@@ -47,7 +47,7 @@ func TestHistoryWarning(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := httptest.NewRecorder()
-			handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/instances/WaitsForGo", nil))
+			handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/v1/instances/WaitsForGo", nil))
 			var d client.InstanceDetails
 			if err := json.Unmarshal(rec.Body.Bytes(), &d); rec.Code != http.StatusOK || err != nil {
 				t.Fatalf("GET: %d %s", rec.Code, rec.Body)

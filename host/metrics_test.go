@@ -21,7 +21,7 @@ import (
 func scrape(t *testing.T, handler http.Handler) map[string]*dto.MetricFamily {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	handler.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	handler.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/metrics", nil))
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
 		t.Fatalf("GET /metrics: %d %s\n%s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}

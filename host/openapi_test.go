@@ -85,7 +85,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		}
 	}
 	rec := httptest.NewRecorder()
-	fakehost.New(orchestrations).Handler(host.HandlerOptions{Token: adminToken}).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/openapi.json", nil))
+	fakehost.New(orchestrations).Handler(host.HandlerOptions{Token: adminToken}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/v1/openapi.json", nil))
 	want, _ := os.ReadFile("openapi.json")
 	if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), want) || rec.Header().Get("Content-Type") != "application/json" {
 		t.Errorf("GET /v1/openapi.json without a token: %d %s, %.100s; want 200 and the document", rec.Code, rec.Header().Get("Content-Type"), rec.Body)

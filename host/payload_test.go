@@ -90,7 +90,9 @@ func TestPayloadLimits(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				rec := httptest.NewRecorder()
-				handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/instances", bytes.NewReader(tt.body)))
+				req := httptest.NewRequest(http.MethodPost, "http://localhost/v1/instances", bytes.NewReader(tt.body))
+				req.Header.Set("Content-Type", "application/json")
+				handler.ServeHTTP(rec, req)
 				if got := strings.TrimSpace(rec.Body.String()); rec.Code != http.StatusRequestEntityTooLarge || got != tt.want {
 					t.Errorf("got %d %s\nwant 413 %s", rec.Code, got, tt.want)
 				}

@@ -54,8 +54,13 @@ type API interface {
 
 var _ API = (*Host)(nil)
 
-// HandlerOptions configures NewHandler. The zero value serves everyone,
-// which is what a host on loopback does.
+// HandlerOptions configures NewHandler. The zero value serves everyone
+// on the machine (clients that are not browsers, and the host's own
+// dashboard), which is what a host on loopback does. Whatever the options,
+// the handler refuses what a web page of another origin could make a
+// browser send: a request for another host (421), a request that changes
+// something from a page of another origin (403), and a POST whose body is
+// not JSON (or, for a deploy, a module) (415).
 type HandlerOptions struct {
 	// Logger receives a line for every request that changes something
 	// (method, path, status, duration; at debug level for the others), and
@@ -79,6 +84,13 @@ type HandlerOptions struct {
 	// hold a payload that large and 1 MiB more. Zero means
 	// DefaultMaxPayload.
 	MaxPayload int
+	// Hosts are the names the handler answers to: the values of a
+	// request's Host header it serves, each a host name or address alone
+	// (for any port) or with a port (for that one), compared without
+	// regard to case. A request for another host is refused (421), as a
+	// web page's is after DNS rebinding; the health checks answer any.
+	// Empty means localhost, 127.0.0.1 and [::1], on any port.
+	Hosts []string
 }
 
 // minTokenLength is the shortest token NewHandler accepts: 16 bytes is
@@ -106,6 +118,12 @@ func (o *HandlerOptions) Validate() error {
 			return fmt.Errorf("host: %s holds white space; a bearer token cannot", t.name)
 		}
 	}
+	if len(o.Hosts) == 0 {
+		o.Hosts = defaultHosts
+	}
+	if _, err := newHostNames(o.Hosts); err != nil {
+		return err
+	}
 	if err := fillDefaults([]field[int]{{"MaxPayload", &o.MaxPayload, DefaultMaxPayload}}); err != nil {
 		return err
 	}
@@ -123,7 +141,9 @@ func NewHandler(api API, opts HandlerOptions) (http.Handler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &server{api: api, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken)}
+	hosts, _ := newHostNames(opts.Hosts) // Validate checked them
+	s := &server{api: api, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken),
+		hosts: hosts, crossOrigin: http.NewCrossOriginProtection()}
 	s.metrics = promhttp.HandlerFor(api, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn), ErrorHandling: promhttp.ContinueOnError})
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.guard(rt))
@@ -137,6 +157,10 @@ type server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	tokens *tokens
+	// hosts are the Host headers it serves; crossOrigin tells the
+	// requests that a page of another origin sent.
+	hosts       hostNames
+	crossOrigin *http.CrossOriginProtection
 	// metrics serves GET /metrics.
 	metrics http.Handler
 }
@@ -274,6 +298,8 @@ var (
 	errMethod       = errors.New("host: method not allowed")
 	errUnauthorized = errors.New("host: unauthorized")
 	errForbidden    = errors.New("host: forbidden")
+	errMisdirected  = errors.New("host: misdirected request")
+	errMediaType    = errors.New("host: unsupported media type")
 )
 
 // statuses maps errors to the statuses they answer with; anything else
@@ -285,6 +311,8 @@ var statuses = []struct {
 	{ErrBadInput, http.StatusBadRequest},
 	{errUnauthorized, http.StatusUnauthorized},
 	{errForbidden, http.StatusForbidden},
+	{errMisdirected, http.StatusMisdirectedRequest},
+	{errMediaType, http.StatusUnsupportedMediaType},
 	{ErrNotFound, http.StatusNotFound},
 	{ErrExecutionNotFound, http.StatusNotFound},
 	{ErrModuleNotFound, http.StatusNotFound},

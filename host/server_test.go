@@ -116,7 +116,8 @@ func TestHandler(t *testing.T) {
 		method string
 		path   string
 		body   string
-		// contentType is the body's; empty means none.
+		// contentType is the body's; empty means application/json for a
+		// POST, none for the others.
 		contentType string
 		// form, if set, makes the body multipart/form-data of these fields
 		// (see multipartBody).
@@ -133,7 +134,7 @@ func TestHandler(t *testing.T) {
 		wantLog string
 	}{
 		{
-			name: "deploy", method: "POST", path: "/v1/modules", body: "x",
+			name: "deploy", method: "POST", path: "/v1/modules", body: "x", contentType: "application/wasm",
 			wantStatus: 201,
 			wantBody:   `{"hash":"2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881","orchestrations":["Fails","Greeting","Slow","Stuck"],"activities":[],"deployedAt":"2025-01-02T03:04:10Z"}`,
 			check: func(t *testing.T, h *fakehost.Host) {
@@ -145,12 +146,12 @@ func TestHandler(t *testing.T) {
 		{
 			name:   "deploy refused",
 			setup:  failing("Deploy", fmt.Errorf("%w: the file is not a WebAssembly module", host.ErrBadModule)),
-			method: "POST", path: "/v1/modules", body: "x",
+			method: "POST", path: "/v1/modules", body: "x", contentType: "application/wasm",
 			wantStatus: 422, wantBody: `{"error":"module refused: the file is not a WebAssembly module"}`,
 		},
 		{
 			name:   "deploy too large",
-			method: "POST", path: "/v1/modules", body: strings.Repeat("x", 64<<20+1),
+			method: "POST", path: "/v1/modules", body: strings.Repeat("x", 64<<20+1), contentType: "application/wasm",
 			wantStatus: 413, wantBody: `{"error":"request too large: the module is larger than the limit of 64 MiB"}`,
 			check: func(t *testing.T, h *fakehost.Host) {
 				if got := len(h.Deployed()); got != 1 {
@@ -197,7 +198,7 @@ func TestHandler(t *testing.T) {
 		},
 		{
 			name:   "deploy with the environment in the URL",
-			method: "POST", path: "/v1/modules?env=API_TOKEN=s3cret", body: "x",
+			method: "POST", path: "/v1/modules?env=API_TOKEN=s3cret", body: "x", contentType: "application/wasm",
 			wantStatus: 400, wantBody: `{"error":"bad input: POST /v1/modules takes no query; environment values go in a multipart body (durabox deploy --env), never in the URL, where proxies and logs keep them"}`,
 			check: func(t *testing.T, h *fakehost.Host) {
 				if got := len(h.Deployed()); got != 1 {
@@ -672,10 +673,13 @@ func TestHandler(t *testing.T) {
 				rec := httptest.NewRecorder()
 				began := time.Now()
 				body, contentType := tt.body, tt.contentType
-				if tt.form != nil {
+				switch {
+				case tt.form != nil:
 					body, contentType = multipartBody(tt.form...)
+				case contentType == "" && tt.method == "POST":
+					contentType = "application/json"
 				}
-				req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(body))
+				req := httptest.NewRequest(tt.method, "http://localhost"+tt.path, strings.NewReader(body))
 				if contentType != "" {
 					req.Header.Set("Content-Type", contentType)
 				}
@@ -792,7 +796,7 @@ func TestHandlerWithNothingDeployed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			fakehost.New(orchestrations).Handler(host.HandlerOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", tt.path, nil))
+			fakehost.New(orchestrations).Handler(host.HandlerOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost"+tt.path, nil))
 			if rec.Code != http.StatusOK || rec.Body.String() != tt.want+"\n" {
 				t.Errorf("got %d %s, want 200 %s", rec.Code, rec.Body, tt.want)
 			}
@@ -804,7 +808,7 @@ func TestHandlerWithoutLogger(t *testing.T) {
 	h := fixture(t)
 	h.Fail("List", errors.New("host: list: broken"))
 	rec := httptest.NewRecorder()
-	h.Handler(host.HandlerOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/instances", nil))
+	h.Handler(host.HandlerOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/v1/instances", nil))
 	if rec.Code != http.StatusInternalServerError || rec.Body.String() != `{"error":"list: broken"}`+"\n" {
 		t.Errorf("got %d %s, want 500 with the error", rec.Code, rec.Body)
 	}

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -40,6 +42,12 @@ var serveCommand = &command{
 		"$DURABOX_TOKEN or --token-file), and serve refuses to start without one. A\n" +
 		"--read-token-file token may only read. With --tls-cert and --tls-key it serves\n" +
 		"https; without, tokens travel in clear.\n\n" +
+		"Whatever the token, no web page may drive the host through a browser: it\n" +
+		"answers only requests for the address it listens on (on loopback, also\n" +
+		"localhost, 127.0.0.1 and [::1]; on 0.0.0.0, those and the machine's addresses)\n" +
+		"or a name --allowed-hosts adds (421 otherwise, as after DNS rebinding), refuses\n" +
+		"changes from a page of another origin (403), and takes a POST's body only as\n" +
+		"JSON, or a module (415).\n\n" +
 		"The web dashboard is at / (it asks for the token, when one is required),\n" +
 		"Prometheus metrics at /metrics (with a token, when one is required), and the\n" +
 		"health checks at /healthz (the process is up) and /readyz (the host serves\n" +
@@ -66,6 +74,7 @@ var serveCommand = &command{
 		fs.DurationVar(&c.activityTimeout, "activity-timeout", 0, "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m); a call that sets its own with durabox.WithTimeout has that one")
 		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
 		fs.IntVar(&c.maxPayloadMiB, "max-payload-mib", 0, "the largest payload, in MiB (`N`): an input, an event's data, a custom status, a result; larger ones are refused (413) or fail what made them (default 16)")
+		fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "also answer requests for the `NAMES`, comma-separated, by which clients reach the host through a proxy or DNS: durabox.example.com for any port, durabox.example.com:8443 for one; a request for a name that is neither one of these nor the address serve listens on is refused (421), as a web page's after DNS rebinding (default none)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
 		return func(ctx context.Context, e *env) error { return c.serve(ctx, e) }
@@ -87,6 +96,7 @@ type serveConfig struct {
 	historyWarning           int
 	maxPayloadMiB            int
 	allowHTTP, durability    string
+	allowedHosts             string
 	runtime                  string
 }
 
@@ -162,7 +172,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		return err
 	}
 	logger := c.logger(e)
-	handlerOpts := host.HandlerOptions{Logger: logger, MaxPayload: c.maxPayloadMiB << 20}
+	handlerOpts := host.HandlerOptions{Logger: logger, MaxPayload: c.maxPayloadMiB << 20, Hosts: commaList(c.allowedHosts)}
 	if handlerOpts.Token, err = readToken("--token-file", c.tokenFile, os.Getenv("DURABOX_TOKEN")); err != nil {
 		return err
 	}
@@ -180,18 +190,13 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	var hosts []string
-	for _, h := range strings.Split(c.allowHTTP, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			hosts = append(hosts, h)
-		}
-	}
 
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
 	defer ln.Close()
+	handlerOpts.Hosts = append(listenHosts(c.addr, ln.Addr()), commaList(c.allowedHosts)...)
 	loopback := isLoopback(ln.Addr())
 	if !loopback && handlerOpts.Token == "" {
 		return fmt.Errorf("durabox: serve: %s listens beyond loopback, where anyone who reaches it could deploy code and read every instance; "+
@@ -201,7 +206,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: hosts, ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
+	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: commaList(c.allowHTTP), ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
 		HistoryWarning: c.historyWarning, Retention: c.retention, MaxPayload: c.maxPayloadMiB << 20,
 		Logger: logger, CacheDir: c.cacheDir, Metrics: host.NewMetrics(), Lease: c.lease, Shared: c.postgres()}
 	if opts.CacheDir == "" {
@@ -210,6 +215,50 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		}
 	}
 	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
+}
+
+// commaList returns the items of a comma-separated flag, without white
+// space around them.
+func commaList(flag string) []string {
+	var items []string
+	for _, item := range strings.Split(flag, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
+}
+
+// listenHosts returns the names a host listening on ln, at --addr addr,
+// answers to (host.HandlerOptions.Hosts): the address it listens on, as
+// given and as bound; on loopback, localhost, 127.0.0.1 and [::1] too;
+// on every address (0.0.0.0, [::]), those and the addresses of the
+// machine's interfaces as they are when it starts. Each on its port.
+func listenHosts(addr string, ln net.Addr) []string {
+	tcp := ln.(*net.TCPAddr)
+	port := strconv.Itoa(tcp.Port)
+	ips := []string{tcp.IP.String()}
+	if given, _, err := net.SplitHostPort(addr); err == nil && given != "" {
+		ips = append(ips, given)
+	}
+	if tcp.IP.IsLoopback() || tcp.IP.IsUnspecified() {
+		ips = append(ips, "localhost", "127.0.0.1", "::1")
+	}
+	if tcp.IP.IsUnspecified() {
+		addrs, _ := net.InterfaceAddrs() // none on failure: --allowed-hosts gives them
+		for _, a := range addrs {
+			if ipNet, ok := a.(*net.IPNet); ok && !ipNet.IP.IsLinkLocalUnicast() {
+				ips = append(ips, ipNet.IP.String())
+			}
+		}
+	}
+	var hosts []string
+	for _, ip := range ips {
+		if h := net.JoinHostPort(ip, port); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
 }
 
 // postgres reports whether --db names a PostgreSQL database.

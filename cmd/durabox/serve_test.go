@@ -199,16 +199,19 @@ func TestServeRefusesWhatItCannotKeep(t *testing.T) {
 	defer taken.Close()
 	tests := []struct {
 		name, addr string
+		flags      []string
 		want       string
 	}{
-		{"beyond loopback without a token", "0.0.0.0:0", "listens beyond loopback, where anyone who reaches it could deploy code and read every instance; " +
+		{"beyond loopback without a token", "0.0.0.0:0", nil, "listens beyond loopback, where anyone who reaches it could deploy code and read every instance; " +
 			"give a token with --token-file FILE or $DURABOX_TOKEN (and TLS with --tls-cert and --tls-key), or listen on 127.0.0.1"},
-		{"a port that is taken", taken.Addr().String(), "bind: address already in use"},
+		{"a port that is taken", taken.Addr().String(), nil, "bind: address already in use"},
+		{"an allowed host that is a URL", "127.0.0.1:0", []string{"--allowed-hosts", "ok.example,https://durabox.example.com"},
+			`durabox: serve: host: the allowed host "https://durabox.example.com" is not a host name or address, alone or with a port, such as durabox.example.com or durabox.example.com:8443`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(binary(t), "serve", "--db", filepath.Join(dir, "x.db"), "--addr", tt.addr)
+			cmd := exec.Command(binary(t), append([]string{"serve", "--db", filepath.Join(dir, "x.db"), "--addr", tt.addr}, tt.flags...)...)
 			cmd.Env = withoutToken()
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError

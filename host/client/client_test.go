@@ -589,7 +589,7 @@ func TestWaitAcrossARestart(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h, _ := newFake(t)
-				c := client.New("http://durabox", &client.Options{HTTPClient: &http.Client{Transport: &flaky{h: h.Handler(host.HandlerOptions{}), fails: tt.fails, status: tt.status}}})
+				c := client.New("http://durabox", &client.Options{HTTPClient: &http.Client{Transport: &flaky{h: h.Handler(host.HandlerOptions{Hosts: []string{"durabox"}}), fails: tt.fails, status: tt.status}}})
 				ctx := context.Background()
 				if tt.timeout > 0 {
 					var cancel context.CancelFunc

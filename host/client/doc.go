@@ -19,7 +19,9 @@
 //
 // host/openapi.json describes it, and a host serves it at
 // /v1/openapi.json. Every body is JSON except a module's bytes; the types
-// in this package are the bodies.
+// in this package are the bodies, and every POST says its type
+// (Content-Type: application/json; for a module, application/wasm or
+// multipart/form-data), bodiless ones included.
 //
 //	POST   /v1/modules                   the .wasm bytes, or multipart (module, env…)  201 Module           admin
 //	GET    /v1/modules                                                                 200 ModulesResponse  read
@@ -63,7 +65,8 @@
 //	400 Bad Request               a malformed body, parameter or id; JSON that is not UTF-8; a body that ended early or stalled;
 //	                              a module of other orchestrations than the instances'; an event that is no reset point
 //	401 Unauthorized              no token, or one the host does not accept
-//	403 Forbidden                 the read-only token, on an operation that changes something
+//	403 Forbidden                 the read-only token, on an operation that changes something; a request that changes
+//	                              something from a web page of another origin (its Origin or Sec-Fetch-Site header)
 //	404 Not Found                 no such instance, execution, module (hash or unique prefix) or path
 //	405 Method Not Allowed        a method the path does not serve
 //	409 Conflict                  an id taken; a purge of an instance that has not finished; a raise, cancel or
@@ -72,6 +75,8 @@
 //	                              in a turn, or changed since the reset was planned
 //	413 Request Entity Too Large  a module over 64 MiB; an input or an event's data over the host's payload limit
 //	                              (serve --max-payload-mib, 16 MiB unless set)
+//	415 Unsupported Media Type    a POST without the Content-Type its operation takes
+//	421 Misdirected Request       a Host header that is not a name the host answers to (serve --allowed-hosts)
 //	422 Unprocessable Entity      bytes that are not a Durabox module; an orchestration no deployed module registers;
 //	                              a reset onto a module that does not replay the events it keeps
 //	500 Internal Server Error     anything else; the host logs it
