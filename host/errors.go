@@ -39,8 +39,9 @@ var (
 	// (engine.MaxPersistentEvents).
 	ErrTooManyEvents = errors.New("host: too many persistent events")
 	// ErrModuleNotFound is returned when no deployed module has the hash
-	// a request names (RemoveModule), or for Replay, Upgrade, Reset and
-	// StartOn, a hash that is it or starts with it.
+	// a request names (RemoveModule), or for Replay, Upgrade, Reset,
+	// StartOn and the HTTP API's DELETE /v1/modules/{hash}, a hash that is
+	// it or starts with it.
 	ErrModuleNotFound = errors.New("host: module not found")
 	// ErrModuleInUse is returned by RemoveModule when instances run on the
 	// module.

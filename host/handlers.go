@@ -90,13 +90,24 @@ func wireModule(m store.ModuleInfo, counts []store.InstanceCount) client.Module 
 	return mod
 }
 
+// removeModule removes the module its path names by its hash or by a
+// prefix of it that no other deployed module's hash has, as the command
+// line takes it.
 func (s *server) removeModule(w http.ResponseWriter, r *http.Request) {
-	hash := r.PathValue("hash")
-	if err := s.api.RemoveModule(r.Context(), hash); err != nil {
+	mods, err := s.api.Modules(r.Context())
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusOK, client.RemovedResponse{Hash: hash})
+	mod, err := pickModule(mods, r.PathValue("hash"))
+	if err == nil {
+		err = s.api.RemoveModule(r.Context(), mod.Hash)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, client.RemovedResponse{Hash: mod.Hash})
 }
 
 const (

@@ -121,7 +121,7 @@ func (h *Host) moduleFor(ctx context.Context, inst store.Instance, ref string) (
 }
 
 // resolveModule finds the deployed module ref names: its hash, or a prefix
-// of it that no other deployed module's hash has.
+// of it that no other deployed module's hash has, in either case.
 func (h *Host) resolveModule(ctx context.Context, ref string) (store.ModuleInfo, error) {
 	mods, err := h.st.ListModules(ctx)
 	if err != nil {
@@ -133,11 +133,12 @@ func (h *Host) resolveModule(ctx context.Context, ref string) (store.ModuleInfo,
 // pickModule finds the module ref names among mods.
 func pickModule(mods []store.ModuleInfo, ref string) (store.ModuleInfo, error) {
 	var found []store.ModuleInfo
+	prefix := strings.ToLower(ref) // hashes are in lower-case hex
 	for _, m := range mods {
-		if m.Hash == ref {
+		if m.Hash == prefix {
 			return m, nil
 		}
-		if ref != "" && strings.HasPrefix(m.Hash, ref) {
+		if prefix != "" && strings.HasPrefix(m.Hash, prefix) {
 			found = append(found, m)
 		}
 	}

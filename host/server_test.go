@@ -225,7 +225,7 @@ func TestHandler(t *testing.T) {
 		{
 			name:   "remove a module never deployed",
 			method: "DELETE", path: "/v1/modules/abc",
-			wantStatus: 404, wantBody: `{"error":"module not found: \"abc\""}`,
+			wantStatus: 404, wantBody: `{"error":"module not found: no deployed module's hash is or starts with \"abc\" (durabox deploy prints a module's hash)"}`,
 		},
 		{
 			name:   "modules fails",

@@ -116,7 +116,8 @@ func (c *Client) DeployWithEnv(ctx context.Context, wasm []byte, env []string) (
 }
 
 // RemoveModule removes a module no instance runs on (purge those first),
-// named by its full hash.
+// named by its hash or a prefix of it that no other deployed module's
+// hash has.
 func (c *Client) RemoveModule(ctx context.Context, hash string) error {
 	return c.do(ctx, "remove module", http.MethodDelete, "/v1/modules/"+url.PathEscape(hash), "", nil, nil)
 }

@@ -25,7 +25,7 @@
 //
 //	POST   /v1/modules                   the .wasm bytes, or multipart (module, env…)  201 Module           admin
 //	GET    /v1/modules                                                                 200 ModulesResponse  read
-//	DELETE /v1/modules/{hash}            (no instance may run on it)                   200 RemovedResponse  admin
+//	DELETE /v1/modules/{hash}            (or a unique prefix; none may run on it)      200 RemovedResponse  admin
 //	POST   /v1/instances                 StartRequest                                  201 StartResponse    admin
 //	GET    /v1/instances                 ?status&name&module&idPrefix&parent&          200 InstancesResponse read
 //	                                     createdAfter&createdBefore&finishedBefore&
@@ -63,7 +63,8 @@
 // A refusal has an ErrorResponse body and one of these statuses:
 //
 //	400 Bad Request               a malformed body, parameter or id; JSON that is not UTF-8; a body that ended early or stalled;
-//	                              a module of other orchestrations than the instances'; an event that is no reset point
+//	                              a module of other orchestrations than the instances'; an event that is no reset point;
+//	                              a module hash prefix that several modules' hashes have
 //	401 Unauthorized              no token, or one the host does not accept
 //	403 Forbidden                 the read-only token, on an operation that changes something; a request that changes
 //	                              something from a web page of another origin (its Origin or Sec-Fetch-Site header)

@@ -150,8 +150,8 @@ type PurgedResponse struct {
 	DryRun bool `json:"dryRun,omitempty"`
 }
 
-// RemovedResponse is the answer to DELETE /v1/modules/{hash}: the hash of
-// the module removed.
+// RemovedResponse is the answer to DELETE /v1/modules/{hash}: the full
+// hash of the module removed.
 type RemovedResponse struct {
 	Hash string `json:"hash"`
 }
