@@ -64,7 +64,7 @@
 //
 //	400 Bad Request               a malformed body, parameter or id; JSON that is not UTF-8; a body that ended early or stalled;
 //	                              a module of other orchestrations than the instances'; an event that is no reset point;
-//	                              a module hash prefix that several modules' hashes have
+//	                              a cursor the host did not give; a module hash prefix that several modules' hashes have
 //	401 Unauthorized              no token, or one the host does not accept
 //	403 Forbidden                 the read-only token, on an operation that changes something; a request that changes
 //	                              something from a web page of another origin (its Origin or Sec-Fetch-Site header)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -138,8 +139,10 @@ func testListInstances(f *fixture) {
 	if inst := f.instance("a2:2"); inst.ParentID != "a2" || !sameSummary(inst.Summary(), want) {
 		f.t.Fatalf("GetInstance of the child: %+v; want parent a2 and the summary %+v", inst, want)
 	}
-	_, err = f.s.ListInstances(f.ctx, store.InstanceQuery{After: "not a cursor", Limit: 1})
-	f.wantErr(err, store.ErrBadCursor, "ListInstances after a cursor the store did not make")
+	for _, bad := range []string{"not a cursor", "1.2", first.Next + "x", first.Next[1:]} {
+		_, err = f.s.ListInstances(f.ctx, store.InstanceQuery{After: bad, Limit: 1})
+		f.wantErr(err, store.ErrBadCursor, fmt.Sprintf("ListInstances after %q, a cursor the store did not make", bad))
+	}
 }
 
 // sameSummary compares summaries with times as instants.

@@ -1,10 +1,12 @@
 package sqlstore
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"hash/crc32"
 	"strings"
 
 	"github.com/durabox/durabox/engine"
@@ -101,19 +103,30 @@ func prefixEnd(prefix string) (string, bool) {
 }
 
 // Cursor is the cursor of the page that follows an instance: its creation
-// time (Unix nanoseconds) and its sequence in the store (rowid, seq).
-func Cursor(created, seq int64) string { return fmt.Sprintf("%d.%d", created, seq) }
+// time (Unix nanoseconds) and its sequence in the store (rowid, seq), with
+// a checksum of both, in unpadded URL-safe base64. The checksum lets
+// ParseCursor refuse a cursor no store made (made up, cut short, changed),
+// where the bare numbers would list an empty or a wrong page as if it were
+// one.
+func Cursor(created, seq int64) string {
+	b := binary.BigEndian.AppendUint64(nil, uint64(created))
+	b = binary.BigEndian.AppendUint64(b, uint64(seq))
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// cursorBytes is the length of a cursor, decoded: two int64 and the
+// crc32 of both.
+const cursorBytes = 8 + 8 + 4
 
 // ParseCursor reads a cursor Cursor made, or returns an error wrapping
 // store.ErrBadCursor.
 func ParseCursor(c string) (created, seq int64, err error) {
-	a, b, ok := strings.Cut(c, ".")
-	created, err1 := strconv.ParseInt(a, 10, 64)
-	seq, err2 := strconv.ParseInt(b, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(c)
+	if err != nil || len(b) != cursorBytes || crc32.ChecksumIEEE(b[:16]) != binary.BigEndian.Uint32(b[16:]) {
 		return 0, 0, fmt.Errorf("%w: %q is not a cursor this store made", store.ErrBadCursor, c)
 	}
-	return created, seq, nil
+	return int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:])), nil
 }
 
 // Execution describes execution id, which has n events in history, from

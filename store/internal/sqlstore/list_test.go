@@ -15,7 +15,9 @@ func TestParseCursor(t *testing.T) {
 	if err != nil || created != -5 || seq != 42 {
 		t.Fatalf("ParseCursor(Cursor(-5, 42)) = %d, %d, %v; want -5, 42, nil", created, seq, err)
 	}
-	for _, c := range []string{"", "12", "12.", ".3", "a.3", "1.b", "1.2.3"} {
+	made := Cursor(1795764479233105330, 20)
+	for _, c := range []string{"", "12", "12.", ".3", "a.3", "1.b", "1.2.3", "1.2", "-1.-1", "0.0", "1795764479233105330.20",
+		made[:len(made)-1], made + "A", "B" + made[1:], made[:4] + "=" + made[5:]} {
 		t.Run(c, func(t *testing.T) {
 			if _, _, err := ParseCursor(c); !errors.Is(err, store.ErrBadCursor) {
 				t.Fatalf("ParseCursor(%q) = %v; want ErrBadCursor", c, err)
