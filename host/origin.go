@@ -16,7 +16,7 @@ import (
 // host first (a "simple" request: a text/plain, url-encoded or
 // multipart/form-data body), and a page whose name is made to resolve to
 // the host's address (DNS rebinding) may read what the host answers.
-// NewHandler refuses all three, whatever the token setting.
+// guard runs them on every route, whatever the token setting.
 
 // defaultHosts are the names a handler answers to when
 // HandlerOptions.Hosts is empty: loopback's, on any port.
