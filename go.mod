@@ -1,3 +1,6 @@
+// The host, its stores and the durabox command. abi, engine and guest-sdk
+// are modules of their own, so that an author's project requires none of
+// this module's dependencies (RATIONALE.md).
 module github.com/durabox/durabox
 
 go 1.25.0
@@ -6,6 +9,9 @@ require (
 	github.com/KimMachineGun/automemlimit v1.0.1
 	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
 	github.com/chromedp/chromedp v0.23.0
+	github.com/durabox/durabox/abi v0.0.0-00010101000000-000000000000
+	github.com/durabox/durabox/engine v0.0.0-00010101000000-000000000000
+	github.com/durabox/durabox/guest-sdk v0.0.0-00010101000000-000000000000
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/jackc/pgx/v5 v5.11.0
 	github.com/mattn/go-sqlite3 v1.14.53
@@ -38,4 +44,11 @@ require (
 	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/text v0.36.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+// Durabox is not published: its other modules are its subdirectories.
+replace (
+	github.com/durabox/durabox/abi => ./abi
+	github.com/durabox/durabox/engine => ./engine
+	github.com/durabox/durabox/guest-sdk => ./guest-sdk
 )

@@ -438,7 +438,7 @@ func TestGoldenCorpus(t *testing.T) {
 			var stored historyFile
 			b, err := os.ReadFile(path + ".json")
 			if err != nil {
-				t.Fatalf("%v (run go test ./engine -run TestGoldenCorpus -update to record it)", err)
+				t.Fatalf("%v (run go test -run TestGoldenCorpus -update in engine/, a module of its own, to record it)", err)
 			}
 			if err := json.Unmarshal(b, &stored); err != nil {
 				t.Fatal(err)

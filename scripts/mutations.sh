@@ -17,6 +17,8 @@ shopt -u patsub_replacement 2>/dev/null || true
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 # Each mutation: name | what it breaks | packages | tests (a -run pattern).
+# Packages are run from the root module: the engine, a module of its own,
+# by its import path (the root module takes it from the tree beside it).
 mutations=(
 	"now-yields|ctx.Now ends the unit's step, as if it paused|./host|^TestSchedulerThroughCtxGo$"
 	"one-round|an activation runs one round: units made runnable during it wait for the next activation|./host|^TestSchedulerThroughCtxGo$"
@@ -36,11 +38,11 @@ mutations=(
 	"guid-counted-live|NewGUID counts only the GUIDs made live|./host|^TestNewGUIDIsStableAcrossColdReplays$"
 	"messages-reversed|a turn applies its messages newest first|./host|^TestCompletionsApplyInHistoryOrder$"
 	"messages-sorted|a turn applies its completions in the order of their operations, not of arrival|./host|^TestCompletionsApplyInHistoryOrder$"
-	"carry-uncapped|continue-as-new carries every untaken persistent event, past the limit|./engine|^TestContinueAsNewCarriesAtMostTheLimit$"
-	"carry-keeps-oldest|past the limit, continue-as-new drops the newest carried events, not the oldest|./engine|^TestContinueAsNewCarriesAtMostTheLimit$"
-	"cancel-wins|a cancellation requested makes any ending Canceled|./engine ./host|^(TestCancellationIsARequest|TestCancellationIgnoredEndsCompleted)$"
-	"event-name-unchecked|an ExternalEvent in history may complete a wait of another name|./engine|^TestExternalEventInHistoryNeedsItsWait$"
-	"corrupt-accepted|Turn does not check the history it is given|./engine ./host|^(TestCorruptHistoryIsRefused|TestCorruptHistoryFailsTheInstanceAtOnce)$"
+	"carry-uncapped|continue-as-new carries every untaken persistent event, past the limit|github.com/durabox/durabox/engine|^TestContinueAsNewCarriesAtMostTheLimit$"
+	"carry-keeps-oldest|past the limit, continue-as-new drops the newest carried events, not the oldest|github.com/durabox/durabox/engine|^TestContinueAsNewCarriesAtMostTheLimit$"
+	"cancel-wins|a cancellation requested makes any ending Canceled|github.com/durabox/durabox/engine ./host|^(TestCancellationIsARequest|TestCancellationIgnoredEndsCompleted)$"
+	"event-name-unchecked|an ExternalEvent in history may complete a wait of another name|github.com/durabox/durabox/engine|^TestExternalEventInHistoryNeedsItsWait$"
+	"corrupt-accepted|Turn does not check the history it is given|github.com/durabox/durabox/engine ./host|^(TestCorruptHistoryIsRefused|TestCorruptHistoryFailsTheInstanceAtOnce)$"
 	"corrupt-retried|a host runs a turn on a corrupt history again until it counts as poison|./host|^TestCorruptHistoryFailsTheInstanceAtOnce$"
 )
 

@@ -10,12 +10,10 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"text/template"
 	"unicode"
 
-	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 )
 
@@ -27,9 +25,10 @@ var newCommand = &command{
 		"a main.go with the orchestration NAME and an activity, a main_test.go that\n" +
 		"runs them with the SDK's test kit, and a README with the commands of an\n" +
 		"author's loop. go test ./... passes in it at once, and durabox build builds\n" +
-		"it. Durabox is not published as a Go module: go.mod takes the SDK from a\n" +
-		"Durabox source tree through a replace directive: --sdk DIR, else\n" +
-		"$DURABOX_SDK, else the source tree this durabox was built from.",
+		"it. Durabox is not published as Go modules: go.mod takes the SDK's module\n" +
+		"(and the two it needs, abi and engine) from a Durabox source tree through\n" +
+		"replace directives: --sdk DIR, else $DURABOX_SDK, else the source tree this\n" +
+		"durabox was built from. The project requires none of the host's modules.",
 	args: []string{"DIR"},
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		var p project
@@ -40,9 +39,6 @@ var newCommand = &command{
 	},
 }
 
-// sdkModule is the module path of the SDK (of all of Durabox).
-const sdkModule = "github.com/durabox/durabox"
-
 // project is what the templates of a new project are filled with.
 type project struct {
 	// Name is the orchestration's name; Module, the project's module path;
@@ -50,8 +46,15 @@ type project struct {
 	// build writes.
 	Name, Module, Package, Wasm string
 	// SDK is the absolute path of the Durabox source tree; Go, the Go
-	// version its go.mod requires.
+	// version the SDK's go.mod requires.
 	SDK, Go string
+	// Local are the modules the project takes from the tree: the SDK's,
+	// and those the SDK takes from beside it (replace directives apply
+	// only in the main module, so the project repeats them).
+	Local []local
+	// needs are the modules the SDK requires, which the project requires
+	// too (indirect), as Go's pruned module graph wants.
+	needs []module.Version
 }
 
 //go:embed newproject
@@ -158,56 +161,4 @@ func identifier(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// findSDK sets p.SDK to the Durabox source tree --sdk names, else
-// $DURABOX_SDK, else the one this binary was built from, and p.Go to the Go
-// version it requires.
-func (p *project) findSDK() error {
-	from := "--sdk"
-	if p.SDK == "" {
-		from, p.SDK = "$DURABOX_SDK", os.Getenv("DURABOX_SDK")
-	}
-	if p.SDK == "" {
-		// This file's path as the compiler saw it: absolute, unless the
-		// binary was built with -trimpath.
-		_, file, _, _ := runtime.Caller(0)
-		if !filepath.IsAbs(file) {
-			return errors.New("durabox new: this durabox does not know where the Durabox source tree is (it was built with -trimpath); give it with --sdk DIR or $DURABOX_SDK")
-		}
-		from, p.SDK = "the source tree this durabox was built from", filepath.Join(filepath.Dir(file), "..", "..")
-	}
-	sdk, err := filepath.Abs(p.SDK)
-	if err != nil {
-		return fmt.Errorf("durabox new: %w", err)
-	}
-	p.SDK = sdk
-	raw, err := os.ReadFile(filepath.Join(sdk, "go.mod"))
-	if err != nil {
-		return fmt.Errorf("durabox new: %s (%s) is not a Durabox source tree: %w; give one with --sdk DIR or $DURABOX_SDK", sdk, from, err)
-	}
-	f, err := modfile.ParseLax("go.mod", raw, nil)
-	if err != nil || f.Module == nil || f.Module.Mod.Path != sdkModule || f.Go == nil {
-		return fmt.Errorf("durabox new: %s (%s) is not a Durabox source tree: its go.mod is not that of %s; give one with --sdk DIR or $DURABOX_SDK", sdk, from, sdkModule)
-	}
-	p.Go = f.Go.Version
-	return nil
-}
-
-// goMod returns the project's go.mod: its module, the SDK's Go version,
-// and the SDK required from its source tree.
-func (p *project) goMod() ([]byte, error) {
-	f := &modfile.File{}
-	err := errors.Join(
-		f.AddModuleStmt(p.Module),
-		f.AddGoStmt(p.Go),
-		// The version a module required only through a replace directive
-		// carries, by Go's convention.
-		f.AddRequire(sdkModule, "v0.0.0-00010101000000-000000000000"),
-		f.AddReplace(sdkModule, "", p.SDK, ""),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("durabox new: go.mod: %w", err)
-	}
-	return modfile.Format(f.Syntax), nil
 }

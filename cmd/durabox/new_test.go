@@ -58,7 +58,23 @@ next:
 		t.Fatalf("files %q, want %q", names, want)
 	}
 	goMod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
-	wantMod := "module order-flow\n\ngo 1.25.0\n\nrequire github.com/durabox/durabox v0.0.0-00010101000000-000000000000\n\nreplace github.com/durabox/durabox => " + root + "\n"
+	wantMod := `module order-flow
+
+go 1.25.0
+
+require github.com/durabox/durabox/guest-sdk v0.0.0-00010101000000-000000000000
+
+require (
+	github.com/durabox/durabox/abi v0.0.0-00010101000000-000000000000 // indirect
+	github.com/durabox/durabox/engine v0.0.0-00010101000000-000000000000 // indirect
+)
+
+replace github.com/durabox/durabox/guest-sdk => ` + root + `/guest-sdk
+
+replace github.com/durabox/durabox/abi => ` + root + `/abi
+
+replace github.com/durabox/durabox/engine => ` + root + `/engine
+`
 	if string(goMod) != wantMod {
 		t.Errorf("go.mod:\n%s\nwant:\n%s", goMod, wantMod)
 	}
@@ -100,7 +116,7 @@ func TestNewFindsTheSDK(t *testing.T) {
 				t.Fatalf("exit code %d: %s", code, stderr)
 			}
 			goMod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
-			if !strings.HasSuffix(string(goMod), "=> "+tt.want+"\n") {
+			if !strings.HasSuffix(string(goMod), "=> "+tt.want+"/engine\n") {
 				t.Errorf("go.mod:\n%s\nwant the SDK at %s", goMod, tt.want)
 			}
 		})
@@ -110,7 +126,8 @@ func TestNewFindsTheSDK(t *testing.T) {
 func TestNewRefusals(t *testing.T) {
 	root := sdkRoot(t)
 	notSDK := t.TempDir()
-	os.WriteFile(filepath.Join(notSDK, "go.mod"), []byte("module example.com/other\n\ngo 1.25.0\n"), 0o644)
+	os.Mkdir(filepath.Join(notSDK, "guest-sdk"), 0o755)
+	os.WriteFile(filepath.Join(notSDK, "guest-sdk", "go.mod"), []byte("module example.com/other\n\ngo 1.25.0\n"), 0o644)
 	full := t.TempDir()
 	os.WriteFile(filepath.Join(full, "notes.txt"), []byte("mine"), 0o644)
 	base := t.TempDir()
@@ -132,9 +149,9 @@ func TestNewRefusals(t *testing.T) {
 		{name: "a bad module path", args: []string{base + "/p", "--module", "a b"}, usage: true,
 			want: `durabox new: "a b" is not a Go module path (malformed import path "a b": invalid char ' '); give one with --module, such as example.com/orders`},
 		{name: "--sdk that is not Durabox", args: []string{base + "/p", "--sdk", notSDK},
-			want: "durabox new: " + notSDK + " (--sdk) is not a Durabox source tree: its go.mod is not that of github.com/durabox/durabox; give one with --sdk DIR or $DURABOX_SDK"},
+			want: "durabox new: " + notSDK + " (--sdk) is not a Durabox source tree: its guest-sdk/go.mod is not that of github.com/durabox/durabox/guest-sdk; give one with --sdk DIR or $DURABOX_SDK"},
 		{name: "$DURABOX_SDK that does not exist", args: []string{base + "/p"}, env: root + "/nowhere",
-			want: "durabox new: " + root + "/nowhere ($DURABOX_SDK) is not a Durabox source tree: open " + root + "/nowhere/go.mod: no such file or directory; give one with --sdk DIR or $DURABOX_SDK"},
+			want: "durabox new: " + root + "/nowhere ($DURABOX_SDK) is not a Durabox source tree: open " + root + "/nowhere/guest-sdk/go.mod: no such file or directory; give one with --sdk DIR or $DURABOX_SDK"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,7 +199,7 @@ func TestANewProjectTestsBuildsAndRuns(t *testing.T) {
 	// The serve line, on a free port: the other commands find it through
 	// $DURABOX_ADDR.
 	srv := startServer(t, filepath.Join(dir, "durabox.db"))
-	env := []string{"DURABOX_ADDR=" + srv.addr}
+	env := append([]string{"DURABOX_ADDR=" + srv.addr}, offline...)
 	outputs := map[string]string{}
 	for _, line := range lines[1:] {
 		if strings.HasPrefix(line, "durabox serve") {
@@ -218,8 +235,30 @@ func TestANewProjectTestsBuildsAndRuns(t *testing.T) {
 	if events[0].Kind != engine.OrchestrationStarted || events[0].Name != "Orders" {
 		t.Errorf("the instance is of %s", events[0].Name)
 	}
-	// The project's go.mod needs nothing more, not even a go.sum.
-	runIn(t, dir, nil, "go", "mod", "tidy", "-diff")
+	// The project's go.mod needs nothing more, not even a go.sum, and
+	// holds only what a guest needs: none of the host's dependencies.
+	runIn(t, dir, offline, "go", "mod", "tidy", "-diff")
+	if extra := beyondTheSDK(t, dir); len(extra) > 0 {
+		t.Errorf("the project's module graph holds modules a guest does not need:\n%s", strings.Join(extra, "\n"))
+	}
+}
+
+// offline is the environment in which the go command downloads nothing: a
+// new project must build and test with what the SDK's source tree holds.
+var offline = []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}
+
+// beyondTheSDK returns the modules in the build list of the project in dir
+// (go list -m all) other than the project itself and the SDK's own.
+func beyondTheSDK(t *testing.T, dir string) []string {
+	t.Helper()
+	sdk := map[string]bool{"github.com/durabox/durabox/guest-sdk": true, "github.com/durabox/durabox/engine": true, "github.com/durabox/durabox/abi": true}
+	var extra []string
+	for _, path := range strings.Fields(runIn(t, dir, offline, "go", "list", "-m", "-f", "{{if not .Main}}{{.Path}}{{end}}", "all")) {
+		if !sdk[path] {
+			extra = append(extra, path)
+		}
+	}
+	return extra
 }
 
 // runIn runs a program in dir, with env added to the environment, and

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 	}
 	// Every other package of the SDK goes into modules: it may use its own
 	// kind and the ABI, nothing else.
-	for _, pkg := range list(t, "./guest-sdk/...") {
+	for _, pkg := range list(t, module+"/guest-sdk/...") {
 		if pkg != "guest-sdk/durabox/durtest" {
 			tests = append(tests, rule{pkg: pkg, allowed: []string{"abi", "guest-sdk/"}, goos: "wasip1"})
 		}
@@ -56,7 +57,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
 			self := module + "/" + tt.pkg
-			for _, dep := range goList(t, tt.goos, "-deps", "./"+tt.pkg) {
+			for _, dep := range goList(t, tt.goos, "-deps", self) {
 				if dep == self || allowed(dep, tt.allowed) && dep != module+"/guest-sdk/durabox/durtest" {
 					continue
 				}
@@ -76,21 +77,32 @@ func list(t *testing.T, pattern string) []string {
 	return out
 }
 
-// goList runs go list with args, for goos (and wasm) unless it is empty,
-// and returns the import paths of the packages it lists that are not in
-// the standard library.
+// goList runs go list with args in the root module, for goos (and wasm)
+// unless it is empty, and returns the import paths of the packages it
+// lists that are not in the standard library. The root module requires
+// the nested ones, so it lists their packages too, by import path.
 func goList(t *testing.T, goos string, args ...string) []string {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"list", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, args...)...)
-	cmd.Dir = guestbuild.Root()
+	var env []string
 	if goos != "" {
-		cmd.Env = append(cmd.Environ(), "GOOS="+goos, "GOARCH=wasm")
+		env = []string{"GOOS=" + goos, "GOARCH=wasm"}
 	}
+	return strings.Fields(goIn(t, ".", env, append([]string{"list", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, args...)...))
+}
+
+// goIn runs the go command with args in dir (relative to the repository's
+// root), with env added to the environment, and returns its output, or
+// fails t.
+func goIn(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = filepath.Join(guestbuild.Root(), dir)
+	cmd.Env = append(cmd.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
+		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
-	return strings.Fields(string(out))
+	return string(out)
 }
 
 // allowed reports whether dep is in allow. An entry with a dot is a

@@ -3,7 +3,7 @@
 // field tables of abi/ABI.md are generated from it, and a test holds both
 // to it: after a change here, run
 //
-//	go test ./abi/internal/spec -update
+//	cd abi && go test ./internal/spec -update
 //
 // A hand-written codec and a hand-written document would each be a second
 // description that could drift from the first (RATIONALE.md, "Why is the

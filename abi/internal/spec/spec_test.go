@@ -48,7 +48,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(have, f.want) {
-			t.Errorf("%s is not what the table in abi/internal/spec generates: run go test ./abi/internal/spec -update", f.path)
+			t.Errorf("%s is not what the table in abi/internal/spec generates: run go test ./internal/spec -update (in abi/, a module of its own)", f.path)
 		}
 	}
 }
