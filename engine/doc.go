@@ -127,10 +127,13 @@
 // Messages that cannot apply are consumed and reported in TurnResult.Dropped:
 // a completion for an operation already completed (an activity that ran twice
 // after a crash), a message for a finished instance. A guest crash,
-// nondeterminism, or a turn that leaves the orchestration running with no
-// operation open (ErrWaitsOnNothing: nothing could ever wake it) fails the
-// instance: the engine records an OrchestrationFailed event with the cause
-// and reports it in TurnResult.Err. History is authoritative about how an
+// nondeterminism, a command whose names or texts break the ABI's rule
+// (abi.CheckName, abi.CheckText: checked as it arrives, so the same live
+// and on replay, and never recorded), or a turn that leaves the
+// orchestration running with no operation open (ErrWaitsOnNothing:
+// nothing could ever wake it) fails the instance: the engine records an
+// OrchestrationFailed event with the cause and reports it in
+// TurnResult.Err. History is authoritative about how an
 // execution ended. A cancellation is a request the orchestration sees: it
 // ends Canceled only if the orchestration then fails; one that completes
 // anyway is Completed.

@@ -142,6 +142,10 @@ func (t *Turn) Answer(cmds []abi.Command, err error) {
 			t.end(fmt.Errorf("engine: the guest numbered a command %d where %d was next (a guest SDK bug)", c.Seq, x.nextSeq))
 			return
 		}
+		if err := checkCommand(&c); err != nil {
+			t.end(fmt.Errorf("engine: the orchestration's command %d is refused: %w", c.Seq, err))
+			return
+		}
 		x.nextSeq++
 		x.pending = append(x.pending, emitted{cmd: c, at: ev.Time})
 	}
