@@ -139,12 +139,28 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	}
 	h.pool.put(ctx, w.ModuleHash, g)
 	if res.Failure != nil {
-		return nil, &engine.Failure{Message: res.Failure.Message, Details: res.Failure.Details}
+		return nil, activityFailure(w.Task.Name, res.Failure)
 	}
 	if len(res.Output) > h.opts.MaxPayload {
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q returned a result of %s, over %s", w.Task.Name, mib(len(res.Output)), payloadLimit(h.opts.MaxPayload))}
 	}
+	if len(res.Output) > 0 {
+		if err := checkJSON("its output", res.Output); err != nil {
+			return nil, &engine.Failure{Message: fmt.Sprintf("activity %q: %v", w.Task.Name, err)}
+		}
+	}
 	return res.Output, nil
+}
+
+// activityFailure is the failure an attempt of activity name reports: f,
+// unless its texts are not UTF-8 (the orchestration would see them live
+// as they are, and on replay as history holds them, which is not the
+// same), and then a failure that says so.
+func activityFailure(name string, f *abi.Failure) *engine.Failure {
+	if err := abi.CheckFailure(f); err != nil {
+		return &engine.Failure{Message: fmt.Sprintf("activity %q: %v", name, err)}
+	}
+	return &engine.Failure{Message: f.Message, Details: f.Details}
 }
 
 // activityPool keeps idle activity instances per module for reuse. Activity

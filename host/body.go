@@ -12,7 +12,6 @@ import (
 	"os"
 	"strconv"
 	"time"
-	"unicode/utf8"
 )
 
 const (
@@ -118,11 +117,6 @@ func (s *server) readJSON(w http.ResponseWriter, r *http.Request, example string
 		}
 		return fmt.Errorf("%w: the request body is empty; send a JSON object such as %s", ErrBadInput, example)
 	}
-	// encoding/json would take invalid UTF-8 and turn it into U+FFFD:
-	// refuse it instead, as RFC 8259 asks of JSON between systems.
-	if !utf8.Valid(data) {
-		return fmt.Errorf("%w: the request body is not valid UTF-8 (at byte %d); JSON must be", ErrBadInput, invalidAt(data))
-	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -131,20 +125,13 @@ func (s *server) readJSON(w http.ResponseWriter, r *http.Request, example string
 	if _, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("%w: the request body goes on after its JSON object", ErrBadInput)
 	}
-	return nil
-}
-
-// invalidAt returns the offset of the first byte of b that is not valid
-// UTF-8.
-func invalidAt(b []byte) int {
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			return i
-		}
-		i += size
+	// encoding/json takes invalid UTF-8 and lone surrogates (turning
+	// them into U+FFFD) and a name twice (keeping the last): the whole
+	// body, names and payloads, must be I-JSON instead.
+	if err := checkJSON("the request body", data); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
-	return len(b)
+	return nil
 }
 
 // deployment is what the body of POST /v1/modules holds.

@@ -143,7 +143,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	}
 	h.stopAttempts(inst, res)
 	for _, c := range children {
-		h.metrics.started.WithLabelValues(c.Name).Inc()
+		h.metrics.started.WithLabelValues(label(c.Name)).Inc()
 	}
 	for _, d := range res.Dropped {
 		h.opts.Logger.Warn("message dropped", "instance", inst.ID, "kind", d.Message.Kind, "name", d.Message.Name, "scheduleId", d.Message.ScheduleID, "reason", d.Reason)
@@ -230,7 +230,7 @@ func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.F
 		h.abandon(ctx, item.Instance.ID, item.LockToken)
 		return
 	}
-	h.metrics.finished.WithLabelValues(item.Instance.Name, string(engine.StatusFailed)).Inc()
+	h.metrics.finished.WithLabelValues(label(item.Instance.Name), string(engine.StatusFailed)).Inc()
 	h.opts.Logger.Error("instance failed: its turn cannot run", "instance", item.Instance.ID, "failure", failure.Message)
 	h.orchestrationWork.Notify()
 	h.changed.notify(item.Instance.ID)

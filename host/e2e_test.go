@@ -49,6 +49,13 @@ func startHost(t *testing.T, opts host.Options) *testHost {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
+	return startHostOn(t, st, opts)
+}
+
+// startHostOn runs a host with opts on st, which the test closes.
+func startHostOn(t *testing.T, st *sqlite.Store, opts host.Options) *testHost {
+	t.Helper()
 	if opts.CacheDir == "" {
 		opts.CacheDir = host.TestCacheDir
 	}
@@ -72,7 +79,6 @@ func startHost(t *testing.T, opts host.Options) *testHost {
 			t.Fatalf("Run did not return within a minute of its context ending; every goroutine:\n%s", stacks)
 		}
 		h.Close()
-		st.Close()
 	})
 	return &testHost{Host: h, st: st}
 }
@@ -307,7 +313,7 @@ func TestStartRefusesBadRequests(t *testing.T) {
 		want                           string
 	}{
 		{"unknown orchestration", "Nope", `null`, "", host.ErrUnknownOrchestration, "host: unknown orchestration \"Nope\": no deployed module registers it; deploy one with `durabox deploy FILE.wasm`"},
-		{"input not JSON", "Greeting", `world`, "", host.ErrBadInput, "host: bad input: the input is not valid JSON: world"},
+		{"input not JSON", "Greeting", `world`, "", host.ErrBadInput, "host: bad input: the input is not I-JSON (RFC 7493): invalid character 'w' at start of value at byte 0"},
 		{"bad id", "Greeting", `null`, "a/b", host.ErrBadInput, `host: bad input: instance id "a/b" must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`},
 		{"id taken", "Greeting", `null`, "taken", host.ErrInstanceExists, `host: instance already exists: "taken"`},
 	}

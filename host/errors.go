@@ -1,6 +1,11 @@
 package host
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/durabox/durabox/abi"
+)
 
 // Sentinel errors. The host wraps them with specifics; the HTTP server maps
 // them to status codes.
@@ -58,3 +63,7 @@ var (
 	// events the reset would keep.
 	ErrDiverges = errors.New("host: the module does not replay the history")
 )
+
+// notFound is ErrNotFound for the instance id, which it quotes cut short
+// (an id in a request may be of any length).
+func notFound(id string) error { return fmt.Errorf("%w: %s", ErrNotFound, abi.Quote(id)) }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
@@ -221,7 +222,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	limit := 0
 	if v := q.Get("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			s.fail(w, r, fmt.Errorf("%w: limit=%q is not a number from 1 to %d", ErrBadInput, v, MaxPage))
+			s.fail(w, r, fmt.Errorf("%w: limit=%s is not a number from 1 to %d", ErrBadInput, abi.Quote(v), MaxPage))
 			return
 		}
 	}
@@ -256,7 +257,7 @@ func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
 	}
 	for name := range q {
 		if !slices.Contains(takes, name) {
-			return f, fmt.Errorf("%w: %s takes no parameter %q; it takes %s", ErrBadInput, op, name, strings.Join(takes, ", "))
+			return f, fmt.Errorf("%w: %s takes no parameter %s; it takes %s", ErrBadInput, op, abi.Quote(name), strings.Join(takes, ", "))
 		}
 	}
 	for _, v := range q["status"] {
@@ -275,7 +276,7 @@ func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
 		}
 		var err error
 		if *t.v, err = time.Parse(time.RFC3339Nano, v); err != nil {
-			return f, fmt.Errorf("%w: %s=%q is not a time such as 2026-01-02T15:04:05Z (RFC 3339)", ErrBadInput, t.name, v)
+			return f, fmt.Errorf("%w: %s=%s is not a time such as 2026-01-02T15:04:05Z (RFC 3339)", ErrBadInput, t.name, abi.Quote(v))
 		}
 	}
 	return f, checkFilter(f)
@@ -289,7 +290,7 @@ func boolParam(q url.Values, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s=%q is not true or false", ErrBadInput, name, v)
+		return false, fmt.Errorf("%w: %s=%s is not true or false", ErrBadInput, name, abi.Quote(v))
 	}
 	return b, nil
 }
@@ -349,7 +350,7 @@ func parseWait(q string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(q)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: wait=%q is not a duration such as 30s", ErrBadInput, q)
+		return 0, fmt.Errorf("%w: wait=%s is not a duration such as 30s", ErrBadInput, abi.Quote(q))
 	}
 	return min(d, maxWait), nil
 }
@@ -375,7 +376,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("execution"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
-			s.fail(w, r, fmt.Errorf("%w: execution=%q is not an execution number (1, 2, …)", ErrBadInput, v))
+			s.fail(w, r, fmt.Errorf("%w: execution=%s is not an execution number (1, 2, …)", ErrBadInput, abi.Quote(v)))
 			return
 		}
 		execution = n

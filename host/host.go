@@ -9,13 +9,12 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/store"
@@ -217,13 +216,16 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	if err := checkPayload("the input", input, h.opts.MaxPayload); err != nil {
 		return "", err
 	}
+	if err := abi.CheckName("orchestration name", name); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
 	if err := checkJSON("the input", input); err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	if id == "" {
 		id = newID()
 	} else if !validID.MatchString(id) {
-		return "", fmt.Errorf("%w: instance id %q must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", ErrBadInput, id)
+		return "", fmt.Errorf("%w: instance id %s must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", ErrBadInput, abi.Quote(id))
 	}
 	hash, err := h.startModule(ctx, ref, name)
 	if err != nil {
@@ -277,8 +279,8 @@ func newID() string {
 // past them is refused with ErrTooManyEvents, not accepted and dropped. An
 // instance that has finished is refused with ErrFinished.
 func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
-	if name == "" || !utf8.ValidString(name) {
-		return fmt.Errorf("%w: an event needs a name, in UTF-8", ErrBadInput)
+	if err := abi.CheckName("event name", name); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	if len(data) == 0 {
 		data = json.RawMessage("null")
@@ -287,7 +289,7 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 		return err
 	}
 	if err := checkJSON("the event's data", data); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	ev := engine.Event{Kind: engine.ExternalEvent, Name: name, Result: data}
 	var err error
@@ -301,18 +303,7 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 		return fmt.Errorf("%w: %q already has %d persistent events taken or waiting, as many as an execution takes; "+
 			"raise it once the orchestration has taken some, or after it continues as new", ErrTooManyEvents, id, engine.MaxPersistentEvents)
 	}
-	return h.enqueued(ctx, id, "raise "+strconv.Quote(name)+" for", err)
-}
-
-// checkJSON refuses data that is not JSON in UTF-8.
-func checkJSON(what string, data json.RawMessage) error {
-	if !utf8.Valid(data) {
-		return fmt.Errorf("%w: %s is not valid UTF-8", ErrBadInput, what)
-	}
-	if !json.Valid(data) {
-		return fmt.Errorf("%w: %s is not valid JSON: %.100s", ErrBadInput, what, data)
-	}
-	return nil
+	return h.enqueued(ctx, id, "raise "+abi.Quote(name)+" for", err)
 }
 
 // Cancel requests the cancellation of an instance, for reason. The
@@ -322,6 +313,9 @@ func checkJSON(what string, data json.RawMessage) error {
 // that then fails ends Canceled. An instance that has finished is refused
 // with ErrFinished.
 func (h *Host) Cancel(ctx context.Context, id, reason string) error {
+	if err := abi.CheckReason("cancel reason", reason); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
 	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason}, h.opts.Clock())
 	return h.enqueued(ctx, id, "cancel", err)
 }
@@ -334,6 +328,9 @@ func (h *Host) Cancel(ctx context.Context, id, reason string) error {
 // are ignored. Its parent, if it has one waiting, sees it fail. An
 // instance that has finished is refused with ErrFinished.
 func (h *Host) Terminate(ctx context.Context, id, reason string) error {
+	if err := abi.CheckReason("terminate reason", reason); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
 	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationTerminated, Reason: reason}, h.opts.Clock())
 	return h.enqueued(ctx, id, "terminate", err)
 }
@@ -343,15 +340,15 @@ func (h *Host) Terminate(ctx context.Context, id, reason string) error {
 func (h *Host) enqueued(ctx context.Context, id, op string, err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
+		return notFound(id)
 	case errors.Is(err, store.ErrFinished):
 		status := "finished"
 		if inst, err := h.st.GetInstance(ctx, id); err == nil {
 			status = string(inst.Status)
 		}
-		return fmt.Errorf("%w: %q is %s; nothing more can happen to it", ErrFinished, id, status)
+		return fmt.Errorf("%w: %s is %s; nothing more can happen to it", ErrFinished, abi.Quote(id), status)
 	case err != nil:
-		return fmt.Errorf("host: %s %q: %w", op, id, err)
+		return fmt.Errorf("host: %s %s: %w", op, abi.Quote(id), err)
 	}
 	h.orchestrationWork.Notify()
 	return nil

@@ -123,6 +123,9 @@ func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) 
 			return nil, err
 		}
 	}
+	if err := checkCommandJSON(res.Commands); err != nil {
+		return nil, err
+	}
 	return res.Commands, nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -108,6 +110,7 @@ func (m *Metrics) ObserveCommit(c store.CommitStats) {
 // turn records a committed turn of an instance of orchestration, and its
 // end if it ended the instance.
 func (m *Metrics) turn(orchestration string, d time.Duration, status engine.Status) {
+	orchestration = label(orchestration)
 	m.turns.WithLabelValues(orchestration).Inc()
 	m.turnSeconds.WithLabelValues(orchestration).Observe(d.Seconds())
 	if status.IsTerminal() {
@@ -115,15 +118,27 @@ func (m *Metrics) turn(orchestration string, d time.Duration, status engine.Stat
 	}
 }
 
+// label returns name as a label's value: as it is, or, if it is not valid
+// UTF-8 (a name stored by an older host, which did not refuse such
+// names), with each run of invalid bytes replaced by U+FFFD, because
+// Prometheus's client panics on a label value that is not UTF-8.
+func label(name string) string {
+	if utf8.ValidString(name) {
+		return name
+	}
+	return strings.ToValidUTF8(name, "\uFFFD")
+}
+
 // activity records an activity attempt's outcome (the kind of the event
 // that reports it); a zero d (an attempt given up on, never run) records
 // no duration.
-func (m *Metrics) activity(name string, outcome engine.EventKind, d time.Duration) {
-	label := "completed"
-	if outcome == engine.ActivityFailed {
-		label = "failed"
+func (m *Metrics) activity(name string, kind engine.EventKind, d time.Duration) {
+	outcome := "completed"
+	if kind == engine.ActivityFailed {
+		outcome = "failed"
 	}
-	m.activities.WithLabelValues(name, label).Inc()
+	name = label(name)
+	m.activities.WithLabelValues(name, outcome).Inc()
 	if d > 0 {
 		m.activitySeconds.WithLabelValues(name).Observe(d.Seconds())
 	}

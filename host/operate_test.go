@@ -207,11 +207,11 @@ func TestInputNotUTF8(t *testing.T) {
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/events")
 	ctx := context.Background()
-	if _, err := h.Start(ctx, "Wait", json.RawMessage("\"\xff\""), ""); !errors.Is(err, host.ErrBadInput) || err.Error() != "host: bad input: the input is not valid UTF-8" {
+	if _, err := h.Start(ctx, "Wait", json.RawMessage("\"\xff\""), ""); !errors.Is(err, host.ErrBadInput) || err.Error() != "host: bad input: the input is not I-JSON (RFC 7493): invalid UTF-8 at byte 1" {
 		t.Fatalf("start: %v", err)
 	}
 	id := h.start(t, "Wait", `{"times": 1}`)
-	if err := h.Raise(ctx, id, "X", json.RawMessage("\"\xc3\x28\""), false); !errors.Is(err, host.ErrBadInput) || err.Error() != "host: bad input: the event's data is not valid UTF-8" {
+	if err := h.Raise(ctx, id, "X", json.RawMessage("\"\xc3\x28\""), false); !errors.Is(err, host.ErrBadInput) || err.Error() != "host: bad input: the event's data is not I-JSON (RFC 7493): invalid UTF-8 at byte 1" {
 		t.Fatalf("raise: %v", err)
 	}
 	if err := h.Raise(ctx, id, "\xff", nil, false); !errors.Is(err, host.ErrBadInput) {

@@ -48,6 +48,36 @@ func checkCommands(cmds []abi.Command, limit int) error {
 	return nil
 }
 
+// checkCommandJSON refuses commands whose JSON payload (an input, a
+// result) is not I-JSON (checkJSON): an orchestration that emits one
+// fails, saying which command and what is wrong, the same way live and on
+// every replay. An empty payload means null.
+func checkCommandJSON(cmds []abi.Command) error {
+	for i := range cmds {
+		c := &cmds[i]
+		what, data := "", c.Input
+		switch c.Kind {
+		case abi.CommandScheduleActivity:
+			what = "the activity input"
+		case abi.CommandStartChild:
+			what = "the child's input"
+		case abi.CommandComplete:
+			what, data = "the result", c.Output
+		case abi.CommandContinueAsNew:
+			what, data = "the input of the next execution", c.Output
+		default:
+			continue
+		}
+		if len(data) == 0 {
+			continue
+		}
+		if err := checkJSON(what, data); err != nil {
+			return fmt.Errorf("its command %d is refused: %w", c.Seq, err)
+		}
+	}
+	return nil
+}
+
 // commandNames names the commands that carry a payload, as an author
 // calls them in the SDK.
 var commandNames = map[abi.CommandKind]string{

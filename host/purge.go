@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/store"
 )
 
@@ -25,7 +26,7 @@ func (h *Host) Purge(ctx context.Context, id string) error {
 	err := h.st.Purge(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
+		return notFound(id)
 	case errors.Is(err, store.ErrNotFinished):
 		return fmt.Errorf("%w: %q has not ended; cancel or terminate it, or wait for it to end, then purge it", ErrNotFinished, id)
 	case err != nil:
@@ -77,7 +78,7 @@ func (h *Host) RemoveModule(ctx context.Context, hash string) error {
 	err := h.st.DeleteModule(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: %q", ErrModuleNotFound, hash)
+		return fmt.Errorf("%w: %s", ErrModuleNotFound, abi.Quote(hash))
 	case errors.Is(err, store.ErrModuleInUse):
 		return fmt.Errorf("%w: %s; purge them first (they keep their histories, which it made)", ErrModuleInUse, h.users(ctx, hash))
 	case err != nil:

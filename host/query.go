@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
 )
@@ -29,7 +30,7 @@ func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstanceP
 	q.Limit = min(q.Limit, MaxPage)
 	page, err := h.st.ListInstances(ctx, q)
 	if errors.Is(err, store.ErrBadCursor) {
-		return page, fmt.Errorf("%w: the cursor %q is not one this host gave; start again without it", ErrBadInput, q.After)
+		return page, fmt.Errorf("%w: the cursor %s is not one this host gave; start again without it", ErrBadInput, abi.Quote(q.After))
 	}
 	if err != nil {
 		return page, fmt.Errorf("host: list instances: %w", err)
@@ -41,7 +42,7 @@ func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstanceP
 func checkFilter(f store.InstanceFilter) error {
 	for _, s := range f.Statuses {
 		if !slices.Contains(engine.Statuses(), s) {
-			return fmt.Errorf("%w: %q is not a status; an instance is %v", ErrBadInput, s, engine.Statuses())
+			return fmt.Errorf("%w: %s is not a status; an instance is %v", ErrBadInput, abi.Quote(string(s)), engine.Statuses())
 		}
 	}
 	return nil
@@ -63,7 +64,7 @@ func (h *Host) Count(ctx context.Context, f store.InstanceFilter) ([]store.Insta
 func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) {
 	inst, err := h.st.GetInstance(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return inst, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return inst, notFound(id)
 	}
 	return inst, err
 }
@@ -73,7 +74,7 @@ func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) 
 func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, error) {
 	xs, err := h.st.Executions(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return nil, notFound(id)
 	}
 	return xs, err
 }
@@ -109,7 +110,7 @@ func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64)
 	inst, getErr := h.st.GetInstance(ctx, id)
 	switch {
 	case getErr != nil:
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return nil, notFound(id)
 	case execution == 0:
 		// The instance was created between the two reads: its current
 		// execution is there now.

@@ -157,7 +157,27 @@ func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration) (*a
 	if len(m.Orchestrations) == 0 && len(m.Activities) == 0 {
 		return nil, fmt.Errorf("%w: it registers no orchestration and no activity; call durabox.RegisterOrchestration in an init function", ErrBadModule)
 	}
+	if err := checkNames(m); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadModule, err)
+	}
 	return m, nil
+}
+
+// checkNames refuses a manifest that registers a name the ABI refuses
+// (abi.CheckName): the host would store it, log it, label metrics and
+// serve JSON with it, none of which can hold every byte.
+func checkNames(m *abi.Manifest) error {
+	for _, name := range m.Orchestrations {
+		if err := abi.CheckName("orchestration name", name); err != nil {
+			return err
+		}
+	}
+	for _, name := range m.Activities {
+		if err := abi.CheckName("activity name", name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deploy validates wasm, stores it at now with the environment its

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/host/internal/sandbox"
@@ -144,7 +145,7 @@ func pickModule(mods []store.ModuleInfo, ref string) (store.ModuleInfo, error) {
 	}
 	switch len(found) {
 	case 0:
-		return store.ModuleInfo{}, fmt.Errorf("%w: no deployed module's hash is or starts with %q (durabox deploy prints a module's hash)", ErrModuleNotFound, ref)
+		return store.ModuleInfo{}, fmt.Errorf("%w: no deployed module's hash is or starts with %s (durabox deploy prints a module's hash)", ErrModuleNotFound, abi.Quote(ref))
 	case 1:
 		return found[0], nil
 	}
@@ -152,7 +153,7 @@ func pickModule(mods []store.ModuleInfo, ref string) (store.ModuleInfo, error) {
 	for _, m := range found {
 		hashes = append(hashes, short(m.Hash))
 	}
-	return store.ModuleInfo{}, fmt.Errorf("%w: %d deployed modules' hashes start with %q (%s); give more of the hash", ErrBadInput, len(found), ref, strings.Join(hashes, ", "))
+	return store.ModuleInfo{}, fmt.Errorf("%w: %d deployed modules' hashes start with %s (%s); give more of the hash", ErrBadInput, len(found), abi.Quote(ref), strings.Join(hashes, ", "))
 }
 
 // names shows a list of names in messages.

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -289,7 +291,20 @@ func (s *server) reply(w http.ResponseWriter, r *http.Request, status int, v any
 		s.fail(w, r, fmt.Errorf("host: encode the answer: %w", err))
 		return
 	}
-	write(w, status, body)
+	write(w, status, validUTF8(body))
+}
+
+// validUTF8 returns JSON as json.Marshal wrote it, made valid UTF-8.
+// Marshal makes strings valid, but writes a json.RawMessage (an input, a
+// result, an event's data) as it is, and one stored by an older host,
+// which did not refuse them, may hold bytes that are not UTF-8; they can
+// only be inside its strings, where each run of them becomes U+FFFD, so
+// that the answer is JSON.
+func validUTF8(body []byte) []byte {
+	if utf8.Valid(body) {
+		return body
+	}
+	return bytes.ToValidUTF8(body, []byte("\uFFFD"))
 }
 
 // Errors of the HTTP layer itself.

@@ -275,7 +275,7 @@ func TestHandler(t *testing.T) {
 		{
 			name:   "start with a name that is not UTF-8",
 			method: "POST", path: "/v1/instances", body: "{\"name\": \"Gr\xffeting\"}",
-			wantStatus: 400, wantBody: `{"error":"bad input: the request body is not valid UTF-8 (at byte 12); JSON must be"}`,
+			wantStatus: 400, wantBody: `{"error":"bad input: the request body is not I-JSON (RFC 7493): invalid UTF-8 at byte 12"}`,
 		},
 		{
 			name:   "start without a name",
@@ -565,7 +565,7 @@ func TestHandler(t *testing.T) {
 		{
 			name:   "raise with data that is not UTF-8",
 			method: "POST", path: "/v1/instances/pending/events", body: "{\"name\": \"A\", \"data\": \"\xc3\x28\"}",
-			wantStatus: 400, wantBody: `{"error":"bad input: the request body is not valid UTF-8 (at byte 23); JSON must be"}`,
+			wantStatus: 400, wantBody: `{"error":"bad input: the request body is not I-JSON (RFC 7493): invalid UTF-8 at byte 23"}`,
 			check: wantRequests(),
 		},
 		{

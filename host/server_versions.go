@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/client"
 )
@@ -24,7 +25,7 @@ func (s *server) replay(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("execution"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
-			s.fail(w, r, fmt.Errorf("%w: execution=%q is not an execution number (1, 2, …)", ErrBadInput, v))
+			s.fail(w, r, fmt.Errorf("%w: execution=%s is not an execution number (1, 2, …)", ErrBadInput, abi.Quote(v)))
 			return
 		}
 		req.Execution = n

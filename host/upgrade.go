@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
@@ -134,8 +135,8 @@ func (h *Host) upgradeModules(ctx context.Context, req client.UpgradeRequest) (f
 			}
 		}
 		if len(its) < 2 {
-			return from, to, fmt.Errorf("%w: %s registers an orchestration called %q; give FROM and TO as module hashes, or the name of an orchestration with two modules deployed",
-				ErrBadInput, counted(len(its), "deployed module"), req.From)
+			return from, to, fmt.Errorf("%w: %s registers an orchestration called %s; give FROM and TO as module hashes, or the name of an orchestration with two modules deployed",
+				ErrBadInput, counted(len(its), "deployed module"), abi.Quote(req.From))
 		}
 		return its[1], its[0], nil
 	}

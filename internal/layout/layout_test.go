@@ -41,9 +41,11 @@ func TestImportsFlowOneWay(t *testing.T) {
 		// through a hook and knows nothing of them. automemlimit (with
 		// pbnjay/memory) reads the memory the live cache's default bound
 		// is a quarter of. x/time/rate rate-limits a guest's log.
+		// go-json-experiment's jsontext checks that JSON entering the
+		// host is I-JSON (RFC 7493).
 		{pkg: "host", allowed: []string{"host/", "engine", "abi", "store", "github.com/tetratelabs/wazero", "github.com/bytecodealliance/wasmtime-go/v39", "golang.org/x/sys",
 			"github.com/prometheus", "github.com/beorn7/perks", "github.com/cespare/xxhash/v2", "github.com/munnerz/goautoneg", "go.yaml.in/yaml/v2", "google.golang.org/protobuf",
-			"github.com/KimMachineGun/automemlimit", "github.com/pbnjay/memory", "golang.org/x/time"}},
+			"github.com/KimMachineGun/automemlimit", "github.com/pbnjay/memory", "golang.org/x/time", "github.com/go-json-experiment/json"}},
 		// A repro bundle is data: events and bytes.
 		{pkg: "host/bundle", allowed: []string{"engine", "abi"}},
 	}
