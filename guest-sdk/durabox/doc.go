@@ -117,4 +117,24 @@
 // Activities are ordinary Go: they run in separate instances of the same
 // module with the real clock and real randomness, and may fail; their
 // failures reach the orchestration as *ActivityError.
+//
+// # Names, texts and JSON
+//
+// A host holds what a module hands it to one rule (abi.CheckName,
+// abi.CheckText), the same live and on every replay:
+//
+//   - a name (of an orchestration or an activity, an event, a change id
+//     for Patched, a child's instance id) is 1 to 256 bytes
+//     (abi.MaxNameBytes) of UTF-8 without control characters.
+//     RegisterOrchestration and RegisterActivity panic on another, since a
+//     host would refuse the module at deploy; an orchestration that uses
+//     one elsewhere fails its instance, naming it and the rule.
+//   - a text (a custom status, an error's message) is UTF-8; an
+//     orchestration that returns an error whose message is not, or sets
+//     such a custom status, fails with a message that says so, and an
+//     activity's attempt fails the same way.
+//   - JSON (inputs, results, event data) is I-JSON (RFC 7493): UTF-8, no
+//     lone surrogate escape such as \ud800, no name twice in an object.
+//     What encoding/json writes for Go values always is; a MarshalJSON of
+//     your own must keep to it too.
 package durabox

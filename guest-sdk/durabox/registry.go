@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/guest-sdk/durabox/internal/seam"
 )
 
@@ -21,22 +22,27 @@ var (
 
 // RegisterOrchestration registers fn as the orchestration called name. The
 // input is decoded from JSON into In; the result is encoded to JSON. Call it
-// from an init function. It panics if name is empty or already registered.
+// from an init function. It panics if name is already registered, or is not
+// a name a host takes (see "Names, texts and JSON" in the package doc).
 func RegisterOrchestration[In, Out any](name string, fn func(ctx *Context, input In) (Out, error)) {
 	checkName("orchestration", name, orchestrations[name] != nil)
 	orchestrations[name] = seam.Adapt("orchestration", name, fn)
 }
 
 // RegisterActivity registers fn as the activity called name. Call it from an
-// init function. It panics if name is empty or already registered.
+// init function. It panics if name is already registered, or is not a name
+// a host takes.
 func RegisterActivity[In, Out any](name string, fn func(ctx context.Context, input In) (Out, error)) {
 	checkName("activity", name, activities[name] != nil)
 	activities[name] = seam.Adapt("activity", name, fn)
 }
 
+// checkName panics, saying why, unless name is a name a host takes for
+// what it names (abi.CheckName), and not taken: a host would refuse the
+// module at deploy.
 func checkName(what, name string, taken bool) {
-	if name == "" {
-		panic("durabox: an " + what + " needs a name")
+	if err := abi.CheckName(what+" name", name); err != nil {
+		panic("durabox: " + err.Error())
 	}
 	if taken {
 		panic(fmt.Sprintf("durabox: %s %q is registered twice", what, name))

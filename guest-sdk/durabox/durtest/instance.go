@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 )
 
@@ -143,8 +144,8 @@ func (i *Instance) RaisePersistent(name string, data any) {
 
 func (i *Instance) raise(kind engine.EventKind, name string, data any) {
 	i.env.t.Helper()
-	if name == "" {
-		i.env.t.Fatal("durtest: an event needs a name")
+	if err := abi.CheckName("event name", name); err != nil {
+		i.env.t.Fatal("durtest: " + err.Error())
 	}
 	i.enqueue(engine.Event{Kind: kind, Name: name, Result: i.env.encode("the data of event "+name, data)}, i.env.now)
 	i.env.settle()

@@ -499,7 +499,7 @@ func TestMisuseFailsTheTestWithTheReason(t *testing.T) {
 		{"input that is not JSON", func(tb testing.TB) { durtest.New(tb, durtest.Options{}).Start("Greet", make(chan int)) },
 			"durtest: the input of Greet does not encode to JSON: json: unsupported type: chan int"},
 		{"an event without a name", func(tb testing.TB) { durtest.New(tb, durtest.Options{}).Start("Approve", time.Hour).Raise("", nil) },
-			"durtest: an event needs a name"},
+			`durtest: event name "" is empty: a name is 1 to 256 bytes of UTF-8 without control characters`},
 		{"nothing more due", func(tb testing.TB) {
 			env := durtest.New(tb, durtest.Options{})
 			env.Start("Later", nil).AdvanceToEnd()
