@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host/client"
 )
 
@@ -22,6 +23,11 @@ var raiseCommand = &command{
 		dataFile := fs.String("data-file", "", "read the event's data, as JSON, from `FILE`")
 		persistent := fs.Bool("persistent", false, "raise a persistent event")
 		return func(ctx context.Context, e *env) error {
+			// JSON carries a name that is not UTF-8 as U+FFFD: the
+			// host could not tell.
+			if err := abi.CheckName("event name", e.args[1]); err != nil {
+				return usagef("%v", err)
+			}
 			data, err := payload(e, fs, "data", *data, "data-file", *dataFile)
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/durabox/durabox/host/client"
@@ -75,6 +76,32 @@ func TestRaise(t *testing.T) {
 			wantStderr: "durabox: raise: instance not found: \"nope\"\n",
 			check:      raisedWith(),
 		},
+		{
+			// JSON would carry it as U+FFFD, and the host would take it.
+			name:       "a name that is not UTF-8",
+			setup:      running,
+			args:       []string{"raise", "running", "Appr\xffove"},
+			wantCode:   2,
+			wantStderr: `durabox raise: event name "Appr\xffove" is not valid UTF-8 (at byte 4): a name is 1 to 256 bytes of UTF-8 without control characters` + "\n",
+			wantUsage:  true,
+			check:      raisedWith(),
+		},
+		{
+			name:       "data with a name twice",
+			setup:      running,
+			args:       []string{"raise", "running", "Approve", "--data", `{"by":"ada","by":"bob"}`},
+			wantCode:   1,
+			wantStderr: `durabox: raise: bad input: the request body is not I-JSON (RFC 7493): the name "by" appears twice in one object` + "\n",
+			check:      raisedWith(),
+		},
+		{
+			name:       "data with a lone surrogate",
+			setup:      running,
+			args:       []string{"raise", "running", "Approve", "--data", `"\ud800"`},
+			wantCode:   1,
+			wantStderr: "durabox: raise: bad input: the request body is not I-JSON (RFC 7493): invalid surrogate pair `\\ud800\"}` in string at byte 26\n",
+			check:      raisedWith(),
+		},
 	})
 }
 
@@ -99,6 +126,15 @@ func TestCancel(t *testing.T) {
 			args:       []string{"cancel", "nope"},
 			wantCode:   1,
 			wantStderr: "durabox: cancel: instance not found: \"nope\"\n",
+		},
+		{
+			name:       "a reason too long",
+			setup:      running,
+			args:       []string{"cancel", "running", "--reason", strings.Repeat("r", 2000)},
+			wantCode:   2,
+			wantStderr: `durabox cancel: cancel reason "` + strings.Repeat("r", 64) + `"… is 2000 bytes: a reason is at most 1024 bytes of UTF-8` + "\n",
+			wantUsage:  true,
+			check:      requested(),
 		},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host/client"
 )
 
@@ -22,6 +23,9 @@ func requestCommand(name, summary, about, noun string, send func(c *client.Clien
 		define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			reason := fs.String("reason", "", "why, in `TEXT` its history will show")
 			return func(ctx context.Context, e *env) error {
+				if err := abi.CheckReason(name+" reason", *reason); err != nil {
+					return usagef("%v", err)
+				}
 				if err := send(e.client, ctx, e.args[0], *reason); err != nil {
 					return err
 				}

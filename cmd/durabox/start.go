@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
 )
@@ -37,6 +38,9 @@ var startCommand = &command{
 		wait := fs.Bool("wait", false, "wait for the instance to finish")
 		timeout := fs.Duration("timeout", 0, "with --wait, give up waiting after `D`, such as 10m (default: wait as long as it takes)")
 		return func(ctx context.Context, e *env) error {
+			if err := abi.CheckName("orchestration name", e.args[0]); err != nil {
+				return usagef("%v", err)
+			}
 			input, err := payload(e, fs, "input", *input, "input-file", *inputFile)
 			if err != nil {
 				return err

@@ -108,6 +108,13 @@ func TestStart(t *testing.T) {
 			check: wantNoInstance("inst2"),
 		},
 		{
+			name:       "input with a name twice",
+			args:       []string{"start", "Greeting", "--input", `{"who":"ada","who":"bob"}`},
+			wantCode:   1,
+			wantStderr: `durabox: start: bad input: the request body is not I-JSON (RFC 7493): the name "who" appears twice in one object` + "\n",
+			check:      wantNoInstance("inst2"),
+		},
+		{
 			name:       "input cut short",
 			args:       []string{"start", "Greeting", "--input", `{"who":`},
 			wantCode:   2,
