@@ -81,6 +81,12 @@ func (e *encoder) string(field uint64, v string) {
 	if v == "" {
 		return
 	}
+	e.element(field, v)
+}
+
+// element writes one element of a repeated string field, even an empty
+// one: each element appears, in order (ABI.md, "Encoding").
+func (e *encoder) element(field uint64, v string) {
 	e.key(field, wireBytes)
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(v)))
 	e.buf = append(e.buf, v...)

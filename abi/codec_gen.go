@@ -162,10 +162,10 @@ func decodeFailure(b []byte, m *Failure) error {
 func encodeManifest(e *encoder, m *Manifest) {
 	e.string(1, m.SDK)
 	for _, v := range m.Orchestrations {
-		e.string(2, v)
+		e.element(2, v)
 	}
 	for _, v := range m.Activities {
-		e.string(3, v)
+		e.element(3, v)
 	}
 }
 
@@ -283,7 +283,7 @@ func encodeHTTPRequest(e *encoder, m *HTTPRequest) {
 	e.string(1, m.Method)
 	e.string(2, m.URL)
 	for _, v := range m.Header {
-		e.string(3, v)
+		e.element(3, v)
 	}
 	e.bytes(4, m.Body)
 }
@@ -324,7 +324,7 @@ func DecodeHTTPRequest(b []byte) (*HTTPRequest, error) {
 func encodeHTTPResponse(e *encoder, m *HTTPResponse) {
 	e.uint(1, uint64(m.Status))
 	for _, v := range m.Header {
-		e.string(2, v)
+		e.element(2, v)
 	}
 	e.bytes(3, m.Body)
 	e.string(4, m.Error)

@@ -24,7 +24,8 @@ func TestRoundTrip(t *testing.T) {
 		{Kind: CommandStartChild, Seq: 7, Name: "Child", Input: []byte(`1`), InstanceID: "kid", Detached: true},
 		{Kind: CommandPatch, Seq: 8, Name: "fix-rounding"},
 	}}
-	m := &Manifest{SDK: "durabox-go/0.1", Orchestrations: []string{"A", "B"}, Activities: []string{"C"}}
+	// An empty element of a repeated field travels too.
+	m := &Manifest{SDK: "durabox-go/0.1", Orchestrations: []string{"A", "", "B"}, Activities: []string{"C"}}
 	req := &ActivityRequest{Name: "SayHello", Input: []byte(`"x"`), InstanceID: "i", Attempt: 3}
 	res := &ActivityResult{Output: []byte(`1`), Failure: &Failure{Message: "no"}}
 	hreq := &HTTPRequest{Method: "POST", URL: "http://127.0.0.1:8080/x", Header: []string{"A: 1", "B: 2"}, Body: []byte("hi")}

@@ -58,7 +58,7 @@ func writeEncoder(b *bytes.Buffer, m Message) {
 		case Nested:
 			fmt.Fprintf(b, "\tif %[2]s != nil {\n\t\te.message(%[1]d, func(e *encoder) { encode%[3]s(e, %[2]s) })\n\t}\n", f.Num, v, f.GoType)
 		case RepeatedString:
-			fmt.Fprintf(b, "\tfor _, v := range %s {\n\t\te.string(%d, v)\n\t}\n", v, f.Num)
+			fmt.Fprintf(b, "\tfor _, v := range %s {\n\t\te.element(%d, v)\n\t}\n", v, f.Num)
 		case RepeatedNested:
 			fmt.Fprintf(b, "\tfor i := range %[2]s {\n\t\tv := &%[2]s[i]\n\t\te.message(%[1]d, func(e *encoder) { encode%[3]s(e, v) })\n\t}\n", f.Num, v, f.GoType)
 		}
