@@ -19,8 +19,9 @@ var historyCommand = &command{
 	args:   []string{"ID"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
-		execution := fs.Int64("execution", 0, "show execution `N` (1, 2, …) instead of the current one")
-		return func(ctx context.Context, e *env) error { return history(ctx, e, *execution) }
+		var execution int64
+		executionVar(fs, &execution, "show execution `N` (1, 2, …) instead of the current one")
+		return func(ctx context.Context, e *env) error { return history(ctx, e, execution) }
 	},
 }
 

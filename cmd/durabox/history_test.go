@@ -66,7 +66,7 @@ func TestHistory(t *testing.T) {
 			name:       "an execution past int64",
 			args:       []string{"history", "done", "--execution", "9223372036854775808"},
 			wantCode:   2,
-			wantStderr: "durabox history: invalid value \"9223372036854775808\" for flag --execution: value out of range\n", wantUsage: true,
+			wantStderr: "durabox history: invalid value \"9223372036854775808\" for flag --execution: it must be a whole number from 1 to 9223372036854775807 (1 is the first execution; leave --execution out for the current one)\n", wantUsage: true,
 		},
 	})
 }

@@ -18,17 +18,15 @@ var listCommand = &command{
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		var filter filterFlags
 		filter.define(fs)
-		limit := fs.Int("limit", 100, "list at most `N` instances, 1 to 1000")
+		var limit int
+		wholeVar(fs, &limit, "limit", 100, span{min: 1, max: 1000}, "list at most `N` instances, 1 to 1000")
 		cursor := fs.String("cursor", "", "list the page after the one that gave `CURSOR`")
 		return func(ctx context.Context, e *env) error {
-			if *limit < 1 || *limit > 1000 {
-				return usagef("--limit is %d; it must be from 1 to 1000", *limit)
-			}
 			f, err := filter.filter(ctx, e)
 			if err != nil {
 				return err
 			}
-			return list(ctx, e, client.ListRequest{Filter: f, Limit: *limit, Cursor: *cursor})
+			return list(ctx, e, client.ListRequest{Filter: f, Limit: limit, Cursor: *cursor})
 		}
 	},
 }

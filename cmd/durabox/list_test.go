@@ -93,13 +93,13 @@ done  Greeting  Completed  2025-01-02T03:04:07.000Z  2025-01-02T03:04:08.000Z
 			name:       "a limit past the most",
 			args:       []string{"list", "--limit", "1001"},
 			wantCode:   2,
-			wantStderr: "durabox list: --limit is 1001; it must be from 1 to 1000\n", wantUsage: true,
+			wantStderr: "durabox list: invalid value \"1001\" for flag --limit: it must be a whole number from 1 to 1000\n", wantUsage: true,
 		},
 		{
 			name:       "a limit that overflows",
 			args:       []string{"list", "--limit", "99999999999999999999"},
 			wantCode:   2,
-			wantStderr: "durabox list: invalid value \"99999999999999999999\" for flag --limit: value out of range\n", wantUsage: true,
+			wantStderr: "durabox list: invalid value \"99999999999999999999\" for flag --limit: it must be a whole number from 1 to 1000\n", wantUsage: true,
 		},
 		{
 			name:       "an argument",

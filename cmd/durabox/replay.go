@@ -34,15 +34,13 @@ var replayCommand = &command{
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		module := fs.String("module", "", "replay on the deployed module `HASH`, or, for a bundle, on the module file FILE.wasm (default: the instance's, or the bundle's)")
-		execution := fs.Int64("execution", 0, "replay execution `N` (1, 2, …) instead of the current one")
+		var execution int64
+		executionVar(fs, &execution, "replay execution `N` (1, 2, …) instead of the current one")
 		return func(ctx context.Context, e *env) error {
-			if *execution < 0 {
-				return usagef("--execution is %d; executions are numbered from 1", *execution)
-			}
 			if info, err := os.Stat(e.args[0]); err == nil && info.Mode().IsRegular() {
-				return replayBundle(ctx, e, e.args[0], *module, *execution)
+				return replayBundle(ctx, e, e.args[0], *module, execution)
 			}
-			rep, err := e.client.Replay(ctx, e.args[0], client.ReplayRequest{Module: *module, Execution: *execution})
+			rep, err := e.client.Replay(ctx, e.args[0], client.ReplayRequest{Module: *module, Execution: execution})
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/durabox/durabox/host/client"
@@ -25,14 +26,15 @@ var resetCommand = &command{
 	args:   []string{"ID"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
-		toEvent := fs.Int64("to-event", 0, "keep the events up to `N` (required)")
+		var toEvent int64
+		wholeVar(fs, &toEvent, "to-event", 0, span{min: 1, max: math.MaxInt64, note: "the last event to keep: durabox history ID numbers them"}, "keep the events up to `N` (required)")
 		module := fs.String("module", "", "go on with the module `HASH`, or a unique prefix (default: the instance's)")
 		dryRun := fs.Bool("dry-run", false, "print the plan, and change nothing")
 		return func(ctx context.Context, e *env) error {
-			if *toEvent < 1 {
+			if toEvent == 0 {
 				return usagef("--to-event N is required: the last event to keep, from 1")
 			}
-			return reset(ctx, e, client.ResetRequest{ToEvent: *toEvent, Module: *module}, *dryRun)
+			return reset(ctx, e, client.ResetRequest{ToEvent: toEvent, Module: *module}, *dryRun)
 		}
 	},
 }

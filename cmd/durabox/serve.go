@@ -57,23 +57,24 @@ var serveCommand = &command{
 		fs.StringVar(&c.db, "db", "", "the SQLite `FILE`, or a postgres:// URL (required)")
 		fs.StringVar(&c.hostID, "host-id", "", "on PostgreSQL, this host's `ID` among those sharing the database (default: the machine's name)")
 		fs.StringVar(&c.cacheDir, "cache-dir", "", "cache compiled modules in `DIR` (default FILE.wasmcache; on PostgreSQL, the user's cache directory)")
-		fs.DurationVar(&c.lease, "lease", 0, "how long a host holds the work it takes before another may take it over, such as 30s (default 1m)")
+		durationVar(fs, &c.lease, "lease", "0 for the default, 1m", "how long a host holds the work it takes before another may take it over, such as 30s (default 1m)")
 		fs.StringVar(&c.addr, "addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
 		fs.StringVar(&c.tokenFile, "token-file", "", "require the admin token in `FILE` of every request (default $DURABOX_TOKEN, if set)")
 		fs.StringVar(&c.readTokenFile, "read-token-file", "", "also accept the token in `FILE`, for reading (GET) only")
 		fs.StringVar(&c.tlsCert, "tls-cert", "", "serve https with the certificate (PEM) in `FILE`; needs --tls-key")
 		fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert, in `FILE`")
-		fs.DurationVar(&c.retention, "retention", 0, "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h (default: keep everything)")
+		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h (default: keep everything)")
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
-		fs.DurationVar(&c.stepTimeout, "step-timeout", 0, "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
-		fs.Uint64Var(&c.stepBudget, "step-budget", 0, "the work budget of one step of an orchestration, in loop iterations (`N`, such as 1000000000); an orchestration that runs more fails at the same point live and on every replay, on either runtime (default none: only --step-timeout)")
+		durationVar(fs, &c.stepTimeout, "step-timeout", "0 for the default, 5s", "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
+		wholeVar(fs, &c.stepBudget, "step-budget", 0, span{max: math.MaxInt64, note: "0, the default, sets no budget"}, "the work budget of one step of an orchestration, in loop iterations (`N`, such as 1000000000); an orchestration that runs more fails at the same point live and on every replay, on either runtime (default none: only --step-timeout)")
 		fs.StringVar(&c.runtime, "runtime", host.RuntimeWazero, "the WebAssembly `RUNTIME` that runs the guests: wazero (pure Go) or wasmtime (Cranelift); either replays the other's histories")
-		fs.Uint64Var(&c.cacheMiB, "cache-mib", 0, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
-		fs.IntVar(&c.historyWarning, "history-warning", 0, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", host.DefaultHistoryWarning))
-		fs.DurationVar(&c.activityTimeout, "activity-timeout", 0, "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m); a call that sets its own with durabox.WithTimeout has that one")
-		fs.Uint64Var(&c.memoryMiB, "memory-mib", 0, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
-		fs.IntVar(&c.maxPayloadMiB, "max-payload-mib", 0, "the largest payload, in MiB (`N`): an input, an event's data, a custom status, a result; larger ones are refused (413) or fail what made them (default 16)")
+		wholeVar(fs, &c.cacheMiB, "cache-mib", 0, span{max: maxCacheMiB, note: "0 for the default, a quarter of the machine's memory; the most is 16 EiB in bytes"}, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
+		wholeVar(fs, &c.historyWarning, "history-warning", 0, span{max: math.MaxInt64, note: fmt.Sprintf("0 for the default, %d", host.DefaultHistoryWarning)}, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", host.DefaultHistoryWarning))
+		durationVar(fs, &c.activityTimeout, "activity-timeout", "0 for the default, 5m", "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m); a call that sets its own with durabox.WithTimeout has that one")
+		wholeVar(fs, &c.memoryMiB, "memory-mib", 0, span{min: minMemoryMiB, max: maxMemoryMiB, orZero: true,
+			note: fmt.Sprintf("0 for the default, 256; a Go guest needs %d MiB, and a wasm instance addresses at most %d", minMemoryMiB, maxMemoryMiB)}, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
+		wholeVar(fs, &c.maxPayloadMiB, "max-payload-mib", 0, span{max: maxPayloadMiB, note: "0 for the default, 16"}, "the largest payload, in MiB (`N`): an input, an event's data, a custom status, a result; larger ones are refused (413) or fail what made them (default 16)")
 		fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "also answer requests for the `NAMES`, comma-separated, by which clients reach the host through a proxy or DNS: durabox.example.com for any port, durabox.example.com:8443 for one; a request for a name that is neither one of these nor the address serve listens on is refused (421), as a web page's after DNS rebinding (default none)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
@@ -104,8 +105,12 @@ var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "
 
 var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
-// maxMemoryMiB is the most memory a wasm32 instance addresses.
-const maxMemoryMiB = 4096
+// minMemoryMiB is the least memory a Go guest starts in, and maxMemoryMiB
+// the most a wasm32 instance addresses.
+const (
+	minMemoryMiB = 16
+	maxMemoryMiB = 4096
+)
 
 // maxPayloadMiB is the largest payload limit serve takes: a payload is
 // held in memory several times over (request, history, guest).
@@ -130,22 +135,8 @@ func (c *serveConfig) check() error {
 		return usagef("--runtime is %q; it must be wazero or wasmtime", c.runtime)
 	case c.logFormat != "text" && c.logFormat != "json":
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
-	case c.memoryMiB > maxMemoryMiB:
-		return usagef("--memory-mib is %d; a wasm instance addresses at most %d MiB", c.memoryMiB, maxMemoryMiB)
-	case c.maxPayloadMiB < 0 || c.maxPayloadMiB > maxPayloadMiB:
-		return usagef("--max-payload-mib is %d; it must be from 1 to %d (0 for the default, 16)", c.maxPayloadMiB, maxPayloadMiB)
-	case c.cacheMiB > maxCacheMiB:
-		return usagef("--cache-mib is %d; it must be at most %d (16 EiB in bytes)", c.cacheMiB, uint64(maxCacheMiB))
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
-	case c.historyWarning < 0:
-		return usagef("--history-warning is %d; it must be zero (for the default, %d) or more", c.historyWarning, host.DefaultHistoryWarning)
-	case c.stepTimeout < 0 || c.activityTimeout < 0:
-		return usagef("--step-timeout and --activity-timeout must be zero (the default) or more")
-	case c.retention < 0:
-		return usagef("--retention is %s; it must be zero (keep everything) or more", c.retention)
-	case c.lease < 0:
-		return usagef("--lease is %s; it must be zero (the default, 1m) or more", c.lease)
 	case c.postgres() && c.durability != "full":
 		return usagef("--durability is for a SQLite file; on PostgreSQL, the server's synchronous_commit decides what a commit waits for")
 	case !c.postgres() && c.hostID != "":

@@ -36,7 +36,8 @@ var startCommand = &command{
 		id := fs.String("id", "", "the new instance's `ID` (default: the host picks one)")
 		module := fs.String("module", "", "start it on the module `HASH`, or a unique prefix, which must register NAME (default: the newest that does)")
 		wait := fs.Bool("wait", false, "wait for the instance to finish")
-		timeout := fs.Duration("timeout", 0, "with --wait, give up waiting after `D`, such as 10m (default: wait as long as it takes)")
+		var timeout time.Duration
+		durationVar(fs, &timeout, "timeout", "0, the default, waits as long as it takes", "with --wait, give up waiting after `D`, such as 10m (default: wait as long as it takes)")
 		return func(ctx context.Context, e *env) error {
 			if err := abi.CheckName("orchestration name", e.args[0]); err != nil {
 				return usagef("%v", err)
@@ -45,10 +46,10 @@ var startCommand = &command{
 			if err != nil {
 				return err
 			}
-			if *timeout < 0 || *timeout > 0 && !*wait {
-				return usagef("--timeout is for --wait, and at least 0")
+			if timeout > 0 && !*wait {
+				return usagef("--timeout is for --wait")
 			}
-			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: input, ID: *id, Module: *module}, *wait, *timeout)
+			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: input, ID: *id, Module: *module}, *wait, timeout)
 		}
 	},
 }

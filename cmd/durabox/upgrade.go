@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -32,12 +33,10 @@ var upgradeCommand = &command{
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		dryRun := fs.Bool("dry-run", false, "report what would move, and move nothing")
 		instances := fs.String("instances", "", "upgrade only the instances `IDS`, comma-separated, each open on FROM (default: all)")
-		parallel := fs.Int("parallel", 0, "replay `N` instances at once (default: one per CPU of the host)")
+		var parallel int
+		wholeVar(fs, &parallel, "parallel", 0, span{max: math.MaxInt64, note: "0, the default, is one per CPU of the host"}, "replay `N` instances at once (default: one per CPU of the host)")
 		return func(ctx context.Context, e *env) error {
-			if *parallel < 0 {
-				return usagef("--parallel is %d; it must be 1 or more (or 0, the default)", *parallel)
-			}
-			req := client.UpgradeRequest{From: e.args[0], DryRun: *dryRun, Parallel: *parallel}
+			req := client.UpgradeRequest{From: e.args[0], DryRun: *dryRun, Parallel: parallel}
 			if len(e.args) > 1 {
 				req.To = e.args[1]
 			}
