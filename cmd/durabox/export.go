@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/durabox/durabox/host/bundle"
 )
@@ -17,7 +19,9 @@ var exportCommand = &command{
 	about: "Write the repro bundle of the instance ID to FILE (default ID.dbx): one file with\n" +
 		"the module it runs on, the history of every execution, its input and each\n" +
 		"execution's random seed. durabox replay FILE replays it on any machine, with no\n" +
-		"host and no database. The format is specified in host/bundle/FORMAT.md.",
+		"host and no database. The format is specified in host/bundle/FORMAT.md. FILE\n" +
+		"holds what the database holds, so it is readable by its owner only, as the\n" +
+		"database is.",
 	args:   []string{"ID"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
@@ -53,7 +57,7 @@ func export(ctx context.Context, e *env, file string) error {
 	if err != nil {
 		return fmt.Errorf("durabox export: the host's answer: %w", err)
 	}
-	if err := os.WriteFile(file, raw, 0o644); err != nil {
+	if err := writeOwnerOnly(file, raw); err != nil {
 		return fmt.Errorf("durabox export: %w", err)
 	}
 	x := exported{File: file, Bytes: len(raw), InstanceID: b.InstanceID, Module: b.ModuleHash, Executions: len(b.Executions)}
@@ -65,5 +69,32 @@ func export(ctx context.Context, e *env, file string) error {
 	}
 	_, err = fmt.Fprintf(e.stdout, "exported %s (%s, %s): %s, %s, module %s, to %s (%d KiB)\nreplay it anywhere with: durabox replay %s\n",
 		b.InstanceID, b.Name, b.Status, counted(x.Executions, "execution"), counted(x.Events, "event"), shortHash(b.ModuleHash), file, (len(raw)+1023)/1024, shellQuote(file))
+	return err
+}
+
+// writeOwnerOnly writes data to file, readable and writable by its owner
+// only (a bundle holds what the database holds), whatever the umask and
+// whatever mode a file it replaces had. It writes a temporary file beside
+// it and renames it into place, so that a write cut short leaves file as
+// it was.
+func writeOwnerOnly(file string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
+	if err != nil {
+		var pathErr *os.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err // its path is the temporary file's pattern
+		}
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	_, err = tmp.Write(data)
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -305,6 +306,37 @@ $`).MatchString(out) {
 	code, out = run("replay", "bad.dbx")
 	if code != 1 || !strings.HasPrefix(out, "durabox replay: bad.dbx: bundle: corrupted: ") {
 		t.Errorf("replay of a corrupted bundle: exit code %d, output:\n%s", code, out)
+	}
+}
+
+// TestExportIsOwnerOnly: a repro bundle holds what the database holds
+// (inputs, results, every event), so durabox export writes it readable by
+// its owner only whatever the umask, also over a file that was readable by
+// all, and leaves no temporary file behind.
+func TestExportIsOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, filepath.Join(dir, "durabox.db"))
+	c := s.client()
+	deployVersion(t, c)
+	if _, err := c.Start(context.Background(), client.StartRequest{Name: "Flow", Input: json.RawMessage(`"secret input"`), ID: "case"}); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	existing := filepath.Join(out, "existing.dbx")
+	if err := os.WriteFile(existing, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Umask(syscall.Umask(0o022))
+	for _, file := range []string{filepath.Join(out, "new.dbx"), existing} {
+		if code, stdout, stderr := durabox("export", "--addr", s.addr, "case", "-o", file); code != 0 {
+			t.Fatalf("export -o %s: exit code %d, stdout %s, stderr %s", file, code, stdout, stderr)
+		}
+		if fi, err := os.Stat(file); err != nil || fi.Mode() != 0o600 {
+			t.Errorf("%s: mode %v, %v; want -rw------- (0600), as the database", filepath.Base(file), fi.Mode(), err)
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 2 {
+		t.Errorf("export left %d files behind, want the 2 bundles: %v", len(entries), entries)
 	}
 }
 
