@@ -14,8 +14,9 @@ var modulesCommand = &command{
 	name:     "modules",
 	synopsis: "[rm HASH]",
 	summary:  "list the modules, or remove one",
-	about: "List the deployed modules, newest first, with the orchestrations each registers\n" +
-		"and its instances per status. With rm, remove the module HASH (its first digits\n" +
+	about: "List the deployed modules, newest first, with the orchestrations each registers,\n" +
+		"its instances per status and the names of the environment variables deployed\n" +
+		"with it (never their values). With rm, remove the module HASH (its first digits\n" +
 		"will do), which no instance may run on, finished ones included: purge them\n" +
 		"first. New instances of its orchestrations then run on the newest module left.",
 	optional: []string{"rm", "HASH"},
@@ -59,9 +60,9 @@ func listModules(ctx context.Context, e *env) error {
 		return err
 	}
 	tw := newTable(e.stdout)
-	fmt.Fprintln(tw, "HASH\tDEPLOYED\tORCHESTRATIONS\tINSTANCES")
+	fmt.Fprintln(tw, "HASH\tDEPLOYED\tORCHESTRATIONS\tINSTANCES\tENV")
 	for _, m := range mods {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shortHash(m.Hash), timeText(m.DeployedAt), names(m.Orchestrations), counts(m.Instances))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortHash(m.Hash), timeText(m.DeployedAt), names(m.Orchestrations), counts(m.Instances), names(m.EnvKeys))
 	}
 	return tw.Flush()
 }

@@ -15,6 +15,13 @@ func TestModules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// withEnv deploys "x" with environment variables.
+	withEnv := func(t *testing.T, h *fakehost.Host) {
+		t.Helper()
+		if _, err := h.DeployWithEnv(context.Background(), []byte("x"), []string{"REGION=eu", "API_KEY=secret-value"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	modules := func(want int) func(*testing.T, *fakehost.Host) {
 		return func(t *testing.T, h *fakehost.Host) {
 			t.Helper()
@@ -28,9 +35,20 @@ func TestModules(t *testing.T) {
 			name:  "list",
 			setup: another,
 			args:  []string{"modules"},
-			wantStdout: `HASH          DEPLOYED                  ORCHESTRATIONS   INSTANCES
-2d711642b726  2025-01-02T03:04:09.000Z  Fails, Greeting  none
-5c471d4fcbf9  2025-01-02T03:04:06.000Z  Fails, Greeting  1 Completed
+			wantStdout: `HASH          DEPLOYED                  ORCHESTRATIONS   INSTANCES    ENV
+2d711642b726  2025-01-02T03:04:09.000Z  Fails, Greeting  none         none
+5c471d4fcbf9  2025-01-02T03:04:06.000Z  Fails, Greeting  1 Completed  none
+`,
+		},
+		{
+			// The names of a module's environment variables, never their
+			// values (README: "modules shows their names").
+			name:  "environment variables",
+			setup: withEnv,
+			args:  []string{"modules"},
+			wantStdout: `HASH          DEPLOYED                  ORCHESTRATIONS   INSTANCES    ENV
+2d711642b726  2025-01-02T03:04:09.000Z  Fails, Greeting  none         REGION, API_KEY
+5c471d4fcbf9  2025-01-02T03:04:06.000Z  Fails, Greeting  1 Completed  none
 `,
 		},
 		{

@@ -63,7 +63,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.readTokenFile, "read-token-file", "", "also accept the token in `FILE`, for reading (GET) only")
 		fs.StringVar(&c.tlsCert, "tls-cert", "", "serve https with the certificate (PEM) in `FILE`; needs --tls-key")
 		fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert, in `FILE`")
-		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h (default: keep everything)")
+		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h, checking at start and every tenth of D (at least every hour, at most every minute) (default: keep everything)")
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
 		durationVar(fs, &c.stepTimeout, "step-timeout", "0 for the default, 5s", "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
@@ -190,8 +190,8 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 	handlerOpts.Hosts = append(listenHosts(c.addr, ln.Addr()), commaList(c.allowedHosts)...)
 	loopback := isLoopback(ln.Addr())
 	if !loopback && handlerOpts.Token == "" {
-		return fmt.Errorf("durabox: serve: %s listens beyond loopback, where anyone who reaches it could deploy code and read every instance; "+
-			"give a token with --token-file FILE or $DURABOX_TOKEN (and TLS with --tls-cert and --tls-key), or listen on 127.0.0.1", ln.Addr())
+		return fmt.Errorf("durabox: serve: --addr %s listens beyond loopback, where anyone who reaches it could deploy code and read every instance; "+
+			"give a token with --token-file FILE or $DURABOX_TOKEN (and TLS with --tls-cert and --tls-key), or listen on 127.0.0.1", c.addr)
 	}
 	if !loopback && tlsConfig == nil {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")

@@ -209,7 +209,7 @@ func TestServeRefusesWhatItCannotKeep(t *testing.T) {
 		flags      []string
 		want       string
 	}{
-		{"beyond loopback without a token", "0.0.0.0:0", nil, "listens beyond loopback, where anyone who reaches it could deploy code and read every instance; " +
+		{"beyond loopback without a token", "0.0.0.0:0", nil, "durabox: serve: --addr 0.0.0.0:0 listens beyond loopback, where anyone who reaches it could deploy code and read every instance; " +
 			"give a token with --token-file FILE or $DURABOX_TOKEN (and TLS with --tls-cert and --tls-key), or listen on 127.0.0.1"},
 		{"a port that is taken", taken.Addr().String(), nil, "bind: address already in use"},
 		{"an allowed host that is a URL", "127.0.0.1:0", []string{"--allowed-hosts", "ok.example,https://durabox.example.com"},
