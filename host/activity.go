@@ -109,7 +109,7 @@ func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork) engine.Ev
 }
 
 func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte, *engine.Failure) {
-	g, err := h.pool.get(ctx, w.ModuleHash)
+	g, err := h.pool.get(ctx, w.ModuleHash, "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID)
 	if err != nil {
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q could not start: %v", w.Task.Name, err)}
 	}
@@ -175,16 +175,20 @@ func newActivityPool(h *Host) *activityPool {
 	return &activityPool{h: h, idle: map[string][]*wasmGuest{}}
 }
 
-func (p *activityPool) get(ctx context.Context, hash string) (*wasmGuest, error) {
+// get returns an instance of the module for an attempt, whose output is
+// logged tagged with the attempt's tags.
+func (p *activityPool) get(ctx context.Context, hash string, tags ...any) (*wasmGuest, error) {
 	mod, err := p.h.reg.module(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
 	environ := p.h.reg.environ(mod)
 	if g := p.take(ctx, hash, environ); g != nil {
+		g.cfg.log.tag(tags...)
 		return g, nil
 	}
-	log := newGuestLog(p.h.opts.Logger, p.h.opts.Clock, "module", short(hash), "activity", true)
+	log := newGuestLog(p.h.opts.Logger, p.h.opts.Clock, "module", short(hash))
+	log.tag(tags...)
 	stderr := newCrashLog()
 	env := wasi.NewReal(environ, log, io.MultiWriter(log, stderr))
 	env.AllowHTTP(p.h.opts.HTTPAllowList)

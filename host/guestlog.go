@@ -22,15 +22,19 @@ const (
 )
 
 // guestLog turns what a guest prints into log records, a line each, tagged
-// with where it came from, and says in that log when it cut a line or
+// with where it came from (an orchestration's instance; an activity's
+// module, instance, name and schedule id), and says in that log when it cut a line or
 // dropped lines. While its orchestration replays it writes nothing: those
 // lines were logged when the steps first ran.
 type guestLog struct {
-	logger *slog.Logger
-	clock  func() time.Time
-	limit  *rate.Limiter
+	// base is the log with the tags of the guest; logger, with those of
+	// the activity attempt it runs too (see tag).
+	base  *slog.Logger
+	clock func() time.Time
+	limit *rate.Limiter
 
 	mu        sync.Mutex
+	logger    *slog.Logger
 	replaying bool
 	lines     lineSplitter
 	// dropped and droppedBytes count the lines dropped over the rate
@@ -39,12 +43,23 @@ type guestLog struct {
 }
 
 func newGuestLog(logger *slog.Logger, clock func() time.Time, args ...any) *guestLog {
+	base := logger.With(args...)
 	return &guestLog{
-		logger: logger.With(args...),
+		base:   base,
+		logger: base,
 		clock:  clock,
 		limit:  rate.NewLimiter(logLinesPerSecond, logBurst),
 		lines:  lineSplitter{max: maxLogLine},
 	}
+}
+
+// tag tags the lines that follow with args besides the guest's tags, in
+// place of those tag gave before: a pooled activity instance's lines name
+// the attempt it runs.
+func (g *guestLog) tag(args ...any) {
+	g.mu.Lock()
+	g.logger = g.base.With(args...)
+	g.mu.Unlock()
 }
 
 func (g *guestLog) setReplaying(r bool) {

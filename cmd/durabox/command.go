@@ -56,6 +56,10 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
+// reported is a failure the command has told already, in its log:
+// durabox exits 1 without printing it again.
+type reported struct{ error }
+
 // run runs the command with its arguments and returns the exit code.
 func (c *command) run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, body, opts := c.flags()
@@ -75,10 +79,15 @@ func (c *command) run(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	if err == nil {
 		err = body(context.Background(), e)
 	}
-	var usage usageError
+	var (
+		usage usageError
+		told  reported
+	)
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &told):
+		return 1
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "durabox %s: %s\n\n", c.name, usage.msg)
 		c.usage(stderr)

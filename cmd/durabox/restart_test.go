@@ -73,6 +73,21 @@ type server struct {
 
 var servingLine = regexp.MustCompile(`^durabox: serving on https?://(\S+)`)
 
+// servedAddr returns the address a line of serve's output says it serves
+// on: the line "durabox: serving on URL (db FILE)", or with --log-format
+// json the record {"msg":"serving","url":URL,…}; else "".
+func servedAddr(line string) string {
+	if m := servingLine.FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	var rec struct{ Msg, URL string }
+	if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" {
+		_, addr, _ := strings.Cut(rec.URL, "://")
+		return addr
+	}
+	return ""
+}
+
 func startServer(t *testing.T, db string) *server {
 	t.Helper()
 	return startServerAt(t, db, "127.0.0.1:0")
@@ -101,8 +116,8 @@ func startServerAt(t *testing.T, db, addr string, flags ...string) *server {
 			s.mu.Lock()
 			s.log.WriteString(line + "\n")
 			s.mu.Unlock()
-			if m := servingLine.FindStringSubmatch(line); m != nil {
-				served <- m[1]
+			if addr := servedAddr(line); addr != "" {
+				served <- addr
 			}
 		}
 		io.Copy(io.Discard, stderr)

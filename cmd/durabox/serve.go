@@ -30,7 +30,10 @@ var serveCommand = &command{
 		"readable by its owner only) and serves its HTTP API at ADDR, until SIGINT or\n" +
 		"SIGTERM. Compiled modules are cached in the directory FILE.wasmcache, so a\n" +
 		"restart does not compile them again. Once it listens, it prints \"durabox:\n" +
-		"serving on http://ADDR (db FILE)\" to stderr; its logs follow.\n\n" +
+		"serving on http://ADDR (db FILE)\" to stderr; its logs follow. With\n" +
+		"--log-format json every line is a JSON object, from the first,\n" +
+		"{\"msg\":\"serving\",\"url\":\"http://ADDR\",\"db\":\"FILE\",…}, to a failure,\n" +
+		"{\"level\":\"ERROR\",\"msg\":\"serve failed\",\"err\":…}.\n\n" +
 		"With a PostgreSQL URL (postgres://user@host:5432/database) instead of FILE,\n" +
 		"any number of hosts share the database: each takes work with leases, a host\n" +
 		"that dies has its work taken over once its leases end (--lease), and a\n" +
@@ -163,6 +166,16 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		return err
 	}
 	logger := c.logger(e)
+	if c.logFormat == "json" {
+		// Every line in JSON, the failure too; a mistake in the command
+		// line is still told with the usage, for the person who typed it.
+		defer func() {
+			if err != nil && !errors.As(err, new(usageError)) {
+				logger.Error("serve failed", "err", err.Error())
+				err = reported{err}
+			}
+		}()
+	}
 	handlerOpts := host.HandlerOptions{Logger: logger, MaxPayload: c.maxPayloadMiB << 20, Hosts: commaList(c.allowedHosts)}
 	if handlerOpts.Token, err = readToken("--token-file", c.tokenFile, os.Getenv("DURABOX_TOKEN")); err != nil {
 		return err
@@ -257,6 +270,18 @@ func (c *serveConfig) postgres() bool {
 	return strings.HasPrefix(c.db, "postgres://") || strings.HasPrefix(c.db, "postgresql://")
 }
 
+// servedAt is the address serve says it serves on: the host --addr gave
+// (0.0.0.0, not the [::] the listener reports for it), with the port it
+// listens on (the one it picked, for port 0).
+func servedAt(given string, addr net.Addr) string {
+	host, _, err := net.SplitHostPort(given)
+	tcp, ok := addr.(*net.TCPAddr)
+	if err != nil || host == "" || !ok {
+		return addr.String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
+
 // isLoopback reports whether a listener's address is on loopback only.
 func isLoopback(addr net.Addr) bool {
 	tcp, ok := addr.(*net.TCPAddr)
@@ -322,8 +347,13 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 		cancel()
 		serverDone <- err
 	}()
-	fmt.Fprintf(e.stderr, "durabox: serving on %s://%s (db %s)\n", scheme, ln.Addr(), c.dbName())
-	fmt.Fprintf(e.stderr, "durabox: the dashboard is at %s://%s/\n", scheme, ln.Addr())
+	url := scheme + "://" + servedAt(c.addr, ln.Addr())
+	if c.logFormat == "json" {
+		logger.Info("serving", "url", url, "db", c.dbName(), "dashboard", url+"/")
+	} else {
+		fmt.Fprintf(e.stderr, "durabox: serving on %s (db %s)\n", url, c.dbName())
+		fmt.Fprintf(e.stderr, "durabox: the dashboard is at %s/\n", url)
+	}
 
 	<-ctx.Done()
 	logger.Info("stopping")

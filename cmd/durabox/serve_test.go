@@ -20,11 +20,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
@@ -284,7 +286,10 @@ func TestServeBeyondLoopback(t *testing.T) {
 	db := filepath.Join(dir, "durabox.db")
 	s := startServerAt(t, db, "0.0.0.0:0", "--token-file", adminFile, "--read-token-file", readFile,
 		"--tls-cert", cert, "--tls-key", key, "--log-format", "json")
-	_, port, _ := net.SplitHostPort(s.addr)
+	host, port, _ := net.SplitHostPort(s.addr)
+	if host != "0.0.0.0" {
+		t.Errorf("serve says it serves on %s; want the host --addr gave, 0.0.0.0, with its port", s.addr)
+	}
 	addr := "https://127.0.0.1:" + port
 	wasm, err := guestbuild.Wasm("examples/wasm/hello")
 	if err != nil {
@@ -354,5 +359,52 @@ func TestServeBeyondLoopback(t *testing.T) {
 		if fi, err := os.Stat(name); err != nil || fi.Mode() != mode {
 			t.Errorf("%s: %v, %v; want mode %v", filepath.Base(name), fi.Mode(), err, mode)
 		}
+	}
+}
+
+// TestServeLogsJSON runs serve with --log-format json, as a log shipper
+// would read it: every line it prints is a JSON object, from the first,
+// which says where it serves; an activity's output carries the instance,
+// the activity and its schedule id; a second serve refused on the same
+// file says why in JSON too.
+func TestServeLogsJSON(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "durabox.db")
+	s := startServerAt(t, db, "127.0.0.1:0", "--log-format", "json")
+	c := s.client()
+	deployExample(t, c, "retry")
+	ctx := context.Background()
+	id, err := c.Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 0}`), ID: "flaky-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst, err := c.Wait(ctx, id); err != nil || inst.Status != engine.StatusCompleted {
+		t.Fatalf("Retry: %+v, %v", inst, err)
+	}
+	refused, _ := exec.Command(binary(t), "serve", "--db", db, "--addr", "127.0.0.1:0", "--log-format", "json").CombinedOutput()
+	s.stop(t, syscall.SIGTERM)
+
+	type record struct {
+		Level, Msg, URL, DB, Dashboard, Instance, Activity, Err string
+		ScheduleID                                              int64
+	}
+	var records []record
+	for i, line := range strings.Split(strings.TrimSuffix(s.output(), "\n"), "\n") {
+		var r record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Errorf("line %d of serve's output is not JSON (%v):\n%s", i+1, err, line)
+		}
+		records = append(records, r)
+	}
+	if first := records[0]; first.Msg != "serving" || first.URL != "http://"+s.addr || first.DB != db || first.Dashboard != "http://"+s.addr+"/" {
+		t.Errorf("the first record is %+v; want where it serves: msg serving, url http://%s, db %s, dashboard http://%s/", first, s.addr, db, s.addr)
+	}
+	want := record{Level: "INFO", Msg: "guest: FlakyTask attempt 1 starting (delivery 1)", Instance: id, Activity: "FlakyTask", ScheduleID: 2}
+	if !slices.Contains(records, want) {
+		t.Errorf("no record %+v in the log:\n%s", want, s.output())
+	}
+	var r record
+	if err := json.Unmarshal(refused, &r); err != nil || r.Level != "ERROR" ||
+		!strings.Contains(r.Err, "is in use by another durabox process (pid "+strconv.Itoa(s.cmd.Process.Pid)+")") {
+		t.Errorf("the second serve, refused, said (%v):\n%s\nwant one JSON record at level ERROR naming the first serve's pid", err, refused)
 	}
 }
