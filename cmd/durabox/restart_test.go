@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -322,6 +323,66 @@ func TestSecondServeOnOneFileIsRefused(t *testing.T) {
 	}
 	if _, err := first.client().List(context.Background(), client.ListRequest{}); err != nil {
 		t.Fatalf("the first serve stopped serving: %v", err)
+	}
+}
+
+// TestRefusalWaitsForTheLockHoldersPid: the holder of a SQLite file's
+// lock writes its pid in the lock file just after it takes the lock, so a
+// second serve may find the lock taken and the file still empty (two
+// started at once). It waits for the pid rather than saying "pid unknown".
+// The test holds the lock as a holder in that instant, and writes its pid
+// once the second serve has the lock file open.
+func TestRefusalWaitsForTheLockHoldersPid(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "durabox.db")
+	lock, err := os.OpenFile(db+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary(t), "serve", "--db", db, "--addr", "127.0.0.1:0")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if !awaitOpen(cmd.Process.Pid, db+".lock", exited) {
+		t.Fatalf("durabox serve exited without waiting for the holder's pid:\n%s", out.String())
+	}
+	if _, err := lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("durabox serve did not exit:\n%s", out.String())
+	}
+	if want := fmt.Sprintf("is in use by another durabox process (pid %d)", os.Getpid()); !strings.Contains(out.String(), want) {
+		t.Fatalf("durabox serve said:\n%s\nwant it to say %q", out.String(), want)
+	}
+}
+
+// awaitOpen waits until process pid has the file name open, and reports
+// whether it did before it exited.
+func awaitOpen(pid int, name string, exited <-chan error) bool {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	for {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && target == name {
+				return true
+			}
+		}
+		select {
+		case <-exited:
+			return false
+		case <-time.After(time.Millisecond):
+		}
 	}
 }
 

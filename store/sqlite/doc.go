@@ -3,7 +3,8 @@
 //
 // The file belongs to one host at a time: Open takes an exclusive lock on a
 // file beside it (FILE.lock, holding the holder's pid) and a second Open
-// fails, naming the process that holds it. A new database, its -wal and
+// fails, naming the process that holds it (the holder writes its pid just
+// after it takes the lock; a second Open waits up to two seconds for it). A new database, its -wal and
 // -shm files and the lock file are readable by their owner only (0600):
 // the database holds the environments deployed with the modules. The database identifies itself
 // with an application id and records its schema version; Open refuses files

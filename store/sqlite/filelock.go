@@ -3,11 +3,11 @@ package sqlite
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // lockFile takes the lock that gives one host a database file: an
@@ -63,12 +63,25 @@ func writePID(f *os.File) error {
 	return err
 }
 
-// holderPID reads the pid the holder wrote, or says it is unknown.
+// holderWait bounds how long holderPID waits for the holder's pid.
+const holderWait = 2 * time.Second
+
+// holderPID reads the pid the holder wrote, or says it is unknown. The
+// holder writes it just after it takes the lock, so a file found locked
+// may not hold it yet: it reads again until it does, for holderWait at
+// most.
 func holderPID(f *os.File) string {
-	b, _ := io.ReadAll(io.LimitReader(f, 32))
-	pid := strings.TrimSpace(string(b))
-	if _, err := strconv.Atoi(pid); err != nil {
-		return "unknown"
+	deadline := time.Now().Add(holderWait)
+	buf := make([]byte, 32)
+	for {
+		n, _ := f.ReadAt(buf, 0)
+		pid := strings.TrimSpace(string(buf[:n]))
+		if _, err := strconv.Atoi(pid); err == nil {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			return "unknown"
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	return pid
 }
