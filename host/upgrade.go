@@ -17,11 +17,19 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// Upgrade checks the open instances of one module against another, and
-// unless req.DryRun, moves to it exactly those whose history it replays.
+// Upgrade checks the open instances of older modules against a new one,
+// and unless req.DryRun, moves to it exactly those whose history it
+// replays.
 //
-// Each instance's current history is replayed on req.To in the sandbox, on
-// a fresh guest, while the host serves: the replay has no side effects and
+// With req.To, the instances are those open on the module req.From (or
+// those of req.Instances, each open on it). Without, req.From names an
+// orchestration: the newest module that registers it is To, and the
+// instances are those of the orchestration open on any older module (or
+// those of req.Instances, each one of them); the plan's From lists the
+// modules they run on, newest first.
+//
+// Each instance's current history is replayed on To in the sandbox, on a
+// fresh guest, while the host serves: the replay has no side effects and
 // the instance is not touched. An instance whose history To reproduces is
 // compatible; one it does not diverges (where, and both sides, as the
 // engine's nondeterminism error says), one it crashes on fails. A real
@@ -31,10 +39,10 @@ import (
 // checked and no turn holds it. An instance a turn holds is tried again
 // once the turn commits (its new events checked too), a few times; one
 // still busy, or that finished or moved meanwhile, is skipped. Instances
-// that do not move stay on From, as they were. An instance's activity
-// tasks that wait for a worker move with it (To must register each
-// activity it has in flight, or the instance fails the check); one a
-// worker runs finishes on From.
+// that do not move stay where they were. An instance's activity tasks that
+// wait for a worker move with it (To must register each activity it has in
+// flight, or the instance fails the check); one a worker runs finishes on
+// the module it started on.
 //
 // Replays run req.Parallel at a time (zero: one per CPU). progress, when
 // not nil, is called with the plan once the request is accepted, then with
@@ -43,40 +51,34 @@ import (
 // (ErrBadInput, ErrModuleNotFound, ErrNotFound) and nothing changed.
 func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error) {
 	var report client.UpgradeReport
-	from, to, err := h.upgradeModules(ctx, req)
-	if err != nil {
-		return report, err
-	}
-	insts, err := h.upgradeInstances(ctx, req.Instances, from)
+	sc, err := h.upgradeScope(ctx, req)
 	if err != nil {
 		return report, err
 	}
 	orchestrations := map[string]int{}
-	for _, inst := range insts {
+	for _, inst := range sc.insts {
 		orchestrations[inst.Name]++
 	}
 	for _, name := range slices.Sorted(maps.Keys(orchestrations)) {
-		if !slices.Contains(to.Orchestrations, name) {
+		if !slices.Contains(sc.to.Orchestrations, name) {
 			return report, fmt.Errorf("%w: module %s registers %s, not %q, which %s of module %s run; an upgrade moves instances to a new version of their own orchestrations",
-				ErrBadInput, short(to.Hash), names(to.Orchestrations), name, counted(orchestrations[name], "open instance"), short(from.Hash))
+				ErrBadInput, short(sc.to.Hash), names(sc.to.Orchestrations), name, counted(orchestrations[name], "open instance"), shorts(sc.from))
 		}
 	}
-	shared := slices.DeleteFunc(slices.Clone(from.Orchestrations), func(n string) bool { return !slices.Contains(to.Orchestrations, n) })
-	if len(shared) == 0 {
-		return report, fmt.Errorf("%w: module %s registers %s and module %s registers %s: they share no orchestration",
-			ErrBadInput, short(from.Hash), names(from.Orchestrations), short(to.Hash), names(to.Orchestrations))
+	if sc.noneShared != nil {
+		return report, sc.noneShared
 	}
 	if len(orchestrations) == 0 {
 		// No instance to move: the plan names what the modules share.
-		for _, n := range shared {
+		for _, n := range sc.shared {
 			orchestrations[n] = 0
 		}
 	}
-	compiled, err := h.reg.module(ctx, to.Hash)
+	compiled, err := h.reg.module(ctx, sc.to.Hash)
 	if err != nil {
 		return report, err
 	}
-	report.Plan = client.UpgradePlan{From: from.Hash, To: to.Hash, Orchestrations: slices.Sorted(maps.Keys(orchestrations)), Instances: len(insts), DryRun: req.DryRun}
+	report.Plan = client.UpgradePlan{From: sc.from, To: sc.to.Hash, Orchestrations: slices.Sorted(maps.Keys(orchestrations)), Instances: len(sc.insts), DryRun: req.DryRun}
 	if progress == nil {
 		progress = func(client.UpgradeLine) {}
 	}
@@ -86,11 +88,11 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 	if parallel <= 0 {
 		parallel = runtime.GOMAXPROCS(0)
 	}
-	u := &upgrade{h: h, from: from.Hash, to: to.Hash, activities: to.Activities, mod: compiled, dryRun: req.DryRun}
+	u := &upgrade{h: h, to: sc.to.Hash, activities: sc.to.Activities, mod: compiled, dryRun: req.DryRun}
 	var mu sync.Mutex
 	work := make(chan store.InstanceSummary)
 	var wg sync.WaitGroup
-	for range min(parallel, max(len(insts), 1)) {
+	for range min(parallel, max(len(sc.insts), 1)) {
 		wg.Go(func() {
 			for inst := range work {
 				res := u.one(ctx, inst)
@@ -102,7 +104,7 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 			}
 		})
 	}
-	for _, inst := range insts {
+	for _, inst := range sc.insts {
 		if ctx.Err() != nil {
 			break
 		}
@@ -111,59 +113,121 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 	close(work)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return report, fmt.Errorf("host: upgrade stopped after %d of %d instances: %w", len(report.Results), len(insts), err)
+		return report, fmt.Errorf("host: upgrade stopped after %d of %d instances: %w", len(report.Results), len(sc.insts), err)
 	}
 	progress(client.UpgradeLine{Summary: &report.Summary})
 	s := report.Summary
-	h.opts.Logger.Info("upgrade", "from", short(from.Hash), "to", short(to.Hash), "dryRun", req.DryRun, "instances", len(insts),
+	h.opts.Logger.Info("upgrade", "from", shorts(sc.from), "to", short(sc.to.Hash), "dryRun", req.DryRun, "instances", len(sc.insts),
 		"compatible", s.Compatible, "moved", s.Moved, "diverges", s.Diverges, "fails", s.Fails, "skipped", s.Skipped)
 	return report, nil
 }
 
-// upgradeModules resolves an upgrade's From and To.
-func (h *Host) upgradeModules(ctx context.Context, req client.UpgradeRequest) (from, to store.ModuleInfo, err error) {
-	mods, err := h.st.ListModules(ctx)
-	if err != nil {
-		return from, to, fmt.Errorf("host: list modules: %w", err)
-	}
-	if req.To == "" {
-		// An orchestration's name: its two newest modules.
-		var its []store.ModuleInfo
-		for _, m := range mods {
-			if slices.Contains(m.Orchestrations, req.From) {
-				its = append(its, m)
-			}
-		}
-		if len(its) < 2 {
-			return from, to, fmt.Errorf("%w: %s registers an orchestration called %s; give FROM and TO as module hashes, or the name of an orchestration with two modules deployed",
-				ErrBadInput, counted(len(its), "deployed module"), abi.Quote(req.From))
-		}
-		return its[1], its[0], nil
-	}
-	if from, err = pickModule(mods, req.From); err != nil {
-		return from, to, err
-	}
-	if to, err = pickModule(mods, req.To); err != nil {
-		return from, to, err
-	}
-	if from.Hash == to.Hash {
-		return from, to, fmt.Errorf("%w: FROM and TO are the same module, %s", ErrBadInput, short(from.Hash))
-	}
-	return from, to, nil
+// upgradeScope is what an upgrade checks: the open instances, the modules
+// they run on and the module they move to.
+type upgradeScope struct {
+	insts []store.InstanceSummary
+	// from are the hashes of the modules the instances run on, newest
+	// first: FROM, or with an orchestration's name, those of its older
+	// modules that have instances (the one before the newest, if none has).
+	from []string
+	to   store.ModuleInfo
+	// shared are the orchestrations From and To share, which the plan
+	// names when there is no instance; noneShared refuses From and To
+	// that share none, once the instances' own orchestrations are checked
+	// (which says more).
+	shared     []string
+	noneShared error
 }
 
-// upgradeInstances returns the open instances of from that an upgrade
-// checks: those named (each must exist and be open on from), or all.
-func (h *Host) upgradeInstances(ctx context.Context, ids []string, from store.ModuleInfo) ([]store.InstanceSummary, error) {
+// upgradeScope resolves an upgrade's modules and instances.
+func (h *Host) upgradeScope(ctx context.Context, req client.UpgradeRequest) (upgradeScope, error) {
+	var sc upgradeScope
+	mods, err := h.st.ListModules(ctx)
+	if err != nil {
+		return sc, fmt.Errorf("host: list modules: %w", err)
+	}
+	if req.To != "" {
+		from, err := h.upgradePair(mods, req, &sc)
+		if err != nil {
+			return sc, err
+		}
+		sc.from = []string{from.Hash}
+		sc.insts, err = h.upgradeInstances(ctx, req.Instances, store.InstanceFilter{ModuleHash: from.Hash}, []string{from.Hash},
+			"open on module "+short(from.Hash))
+		return sc, err
+	}
+	// An orchestration's name: from its older modules to its newest.
+	var its []string
+	for _, m := range mods {
+		if slices.Contains(m.Orchestrations, req.From) {
+			its = append(its, m.Hash)
+			if len(its) == 1 {
+				sc.to = m
+			}
+		}
+	}
+	if len(its) < 2 {
+		return sc, fmt.Errorf("%w: %s registers an orchestration called %s; give FROM and TO as module hashes, or the name of an orchestration with two modules deployed",
+			ErrBadInput, counted(len(its), "deployed module"), abi.Quote(req.From))
+	}
+	older := its[1:]
+	sc.shared = []string{req.From}
+	sc.insts, err = h.upgradeInstances(ctx, req.Instances, store.InstanceFilter{Name: req.From}, older,
+		fmt.Sprintf("open instances of %s on a module older than %s, its newest", req.From, short(sc.to.Hash)))
+	if err != nil {
+		return sc, err
+	}
+	for _, hash := range older {
+		if slices.ContainsFunc(sc.insts, func(inst store.InstanceSummary) bool { return inst.ModuleHash == hash }) {
+			sc.from = append(sc.from, hash)
+		}
+	}
+	if len(sc.from) == 0 {
+		sc.from = older[:1]
+	}
+	return sc, nil
+}
+
+// upgradePair resolves an upgrade's FROM and TO, given as hashes, into
+// from and sc.to, and the orchestrations they share into sc.shared (or
+// sc.noneShared).
+func (h *Host) upgradePair(mods []store.ModuleInfo, req client.UpgradeRequest, sc *upgradeScope) (from store.ModuleInfo, err error) {
+	if from, err = pickModule(mods, req.From); err != nil {
+		return from, err
+	}
+	if sc.to, err = pickModule(mods, req.To); err != nil {
+		return from, err
+	}
+	if from.Hash == sc.to.Hash {
+		return from, fmt.Errorf("%w: FROM and TO are the same module, %s", ErrBadInput, short(from.Hash))
+	}
+	sc.shared = slices.DeleteFunc(slices.Clone(from.Orchestrations), func(n string) bool { return !slices.Contains(sc.to.Orchestrations, n) })
+	if len(sc.shared) == 0 {
+		sc.noneShared = fmt.Errorf("%w: module %s registers %s and module %s registers %s: they share no orchestration",
+			ErrBadInput, short(from.Hash), names(from.Orchestrations), short(sc.to.Hash), names(sc.to.Orchestrations))
+	}
+	return from, nil
+}
+
+// upgradeInstances returns the instances an upgrade checks: those named
+// (each must be one of them: of the filter's orchestration, if it names
+// one, and open on one of the modules from, which what says in words), or
+// every open instance the filter selects on those modules.
+func (h *Host) upgradeInstances(ctx context.Context, ids []string, f store.InstanceFilter, from []string, what string) ([]store.InstanceSummary, error) {
 	if len(ids) == 0 {
-		q := store.InstanceQuery{Filter: store.InstanceFilter{ModuleHash: from.Hash, Statuses: []engine.Status{engine.StatusPending, engine.StatusRunning}}, Limit: 1000}
+		f.Statuses = []engine.Status{engine.StatusPending, engine.StatusRunning}
+		q := store.InstanceQuery{Filter: f, Limit: 1000}
 		var insts []store.InstanceSummary
 		for {
 			page, err := h.st.ListInstances(ctx, q)
 			if err != nil {
-				return nil, fmt.Errorf("host: instances of module %s: %w", short(from.Hash), err)
+				return nil, fmt.Errorf("host: instances to upgrade: %w", err)
 			}
-			insts = append(insts, page.Instances...)
+			for _, inst := range page.Instances {
+				if slices.Contains(from, inst.ModuleHash) {
+					insts = append(insts, inst)
+				}
+			}
 			if page.Next == "" {
 				return insts, nil
 			}
@@ -177,7 +241,9 @@ func (h *Host) upgradeInstances(ctx context.Context, ids []string, from store.Mo
 		switch {
 		case err != nil:
 			return nil, err
-		case inst.ModuleHash != from.Hash:
+		case f.Name != "" && inst.Name != f.Name:
+			wrong = append(wrong, fmt.Sprintf("%q is an instance of %s", id, inst.Name))
+		case !slices.Contains(from, inst.ModuleHash):
 			wrong = append(wrong, fmt.Sprintf("%q runs on module %s", id, short(inst.ModuleHash)))
 		case inst.Status.IsTerminal():
 			wrong = append(wrong, fmt.Sprintf("%q has finished (%s)", id, inst.Status))
@@ -186,15 +252,15 @@ func (h *Host) upgradeInstances(ctx context.Context, ids []string, from store.Mo
 		}
 	}
 	if len(wrong) > 0 {
-		return nil, fmt.Errorf("%w: the instances to upgrade must be open on module %s: %s", ErrBadInput, short(from.Hash), strings.Join(wrong, "; "))
+		return nil, fmt.Errorf("%w: the instances to upgrade must be %s: %s", ErrBadInput, what, strings.Join(wrong, "; "))
 	}
 	return insts, nil
 }
 
 // upgrade is one upgrade in progress.
 type upgrade struct {
-	h        *Host
-	from, to string
+	h  *Host
+	to string
 	// activities are the activities To registers.
 	activities []string
 	mod        *module
@@ -207,7 +273,7 @@ const moveTries = 5
 
 // one decides, and unless a dry run, carries out, the upgrade of inst.
 func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.UpgradeResult {
-	res := client.UpgradeResult{InstanceID: inst.ID, Name: inst.Name}
+	res := client.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash}
 	skip := func(format string, args ...any) client.UpgradeResult {
 		res.Outcome, res.Reason = client.UpgradeSkipped, fmt.Sprintf(format, args...)
 		return res
@@ -217,7 +283,7 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.Up
 		switch {
 		case err != nil:
 			return skip("%v", err)
-		case cur.ModuleHash != u.from:
+		case cur.ModuleHash != inst.ModuleHash:
 			return skip("it moved to module %s meanwhile", short(cur.ModuleHash))
 		case cur.Status.IsTerminal():
 			return skip("it finished meanwhile (%s)", cur.Status)
@@ -250,8 +316,8 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.Up
 		}
 		now := u.h.opts.Clock()
 		err = u.h.st.MoveInstance(ctx, store.Move{
-			InstanceID: cur.ID, ExecutionID: cur.ExecutionID, HistoryLen: int64(len(history)), From: u.from, To: u.to, Now: now,
-			Event: engine.Event{ID: int64(len(history)) + 1, Kind: engine.ModuleChanged, Time: now, FromModule: u.from, Module: u.to},
+			InstanceID: cur.ID, ExecutionID: cur.ExecutionID, HistoryLen: int64(len(history)), From: inst.ModuleHash, To: u.to, Now: now,
+			Event: engine.Event{ID: int64(len(history)) + 1, Kind: engine.ModuleChanged, Time: now, FromModule: inst.ModuleHash, Module: u.to},
 		})
 		switch {
 		case err == nil:
@@ -283,6 +349,15 @@ func (h *Host) awaitTurn(ctx context.Context, id string, d time.Duration) {
 	case <-changed:
 	case <-t.C:
 	}
+}
+
+// shorts abbreviates module hashes, for messages: "3f2a…, 9c1b…".
+func shorts(hashes []string) string {
+	var s []string
+	for _, h := range hashes {
+		s = append(s, short(h))
+	}
+	return strings.Join(s, ", ")
 }
 
 // counted says how many of noun there are: "1 module", "2 modules".

@@ -103,7 +103,7 @@ func TestUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPlan := client.UpgradePlan{From: v1.Hash, To: v2.Hash, Orchestrations: []string{"Flow"}, Instances: 7, DryRun: true}
+	wantPlan := client.UpgradePlan{From: []string{v1.Hash}, To: v2.Hash, Orchestrations: []string{"Flow"}, Instances: 7, DryRun: true}
 	if !reflect.DeepEqual(report.Plan, wantPlan) || lines[0].Plan == nil || !reflect.DeepEqual(*lines[0].Plan, wantPlan) {
 		t.Errorf("plan %+v, first line %+v; want %+v", report.Plan, lines[0], wantPlan)
 	}
@@ -139,7 +139,7 @@ func TestUpgrade(t *testing.T) {
 		}
 	}
 
-	// The real upgrade, by the orchestration's name: its two newest modules.
+	// The real upgrade, by the orchestration's name: from its older module to its newest.
 	report, err = h.Upgrade(ctx, client.UpgradeRequest{From: "Flow"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +241,8 @@ func TestUpgradeRefusesBadRequests(t *testing.T) {
 			`host: instance not found: "nope"`},
 		{"a finished instance", client.UpgradeRequest{From: v1.Hash, To: v2.Hash, Instances: []string{"done"}}, host.ErrBadInput,
 			fmt.Sprintf(`host: bad input: the instances to upgrade must be open on module %s: "done" has finished (Completed)`, v1.Hash[:12])},
+		{"a finished instance, by the orchestration's name", client.UpgradeRequest{From: "Flow", Instances: []string{"open", "done"}}, host.ErrBadInput,
+			fmt.Sprintf(`host: bad input: the instances to upgrade must be open instances of Flow on a module older than %s, its newest: "done" has finished (Completed)`, v2.Hash[:12])},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,9 +56,15 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// reported is a failure the command has told already, in its log:
-// durabox exits 1 without printing it again.
-type reported struct{ error }
+// exitError ends durabox with code, printing msg, when set, to stderr: the
+// end of a command that has told its outcome already (on stdout, or in its
+// log).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
 
 // run runs the command with its arguments and returns the exit code.
 func (c *command) run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -81,13 +87,16 @@ func (c *command) run(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	}
 	var (
 		usage usageError
-		told  reported
+		exit  exitError
 	)
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &told):
-		return 1
+	case errors.As(err, &exit):
+		if exit.msg != "" {
+			fmt.Fprintln(stderr, exit.msg)
+		}
+		return exit.code
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "durabox %s: %s\n\n", c.name, usage.msg)
 		c.usage(stderr)

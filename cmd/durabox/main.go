@@ -23,7 +23,8 @@ var commands = []*command{newCommand, buildCommand, serveCommand, deployCommand,
 	upgradeCommand, replayCommand, exportCommand, resetCommand}
 
 // run runs durabox with args and returns its exit code: 0 for success, 1
-// for a failure, 2 for a usage error.
+// for a failure, 2 for a usage error (and 3 for an upgrade that leaves
+// instances where they were).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		overview(stderr)

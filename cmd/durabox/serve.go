@@ -172,7 +172,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		defer func() {
 			if err != nil && !errors.As(err, new(usageError)) {
 				logger.Error("serve failed", "err", err.Error())
-				err = reported{err}
+				err = exitError{code: 1}
 			}
 		}()
 	}

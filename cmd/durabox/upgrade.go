@@ -25,14 +25,17 @@ var upgradeCommand = &command{
 		"move recorded in the instance's history; the others stay on FROM. The host goes\n" +
 		"on serving meanwhile; an instance running a turn is tried again once the turn\n" +
 		"ends. FROM and TO are module hashes or unique prefixes of them; FROM alone\n" +
-		"names an orchestration and means its two most recently deployed modules. On a\n" +
-		"terminal it shows how far it is.",
+		"names an orchestration and means its open instances on every older module,\n" +
+		"moved to its newest. On a terminal it shows how far it is.\n\n" +
+		"Exit 0 when every instance checked moved (with --dry-run, would move), 3 when\n" +
+		"some did not (would not: they diverge, fail or were skipped), 1 when the\n" +
+		"upgrade could not run.",
 	args:     []string{"FROM"},
 	optional: []string{"TO"},
 	client:   true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		dryRun := fs.Bool("dry-run", false, "report what would move, and move nothing")
-		instances := fs.String("instances", "", "upgrade only the instances `IDS`, comma-separated, each open on FROM (default: all)")
+		instances := fs.String("instances", "", "upgrade only the instances `IDS`, comma-separated, each one the upgrade would check (default: all)")
 		var parallel int
 		wholeVar(fs, &parallel, "parallel", 0, span{max: math.MaxInt64, note: "0, the default, is one per CPU of the host"}, "replay `N` instances at once (default: one per CPU of the host)")
 		return func(ctx context.Context, e *env) error {
@@ -61,25 +64,53 @@ func upgrade(ctx context.Context, e *env, req client.UpgradeRequest) error {
 		return err
 	}
 	if e.json {
-		return printJSON(e.stdout, report)
+		err = printJSON(e.stdout, report)
+	} else {
+		err = printUpgrade(e, report)
 	}
+	if err != nil {
+		return err
+	}
+	if s := report.Summary; s.Diverges+s.Fails+s.Skipped > 0 {
+		verb := "did not move"
+		if report.Plan.DryRun {
+			verb = "would not move"
+		}
+		return exitError{code: 3, msg: fmt.Sprintf("durabox upgrade: %d of %s %s", s.Diverges+s.Fails+s.Skipped, counted(len(report.Results), "instance"), verb)}
+	}
+	return nil
+}
+
+// printUpgrade prints an upgrade's report for people: the plan, a line per
+// instance (with the module it was on, when there were several), and the
+// summary.
+func printUpgrade(e *env, report client.UpgradeReport) error {
 	plan := report.Plan
 	mode := ""
 	if plan.DryRun {
 		mode = ", dry run"
 	}
-	fmt.Fprintf(e.stdout, "upgrade %s → %s (%s)%s: %s\n", shortHash(plan.From), shortHash(plan.To), strings.Join(plan.Orchestrations, ", "), mode, counted(plan.Instances, "open instance"))
+	fmt.Fprintf(e.stdout, "upgrade %s → %s (%s)%s: %s\n", shortHashes(plan.From), shortHash(plan.To), strings.Join(plan.Orchestrations, ", "), mode, counted(plan.Instances, "open instance"))
 	results := slices.Clone(report.Results)
 	slices.SortFunc(results, func(a, b client.UpgradeResult) int { return strings.Compare(a.InstanceID, b.InstanceID) })
 	if len(results) > 0 {
+		several := len(plan.From) > 1
 		tw := newTable(e.stdout)
-		fmt.Fprintln(tw, "INSTANCE\tOUTCOME\tEVENTS\tDETAILS")
+		if several {
+			fmt.Fprint(tw, "INSTANCE\tFROM\tOUTCOME\tEVENTS\tDETAILS\n")
+		} else {
+			fmt.Fprint(tw, "INSTANCE\tOUTCOME\tEVENTS\tDETAILS\n")
+		}
 		for _, r := range results {
 			details := r.Reason
 			if r.Divergence != nil {
 				details = r.Divergence.Message
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d", r.InstanceID, r.Outcome, r.Events)
+			fmt.Fprint(tw, r.InstanceID)
+			if several {
+				fmt.Fprintf(tw, "\t%s", shortHash(r.From))
+			}
+			fmt.Fprintf(tw, "\t%s\t%d", r.Outcome, r.Events)
 			if details != "" {
 				fmt.Fprintf(tw, "\t%s", details)
 			}
@@ -87,7 +118,7 @@ func upgrade(ctx context.Context, e *env, req client.UpgradeRequest) error {
 		}
 		tw.Flush()
 	}
-	_, err = fmt.Fprintln(e.stdout, summaryText(report))
+	_, err := fmt.Fprintln(e.stdout, summaryText(report))
 	return err
 }
 
@@ -113,17 +144,37 @@ func summaryText(r client.UpgradeReport) string {
 	if len(parts) > 0 {
 		text += ": " + strings.Join(parts, ", ")
 	}
+	var stayOn []string
+	for _, from := range r.Plan.From {
+		if slices.ContainsFunc(r.Results, func(res client.UpgradeResult) bool { return res.From == from && !moves(res.Outcome) }) {
+			stayOn = append(stayOn, from)
+		}
+	}
 	switch stay := s.Diverges + s.Fails + s.Skipped; {
 	case r.Plan.DryRun:
 		text += ". Dry run: nothing moved."
 	case stay == 1:
-		text += fmt.Sprintf(". 1 instance stays on %s.", shortHash(r.Plan.From))
+		text += fmt.Sprintf(". 1 instance stays on %s.", shortHashes(stayOn))
 	case stay > 1:
-		text += fmt.Sprintf(". %d instances stay on %s.", stay, shortHash(r.Plan.From))
+		text += fmt.Sprintf(". %d instances stay on %s.", stay, shortHashes(stayOn))
 	default:
 		text += "."
 	}
 	return text
+}
+
+// moves reports whether an outcome moves the instance, or would.
+func moves(outcome string) bool {
+	return outcome == client.UpgradeMoved || outcome == client.UpgradeCompatible
+}
+
+// shortHashes abbreviates module hashes for people: "3f2a9c1b0d4e, 9c1b…".
+func shortHashes(hashes []string) string {
+	short := make([]string, len(hashes))
+	for i, h := range hashes {
+		short[i] = shortHash(h)
+	}
+	return strings.Join(short, ", ")
 }
 
 // counted says how many of noun there are: "1 instance", "2 instances",

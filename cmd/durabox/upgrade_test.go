@@ -135,8 +135,8 @@ func TestUpgradeEndToEnd(t *testing.T) {
 
 	// The dry run, by hashes.
 	code, stdout, stderr := durabox("upgrade", "--addr", s.addr, v1[:12], v2[:12], "--dry-run", "--json")
-	if code != 0 || stderr != "" {
-		t.Fatalf("upgrade --dry-run: exit code %d, stderr %s", code, stderr)
+	if code != 3 || stderr != "durabox upgrade: 67 of 200 instances would not move\n" {
+		t.Fatalf("upgrade --dry-run: exit code %d, stderr %s; want 3, and that 67 of 200 would not move", code, stderr)
 	}
 	var report client.UpgradeReport
 	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
@@ -164,7 +164,7 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	// The same dry run by the orchestration's name, for people.
 	code, stdout, _ = durabox("upgrade", "--addr", s.addr, "Flow", "--dry-run")
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if code != 0 || len(lines) != 203 ||
+	if code != 3 || len(lines) != 203 ||
 		lines[0] != fmt.Sprintf("upgrade %s → %s (Flow), dry run: 200 open instances", v1[:12], v2[:12]) ||
 		!strings.HasPrefix(lines[1], "INSTANCE  OUTCOME     EVENTS  DETAILS") ||
 		lines[2] != `flow-000  diverges    7       nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")` ||
@@ -175,7 +175,7 @@ func TestUpgradeEndToEnd(t *testing.T) {
 
 	// The upgrade.
 	code, stdout, stderr = durabox("upgrade", "--addr", s.addr, "Flow")
-	if want := fmt.Sprintf("200 instances: 133 moved to %s, 67 diverge. 67 instances stay on %s.", v2[:12], v1[:12]); code != 0 || !strings.HasSuffix(stdout, want+"\n") {
+	if want := fmt.Sprintf("200 instances: 133 moved to %s, 67 diverge. 67 instances stay on %s.", v2[:12], v1[:12]); code != 3 || !strings.HasSuffix(stdout, want+"\n") {
 		t.Fatalf("upgrade: exit code %d, stderr %s, output ending:\n%s\nwant it to end with %s", code, stderr, stdout[max(0, len(stdout)-300):], want)
 	}
 	untilAll(t, c, waiting, "v2", func(inst client.InstanceSummary) bool { return inst.ModuleHash == v2 })
@@ -206,6 +206,72 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	}
 }
 
+// TestUpgradeByName: upgrade NAME checks the open instances of NAME on
+// every older module against the newest, not only those on the module
+// before it, and its exit code says whether every instance moved (0) or
+// some did not, or with --dry-run would not (3).
+func TestUpgradeByName(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
+	c := s.client()
+	ctx := context.Background()
+	start := func(ids ...string) {
+		t.Helper()
+		for _, id := range ids {
+			if _, err := c.Start(ctx, client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		untilAll(t, c, ids, "the first wait", func(inst client.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
+	}
+	v1 := deployVersion(t, c)
+	start("v1-passed", "v1-waiting")
+	goOn(t, c, []string{"v1-passed"})
+	untilAll(t, c, []string{"v1-passed"}, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	v3 := deployVersion(t, c, "main.version=v3")
+	start("v3-waiting")
+	v2 := deployVersion(t, c, "main.version=v2")
+	diverges := `nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")`
+	for _, tt := range []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"a dry run", []string{"Flow", "--dry-run"}, 3, fmt.Sprintf(`upgrade %[1]s, %[2]s → %[3]s (Flow), dry run: 3 open instances
+INSTANCE    FROM          OUTCOME     EVENTS  DETAILS
+v1-passed   %[2]s  diverges    7       %[4]s
+v1-waiting  %[2]s  compatible  2
+v3-waiting  %[1]s  compatible  2
+3 instances: 2 compatible, 1 diverge. Dry run: nothing moved.
+`, v3[:12], v1[:12], v2[:12], diverges), "durabox upgrade: 1 of 3 instances would not move\n"},
+		{"the upgrade", []string{"Flow"}, 3, fmt.Sprintf(`upgrade %[1]s, %[2]s → %[3]s (Flow): 3 open instances
+INSTANCE    FROM          OUTCOME   EVENTS  DETAILS
+v1-passed   %[2]s  diverges  7       %[4]s
+v1-waiting  %[2]s  moved     2
+v3-waiting  %[1]s  moved     2
+3 instances: 2 moved to %[3]s, 1 diverge. 1 instance stays on %[2]s.
+`, v3[:12], v1[:12], v2[:12], diverges), "durabox upgrade: 1 of 3 instances did not move\n"},
+		{"every instance would move", []string{v1[:12], v3[:12], "--dry-run"}, 0, fmt.Sprintf(`upgrade %s → %s (Flow), dry run: 1 open instance
+INSTANCE   OUTCOME     EVENTS  DETAILS
+v1-passed  compatible  7
+1 instance: 1 compatible. Dry run: nothing moved.
+`, v1[:12], v3[:12]), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := durabox(append([]string{"upgrade", "--addr", s.addr}, tt.args...)...)
+			if code != tt.wantCode || stdout != tt.wantStdout || stderr != tt.wantStderr {
+				t.Fatalf("exit code %d, stdout:\n%s\nstderr:\n%s\nwant exit code %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr, tt.wantCode, tt.wantStdout, tt.wantStderr)
+			}
+		})
+	}
+	for id, want := range map[string]string{"v1-passed": v1, "v1-waiting": v2, "v3-waiting": v2} {
+		if inst, err := c.Instance(ctx, id); err != nil || inst.ModuleHash != want {
+			t.Errorf("%s runs on %.12s (%v); want %.12s", id, inst.ModuleHash, err, want)
+		}
+	}
+}
+
 // TestUpgradeRefusals: bad requests are refused, naming the problem, and
 // change nothing.
 func TestUpgradeRefusals(t *testing.T) {
@@ -225,7 +291,7 @@ func TestUpgradeRefusals(t *testing.T) {
 		{"an unknown hash", []string{v1, "ffff0000"}, 1, `durabox: upgrade: module not found: no deployed module's hash is or starts with "ffff0000" (durabox deploy prints a module's hash)`},
 		{"another orchestration set", []string{v1, other}, 1, fmt.Sprintf(`durabox: upgrade: bad input: module %s registers "Other", not "Flow", which 1 open instance of module %s run; an upgrade moves instances to a new version of their own orchestrations`, other[:12], v1[:12])},
 		{"a name with one module", []string{"Flow"}, 1, `durabox: upgrade: bad input: 1 deployed module registers an orchestration called "Flow"; give FROM and TO as module hashes, or the name of an orchestration with two modules deployed`},
-		{"a bad --parallel", []string{"Flow", "--parallel", "-1"}, 2, "durabox upgrade: --parallel is -1; it must be 1 or more (or 0, the default)"},
+		{"a bad --parallel", []string{"Flow", "--parallel", "-1"}, 2, `durabox upgrade: invalid value "-1" for flag --parallel: it must be a whole number, 0 or more (0, the default, is one per CPU of the host)`},
 		{"three modules", []string{"a", "b", "c"}, 2, `durabox upgrade: unexpected argument "c"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

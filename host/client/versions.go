@@ -79,15 +79,15 @@ func (r *ReplayReport) Err() error {
 // UpgradeRequest is the body of POST /v1/upgrades.
 type UpgradeRequest struct {
 	// From and To are module hashes, or unique prefixes of them. With To
-	// empty, From is an orchestration's name, which means the two modules
-	// that register it most recently deployed: the one before the newest,
-	// and the newest.
+	// empty, From is an orchestration's name: To is the newest module that
+	// registers it, and the instances are those of the orchestration open
+	// on any older module.
 	From string `json:"from"`
 	To   string `json:"to,omitempty"`
 	// DryRun checks every instance and moves none.
 	DryRun bool `json:"dryRun,omitempty"`
 	// Instances, when set, limits the upgrade to these instances, each of
-	// which must be open on From. Empty means every open instance of From.
+	// which must be one the upgrade would check. Empty means all of them.
 	Instances []string `json:"instances,omitempty"`
 	// Parallel is how many replays run at once. Zero means one per CPU.
 	Parallel int `json:"parallel,omitempty"`
@@ -112,12 +112,16 @@ const (
 // UpgradePlan is what an upgrade is about to do: the first line of the
 // answer to POST /v1/upgrades.
 type UpgradePlan struct {
-	From string `json:"from"`
-	To   string `json:"to"`
+	// From are the modules the instances run on, newest first: From of
+	// the request, or with an orchestration's name, those of its older
+	// modules that have open instances of it (the one before the newest,
+	// when none has).
+	From []string `json:"from"`
+	To   string   `json:"to"`
 	// Orchestrations are the orchestrations the instances run (with no
 	// instance, those the two modules share).
 	Orchestrations []string `json:"orchestrations"`
-	// Instances is how many open instances of From the upgrade checks.
+	// Instances is how many open instances the upgrade checks.
 	Instances int  `json:"instances"`
 	DryRun    bool `json:"dryRun,omitempty"`
 }
@@ -126,6 +130,8 @@ type UpgradePlan struct {
 type UpgradeResult struct {
 	InstanceID string `json:"instanceId"`
 	Name       string `json:"name"`
+	// From is the module the instance ran on when it was checked.
+	From string `json:"from"`
 	// Outcome is one of the Upgrade… outcomes.
 	Outcome string `json:"outcome"`
 	// Events is the length of the history checked.
