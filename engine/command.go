@@ -142,7 +142,7 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 		return c.Kind == abi.CommandStartTimer
 	case OrchestrationCompleted:
 		return c.Kind == abi.CommandComplete && bytes.Equal(c.Output, ev.Result)
-	case OrchestrationFailed:
+	case OrchestrationFailed, OrchestrationCanceled:
 		return c.Kind == abi.CommandFail
 	case OrchestrationContinuedAsNew:
 		return c.Kind == abi.CommandContinueAsNew && bytes.Equal(c.Output, ev.Input)

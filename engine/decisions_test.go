@@ -168,11 +168,11 @@ func TestCancellationIsARequest(t *testing.T) {
 		{"ignored: it completes", complete(`"anyway"`), []Event{cancelRequested},
 			[]EventKind{OrchestrationStarted, ActivityScheduled, OrchestrationCancelRequested, ActivityCancelRequested, OrchestrationCompleted}, StatusCompleted, ""},
 		{"honoured: it fails", fail("cancelled: stop"), []Event{cancelRequested},
-			[]EventKind{OrchestrationStarted, ActivityScheduled, OrchestrationCancelRequested, ActivityCancelRequested, OrchestrationFailed}, StatusCanceled, ""},
+			[]EventKind{OrchestrationStarted, ActivityScheduled, OrchestrationCancelRequested, ActivityCancelRequested, OrchestrationCanceled}, StatusCanceled, ""},
 		{"the completion first", fail("cancelled: stop"), []Event{activityDone(2, `"done"`), cancelRequested},
 			[]EventKind{OrchestrationStarted, ActivityScheduled, ActivityCompleted, OrchestrationCompleted}, StatusCompleted, "the instance is already Completed"},
 		{"the cancellation first", fail("cancelled: stop"), []Event{cancelRequested, activityDone(2, `"done"`)},
-			[]EventKind{OrchestrationStarted, ActivityScheduled, OrchestrationCancelRequested, ActivityCancelRequested, OrchestrationFailed}, StatusCanceled, "the instance is already Canceled"},
+			[]EventKind{OrchestrationStarted, ActivityScheduled, OrchestrationCancelRequested, ActivityCancelRequested, OrchestrationCanceled}, StatusCanceled, "the instance is already Canceled"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,7 +11,10 @@
 // OrchestrationChained, CustomStatusSet, the cancellations (TimerCancelled,
 // ActivityCancelRequested, ExternalSubscribedCancelled,
 // SubOrchestrationCancelRequested) and the endings (OrchestrationCompleted,
-// OrchestrationFailed, OrchestrationContinuedAsNew). Completion events
+// OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew).
+// A Fail command is recorded as OrchestrationCanceled once a cancellation
+// was requested (histories from before that kind have OrchestrationFailed
+// there, and replay as they did: Canceled). Completion events
 // (ActivityCompleted/Failed, TimerFired, SubOrchestrationCompleted/Failed,
 // ExternalEvent) carry the ScheduleID of the schedule event they complete.
 // ExternalEventPersistent and OrchestrationCancelRequested carry information
@@ -135,8 +138,8 @@
 // OrchestrationFailed event with the cause and reports it in
 // TurnResult.Err. History is authoritative about how an
 // execution ended. A cancellation is a request the orchestration sees: it
-// ends Canceled only if the orchestration then fails; one that completes
-// anyway is Completed.
+// ends Canceled (OrchestrationCanceled) only if the orchestration then
+// fails; one that completes anyway is Completed.
 //
 // A persisted history no engine writes (it does not begin with
 // OrchestrationStarted, its ids skip or repeat, events follow the end) is

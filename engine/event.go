@@ -70,6 +70,13 @@ const (
 	OrchestrationCompleted EventKind = "OrchestrationCompleted"
 	// OrchestrationFailed ends the execution with Failure.
 	OrchestrationFailed EventKind = "OrchestrationFailed"
+	// OrchestrationCanceled ends the execution with Failure, as
+	// OrchestrationFailed does, after its cancellation was requested: the
+	// orchestration answered the request by failing (StatusCanceled).
+	// Histories recorded before this kind existed end such an execution
+	// with OrchestrationFailed after the OrchestrationCancelRequested,
+	// which means the same.
+	OrchestrationCanceled EventKind = "OrchestrationCanceled"
 	// OrchestrationContinuedAsNew ends the execution; the instance goes on
 	// in a new execution with Input.
 	OrchestrationContinuedAsNew EventKind = "OrchestrationContinuedAsNew"
@@ -165,7 +172,7 @@ func (e *Event) isSchedule() bool {
 	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
 		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
 		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, PatchRecorded,
-		OrchestrationCompleted, OrchestrationFailed, OrchestrationContinuedAsNew:
+		OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew:
 		return true
 	}
 	return false
@@ -184,7 +191,7 @@ func (e *Event) startsStep() bool { return !e.isSchedule() && !e.isMarker() }
 // IsTerminal reports whether the event ends its execution.
 func (e *Event) IsTerminal() bool {
 	switch e.Kind {
-	case OrchestrationCompleted, OrchestrationFailed, OrchestrationContinuedAsNew, OrchestrationTerminated:
+	case OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew, OrchestrationTerminated:
 		return true
 	}
 	return false
@@ -232,7 +239,7 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Result))
 	case OrchestrationCompleted:
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Result))
-	case OrchestrationFailed:
+	case OrchestrationFailed, OrchestrationCanceled:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Failure.Message)
 	}
 	return string(e.Kind)

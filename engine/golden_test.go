@@ -202,6 +202,15 @@ func scenarios() []scenario {
 			{now: at(0), messages: []Event{started(`null`)}},
 			{now: at(1), messages: []Event{{Kind: OrchestrationCancelRequested, Reason: "withdrawn"}}},
 		}},
+		{name: "cancelled, as recorded before OrchestrationCanceled", code: cancellableCode, steps: []gstep{
+			{now: at(0), messages: []Event{started(`null`)}},
+			{now: at(1), messages: []Event{{Kind: OrchestrationCancelRequested, Reason: "withdrawn"}}},
+		}, edit: func(h []Event) []Event {
+			// A host before OrchestrationCanceled recorded the ending of a
+			// cancelled instance as OrchestrationFailed.
+			h[len(h)-1].Kind = OrchestrationFailed
+			return h
+		}},
 		{name: "terminated while it waits", code: cancellableCode, steps: []gstep{
 			{now: at(0), messages: []Event{started(`null`)}},
 			{now: at(1), messages: []Event{{Kind: OrchestrationTerminated, Reason: "stuck"}}},

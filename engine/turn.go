@@ -380,7 +380,12 @@ func (t *Turn) flushNext() (*abi.Activation, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.record(eventFor(x.pending[0], target))
+	ev := eventFor(x.pending[0], target)
+	if ev.Kind == OrchestrationFailed && x.cancelRequested {
+		// The orchestration answers its cancellation: the history says so.
+		ev.Kind = OrchestrationCanceled
+	}
+	t.record(ev)
 	return t.applyNext()
 }
 
@@ -470,7 +475,8 @@ func (t *Turn) bind(i int, replaying bool) (*abi.Activation, error) {
 	if ev.IsTerminal() {
 		x.status, x.result, x.failure = StatusCompleted, ev.Result, ev.Failure
 		switch {
-		case ev.Kind == OrchestrationFailed && x.cancelRequested:
+		case ev.Kind == OrchestrationCanceled, ev.Kind == OrchestrationFailed && x.cancelRequested:
+			// OrchestrationFailed: as recorded before OrchestrationCanceled.
 			x.status = StatusCanceled
 		case ev.Kind == OrchestrationFailed:
 			x.status = StatusFailed

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -130,7 +131,11 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	}
 	if err != nil {
 		g.close(ctx)
-		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q crashed: %v", w.Task.Name, err)}
+		how := "crashed"
+		if errors.As(err, new(*timedOut)) {
+			how = "timed out"
+		}
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q %s: %v", w.Task.Name, how, err)}
 	}
 	res, err := abi.DecodeActivityResult(raw)
 	if err != nil {

@@ -62,7 +62,7 @@ func TestActivityDeadline(t *testing.T) {
 	h := startHost(t, host.Options{ActivityTimeout: time.Second})
 	h.deploy(t, "host/testdata/guests/spin")
 	inst := h.run(t, "Wait", `"deadline"`)
-	want := `activity "Spin" failed: activity "Spin" crashed: it ran past its 1s deadline for one attempt (Options.ActivityTimeout; durabox serve --activity-timeout)`
+	want := `activity "Spin" failed: activity "Spin" timed out: it ran past its 1s deadline for one attempt, which durabox serve --activity-timeout sets (a call sets its own with durabox.WithTimeout)`
 	if inst.Status != engine.StatusFailed || inst.Failure == nil || inst.Failure.Message != want {
 		t.Errorf("status %s failure %+v\nwant failure %q", inst.Status, inst.Failure, want)
 	}
@@ -79,7 +79,7 @@ func TestActivityCallDeadline(t *testing.T) {
 		h := startHost(t, host.Options{ActivityTimeout: 10 * time.Minute})
 		h.deploy(t, "host/testdata/guests/spin")
 		inst := h.run(t, "Timed", `200`)
-		want := `activity "Spin" failed: activity "Spin" crashed: it ran past its 200ms deadline for one attempt (set by the call: durabox.WithTimeout)`
+		want := `activity "Spin" failed: activity "Spin" timed out: it ran past its 200ms deadline for one attempt, which its call set with durabox.WithTimeout`
 		if inst.Status != engine.StatusFailed || inst.Failure == nil || inst.Failure.Message != want {
 			t.Errorf("status %s failure %+v\nwant failure %q", inst.Status, inst.Failure, want)
 		}

@@ -26,7 +26,7 @@ func TestCancelAnInstanceAndItsChildren(t *testing.T) {
 		t.Fatalf("parent: status %s failure %+v", parent.Status, parent.Failure)
 	}
 	want := []string{"OrchestrationStarted(CancelMe)", "SubOrchestrationScheduled(Sleeper)", "OrchestrationCancelRequested",
-		"SubOrchestrationCancelRequested", "ActivityScheduled(Work)", "ActivityCompleted", "OrchestrationFailed"}
+		"SubOrchestrationCancelRequested", "ActivityScheduled(Work)", "ActivityCompleted", "OrchestrationCanceled"}
 	if got := shape(h.history(t, id)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("parent's history %v\nwant %v", got, want)
 	}
@@ -34,7 +34,7 @@ func TestCancelAnInstanceAndItsChildren(t *testing.T) {
 	if child.Status != engine.StatusCanceled || child.Failure.Message != "durabox: the instance was cancelled: its parent job cancelled it" {
 		t.Fatalf("child: status %s failure %+v", child.Status, child.Failure)
 	}
-	if got := shape(h.history(t, "job:2")); !reflect.DeepEqual(got, []string{"OrchestrationStarted(Sleeper)", "TimerCreated", "OrchestrationCancelRequested", "TimerCancelled", "OrchestrationFailed"}) {
+	if got := shape(h.history(t, "job:2")); !reflect.DeepEqual(got, []string{"OrchestrationStarted(Sleeper)", "TimerCreated", "OrchestrationCancelRequested", "TimerCancelled", "OrchestrationCanceled"}) {
 		t.Fatalf("child's history %v", got)
 	}
 	if err := h.Cancel(ctx, "nope", ""); err == nil || err.Error() != `host: instance not found: "nope"` {

@@ -332,7 +332,7 @@ func TestCancellationIgnoredEndsCompleted(t *testing.T) {
 		end    string
 	}{
 		{"IgnoresCancel", engine.StatusCompleted, `OrchestrationCompleted("finished anyway (the sleep ended with: durabox: the instance was cancelled: no longer needed)")`},
-		{"HonorsCancel", engine.StatusCanceled, `OrchestrationFailed("durabox: the instance was cancelled: no longer needed")`},
+		{"HonorsCancel", engine.StatusCanceled, `OrchestrationCanceled("durabox: the instance was cancelled: no longer needed")`},
 	} {
 		inst, err := h.Instance(ctx, tt.id)
 		if err != nil || inst.Status != tt.status {

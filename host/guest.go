@@ -181,6 +181,22 @@ func (g *wasmGuest) exchange(ctx context.Context, export string, req []byte) ([]
 
 func (g *wasmGuest) close(ctx context.Context) { g.inst.Close(ctx) }
 
+// timedOut is an activity attempt that ran past its deadline: the one its
+// call set (byCall), else the host's.
+type timedOut struct {
+	timeout time.Duration
+	byCall  bool
+}
+
+// Error names the deadline and what sets it, in the words of the command
+// line and the SDK.
+func (e *timedOut) Error() string {
+	if e.byCall {
+		return fmt.Sprintf("it ran past its %s deadline for one attempt, which its call set with durabox.WithTimeout", e.timeout)
+	}
+	return fmt.Sprintf("it ran past its %s deadline for one attempt, which durabox serve --activity-timeout sets (a call sets its own with durabox.WithTimeout)", e.timeout)
+}
+
 // explain turns an error from the sandbox into one that names the cause in
 // words a user understands.
 func explain(err error, cfg *guestConfig) error {
@@ -191,10 +207,8 @@ func explain(err error, cfg *guestConfig) error {
 	switch {
 	case errors.As(err, &budget):
 		return fmt.Errorf("it ran past its budget of %d loop iterations for one step, having run %d (an endless loop?)", budget.Budget, budget.Used)
-	case errors.Is(err, context.DeadlineExceeded) && cfg.callTimeout:
-		return fmt.Errorf("it ran past its %s deadline for one attempt (set by the call: durabox.WithTimeout)", cfg.timeout)
 	case errors.Is(err, context.DeadlineExceeded) && cfg.activity:
-		return fmt.Errorf("it ran past its %s deadline for one attempt (Options.ActivityTimeout; durabox serve --activity-timeout)", cfg.timeout)
+		return &timedOut{timeout: cfg.timeout, byCall: cfg.callTimeout}
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("it ran past its %s deadline for one step (an endless loop?)", cfg.timeout)
 	case errors.As(err, &exit):

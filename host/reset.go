@@ -119,7 +119,8 @@ func (h *Host) resetReplay(ctx context.Context, hash, id string, execution int64
 	return res.NewEvents, nil
 }
 
-// reruns lists the activities that completed in the discarded events.
+// reruns lists the activities that ended, completed or failed, in the
+// discarded events.
 func reruns(plan *engine.ResetPlan) []client.Rerun {
 	scheduled := map[int64]engine.Event{}
 	for _, ev := range append(plan.Kept[:len(plan.Kept):len(plan.Kept)], plan.Discarded...) {
@@ -134,7 +135,11 @@ func reruns(plan *engine.ResetPlan) []client.Rerun {
 			continue
 		}
 		s := scheduled[ev.ScheduleID]
-		out = append(out, client.Rerun{Name: s.Name, Input: s.Input, Scheduled: s.ID, Completed: ev.ID, IfCalled: s.ID > last})
+		outcome := client.RerunCompleted
+		if ev.Kind == engine.ActivityFailed {
+			outcome = client.RerunFailed
+		}
+		out = append(out, client.Rerun{Name: s.Name, Input: s.Input, Scheduled: s.ID, Completed: ev.ID, Outcome: outcome, IfCalled: s.ID > last})
 	}
 	return out
 }

@@ -381,7 +381,7 @@ func TestReset(t *testing.T) {
 	if plan.Done || plan.Execution != 1 || plan.Events != 7 || plan.FromModule != v1.Hash || plan.Module != v2.Hash || len(plan.Discarded) != 4 || plan.Discarded[0].ID != 4 {
 		t.Errorf("plan %+v", plan)
 	}
-	wantRerun := []client.Rerun{{Name: "Step", Input: json.RawMessage(`"a"`), Scheduled: 4, Completed: 5, IfCalled: true}}
+	wantRerun := []client.Rerun{{Name: "Step", Input: json.RawMessage(`"a"`), Scheduled: 4, Completed: 5, Outcome: client.RerunCompleted, IfCalled: true}}
 	if !reflect.DeepEqual(plan.RunAgain, wantRerun) {
 		t.Errorf("run again %+v, want %+v", plan.RunAgain, wantRerun)
 	}

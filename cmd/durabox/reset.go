@@ -18,7 +18,7 @@ var resetCommand = &command{
 		"history up to event N and goes on from there on the module HASH (or a unique\n" +
 		"prefix; default its own): typically code patched after a bug, and often for a\n" +
 		"failed instance. First it prints what the reset keeps and discards, the\n" +
-		"activities that had completed after event N and will run again, the events\n" +
+		"activities that had finished after event N and will run again, the events\n" +
 		"raised again, and what the new code does first; with --dry-run it stops there.\n" +
 		"The reset is refused if the module does not replay the events kept, or if the\n" +
 		"instance changed since the plan was printed. The old execution's history stays\n" +
@@ -84,13 +84,13 @@ func printPlan(e *env, p client.ResetPlan) {
 		}
 	}
 	if len(p.RunAgain) > 0 {
-		fmt.Fprintf(w, "warning: %s completed after event %d and will run again:\n", counted(len(p.RunAgain), "activity"), p.ToEvent)
+		fmt.Fprintf(w, "warning: %s finished after event %d and will run again:\n", counted(len(p.RunAgain), "activity"), p.ToEvent)
 		for _, r := range p.RunAgain {
 			again := ""
 			if r.IfCalled {
 				again = " (if the code calls it again)"
 			}
-			fmt.Fprintf(w, "  %s(%s), scheduled at event %d, completed at event %d%s\n", r.Name, jsonText(r.Input), r.Scheduled, r.Completed, again)
+			fmt.Fprintf(w, "  %s(%s), scheduled at event %d, %s at event %d%s\n", r.Name, jsonText(r.Input), r.Scheduled, r.Outcome, r.Completed, again)
 		}
 	}
 	for _, ev := range p.Raise {

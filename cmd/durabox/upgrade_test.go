@@ -451,7 +451,7 @@ discard: events 4 to 7
   5  ActivityCompleted(event 4, "step a by v1")
   6  CustomStatusSet("waiting for the second go")
   7  ExternalSubscribed("go")
-warning: 1 activity completed after event 3 and will run again:
+warning: 1 activity finished after event 3 and will run again:
   Step("a"), scheduled at event 4, completed at event 5 (if the code calls it again)
 the new execution goes on with:
   4  ExecutionReset("reset from execution 1, which had 7 events, to its event 3")
@@ -492,6 +492,49 @@ the new execution goes on with:
 	untilAll(t, c, []string{"case"}, "the end", func(inst client.InstanceSummary) bool { return inst.Status.IsTerminal() })
 	if got := results(t, c, []string{"case"})["case"]; got != `Completed "step b by v2, finished by v2"` {
 		t.Fatalf("the reset instance ended %s", got)
+	}
+}
+
+// TestResetPlanNamesOutcomes: the reset plan of an instance whose
+// discarded events hold a failed attempt of an activity and a completed
+// one says which failed and which completed, and durabox history shows
+// a cancelled instance's end as a cancellation.
+func TestResetPlanNamesOutcomes(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
+	c := s.client()
+	deployExample(t, c, "retry")
+	ctx := context.Background()
+	id, err := c.Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 1, "delay": "1ms"}`), ID: "retried"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst, err := c.Wait(ctx, id); err != nil || inst.Status != engine.StatusCompleted {
+		t.Fatalf("Retry: %+v, %v", inst, err)
+	}
+	code, stdout, stderr := durabox("reset", "--addr", s.addr, id, "--to-event", "1", "--dry-run")
+	want := `warning: 2 activities finished after event 1 and will run again:
+  FlakyTask({"number":1,"failures":1,"workMillis":0}), scheduled at event 2, failed at event 3 (if the code calls it again)
+  FlakyTask({"number":2,"failures":1,"workMillis":0}), scheduled at event 6, completed at event 7 (if the code calls it again)
+`
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("reset --dry-run: exit code %d, stderr %s, stdout:\n%s\nwant it to hold:\n%s", code, stderr, stdout, want)
+	}
+
+	id, err = c.Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 5, "delay": "1h"}`), ID: "cancelled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, id, "the timer", func(e []engine.Event) bool { return strings.Contains(kindsOf(e), "TimerCreated") })
+	if err := c.Cancel(ctx, id, "no longer needed"); err != nil {
+		t.Fatal(err)
+	}
+	if inst, err := c.Wait(ctx, id); err != nil || inst.Status != engine.StatusCanceled {
+		t.Fatalf("the cancelled Retry: %+v, %v", inst, err)
+	}
+	code, stdout, _ = durabox("history", "--addr", s.addr, id)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if last := lines[len(lines)-1]; code != 0 || !regexp.MustCompile(`^\d+ +\S+ +OrchestrationCanceled +failure=.*no longer needed`).MatchString(last) {
+		t.Errorf("history of a cancelled instance ends:\n%s\nwant an OrchestrationCanceled with the reason", last)
 	}
 }
 

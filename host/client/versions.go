@@ -207,14 +207,26 @@ type ResetRequest struct {
 type Rerun struct {
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input,omitempty"`
-	// Scheduled and Completed are its events in the execution reset.
+	// Scheduled and Completed are its events in the execution reset:
+	// the one that scheduled it, and the one that ended it, which Outcome
+	// names.
 	Scheduled int64 `json:"scheduled"`
 	Completed int64 `json:"completed"`
+	// Outcome is how it ended: RerunCompleted or RerunFailed.
+	Outcome string `json:"outcome"`
 	// IfCalled says it was scheduled after the reset point too: it runs
 	// again only if the code calls it again. Otherwise the reset queues it
 	// again.
 	IfCalled bool `json:"ifCalled,omitempty"`
 }
+
+// The outcomes of an activity a reset runs again.
+const (
+	// RerunCompleted: it completed (ActivityCompleted).
+	RerunCompleted = "completed"
+	// RerunFailed: its attempt failed (ActivityFailed).
+	RerunFailed = "failed"
+)
 
 // ResetPlan is the answer to POST /v1/instances/{id}/reset: what the reset
 // keeps, discards and does again, and whether it is done.
@@ -232,7 +244,8 @@ type ResetPlan struct {
 	Module     string `json:"module"`
 	// Discarded are the events after ToEvent.
 	Discarded []engine.Event `json:"discarded"`
-	// RunAgain are the activities that completed in the discarded events.
+	// RunAgain are the activities that ended, completed or failed, in
+	// the discarded events.
 	RunAgain []Rerun `json:"runAgain,omitempty"`
 	// Raise are the events raised from outside in the discarded events,
 	// which are raised again.

@@ -157,7 +157,7 @@ function timeline(events, live, diverged) {
     const opener = e.scheduleId && byId.get(e.scheduleId);
     if (opener && completes[opener.kind]?.includes(e.kind) && !closedBy.has(opener.id)) closedBy.set(opener.id, e);
   }
-  const failure = live?.failure?.message || events.find(e => e.kind === "OrchestrationFailed")?.failure?.message || "";
+  const failure = live?.failure?.message || events.find(e => e.kind === "OrchestrationFailed" || e.kind === "OrchestrationCanceled")?.failure?.message || "";
   const named = /(?:nondeterminism at event|applying event) (\d+)/.exec(failure);
   const blamed = diverged || (named ? Number(named[1]) : 0);
 

@@ -302,7 +302,7 @@ func wellFormed(history []engine.Event) []string {
 		add("the history does not end with the end of the execution")
 		return problems
 	}
-	if history[n-1].Kind == engine.OrchestrationFailed {
+	if k := history[n-1].Kind; k == engine.OrchestrationFailed || k == engine.OrchestrationCanceled {
 		return problems // a failure may cut work short; why it failed is reported elsewhere
 	}
 	var open []string

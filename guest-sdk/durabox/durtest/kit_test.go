@@ -213,7 +213,7 @@ func TestWithTimeout(t *testing.T) {
 		want    string
 		at      time.Duration
 	}{
-		{30 * time.Second, `activity "Hello" failed: activity "Hello" crashed: it ran past its 30s deadline for one attempt (set by the call: durabox.WithTimeout)`, 30 * time.Second},
+		{30 * time.Second, `activity "Hello" failed: activity "Hello" timed out: it ran past its 30s deadline for one attempt, which its call set with durabox.WithTimeout`, 30 * time.Second},
 		{2 * time.Minute, `"Hello, deadline"`, time.Minute},
 	} {
 		t.Run(tt.timeout.String(), func(t *testing.T) {
@@ -244,7 +244,7 @@ func TestCancellationReachesOperationsAndChildren(t *testing.T) {
 	expectFailure(t, inst, engine.StatusCanceled, "durabox: the instance was cancelled: enough")
 	expectHistory(t, inst, `OrchestrationStarted("Guarded", null)`, `SubOrchestrationScheduled("Approve", "guarded:2", 3600000000000)`, `ActivityScheduled("Hello", "slow")`,
 		`OrchestrationCancelRequested("enough")`, `SubOrchestrationCancelRequested(event 2)`, `ActivityCancelRequested(event 3)`, `ActivityScheduled("Hello", "cleanup")`,
-		`ActivityCompleted(event 7, "Hello, cleanup")`, `OrchestrationFailed("durabox: the instance was cancelled: enough")`)
+		`ActivityCompleted(event 7, "Hello, cleanup")`, `OrchestrationCanceled("durabox: the instance was cancelled: enough")`)
 	child := env.Instance("guarded:2")
 	expectFailure(t, child, engine.StatusCanceled, "durabox: the instance was cancelled: its parent guarded cancelled it")
 	// The child's report and the slow call's result came after their

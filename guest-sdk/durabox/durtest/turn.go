@@ -136,7 +136,7 @@ func (i *Instance) continueAsNew(c *engine.ContinueAsNew) {
 // without running, as a host stops the attempt.
 func (e *Env) run(k *task) {
 	req := &abi.ActivityRequest{Name: k.Name, Input: k.Input, InstanceID: k.inst.id, Attempt: 1}
-	res := &abi.ActivityResult{Failure: &abi.Failure{Message: fmt.Sprintf("activity %q crashed: it ran past its %s deadline for one attempt (set by the call: durabox.WithTimeout)", k.Name, k.Timeout)}}
+	res := &abi.ActivityResult{Failure: &abi.Failure{Message: fmt.Sprintf("activity %q timed out: it ran past its %s deadline for one attempt, which its call set with durabox.WithTimeout", k.Name, k.Timeout)}}
 	if !k.timedOut {
 		res = seam.RunActivity(req, e.mocks[k.Name])
 	}
