@@ -206,6 +206,16 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	}
 }
 
+// exactRun is a run of the command line whose exit code and whole output
+// are known.
+type exactRun struct {
+	name       string
+	args       []string
+	wantCode   int
+	wantStdout string
+	wantStderr string
+}
+
 // TestUpgradeByName: upgrade NAME checks the open instances of NAME on
 // every older module against the newest, not only those on the module
 // before it, and its exit code says whether every instance moved (0) or
@@ -231,13 +241,7 @@ func TestUpgradeByName(t *testing.T) {
 	start("v3-waiting")
 	v2 := deployVersion(t, c, "main.version=v2")
 	diverges := `nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")`
-	for _, tt := range []struct {
-		name       string
-		args       []string
-		wantCode   int
-		wantStdout string
-		wantStderr string
-	}{
+	for _, tt := range []exactRun{
 		{"a dry run", []string{"Flow", "--dry-run"}, 3, fmt.Sprintf(`upgrade %[1]s, %[2]s → %[3]s (Flow), dry run: 3 open instances
 INSTANCE    FROM          OUTCOME     EVENTS  DETAILS
 v1-passed   %[2]s  diverges    7       %[4]s
@@ -457,13 +461,7 @@ the new execution goes on with:
   4  ExecutionReset("reset from execution 1, which had 7 events, to its event 3")
   5  ActivityScheduled("Step", "b")
 `, v2[:12], v1[:12])
-	for _, tt := range []struct {
-		name       string
-		args       []string
-		wantCode   int
-		wantStdout string
-		wantStderr string
-	}{
+	for _, tt := range []exactRun{
 		{"replay on its module", []string{"replay", "case"}, 0,
 			fmt.Sprintf("ok: module %s reproduces the 7 events of instance case, execution 1; it is Running\n", v1[:12]), ""},
 		{"replay on the new module", []string{"replay", "case", "--module", v2[:10]}, 1,
