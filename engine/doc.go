@@ -31,7 +31,10 @@
 // wait was cancelled); a persistent event waits in a mailbox (FIFO per name,
 // at most MaxPersistentEvents per execution) for a persistent wait, and the
 // ones no wait took are carried into the next execution on continue-as-new,
-// in the order they arrived in (past MaxPersistentEvents, the newest).
+// in the order they arrived in (past MaxPersistentEvents, the newest). A
+// persistent wait takes an event already waiting once every command of its
+// step is recorded, so that a wait its own step cancels (the loser of a
+// select between two waits whose events wait) takes none.
 // A completion for a cancelled or completed operation is dropped. A request
 // to cancel or terminate the instance, or a persistent event, that arrives
 // in the turn that continues as new goes on to the next execution. A timer

@@ -46,6 +46,29 @@ func raceThenWait(persistent bool) func(*fakeGuest, abi.Job) []abi.Command {
 	}
 }
 
+// firstOfTwoMailboxes waits for go (command 1), then selects between
+// persistent waits for A and B (commands 2 and 3): the first to resolve
+// wins, the other's wait is cancelled (command 4), and a new wait takes
+// its event (command 5); it completes with the winner's command and what
+// the new wait got.
+func firstOfTwoMailboxes(g *fakeGuest, j abi.Job) []abi.Command {
+	if j.Kind == abi.JobStart {
+		return []abi.Command{wait("go")}
+	}
+	g.state["resolved"]++
+	switch g.state["resolved"] {
+	case 1:
+		return []abi.Command{waitPersistent("A"), waitPersistent("B")}
+	case 2:
+		g.state["won"] = int(j.Seq)
+		if j.Seq == 2 {
+			return []abi.Command{{Kind: abi.CommandCancelWait, Target: 3}, waitPersistent("B")}
+		}
+		return []abi.Command{{Kind: abi.CommandCancelWait, Target: 2}, waitPersistent("A")}
+	}
+	return []abi.Command{complete(fmt.Sprintf(`[%d,%s]`, g.state["won"], j.Result))}
+}
+
 func TestEventLanes(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -95,6 +118,35 @@ func TestEventLanes(t *testing.T) {
 			steps: []step{
 				{at(0), []Event{started(`null`)}},
 				{at(1), []Event{timerFired(3, 1), raisedPersistent("X", `"kept"`)}},
+			},
+			wantResult: `"kept"`,
+		},
+		{
+			name: "persistent: of two waits whose events wait, a select takes the first; the other's event is kept", handle: firstOfTwoMailboxes,
+			steps: []step{
+				{at(0), []Event{started(`null`)}},
+				{at(1), []Event{raisedPersistent("A", `"a"`), raisedPersistent("B", `"b"`), raised("go", `null`)}},
+			},
+			wantResult: `[2,"b"]`,
+		},
+		{
+			name: "persistent: a wait cancelled in the step that made it takes no event",
+			handle: func(g *fakeGuest, j abi.Job) []abi.Command {
+				switch j.Kind {
+				case abi.JobStart:
+					return []abi.Command{timer(time.Second)}
+				case abi.JobFireTimer:
+					if g.state["fired"]++; g.state["fired"] == 1 {
+						return []abi.Command{waitPersistent("X"), {Kind: abi.CommandCancelWait, Target: 2}, timer(time.Second)}
+					}
+					return []abi.Command{waitPersistent("X")}
+				}
+				return []abi.Command{complete(string(j.Result))}
+			},
+			steps: []step{
+				{at(0), []Event{started(`null`), raisedPersistent("X", `"kept"`)}},
+				{at(1), []Event{timerFired(2, 1)}},
+				{at(2), []Event{timerFired(7, 2)}},
 			},
 			wantResult: `"kept"`,
 		},

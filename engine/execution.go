@@ -182,9 +182,13 @@ type Execution struct {
 	mailbox          map[string][]Event
 	persistentWaits  map[string][]int64
 	persistentEvents int
-	status           Status
-	result           json.RawMessage
-	failure          *Failure
+	// serve holds the history indices of the persistent waits bound and
+	// not yet served (serveWaits): empty but while a step's commands are
+	// being bound.
+	serve   []int
+	status  Status
+	result  json.RawMessage
+	failure *Failure
 	// broken is set once a turn failed the instance from the engine's side.
 	broken error
 }

@@ -68,6 +68,8 @@ var (
 	selectCode  = program{"select a result or a timeout", selectTimeout}
 	waitCode    = program{"wait for X, with a timeout, then again", raceThenWait(false)}
 	mailboxCode = program{"wait for a persistent X, with a timeout, then again", raceThenWait(true)}
+	// mailboxesCode selects between persistent waits for A and B.
+	mailboxesCode = program{"after go, the first of persistent A and B, then the other", firstOfTwoMailboxes}
 	// charge checks, then charges 1; the patched code charges 2 on new
 	// steps, and the code that dropped the patch charges 2 always.
 	chargeCode      = program{"charge 1", charge(func(*fakeGuest) (string, []abi.Command) { return "1", nil })}
@@ -192,6 +194,10 @@ func scenarios() []scenario {
 		{name: "a persistent event kept past a cancelled wait", code: mailboxCode, steps: []gstep{
 			{now: at(0), messages: []Event{started(`null`)}},
 			{now: at(1), messages: []Event{timerFired(3, 1), raisedPersistent("X", `"kept"`)}},
+		}},
+		{name: "a select over two persistent waits whose events wait", code: mailboxesCode, steps: []gstep{
+			{now: at(0), messages: []Event{started(`null`)}},
+			{now: at(1), messages: []Event{raisedPersistent("A", `"a"`), raisedPersistent("B", `"b"`), raised("go", `null`)}},
 		}},
 		{name: "children completed, failed, detached and cancelled", code: parentCode, steps: []gstep{
 			{now: at(0), messages: []Event{started(`null`)}},

@@ -163,6 +163,9 @@ func (t *Turn) Result() *TurnResult {
 // returns, or to a phase's end.
 func (t *Turn) step() (*abi.Activation, error) {
 	x := t.x
+	if a, err := t.serveNext(); a != nil || err != nil {
+		return a, err
+	}
 	switch t.phase {
 	case replaying:
 		if x.applied < t.historyLen() {
@@ -408,7 +411,7 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 		x.status, x.instanceID, x.name = StatusRunning, ev.InstanceID, ev.Name
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
 	case ev.isSchedule():
-		return t.bind(i, replaying)
+		return t.bind(i)
 	}
 	if err := t.checkNoPending(ev); err != nil {
 		return nil, err
@@ -453,7 +456,8 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 
 // deliverPersistent hands the oldest persistent event called ev.Name to the
 // oldest persistent wait for it, if there are both, in an activation at
-// ev, the event that made the pair possible.
+// ev, the event that made the pair possible: the event's arrival, or the
+// wait (served once its step's commands are bound: serveNext).
 func (t *Turn) deliverPersistent(ev *Event, replaying bool) (*abi.Activation, error) {
 	x := t.x
 	name := ev.Name
@@ -467,9 +471,35 @@ func (t *Turn) deliverPersistent(ev *Event, replaying bool) (*abi.Activation, er
 	return t.activate(ev, replaying, abi.Job{Kind: abi.JobResolveEvent, Seq: o.seq, Result: data})
 }
 
+// serveNext hands a persistent wait the step bound the event waiting for it
+// in the mailbox, once every command of the step is bound: a command after
+// a wait, such as the cancellation of a wait that lost a Select to an
+// earlier one, applies before any event is delivered, so that a cancelled
+// wait takes none. The waits are served in the order they were bound, each
+// still open in an activation at its event (as deliverPersistent says),
+// one an activation: the commands the guest answers are bound before the
+// next is served.
+func (t *Turn) serveNext() (*abi.Activation, error) {
+	x := t.x
+	for len(x.pending) == 0 && len(x.serve) > 0 && !x.status.ends() {
+		i := x.serve[0]
+		x.serve = x.serve[1:]
+		if _, open := x.open[t.event(i).ID]; !open {
+			continue
+		}
+		if a, err := t.deliverPersistent(t.event(i), i < t.liveFrom); a != nil || err != nil {
+			return a, err
+		}
+	}
+	if x.status.ends() {
+		x.serve = nil
+	}
+	return nil, nil
+}
+
 // bind matches the schedule event at history[i] with the oldest pending
 // command.
-func (t *Turn) bind(i int, replaying bool) (*abi.Activation, error) {
+func (t *Turn) bind(i int) (*abi.Activation, error) {
 	x := t.x
 	ev := t.event(i)
 	if ev.IsTerminal() {
@@ -517,7 +547,7 @@ func (t *Turn) bind(i int, replaying bool) (*abi.Activation, error) {
 			x.waits = append(x.waits, ev.ID)
 		case ExternalSubscribedPersistent:
 			x.persistentWaits[ev.Name] = append(x.persistentWaits[ev.Name], ev.ID)
-			return t.deliverPersistent(ev, replaying)
+			x.serve = append(x.serve, i)
 		}
 	case TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled, SubOrchestrationCancelRequested:
 		if o := x.open[ev.ScheduleID]; o.kind == ExternalSubscribedPersistent {

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/durabox/durabox/guest-sdk/durabox"
@@ -85,6 +86,24 @@ func init() {
 			return "", ctx.ContinueAsNew(2)
 		}
 		return durabox.Await[string](ctx.WaitEventPersistent("X"))
+	})
+	// FirstOfTwoMailboxes waits for "go", then selects between
+	// persistent waits for A and B, and then takes the loser's event with
+	// a wait of its own: it stays in the mailbox.
+	durabox.RegisterOrchestration("FirstOfTwoMailboxes", func(ctx *durabox.Context, _ any) (string, error) {
+		if err := ctx.WaitEvent("go").Get(nil); err != nil {
+			return "", err
+		}
+		names := []string{"A", "B"}
+		futures := []*durabox.Future{ctx.WaitEventPersistent("A"), ctx.WaitEventPersistent("B")}
+		won := ctx.Select(futures...)
+		first, err := durabox.Await[string](futures[won])
+		if err != nil {
+			return "", err
+		}
+		lost := names[1-won]
+		later, err := durabox.Await[string](ctx.WaitEventPersistent(lost))
+		return fmt.Sprintf("%s won with %s; %s came later with %s", names[won], first, lost, later), err
 	})
 	durabox.RegisterOrchestration("BothLanes", func(ctx *durabox.Context, _ any) ([]string, error) {
 		return durabox.All[string](ctx.WaitEvent("X"), ctx.WaitEventPersistent("X"))
