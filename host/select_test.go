@@ -7,10 +7,36 @@ import (
 	"testing"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host"
 )
 
-// The SDK's Select over futures that are more than one operation's:
-// persistent waits whose events are already waiting.
+// The SDK's Select over futures that are more than one operation's: a
+// branch's, and persistent waits whose events are already waiting.
+
+// TestSelectOverABranchThatLoses: a branch started with ctx.Go loses a
+// Select to a timer. It is left running, as the SDK documents; its future
+// resolves when it returns.
+func TestSelectOverABranchThatLoses(t *testing.T) {
+	h := startHost(t, host.Options{})
+	h.deploy(t, "host/testdata/guests/conformance")
+	id := h.start(t, "BranchLoses", `null`)
+	events := h.until(t, id, "the timer fired", func(events []engine.Event) bool {
+		return count(events, engine.TimerFired) == 1 || count(events, engine.OrchestrationFailed) == 1
+	})
+	if last := events[len(events)-1]; last.Kind == engine.OrchestrationFailed {
+		t.Fatalf("the instance failed: %s", last.Failure.Message)
+	}
+	if err := h.Raise(context.Background(), id, "late", json.RawMessage(`"late news"`), false); err != nil {
+		t.Fatal(err)
+	}
+	events = h.finish(t, id, `"the timer won; then the branch got late news"`)
+	// Nothing was cancelled: the timer fired, and the branch's wait took
+	// its event.
+	want := []string{"OrchestrationStarted(BranchLoses)", "TimerCreated", "ExternalSubscribed(late)", "TimerFired", "ExternalEvent(late)", "OrchestrationCompleted"}
+	if got := shape(events); !slices.Equal(got, want) {
+		t.Fatalf("history %v\nwant %v", got, want)
+	}
+}
 
 // TestSelectOverTwoPersistentWaitsWhoseEventsWait: both events are in the
 // mailbox before the waits exist. The first wait in the list wins; the

@@ -1,6 +1,8 @@
 package durabox
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	goruntime "runtime"
 	"strings"
@@ -74,6 +76,21 @@ func init() {
 			return "timed out", nil
 		}
 		return Await[string](work)
+	})
+}
+
+func init() {
+	// BranchRace races a branch that calls Work against a timer; the
+	// loser's future is then waited for.
+	RegisterOrchestration("BranchRace", func(ctx *Context, _ any) (string, error) {
+		var got string
+		branch := ctx.Go(func(ctx *Context) { got, _ = Call[string](ctx, "Work", nil) })
+		timer := ctx.NewTimer(time.Minute)
+		won := ctx.Select(branch, timer)
+		if _, err := All[any](branch, timer); err != nil && !errors.Is(err, ErrCanceled) {
+			return "", err
+		}
+		return fmt.Sprintf("%d won; the branch got %s", won, got), nil
 	})
 }
 
@@ -158,6 +175,20 @@ func TestSelect(t *testing.T) {
 	rt := newRuntime()
 	rt.activate(activation(0, start("Race", `null`)))
 	expect(t, "both", rt.activate(activation(1, abi.Job{Kind: abi.JobFireTimer, Seq: 2}, resolve(1, `"worked"`))), `complete "worked"`)
+}
+
+// TestSelectOverABranch: a branch's future that loses a Select is not
+// cancelled (no command; the branch goes on), and resolves when the
+// branch returns; one that wins has the timer cancelled.
+func TestSelectOverABranch(t *testing.T) {
+	rt := newRuntime()
+	expect(t, "start", rt.activate(activation(0, start("BranchRace", `null`))), "timer", "Work")
+	expect(t, "the timer fires", rt.activate(activation(60, abi.Job{Kind: abi.JobFireTimer, Seq: 1})))
+	expect(t, "the branch's call returns", rt.activate(activation(61, resolve(2, `"late"`))), `complete "1 won; the branch got late"`)
+
+	rt = newRuntime()
+	rt.activate(activation(0, start("BranchRace", `null`)))
+	expect(t, "the branch's call returns first", rt.activate(activation(1, resolve(2, `"early"`))), "cancel timer 1", `complete "0 won; the branch got early"`)
 }
 
 func TestPlainGoroutineFailsTheOrchestration(t *testing.T) {

@@ -211,8 +211,13 @@ func (e *ContinueAsNewError) Error() string {
 // several have resolved already, the first of them in the list wins. The
 // others are cancelled: their operations are cancelled by commands recorded
 // in history (a timer will not fire; an activity's result, if it comes, is
-// ignored) and their futures resolve with ErrCanceled. The winner is the same
-// on every replay.
+// ignored; a wait takes no event, and a persistent event it would have
+// taken stays for a later wait) and their futures resolve with ErrCanceled.
+// A branch's future (Go) is not an operation, and a branch cannot be
+// stopped from outside: when it loses, its branch runs on, and its future
+// resolves when the branch returns, as if there had been no Select (to stop
+// a branch, have it select on something the winner resolves). The winner
+// is the same on every replay.
 func (c *Context) Select(futures ...*Future) int {
 	c.rt.own("ctx.Select")
 	for {

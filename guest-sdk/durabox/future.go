@@ -35,7 +35,7 @@ func (e *CanceledError) Is(target error) bool { return target == ErrCanceled }
 type Future struct {
 	rt *runtime
 	// seq and kind are those of the command that started the operation (0
-	// for a future resolved at once).
+	// for a future resolved at once, and for a branch's).
 	seq  uint64
 	kind abi.CommandKind
 	// name is the activity's or the child orchestration's name.
@@ -130,9 +130,11 @@ func (f *Future) settle(result []byte, err error) {
 // resolves the future with ErrCanceled.
 func (f *Future) cancel() { f.cancelWith(ErrCanceled) }
 
-// cancelWith cancels the future's operation and resolves it with err.
+// cancelWith cancels the future's operation and resolves it with err. A
+// future of no operation (a branch's, from Context.Go) is left as it is:
+// there is nothing to cancel, and its branch goes on.
 func (f *Future) cancelWith(err error) {
-	if f.resolved {
+	if f.resolved || f.seq == 0 {
 		return
 	}
 	kind := abi.CommandCancelTimer

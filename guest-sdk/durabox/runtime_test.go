@@ -173,7 +173,7 @@ func TestRunActivity(t *testing.T) {
 
 func TestManifestListsRegistrations(t *testing.T) {
 	m := manifest()
-	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "Loop", "Panics", "Parallel", "PlainGo", "Race", "Retrying", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
+	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "BranchRace", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "Loop", "Panics", "Parallel", "PlainGo", "Race", "Retrying", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
 		t.Fatalf("manifest %+v", m)
 	}
 }

@@ -72,6 +72,20 @@ func init() {
 	durabox.RegisterOrchestration("HonorsCancel", func(ctx *durabox.Context, _ any) (string, error) {
 		return "slept", ctx.Sleep(time.Hour)
 	})
+	// BranchLoses selects between a branch that waits for the event
+	// "late" and a short timer, which wins; then it waits for the branch,
+	// which was left running.
+	durabox.RegisterOrchestration("BranchLoses", func(ctx *durabox.Context, _ any) (string, error) {
+		var late string
+		branch := ctx.Go(func(c *durabox.Context) { late, _ = durabox.Await[string](c.WaitEvent("late")) })
+		if ctx.Select(branch, ctx.NewTimer(10*time.Millisecond)) == 0 {
+			return "the branch won", nil
+		}
+		if err := branch.Get(nil); err != nil {
+			return "", err
+		}
+		return "the timer won; then the branch got " + late, nil
+	})
 	// WaitsForGo calls an activity, then waits for the event "go".
 	durabox.RegisterOrchestration("WaitsForGo", func(ctx *durabox.Context, _ any) (string, error) {
 		if _, err := durabox.Call[string](ctx, "Echo", "before"); err != nil {
