@@ -31,8 +31,8 @@ func TestChildren(t *testing.T) {
 			{at(1), []Event{{Kind: SubOrchestrationCompleted, ScheduleID: 2, Result: json.RawMessage(`"child done"`)}}},
 		})
 		want := []ChildTask{
-			{ScheduleID: 2, InstanceID: "i1:2", Name: "Child", Input: json.RawMessage(`1`)},
-			{ScheduleID: 3, InstanceID: "i1:3", Name: "Audit", Input: json.RawMessage(`2`), Detached: true},
+			{ScheduleID: 2, InstanceID: "i1~1:2", Name: "Child", Input: json.RawMessage(`1`)},
+			{ScheduleID: 3, InstanceID: "i1~1:3", Name: "Audit", Input: json.RawMessage(`2`), Detached: true},
 			{ScheduleID: 4, InstanceID: "named", Name: "Child", Input: json.RawMessage(`3`)},
 		}
 		if !reflect.DeepEqual(results[0].Children, want) {

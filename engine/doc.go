@@ -34,7 +34,8 @@
 // in the order they arrived in (past MaxPersistentEvents, the newest). A
 // persistent wait takes an event already waiting once every command of its
 // step is recorded, so that a wait its own step cancels (the loser of a
-// select between two waits whose events wait) takes none.
+// select between two waits whose events wait) takes none. A child started
+// without an id of its own gets PARENT~EXECUTION:EVENT (see ChildTask).
 // A completion for a cancelled or completed operation is dropped. A request
 // to cancel or terminate the instance, or a persistent event, that arrives
 // in the turn that continues as new goes on to the next execution. A timer

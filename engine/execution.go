@@ -27,6 +27,12 @@ func activityTask(ev *Event) ActivityTask {
 // on the module that registers Name (preferring the parent's). Unless
 // Detached, its end comes back as a SubOrchestrationCompleted or
 // SubOrchestrationFailed message naming ScheduleID.
+//
+// InstanceID is the id the orchestration chose for it, or else one derived
+// as PARENT~EXECUTION:EVENT: the parent's id, TurnInput.Execution and
+// ScheduleID ("order-7~1:2"). A derived id is unique across the parent's
+// executions and resets, and never one a user or an orchestration can
+// choose (abi.CheckInstanceID), which never holds '~'.
 type ChildTask struct {
 	ScheduleID int64
 	InstanceID string
@@ -60,6 +66,12 @@ type TurnInput struct {
 	Messages []Event
 	// Now is the time of the turn; new events are recorded at it.
 	Now time.Time
+	// Execution is the number of the execution History belongs to: 1 for
+	// an instance's first, one more for each continue-as-new and each
+	// reset, never used twice for one instance. The ids of the children
+	// the turn starts without an id of their own derive from it (see
+	// ChildTask). Zero counts as 1.
+	Execution int64
 }
 
 // TurnResult is what one turn produces. The caller must persist NewEvents,

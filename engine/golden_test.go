@@ -475,6 +475,52 @@ func TestGoldenCorpus(t *testing.T) {
 	}
 }
 
+// TestOlderHistoriesReplay: the histories under testdata/older, which
+// engines before this one recorded for scenarios of the corpus, and which
+// differ from what this engine records only in what new events carry,
+// replay exactly as the scenario's history does (its .golden). Each is
+// named after its scenario: children-completed-failed-detached-and-
+// cancelled.json has its children's ids in the form engines derived until
+// they derived PARENT~EXECUTION:EVENT, PARENT:EVENT.
+func TestOlderHistoriesReplay(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "older", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no older histories: %v", err)
+	}
+	bySlug := map[string]scenario{}
+	for _, sc := range scenarios() {
+		bySlug[slug(sc.name)] = sc
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			sc, ok := bySlug[name]
+			if !ok {
+				t.Fatalf("%s is named after no scenario of the corpus", f)
+			}
+			var older historyFile
+			b, err := os.ReadFile(f)
+			if err == nil {
+				err = json.Unmarshal(b, &older)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join("testdata", "golden", name+".golden"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, code := sc.record(t)
+			if sc.replay != nil {
+				code = *sc.replay
+			}
+			if got := replayed(older.Events, code); got != string(want) {
+				t.Errorf("the replay of %s:\n%s\nwant (as the corpus's %s.golden):\n%s", f, got, name, want)
+			}
+		})
+	}
+}
+
 // TestGoldenCorpusCoversEverything: every kind of event appears in a
 // stored history, and every kind of nondeterminism in a replay.
 func TestGoldenCorpusCoversEverything(t *testing.T) {

@@ -20,8 +20,8 @@ func TestMessagesTheCallerDelivers(t *testing.T) {
 	}{
 		{"start", StartMessage("i1", "Order", json.RawMessage(`1`)),
 			Event{Kind: OrchestrationStarted, Name: "Order", InstanceID: "i1", Input: json.RawMessage(`1`)}},
-		{"child start", ChildTask{ScheduleID: 2, InstanceID: "i1:2", Name: "Ship", Input: json.RawMessage(`2`)}.Start(),
-			Event{Kind: OrchestrationStarted, Name: "Ship", InstanceID: "i1:2", Input: json.RawMessage(`2`)}},
+		{"child start", ChildTask{ScheduleID: 2, InstanceID: "i1~1:2", Name: "Ship", Input: json.RawMessage(`2`)}.Start(),
+			Event{Kind: OrchestrationStarted, Name: "Ship", InstanceID: "i1~1:2", Input: json.RawMessage(`2`)}},
 		{"child not started", ChildNotStarted(2, "Ship", `instance id "x" is already taken`),
 			Event{Kind: SubOrchestrationFailed, ScheduleID: 2, Failure: &Failure{Message: `child orchestration "Ship" could not start: instance id "x" is already taken`}}},
 		{"completed report", Report(3, StatusCompleted, json.RawMessage(`"ok"`), nil),

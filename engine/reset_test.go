@@ -64,7 +64,7 @@ func TestPlanReset(t *testing.T) {
 	// request is not raised again).
 	h := hist(started(`null`),
 		scheduled("A", `1`),
-		Event{Kind: SubOrchestrationScheduled, Name: "Kid", InstanceID: "i1:3", Input: json.RawMessage(`2`)},
+		Event{Kind: SubOrchestrationScheduled, Name: "Kid", InstanceID: "i1~1:3", Input: json.RawMessage(`2`)},
 		Event{Kind: TimerCreated, FireAt: fireAt(9)},
 		Event{Kind: ExternalSubscribed, Name: "Go"},
 		Event{Kind: TimerCancelled, ScheduleID: 4},
@@ -78,7 +78,7 @@ func TestPlanReset(t *testing.T) {
 	}
 	want = Work{
 		Activities: []ActivityTask{{ScheduleID: 2, Name: "A", Input: json.RawMessage(`1`)}},
-		Children:   []ChildTask{{ScheduleID: 3, InstanceID: "i1:3", Name: "Kid", Input: json.RawMessage(`2`)}},
+		Children:   []ChildTask{{ScheduleID: 3, InstanceID: "i1~1:3", Name: "Kid", Input: json.RawMessage(`2`)}},
 	}
 	if !reflect.DeepEqual(p.InFlight, want) {
 		t.Errorf("in flight %+v, want %+v", p.InFlight, want)

@@ -43,8 +43,8 @@ func TestTerminate(t *testing.T) {
 		}
 		// The child still running ends with its parent; the one that
 		// completed and the detached instance are left alone.
-		if !reflect.DeepEqual(last.TerminateChildren, []string{"i1:2"}) {
-			t.Fatalf("live=%v children terminated %q, want [i1:2]", live, last.TerminateChildren)
+		if !reflect.DeepEqual(last.TerminateChildren, []string{"i1~1:2"}) {
+			t.Fatalf("live=%v children terminated %q, want [i1~1:2]", live, last.TerminateChildren)
 		}
 		if len(last.Activities) != 0 || len(last.Dropped) != 2 || last.Dropped[0].Reason != "the instance is already Terminated" {
 			t.Fatalf("live=%v activities %+v dropped %+v", live, last.Activities, last.Dropped)

@@ -52,6 +52,9 @@ type Turn struct {
 	asked *Event
 	// err is what ended the turn early: it fails the instance.
 	err error
+	// execution is the number of the execution, from 1
+	// (TurnInput.Execution).
+	execution int64
 }
 
 // phase is where a Turn is.
@@ -93,7 +96,7 @@ func (x *Execution) Begin(in TurnInput) (*Turn, error) {
 	if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); err != nil {
 		return nil, err
 	}
-	t := &Turn{x: x, persisted: in.History, messages: in.Messages, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History)}
+	t := &Turn{x: x, persisted: in.History, messages: in.Messages, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History), execution: max(in.Execution, 1)}
 	if len(in.Messages) > 0 && in.Messages[0].Kind == ExecutionReset && len(in.History) > 0 {
 		// The first turn of a reset execution runs its last kept step
 		// anew, which a guest that has applied it already cannot.
@@ -318,7 +321,7 @@ func (t *Turn) drop(m Event, reason string) {
 func (t *Turn) record(ev Event) {
 	ev.ID, ev.Time = int64(t.historyLen())+1, t.now
 	if (ev.Kind == SubOrchestrationScheduled || ev.Kind == OrchestrationChained) && ev.InstanceID == "" {
-		ev.InstanceID = fmt.Sprintf("%s:%d", t.x.instanceID, ev.ID)
+		ev.InstanceID = childID(t.x.instanceID, t.execution, ev.ID)
 	}
 	t.res.NewEvents = append(t.res.NewEvents, ev)
 	switch ev.Kind {
@@ -381,6 +384,9 @@ func (t *Turn) flushNext() (*abi.Activation, error) {
 	}
 	target, err := t.target(&x.pending[0].cmd)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkChosenID(&x.pending[0].cmd); err != nil {
 		return nil, err
 	}
 	ev := eventFor(x.pending[0], target)

@@ -17,7 +17,7 @@ func TestCancelAnInstanceAndItsChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.until(t, "job:2", "the child's timer", has(1, engine.TimerCreated))
+	h.until(t, "job~1:2", "the child's timer", has(1, engine.TimerCreated))
 	if err := h.Cancel(ctx, id, "withdrawn"); err != nil {
 		t.Fatal(err)
 	}
@@ -30,11 +30,11 @@ func TestCancelAnInstanceAndItsChildren(t *testing.T) {
 	if got := shape(h.history(t, id)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("parent's history %v\nwant %v", got, want)
 	}
-	child := h.wait(t, "job:2")
+	child := h.wait(t, "job~1:2")
 	if child.Status != engine.StatusCanceled || child.Failure.Message != "durabox: the instance was cancelled: its parent job cancelled it" {
 		t.Fatalf("child: status %s failure %+v", child.Status, child.Failure)
 	}
-	if got := shape(h.history(t, "job:2")); !reflect.DeepEqual(got, []string{"OrchestrationStarted(Sleeper)", "TimerCreated", "OrchestrationCancelRequested", "TimerCancelled", "OrchestrationCanceled"}) {
+	if got := shape(h.history(t, "job~1:2")); !reflect.DeepEqual(got, []string{"OrchestrationStarted(Sleeper)", "TimerCreated", "OrchestrationCancelRequested", "TimerCancelled", "OrchestrationCanceled"}) {
 		t.Fatalf("child's history %v", got)
 	}
 	if err := h.Cancel(ctx, "nope", ""); err == nil || err.Error() != `host: instance not found: "nope"` {

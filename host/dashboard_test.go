@@ -326,8 +326,8 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 
 	// Children.
-	b.open("#/instances/order-1", `#children li[data-id="order-1:2"]`)
-	if got := b.text("#children"); !strings.Contains(got, "order-1:3") || !strings.Contains(got, "Audit") {
+	b.open("#/instances/order-1", `#children li[data-id="order-1~1:2"]`)
+	if got := b.text("#children"); !strings.Contains(got, "order-1~1:3") || !strings.Contains(got, "Audit") {
 		t.Errorf("the children show %q", got)
 	}
 

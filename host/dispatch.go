@@ -83,7 +83,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	}
 	began := time.Now()
 	guestCtx := context.WithoutCancel(ctx)
-	in := engine.TurnInput{Now: h.opts.Clock()}
+	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID}
 	for _, m := range item.Messages {
 		in.Messages = append(in.Messages, m.Event)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -197,8 +196,6 @@ func envKeys(env []string) []string {
 	return keys
 }
 
-var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-
 // Start starts the orchestration name with input (JSON; empty means null)
 // and returns the instance id. An empty id means the host picks one. The
 // instance runs on the module most recently deployed that registers name,
@@ -224,7 +221,7 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	}
 	if id == "" {
 		id = newID()
-	} else if !validID.MatchString(id) {
+	} else if abi.CheckInstanceID(id) != nil {
 		return "", fmt.Errorf("%w: instance id %s must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", ErrBadInput, abi.Quote(id))
 	}
 	hash, err := h.startModule(ctx, ref, name)

@@ -25,8 +25,8 @@ func TestTerminate(t *testing.T) {
 	if _, err := h.Start(ctx, "Family", nil, "family"); err != nil {
 		t.Fatal(err)
 	}
-	h.until(t, "family:2", "the child's timer", has(1, engine.TimerCreated))
-	h.until(t, "family:3", "the detached instance's timer", has(1, engine.TimerCreated))
+	h.until(t, "family~1:2", "the child's timer", has(1, engine.TimerCreated))
+	h.until(t, "family~1:3", "the detached instance's timer", has(1, engine.TimerCreated))
 	if q, err := h.Queue(ctx); err != nil || q.Timers != 3 {
 		t.Fatalf("queue before: %+v, %v; want 3 timers (the family's, its child's, the detached one's)", q, err)
 	}
@@ -42,11 +42,11 @@ func TestTerminate(t *testing.T) {
 	if got := shape(history); !reflect.DeepEqual(got, want) || history[4].Reason != "stuck in a loop" {
 		t.Fatalf("family's history %v (%+v)\nwant %v", got, history[len(history)-1], want)
 	}
-	child := h.wait(t, "family:2")
+	child := h.wait(t, "family~1:2")
 	if child.Status != engine.StatusTerminated || child.Failure.Message != "terminated: its parent family was terminated" {
 		t.Fatalf("child: %s %+v", child.Status, child.Failure)
 	}
-	if detached, err := h.Instance(ctx, "family:3"); err != nil || detached.Status != engine.StatusRunning {
+	if detached, err := h.Instance(ctx, "family~1:3"); err != nil || detached.Status != engine.StatusRunning {
 		t.Fatalf("the detached instance: %+v, %v; want it Running still", detached, err)
 	}
 	if q, err := h.Queue(ctx); err != nil || q.Timers != 1 {

@@ -24,12 +24,14 @@ import (
 // part started (they go on, reporting to nobody), and, from a replay of the
 // kept events on the module, what the new execution records first: the
 // reset marker and the commands of the last kept step, which runs again on
-// the module. A module that does not replay the kept events is refused
-// (ErrDiverges). With req.DryRun it stops there. Otherwise it resets the
-// instance (store.ResetInstance), in one transaction, only if no turn holds
-// it (ErrBusy) and it still has the history planned with: the current one,
-// or the one req.Execution and req.Events name (ErrChanged). The old
-// execution's history stays, readable by its number.
+// the module, and the ids of the children it starts that an instance has
+// already (which cannot start). A module that does not replay the kept
+// events is refused (ErrDiverges). With req.DryRun it stops there.
+// Otherwise it resets the instance (store.ResetInstance), in one
+// transaction, only if no turn holds it (ErrBusy) and it still has the
+// history planned with: the current one, or the one req.Execution and
+// req.Events name (ErrChanged). The old execution's history stays,
+// readable by its number.
 func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error) {
 	var out client.ResetPlan
 	inst, err := h.Instance(ctx, id)
@@ -67,6 +69,9 @@ func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (c
 	if out.Next, err = h.resetReplay(ctx, mod.Hash, id, inst.ExecutionID, plan.Kept, marker); err != nil {
 		return out, err
 	}
+	if out.Taken, err = h.taken(ctx, out.Next); err != nil {
+		return out, err
+	}
 	if req.DryRun {
 		return out, nil
 	}
@@ -99,16 +104,17 @@ func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (c
 	return out, nil
 }
 
-// resetReplay replays the kept events on the module and the new
-// execution's first turn after them, writing nothing, and returns the
-// events that turn records after the kept ones: the marker, and the
-// commands of the last kept step.
+// resetReplay replays the kept events of execution on the module and the
+// first turn of the new execution, the next, after them, writing nothing,
+// and returns the events that turn records after the kept ones: the
+// marker, and the commands of the last kept step (the children they start
+// have the ids the new execution derives).
 func (h *Host) resetReplay(ctx context.Context, hash, id string, execution int64, kept []engine.Event, marker engine.Event) ([]engine.Event, error) {
 	mod, err := h.reg.module(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
-	in := engine.TurnInput{History: kept, Messages: []engine.Event{marker}, Now: h.opts.Clock()}
+	in := engine.TurnInput{History: kept, Messages: []engine.Event{marker}, Now: h.opts.Clock(), Execution: execution + 1}
 	res, err := run(ctx, mod, &h.opts, seed(id, marker.SeedExecution), in, nil)
 	if err == nil && res.Err != nil {
 		err = res.Err
@@ -117,6 +123,25 @@ func (h *Host) resetReplay(ctx context.Context, hash, id string, execution int64
 		return nil, fmt.Errorf("%w: module %s, on the %d events the reset keeps of execution %d: %v", ErrDiverges, short(hash), len(kept), execution, err)
 	}
 	return res.NewEvents, nil
+}
+
+// taken returns the ids of the children events start that an instance
+// already has.
+func (h *Host) taken(ctx context.Context, events []engine.Event) ([]string, error) {
+	var ids []string
+	for _, ev := range events {
+		if ev.Kind != engine.SubOrchestrationScheduled && ev.Kind != engine.OrchestrationChained {
+			continue
+		}
+		_, err := h.st.GetInstance(ctx, ev.InstanceID)
+		switch {
+		case err == nil:
+			ids = append(ids, ev.InstanceID)
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, fmt.Errorf("host: reset: is child instance %q taken: %w", ev.InstanceID, err)
+		}
+	}
+	return ids, nil
 }
 
 // reruns lists the activities that ended, completed or failed, in the

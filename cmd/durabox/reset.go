@@ -19,9 +19,11 @@ var resetCommand = &command{
 		"prefix; default its own): typically code patched after a bug, and often for a\n" +
 		"failed instance. First it prints what the reset keeps and discards, the\n" +
 		"activities that had finished after event N and will run again, the events\n" +
-		"raised again, and what the new code does first; with --dry-run it stops there.\n" +
-		"The reset is refused if the module does not replay the events kept, or if the\n" +
-		"instance changed since the plan was printed. The old execution's history stays\n" +
+		"raised again, and what the new code does first, with a warning for a child it\n" +
+		"starts whose id an instance has already (one the code chose: the ids the host\n" +
+		"derives are new in every execution); with --dry-run it stops there. The reset\n" +
+		"is refused if the module does not replay the events kept, or if the instance\n" +
+		"changed since the plan was printed. The old execution's history stays\n" +
 		"(durabox history ID --execution N).",
 	args:   []string{"ID"},
 	client: true,
@@ -98,6 +100,9 @@ func printPlan(e *env, p client.ResetPlan) {
 	}
 	if len(p.Detached) > 0 {
 		fmt.Fprintf(w, "children started after event %d go on, reporting to nobody: %s\n", p.ToEvent, strings.Join(p.Detached, ", "))
+	}
+	for _, id := range p.Taken {
+		fmt.Fprintf(w, "warning: instance id %q is taken: the new execution cannot start that child, which will fail with \"instance id … is already taken\"\n", id)
 	}
 	fmt.Fprintln(w, "the new execution goes on with:")
 	for _, ev := range p.Next {

@@ -137,9 +137,20 @@ func (c *Context) WaitEventPersistent(name string) *Future {
 }
 
 // CallChild starts the orchestration name with input as a child instance
-// and returns a future for its result. The child's id is derived from this
-// instance's id and the step that started it ("PARENT:7"), unless id is
-// given. A child that fails resolves the future with a *ChildError.
+// and returns a future for its result. A child that fails resolves the
+// future with a *ChildError.
+//
+// Unless id is given, the host derives the child's id from this
+// instance's id, its execution and the event that records the call:
+// PARENT~EXECUTION:EVENT ("order-7~1:2"). Derived ids are unique: the
+// execution number grows with every ContinueAsNew and every reset, so the
+// same call in another execution, or run again by a reset, starts another
+// child; and no id a client or an orchestration chooses has a '~'. An id
+// given must be one a client could choose (1 to 128 letters, digits, '.',
+// '_', ':' or '-', starting with a letter or digit), or the future fails at
+// once with the reason; it is taken by whatever instance has it already
+// (an earlier execution's child, or the child of a step a reset runs
+// again), and then the child does not start and the future fails.
 func (c *Context) CallChild(name string, input any, id ...string) *Future {
 	c.rt.own("ctx.CallChild")
 	return c.startChild(name, input, false, id)
@@ -147,7 +158,8 @@ func (c *Context) CallChild(name string, input any, id ...string) *Future {
 
 // StartDetached starts the orchestration name with input as an instance
 // nobody waits for (fire and forget), and returns at once. Its id is
-// derived as for CallChild unless id is given.
+// derived as for CallChild unless id is given; an id given that a client
+// could not choose is refused with the returned error.
 func (c *Context) StartDetached(name string, input any, id ...string) error {
 	c.rt.own("ctx.StartDetached")
 	return c.startChild(name, input, true, id).err
@@ -156,13 +168,19 @@ func (c *Context) StartDetached(name string, input any, id ...string) error {
 func (c *Context) startChild(name string, input any, detached bool, id []string) *Future {
 	raw, err := plainjson.Marshal(input)
 	if err != nil {
-		f := &Future{rt: c.rt}
-		f.settle(nil, fmt.Errorf("durabox: input of orchestration %q does not encode to JSON: %w", name, err))
-		return f
+		err = fmt.Errorf("durabox: input of orchestration %q does not encode to JSON: %w", name, err)
 	}
 	cmd := abi.Command{Kind: abi.CommandStartChild, Name: name, Input: raw, Detached: detached}
-	if len(id) > 0 {
+	if len(id) > 0 && err == nil {
 		cmd.InstanceID = id[0]
+		if idErr := abi.CheckInstanceID(id[0]); idErr != nil {
+			err = fmt.Errorf("durabox: child orchestration %q cannot start: %w", name, idErr)
+		}
+	}
+	if err != nil {
+		f := &Future{rt: c.rt}
+		f.settle(nil, err)
+		return f
 	}
 	return c.rt.command(cmd)
 }

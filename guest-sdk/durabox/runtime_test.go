@@ -173,7 +173,7 @@ func TestRunActivity(t *testing.T) {
 
 func TestManifestListsRegistrations(t *testing.T) {
 	m := manifest()
-	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "BranchRace", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "Loop", "Panics", "Parallel", "PlainGo", "Race", "Retrying", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
+	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "BranchRace", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "Loop", "NamesChildren", "Panics", "Parallel", "PlainGo", "Race", "Retrying", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
 		t.Fatalf("manifest %+v", m)
 	}
 }
@@ -187,5 +187,43 @@ func TestContinueAsNew(t *testing.T) {
 	got = newRuntime().activate(activation(0, start("Counter", `3`)))
 	if len(got) != 1 || got[0].Kind != abi.CommandComplete || string(got[0].Output) != `3` {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+func init() {
+	// NamesChildren starts a detached instance and a child under the ids
+	// it is given, and fails with the first error.
+	RegisterOrchestration("NamesChildren", func(ctx *Context, ids [2]string) (string, error) {
+		if err := ctx.StartDetached("Kid", nil, ids[0]); err != nil {
+			return "", err
+		}
+		return "", ctx.CallChild("Kid", nil, ids[1]).Get(nil)
+	})
+}
+
+// TestAChildIDChosenMustBeValid: an id the orchestration gives a child
+// must be one a client could choose; another is refused at once, without
+// a command, naming what is wrong.
+func TestAChildIDChosenMustBeValid(t *testing.T) {
+	const rule = "; an instance id is 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
+	for _, tt := range []struct {
+		ids  string
+		want []abi.Command
+	}{
+		{`["audit-1", "kid-1"]`, []abi.Command{
+			{Kind: abi.CommandStartChild, Seq: 1, Name: "Kid", Input: []byte(`null`), InstanceID: "audit-1", Detached: true},
+			{Kind: abi.CommandStartChild, Seq: 2, Name: "Kid", Input: []byte(`null`), InstanceID: "kid-1"},
+		}},
+		{`["audit~1:2", "kid-1"]`, []abi.Command{{Kind: abi.CommandFail, Seq: 1, Failure: &abi.Failure{
+			Message: `durabox: child orchestration "Kid" cannot start: abi: instance id "audit~1:2" has '~', which only ids the host derives have` + rule}}}},
+		{`["audit-1", "kid 1"]`, []abi.Command{
+			{Kind: abi.CommandStartChild, Seq: 1, Name: "Kid", Input: []byte(`null`), InstanceID: "audit-1", Detached: true},
+			{Kind: abi.CommandFail, Seq: 2, Failure: &abi.Failure{Message: `durabox: child orchestration "Kid" cannot start: abi: instance id "kid 1" has ' '` + rule}},
+		}},
+	} {
+		got := newRuntime().activate(activation(0, start("NamesChildren", tt.ids)))
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ids %s: commands %+v, want %+v", tt.ids, got, tt.want)
+		}
 	}
 }

@@ -257,6 +257,12 @@ type ResetPlan struct {
 	// in its first turn: the reset marker, and the commands of the last
 	// kept step on the module it goes on with.
 	Next []engine.Event `json:"next"`
+	// Taken are the ids of the children Next starts that an instance
+	// already has: the new execution cannot start them, and each fails
+	// with "instance id … is already taken". An id the host derives is
+	// never taken; an id the orchestration chose may be, by the child of
+	// an earlier run of the step.
+	Taken []string `json:"taken,omitempty"`
 	// Done is set once the reset has happened.
 	Done bool `json:"done,omitempty"`
 }

@@ -98,8 +98,8 @@ var Messages = []Message{
 		{Num: 6, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON (Complete; the next execution's input for ContinueAsNew)"},
 		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "(Fail)"},
 		{Num: 8, Name: "target", Go: "Target", Kind: Uint, Doc: "the `seq` of the command a cancel command cancels (CancelTimer, CancelActivity, CancelWait, CancelChild)"},
-		{Num: 9, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the child's instance id (StartChild); empty: the host derives " +
-			"`PARENT:EVENT` from the parent's id and the schedule event's id"},
+		{Num: 9, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the child's instance id (StartChild), one a client could choose; " +
+			"empty: the host derives `PARENT~EXECUTION:EVENT` (see \"Instance ids\")"},
 		{Num: 10, Name: "detached", Go: "Detached", Kind: Bool, Doc: "1 for a child nobody waits for (StartChild)"},
 		{Num: 11, Name: "timeout", Go: "TimeoutMillis", Kind: Uint, Doc: "the deadline of each attempt of the activity, in milliseconds; " +
 			"0 (or absent) leaves it to the host's `--activity-timeout` (ScheduleActivity)"},

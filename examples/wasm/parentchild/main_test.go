@@ -23,11 +23,11 @@ func TestParent(t *testing.T) {
 	for _, c := range inst.Children() {
 		ids = append(ids, c.ID())
 	}
-	if len(ids) != 3 || ids[0] != "order:2" || ids[1] != "order:3" || ids[2] != "order:6" {
+	if len(ids) != 3 || ids[0] != "order~1:2" || ids[1] != "order~1:3" || ids[2] != "order~1:6" {
 		t.Fatalf("children %v", ids)
 	}
 	var audit string
-	if err := env.Instance("order:6").Result(&audit); err != nil || audit != "audited an order of 2 parcels" {
+	if err := env.Instance("order~1:6").Result(&audit); err != nil || audit != "audited an order of 2 parcels" {
 		t.Fatalf("audit %q, %v", audit, err)
 	}
 }

@@ -53,9 +53,9 @@
 // names, inputs, results, failures, schedule ids, the delays of timers),
 // the rules about events (positional events go to the oldest active wait
 // or are dropped; persistent ones wait in a mailbox and carry over on
-// continue-as-new), selects and their cancellations, children and their ids
-// ("PARENT:EVENT"), continue-as-new, retries, custom status, the
-// determinism check, and the failure of an orchestration that uses its
+// continue-as-new), selects and their cancellations, children and their
+// ids ("PARENT~EXECUTION:EVENT"), continue-as-new, retries, custom status,
+// the determinism check, and the failure of an orchestration that uses its
 // Context from a goroutine not started with ctx.Go, or that is left
 // waiting on nothing. Times differ: on the fake clock an event is recorded
 // at the fake time of its turn, a timer fires exactly when due, and an

@@ -198,10 +198,10 @@ func TestChildren(t *testing.T) {
 	for _, c := range inst.Children() {
 		got = append(got, c.ID()+" "+string(c.Status()))
 	}
-	if want := []string{"family:2 Completed", "family:4 Failed", "family:6 Completed"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"family~1:2 Completed", "family~1:4 Failed", "family~1:6 Completed"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("children %q, want %q", got, want)
 	}
-	expectResult(t, env.Instance("family:6"), `"Hello, detached"`)
+	expectResult(t, env.Instance("family~1:6"), `"Hello, detached"`)
 }
 
 // TestWithTimeout pins that a call that takes longer than its
@@ -242,10 +242,10 @@ func TestCancellationReachesOperationsAndChildren(t *testing.T) {
 	inst.Cancel("enough")
 	inst.AdvanceToEnd()
 	expectFailure(t, inst, engine.StatusCanceled, "durabox: the instance was cancelled: enough")
-	expectHistory(t, inst, `OrchestrationStarted("Guarded", null)`, `SubOrchestrationScheduled("Approve", "guarded:2", 3600000000000)`, `ActivityScheduled("Hello", "slow")`,
+	expectHistory(t, inst, `OrchestrationStarted("Guarded", null)`, `SubOrchestrationScheduled("Approve", "guarded~1:2", 3600000000000)`, `ActivityScheduled("Hello", "slow")`,
 		`OrchestrationCancelRequested("enough")`, `SubOrchestrationCancelRequested(event 2)`, `ActivityCancelRequested(event 3)`, `ActivityScheduled("Hello", "cleanup")`,
 		`ActivityCompleted(event 7, "Hello, cleanup")`, `OrchestrationCanceled("durabox: the instance was cancelled: enough")`)
-	child := env.Instance("guarded:2")
+	child := env.Instance("guarded~1:2")
 	expectFailure(t, child, engine.StatusCanceled, "durabox: the instance was cancelled: its parent guarded cancelled it")
 	// The child's report and the slow call's result came after their
 	// cancellation.

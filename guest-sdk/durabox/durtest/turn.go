@@ -34,7 +34,7 @@ func (i *Instance) turn() {
 		}
 		return
 	}
-	res, err := i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now})
+	res, err := i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1)})
 	if err != nil {
 		e.t.Fatalf("durtest: the engine refused a turn of instance %s (a bug in durtest): %v", i.id, err)
 	}
