@@ -203,8 +203,11 @@ func explain(err error, cfg *guestConfig) error {
 	var (
 		exit   *wasi.ExitError
 		budget *wasi.BudgetError
+		timer  *sandbox.TimerError
 	)
 	switch {
+	case errors.As(err, &timer):
+		return timerRefused(timer.Call)
 	case errors.As(err, &budget):
 		return fmt.Errorf("it ran past its budget of %d loop iterations for one step, having run %d (an endless loop?)", budget.Budget, budget.Used)
 	case errors.Is(err, context.DeadlineExceeded) && cfg.activity:

@@ -82,6 +82,23 @@
 //     only, with the cause in its history; so does an orchestration left
 //     waiting on nothing (neither returned nor waiting on any activity,
 //     timer, event or child), which could never be woken.
+//   - the time package's clock stands still within a step, and its timers
+//     could neither fire when due nor survive a restart, so none may
+//     outlive the step that starts it. time.Sleep, and a wait on a timer
+//     or a ticker's channel, fail the instance at once ("the orchestration
+//     blocked on time.Sleep or a timer of the time package"). A step that
+//     ends with a timer of the time package still running fails the
+//     instance, naming the call: time.AfterFunc; time.NewTimer or
+//     time.After (a select with a default that polls its channel);
+//     time.NewTicker or time.Tick; context.WithTimeout or
+//     context.WithDeadline (whose context starts a timer, running until
+//     it is cancelled). A timer stopped within the step that started it
+//     (Timer.Stop, Ticker.Stop, the CancelFunc of a context) is fine, and
+//     so is the one crypto/rand's first read starts and stops. Use
+//     ctx.Sleep and ctx.NewTimer, raced with ctx.Select, instead; run code
+//     when a durable timer fires in a branch (ctx.Go). (The host finds
+//     these timers by the function names a Go module carries, which
+//     go build -ldflags=-s strips; durabox build keeps them.)
 //
 // What remains the author's job:
 //
@@ -93,10 +110,10 @@
 //     A goroutine started with a go statement may compute, but the moment
 //     it touches the Context or a future, the instance fails with a message
 //     that says so.
-//   - Do not block on time.Sleep, time.After, channels, mutexes or
-//     WaitGroups that nothing in the orchestration will release: use
-//     ctx.Sleep, ctx.NewTimer and futures. (A branch runs only while the
-//     others wait on futures, so a channel between branches deadlocks.)
+//   - Do not block on channels, mutexes or WaitGroups that nothing in the
+//     orchestration will release: use futures. (A branch runs only while
+//     the others wait on futures, so a channel between branches
+//     deadlocks.)
 //   - ctx.IsReplaying is the one thing that differs between the first run
 //     of a step and its replays: false while the host applies the steps the
 //     current turn records, true while it re-applies steps recorded in an

@@ -31,6 +31,18 @@ func (e *TrapError) Error() string { return fmt.Sprintf("sandbox: %s trapped: %v
 
 func (e *TrapError) Unwrap() error { return e.Err }
 
+// TimerError is returned when a call left a timer of the time package
+// running in a deterministic guest (of a module package wasmrewrite
+// rewrote), which an orchestration cannot keep. Call is the function of
+// wasmrewrite.TimerCalls that started the first of those it left.
+type TimerError struct {
+	Call string
+}
+
+func (e *TimerError) Error() string {
+	return fmt.Sprintf("sandbox: the guest left a timer of the time package running (%s)", e.Call)
+}
+
 // unusable returns why an instance that is closed, or stopped at an
 // earlier error, takes no call, or nil.
 func unusable(closed, stopped bool) error {
@@ -44,22 +56,26 @@ func unusable(closed, stopped bool) error {
 }
 
 // callError turns how a call into the guest ended into the error Call
-// returns: err from the runtime, and slept from the instance's Env.TakeSleep.
-// In order of precedence, the error wraps *wasi.ExitError,
-// *wasi.BudgetError, wasi.ErrBlockingSleep, ctx's error, or is a
-// *TrapError.
-func callError(ctx context.Context, export string, err error, slept time.Duration) error {
+// returns: err from the runtime, slept from the instance's Env.TakeSleep,
+// and timer the function that started a timer of the time package that a
+// deterministic guest left running (empty if it left none). In order of precedence, the
+// error wraps *wasi.ExitError, *wasi.BudgetError, or is a *TimerError
+// (before a blocking sleep: a guest that waits on such a timer started it
+// first), or wraps wasi.ErrBlockingSleep, ctx's error, or is a *TrapError.
+func callError(ctx context.Context, export string, err error, slept time.Duration, timer string) error {
 	var (
 		exit   *wasi.ExitError
 		budget *wasi.BudgetError
 	)
 	switch {
-	case err == nil && slept == 0:
+	case err == nil && slept == 0 && timer == "":
 		return nil
 	case errors.As(err, &exit):
 		return fmt.Errorf("sandbox: %s: %w", export, exit)
 	case errors.As(err, &budget):
 		return fmt.Errorf("sandbox: %s: %w", export, budget)
+	case timer != "" && (err == nil || errors.Is(err, wasi.ErrBlockingSleep)):
+		return &TimerError{Call: timer}
 	case err == nil || errors.Is(err, wasi.ErrBlockingSleep):
 		// The error speaks to the orchestration's author, who has no use
 		// for the export's name.

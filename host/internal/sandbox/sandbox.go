@@ -25,7 +25,7 @@
 // normal way under its own Env, so its runtime seeds itself from real
 // randomness.
 //
-// A call ends in one of six ways, which the caller tells apart with
+// A call ends in one of seven ways, which the caller tells apart with
 // errors.Is and errors.As:
 //
 //   - it returns;
@@ -33,8 +33,12 @@
 //   - a deterministic guest ran past its step budget of loop iterations
 //     (wasi.Env.SetStepBudget; only in a module wasmrewrite rewrote):
 //     *wasi.BudgetError;
-//   - a deterministic guest waited on the clock (time.Sleep, a timer of the
-//     time package): wasi.ErrBlockingSleep;
+//   - a deterministic guest left a timer of the time package running
+//     (time.AfterFunc, time.NewTimer, a context with a deadline…; only in
+//     a module wasmrewrite rewrote, found by the names of its functions):
+//     *TimerError, even if it returned normally;
+//   - a deterministic guest waited on the clock (time.Sleep) and started
+//     no timer: wasi.ErrBlockingSleep;
 //   - the call's context ended (a CPU deadline stops even an endless loop):
 //     context.DeadlineExceeded or context.Canceled;
 //   - the guest trapped (a Go panic or fatal error, whose message it wrote

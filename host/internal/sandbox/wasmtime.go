@@ -236,6 +236,9 @@ func (m *wasmtimeModule) Instantiate(ctx context.Context, cfg Config) (Instance,
 		return nil, errors.New("sandbox: instantiate: the module exports no memory")
 	}
 	inst.budget = wi.GetExport(inst.store, wasmrewrite.BudgetExport).Global()
+	for _, name := range timerExports {
+		inst.timers = append(inst.timers, wi.GetExport(inst.store, name).Global())
+	}
 	for _, s := range m.layout.Segments {
 		inst.Write(s.Offset, s.Data)
 	}
@@ -252,8 +255,10 @@ type wasmtimeInstance struct {
 	inst  *wasmtime.Instance
 	mem   *wasmtime.Memory
 	// budget is the rewritten module's yield budget, set at every call
-	// (wasmrewrite.BudgetExport).
+	// (wasmrewrite.BudgetExport); timers are the globals of its timer
+	// marks (timerExports), zeroed at every call.
 	budget *wasmtime.Global
+	timers []*wasmtime.Global
 	env    *wasi.Env
 	// callCtx is the context of the call in progress, for the host
 	// functions.
@@ -297,10 +302,16 @@ func (i *wasmtimeInstance) Call(ctx context.Context, export string, args ...uint
 	if err := i.budget.Set(i.store, wasmtime.ValI32(wasmrewrite.YieldEvery)); err != nil {
 		return nil, fmt.Errorf("sandbox: %s: set the yield budget: %w", export, err)
 	}
+	for _, g := range i.timers {
+		if err := g.Set(i.store, wasmtime.ValI32(0)); err != nil {
+			return nil, fmt.Errorf("sandbox: %s: zero the timer marks: %w", export, err)
+		}
+	}
 	i.callCtx = ctx
 	out, err := i.call(fn, in)
 	i.callCtx = nil
-	if err := callError(ctx, export, err, i.env.TakeSleep()); err != nil {
+	timer := timerLeft(i.env, export, uint32(i.timers[2].Get(i.store).I32()), uint32(i.timers[1].Get(i.store).I32()))
+	if err := callError(ctx, export, err, i.env.TakeSleep(), timer); err != nil {
 		i.stopped = true
 		return nil, err
 	}

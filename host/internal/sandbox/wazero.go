@@ -269,6 +269,10 @@ func (m *wazeroModule) instance(mod api.Module, env *wasi.Env) *wazeroInstance {
 	inst := &wazeroInstance{mod: mod, module: m, env: env, fns: map[string]api.Function{}}
 	if m.layout != nil {
 		inst.budget, _ = mod.ExportedGlobal(wasmrewrite.BudgetExport).(api.MutableGlobal)
+		for _, name := range timerExports {
+			g, _ := mod.ExportedGlobal(name).(api.MutableGlobal)
+			inst.timers = append(inst.timers, g)
+		}
 	}
 	return inst
 }
@@ -279,8 +283,11 @@ type wazeroInstance struct {
 	env    *wasi.Env
 	fns    map[string]api.Function
 	// budget is the rewritten module's yield budget, set at every call
-	// (wasmrewrite.BudgetExport); nil for a module as given.
+	// (wasmrewrite.BudgetExport); timers are the globals of its timer
+	// marks (timerExports), zeroed at every call. Both are nil for a
+	// module as given.
 	budget api.MutableGlobal
+	timers []api.MutableGlobal
 	// snapshot is the snapshot whose memory the instance maps, if it does.
 	snapshot *snapshot
 	// stopped is set by the first call that failed.
@@ -304,9 +311,16 @@ func (i *wazeroInstance) Call(ctx context.Context, export string, args ...uint64
 	}
 	if i.budget != nil {
 		i.budget.Set(wasmrewrite.YieldEvery)
+		for _, g := range i.timers {
+			g.Set(0)
+		}
 	}
 	res, err := fn.Call(context.WithValue(ctx, envKey{}, i.env), args...)
-	if err := callError(ctx, export, err, i.env.TakeSleep()); err != nil {
+	timer := ""
+	if i.timers != nil {
+		timer = timerLeft(i.env, export, uint32(i.timers[2].Get()), uint32(i.timers[1].Get()))
+	}
+	if err := callError(ctx, export, err, i.env.TakeSleep(), timer); err != nil {
 		i.stopped = true
 		return nil, err
 	}

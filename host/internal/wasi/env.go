@@ -92,6 +92,10 @@ func (e *Env) countYield() {
 	}
 }
 
+// Deterministic reports whether e is an orchestration's environment, not an
+// activity's.
+func (e *Env) Deterministic() bool { return e.deterministic }
+
 // Environ returns the environment variables the guest sees ("KEY=value").
 func (e *Env) Environ() []string { return e.environ }
 

@@ -54,9 +54,11 @@ func loopCheck(budget, yield uint32) []byte {
 }
 
 // instrumentCode returns the code section with check inserted at the top
-// of every loop body, and whether any function changes a table (which keeps
-// the module's instances from being reused: see recycle.go).
-func instrumentCode(section, check []byte) (code []byte, changesTables bool, err error) {
+// of every loop body and marks[i] after the stack check of function body i
+// (see timer.go; stackChecks holds the functions a stack check calls), and
+// whether any function changes a table (which keeps the module's instances
+// from being reused: see recycle.go).
+func instrumentCode(section, check []byte, marks map[uint32][]byte, stackChecks map[uint32]bool) (code []byte, changesTables bool, err error) {
 	r := reader{b: section}
 	count, err := r.u32()
 	if err != nil {
@@ -74,7 +76,8 @@ func instrumentCode(section, check []byte) (code []byte, changesTables bool, err
 			return nil, false, err
 		}
 		var changes bool
-		if body, changes, err = instrumentBody(body[:0], fn, check); err != nil {
+		site := &markSite{stackChecks: stackChecks, placed: marks[i] == nil}
+		if body, changes, err = instrumentBody(body[:0], fn, check, marks[i], site); err != nil {
 			return nil, false, fmt.Errorf("function body %d: %w", i, err)
 		}
 		changesTables = changesTables || changes
@@ -85,8 +88,9 @@ func instrumentCode(section, check []byte) (code []byte, changesTables bool, err
 }
 
 // instrumentBody appends to out the function body code with check after
-// every loop instruction, and reports whether the body changes a table.
-func instrumentBody(out, code, check []byte) (_ []byte, changesTables bool, err error) {
+// every loop instruction and mark where site says, and reports whether the
+// body changes a table.
+func instrumentBody(out, code, check, mark []byte, site *markSite) (_ []byte, changesTables bool, err error) {
 	r := reader{b: code}
 	groups, err := r.u32()
 	if err != nil {
@@ -102,6 +106,7 @@ func instrumentBody(out, code, check []byte) (_ []byte, changesTables bool, err 
 	}
 	copied := 0
 	for !r.done() {
+		start := r.off
 		op, err := r.byte()
 		if err != nil {
 			return nil, false, err
@@ -120,18 +125,32 @@ func instrumentBody(out, code, check []byte) (_ []byte, changesTables bool, err 
 			out = append(out, check...)
 			copied = r.off
 		}
+		if site.after(op, code[start+1:r.off]) {
+			out = append(out, code[copied:r.off]...)
+			out = append(out, mark...)
+			copied = r.off
+		}
 	}
 	return append(out, code[copied:]...), changesTables, nil
 }
 
 // codeSection writes the code section with the loop check in every
-// function.
+// function, and the timer marks.
 func (w *rewriter) codeSection(body []byte) error {
 	im := w.imports
 	if !im.hasYield || int(im.yieldType) >= len(w.types) || w.types[im.yieldType] != "\x60\x00\x01\x7f" {
 		return unsupported("the module does not import %s.%s as a function of no parameters and an i32 result", YieldModule, YieldName)
 	}
-	code, changes, err := instrumentCode(body, loopCheck(w.budget, im.yield))
+	marks, checks := map[uint32][]byte{}, map[uint32]bool{}
+	for fn, i := range w.marked {
+		switch {
+		case i >= len(TimerCalls)+len(timerStops):
+			checks[fn] = true
+		case fn >= im.funcs:
+			marks[fn-im.funcs] = w.timers.mark(i)
+		}
+	}
+	code, changes, err := instrumentCode(body, loopCheck(w.budget, im.yield), marks, checks)
 	if err != nil {
 		return err
 	}

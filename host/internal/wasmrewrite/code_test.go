@@ -49,7 +49,7 @@ func TestInstrumentBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, changes, err := instrumentBody(nil, []byte(tt.body), []byte(check))
+			got, changes, err := instrumentBody(nil, []byte(tt.body), []byte(check), nil, &markSite{placed: true})
 			if refused(t, err, tt.unsupported) {
 				return
 			}

@@ -5,7 +5,9 @@
 // Rewrite takes the data segments out (the sandbox writes them into memory
 // itself, or maps a snapshot in which they already are), exports every
 // mutable global (so that its value can be read after _initialize and set
-// in a new instance), and makes every loop yield now and then (code.go). It
+// in a new instance), makes every loop yield now and then (code.go), and
+// marks the functions of a Go module that start a timer of the time
+// package, which an orchestration may not keep (timer.go, with name.go). It
 // knows just enough of the binary format
 // (https://webassembly.github.io/spec/core/binary/modules.html) to do that,
 // one file per section as in wazero's internal/wasm/binary: type.go,

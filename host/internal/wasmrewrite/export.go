@@ -4,8 +4,9 @@ import "strconv"
 
 // exportSection writes the export section: the module's exports (existing,
 // the section's body, or nil when it has none), one for each mutable
-// global, named GlobalExportPrefix and its index, and the yield budget, as
-// BudgetExport.
+// global, named GlobalExportPrefix and its index, the yield budget, as
+// BudgetExport, and the globals of the timer marks, as TimerCallExport,
+// TimerExport and TimerLiveExport.
 func (w *rewriter) exportSection(existing []byte) error {
 	names := map[string]bool{}
 	var entries []byte
@@ -47,13 +48,18 @@ func (w *rewriter) exportSection(existing []byte) error {
 		n++
 		w.l.Globals = append(w.l.Globals, name)
 	}
-	if names[BudgetExport] {
-		return unsupported("the module already exports %q", BudgetExport)
+	for _, g := range []struct {
+		name string
+		idx  uint32
+	}{{BudgetExport, w.budget}, {TimerCallExport, w.timers.call}, {TimerExport, w.timers.timer}, {TimerLiveExport, w.timers.live}} {
+		if names[g.name] {
+			return unsupported("the module already exports %q", g.name)
+		}
+		entries = appendName(entries, g.name)
+		entries = append(entries, 3) // global
+		entries = appendU32(entries, g.idx)
+		n++
 	}
-	entries = appendName(entries, BudgetExport)
-	entries = append(entries, 3) // global
-	entries = appendU32(entries, w.budget)
-	n++
 	w.out = appendSection(w.out, secExport, appendU32(nil, n), entries)
 	w.exported = true
 	return nil

@@ -39,8 +39,8 @@ func parseGlobals(body []byte, imported uint32) ([]uint32, error) {
 }
 
 // globalSection writes the global section: the module's globals (existing,
-// the section's body, or nil when it has none) and the yield budget after
-// them.
+// the section's body, or nil when it has none), and after them the yield
+// budget and the globals of the timer marks (timer.go).
 func (w *rewriter) globalSection(existing []byte) error {
 	var defined uint32
 	var rest []byte
@@ -53,7 +53,8 @@ func (w *rewriter) globalSection(existing []byte) error {
 		defined, rest = n, existing[r.off:]
 	}
 	w.budget = w.imports.globals + defined
-	w.out = appendSection(w.out, secGlobal, appendU32(nil, defined+1), rest, budgetGlobal())
+	w.timers = timerGlobalsAt{call: w.budget + 1, timer: w.budget + 2, live: w.budget + 3}
+	w.out = appendSection(w.out, secGlobal, appendU32(nil, defined+4), rest, budgetGlobal(), timerGlobals())
 	w.globalsOut = true
 	return nil
 }

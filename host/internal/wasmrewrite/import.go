@@ -9,8 +9,9 @@ const (
 
 // imported is what rewrite learns of a module's imports.
 type imported struct {
-	// globals is how many globals the module imports.
-	globals uint32
+	// globals and funcs are how many globals and functions the module
+	// imports.
+	globals, funcs uint32
 	// yield is the function index of sched_yield, and yieldType its type,
 	// when hasYield.
 	yield, yieldType uint32
@@ -27,7 +28,6 @@ func parseImports(body []byte) (imported, error) {
 	if err != nil {
 		return im, err
 	}
-	var funcs uint32
 	for range count {
 		module, err := r.name()
 		if err != nil {
@@ -45,9 +45,9 @@ func parseImports(body []byte) (imported, error) {
 		case 0: // function
 			var typ uint32
 			if typ, err = r.u32(); err == nil && module == YieldModule && name == YieldName && !im.hasYield {
-				im.yield, im.yieldType, im.hasYield = funcs, typ, true
+				im.yield, im.yieldType, im.hasYield = im.funcs, typ, true
 			}
-			funcs++
+			im.funcs++
 		case 1: // table
 			if _, err = r.byte(); err == nil {
 				_, _, err = r.limits()

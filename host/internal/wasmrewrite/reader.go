@@ -73,6 +73,20 @@ func (r *reader) sleb(bits int) (int64, error) {
 	return 0, unsupported("an s%d too long", bits)
 }
 
+// section reads a section, or a subsection of a custom section: an id, a
+// size and that many bytes.
+func (r *reader) section() (id byte, body []byte, err error) {
+	if id, err = r.byte(); err != nil {
+		return 0, nil, err
+	}
+	size, err := r.u32()
+	if err != nil {
+		return 0, nil, err
+	}
+	body, err = r.bytes(size)
+	return id, body, err
+}
+
 func (r *reader) name() (string, error) {
 	n, err := r.u32()
 	if err != nil {

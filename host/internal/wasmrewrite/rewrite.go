@@ -71,11 +71,15 @@ type rewriter struct {
 	out []byte
 	// types are the function types, encoded; imports what the import
 	// section says; mutable the indices of the mutable globals; budget the
-	// index of the yield budget.
+	// index of the yield budget, timers those of the timer marks' globals;
+	// marked the functions of timerNames(), each with the index of its
+	// name there.
 	types   []string
 	imports imported
 	mutable []uint32
 	budget  uint32
+	timers  timerGlobalsAt
+	marked  map[uint32]int
 	// globalsOut and exported are set once the global and the export
 	// section are written.
 	globalsOut, exported bool
@@ -88,7 +92,8 @@ func Rewrite(wasm []byte) (*Layout, error) {
 	if !bytes.HasPrefix(wasm, []byte(header)) {
 		return nil, unsupported("not a wasm 1 binary")
 	}
-	w := &rewriter{l: &Layout{}, out: append(make([]byte, 0, len(wasm)+len(wasm)/16), header...)}
+	w := &rewriter{l: &Layout{}, out: append(make([]byte, 0, len(wasm)+len(wasm)/16), header...),
+		marked: functionsNamed(wasm[len(header):], timerNames())}
 	in := reader{b: wasm[len(header):]}
 	var (
 		haveMemory bool

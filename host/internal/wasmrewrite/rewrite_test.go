@@ -52,8 +52,9 @@ func sections(t *testing.T, wasm []byte) (ids []byte, bodies [][]byte) {
 
 // The rewritten Go guest, with its segments written into memory and before
 // any code runs, is the original: same memory, same globals (and the
-// yield budget, full), same exports; and every section but the global,
-// export, code and data sections is unchanged.
+// yield budget, full, and the timer marks' globals, zero), same exports;
+// and every section but the global, export, code and data sections is
+// unchanged.
 func TestRewriteGoGuest(t *testing.T) {
 	wasm, err := guestbuild.Wasm(guestPkg)
 	if err != nil {
@@ -129,8 +130,8 @@ func TestRewriteGoGuest(t *testing.T) {
 	if len(exports) != len(origExports) {
 		t.Errorf("%d exported functions, want %d", len(exports), len(origExports))
 	}
-	if !slices.Equal(globals, append(origGlobals, YieldEvery)) {
-		t.Errorf("globals %v, want %v and the yield budget, %d", globals, origGlobals, YieldEvery)
+	if !slices.Equal(globals, append(origGlobals, YieldEvery, 0, 0, 0)) {
+		t.Errorf("globals %v, want %v, the yield budget, %d, and the timer marks' three, zero", globals, origGlobals, YieldEvery)
 	}
 }
 
@@ -279,7 +280,7 @@ func TestRewrite(t *testing.T) {
 			if _, err := wazero.NewRuntime(ctx).CompileModule(ctx, l.Wasm); err != nil {
 				t.Fatalf("the rewritten module does not compile: %v", err)
 			}
-			if got, want := exportedGlobals(t, l.Wasm), append(slices.Clone(tt.globals), BudgetExport); !slices.Equal(got, want) {
+			if got, want := exportedGlobals(t, l.Wasm), append(slices.Clone(tt.globals), BudgetExport, TimerCallExport, TimerExport, TimerLiveExport); !slices.Equal(got, want) {
 				t.Errorf("exported globals %q, want %q", got, want)
 			}
 		})
