@@ -67,9 +67,10 @@ type Options struct {
 	// an orchestration: one that runs more fails, at the same point live, on
 	// every replay and on either runtime, because the budget counts work
 	// (every loop iteration of the module's code, counted by the loops the
-	// sandbox's rewriter instruments), not time. ActivationTimeout stays as
-	// the backstop, for a module the rewriter does not take. Zero means no
-	// budget.
+	// sandbox's rewriter instruments, and every 16 bytes a bulk memory
+	// instruction copies or fills, as one iteration), not time.
+	// ActivationTimeout stays as the backstop, for a module the rewriter
+	// does not take. Zero means no budget.
 	StepBudget uint64
 	// MaxPayload bounds one payload, in bytes: an instance's input, an
 	// event's data, a custom status, a result, the input of an activity or

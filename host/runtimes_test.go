@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,6 +159,38 @@ func TestStepBudgetStopsAtTheSamePoint(t *testing.T) {
 				t.Fatalf("history %v; want it to fail at the first event", shape(events))
 			}
 			replayOnBoth(t, h, opts)
+		})
+	}
+}
+
+// TestStepBudgetCountsBulkMemory: a step that copies or clears 32 MiB a
+// round, a few loop iterations each (memory.copy and memory.fill), fails by
+// its step budget, at the same point live on both runtimes and on every
+// replay, long before the wall-clock deadline: the budget counts what a
+// bulk instruction does, by its length.
+func TestStepBudgetCountsBulkMemory(t *testing.T) {
+	const prefix = "orchestration crashed applying event 1: it ran past its budget of 10000000 loop iterations for one step, having run "
+	opts := func(runtime string) host.Options {
+		return host.Options{Runtime: runtime, StepBudget: 10_000_000, ActivationTimeout: 10 * time.Second, MemoryLimit: 128 << 20}
+	}
+	for _, orchestration := range []string{"Copy", "Fill"} {
+		t.Run(orchestration, func(t *testing.T) {
+			failures := map[string]string{}
+			for _, rt := range []string{host.RuntimeWazero, host.RuntimeWasmtime} {
+				h := startHost(t, opts(rt))
+				h.deploy(t, "host/testdata/guests/bulk")
+				// A million rounds move 32 TB: only the deadline would stop
+				// them, were they not counted.
+				inst := h.run(t, orchestration, `1000000`)
+				if inst.Failure == nil || !strings.HasPrefix(inst.Failure.Message, prefix) {
+					t.Fatalf("on %s: status %s, failure %+v; want a failure beginning %q", rt, inst.Status, inst.Failure, prefix)
+				}
+				failures[rt] = inst.Failure.Message
+				replayOnBoth(t, h, opts)
+			}
+			if a, b := failures[host.RuntimeWazero], failures[host.RuntimeWasmtime]; a != b {
+				t.Errorf("the runtimes stopped at different points:\nwazero:   %s\nwasmtime: %s", a, b)
+			}
 		})
 	}
 }

@@ -30,7 +30,8 @@
 //
 //   - it returns;
 //   - the guest called os.Exit: *wasi.ExitError, with the code;
-//   - a deterministic guest ran past its step budget of loop iterations
+//   - a deterministic guest ran past its step budget of loop iterations,
+//     bulk memory instructions charged by their length
 //     (wasi.Env.SetStepBudget; only in a module wasmrewrite rewrote):
 //     *wasi.BudgetError;
 //   - a deterministic guest left a timer of the time package running

@@ -75,9 +75,11 @@ func (e *Env) Starting() *Env {
 // SetStepBudget bounds the loop iterations one activation of a
 // deterministic guest runs (zero: no bound). A module rewritten by package
 // wasmrewrite yields every wasmrewrite.YieldEvery iterations, counted from
-// the start of each call into it, so the guest is stopped with a
-// *BudgetError at the first yield past the budget: at the same point on
-// every replay and every runtime. A real Env ignores it.
+// the start of each call into it (a bulk instruction charges them by its
+// length first: one per 1 << wasmrewrite.ChargeShift bytes or table
+// entries), so the guest is stopped with a *BudgetError at the first yield
+// past the budget: at the same point on every replay and every runtime. A
+// real Env ignores it.
 func (e *Env) SetStepBudget(iterations uint64) { e.stepBudget = iterations }
 
 // countYield counts a yield of the activation being applied, and stops the

@@ -54,43 +54,49 @@ func loopCheck(budget, yield uint32) []byte {
 }
 
 // instrumentCode returns the code section with check inserted at the top
-// of every loop body and marks[i] after the stack check of function body i
-// (see timer.go; stackChecks holds the functions a stack check calls), and
-// whether any function changes a table (which keeps the module's instances
-// from being reused: see recycle.go).
-func instrumentCode(section, check []byte, marks map[uint32][]byte, stackChecks map[uint32]bool) (code []byte, changesTables bool, err error) {
+// of every loop body, call (when not nil) before every bulk instruction
+// (charge.go) and marks[i] after the stack check of function body i (see
+// timer.go; stackChecks holds the functions a stack check calls), and body
+// appended (when not nil); and whether any function changes a table (which
+// keeps the module's instances from being reused: see recycle.go).
+func instrumentCode(section, check, call, body []byte, marks map[uint32][]byte, stackChecks map[uint32]bool) (code []byte, changesTables bool, err error) {
 	r := reader{b: section}
 	count, err := r.u32()
 	if err != nil {
 		return nil, false, err
 	}
-	out := appendU32(make([]byte, 0, len(section)+len(section)/16), count)
-	var body []byte
+	total := count
+	if body != nil {
+		total++
+	}
+	out := appendU32(make([]byte, 0, len(section)+len(section)/16+len(body)), total)
+	var fn []byte
 	for i := range count {
 		size, err := r.u32()
 		if err != nil {
 			return nil, false, err
 		}
-		fn, err := r.bytes(size)
+		code, err := r.bytes(size)
 		if err != nil {
 			return nil, false, err
 		}
 		var changes bool
 		site := &markSite{stackChecks: stackChecks, placed: marks[i] == nil}
-		if body, changes, err = instrumentBody(body[:0], fn, check, marks[i], site); err != nil {
+		if fn, changes, err = instrumentBody(fn[:0], code, check, call, marks[i], site); err != nil {
 			return nil, false, fmt.Errorf("function body %d: %w", i, err)
 		}
 		changesTables = changesTables || changes
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
+		out = appendU32(out, uint32(len(fn)))
+		out = append(out, fn...)
 	}
-	return out, changesTables, r.end("code")
+	return append(out, body...), changesTables, r.end("code")
 }
 
 // instrumentBody appends to out the function body code with check after
-// every loop instruction and mark where site says, and reports whether the
-// body changes a table.
-func instrumentBody(out, code, check, mark []byte, site *markSite) (_ []byte, changesTables bool, err error) {
+// every loop instruction, call (when not nil) before every bulk
+// instruction and mark where site says, and reports whether the body
+// changes a table.
+func instrumentBody(out, code, check, call, mark []byte, site *markSite) (_ []byte, changesTables bool, err error) {
 	r := reader{b: code}
 	groups, err := r.u32()
 	if err != nil {
@@ -117,6 +123,11 @@ func instrumentBody(out, code, check, mark []byte, site *markSite) (_ []byte, ch
 		if op == 0xfc && r.usesSegments() {
 			return nil, false, unsupported("memory.init or data.drop at byte %d needs the data segments the rewrite takes out", r.off-1)
 		}
+		if op == 0xfc && call != nil && r.charged() {
+			out = append(out, code[copied:start]...)
+			out = append(out, call...)
+			copied = start
+		}
 		if err := r.skipImmediates(op); err != nil {
 			return nil, false, err
 		}
@@ -134,11 +145,18 @@ func instrumentBody(out, code, check, mark []byte, site *markSite) (_ []byte, ch
 	return append(out, code[copied:]...), changesTables, nil
 }
 
-// codeSection writes the code section with the loop check in every
-// function, and the timer marks.
-func (w *rewriter) codeSection(body []byte) error {
+// canYield reports whether the module imports sched_yield as a function of
+// no parameters and an i32 result, for the loops to call.
+func (w *rewriter) canYield() bool {
 	im := w.imports
-	if !im.hasYield || int(im.yieldType) >= len(w.types) || w.types[im.yieldType] != "\x60\x00\x01\x7f" {
+	return im.hasYield && int(im.yieldType) < len(w.types) && w.types[im.yieldType] == "\x60\x00\x01\x7f"
+}
+
+// codeSection writes the code section with the loop check in every
+// function, the call to $charge before every bulk instruction, and
+// $charge itself, when the function section declared it.
+func (w *rewriter) codeSection(body []byte) error {
+	if !w.canYield() {
 		return unsupported("the module does not import %s.%s as a function of no parameters and an i32 result", YieldModule, YieldName)
 	}
 	marks, checks := map[uint32][]byte{}, map[uint32]bool{}
@@ -146,15 +164,20 @@ func (w *rewriter) codeSection(body []byte) error {
 		switch {
 		case i >= len(TimerCalls)+len(timerStops):
 			checks[fn] = true
-		case fn >= im.funcs:
-			marks[fn-im.funcs] = w.timers.mark(i)
+		case fn >= w.imports.funcs:
+			marks[fn-w.imports.funcs] = w.timers.mark(i)
 		}
 	}
-	code, changes, err := instrumentCode(body, loopCheck(w.budget, im.yield), marks, checks)
+	var call, charge []byte
+	if w.charging {
+		call, charge = chargeCall(w.charge), chargeBody(w.budget, w.imports.yield)
+	}
+	code, changes, err := instrumentCode(body, loopCheck(w.budget, w.imports.yield), call, charge, marks, checks)
 	if err != nil {
 		return err
 	}
 	w.l.ChangesTables = changes
 	w.out = appendSection(w.out, secCode, code)
+	w.coded = true
 	return nil
 }

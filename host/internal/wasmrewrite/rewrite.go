@@ -43,6 +43,8 @@ const (
 	secCustom    = 0
 	secType      = 1
 	secImport    = 2
+	secFunction  = 3
+	secTable     = 4
 	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
@@ -80,9 +82,14 @@ type rewriter struct {
 	budget  uint32
 	timers  timerGlobalsAt
 	marked  map[uint32]int
-	// globalsOut and exported are set once the global and the export
-	// section are written.
-	globalsOut, exported bool
+	// charge is the function index of $charge (charge.go), and chargeType
+	// the index of its type, when charging: once the function section has
+	// declared it.
+	charge, chargeType uint32
+	charging           bool
+	// globalsOut, exported and coded are set once the global, the export
+	// and the code section are written.
+	globalsOut, exported, coded bool
 }
 
 // Rewrite parses wasm and returns its rewritten form, or an error wrapping
@@ -124,11 +131,21 @@ func Rewrite(wasm []byte) (*Layout, error) {
 		}
 		switch id {
 		case secType:
-			if w.types, err = parseTypes(body); err != nil {
+			if err := w.typeSection(body); err != nil {
 				return nil, err
 			}
+			continue
 		case secImport:
 			if w.imports, err = parseImports(body); err != nil {
+				return nil, err
+			}
+		case secFunction:
+			if err := w.functionSection(body); err != nil {
+				return nil, err
+			}
+			continue
+		case secTable:
+			if err := parseTables(body); err != nil {
 				return nil, err
 			}
 		case secMemory:
@@ -168,7 +185,7 @@ func Rewrite(wasm []byte) (*Layout, error) {
 		}
 		w.out = appendSection(w.out, id, body)
 	}
-	if err := w.addMissing(sectionOrder(secDataCount) + 1); err != nil {
+	if err := w.addMissing(sectionOrder(secData) + 1); err != nil {
 		return nil, err
 	}
 	if !haveMemory {
@@ -184,7 +201,8 @@ func Rewrite(wasm []byte) (*Layout, error) {
 }
 
 // addMissing writes the global and export sections, if the module has
-// none, before a section that must come after them.
+// none, before a section that must come after them; and the code section,
+// if the module has none and the function section declared $charge.
 func (w *rewriter) addMissing(order int) error {
 	if !w.globalsOut && order > sectionOrder(secGlobal) {
 		if err := w.globalSection(nil); err != nil {
@@ -192,7 +210,12 @@ func (w *rewriter) addMissing(order int) error {
 		}
 	}
 	if !w.exported && order > sectionOrder(secExport) {
-		return w.exportSection(nil)
+		if err := w.exportSection(nil); err != nil {
+			return err
+		}
+	}
+	if w.charging && !w.coded && order > sectionOrder(secCode) {
+		return w.codeSection(appendU32(nil, 0))
 	}
 	return nil
 }

@@ -53,8 +53,9 @@ func sections(t *testing.T, wasm []byte) (ids []byte, bodies [][]byte) {
 // The rewritten Go guest, with its segments written into memory and before
 // any code runs, is the original: same memory, same globals (and the
 // yield budget, full, and the timer marks' globals, zero), same exports;
-// and every section but the global, export, code and data sections is
-// unchanged.
+// every section but the function, global, export, code and data sections
+// is unchanged (a Go module has $charge's type already); and the function
+// section has gained $charge, of that type.
 func TestRewriteGoGuest(t *testing.T) {
 	wasm, err := guestbuild.Wasm(guestPkg)
 	if err != nil {
@@ -83,8 +84,26 @@ func TestRewriteGoGuest(t *testing.T) {
 		if ids[i] == secData {
 			continue
 		}
-		if ids[i] != secGlobal && ids[i] != secExport && ids[i] != secCode && !bytes.Equal(bodies[i], newBodies[j]) {
-			t.Errorf("section %d (id %d) changed", j, ids[i])
+		switch ids[i] {
+		case secFunction:
+			r := reader{b: bodies[i]}
+			n, err := r.u32()
+			if err != nil {
+				t.Fatal(err)
+			}
+			types, err := parseTypes(bodies[slices.Index(ids, secType)])
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Concat(appendU32(nil, n+1), bodies[i][r.off:], appendU32(nil, uint32(slices.Index(types, chargeType))))
+			if !bytes.Equal(newBodies[j], want) {
+				t.Errorf("the function section does not end in $charge, of type (i32) -> (i32)")
+			}
+		case secGlobal, secExport, secCode:
+		default:
+			if !bytes.Equal(bodies[i], newBodies[j]) {
+				t.Errorf("section %d (id %d) changed", j, ids[i])
+			}
 		}
 		j++
 	}
@@ -256,6 +275,12 @@ func TestRewrite(t *testing.T) {
 			wasmtest.Module(1, wasmtest.TypeSec, 2, wasmtest.ImportSec, 3, wasmtest.FuncSec, 5, wasmtest.MemorySec, 7, wasmtest.ExportSec, 12, "\x01",
 				10, "\x01\x0c\x00\x41\x00\x41\x00\x41\x00\xfc\x08\x00\x00\x0b", 11, wasmtest.ActiveData),
 			"function body 0: no snapshot: memory.init or data.drop at byte 7 needs the data segments the rewrite takes out", nil, nil},
+		{"a function section and no code section: $charge gets one",
+			wasmtest.Module(1, wasmtest.TypeSec, 2, wasmtest.ImportSec, 3, "\x00", 5, wasmtest.MemorySec, 11, wasmtest.ActiveData),
+			"", []Segment{{16, []byte("abc")}}, nil},
+		{"a table of 64-bit indices",
+			wasmtest.Module(1, wasmtest.TypeSec, 2, wasmtest.ImportSec, 3, wasmtest.FuncSec, 4, "\x01\x70\x04\x01", 5, wasmtest.MemorySec, 7, wasmtest.ExportSec, 10, wasmtest.CodeSec),
+			"limits of kind 0x04", nil, nil},
 		{"an instruction it does not know",
 			wasmtest.Module(1, wasmtest.TypeSec, 2, wasmtest.ImportSec, 3, wasmtest.FuncSec, 5, wasmtest.MemorySec, 7, wasmtest.ExportSec, 10, "\x01\x03\x00\x14\x0b"),
 			"function body 0: no snapshot: opcode 0x14 at byte 1", nil, nil},

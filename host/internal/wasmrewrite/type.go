@@ -1,5 +1,7 @@
 package wasmrewrite
 
+import "slices"
+
 // parseTypes returns the encoding of each function type.
 func parseTypes(body []byte) ([]string, error) {
 	r := reader{b: body}
@@ -29,4 +31,26 @@ func parseTypes(body []byte) ([]string, error) {
 		types = append(types, string(r.b[start:r.off]))
 	}
 	return types, r.end("type")
+}
+
+// typeSection writes the type section, with $charge's type appended unless
+// the module has it already, and notes its index.
+func (w *rewriter) typeSection(body []byte) error {
+	var err error
+	if w.types, err = parseTypes(body); err != nil {
+		return err
+	}
+	if i := slices.Index(w.types, chargeType); i >= 0 {
+		w.chargeType = uint32(i)
+		w.out = appendSection(w.out, secType, body)
+		return nil
+	}
+	r := reader{b: body}
+	if _, err := r.u32(); err != nil {
+		return err
+	}
+	w.chargeType = uint32(len(w.types))
+	w.types = append(w.types, chargeType)
+	w.out = appendSection(w.out, secType, appendU32(nil, w.chargeType+1), body[r.off:], []byte(chargeType))
+	return nil
 }
