@@ -19,7 +19,7 @@ import (
 func (h *Host) dispatchActivities(ctx context.Context) {
 	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
 		func(max int) ([]*store.ActivityWork, error) {
-			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max)
+			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max, nil)
 		},
 		func(w *store.ActivityWork) { h.complete(ctx, w) })
 }

@@ -195,7 +195,7 @@ func TestStoredNameThatIsNotUTF8DoesNotStopTheHost(t *testing.T) {
 	if err := st.CreateInstance(ctx, store.NewInstance{ID: "old", Name: "Call", ModuleHash: hash, Input: input, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	items, err := st.LockNextInstances(ctx, now, time.Minute, 1)
+	items, err := st.LockNextInstances(ctx, now, time.Minute, 1, nil)
 	if err != nil || len(items) != 1 {
 		t.Fatalf("lock: %v, %v", items, err)
 	}

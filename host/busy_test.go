@@ -96,7 +96,7 @@ func TestAnActivityInFlightMovesWithItsInstance(t *testing.T) {
 	if err != nil || report.Summary.Moved != 1 {
 		t.Fatalf("upgrade to v3: %+v, %v", report, err)
 	}
-	works, err := h.st.LockNextActivities(ctx, time.Now(), time.Minute, 1)
+	works, err := h.st.LockNextActivities(ctx, time.Now(), time.Minute, 1, nil)
 	if err != nil || len(works) != 1 || works[0].Task.Name != "Step" || works[0].ModuleHash != hashes[2] {
 		t.Fatalf("the activity task after the move: %+v, %v; want Step, on %s", works, err, short(hashes[2]))
 	}

@@ -216,7 +216,7 @@ func newBareHostAt(t testing.TB, path string, opts Options) *Host {
 
 // lockNext locks the next instance, if there is one.
 func lockNext(ctx context.Context, st store.Store, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	items, err := st.LockNextInstances(ctx, now, lease, 1)
+	items, err := st.LockNextInstances(ctx, now, lease, 1, nil)
 	if len(items) == 0 {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func lockNext(ctx context.Context, st store.Store, now time.Time, lease time.Dur
 
 // leaseNext leases the next activity task, if there is one.
 func leaseNext(ctx context.Context, st store.Store, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
-	ws, err := st.LockNextActivities(ctx, now, lease, 1)
+	ws, err := st.LockNextActivities(ctx, now, lease, 1, nil)
 	if len(ws) == 0 {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 func (h *Host) dispatchOrchestrations(ctx context.Context) {
 	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers,
 		func(max int) ([]*store.WorkItem, error) {
-			return h.st.LockNextInstances(ctx, h.opts.Clock(), h.opts.Lease, max)
+			return h.st.LockNextInstances(ctx, h.opts.Clock(), h.opts.Lease, max, nil)
 		},
 		func(item *store.WorkItem) { h.turn(ctx, item) })
 }

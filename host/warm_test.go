@@ -35,16 +35,16 @@ func (s *recordingStore) GetModule(ctx context.Context, hash string) (store.Modu
 	return s.Store.GetModule(ctx, hash)
 }
 
-func (s *recordingStore) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
-	items, err := s.Store.LockNextInstances(ctx, now, lease, max)
+func (s *recordingStore) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.WorkItem, error) {
+	items, err := s.Store.LockNextInstances(ctx, now, lease, max, skip)
 	if len(items) > 0 {
 		s.note("LockNextInstances")
 	}
 	return items, err
 }
 
-func (s *recordingStore) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
-	ws, err := s.Store.LockNextActivities(ctx, now, lease, max)
+func (s *recordingStore) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
+	ws, err := s.Store.LockNextActivities(ctx, now, lease, max, skip)
 	if len(ws) > 0 {
 		s.note("LockNextActivities")
 	}

@@ -459,8 +459,12 @@ type Store interface {
 	// until now+lease: first those with visible messages other than the
 	// start CreateInstance enqueued (instances that have begun, and
 	// children), by their oldest such message; then the others, by their
-	// start. It returns none when there is none.
-	LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*WorkItem, error)
+	// start. It passes over the instances that run on a module whose hash
+	// skip holds, as if they had no messages: it neither locks them nor
+	// counts a delivery, and the instances after them come up as if they
+	// were not there (a host leaves them to a host that can run their
+	// module). It returns none when there is none.
+	LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*WorkItem, error)
 	// HasWork reports whether the instance has messages visible at now
 	// (due at or before it), locked or not.
 	HasWork(ctx context.Context, id string, now time.Time) (bool, error)
@@ -478,7 +482,9 @@ type Store interface {
 	// order each instance scheduled them, so that an instance that
 	// schedules a thousand at once does not make one that schedules later
 	// wait for all of them (storetest's ActivitiesFairAcrossInstances).
-	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*ActivityWork, error)
+	// It passes over the tasks of modules whose hash skip holds, as
+	// LockNextInstances does their instances.
+	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*ActivityWork, error)
 	// ExtendLease extends w's lease to now+lease, so that an attempt that
 	// runs longer than a lease is not handed to another worker meanwhile.
 	// It returns ErrLeaseLost if the lease is no longer held. A lost

@@ -33,7 +33,7 @@ func storeOldInstance(t *testing.T, st store.Store) {
 	if err := st.CreateInstance(ctx, store.NewInstance{ID: "old", Name: "Old\xff", ModuleHash: hash, Input: input, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	items, err := st.LockNextInstances(ctx, now, time.Minute, 1)
+	items, err := st.LockNextInstances(ctx, now, time.Minute, 1, nil)
 	if err != nil || len(items) != 1 {
 		t.Fatalf("lock: %v, %v", items, err)
 	}

@@ -17,11 +17,12 @@ import (
 )
 
 // LockNextActivities leases, until now+lease, up to max of the activity
-// tasks that are not leased (or whose lease has expired), first in the
-// fair order (see writeTx.QueueActivities), counting the delivery in each one's
-// Attempt. Hosts that lease at once skip the
-// rows another is leasing (FOR UPDATE SKIP LOCKED).
-func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+// tasks that are not leased (or whose lease has expired) and whose module
+// skip does not name, first in the fair order (see
+// writeTx.QueueActivities), counting the delivery in each one's Attempt.
+// Hosts that lease at once skip the rows another is leasing (FOR UPDATE
+// SKIP LOCKED).
+func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("postgres: lock next activities: max is %d; it must be at least 1", max)
 	}
@@ -31,9 +32,9 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 		token := sqlstore.NewToken()
 		rows, err := tx.Query(ctx, `
 			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, locked_until = $3, attempt = attempt + 1
-			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
+			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 AND NOT (module_hash = ANY($6)) ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
 			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms`,
-			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max)
+			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max, array(skip))
 		if err != nil {
 			return err
 		}

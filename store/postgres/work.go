@@ -18,18 +18,19 @@ import (
 // with visible messages, in the order of service of store/sqlite (the
 // instances that have begun by their oldest visible message, then new
 // ones by their start), and returns each with the length of its current
-// execution's history and all its visible messages, oldest first.
+// execution's history and all its visible messages, oldest first; it
+// passes over the instances of the modules skip names.
 // Messages for finished instances are dropped on the way. Hosts that lock
 // at once never take the same instance: each candidate row is taken FOR
 // UPDATE SKIP LOCKED and must still be unlocked, so a host passes over
 // what another is locking instead of waiting for it.
-func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.WorkItem, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("postgres: lock next instances: max is %d; it must be at least 1", max)
 	}
 	var items []*store.WorkItem
 	err := s.writeUnsynced(ctx, func(tx pgx.Tx) (err error) {
-		items, err = s.lockNextInstances(ctx, tx, now, lease, max)
+		items, err = s.lockNextInstances(ctx, tx, now, lease, max, skip)
 		return err
 	})
 	if err != nil {
@@ -38,12 +39,12 @@ func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time
 	return items, nil
 }
 
-func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time, lease time.Duration, max int, skip []string) ([]*store.WorkItem, error) {
 	var items []*store.WorkItem
 	tried := map[string]bool{}
 	for len(items) < max {
 		want := max - len(items)
-		next, err := nextInstances(ctx, tx, now, want, tried)
+		next, err := nextInstances(ctx, tx, now, want, tried, skip)
 		if err != nil {
 			return nil, err
 		}
@@ -80,32 +81,38 @@ func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time,
 
 // The order of service, as in store/sqlite: first the instances that have
 // begun, by their oldest message visible at once or timer come due, then
-// new instances by their start.
+// new instances by their start; passing over the instances already tried
+// and those of the modules the host skips.
 const (
 	begunQuery = `
 		SELECT m.instance_id FROM messages m JOIN instances i ON i.id = m.instance_id
-		WHERE (m.visible_at = $1 OR (m.visible_at >= $2 AND m.visible_at <= $3)) AND i.locked_until <= $3 AND NOT (m.instance_id = ANY($5))
+		WHERE (m.visible_at = $1 OR (m.visible_at >= $2 AND m.visible_at <= $3)) AND i.locked_until <= $3
+			AND NOT (m.instance_id = ANY($5)) AND NOT (i.module_hash = ANY($6))
 		ORDER BY m.id LIMIT $4`
 	startQuery = `
 		SELECT m.instance_id FROM messages m JOIN instances i ON i.id = m.instance_id
-		WHERE m.visible_at = $1 AND i.locked_until <= $2 AND NOT (m.instance_id = ANY($4))
+		WHERE m.visible_at = $1 AND i.locked_until <= $2 AND NOT (m.instance_id = ANY($4)) AND NOT (i.module_hash = ANY($5))
 		ORDER BY m.id LIMIT $3`
 )
 
 // nextInstances returns up to n unlocked instances with visible messages,
-// in the order of service, leaving out those already tried.
-func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried map[string]bool) ([]string, error) {
-	skip := make([]string, 0, len(tried))
+// in the order of service, leaving out those already tried and those of
+// the modules skip names.
+func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried map[string]bool, skip []string) ([]string, error) {
+	triedIDs := make([]string, 0, len(tried))
 	for id := range tried {
-		skip = append(skip, id)
+		triedIDs = append(triedIDs, id)
 	}
+	skip = array(skip)
 	var out []string
 	for _, query := range []string{begunQuery, startQuery} {
 		args := func(limit int) []any {
-			return []any{sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, skip}
+			return []any{sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, triedIDs, skip}
 		}
 		if query == startQuery {
-			args = func(limit int) []any { return []any{sqlstore.VisibleToStart, sqlstore.Nanos(now), limit, skip} }
+			args = func(limit int) []any {
+				return []any{sqlstore.VisibleToStart, sqlstore.Nanos(now), limit, triedIDs, skip}
+			}
 		}
 		// An instance with several messages comes up once for each: ask for
 		// more rows until there are n instances or no more rows.
@@ -129,6 +136,15 @@ func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried m
 		}
 	}
 	return out, nil
+}
+
+// array returns ids as a query argument: an empty array when there are
+// none, where nil would be NULL (and x = ANY(NULL) is not false but NULL).
+func array(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
 }
 
 // lockInstance locks an instance and reads its work.

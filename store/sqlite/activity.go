@@ -13,23 +13,36 @@ import (
 )
 
 // LockNextActivities leases, until now+lease, up to max of the activity
-// tasks no worker holds (or whose lease has expired), first in the fair
-// order (see writeTx.QueueActivities), counting the delivery in each one's
-// Attempt. It returns none when there is none. The leases are in memory
-// (locks.go): it reads on the read connections, and writes only to count
-// deliveries not counted in advance (one write for them all).
-func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+// tasks no worker holds (or whose lease has expired) and whose module skip
+// does not name, first in the fair order (see writeTx.QueueActivities),
+// counting the delivery in each one's Attempt. It returns none when there
+// is none. The leases are in memory (locks.go): it reads on the read
+// connections, and writes only to count deliveries not counted in advance
+// (one write for them all).
+func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("sqlite: lock next activities: max is %d; it must be at least 1", max)
 	}
 	s.leases.fetching.Lock()
 	defer s.leases.fetching.Unlock()
-	ws, err := s.leaseSome(ctx, now, lease, max)
+	ws, err := s.leaseSome(ctx, now, lease, max, skip)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
 	}
 	return ws, nil
 }
+
+// nextTasks selects the tasks to lease, in the fair order, but those whose
+// id is in the JSON list ?1 (leased); nextTasksSkipping also passes over
+// those of the modules in the JSON list ?3.
+var (
+	nextTasks         = fmt.Sprintf(tasksQuery, "")
+	nextTasksSkipping = fmt.Sprintf(tasksQuery, " AND module_hash NOT IN (SELECT value FROM json_each(?3))")
+)
+
+const tasksQuery = `
+		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms
+		FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?1))%s ORDER BY fair_rank, id LIMIT ?2`
 
 // leasedTask is a task leaseSome leased.
 type leasedTask struct {
@@ -40,15 +53,21 @@ type leasedTask struct {
 	run     int64
 }
 
-func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
 	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
 	held, err := idList(s.leases.held(at, false))
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.readers.QueryContext(ctx, `
-		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms
-		FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY fair_rank, id LIMIT ?`, held, max)
+	query, args := nextTasks, []any{held, max}
+	if len(skip) > 0 {
+		skipped, err := idList(skip)
+		if err != nil {
+			return nil, err
+		}
+		query, args = nextTasksSkipping, []any{held, max, skipped}
+	}
+	rows, err := s.readers.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@
 //	defer st.Close()
 //	st.ReleaseAllLeases(ctx) // this host holds the file: nobody else's work is in flight
 //	for {
-//		items, err := st.LockNextInstances(ctx, time.Now(), time.Minute, 8)
+//		items, err := st.LockNextInstances(ctx, time.Now(), time.Minute, 8, nil)
 //		// run each item's turn, then st.CommitTurn(ctx, store.TurnCommit{..., LockToken: item.LockToken})
 //	}
 package sqlite

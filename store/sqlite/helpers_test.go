@@ -207,7 +207,7 @@ func messageEvents(ms []store.Message) []engine.Event {
 
 // lockNext locks the next instance, if there is one.
 func lockNext(s *Store, now time.Time, lease time.Duration) (*store.WorkItem, error) {
-	items, err := s.LockNextInstances(ctx, now, lease, 1)
+	items, err := s.LockNextInstances(ctx, now, lease, 1, nil)
 	if len(items) == 0 {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func lockNext(s *Store, now time.Time, lease time.Duration) (*store.WorkItem, er
 
 // leaseNext leases the next activity task, if there is one.
 func leaseNext(s *Store, now time.Time, lease time.Duration) (*store.ActivityWork, error) {
-	ws, err := s.LockNextActivities(ctx, now, lease, 1)
+	ws, err := s.LockNextActivities(ctx, now, lease, 1, nil)
 	if len(ws) == 0 {
 		return nil, err
 	}

@@ -105,7 +105,7 @@ func TestConcurrentTurnsConsumeOnce(t *testing.T) {
 					return
 				default:
 				}
-				items, err := s.LockNextInstances(ctx, t0, time.Hour, 2)
+				items, err := s.LockNextInstances(ctx, t0, time.Hour, 2, nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -187,7 +187,7 @@ func TestConcurrentActivitiesCompleteOnce(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for {
-				ws, err := s.LockNextActivities(ctx, t0, time.Hour, 1)
+				ws, err := s.LockNextActivities(ctx, t0, time.Hour, 1, nil)
 				if err != nil || len(ws) == 0 {
 					if err != nil {
 						t.Error(err)

@@ -152,7 +152,7 @@ func TestMigratesVersion5(t *testing.T) {
 		t.Fatalf("queue stats after migration: %+v, %v; want the messages and tasks there stored at the migration", stats, err)
 	}
 	// Version 8 at work: the task there leaves its deadline to the host.
-	if ws, err := s.LockNextActivities(ctx, t0.Add(time.Hour), time.Minute, 1); err != nil || len(ws) != 1 || ws[0].Task.Timeout != 0 {
+	if ws, err := s.LockNextActivities(ctx, t0.Add(time.Hour), time.Minute, 1, nil); err != nil || len(ws) != 1 || ws[0].Task.Timeout != 0 {
 		t.Fatalf("LockNextActivities after migration = %+v, %v; want the SayHello task with no timeout of its own", ws, err)
 	}
 	// Version 6 at work: execution 1's history goes under retention, and

@@ -308,7 +308,7 @@ func TestReadsRefuseACancelledContext(t *testing.T) {
 	if _, err := s.HasWork(cancelled, "a", t0); !errors.Is(err, context.Canceled) {
 		t.Errorf("HasWork with a cancelled context: %v; want context.Canceled", err)
 	}
-	if items, err := s.LockNextInstances(cancelled, t0, time.Minute, 1); !errors.Is(err, context.Canceled) || len(items) != 0 {
+	if items, err := s.LockNextInstances(cancelled, t0, time.Minute, 1, nil); !errors.Is(err, context.Canceled) || len(items) != 0 {
 		t.Errorf("LockNextInstances with a cancelled context: %d items, %v; want none and context.Canceled", len(items), err)
 	}
 	if item, err := lockNext(s, t0, time.Minute); err != nil || item == nil || item.Instance.ID != "a" {

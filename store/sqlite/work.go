@@ -15,20 +15,25 @@ import (
 // LockNextInstances locks, until now+lease, up to max unlocked instances
 // with visible messages, in the order nextInstances serves them, and
 // returns each with the length of its current execution's history and all
-// its visible messages, oldest first. It returns none when no instance has
-// work. Messages for finished instances are dropped on the way.
+// its visible messages, oldest first; it passes over the instances of the
+// modules skip names. It returns none when no instance has work. Messages
+// for finished instances are dropped on the way.
 //
 // The locks are in memory (locks.go): finding and reading the work runs on
 // the read connections, beside the writer, and the writer is asked for
 // nothing unless a delivery was not counted in advance or a finished
 // instance's messages are to be dropped (one write for the batch).
-func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.WorkItem, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("sqlite: lock next instances: max is %d; it must be at least 1", max)
 	}
+	passOver, err := newSkipping(skip)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: lock next instances: %w", err)
+	}
 	var items []*store.WorkItem
 	for len(items) < max {
-		more, dropped, err := s.lockSome(ctx, now, lease, max-len(items))
+		more, dropped, err := s.lockSome(ctx, now, lease, max-len(items), passOver)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: lock next instances: %w", err)
 		}
@@ -55,9 +60,10 @@ type taken struct {
 	stale []int64
 }
 
-// lockSome locks up to n instances with work, and reports whether it
-// dropped the messages of a finished one (there may be more to find).
-func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration, n int) (items []*store.WorkItem, dropped bool, err error) {
+// lockSome locks up to n instances with work, passing over those of the
+// modules skip names, and reports whether it dropped the messages of a
+// finished one (there may be more to find).
+func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration, n int, skip *skipping) (items []*store.WorkItem, dropped bool, err error) {
 	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
 	kept, _ := s.results.waiting()
 	none, err := s.noMessageAt(ctx, at)
@@ -68,7 +74,7 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 	if none {
 		q = nil // only kept results to take
 	}
-	next, err := nextInstances(ctx, q, now, n, s.locks.count(at), kept, func(id string) bool { return s.locks.busy(id, at) })
+	next, err := nextInstances(ctx, q, now, n, s.locks.count(at), kept, skip, func(id string) bool { return s.locks.busy(id, at) })
 	if err != nil {
 		return nil, false, err
 	}
@@ -94,8 +100,10 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 		switch {
 		case t.gone || t.item.Instance.Status.IsTerminal():
 			finished = append(finished, t)
-		case len(t.item.Messages) == 0:
-			empty = append(empty, t) // a turn took them since nextInstances looked
+		case len(t.item.Messages) == 0 || skip.has(t.item.Instance.ModuleHash):
+			// A turn took them since nextInstances looked, or they are
+			// activity results kept for an instance skip passes over.
+			empty = append(empty, t)
 		case !t.counted || t.run != s.run:
 			uncounted = append(uncounted, t)
 		}
@@ -135,7 +143,7 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 		}
 	}
 	for _, t := range locked {
-		if t.gone || t.item.Instance.Status.IsTerminal() || len(t.item.Messages) == 0 {
+		if t.gone || t.item.Instance.Status.IsTerminal() || len(t.item.Messages) == 0 || skip.has(t.item.Instance.ModuleHash) {
 			continue
 		}
 		t.item.Attempt = int(t.attempt)
@@ -205,33 +213,81 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 // cache meanwhile, instead of every instance taking its first step before
 // any takes its second. Each query walks the messages_visible index from
 // its start, so neither timers not yet due nor a backlog make it slower.
+// Where %[1]s is, skippingQueries add passOver.
 const (
 	begunQuery = `
 		SELECT instance_id FROM (
 			SELECT * FROM (
-				SELECT id, instance_id FROM messages WHERE visible_at = ?1
+				SELECT id, instance_id FROM messages WHERE visible_at = ?1%[1]s
 				ORDER BY visible_at, id LIMIT ?4)
 			UNION ALL
 			SELECT * FROM (
-				SELECT id, instance_id FROM messages WHERE visible_at >= ?2 AND visible_at <= ?3
+				SELECT id, instance_id FROM messages WHERE visible_at >= ?2 AND visible_at <= ?3%[1]s
 				ORDER BY visible_at, id LIMIT ?4)
 		) ORDER BY id`
 	startQuery = `
-		SELECT instance_id FROM messages WHERE visible_at = ?5
+		SELECT instance_id FROM messages WHERE visible_at = ?5%[1]s
 		ORDER BY visible_at, id LIMIT ?4`
+	// passOver leaves out the messages of the instances that run on the
+	// modules of the JSON list ?6: one lookup of the instance's row for
+	// each message read, and only when there are modules to pass over.
+	passOver = `
+				AND NOT EXISTS (SELECT 1 FROM instances WHERE instances.id = messages.instance_id AND instances.module_hash IN (SELECT value FROM json_each(?6)))`
 )
 
+// The queries of the order of service, begun then start: plainQueries
+// serve every instance, skippingQueries pass over the instances of the
+// modules in their sixth argument.
+var (
+	plainQueries    = [2]string{fmt.Sprintf(begunQuery, ""), fmt.Sprintf(startQuery, "")}
+	skippingQueries = [2]string{fmt.Sprintf(begunQuery, passOver), fmt.Sprintf(startQuery, passOver)}
+)
+
+// skipping is the modules whose instances a fetch passes over: their
+// hashes, as a set and as the JSON list skippingQueries take.
+type skipping struct {
+	hashes map[string]bool
+	list   string
+}
+
+// newSkipping returns what a fetch passes over for skip, or nil when
+// skip is empty. A nil *skipping passes over nothing.
+func newSkipping(skip []string) (*skipping, error) {
+	if len(skip) == 0 {
+		return nil, nil
+	}
+	list, err := idList(skip)
+	if err != nil {
+		return nil, err
+	}
+	sk := &skipping{hashes: map[string]bool{}, list: list}
+	for _, h := range skip {
+		sk.hashes[h] = true
+	}
+	return sk, nil
+}
+
+// has reports whether sk passes over the instances of the module hash.
+func (sk *skipping) has(hash string) bool { return sk != nil && sk.hashes[hash] }
+
 // nextInstances returns up to n instances with visible messages, or with
-// activity results kept (kept, results.go), that busy does not hold, in the
-// order of service: kept results come after the messages of the instances
-// that have begun (they are the newest) and before the starts. About locked
-// instances are locked at now, whose messages come up too. With q nil, no
-// message is visible: it returns kept results only.
-func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int, kept []string, busy func(id string) bool) ([]string, error) {
+// activity results kept (kept, results.go), that busy does not hold and
+// skip does not pass over, in the order of service: kept results come
+// after the messages of the instances that have begun (they are the
+// newest) and before the starts. About locked instances are locked at now,
+// whose messages come up too. With q nil, no message is visible: it
+// returns kept results only.
+func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int, kept []string, skip *skipping, busy func(id string) bool) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	for _, query := range []string{begunQuery, startQuery} {
-		if query == startQuery {
+	queries := plainQueries
+	args := []any{sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), 0, sqlstore.VisibleToStart}
+	if skip != nil {
+		queries = skippingQueries
+		args = append(args, skip.list)
+	}
+	for i, query := range queries {
+		if i == 1 {
 			for _, id := range kept {
 				if len(out) < n && !seen[id] {
 					seen[id] = true
@@ -245,7 +301,8 @@ func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int,
 		// busy one is passed over: ask for more rows until there are n
 		// instances or no more rows.
 		for limit := 2*n + locked; q != nil && len(out) < n; limit *= 2 {
-			rows, err := q.QueryContext(ctx, query, sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, sqlstore.VisibleToStart)
+			args[3] = limit
+			rows, err := q.QueryContext(ctx, query, args...)
 			if err != nil {
 				return nil, err
 			}

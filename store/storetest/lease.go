@@ -72,23 +72,23 @@ func testLockSeveral(f *fixture) {
 		}
 		return out
 	}
-	items, err := f.s.LockNextInstances(f.ctx, t0, lease, 2)
+	items, err := f.s.LockNextInstances(f.ctx, t0, lease, 2, nil)
 	f.must(err, "LockNextInstances")
 	if got := ids(items); !slices.Equal(got, []string{"i1", "i2"}) {
 		f.t.Fatalf("LockNextInstances with max 2 locked %q; want the two oldest, [i1 i2]", got)
 	}
-	rest, err := f.s.LockNextInstances(f.ctx, t0, lease, 5)
+	rest, err := f.s.LockNextInstances(f.ctx, t0, lease, 5, nil)
 	f.must(err, "LockNextInstances")
 	if got := ids(rest); !slices.Equal(got, []string{"i3"}) {
 		f.t.Fatalf("LockNextInstances with max 5 locked %q; want what was left, [i3]", got)
 	}
 	f.noWork(t0)
-	if _, err := f.s.LockNextInstances(f.ctx, t0, lease, 0); err == nil {
+	if _, err := f.s.LockNextInstances(f.ctx, t0, lease, 0, nil); err == nil {
 		f.t.Error("LockNextInstances with max 0 returned no error")
 	}
 
 	f.commit(turn(items[0], started("i1", input("i1")), scheduled("Charge"), scheduled("Ship"), scheduled("Notify")))
-	ws, err := f.s.LockNextActivities(f.ctx, t0, lease, 2)
+	ws, err := f.s.LockNextActivities(f.ctx, t0, lease, 2, nil)
 	f.must(err, "LockNextActivities")
 	if len(ws) != 2 || ws[0].Task.Name != "Charge" || ws[1].Task.Name != "Ship" {
 		f.t.Fatalf("LockNextActivities with max 2 leased %d tasks (%+v); want the two oldest, Charge and Ship", len(ws), ws)
@@ -96,7 +96,7 @@ func testLockSeveral(f *fixture) {
 	if names := f.activities(t0); !slices.Equal(names, []string{"Notify"}) {
 		f.t.Fatalf("the next leases got %q; want what was left, [Notify]", names)
 	}
-	if _, err := f.s.LockNextActivities(f.ctx, t0, lease, 0); err == nil {
+	if _, err := f.s.LockNextActivities(f.ctx, t0, lease, 0, nil); err == nil {
 		f.t.Error("LockNextActivities with max 0 returned no error")
 	}
 }
@@ -113,7 +113,7 @@ func testActivitiesFairAcrossInstances(f *fixture) {
 		burst = append(burst, scheduled(fmt.Sprintf("B%d", i)))
 	}
 	f.commit(turn(f.lockID(t0, "burst"), burst...))
-	ws, err := f.s.LockNextActivities(f.ctx, t0, lease, 2)
+	ws, err := f.s.LockNextActivities(f.ctx, t0, lease, 2, nil)
 	f.must(err, "LockNextActivities")
 	if len(ws) != 2 || ws[0].Task.Name != "B0" || ws[1].Task.Name != "B1" {
 		f.t.Fatalf("LockNextActivities with max 2 leased %+v; want B0 and B1", ws)

@@ -75,7 +75,7 @@ func testNoInstanceLockedTwice(f *fixture, other store.Store) {
 		want = append(want, id)
 	}
 	took := takeAll(f, []store.Store{f.s, other}, func(s store.Store) ([]string, error) {
-		items, err := s.LockNextInstances(f.ctx, t0, lease, 3)
+		items, err := s.LockNextInstances(f.ctx, t0, lease, 3, nil)
 		var ids []string
 		for _, it := range items {
 			ids = append(ids, it.Instance.ID)
@@ -101,7 +101,7 @@ func testNoActivityLeasedTwice(f *fixture, other store.Store) {
 	}
 	f.run("i1", t0, events...)
 	took := takeAll(f, []store.Store{f.s, other}, func(s store.Store) ([]string, error) {
-		ws, err := s.LockNextActivities(f.ctx, t0, lease, 2)
+		ws, err := s.LockNextActivities(f.ctx, t0, lease, 2, nil)
 		var ids []string
 		for _, w := range ws {
 			ids = append(ids, strconv.FormatInt(w.Task.ScheduleID, 10))
@@ -123,7 +123,7 @@ func testStaleCommitRefused(f *fixture, other store.Store) {
 	f.enqueue("i1", raised("Go"))
 	stale := f.lock(t0)
 	later := t0.Add(lease + time.Second)
-	items, err := other.LockNextInstances(f.ctx, later, lease, 1)
+	items, err := other.LockNextInstances(f.ctx, later, lease, 1, nil)
 	if err != nil || len(items) != 1 || items[0].Instance.ID != "i1" {
 		f.t.Fatalf("the other host's LockNextInstances once the lock expired = %v, %v; want i1", items, err)
 	}
@@ -133,7 +133,7 @@ func testStaleCommitRefused(f *fixture, other store.Store) {
 	f.history("i1", 0, append(f.mustHistory("i1", 0)[:2], won.NewEvents...))
 
 	slow := f.lease(t0)
-	ws, err := other.LockNextActivities(f.ctx, later, lease, 1)
+	ws, err := other.LockNextActivities(f.ctx, later, lease, 1, nil)
 	if err != nil || len(ws) != 1 {
 		f.t.Fatalf("the other host's LockNextActivities once the lease expired = %v, %v; want the task", ws, err)
 	}
@@ -147,7 +147,7 @@ func testReleaseOwnLeases(f *fixture, other store.Store) {
 	f.create("mine")
 	f.create("theirs")
 	mine := f.lockID(t0, "mine")
-	theirs, err := other.LockNextInstances(f.ctx, t0, lease, 1)
+	theirs, err := other.LockNextInstances(f.ctx, t0, lease, 1, nil)
 	if err != nil || len(theirs) != 1 || theirs[0].Instance.ID != "theirs" {
 		f.t.Fatalf("the other host's LockNextInstances = %v, %v; want theirs", theirs, err)
 	}

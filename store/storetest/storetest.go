@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FailedCommitChangesNothing", testFailedCommitChangesNothing},
 		{"InstanceLease", testInstanceLease},
 		{"LockSeveral", testLockSeveral},
+		{"SkipModules", testSkipModules},
 		{"ActivitiesFairAcrossInstances", testActivitiesFairAcrossInstances},
 		{"HasWork", testHasWork},
 		{"Abandon", testAbandon},
@@ -155,14 +156,14 @@ func (f *fixture) enqueue(id string, ev engine.Event) {
 // lockNext locks the next instance at now, if there is one.
 func (f *fixture) lockNext(now time.Time) (*store.WorkItem, error) {
 	f.t.Helper()
-	items, err := f.s.LockNextInstances(f.ctx, now, lease, 1)
+	items, err := f.s.LockNextInstances(f.ctx, now, lease, 1, nil)
 	return only(f, "LockNextInstances", items, err)
 }
 
 // leaseNext leases the next activity task at now, if there is one.
 func (f *fixture) leaseNext(now time.Time) (*store.ActivityWork, error) {
 	f.t.Helper()
-	ws, err := f.s.LockNextActivities(f.ctx, now, lease, 1)
+	ws, err := f.s.LockNextActivities(f.ctx, now, lease, 1, nil)
 	return only(f, "LockNextActivities", ws, err)
 }
 
