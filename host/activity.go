@@ -19,13 +19,19 @@ import (
 func (h *Host) dispatchActivities(ctx context.Context) {
 	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
 		func(max int) ([]*store.ActivityWork, error) {
-			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max, nil)
+			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max, h.reg.skipped())
 		},
 		func(w *store.ActivityWork) { h.complete(ctx, w) })
 }
 
-// complete runs an activity task and records its outcome.
+// complete runs an activity task and records its outcome. A task whose
+// module this host cannot run it leaves leased, untouched: the fetches
+// pass over it from now on (refused.go), and its lease ends as if its
+// worker had stopped.
 func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
+	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, ErrCannotRun) {
+		return
+	}
 	var result engine.Event
 	var ran time.Duration
 	if w.Attempt > h.opts.PoisonAfter {

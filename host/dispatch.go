@@ -65,7 +65,7 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 func (h *Host) dispatchOrchestrations(ctx context.Context) {
 	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers,
 		func(max int) ([]*store.WorkItem, error) {
-			return h.st.LockNextInstances(ctx, h.opts.Clock(), h.opts.Lease, max, nil)
+			return h.st.LockNextInstances(ctx, h.opts.Clock(), h.opts.Lease, max, h.reg.skipped())
 		},
 		func(item *store.WorkItem) { h.turn(ctx, item) })
 }
@@ -76,6 +76,12 @@ func (h *Host) dispatchOrchestrations(ctx context.Context) {
 // instance.
 func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	inst := item.Instance
+	if _, err := h.reg.module(context.WithoutCancel(ctx), inst.ModuleHash); errors.Is(err, ErrCannotRun) {
+		// This host cannot run the module: its fetches pass over it from
+		// now on (refused.go), and the turn waits for a host that can.
+		h.abandon(ctx, inst.ID, item.LockToken)
+		return
+	}
 	if item.Attempt > h.opts.PoisonAfter {
 		h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
 			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})

@@ -41,7 +41,12 @@
 //
 // Everything specific to a runtime (wazero, or wasmtime with
 // Options.Runtime) lives in host/internal/sandbox, behind the
-// sandbox.Runtime interface.
+// sandbox.Runtime interface. A host loads a module from its store by
+// making the checks Deploy makes; one that fails them (another host, on
+// the other runtime or with other settings, deployed it) is a module this
+// host cannot run (Refused, ErrCannotRun): it says so in its log, and
+// leaves the module's instances and activity tasks waiting, untouched, for
+// a host that can.
 //
 // # Operations
 //

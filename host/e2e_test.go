@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,10 +32,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testHost is a host running on a fresh SQLite file.
+// testHost is a host running on a SQLite file, until stop is called or
+// the test ends.
 type testHost struct {
 	*host.Host
-	st *sqlite.Store
+	st   *sqlite.Store
+	stop func()
 }
 
 // startHost runs a host with opts on a fresh SQLite file, which reports
@@ -55,32 +58,42 @@ func startHost(t *testing.T, opts host.Options) *testHost {
 
 // startHostOn runs a host with opts on st, which the test closes.
 func startHostOn(t *testing.T, st *sqlite.Store, opts host.Options) *testHost {
+	return runHost(t, st, st, opts)
+}
+
+// runHost runs a host with opts on via, which is st or a wrapper of it,
+// until stop is called or the test ends; it leaves st open.
+func runHost(t *testing.T, st *sqlite.Store, via store.Store, opts host.Options) *testHost {
 	t.Helper()
 	if opts.CacheDir == "" {
 		opts.CacheDir = host.TestCacheDir
 	}
-	h, err := host.New(st, opts)
+	h, err := host.New(via, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run: %v", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("run: %v", err)
+				}
+			case <-time.After(time.Minute):
+				stacks := make([]byte, 1<<22)
+				stacks = stacks[:runtime.Stack(stacks, true)]
+				t.Fatalf("Run did not return within a minute of its context ending; every goroutine:\n%s", stacks)
 			}
-		case <-time.After(time.Minute):
-			stacks := make([]byte, 1<<22)
-			stacks = stacks[:runtime.Stack(stacks, true)]
-			t.Fatalf("Run did not return within a minute of its context ending; every goroutine:\n%s", stacks)
-		}
-		h.Close()
-	})
-	return &testHost{Host: h, st: st}
+			h.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &testHost{Host: h, st: st, stop: stop}
 }
 
 func (h *testHost) deploy(t *testing.T, pkg string, vars ...string) store.ModuleInfo {

@@ -51,6 +51,12 @@ var (
 	// ErrModuleInUse is returned by RemoveModule when instances run on the
 	// module.
 	ErrModuleInUse = errors.New("host: module in use")
+	// ErrCannotRun is returned when this host cannot run a module that is
+	// in its store (another host deployed it): its runtime or its
+	// settings refuse the module as Deploy would. The module's instances
+	// and activities wait, untouched, for a host that can run it
+	// (refused.go).
+	ErrCannotRun = errors.New("host: this host cannot run the module")
 	// ErrNotReady is returned by Ready when the host is not serving its
 	// work: it is starting or has stopped, or its store does not answer.
 	ErrNotReady = errors.New("host: not ready")

@@ -62,6 +62,9 @@ func (s *server) modules(w http.ResponseWriter, r *http.Request) {
 	resp := client.ModulesResponse{Modules: make([]client.Module, len(infos))}
 	for i, info := range infos {
 		resp.Modules[i] = wireModule(info, counts)
+		if err := s.api.Refused(info.Hash); err != nil {
+			resp.Modules[i].Refused = wireError(err)
+		}
 	}
 	s.reply(w, r, http.StatusOK, resp)
 }
@@ -327,6 +330,9 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 		if w := historyWarning(x.Events, s.api.HistoryWarning()); w != "" && x.ID == inst.ExecutionID {
 			details.Warnings = append(details.Warnings, w)
 		}
+	}
+	if err := s.api.Refused(inst.ModuleHash); err != nil && !inst.Status.IsTerminal() {
+		details.Warnings = append(details.Warnings, "it waits for a host that can run its module: "+wireError(err))
 	}
 	s.reply(w, r, http.StatusOK, details)
 }

@@ -58,7 +58,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 	}
 	h := &Host{
 		st: st, opts: opts, rt: rt, metrics: opts.Metrics,
-		reg:               newRegistry(rt, st, opts.ActivationTimeout),
+		reg:               newRegistry(rt, st, opts.ActivationTimeout, opts.Logger),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		attempts:          newAttempts(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),
@@ -116,8 +116,10 @@ func (h *Host) Run(ctx context.Context) error {
 // any of it is taken. Work is counted as delivered when it is taken, so a
 // host killed while it was still loading a module would otherwise count a
 // delivery for work it never ran, and work could be given up on as poison
-// without ever having run. A module that fails to load is left to the work
-// that needs it, which reports why.
+// without ever having run. A module this host cannot run is found here,
+// said once in the log, and its work passed over from the first fetch
+// (refused.go); one that fails to load otherwise is left to the work that
+// needs it.
 func (h *Host) warm(ctx context.Context) {
 	hashes, err := h.st.ModulesWithWork(ctx)
 	if err != nil {

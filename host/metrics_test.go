@@ -157,19 +157,29 @@ func TestMetrics(t *testing.T) {
 // waitForCustomStatus waits for an Approval to wait for its decision.
 func waitForCustomStatus(t *testing.T, h *testHost, id string) {
 	t.Helper()
+	waitUntil(t, id+" sets its custom status", func(ctx context.Context) (bool, error) {
+		inst, err := h.Instance(ctx, id)
+		return inst.CustomStatus != "", err
+	})
+}
+
+// waitUntil asks done every 10ms, for a minute at most, until it reports
+// that what it waits for has happened.
+func waitUntil(t *testing.T, what string, done func(ctx context.Context) (bool, error)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for {
-		inst, err := h.Instance(ctx, id)
+		ok, err := done(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if inst.CustomStatus != "" {
+		if ok {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s did not set its custom status within a minute: %s", id, inst.Status)
+			t.Fatalf("waited a minute until %s", what)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -18,12 +19,15 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// registry compiles modules once and keeps them, keyed by sha256.
+// registry compiles modules once and keeps them, keyed by sha256, and
+// remembers the modules this host cannot run (refused.go).
 type registry struct {
 	rt sandbox.Runtime
 	st store.Store
 	// timeout bounds each call into a module that deploy makes.
 	timeout time.Duration
+	// log is told, once, of each module this host cannot run.
+	log *slog.Logger
 
 	mu       sync.Mutex
 	compiled map[string]*module
@@ -31,6 +35,11 @@ type registry struct {
 	// module at once (as they all do after a restart) wait for one load
 	// instead of each compiling it.
 	loading map[string]*load
+	// refused holds why this host cannot run a module, by hash, and
+	// skip their hashes, sorted: what the fetches pass over. A refusal
+	// appends to a copy of skip, so a fetch can use the slice it got.
+	refused map[string]error
+	skip    []string
 }
 
 // load is one module being loaded from the store.
@@ -48,8 +57,8 @@ type module struct {
 	orchestrations []string
 }
 
-func newRegistry(rt sandbox.Runtime, st store.Store, timeout time.Duration) *registry {
-	return &registry{rt: rt, st: st, timeout: timeout, compiled: map[string]*module{}, loading: map[string]*load{}}
+func newRegistry(rt sandbox.Runtime, st store.Store, timeout time.Duration, log *slog.Logger) *registry {
+	return &registry{rt: rt, st: st, timeout: timeout, log: log, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
 }
 
 func hashOf(wasm []byte) string {
@@ -259,13 +268,17 @@ func (r *registry) environ(m *module) []string {
 }
 
 // module returns the compiled module with hash, compiling it from the store
-// on first use. Callers that ask for a module being loaded wait for that
-// load.
+// on first use, or an error wrapping ErrCannotRun when this host cannot
+// run it. Callers that ask for a module being loaded wait for that load.
 func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 	r.mu.Lock()
 	if m, ok := r.compiled[hash]; ok {
 		r.mu.Unlock()
 		return m, nil
+	}
+	if err, ok := r.refused[hash]; ok {
+		r.mu.Unlock()
+		return nil, err
 	}
 	l, busy := r.loading[hash]
 	if !busy {
@@ -288,15 +301,20 @@ func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 	}
 }
 
-// load compiles the module with hash from the store and keeps it.
+// load compiles the module with hash from the store, checks it as deploy
+// does, and keeps it. A module that fails the checks is one this host
+// cannot run (refused.go), unless ctx ended meanwhile.
 func (r *registry) load(ctx context.Context, hash string) (*module, error) {
 	sm, err := r.st.GetModule(ctx, hash)
 	if err != nil {
 		return nil, fmt.Errorf("host: module %s: %w", short(hash), err)
 	}
-	mod, err := r.rt.Compile(ctx, sm.Wasm)
+	mod, _, err := r.validate(ctx, sm.Wasm)
 	if err != nil {
-		return nil, fmt.Errorf("host: compile module %s: %w", short(hash), err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("host: load module %s: %w", short(hash), ctx.Err())
+		}
+		return nil, r.refuse(hash, err)
 	}
 	return r.keep(ctx, hash, &module{Module: mod, env: sm.Env, orchestrations: sm.Orchestrations}), nil
 }

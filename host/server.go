@@ -47,6 +47,9 @@ type API interface {
 	// HistoryWarning returns the length of history past which GET
 	// /v1/instances/{id} warns.
 	HistoryWarning() int
+	// Refused returns why the host cannot run the module with hash, or
+	// nil: GET /v1/modules says so, and GET /v1/instances/{id} warns.
+	Refused(hash string) error
 	// Ready returns nil when the host serves its work, else why not
 	// (GET /readyz).
 	Ready(ctx context.Context) error
@@ -343,6 +346,7 @@ var statuses = []struct {
 	{ErrDiverges, http.StatusUnprocessableEntity},
 	{ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{ErrBadModule, http.StatusUnprocessableEntity},
+	{ErrCannotRun, http.StatusUnprocessableEntity},
 	{ErrNotReady, http.StatusServiceUnavailable},
 	{ErrUnknownOrchestration, http.StatusUnprocessableEntity},
 }

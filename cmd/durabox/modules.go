@@ -16,9 +16,11 @@ var modulesCommand = &command{
 	summary:  "list the modules, or remove one",
 	about: "List the deployed modules, newest first, with the orchestrations each registers,\n" +
 		"its instances per status and the names of the environment variables deployed\n" +
-		"with it (never their values). With rm, remove the module HASH (its first digits\n" +
-		"will do), which no instance may run on, finished ones included: purge them\n" +
-		"first. New instances of its orchestrations then run on the newest module left.",
+		"with it (never their values); of a module the host cannot run (another host\n" +
+		"deployed it), say why: its instances wait for a host that can. With rm, remove\n" +
+		"the module HASH (its first digits will do), which no instance may run on,\n" +
+		"finished ones included: purge them first. New instances of its orchestrations\n" +
+		"then run on the newest module left.",
 	optional: []string{"rm", "HASH"},
 	client:   true,
 	define:   func(fs *flag.FlagSet) func(context.Context, *env) error { return modules },
@@ -64,7 +66,17 @@ func listModules(ctx context.Context, e *env) error {
 	for _, m := range mods {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortHash(m.Hash), timeText(m.DeployedAt), names(m.Orchestrations), counts(m.Instances), names(m.EnvKeys))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, m := range mods {
+		if m.Refused != "" {
+			if _, err := fmt.Fprintf(e.stdout, "%s; its instances and activities wait for a host that can run it\n", m.Refused); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // counts shows instances per status to people, in the order of an

@@ -52,6 +52,15 @@ func TestModules(t *testing.T) {
 `,
 		},
 		{
+			name:  "a module the host cannot run",
+			setup: refused("w"),
+			args:  []string{"modules"},
+			wantStdout: `HASH          DEPLOYED                  ORCHESTRATIONS   INSTANCES
+5c471d4fcbf9  2025-01-02T03:04:06.000Z  Fails, Greeting  1 Pending, 1 Completed
+this host cannot run the module 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count; its instances and activities wait for a host that can run it
+`,
+		},
+		{
 			name:       "none",
 			empty:      true,
 			args:       []string{"modules"},

@@ -1,10 +1,26 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 
+	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/client/fakehost"
 )
+
+// refused returns a setup that starts instance id of Greeting and makes
+// the host unable to run its module.
+func refused(id string) func(*testing.T, *fakehost.Host) {
+	return func(t *testing.T, h *fakehost.Host) {
+		t.Helper()
+		if _, err := h.Start(context.Background(), "Greeting", json.RawMessage(`"you"`), id); err != nil {
+			t.Fatal(err)
+		}
+		h.SetRefused(hash, fmt.Errorf("%w 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count", host.ErrCannotRun))
+	}
+}
 
 func TestStatus(t *testing.T) {
 	runTests(t, []cliTest{
@@ -77,6 +93,21 @@ updated    2025-01-02T03:04:08.000Z
 input      "world"
 result     "Hello, world!"
 warning    the history of the current execution has 2 events, past the warning at 1 (serve --history-warning): every cold replay reads all of them; an orchestration that runs for ever should continue as new
+`,
+		},
+		{
+			name:  "waiting for a host that can run its module",
+			setup: refused("w"),
+			args:  []string{"status", "w"},
+			wantStdout: `id         w
+name       Greeting
+status     Pending
+module     5c471d4fcbf9
+execution  1
+created    2025-01-02T03:04:09.000Z
+updated    2025-01-02T03:04:09.000Z
+input      "you"
+warning    it waits for a host that can run its module: this host cannot run the module 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count
 `,
 		},
 		{

@@ -24,6 +24,11 @@ type Module struct {
 	// Instances counts the instances that run on the module, per status
 	// (GET /v1/modules only; statuses no instance has are left out).
 	Instances map[engine.Status]int `json:"instances,omitempty"`
+	// Refused, when set, says why the host that answers cannot run the
+	// module (its runtime or its settings refuse it, where another host
+	// deployed it): its instances and activities wait for a host that
+	// can (GET /v1/modules only).
+	Refused string `json:"refused,omitempty"`
 }
 
 // Instance is an orchestration instance as it stands.
@@ -78,8 +83,9 @@ type InstanceDetails struct {
 	// /v1/instances?parent={id}&cursor={ChildrenNext}.
 	ChildrenNext string `json:"childrenNext,omitempty"`
 	// Warnings say what about the instance needs its owner's attention,
-	// such as a history past the host's warning length; absent when
-	// nothing does.
+	// such as a history past the host's warning length, or a module the
+	// host cannot run (the instance then waits for a host that can);
+	// absent when nothing does.
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -89,6 +89,8 @@ type Host struct {
 	// historyWarning is what HistoryWarning returns; zero means the host's
 	// default.
 	historyWarning int
+	// refused holds what Refused returns, by module hash.
+	refused map[string]error
 }
 
 var _ host.API = (*Host)(nil)
@@ -134,6 +136,29 @@ func (h *Host) HistoryWarning() int {
 		return host.DefaultHistoryWarning
 	}
 	return h.historyWarning
+}
+
+// SetRefused makes Refused say that the host cannot run the module hash
+// (its hash or the first digits of it) for err.
+func (h *Host) SetRefused(hash string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refused == nil {
+		h.refused = map[string]error{}
+	}
+	h.refused[hash] = err
+}
+
+// Refused returns what SetRefused set for the module hash, or nil.
+func (h *Host) Refused(hash string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for prefix, err := range h.refused {
+		if strings.HasPrefix(hash, prefix) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Deployed returns the bytes of every Deploy call so far.
