@@ -232,3 +232,54 @@ func TestContinueAsNewCarriesUntakenPersistentEvents(t *testing.T) {
 		t.Fatalf("dropped %+v", last.Dropped)
 	}
 }
+
+// TestRaisedEventTakesTheOldestWait opens two waits for X in one step, so
+// that both are active together, and raises X twice: the first
+// event goes to the oldest wait (command 1, event 2), the second to the
+// other, whether they arrive in two turns or in one, live and replayed.
+func TestRaisedEventTakesTheOldestWait(t *testing.T) {
+	// Waits for X twice at once; completes with what each wait got,
+	// once both have.
+	handle := func(g *fakeGuest, j abi.Job) []abi.Command {
+		switch j.Kind {
+		case abi.JobStart:
+			return []abi.Command{wait("X"), wait("X")}
+		case abi.JobResolveEvent:
+			var n int
+			if err := json.Unmarshal(j.Result, &n); err != nil {
+				return []abi.Command{fail(err.Error())}
+			}
+			g.state[fmt.Sprint(j.Seq)] = n
+			if len(g.state) == 2 {
+				return []abi.Command{complete(fmt.Sprintf(`{"wait 1":%d,"wait 2":%d}`, g.state["1"], g.state["2"]))}
+			}
+		}
+		return nil
+	}
+	for _, tt := range []struct {
+		name  string
+		steps []step
+	}{
+		{"two turns", []step{{at(0), []Event{started(`null`)}}, {at(1), []Event{raised("X", `1`)}}, {at(2), []Event{raised("X", `2`)}}}},
+		{"one turn", []step{{at(0), []Event{started(`null`)}}, {at(1), []Event{raised("X", `1`), raised("X", `2`)}}}},
+	} {
+		for _, live := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, live %v", tt.name, live), func(t *testing.T) {
+				history, results := drive(t, handle, live, tt.steps)
+				var bound []int64
+				for _, ev := range history {
+					if ev.Kind == ExternalEvent {
+						bound = append(bound, ev.ScheduleID)
+					}
+				}
+				if !reflect.DeepEqual(bound, []int64{2, 3}) {
+					t.Errorf("the two events are bound to the waits of events %v, want [2 3]: the first raised to the oldest wait", bound)
+				}
+				last := results[len(results)-1]
+				if want := `{"wait 1":1,"wait 2":2}`; last.Status != StatusCompleted || string(last.Result) != want {
+					t.Errorf("status %s, result %s; want %s: the first event raised goes to the first wait", last.Status, last.Result, want)
+				}
+			})
+		}
+	}
+}

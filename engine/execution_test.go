@@ -338,6 +338,15 @@ func TestNondeterminism(t *testing.T) {
 			wantErr:  `nondeterminism at event 2: history has ExternalSubscribed("Paid"), the orchestration emitted WaitEvent("Shipped"), which history has later (commands reordered)`,
 		},
 		{
+			// The custom status is what clients read while the instance
+			// runs: code that sets another text does not reproduce the
+			// history.
+			name: "changed custom status", handle: emits(abi.Command{Kind: abi.CommandSetCustomStatus, Name: "charging the card"}),
+			history:  hist(started(`null`), Event{Kind: CustomStatusSet, CustomStatus: "charging the card twice"}),
+			wantCode: ChangedCommand,
+			wantErr:  `nondeterminism at event 2: history has CustomStatusSet("charging the card twice"), the orchestration emitted SetCustomStatus("charging the card")`,
+		},
+		{
 			name: "completion without its schedule", handle: emits(activity("SayHello", `"world"`)),
 			history:  hist(started(`"world"`), sayHello, activityDone(7, `"hi"`)),
 			wantCode: UnmatchedCompletion,

@@ -12,45 +12,68 @@ import (
 )
 
 // TestRunningActivitiesStop runs an activity that spins forever, on a
-// host whose activity deadline is an hour, and ends what waits for it:
-// its instance is cancelled, or terminated, or a select cancels it while
-// the instance runs on. Each time the host stops the attempt (it logs so
-// and the task leaves the queue) long before the deadline.
+// host whose activity deadline is an hour, and ends its instance: it is
+// cancelled, or terminated. Each time the host stops the attempt (it logs
+// so and the task leaves the queue) long before the deadline.
 func TestRunningActivitiesStop(t *testing.T) {
 	logs := &records{}
 	h := startHost(t, host.Options{Logger: slog.New(logs), ActivityTimeout: time.Hour})
 	h.deploy(t, "host/testdata/guests/spin")
 	ctx := context.Background()
 	tests := []struct {
-		name, orchestration string
-		end                 func(id string) error
-		why                 string
-		want                engine.Status
+		name string
+		end  func(id string) error
+		why  string
+		want engine.Status
 	}{
-		{"cancel", "Wait", func(id string) error { return h.Cancel(ctx, id, "test") }, "its instance is Canceled", engine.StatusCanceled},
-		{"terminate", "Wait", func(id string) error { return h.Terminate(ctx, id, "test") }, "its instance is Terminated", engine.StatusTerminated},
-		{"select", "Select", func(id string) error { return h.Raise(ctx, id, "stop", nil, false) }, "the orchestration cancelled it", engine.StatusCompleted},
+		{"cancel", func(id string) error { return h.Cancel(ctx, id, "test") }, "its instance is Canceled", engine.StatusCanceled},
+		{"terminate", func(id string) error { return h.Terminate(ctx, id, "test") }, "its instance is Terminated", engine.StatusTerminated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			id := h.start(t, tt.orchestration, strconv.Quote(tt.name))
+			id := h.start(t, "Wait", strconv.Quote(tt.name))
 			logs.wait(t, "guest: spinning "+tt.name)
 			if err := tt.end(id); err != nil {
 				t.Fatal(err)
 			}
 			logs.wait(t, "activity stopped instance="+id+" activity=Spin scheduleId=2 why="+tt.why)
-			if tt.orchestration == "Select" {
-				if inst, err := h.Instance(ctx, id); err != nil || inst.Status != engine.StatusRunning {
-					t.Fatalf("the instance is %s (%v); want it Running, waiting for finish", inst.Status, err)
-				}
-				if err := h.Raise(ctx, id, "finish", nil, false); err != nil {
-					t.Fatal(err)
-				}
-			}
 			if inst := h.wait(t, id); inst.Status != tt.want {
 				t.Errorf("status %s failure %+v, want %s", inst.Status, inst.Failure, tt.want)
 			}
 		})
+	}
+}
+
+// TestCancelledActivityStopsAtOnce runs an activity that spins forever
+// against the event "stop" in a select, on a host whose activity deadline
+// is an hour: "stop" wins, the orchestration cancels the activity and
+// waits for "finish". The host stops the attempt as it commits the
+// cancellation, not later when the instance ends. With one orchestration
+// worker, the turn that takes "finish" (and ends the instance, which would
+// stop the attempt too, saying so) runs only once the turn that cancelled
+// has returned; so whatever stopped the attempt first is in its log line
+// as soon as the instance has completed.
+func TestCancelledActivityStopsAtOnce(t *testing.T) {
+	logs := &records{}
+	h := startHost(t, host.Options{Logger: slog.New(logs), ActivityTimeout: time.Hour, OrchestrationWorkers: 1})
+	h.deploy(t, "host/testdata/guests/spin")
+	ctx := context.Background()
+	id := h.start(t, "Select", `"select"`)
+	logs.wait(t, "guest: spinning select")
+	if err := h.Raise(ctx, id, "stop", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	h.until(t, id, "the activity cancelled", has(1, engine.ActivityCancelRequested))
+	if err := h.Raise(ctx, id, "finish", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if inst := h.wait(t, id); inst.Status != engine.StatusCompleted {
+		t.Fatalf("status %s failure %+v, want Completed", inst.Status, inst.Failure)
+	}
+	stopped := "activity stopped instance=" + id + " activity=Spin scheduleId=2 why="
+	logs.wait(t, stopped)
+	if want := stopped + "the orchestration cancelled it"; !logs.has(want) {
+		t.Fatalf("the attempt ran on after the orchestration cancelled it, until something else stopped it; want the log record %q, the log has:\n%s", want, logs)
 	}
 }
 

@@ -134,6 +134,8 @@ func TestChangedModuleIsCaughtOnARecordedHistory(t *testing.T) {
 		{"RenamedWait", engine.ChangedCommand,
 			`nondeterminism at event 2: history has ExternalSubscribed("Paid"), the orchestration emitted WaitEvent("Settled")`},
 		{"ChangedDelay", "", ""},
+		{"ChangedStatus", engine.ChangedCommand,
+			`nondeterminism at event 2: history has CustomStatusSet("charging the card"), the orchestration emitted SetCustomStatus("charging the card twice")`},
 		{"ChangedResult", engine.ChangedCommand,
 			`nondeterminism at event 4: history has OrchestrationCompleted("done by v1"), the orchestration emitted CompleteOrchestration("done by v2")`},
 	}

@@ -112,6 +112,35 @@ func TestPositionalMatchingPreservedWithoutCancellation(t *testing.T) {
 	h.finish(t, id, `["first","second"]`)
 }
 
+// TestRaisedEventTakesTheOldestWait opens two waits for X at once, as two
+// futures and as two branches, and raises X twice: the first event goes to
+// the wait opened first, the second to the other, which the result shows
+// in the order the waits were opened.
+func TestRaisedEventTakesTheOldestWait(t *testing.T) {
+	h := eventsHost(t)
+	for _, how := range []string{"futures", "branches"} {
+		t.Run(how, func(t *testing.T) {
+			id := h.start(t, "TwoWaits", `"`+how+`"`)
+			h.until(t, id, "both waits", has(2, engine.ExternalSubscribed))
+			h.raise(t, id, `"first"`, false)
+			h.raise(t, id, `"second"`, false)
+			events := h.finish(t, id, `["first","second"]`)
+			var waits, bound []int64
+			for _, ev := range events {
+				switch ev.Kind {
+				case engine.ExternalSubscribed:
+					waits = append(waits, ev.ID)
+				case engine.ExternalEvent:
+					bound = append(bound, ev.ScheduleID)
+				}
+			}
+			if !reflect.DeepEqual(bound, waits) {
+				t.Errorf("the events raised are bound to the waits of events %v, in order; want %v, the oldest wait first\nhistory %v", bound, waits, shape(events))
+			}
+		})
+	}
+}
+
 func TestCancelledSubscriptionBreadcrumbReplaysCorrectly(t *testing.T) {
 	h := eventsHost(t)
 	id := h.start(t, "RaceSleepWait", `"0s"`)

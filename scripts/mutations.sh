@@ -44,6 +44,10 @@ mutations=(
 	"event-name-unchecked|an ExternalEvent in history may complete a wait of another name|github.com/durabox/durabox/engine|^TestExternalEventInHistoryNeedsItsWait$"
 	"corrupt-accepted|Turn does not check the history it is given|github.com/durabox/durabox/engine ./host|^(TestCorruptHistoryIsRefused|TestCorruptHistoryFailsTheInstanceAtOnce)$"
 	"corrupt-retried|a host runs a turn on a corrupt history again until it counts as poison|./host|^TestCorruptHistoryFailsTheInstanceAtOnce$"
+	"newest-wait|a raised event goes to the newest active wait of its name, not the oldest|./engine ./host|^TestRaisedEventTakesTheOldestWait$"
+	"status-unchecked|replay does not compare a custom status's text|./engine ./host|^(TestNondeterminism|TestChangedModuleIsCaughtOnARecordedHistory)$"
+	"reset-status-discarded|after a reset, the custom status is the one the discarded events set|./host|^TestResetKeepsTheCustomStatusOfTheKeptEvents$"
+	"cancelled-runs-on|an activity the orchestration cancelled runs on until its instance ends|./host|^TestCancelledActivityStopsAtOnce$"
 )
 
 # replace FILE OLD NEW replaces the first OLD in FILE of the scratch tree
@@ -89,6 +93,10 @@ mutate() {
 	event-name-unchecked) replace engine/turn.go ' || (ev.Kind == ExternalEvent && o.name != ev.Name)' '' ;;
 	corrupt-accepted) replace engine/execution.go 'if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); err != nil {' 'if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); false {' ;;
 	corrupt-retried) replace host/dispatch.go 'if errors.Is(err, engine.ErrCorruptHistory) {' 'if false {' ;;
+	newest-wait) replace engine/turn.go 'for _, id := range x.waits {' 'for _, id := range slices.Backward(x.waits) {' ;;
+	status-unchecked) replace engine/command.go 'c.Kind == abi.CommandSetCustomStatus && c.Name == ev.CustomStatus' 'c.Kind == abi.CommandSetCustomStatus' ;;
+	reset-status-discarded) replace host/reset.go 'for _, ev := range plan.Kept {' 'for _, ev := range plan.Discarded {' ;;
+	cancelled-runs-on) replace host/dispatch.go 'h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, ev.ScheduleID}, "the orchestration cancelled it")' '' ;;
 	*) echo "no mutation $1" >"$scratch.why"; return 1 ;;
 	esac
 }

@@ -1,9 +1,10 @@
 // Command conformance holds the orchestrations of the conformance tests
 // (engine/CONFORMANCE.md): code whose change between two builds a recorded
 // history must catch, the deterministic scheduler's rules through ctx.Go,
-// what replay-aware calls see, completions in history order, and a
-// cancellation the orchestration ignores. version is set at link time
-// ("main.version=v2") to build the changed module.
+// what replay-aware calls see, completions in history order, a
+// cancellation the orchestration ignores, and a custom status a reset
+// discards. version is set at link time ("main.version=v2") to build the
+// changed module.
 package main
 
 import (

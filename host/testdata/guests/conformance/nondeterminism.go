@@ -106,6 +106,14 @@ func init() {
 		}
 		return "slept", ctx.Sleep(delay)
 	})
+	durabox.RegisterOrchestration("ChangedStatus", func(ctx *durabox.Context, _ any) (string, error) {
+		status := "charging the card"
+		if v2() {
+			status = "charging the card twice"
+		}
+		ctx.SetCustomStatus(status)
+		return durabox.Call[string](ctx, "Echo", "card")
+	})
 	durabox.RegisterOrchestration("ChangedResult", func(ctx *durabox.Context, _ any) (string, error) {
 		s, err := durabox.Call[string](ctx, "Echo", "done")
 		return s + " by " + version, err

@@ -1,9 +1,11 @@
 // Command events holds orchestrations for the external-event test plan:
 // positional waits (WaitEvent) and persistent ones (WaitEventPersistent),
-// raced against timers, in sequence, and side by side.
+// raced against timers, in sequence, side by side, and two of one name
+// open at once.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,6 +73,26 @@ func sleepThenWait(w wait) func(*durabox.Context, Plan) ([]string, error) {
 	}
 }
 
+// twoWaits waits for X twice at once, with two futures or (how is
+// "branches") in two branches, and returns what each wait got, in the
+// order the waits were opened.
+func twoWaits(ctx *durabox.Context, how string) ([]string, error) {
+	if how != "branches" {
+		return durabox.All[string](ctx.WaitEvent("X"), ctx.WaitEvent("X"))
+	}
+	got, errs := make([]string, 2), make([]error, 2)
+	var branches []*durabox.Future
+	for i := range got {
+		branches = append(branches, ctx.Go(func(ctx *durabox.Context) {
+			got[i], errs[i] = durabox.Await[string](ctx.WaitEvent("X"))
+		}))
+	}
+	if _, err := durabox.All[any](branches...); err != nil {
+		return nil, err
+	}
+	return got, errors.Join(errs...)
+}
+
 func init() {
 	durabox.RegisterOrchestration("RaceSleepWait", raceSleepWait(positional))
 	durabox.RegisterOrchestration("RaceSleepWaitPersistent", raceSleepWait(persistent))
@@ -108,6 +130,7 @@ func init() {
 	durabox.RegisterOrchestration("BothLanes", func(ctx *durabox.Context, _ any) ([]string, error) {
 		return durabox.All[string](ctx.WaitEvent("X"), ctx.WaitEventPersistent("X"))
 	})
+	durabox.RegisterOrchestration("TwoWaits", twoWaits)
 }
 
 func main() {}
