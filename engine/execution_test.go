@@ -341,8 +341,8 @@ func TestNondeterminism(t *testing.T) {
 			// The custom status is what clients read while the instance
 			// runs: code that sets another text does not reproduce the
 			// history.
-			name: "changed custom status", handle: emits(abi.Command{Kind: abi.CommandSetCustomStatus, Name: "charging the card"}),
-			history:  hist(started(`null`), Event{Kind: CustomStatusSet, CustomStatus: "charging the card twice"}),
+			name: "changed custom status", handle: emits(abi.Command{Kind: abi.CommandSetCustomStatus, Name: "charging the card"}, wait("Paid")),
+			history:  hist(started(`null`), Event{Kind: CustomStatusSet, CustomStatus: "charging the card twice"}, Event{Kind: ExternalSubscribed, Name: "Paid"}),
 			wantCode: ChangedCommand,
 			wantErr:  `nondeterminism at event 2: history has CustomStatusSet("charging the card twice"), the orchestration emitted SetCustomStatus("charging the card")`,
 		},

@@ -6,7 +6,7 @@
 # mutation survived (its tests passed) or no longer applies (the code it
 # edits has changed: update the mutation here).
 #
-#   scripts/mutations.sh              every mutation (about 25 minutes on
+#   scripts/mutations.sh              every mutation (about 30 minutes on
 #                                     two busy cores: each reruns a test
 #                                     package)
 #   scripts/mutations.sh NAME...      only those named
