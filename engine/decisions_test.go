@@ -41,6 +41,17 @@ func TestCorruptHistoryIsRefused(t *testing.T) {
 			"engine: history is corrupt: event 3 is a second OrchestrationStarted"},
 		{"an event after the end", hist(started(`"world"`), sayHello, Event{Kind: OrchestrationFailed, Failure: &Failure{Message: "crashed"}}, activityDone(2, `"hi"`)),
 			"engine: history is corrupt: event 4, ActivityCompleted, follows the end of the execution (event 3, OrchestrationFailed)"},
+		// What a damaged row decodes to: every field it lacks is zero.
+		{"a kind no engine writes", hist(started(`"world"`), Event{Kind: "ActivityDone", ScheduleID: 2}),
+			`engine: history is corrupt: event 2 is of kind "ActivityDone", which no engine writes`},
+		{"an activity's failure without its failure", hist(started(`"world"`), sayHello, Event{Kind: ActivityFailed, ScheduleID: 2}),
+			"engine: history is corrupt: event 3, ActivityFailed, has no failure"},
+		{"a child's failure without its failure", hist(started(`"world"`), Event{Kind: SubOrchestrationScheduled, Name: "Child"}, Event{Kind: SubOrchestrationFailed, ScheduleID: 2}),
+			"engine: history is corrupt: event 3, SubOrchestrationFailed, has no failure"},
+		{"the orchestration's failure without its failure", hist(started(`"world"`), Event{Kind: OrchestrationFailed}),
+			"engine: history is corrupt: event 2, OrchestrationFailed, has no failure"},
+		{"a timer without its fire time", hist(started(`"world"`), Event{Kind: TimerCreated}),
+			"engine: history is corrupt: event 2, TimerCreated, has no fire time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -146,8 +146,11 @@
 // fails; one that completes anyway is Completed.
 //
 // A persisted history no engine writes (it does not begin with
-// OrchestrationStarted, its ids skip or repeat, events follow the end) is
-// refused with ErrCorruptHistory before any of it is applied. An
+// OrchestrationStarted, its ids skip or repeat, events follow the end, an
+// event is of an unknown kind or lacks what its kind requires: a failure's
+// Failure, a TimerCreated's FireAt) is refused with ErrCorruptHistory
+// before any of it is applied; PlanReset refuses to keep such events. A
+// message that lacks what its kind requires is dropped. An
 // ExternalEvent in history must name an open wait of its name: the engine
 // records an event only for an active wait, so one that does not is
 // nondeterminism (UnmatchedCompletion), like any completion of nothing open.

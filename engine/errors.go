@@ -13,9 +13,12 @@ var ErrStale = errors.New("engine: history does not continue what this execution
 
 // ErrCorruptHistory is returned by Begin when the persisted history it is
 // given is not one an engine writes: it does not begin with
-// OrchestrationStarted, its event ids skip or repeat, or events follow the
-// end of the execution. Nothing is applied or recorded; the history must be
-// repaired (or the instance reset) before the instance can run again.
+// OrchestrationStarted, its event ids skip or repeat, events follow the
+// end of the execution, or an event is of an unknown kind or lacks what
+// its kind requires (a failure's Failure, a TimerCreated's FireAt).
+// Nothing is applied or recorded; the history must be repaired (or the
+// instance reset to before the damage) before the instance can run again.
+// PlanReset returns it too, for kept events no engine writes.
 var ErrCorruptHistory = errors.New("engine: history is corrupt")
 
 // ErrWaitsOnNothing is the failure (in TurnResult.Err) of an instance that

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -165,6 +166,32 @@ type Failure struct {
 
 func (f *Failure) Error() string { return f.Message }
 
+// known reports whether k is a kind of event an engine writes.
+func (k EventKind) known() bool {
+	switch k {
+	case OrchestrationStarted, ActivityScheduled, ActivityCompleted, ActivityFailed, TimerCreated, TimerFired, TimerCancelled,
+		ActivityCancelRequested, ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled, ExternalEvent,
+		ExternalEventPersistent, SubOrchestrationScheduled, SubOrchestrationCompleted, SubOrchestrationFailed,
+		SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, OrchestrationCancelRequested,
+		OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew, OrchestrationTerminated,
+		PatchRecorded, ModuleChanged, ExecutionReset:
+		return true
+	}
+	return false
+}
+
+// lacks names the field the event's kind requires that it lacks: the
+// Failure of a failure, the FireAt of a new timer; "" when it has them.
+func (e *Event) lacks() string {
+	switch {
+	case e.Failure == nil && (e.Kind == ActivityFailed || e.Kind == SubOrchestrationFailed || e.Kind == OrchestrationFailed || e.Kind == OrchestrationCanceled):
+		return "failure"
+	case e.FireAt == nil && e.Kind == TimerCreated:
+		return "fire time"
+	}
+	return ""
+}
+
 // isSchedule reports whether the event records a command: it must match the
 // command the orchestration emits at the same position.
 func (e *Event) isSchedule() bool {
@@ -220,8 +247,11 @@ func (e *Event) String() string {
 	case ActivityCompleted:
 		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, orNull(e.Result))
 	case ActivityFailed:
-		return fmt.Sprintf("%s(event %d, %q)", e.Kind, e.ScheduleID, e.Failure.Message)
+		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, quoteFailure(e.Failure))
 	case TimerCreated:
+		if e.FireAt == nil {
+			return fmt.Sprintf("%s(no fire time)", e.Kind)
+		}
 		return fmt.Sprintf("%s(%s)", e.Kind, e.FireAt.UTC().Format(time.RFC3339Nano))
 	case TimerFired, TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled, SubOrchestrationCancelRequested:
 		return fmt.Sprintf("%s(event %d)", e.Kind, e.ScheduleID)
@@ -230,7 +260,7 @@ func (e *Event) String() string {
 	case SubOrchestrationCompleted:
 		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, orNull(e.Result))
 	case SubOrchestrationFailed:
-		return fmt.Sprintf("%s(event %d, %q)", e.Kind, e.ScheduleID, e.Failure.Message)
+		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, quoteFailure(e.Failure))
 	case ExternalSubscribed, ExternalSubscribedPersistent:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Name)
 	case ExternalEvent:
@@ -240,9 +270,18 @@ func (e *Event) String() string {
 	case OrchestrationCompleted:
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Result))
 	case OrchestrationFailed, OrchestrationCanceled:
-		return fmt.Sprintf("%s(%q)", e.Kind, e.Failure.Message)
+		return fmt.Sprintf("%s(%s)", e.Kind, quoteFailure(e.Failure))
 	}
 	return string(e.Kind)
+}
+
+// quoteFailure quotes a failure's message for Event.String, which also
+// describes events a corrupt history holds.
+func quoteFailure(f *Failure) string {
+	if f == nil {
+		return "no failure"
+	}
+	return strconv.Quote(f.Message)
 }
 
 // shortHash abbreviates a module hash, as people see it.

@@ -191,6 +191,14 @@ func TestMessages(t *testing.T) {
 			wantStatus:  StatusRunning,
 		},
 		{
+			// What a damaged message row decodes to.
+			name: "a failure without its failure is dropped", handle: hello,
+			history:     hist(started(`"world"`), scheduled("SayHello", `"world"`)),
+			messages:    []Event{{Kind: ActivityFailed, ScheduleID: 2}},
+			wantDropped: []string{"the ActivityFailed has no failure"},
+			wantStatus:  StatusRunning,
+		},
+		{
 			name: "activity failure reaches the orchestration", handle: hello,
 			history:    hist(started(`"world"`), scheduled("SayHello", `"world"`)),
 			messages:   []Event{activityFailed(2, "no greeting today")},

@@ -8,9 +8,11 @@ import "fmt"
 // started says whether they hold the OrchestrationStarted). An execution's
 // ids run from 1 without gaps; it has one OrchestrationStarted, with
 // nothing before it but markers (a ModuleChanged: the instance moved
-// before it started); and nothing follows the event that ended it. Such a
-// history was damaged in the store or edited by hand; replaying it would
-// hand the orchestration steps that never happened.
+// before it started); nothing follows the event that ended it; and each
+// event is of a kind an engine writes, with what its kind requires (a
+// failure's Failure, a timer's FireAt). Such a history was damaged in the
+// store or edited by hand; replaying it would hand the orchestration steps
+// that never happened.
 func checkHistory(history []Event, from int, lastID int64, started bool) error {
 	for i := from; i < len(history); i++ {
 		ev := &history[i]
@@ -25,6 +27,10 @@ func checkHistory(history []Event, from int, lastID int64, started bool) error {
 			return fmt.Errorf("%w: event %d, %s, comes before the execution's OrchestrationStarted", ErrCorruptHistory, ev.ID, ev.Kind)
 		case i > 0 && history[i-1].IsTerminal():
 			return fmt.Errorf("%w: event %d, %s, follows the end of the execution (event %d, %s)", ErrCorruptHistory, ev.ID, ev.Kind, history[i-1].ID, history[i-1].Kind)
+		case !ev.Kind.known():
+			return fmt.Errorf("%w: event %d is of kind %q, which no engine writes", ErrCorruptHistory, ev.ID, ev.Kind)
+		case ev.lacks() != "":
+			return fmt.Errorf("%w: event %d, %s, has no %s", ErrCorruptHistory, ev.ID, ev.Kind, ev.lacks())
 		}
 		lastID, started = ev.ID, started || ev.Kind == OrchestrationStarted
 	}

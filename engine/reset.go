@@ -37,10 +37,16 @@ type ResetPlan struct {
 // message) and the commands the last kept step emits on the code it runs
 // on now. It refuses (ErrResetPoint) an n outside history, one that would
 // keep the execution's end, and one in the middle of a step (between two
-// commands of one activation), naming the events to reset to instead.
+// commands of one activation), naming the events to reset to instead; and
+// kept events no engine writes (ErrCorruptHistory, as Turn refuses them:
+// a reset to before the damage is how an operator brings such an instance
+// back).
 func PlanReset(history []Event, n int64) (*ResetPlan, error) {
 	if n < 1 || n > int64(len(history)) {
 		return nil, fmt.Errorf("%w: event %d is not in the history, which has events 1 to %d", ErrResetPoint, n, len(history))
+	}
+	if err := checkHistory(history[:n], 0, 0, false); err != nil {
+		return nil, err
 	}
 	start := 0
 	for start < len(history) && history[start].Kind != OrchestrationStarted {

@@ -44,6 +44,22 @@ func TestPlanResetRefusesWhatIsNoResetPoint(t *testing.T) {
 	}
 }
 
+// TestPlanResetRefusesACorruptHistory: a reset plans from a history as the
+// store holds it, which Turn has not checked. Kept events no engine writes
+// are refused as Turn refuses them, not planned from (a timer without its
+// fire time would have no time to fire at); a reset that discards them is
+// planned.
+func TestPlanResetRefusesACorruptHistory(t *testing.T) {
+	history := hist(started(`null`), Event{Kind: TimerCreated}, timerFired(2, 1))
+	const want = "engine: history is corrupt: event 2, TimerCreated, has no fire time"
+	if _, err := PlanReset(history, 2); !errors.Is(err, ErrCorruptHistory) || err.Error() != want {
+		t.Fatalf("reset to event 2: err = %v\nwant %s", err, want)
+	}
+	if p, err := PlanReset(history, 1); err != nil || len(p.Kept) != 1 || len(p.Discarded) != 2 {
+		t.Fatalf("reset to event 1: %+v, %v; want it planned, discarding events 2 and 3", p, err)
+	}
+}
+
 func TestPlanReset(t *testing.T) {
 	history := retryHistory(t)
 	// Event 4 ends the step of event 3 (the failure), which started the timer.

@@ -270,6 +270,9 @@ func (t *Turn) limitCarried() {
 // admit returns why a message cannot be applied, or "" if it can.
 func (t *Turn) admit(m *Event) string {
 	x := t.x
+	if what := m.lacks(); what != "" {
+		return fmt.Sprintf("the %s has no %s", m.Kind, what)
+	}
 	switch m.Kind {
 	case OrchestrationStarted:
 		if x.status != StatusPending {

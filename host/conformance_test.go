@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -352,37 +353,65 @@ func TestCancellationIgnoredEndsCompleted(t *testing.T) {
 }
 
 // TestCorruptHistoryFailsTheInstanceAtOnce: an instance whose history in
-// the store has lost an event is not run on it: its next turn fails it,
-// with what is wrong, and replaying it says the same.
+// the store has lost an event, or an event's failure, is not run on it:
+// its next turn fails it, with what is wrong, and replaying it says the
+// same. A reset that would keep the damage is refused; one to before it
+// brings the instance back.
 func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "durabox.db")
-	h := conformanceHostAt(t, path, Options{NoLiveCache: true})
-	startEach(t, h, `null`, "WaitsForGo")
-	drive(t, h, conformanceNow, false)
-	if events, err := h.History(ctx, "WaitsForGo"); err != nil || len(events) != 4 {
-		t.Fatalf("history %q, %v", describeAll(events), err)
+	tests := []struct {
+		name, damage, want string
+		resetTo            int64
+	}{
+		{"an event lost", `DELETE FROM history WHERE instance_id = 'WaitsForGo' AND event_id = 3`,
+			"engine: history is corrupt: event 4 follows event 2 (ids run from 1 without gaps)", 1},
+		{"a failure lost", `UPDATE history SET payload = '{"id":3,"kind":"ActivityFailed","time":"2026-11-22T12:00:00Z","scheduleId":2}' WHERE instance_id = 'WaitsForGo' AND event_id = 3`,
+			"engine: history is corrupt: event 3, ActivityFailed, has no failure", 2},
 	}
-	// The store has no call that loses an event: a second connection to
-	// its file does it.
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`DELETE FROM history WHERE instance_id = 'WaitsForGo' AND event_id = 3`); err != nil {
-		t.Fatal(err)
-	}
-	const want = "engine: history is corrupt: event 4 follows event 2 (ids run from 1 without gaps)"
-	if rep := replayOn(t, h, "WaitsForGo", ""); rep.Failure != want {
-		t.Fatalf("replay: %v", rep.Err())
-	}
-	if err := h.Raise(ctx, "WaitsForGo", "go", []byte(`"now"`), false); err != nil {
-		t.Fatal(err)
-	}
-	drive(t, h, conformanceNow, false)
-	inst, err := h.Instance(ctx, "WaitsForGo")
-	if err != nil || inst.Status != engine.StatusFailed || inst.Failure.Message != want {
-		t.Fatalf("%s %+v (%v), want Failed: %s", inst.Status, inst.Failure, err, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "durabox.db")
+			h := conformanceHostAt(t, path, Options{NoLiveCache: true})
+			startEach(t, h, `null`, "WaitsForGo")
+			drive(t, h, conformanceNow, false)
+			if events, err := h.History(ctx, "WaitsForGo"); err != nil || len(events) != 4 {
+				t.Fatalf("history %q, %v", describeAll(events), err)
+			}
+			// The store has no call that damages a history: a second
+			// connection to its file does it.
+			db, err := sql.Open("sqlite3", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(tt.damage); err != nil {
+				t.Fatal(err)
+			}
+			if rep := replayOn(t, h, "WaitsForGo", ""); rep.Failure != tt.want {
+				t.Fatalf("replay: %v\nwant %s", rep.Err(), tt.want)
+			}
+			if _, err := h.Reset(ctx, "WaitsForGo", client.ResetRequest{ToEvent: 3, DryRun: true}); !errors.Is(err, ErrBadInput) || !strings.HasSuffix(err.Error(), tt.want) {
+				t.Fatalf("a reset that keeps event 3: %v\nwant ErrBadInput saying %s", err, tt.want)
+			}
+			if err := h.Raise(ctx, "WaitsForGo", "go", []byte(`"now"`), false); err != nil {
+				t.Fatal(err)
+			}
+			drive(t, h, conformanceNow, false)
+			inst, err := h.Instance(ctx, "WaitsForGo")
+			if err != nil || inst.Status != engine.StatusFailed || inst.Failure.Message != tt.want {
+				t.Fatalf("%s %+v (%v), want Failed: %s", inst.Status, inst.Failure, err, tt.want)
+			}
+			if _, err := h.Reset(ctx, "WaitsForGo", client.ResetRequest{ToEvent: tt.resetTo}); err != nil {
+				t.Fatalf("a reset to event %d, before the damage: %v", tt.resetTo, err)
+			}
+			drive(t, h, conformanceNow, false)
+			if err := h.Raise(ctx, "WaitsForGo", "go", []byte(`"again"`), false); err != nil {
+				t.Fatal(err)
+			}
+			drive(t, h, conformanceNow, false)
+			if inst, err := h.Instance(ctx, "WaitsForGo"); err != nil || inst.Status != engine.StatusCompleted || string(inst.Result) != `"again"` {
+				t.Fatalf("after the reset: %s %s %+v (%v), want Completed with \"again\"", inst.Status, inst.Result, inst.Failure, err)
+			}
+		})
 	}
 }

@@ -81,8 +81,11 @@ func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (c
 			customStatus = ev.CustomStatus
 		}
 	}
+	// The store knows a history's length by its last event's id, which is
+	// past its length in a history that lost an event (the damage a reset
+	// to before it repairs).
 	err = h.st.ResetInstance(ctx, store.Reset{
-		InstanceID: id, ExecutionID: inst.ExecutionID, HistoryLen: int64(len(history)), Module: mod.Hash, Kept: plan.Kept, CustomStatus: customStatus,
+		InstanceID: id, ExecutionID: inst.ExecutionID, HistoryLen: history[len(history)-1].ID, Module: mod.Hash, Kept: plan.Kept, CustomStatus: customStatus,
 		Marker: marker, InFlight: plan.InFlight, Raise: plan.Raise, Detach: out.Detached, Now: h.opts.Clock(),
 	})
 	switch {

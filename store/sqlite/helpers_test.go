@@ -21,7 +21,7 @@ var (
 )
 
 // openTest opens a fresh store; see openAt.
-func openTest(t *testing.T) (*Store, string) {
+func openTest(t testing.TB) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "test.db")
 	return openAt(t, path, Options{}), path
@@ -29,7 +29,7 @@ func openTest(t *testing.T) (*Store, string) {
 
 // openAt opens the store at path and, when the test ends, closes it and
 // checks the integrity of the file.
-func openAt(t *testing.T, path string, opts Options) *Store {
+func openAt(t testing.TB, path string, opts Options) *Store {
 	t.Helper()
 	s, err := Open(path, opts)
 	if err != nil {
@@ -44,7 +44,7 @@ func openAt(t *testing.T, path string, opts Options) *Store {
 	return s
 }
 
-func checkIntegrity(t *testing.T, path string) {
+func checkIntegrity(t testing.TB, path string) {
 	t.Helper()
 	db, err := sql.Open("sqlite3", path)
 	if err != nil {
@@ -112,7 +112,7 @@ func count(t *testing.T, s *Store, table string) int {
 
 // withInstance deploys module "h1" and creates instance "i1" of "Greeting"
 // on it at t0, with input "world".
-func withInstance(t *testing.T, s *Store) {
+func withInstance(t testing.TB, s *Store) {
 	t.Helper()
 	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Greeting"}, Activities: []string{"SayHello"}, DeployedAt: t0}); err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func withInstance(t *testing.T, s *Store) {
 }
 
 // create creates an instance of "Greeting" on module "h1" at t0.
-func create(t *testing.T, s *Store, id string) {
+func create(t testing.TB, s *Store, id string) {
 	t.Helper()
 	if err := s.CreateInstance(ctx, store.NewInstance{ID: id, Name: "Greeting", ModuleHash: "h1", Input: json.RawMessage(`"world"`), Now: t0}); err != nil {
 		t.Fatal(err)
