@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/host/internal/wasmlimits"
 	"github.com/durabox/durabox/host/internal/wasmrewrite"
 )
 
@@ -116,6 +117,11 @@ func (rt *wazeroRuntime) Compile(ctx context.Context, wasm []byte) (Module, erro
 // compile compiles wasm, the rewrite l made when l is set (on the fast
 // runtime), or a module as given (on the guarded one).
 func (rt *wazeroRuntime) compile(ctx context.Context, wasm []byte, l *wasmrewrite.Layout) (*wazeroModule, error) {
+	// wazero's decoder allocates what a module declares before it reads
+	// it: a few bytes could ask for more memory than the machine has.
+	if err := wasmlimits.Check(wasm); err != nil {
+		return nil, err
+	}
 	r := rt.guarded
 	if l != nil {
 		r = rt.fast
