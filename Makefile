@@ -6,7 +6,7 @@ WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples test race demo bench bench-scale bench-pg crashtest crashtest-pg FORCE
+.PHONY: build examples test race fuzz demo bench bench-scale bench-pg crashtest crashtest-pg FORCE
 
 build: bin/durabox examples
 
@@ -40,6 +40,18 @@ RACE_HOST := EndToEnd|Concurrent|LiveCache|Fetcher|Hostile|FailOnlyTheir|ModuleL
 race:
 	$(GO) test -race -timeout 30m ./host/internal/...
 	$(GO) test -race -timeout 30m -run '$(RACE_HOST)' ./host
+
+# Each fuzz target over untrusted input for FUZZTIME, one after another:
+# module bytes and manifests through deploy's checks, requests to every
+# route of the HTTP API, stored event rows given to the engine, and the
+# check of a module's declared sizes that stands before wazero's decoder.
+# A failing input is written under the package's testdata/fuzz, where go
+# test then runs it as a seed.
+FUZZTIME ?= 15s
+FUZZ     := FuzzDeploy:./host FuzzAPI:./host FuzzStoredHistory:./store/sqlite FuzzCheck:./host/internal/wasmlimits
+
+fuzz:
+	for t in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; done
 
 # RUNTIME=wasmtime runs the demo's host on wasmtime instead of wazero.
 demo: build
