@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +21,6 @@ import (
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
-	"github.com/durabox/durabox/store/sqlite"
 )
 
 // apiRoute is a route of the HTTP API: a method and a path, whose
@@ -113,18 +111,10 @@ type fuzzAPI struct {
 	srv *httptest.Server
 }
 
-// apiHost runs a host on a SQLite file that does not sync (what it stores
-// is thrown away), with wasm deployed and an instance "done" of its
-// orchestration Hello, which has failed; and serves its API.
+// apiHost runs fuzzHost's host, with wasm deployed and an instance "done"
+// of its orchestration Hello, which has failed; and serves its API.
 func apiHost(f *testing.F, wasm []byte) *fuzzAPI {
-	st, err := sqlite.Open(filepath.Join(f.TempDir(), "durabox.db"), sqlite.Options{Durability: sqlite.DurabilityNormal})
-	if err != nil {
-		f.Fatal(err)
-	}
-	h, err := host.New(st, host.Options{ActivationTimeout: time.Second})
-	if err != nil {
-		f.Fatal(err)
-	}
+	h := fuzzHost(f)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
@@ -133,12 +123,10 @@ func apiHost(f *testing.F, wasm []byte) *fuzzAPI {
 		f.Fatal(err)
 	}
 	srv := httptest.NewServer(handler)
-	f.Cleanup(func() {
+	f.Cleanup(func() { // before fuzzHost's, which closes the host
 		srv.Close()
 		cancel()
 		<-done
-		h.Close()
-		st.Close()
 	})
 	if _, err := h.Deploy(ctx, wasm); err != nil {
 		f.Fatal(err)

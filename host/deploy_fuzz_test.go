@@ -48,7 +48,7 @@ func FuzzDeploy(f *testing.F) {
 }
 
 // fuzzHost is a host on a SQLite file that does not sync (what it stores
-// is thrown away), with no compilation cache on disk, that runs no work.
+// is thrown away), with no compilation cache on disk, not running.
 func fuzzHost(f *testing.F) *host.Host {
 	st, err := sqlite.Open(filepath.Join(f.TempDir(), "durabox.db"), sqlite.Options{Durability: sqlite.DurabilityNormal})
 	if err != nil {
