@@ -54,7 +54,7 @@ func apiRoutes(f *testing.F) []apiRoute {
 
 // apiRequest is one request FuzzAPI sends: to routes[route % len],
 // with param as its path parameter, query as its query and body, of
-// contentType when that is set.
+// contentType (a POST's is application/json unless set).
 type apiRequest struct {
 	route                     uint8
 	param, query, contentType string
@@ -151,6 +151,9 @@ func (a *fuzzAPI) send(t *testing.T, rt apiRoute, req apiRequest) {
 	r, err := http.NewRequest(rt.method, target, bytes.NewReader(req.body))
 	if err != nil || strings.ContainsFunc(r.URL.RequestURI(), func(c rune) bool { return c <= ' ' || c == 0x7f }) {
 		return // not a request a client can send (net/http answers one it cannot parse itself)
+	}
+	if req.contentType == "" && rt.method == "POST" {
+		req.contentType = "application/json" // the type of every body but a module's
 	}
 	if req.contentType != "" {
 		r.Header.Set("Content-Type", req.contentType)

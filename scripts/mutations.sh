@@ -44,8 +44,8 @@ mutations=(
 	"event-name-unchecked|an ExternalEvent in history may complete a wait of another name|github.com/durabox/durabox/engine|^TestExternalEventInHistoryNeedsItsWait$"
 	"corrupt-accepted|Turn does not check the history it is given|github.com/durabox/durabox/engine ./host|^(TestCorruptHistoryIsRefused|TestCorruptHistoryFailsTheInstanceAtOnce)$"
 	"corrupt-retried|a host runs a turn on a corrupt history again until it counts as poison|./host|^TestCorruptHistoryFailsTheInstanceAtOnce$"
-	"newest-wait|a raised event goes to the newest active wait of its name, not the oldest|./engine ./host|^TestRaisedEventTakesTheOldestWait$"
-	"status-unchecked|replay does not compare a custom status's text|./engine ./host|^(TestNondeterminism|TestChangedModuleIsCaughtOnARecordedHistory)$"
+	"newest-wait|a raised event goes to the newest active wait of its name, not the oldest|github.com/durabox/durabox/engine ./host|^TestRaisedEventTakesTheOldestWait$"
+	"status-unchecked|replay does not compare a custom status's text|github.com/durabox/durabox/engine ./host|^(TestNondeterminism|TestChangedModuleIsCaughtOnARecordedHistory)$"
 	"reset-status-discarded|after a reset, the custom status is the one the discarded events set|./host|^TestResetKeepsTheCustomStatusOfTheKeptEvents$"
 	"cancelled-runs-on|an activity the orchestration cancelled runs on until its instance ends|./host|^TestCancelledActivityStopsAtOnce$"
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,12 +75,14 @@ func replayStored(t *testing.T, history []engine.Event) {
 	for i := range history {
 		_ = history[i].String()
 	}
-	res, err := engine.NewExecution(newMirror(history)).Turn(engine.TurnInput{History: history, Now: t0})
+	res, err := turn(history, engine.TurnInput{History: history, Now: t0})
 	switch {
 	case err != nil && !errors.Is(err, engine.ErrCorruptHistory):
 		t.Fatalf("Turn: %v; want a result, or engine.ErrCorruptHistory", err)
-	case err == nil && res.Status == engine.StatusPending && len(history) > 0:
-		t.Fatalf("Turn on %d events left the instance Pending", len(history))
+	case err == nil && res.Status == engine.StatusPending && slices.ContainsFunc(history, func(ev engine.Event) bool { return ev.Kind == engine.OrchestrationStarted }):
+		// (A history of markers alone is an instance moved before it
+		// started.)
+		t.Fatalf("Turn on %d events, one of them OrchestrationStarted, left the instance Pending", len(history))
 	case err == nil:
 		engine.InFlight(history)
 	}
@@ -88,7 +91,7 @@ func replayStored(t *testing.T, history []engine.Event) {
 			t.Fatalf("PlanReset to %d: %v; want a plan, engine.ErrResetPoint or engine.ErrCorruptHistory", n+1, err)
 		}
 	}
-	if _, err := engine.NewExecution(newMirror(history)).Turn(engine.TurnInput{Messages: history, Now: t0}); err != nil {
+	if _, err := turn(history, engine.TurnInput{Messages: history, Now: t0}); err != nil {
 		t.Fatalf("Turn on %d messages: %v; want a result", len(history), err)
 	}
 }

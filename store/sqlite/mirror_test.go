@@ -22,8 +22,17 @@ type mirror struct {
 	seqOf map[int64]uint64
 }
 
-func newMirror(history []engine.Event) *mirror {
-	return &mirror{history: history, seqOf: map[int64]uint64{}}
+// turn runs a turn of a new execution on in, on the mirror of history.
+func turn(history []engine.Event, in engine.TurnInput) (*engine.TurnResult, error) {
+	t, err := engine.NewExecution().Begin(in)
+	if err != nil {
+		return nil, err
+	}
+	m := &mirror{history: history, seqOf: map[int64]uint64{}}
+	for a := t.Next(); a != nil; a = t.Next() {
+		t.Answer(m.Activate(a))
+	}
+	return t.Result(), nil
 }
 
 func (m *mirror) Activate(*abi.Activation) ([]abi.Command, error) {
