@@ -39,7 +39,7 @@ func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := client.UpgradeResult{InstanceID: "held", Name: "Flow", Outcome: client.UpgradeSkipped, Events: 2,
+	want := client.UpgradeResult{InstanceID: "held", Name: "Flow", From: hashes[0], Outcome: client.UpgradeSkipped, Events: 2,
 		Reason: "a turn held it each of the 5 times it was about to move; upgrade it again"}
 	if len(report.Results) != 1 || report.Results[0] != want {
 		t.Fatalf("results %+v, want %+v", report.Results, want)
