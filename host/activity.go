@@ -32,35 +32,51 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, ErrCannotRun) {
 		return
 	}
-	var result engine.Event
-	var ran time.Duration
-	if w.Attempt > h.opts.PoisonAfter {
-		result = engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
-			Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
-				"each time the host crashed, was killed or the attempt outlived its lease (the host's log tells what it was doing)", w.Task.Name, w.Attempt-1)}}
-		h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
-	} else {
-		if w.Attempt > 1 {
-			h.opts.Logger.Info("activity delivered again: an earlier delivery did not finish (a crash, or a lease that expired)",
-				"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
-		}
-		began := time.Now()
-		attemptCtx, done := h.attempts.start(ctx, attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID})
-		stopExtending := h.extendLease(attemptCtx, w)
-		result = h.runActivity(attemptCtx, w)
-		stopExtending()
-		done()
-		ran = time.Since(began)
-	}
+	result, ran := h.attempt(ctx, w)
 	if ctx.Err() != nil {
 		// Shutting down: the attempt was cut short, so record nothing; the
 		// task is delivered again after the restart.
 		return
 	}
+	h.record(ctx, w, result, ran)
+}
+
+// attempt runs an attempt of an activity task, or gives up on the task as
+// poison, and returns the message that reports its outcome and how long it
+// ran. A panic fails the attempt, with the panic and its stack.
+func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engine.Event, ran time.Duration) {
+	defer h.guard.catch(boundaryActivity, func(p *panicError) {
+		result = engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID,
+			Failure: p.failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}
+	}, "instance", w.InstanceID, "activity", w.Task.Name)
+	if w.Attempt > h.opts.PoisonAfter {
+		h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
+		return engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
+			Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
+				"each time the host crashed, was killed or the attempt outlived its lease (the host's log tells what it was doing)", w.Task.Name, w.Attempt-1)}}, 0
+	}
+	if w.Attempt > 1 {
+		h.opts.Logger.Info("activity delivered again: an earlier delivery did not finish (a crash, or a lease that expired)",
+			"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
+	}
+	began := time.Now()
+	attemptCtx, done := h.attempts.start(ctx, attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID})
+	defer done()
+	stopExtending := h.extendLease(attemptCtx, w)
+	defer stopExtending()
+	return h.runActivity(attemptCtx, w), time.Since(began)
+}
+
+// record records the outcome of an activity attempt, which ran for ran.
+// A panic is logged: the outcome may have been recorded; if not, the task
+// is delivered again when its lease ends.
+func (h *Host) record(ctx context.Context, w *store.ActivityWork, result engine.Event, ran time.Duration) {
+	defer h.guard.catch(boundaryActivity, func(*panicError) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
 	if err := h.st.CompleteActivity(ctx, w, result, h.opts.Clock()); err != nil {
 		h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
 		return
 	}
+	mayPanic(pointActivityDone, w.InstanceID)
 	h.metrics.activity(w.Task.Name, result.Kind, ran)
 	h.orchestrationWork.Notify()
 }
@@ -70,7 +86,8 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 // hours) is not handed to another worker meanwhile. It returns the function
 // that stops it, which returns once no extension is under way. A timer
 // runs each extension: an attempt shorter than a third of a lease, most of
-// them, starts no goroutine and wakes no thread for it.
+// them, starts no goroutine and wakes no thread for it. A panic in an
+// extension stops the attempt, which fails with the panic.
 func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	every := h.opts.Lease / 3
@@ -80,11 +97,16 @@ func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop fun
 		timer   *time.Timer
 	)
 	extend := func() {
+		defer h.guard.catch(boundaryLease, func(p *panicError) {
+			h.attempts.stop(attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID}, &stoppedError{
+				why: "the host panicked extending its lease (a bug in durabox, which went on serving everything else; the details hold the stack): " + p.Error(), details: p.stack})
+		}, "instance", w.InstanceID, "activity", w.Task.Name)
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped {
 			return
 		}
+		mayPanic(pointLease, w.InstanceID)
 		if err := h.st.ExtendLease(ctx, w, h.opts.Clock(), h.opts.Lease); err != nil && ctx.Err() == nil {
 			h.opts.Logger.Warn("activity lease not extended; once it ends, the task may be delivered again", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
 		}
@@ -120,6 +142,17 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	if err != nil {
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q could not start: %v", w.Task.Name, err)}
 	}
+	// The instance goes back to the pool once it has answered as it
+	// should; otherwise (it crashed, was stopped, or the host panicked
+	// using it) it is closed.
+	healthy := false
+	defer func() {
+		if healthy {
+			h.pool.put(ctx, w.ModuleHash, g)
+		} else {
+			g.close(ctx)
+		}
+	}()
 	// The attempt's deadline is the one its call set, shorter or longer
 	// than the host's, else the host's (a pooled instance may have run an
 	// attempt with another).
@@ -128,15 +161,14 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 		g.cfg.timeout = w.Task.Timeout
 	}
 	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt)})
+	mayPanic(pointActivity, w.InstanceID)
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
 	g.cfg.log.endStep()
-	if why := stopReason(ctx); why != "" {
-		g.close(ctx)
-		h.opts.Logger.Info("activity stopped", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "why", why)
-		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q was stopped: %s", w.Task.Name, why)}
+	if s := stopCause(ctx); s != nil {
+		h.opts.Logger.Info("activity stopped", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "why", s.why)
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q was stopped: %s", w.Task.Name, s.why), Details: s.details}
 	}
 	if err != nil {
-		g.close(ctx)
 		how := "crashed"
 		if errors.As(err, new(*timedOut)) {
 			how = "timed out"
@@ -145,10 +177,9 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	}
 	res, err := abi.DecodeActivityResult(raw)
 	if err != nil {
-		g.close(ctx)
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q returned a result that does not decode: %v", w.Task.Name, err)}
 	}
-	h.pool.put(ctx, w.ModuleHash, g)
+	healthy = true
 	if res.Failure != nil {
 		return nil, activityFailure(w.Task.Name, res.Failure)
 	}

@@ -44,27 +44,28 @@ func (r *attempts) start(ctx context.Context, k attemptKey) (context.Context, fu
 }
 
 // stop stops the attempt k, or, when k.schedule is 0, every attempt of
-// k's execution, for the reason why.
-func (r *attempts) stop(k attemptKey, why string) {
+// k's execution, for the reason cause gives.
+func (r *attempts) stop(k attemptKey, cause *stoppedError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for key, cancel := range r.byKey {
 		if key == k || k.schedule == 0 && key.instance == k.instance && key.execution == k.execution {
-			cancel(&stoppedError{why})
+			cancel(cause)
 		}
 	}
 }
 
-// stoppedError is the cause of a stopped attempt's context.
-type stoppedError struct{ why string }
+// stoppedError is the cause of a stopped attempt's context: why it was
+// stopped, and details for its failure (a stack), if any.
+type stoppedError struct{ why, details string }
 
 func (e *stoppedError) Error() string { return e.why }
 
-// stopReason returns why ctx's attempt was stopped, or "".
-func stopReason(ctx context.Context) string {
+// stopCause returns why ctx's attempt was stopped, or nil.
+func stopCause(ctx context.Context) *stoppedError {
 	var s *stoppedError
 	if errors.As(context.Cause(ctx), &s) {
-		return s.why
+		return s
 	}
-	return ""
+	return nil
 }

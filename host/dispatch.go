@@ -14,11 +14,12 @@ import (
 
 // dispatch runs workers workers until ctx is done, fed by one fetcher:
 // it takes as much work as there are idle workers, with next, in one store
-// write, and hands it out; when it got less than it asked for (or the
-// store failed), it waits until woken or the store's next message is due.
-// Whatever makes work announces it on wake. Idle workers cost nothing:
-// only the fetcher asks the store for work. Once ctx is done it waits for
-// the workers to finish what they have.
+// write, and hands it out; when it got less than it asked for, it waits
+// until woken or the store's next message is due, and when the store
+// failed (or the fetcher panicked), for fetchRetry. Whatever makes work
+// announces it on wake. Idle workers cost nothing: only the fetcher asks
+// the store for work. Once ctx is done it waits for the workers to finish
+// what they have.
 func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, workers int, next func(max int) ([]*W, error), handle func(*W)) {
 	work := make(chan *W, workers)
 	done := make(chan struct{}, workers)
@@ -47,9 +48,16 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 			<-done
 			idle++
 		}
-		items, err := next(idle)
-		if err != nil && ctx.Err() == nil {
-			h.opts.Logger.Error("cannot fetch "+what+" work", "err", err)
+		items, err := fetch(h, what, idle, next)
+		if err != nil {
+			if ctx.Err() == nil && !errors.As(err, new(*panicError)) {
+				h.opts.Logger.Error("cannot fetch "+what+" work; trying again", "err", err, "in", fetchRetry)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(fetchRetry):
+			}
+			continue
 		}
 		for _, w := range items {
 			work <- w
@@ -59,6 +67,18 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 			h.idle(ctx, wake)
 		}
 	}
+}
+
+// fetchRetry is how long a fetcher waits after the store failed to give
+// it work, or it panicked, before it asks again.
+const fetchRetry = time.Second
+
+// fetch takes up to max items of work with next. A panic is an error: the
+// fetcher serves every instance, so it carries on.
+func fetch[W any](h *Host, what string, max int, next func(max int) ([]*W, error)) (items []*W, err error) {
+	defer h.guard.catch(boundaryFetch, func(p *panicError) { items, err = nil, p }, "work", what)
+	mayPanic(pointFetch, what)
+	return next(max)
 }
 
 // dispatchOrchestrations runs turns until ctx is done.
@@ -75,11 +95,10 @@ func (h *Host) dispatchOrchestrations(ctx context.Context) {
 // finishes (within its activation deadline) instead of failing the
 // instance.
 func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
-	inst := item.Instance
-	if _, err := h.reg.module(context.WithoutCancel(ctx), inst.ModuleHash); errors.Is(err, ErrCannotRun) {
+	if _, err := h.reg.module(context.WithoutCancel(ctx), item.Instance.ModuleHash); errors.Is(err, ErrCannotRun) {
 		// This host cannot run the module: its fetches pass over it from
 		// now on (refused.go), and the turn waits for a host that can.
-		h.abandon(ctx, inst.ID, item.LockToken)
+		h.abandon(ctx, item.Instance.ID, item.LockToken)
 		return
 	}
 	if item.Attempt > h.opts.PoisonAfter {
@@ -88,12 +107,39 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		return
 	}
 	began := time.Now()
+	if t := h.runTurn(ctx, item); t != nil {
+		h.committed(ctx, item, t, began)
+	}
+}
+
+// ran is a turn that committed: what the engine made of it, the children
+// it started, and the live instance that ran it.
+type ran struct {
+	res      *engine.TurnResult
+	children []store.NewChild
+	l        *live
+}
+
+// runTurn runs the turn of item on its live instance and commits it. It
+// returns nil when the turn did not commit: the instance is unlocked to
+// run again, or failed, when running it again could only end the same
+// way (its history is corrupt, or the host panicked running it: then the
+// panic and its stack are in the instance's history).
+func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
+	inst := item.Instance
 	guestCtx := context.WithoutCancel(ctx)
+	var l *live
+	defer h.guard.catch(boundaryTurn, func(p *panicError) {
+		if l != nil {
+			l.close(guestCtx)
+		}
+		h.fail(ctx, item, p.failure("durabox gave up on the instance: the host panicked running its turn"))
+	}, "instance", inst.ID)
 	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID}
 	for _, m := range item.Messages {
 		in.Messages = append(in.Messages, m.Event)
 	}
-	l := h.cache.take(inst.ID)
+	l = h.cache.take(inst.ID)
 	if l != nil && l.continues(item) {
 		h.metrics.cacheHits.Inc()
 	} else {
@@ -108,47 +154,69 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 			if history, err = h.st.History(ctx, inst.ID, inst.ExecutionID); err != nil {
 				h.opts.Logger.Error("turn not run; it will run again", "instance", inst.ID, "err", err)
 				h.abandon(ctx, inst.ID, item.LockToken)
-				return
+				return nil
 			}
 		}
 		l = h.fresh(ctx, inst, history, Seed(inst.ID, inst.ExecutionID, history, in.Messages[:min(len(in.Messages), 1)]))
 	}
 	in.History = l.history
+	mayPanic(pointTurn, inst.ID)
 	res, err := l.turn(in)
 	if errors.Is(err, engine.ErrCorruptHistory) {
 		// Running the turn again would read the same history: the instance
 		// fails at once, with what is wrong with it.
 		l.close(guestCtx)
 		h.fail(ctx, item, &engine.Failure{Message: err.Error()})
-		return
+		return nil
 	}
 	if err != nil {
 		l.close(guestCtx)
 		h.opts.Logger.Error("turn refused", "instance", inst.ID, "err", err)
 		h.abandon(ctx, inst.ID, item.LockToken)
-		return
+		return nil
 	}
 	children, err := h.children(ctx, inst.ModuleHash, res.Children)
 	if err != nil {
 		l.close(guestCtx)
 		h.opts.Logger.Error("turn not committed; it will run again", "instance", inst.ID, "err", err)
 		h.abandon(ctx, inst.ID, item.LockToken)
-		return
+		return nil
 	}
 	if err := h.st.CommitTurn(ctx, commitOf(item, in.Now, res, children)); err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
 		l.close(guestCtx)
 		h.opts.Logger.Error("turn not committed; it will run again", "instance", inst.ID, "err", err)
 		h.abandon(ctx, inst.ID, item.LockToken)
-		return
+		return nil
 	}
+	return &ran{res: res, children: children, l: l}
+}
+
+// committed does what follows the commit of turn t of item, begun at
+// began: it counts and logs it, stops the activity attempts nobody will
+// take, keeps the live instance for the next turn, and announces what the
+// turn changed. A panic here leaves the turn as committed: the live
+// instance is closed (the next turn replays it) and everything announced.
+func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, began time.Time) {
+	inst, res, l := item.Instance, t.res, t.l
+	guestCtx := context.WithoutCancel(ctx)
+	kept := false
+	defer h.guard.catch(boundaryTurn, func(*panicError) {
+		if !kept {
+			l.close(guestCtx)
+		}
+		h.orchestrationWork.Notify()
+		h.activityWork.Notify()
+		h.changed.notify(inst.ID)
+	}, "instance", inst.ID, "committed", true)
+	mayPanic(pointTurnCommitted, inst.ID)
 	h.metrics.turn(inst.Name, time.Since(began), res.Status)
 	if w := int64(h.opts.HistoryWarning); item.HistoryLen <= w && item.HistoryLen+int64(len(res.NewEvents)) > w {
 		h.opts.Logger.Warn("history past the warning length", "instance", inst.ID, "execution", inst.ExecutionID,
 			"events", item.HistoryLen+int64(len(res.NewEvents)), "warning", w)
 	}
 	h.stopAttempts(inst, res)
-	for _, c := range children {
+	for _, c := range t.children {
 		h.metrics.started.WithLabelValues(label(c.Name)).Inc()
 	}
 	for _, d := range res.Dropped {
@@ -167,11 +235,12 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	default:
 		l.extend(res.NewEvents)
 		h.cache.put(guestCtx, inst.ID, l)
+		kept = true
 	}
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
 	}
-	if len(res.Timers) > 0 || len(children) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
+	if len(res.Timers) > 0 || len(t.children) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.notify(inst.ID)
@@ -183,15 +252,15 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 func (h *Host) stopAttempts(inst store.Instance, res *engine.TurnResult) {
 	switch {
 	case res.Status.IsTerminal():
-		h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, 0}, "its instance is "+string(res.Status))
+		h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, 0}, &stoppedError{why: "its instance is " + string(res.Status)})
 		return
 	case res.ContinueAsNew != nil:
-		h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, 0}, "its execution continued as new")
+		h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, 0}, &stoppedError{why: "its execution continued as new"})
 		return
 	}
 	for _, ev := range res.NewEvents {
 		if ev.Kind == engine.ActivityCancelRequested {
-			h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, ev.ScheduleID}, "the orchestration cancelled it")
+			h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, ev.ScheduleID}, &stoppedError{why: "the orchestration cancelled it"})
 		}
 	}
 }

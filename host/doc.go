@@ -37,7 +37,9 @@
 // deploy makes into a module (its initialization, its version, its
 // manifest), and every instance under a memory limit (Options.MemoryLimit). A panic, a deadlock, a trap,
 // os.Exit, or a step past its deadline fails that instance only, with the
-// cause in its history; the host carries on.
+// cause in its history; the host carries on. So does a panic of the host's
+// own code: at each boundary where it serves one thing (panics.go) it
+// recovers the panic, ends that thing only, and counts it.
 //
 // Everything specific to a runtime (wazero, or wasmtime with
 // Options.Runtime) lives in host/internal/sandbox, behind the

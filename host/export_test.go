@@ -1,6 +1,10 @@
 package host
 
-import "strings"
+import (
+	"strings"
+	"sync"
+	"testing"
+)
 
 // TestCacheDir is where every host a test starts keeps its compiled
 // modules, so that each module is compiled once per test run, as a
@@ -18,4 +22,17 @@ func Routes() []Route {
 		out[i] = Route{rt.method, strings.TrimSuffix(rt.path, "{$}"), rt.access.String()}
 	}
 	return out
+}
+
+// InjectPanic makes the host panic once at point (see panics.go) when it
+// serves key there, until t ends.
+func InjectPanic(t testing.TB, point, key string) {
+	var once sync.Once
+	f := func(p, k string) {
+		if p == point && k == key {
+			once.Do(func() { panic("injected at " + point + " for " + key) })
+		}
+	}
+	testPanic.Store(&f)
+	t.Cleanup(func() { testPanic.Store(nil) })
 }

@@ -30,6 +30,9 @@ type Host struct {
 	// attempts are the activity attempts running, to stop.
 	attempts *attempts
 	metrics  *Metrics
+	// guard recovers the panics of the host's own code at its boundaries
+	// (panics.go).
+	guard guard
 	// orchestrationWork wakes the orchestration dispatchers, activityWork the
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
@@ -56,9 +59,10 @@ func New(st store.Store, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	g := guard{log: opts.Logger, metrics: opts.Metrics}
 	h := &Host{
-		st: st, opts: opts, rt: rt, metrics: opts.Metrics,
-		reg:               newRegistry(rt, st, opts.ActivationTimeout, opts.Logger),
+		st: st, opts: opts, rt: rt, metrics: opts.Metrics, guard: g,
+		reg:               newRegistry(rt, st, opts.ActivationTimeout, g),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		attempts:          newAttempts(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),

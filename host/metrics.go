@@ -38,6 +38,7 @@ type Metrics struct {
 	commitWrites    prometheus.Histogram
 	commitFailures  prometheus.Counter
 	sandboxStarts   *prometheus.CounterVec
+	panics          *prometheus.CounterVec
 }
 
 // NewMetrics returns metrics for one host, with the Go runtime's and the
@@ -89,9 +90,12 @@ func NewMetrics() *Metrics {
 		sandboxStarts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "durabox_sandbox_instances_started_total", Help: "Wasm instances started, by kind (orchestration, activity).",
 		}, []string{"kind"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "durabox_panics_total", Help: "Panics of the host's own code it recovered, by boundary (turn, activity, lease, fetch, module, sweep, upgrade, http, metrics): each ended what was served there, and nothing else.",
+		}, []string{"boundary"}),
 	}
 	m.reg.MustRegister(m.turns, m.turnSeconds, m.started, m.finished, m.activities, m.activitySeconds,
-		m.cacheHits, m.cacheMisses, m.commitSeconds, m.commitWrites, m.commitFailures, m.sandboxStarts,
+		m.cacheHits, m.cacheMisses, m.commitSeconds, m.commitWrites, m.commitFailures, m.sandboxStarts, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -192,7 +196,12 @@ func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// Collect sends the gauges of the queue and the live cache. It runs on a
+// goroutine of the registry's: a panic is recovered here, and the scrape
+// goes without the gauges it did not reach.
 func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
+	defer c.h.guard.catch(boundaryMetrics, nil)
+	mayPanic(pointMetrics, "")
 	n, memory := c.h.cache.size()
 	ch <- prometheus.MustNewConstMetric(liveInstancesDesc, prometheus.GaugeValue, float64(n))
 	ch <- prometheus.MustNewConstMetric(liveMemoryDesc, prometheus.GaugeValue, float64(memory))

@@ -28,6 +28,9 @@ type registry struct {
 	timeout time.Duration
 	// log is told, once, of each module this host cannot run.
 	log *slog.Logger
+	// guard recovers a panic while a module loads, which fails that load
+	// only.
+	guard guard
 
 	mu       sync.Mutex
 	compiled map[string]*module
@@ -57,8 +60,8 @@ type module struct {
 	orchestrations []string
 }
 
-func newRegistry(rt sandbox.Runtime, st store.Store, timeout time.Duration, log *slog.Logger) *registry {
-	return &registry{rt: rt, st: st, timeout: timeout, log: log, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
+func newRegistry(rt sandbox.Runtime, st store.Store, timeout time.Duration, g guard) *registry {
+	return &registry{rt: rt, st: st, timeout: timeout, log: g.log, guard: g, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
 }
 
 func hashOf(wasm []byte) string {
@@ -303,8 +306,14 @@ func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 
 // load compiles the module with hash from the store, checks it as deploy
 // does, and keeps it. A module that fails the checks is one this host
-// cannot run (refused.go), unless ctx ended meanwhile.
-func (r *registry) load(ctx context.Context, hash string) (*module, error) {
+// cannot run (refused.go), unless ctx ended meanwhile. A panic fails the
+// load, so that those waiting for it are answered, and the next use loads
+// the module again.
+func (r *registry) load(ctx context.Context, hash string) (m *module, err error) {
+	defer r.guard.catch(boundaryModule, func(p *panicError) {
+		m, err = nil, fmt.Errorf("host: load module %s: %w", short(hash), p)
+	}, "module", short(hash))
+	mayPanic(pointModule, hash)
 	sm, err := r.st.GetModule(ctx, hash)
 	if err != nil {
 		return nil, fmt.Errorf("host: module %s: %w", short(hash), err)

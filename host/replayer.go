@@ -29,7 +29,7 @@ func NewReplayer(opts Options) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Replayer{reg: newRegistry(rt, nil, opts.ActivationTimeout, opts.Logger), opts: opts}, nil
+	return &Replayer{reg: newRegistry(rt, nil, opts.ActivationTimeout, guard{log: opts.Logger}), opts: opts}, nil
 }
 
 // Close releases the compiled modules and the wasm runtime.

@@ -28,6 +28,7 @@ func (h *Host) Sweep(ctx context.Context) (Swept, error) {
 	if h.opts.Retention == 0 {
 		return swept, nil
 	}
+	mayPanic(pointSweep, "")
 	before := h.opts.Clock().Add(-h.opts.Retention)
 	var err error
 	swept.Instances, err = h.PurgeMatching(ctx, store.InstanceFilter{FinishedBefore: before}, false)
@@ -58,13 +59,20 @@ func (h *Host) sweep(ctx context.Context) {
 	t := time.NewTicker(h.opts.SweepInterval)
 	defer t.Stop()
 	for {
-		if _, err := h.Sweep(ctx); err != nil && ctx.Err() == nil {
-			h.opts.Logger.Error("retention not applied; it is tried again", "err", err, "in", h.opts.SweepInterval)
-		}
+		h.sweepOnce(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// sweepOnce runs Sweep, and logs why it failed. A panic is logged too: the
+// next sweep comes at its time.
+func (h *Host) sweepOnce(ctx context.Context) {
+	defer h.guard.catch(boundarySweep, nil)
+	if _, err := h.Sweep(ctx); err != nil && ctx.Err() == nil {
+		h.opts.Logger.Error("retention not applied; it is tried again", "err", err, "in", h.opts.SweepInterval)
 	}
 }

@@ -148,7 +148,10 @@ func NewHandler(api API, opts HandlerOptions) (http.Handler, error) {
 	}
 	hosts, _ := newHostNames(opts.Hosts) // Validate checked them
 	s := &server{api: api, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken),
-		hosts: hosts, crossOrigin: http.NewCrossOriginProtection()}
+		hosts: hosts, crossOrigin: http.NewCrossOriginProtection(), panics: guard{log: opts.Logger}}
+	if h, ok := api.(*Host); ok {
+		s.panics.metrics = h.metrics
+	}
 	s.metrics = promhttp.HandlerFor(api, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn), ErrorHandling: promhttp.ContinueOnError})
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.guard(rt))
@@ -168,6 +171,9 @@ type server struct {
 	crossOrigin *http.CrossOriginProtection
 	// metrics serves GET /metrics.
 	metrics http.Handler
+	// panics recovers a panic serving a request, and counts it in the
+	// host's metrics when api is a Host.
+	panics guard
 }
 
 // access is what a route needs of a request's token.
@@ -227,11 +233,7 @@ var routes = []route{
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	began := time.Now()
 	rec := &recorder{ResponseWriter: w}
-	if _, pattern := s.mux.Handler(r); pattern == "" {
-		s.noRoute(rec, r)
-	} else {
-		s.mux.ServeHTTP(rec, r)
-	}
+	s.serve(rec, r)
 	level := slog.LevelInfo
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		level = slog.LevelDebug
@@ -239,6 +241,24 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The path alone: the query is the client's, and the token is in a
 	// header, never logged.
 	s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(began))
+}
+
+// serve answers a request with its route, or as noRoute does. A panic
+// answers 500, or, when the answer had begun, aborts it.
+func (s *server) serve(w *recorder, r *http.Request) {
+	defer s.panics.catch(boundaryHTTP, func(p *panicError) {
+		if w.status != 0 {
+			panic(http.ErrAbortHandler)
+		}
+		body, _ := json.Marshal(client.ErrorResponse{Error: fmt.Sprintf("the host panicked serving %s %s (a bug in durabox; its log has the stack)", r.Method, r.URL.Path)})
+		write(w, http.StatusInternalServerError, body)
+	}, "method", r.Method, "path", r.URL.Path)
+	mayPanic(pointHTTP, r.URL.Path)
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.noRoute(w, r)
+	} else {
+		s.mux.ServeHTTP(w, r)
+	}
 }
 
 // noRoute answers a request no route serves: 405, with the methods the

@@ -95,7 +95,7 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 	for range min(parallel, max(len(sc.insts), 1)) {
 		wg.Go(func() {
 			for inst := range work {
-				res := u.one(ctx, inst)
+				res := u.guarded(ctx, inst)
 				mu.Lock()
 				report.Results = append(report.Results, res)
 				report.Summary.Add(res.Outcome)
@@ -271,8 +271,18 @@ type upgrade struct {
 // that a turn holds or whose history goes on under it.
 const moveTries = 5
 
+// guarded is one, where a panic fails the upgrade of inst only.
+func (u *upgrade) guarded(ctx context.Context, inst store.InstanceSummary) (res client.UpgradeResult) {
+	defer u.h.guard.catch(boundaryUpgrade, func(p *panicError) {
+		res = client.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash, Outcome: client.UpgradeFails,
+			Reason: "the host panicked upgrading it (a bug in durabox; its log has the stack): " + p.Error()}
+	}, "instance", inst.ID)
+	return u.one(ctx, inst)
+}
+
 // one decides, and unless a dry run, carries out, the upgrade of inst.
 func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.UpgradeResult {
+	mayPanic(pointUpgrade, inst.ID)
 	res := client.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash}
 	skip := func(format string, args ...any) client.UpgradeResult {
 		res.Outcome, res.Reason = client.UpgradeSkipped, fmt.Sprintf(format, args...)
