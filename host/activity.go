@@ -73,7 +73,11 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engin
 func (h *Host) record(ctx context.Context, w *store.ActivityWork, result engine.Event, ran time.Duration) {
 	defer h.guard.catch(boundaryActivity, func(*panicError) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
 	if err := h.st.CompleteActivity(ctx, w, result, h.opts.Clock()); err != nil {
-		h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
+		if cutShort(ctx, err) {
+			h.opts.Logger.Info("activity result not recorded: the host is stopping; the activity runs again at the next start", "instance", w.InstanceID, "activity", w.Task.Name)
+		} else {
+			h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
+		}
 		return
 	}
 	mayPanic(pointActivityDone, w.InstanceID)

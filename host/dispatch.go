@@ -152,8 +152,7 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 			h.metrics.cacheMisses.Inc()
 			var err error
 			if history, err = h.st.History(ctx, inst.ID, inst.ExecutionID); err != nil {
-				h.opts.Logger.Error("turn not run; it will run again", "instance", inst.ID, "err", err)
-				h.abandon(ctx, inst.ID, item.LockToken)
+				h.unlock(ctx, item, "turn not run", err)
 				return nil
 			}
 		}
@@ -171,22 +170,19 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 	}
 	if err != nil {
 		l.close(guestCtx)
-		h.opts.Logger.Error("turn refused", "instance", inst.ID, "err", err)
-		h.abandon(ctx, inst.ID, item.LockToken)
+		h.unlock(ctx, item, "turn refused", err)
 		return nil
 	}
 	children, err := h.children(ctx, inst.ModuleHash, res.Children)
 	if err != nil {
 		l.close(guestCtx)
-		h.opts.Logger.Error("turn not committed; it will run again", "instance", inst.ID, "err", err)
-		h.abandon(ctx, inst.ID, item.LockToken)
+		h.unlock(ctx, item, "turn not committed", err)
 		return nil
 	}
 	if err := h.st.CommitTurn(ctx, commitOf(item, in.Now, res, children)); err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
 		l.close(guestCtx)
-		h.opts.Logger.Error("turn not committed; it will run again", "instance", inst.ID, "err", err)
-		h.abandon(ctx, inst.ID, item.LockToken)
+		h.unlock(ctx, item, "turn not committed", err)
 		return nil
 	}
 	return &ran{res: res, children: children, l: l}
@@ -301,8 +297,7 @@ func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.F
 		l.close(context.WithoutCancel(ctx))
 	}
 	if err := h.st.CommitTurn(ctx, c); err != nil {
-		h.opts.Logger.Error("cannot fail an instance whose turn cannot run; it will be tried again", "instance", item.Instance.ID, "err", err)
-		h.abandon(ctx, item.Instance.ID, item.LockToken)
+		h.unlock(ctx, item, "cannot fail an instance whose turn cannot run", err)
 		return
 	}
 	h.metrics.finished.WithLabelValues(label(item.Instance.Name), string(engine.StatusFailed)).Inc()
@@ -360,6 +355,18 @@ func outgoing(parent string, res *engine.TurnResult) []store.Outgoing {
 		out = append(out, store.Outgoing{InstanceID: id, Event: engine.Event{Kind: engine.OrchestrationTerminated, Reason: fmt.Sprintf("its parent %s was terminated", parent)}})
 	}
 	return out
+}
+
+// unlock unlocks an instance whose turn did not commit (what says how it
+// went), to run again, and logs why: at ERROR, or at INFO when the host's
+// stop cut the turn short, which is no failure.
+func (h *Host) unlock(ctx context.Context, item *store.WorkItem, what string, err error) {
+	if cutShort(ctx, err) {
+		h.opts.Logger.Info(what+": the host is stopping; it runs again at the next start", "instance", item.Instance.ID, "err", err)
+	} else {
+		h.opts.Logger.Error(what+"; it will run again", "instance", item.Instance.ID, "err", err)
+	}
+	h.abandon(ctx, item.Instance.ID, item.LockToken)
 }
 
 func (h *Host) abandon(ctx context.Context, id, token string) {

@@ -96,7 +96,8 @@ func newRuntime(ctx context.Context, opts Options) (sandbox.Runtime, error) {
 
 // Run runs the dispatchers (and, with Options.Retention, the sweeps) until
 // ctx is done, then waits for the turns and activities in progress to end.
-// Work left unfinished is picked up by the next Run on the same store.
+// Work left unfinished is picked up by the next Run on the same store; what
+// the end of ctx cut short is no failure, and is logged at INFO.
 func (h *Host) Run(ctx context.Context) error {
 	h.state.Store(warming)
 	defer h.state.Store(stopped)
@@ -126,6 +127,9 @@ func (h *Host) Run(ctx context.Context) error {
 // needs it.
 func (h *Host) warm(ctx context.Context) {
 	hashes, err := h.st.ModulesWithWork(ctx)
+	if cutShort(ctx, err) {
+		return
+	}
 	if err != nil {
 		h.opts.Logger.Warn("cannot list the modules with work; each loads when first needed", "err", err)
 		return
@@ -390,6 +394,14 @@ func (h *Host) awaitChange(ctx context.Context, id string) (inst store.Instance,
 	case <-poll:
 	}
 	return inst, false, nil
+}
+
+// cutShort reports whether err is what the end of ctx made of a call: the
+// host is stopping, or a request ended, which cut the call short. That is
+// no failure: a turn or an activity cut short runs again at the next
+// start.
+func cutShort(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
 // sharedPoll is how often a host on a shared store looks for changes

@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -49,7 +50,11 @@ func (s *server) export(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	if err := bundle.Write(w, b); err != nil {
 		// The status is sent; the client finds the bundle cut short.
-		s.log.Error("export failed while writing", "instance", b.InstanceID, "err", err)
+		level := slog.LevelError
+		if r.Context().Err() != nil {
+			level = slog.LevelInfo // the host is stopping, or the client went away
+		}
+		s.log.Log(r.Context(), level, "export failed while writing", "instance", b.InstanceID, "err", err)
 	}
 }
 
@@ -97,7 +102,11 @@ func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		s.log.Error("upgrade stopped", "err", err)
+		if cutShort(r.Context(), err) {
+			s.log.Info("upgrade stopped: its request ended (the host is stopping, or the client went away)", "err", err)
+		} else {
+			s.log.Error("upgrade stopped", "err", err)
+		}
 		send(client.UpgradeLine{Error: wireError(err)})
 	}
 }
