@@ -137,6 +137,11 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 	}, "instance", inst.ID)
 	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID}
 	for _, m := range item.Messages {
+		if m.Corrupt != nil {
+			// Running the turn again would read the same row.
+			h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read a message for the instance: " + m.Corrupt.Error()})
+			return nil
+		}
 		in.Messages = append(in.Messages, m.Event)
 	}
 	l = h.cache.take(inst.ID)
@@ -151,7 +156,12 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		if item.HistoryLen > 0 {
 			h.metrics.cacheMisses.Inc()
 			var err error
-			if history, err = h.st.History(ctx, inst.ID, inst.ExecutionID); err != nil {
+			history, err = h.st.History(ctx, inst.ID, inst.ExecutionID)
+			if errors.Is(err, store.ErrCorrupt) {
+				h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read the instance's history: " + err.Error()})
+				return nil
+			}
+			if err != nil {
 				h.unlock(ctx, item, "turn not run", err)
 				return nil
 			}
@@ -288,8 +298,8 @@ func (h *Host) workLeft(ctx context.Context, id string) bool {
 
 // fail fails a locked instance whose turn cannot run, consuming its
 // messages, with the engine's GiveUp: its turn was delivered more than
-// PoisonAfter times without being committed (poison), or its history is
-// corrupt.
+// PoisonAfter times without being committed (poison), its history or a
+// message does not decode or is corrupt, or the host panicked running it.
 func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.Failure) {
 	now := h.opts.Clock()
 	c := commitOf(item, now, engine.GiveUp(item.HistoryLen, now, failure), nil)

@@ -39,7 +39,9 @@
 // os.Exit, or a step past its deadline fails that instance only, with the
 // cause in its history; the host carries on. So does a panic of the host's
 // own code: at each boundary where it serves one thing (panics.go) it
-// recovers the panic, ends that thing only, and counts it.
+// recovers the panic, ends that thing only, and counts it. And so does a
+// row of a damaged database that does not decode (store.ErrCorrupt, a
+// message's Corrupt): it fails its own instance, at once.
 //
 // Everything specific to a runtime (wazero, or wasmtime with
 // Options.Runtime) lives in host/internal/sandbox, behind the

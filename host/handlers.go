@@ -314,6 +314,16 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	details := client.InstanceDetails{Instance: client.Instance(inst)}
+	for _, p := range []struct {
+		what  string
+		value *json.RawMessage
+	}{{"input", &details.Input}, {"result", &details.Result}} {
+		if len(*p.value) > 0 && !json.Valid(*p.value) {
+			// Only a damaged or edited row holds one.
+			*p.value, _ = json.Marshal(string(*p.value))
+			details.Warnings = append(details.Warnings, "the stored "+p.what+" is not JSON (the database was damaged or edited); it is shown as a string of its bytes")
+		}
+	}
 	xs, err := s.api.Executions(r.Context(), id)
 	if err == nil {
 		var page store.InstancePage

@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,32 +18,15 @@ import (
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/logbuf"
 )
-
-// logBuffer is a log that a test reads while the host writes it.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // panicking is a host on which a test injects a panic, served over HTTP
 // too.
 type panicking struct {
 	*testHost
 	url string
-	log *logBuffer
+	log *logbuf.Buffer
 	// clock is how far the host's clock is ahead of the real one.
 	clock *atomic.Int64
 }
@@ -240,7 +221,7 @@ func TestPanicAtEachBoundary(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			log := &logBuffer{}
+			log := &logbuf.Buffer{}
 			var ahead atomic.Int64
 			tt.opts.Logger = slog.New(slog.NewTextHandler(log, nil))
 			tt.opts.Clock = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }

@@ -17,6 +17,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/logbuf"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
 )
@@ -109,7 +110,7 @@ func TestNormalStopLogsNoError(t *testing.T) {
 			want: "level=ERROR msg=\"turn not committed; it will run again\"", wantError: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			log := &logBuffer{}
+			log := &logbuf.Buffer{}
 			logger := slog.New(slog.NewTextHandler(log, nil))
 			st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
 			if err != nil {

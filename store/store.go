@@ -60,6 +60,11 @@ var (
 	// ErrBadCursor is returned by ListInstances when InstanceQuery.After
 	// is not a cursor it returned.
 	ErrBadCursor = errors.New("bad cursor")
+	// ErrCorrupt is returned by History when a row of the history does
+	// not decode, and is the Corrupt of a message whose row does not: the
+	// database was damaged or edited by hand, and reading it again gives
+	// the same.
+	ErrCorrupt = errors.New("corrupt row")
 )
 
 // Module is a deployed guest module.
@@ -252,6 +257,9 @@ type Message struct {
 	// ID identifies the message in the store, to remove it once consumed.
 	ID    int64
 	Event engine.Event
+	// Corrupt, when set, says why the message's row does not decode
+	// (wrapping ErrCorrupt); its Event is then empty.
+	Corrupt error
 }
 
 // WorkItem is one locked instance with everything its next turn needs.

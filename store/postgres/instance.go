@@ -85,9 +85,7 @@ func scanInstance(row pgx.Row, extra ...any) (store.Instance, error) {
 	}
 	i := store.Instance{ID: sum.ID, Name: sum.Name, ModuleHash: sum.ModuleHash, ExecutionID: sum.ExecutionID, Status: sum.Status,
 		Input: input, Result: result, CustomStatus: sum.CustomStatus, ParentID: sum.ParentID, CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt}
-	if i.Failure, err = sqlstore.DecodeFailure(failure); err != nil {
-		return i, fmt.Errorf("decode failure: %w", err)
-	}
+	i.Failure = sqlstore.DecodeFailure(failure)
 	return i, nil
 }
 

@@ -100,11 +100,7 @@ func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, e
 			if err := rows.Scan(&execution, &n, &first, &last); err != nil {
 				return err
 			}
-			x, err := sqlstore.Execution(execution, n, first, last)
-			if err != nil {
-				return err
-			}
-			out = append(out, x)
+			out = append(out, sqlstore.Execution(execution, n, first, last))
 		}
 		if err := rows.Err(); err != nil {
 			return err

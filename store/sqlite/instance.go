@@ -95,9 +95,7 @@ func scanInstance(row scanner, extra ...any) (store.Instance, error) {
 	}
 	i := store.Instance{ID: sum.ID, Name: sum.Name, ModuleHash: sum.ModuleHash, ExecutionID: sum.ExecutionID, Status: sum.Status,
 		Input: input, Result: result, CustomStatus: sum.CustomStatus, ParentID: sum.ParentID, CreatedAt: sum.CreatedAt, UpdatedAt: sum.UpdatedAt}
-	if i.Failure, err = sqlstore.DecodeFailure(failure); err != nil {
-		return i, fmt.Errorf("decode failure: %w", err)
-	}
+	i.Failure = sqlstore.DecodeFailure(failure)
 	return i, nil
 }
 
@@ -155,14 +153,16 @@ func (s *Store) History(ctx context.Context, id string, execution int64) ([]engi
 func history(ctx context.Context, q querier, id string, execution int64) ([]engine.Event, error) {
 	// Ids run from 1 without gaps, so the last one (a seek in the primary
 	// key) is how many rows to expect; a commit between the two queries
-	// only makes the guess short.
+	// only makes the guess short. Every row is read, those of a damaged
+	// or edited history below 1 too, so that the engine sees them and
+	// refuses the history as corrupt.
 	var last int64
 	if err := q.QueryRowContext(ctx, `SELECT coalesce(max(event_id), 0) FROM history WHERE instance_id = ? AND execution_id = ?`, id, execution).Scan(&last); err != nil {
 		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
 	}
 	out := sqlstore.EventsFor(int(last))
 	if last < halvedHistory || last > int64(cap(out)) {
-		return events(ctx, q, id, execution, 0, math.MaxInt64, out)
+		return events(ctx, q, id, execution, math.MinInt64, math.MaxInt64, out)
 	}
 	half := last / 2
 	var first []engine.Event
@@ -170,7 +170,7 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		first, firstErr = events(ctx, q, id, execution, 0, half, out[:0:half])
+		first, firstErr = events(ctx, q, id, execution, math.MinInt64, half, out[:0:half])
 	}()
 	second, err := events(ctx, q, id, execution, half, math.MaxInt64, out[half:half])
 	<-done
@@ -183,7 +183,7 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 	// (had a purge come between, it would be empty); anything else reads
 	// it again, in one query.
 	if len(first) != int(half) || len(second) < int(last-half) {
-		return events(ctx, q, id, execution, 0, math.MaxInt64, out[:0])
+		return events(ctx, q, id, execution, math.MinInt64, math.MaxInt64, out[:0])
 	}
 	if int64(len(second)) > last-half {
 		// Commits since the guess outgrew the list: the second half was

@@ -94,11 +94,7 @@ func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, e
 		if err := rows.Scan(&execution, &n, &first, &last); err != nil {
 			return nil, fmt.Errorf("sqlite: executions of %q: %w", id, err)
 		}
-		x, err := sqlstore.Execution(execution, n, first, last)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: executions of %q: %w", id, err)
-		}
-		out = append(out, x)
+		out = append(out, sqlstore.Execution(execution, n, first, last))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: executions of %q: %w", id, err)

@@ -43,13 +43,18 @@ func EncodeFailure(f *engine.Failure) *string {
 	return &s
 }
 
-// DecodeFailure decodes what EncodeFailure made.
-func DecodeFailure(s *string) (*engine.Failure, error) {
+// DecodeFailure decodes what EncodeFailure made. A text that does not
+// decode (a damaged or edited row) is the failure's message, so that the
+// instance can still be read.
+func DecodeFailure(s *string) *engine.Failure {
 	if s == nil {
-		return nil, nil
+		return nil
 	}
 	f := &engine.Failure{}
-	return f, json.Unmarshal([]byte(*s), f)
+	if json.Unmarshal([]byte(*s), f) != nil {
+		return &engine.Failure{Message: *s}
+	}
+	return f
 }
 
 // NullIfEmpty keeps absent JSON as NULL rather than empty bytes.

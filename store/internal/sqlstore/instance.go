@@ -11,8 +11,12 @@ import (
 
 // HistoryExecution is the execution History reads when asked for
 // execution (0: the current one) of an instance whose current one is
-// current, or an error wrapping store.ErrNotFound.
+// current, or an error wrapping store.ErrNotFound, or store.ErrCorrupt
+// when current is no execution's number (a damaged or edited row).
 func HistoryExecution(id string, execution, current int64) (int64, error) {
+	if current < 1 {
+		return 0, fmt.Errorf("%w: instance %q says its current execution is %d; executions are numbered from 1", store.ErrCorrupt, id, current)
+	}
 	if execution == 0 {
 		execution = current
 	}

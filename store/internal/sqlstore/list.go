@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"strings"
@@ -130,18 +129,18 @@ func ParseCursor(c string) (created, seq int64, err error) {
 }
 
 // Execution describes execution id, which has n events in history, from
-// the JSON of its first and last event.
-func Execution(id, n int64, first, last []byte) (store.Execution, error) {
+// the JSON of its first and last event; what of them does not decode (a
+// damaged or edited row) it leaves out.
+func Execution(id, n int64, first, last []byte) store.Execution {
 	x := store.Execution{ID: id, Events: n}
 	var f, l engine.Event
-	if err := errors.Join(json.Unmarshal(first, &f), json.Unmarshal(last, &l)); err != nil {
-		return x, fmt.Errorf("execution %d: %w", id, err)
+	if json.Unmarshal(first, &f) == nil {
+		x.StartedAt = f.Time
 	}
-	x.StartedAt = f.Time
-	if l.IsTerminal() {
+	if json.Unmarshal(last, &l) == nil && l.IsTerminal() {
 		x.EndedAt, x.End = l.Time, l.Kind
 	}
-	return x, nil
+	return x
 }
 
 // WithCurrent returns the executions with history, oldest first, followed

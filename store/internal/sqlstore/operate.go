@@ -202,11 +202,7 @@ func reportAgain[L any](ctx context.Context, tx ResetTx[L], parent string, child
 		return tx.Enqueue(ctx, parent, engine.ChildGone(child.ScheduleID, child.InstanceID), VisibleNow, now)
 	}
 	if c.Status.IsTerminal() {
-		f, err := DecodeFailure(c.Failure)
-		if err != nil {
-			return fmt.Errorf("decode failure: %w", err)
-		}
-		return ReportToParent(ctx, tx, parent, child.ScheduleID, c.Status, c.Result, f, now)
+		return ReportToParent(ctx, tx, parent, child.ScheduleID, c.Status, c.Result, DecodeFailure(c.Failure), now)
 	}
 	return tx.Reattach(ctx, child.InstanceID, child.ScheduleID)
 }

@@ -37,7 +37,7 @@ func Events[Payload ~[]byte](rows Rows, out []engine.Event) ([]engine.Event, err
 		}
 		out = append(out, engine.Event{})
 		if err := d.decode([]byte(payload), &out[len(out)-1]); err != nil {
-			return nil, fmt.Errorf("decode event %d: %w", eventID, err)
+			return nil, fmt.Errorf("%w: event %d does not decode: %w", store.ErrCorrupt, eventID, err)
 		}
 	}
 	return out, rows.Err()
@@ -60,7 +60,9 @@ func EventsFor(n int) []engine.Event {
 // 230 MB of them.
 const maxCapacity = 1 << 20
 
-// Messages reads rows of (message id, JSON event), in their order.
+// Messages reads rows of (message id, JSON event), in their order. A
+// message whose row does not decode comes with its Corrupt set, so that
+// one damaged row holds up only the instance it is for.
 func Messages(rows Rows) ([]store.Message, error) {
 	var (
 		out []store.Message
@@ -73,7 +75,7 @@ func Messages(rows Rows) ([]store.Message, error) {
 			return nil, err
 		}
 		if err := d.decode(payload, &m.Event); err != nil {
-			return nil, fmt.Errorf("decode message %d: %w", m.ID, err)
+			m.Event, m.Corrupt = engine.Event{}, fmt.Errorf("%w: message %d does not decode: %w", store.ErrCorrupt, m.ID, err)
 		}
 		out = append(out, m)
 	}
