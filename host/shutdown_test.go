@@ -197,7 +197,7 @@ func upgrading(t *testing.T, h *testHost, handler http.Handler, requests context
 	h.atFirst(t, "flow")
 	v2 := h.deploy(t, versionsPkg, "main.version=v2")
 	body := fmt.Sprintf(`{"from": %q, "to": %q, "dryRun": true}`, v1.Hash, v2.Hash)
-	req := httptest.NewRequestWithContext(requests, "POST", "/v1/upgrades", strings.NewReader(body))
+	req := httptest.NewRequestWithContext(requests, "POST", "http://127.0.0.1/v1/upgrades", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	answered := make(chan struct{})
 	go func() {

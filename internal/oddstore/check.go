@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
@@ -107,8 +108,8 @@ func (c *checker) get(path string) (int, []byte) {
 func (c *checker) getJSON(path string, v any) bool {
 	c.t.Helper()
 	status, body := c.get(path)
-	if status != http.StatusOK || !json.Valid(body) {
-		c.t.Errorf("GET %s: %d %.300s; want 200 and JSON", path, status, body)
+	if status != http.StatusOK || !json.Valid(body) || !utf8.Valid(body) {
+		c.t.Errorf("GET %s: %d %.300s; want 200 and JSON in UTF-8", path, status, body)
 		return false
 	}
 	if err := json.Unmarshal(body, v); err != nil {
