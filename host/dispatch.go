@@ -101,11 +101,6 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.abandon(ctx, item.Instance.ID, item.LockToken)
 		return
 	}
-	if item.Attempt > h.opts.PoisonAfter {
-		h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
-			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
-		return
-	}
 	began := time.Now()
 	if t := h.runTurn(ctx, item); t != nil {
 		h.committed(ctx, item, t, began)
@@ -123,8 +118,9 @@ type ran struct {
 // runTurn runs the turn of item on its live instance and commits it. It
 // returns nil when the turn did not commit: the instance is unlocked to
 // run again, or failed, when running it again could only end the same
-// way (its history is corrupt, or the host panicked running it: then the
-// panic and its stack are in the instance's history).
+// way (it was delivered more than PoisonAfter times, a row it reads is
+// corrupt, or the host panicked running it: then the panic and its stack
+// are in the instance's history).
 func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 	inst := item.Instance
 	guestCtx := context.WithoutCancel(ctx)
@@ -135,6 +131,11 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		}
 		h.fail(ctx, item, p.failure("durabox gave up on the instance: the host panicked running its turn"))
 	}, "instance", inst.ID)
+	if item.Attempt > h.opts.PoisonAfter {
+		h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
+			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
+		return nil
+	}
 	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID}
 	for _, m := range item.Messages {
 		if m.Corrupt != nil {
@@ -151,22 +152,9 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		if l != nil {
 			l.close(guestCtx)
 		}
-		// The history is in the store, unless the execution has not begun.
-		var history []engine.Event
-		if item.HistoryLen > 0 {
-			h.metrics.cacheMisses.Inc()
-			var err error
-			history, err = h.st.History(ctx, inst.ID, inst.ExecutionID)
-			if errors.Is(err, store.ErrCorrupt) {
-				h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read the instance's history: " + err.Error()})
-				return nil
-			}
-			if err != nil {
-				h.unlock(ctx, item, "turn not run", err)
-				return nil
-			}
+		if l = h.fresh(ctx, item, in.Messages); l == nil {
+			return nil
 		}
-		l = h.fresh(ctx, inst, history, Seed(inst.ID, inst.ExecutionID, history, in.Messages[:min(len(in.Messages), 1)]))
 	}
 	in.History = l.history
 	mayPanic(pointTurn, inst.ID)
@@ -316,11 +304,30 @@ func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.F
 	h.changed.notify(item.Instance.ID)
 }
 
-// fresh starts a live instance that has applied nothing, drawing from seed,
-// with history (the persisted history of inst's current execution) to
-// replay.
-func (h *Host) fresh(ctx context.Context, inst store.Instance, history []engine.Event, seed [32]byte) *live {
-	l := h.newLive(context.WithoutCancel(ctx), inst, seed)
+// fresh starts a live instance for the turn of item, whose messages are
+// messages, with the persisted history of its current execution to
+// replay, drawing from the execution's seed. It returns nil when the
+// history cannot be read: the instance is then failed, when a row of it is
+// corrupt, or unlocked, to run again.
+func (h *Host) fresh(ctx context.Context, item *store.WorkItem, messages []engine.Event) *live {
+	inst := item.Instance
+	// The history is in the store, unless the execution has not begun.
+	var history []engine.Event
+	if item.HistoryLen > 0 {
+		h.metrics.cacheMisses.Inc()
+		var err error
+		history, err = h.st.History(ctx, inst.ID, inst.ExecutionID)
+		switch {
+		case errors.Is(err, store.ErrCorrupt):
+			// Reading it again would read the same row.
+			h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read the instance's history: " + err.Error()})
+			return nil
+		case err != nil:
+			h.unlock(ctx, item, "turn not run", err)
+			return nil
+		}
+	}
+	l := h.newLive(context.WithoutCancel(ctx), inst, Seed(inst.ID, inst.ExecutionID, history, messages[:min(len(messages), 1)]))
 	l.extend(history)
 	return l
 }
