@@ -83,9 +83,10 @@ type InstanceDetails struct {
 	// /v1/instances?parent={id}&cursor={ChildrenNext}.
 	ChildrenNext string `json:"childrenNext,omitempty"`
 	// Warnings say what about the instance needs its owner's attention,
-	// such as a history past the host's warning length, or a module the
-	// host cannot run (the instance then waits for a host that can);
-	// absent when nothing does.
+	// such as a history past the host's warning length, a module the host
+	// cannot run (the instance then waits for a host that can), or a stored
+	// input or result that is not JSON (a damaged or edited database),
+	// shown as a JSON string of its bytes; absent when nothing does.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
