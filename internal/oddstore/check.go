@@ -243,12 +243,12 @@ type counting struct {
 	fetches atomic.Int64
 }
 
-func (s *counting) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.WorkItem, error) {
+func (s *counting) LockNextInstances(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.WorkItem, error) {
 	s.fetches.Add(1)
-	return s.Store.LockNextInstances(ctx, now, lease, max)
+	return s.Store.LockNextInstances(ctx, now, lease, max, skip)
 }
 
-func (s *counting) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+func (s *counting) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
 	s.fetches.Add(1)
-	return s.Store.LockNextActivities(ctx, now, lease, max)
+	return s.Store.LockNextActivities(ctx, now, lease, max, skip)
 }
