@@ -95,10 +95,16 @@ func (h *Host) dispatchOrchestrations(ctx context.Context) {
 // finishes (within its activation deadline) instead of failing the
 // instance.
 func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
-	if _, err := h.reg.module(context.WithoutCancel(ctx), item.Instance.ModuleHash); errors.Is(err, ErrCannotRun) {
+	_, err := h.reg.module(context.WithoutCancel(ctx), item.Instance.ModuleHash)
+	var p *panicError
+	switch {
+	case errors.Is(err, ErrCannotRun):
 		// This host cannot run the module: its fetches pass over it from
 		// now on (refused.go), and the turn waits for a host that can.
 		h.abandon(ctx, item.Instance.ID, item.LockToken)
+		return
+	case errors.As(err, &p):
+		h.fail(ctx, item, p.failure("durabox gave up on the instance: the host panicked loading its module"))
 		return
 	}
 	began := time.Now()
