@@ -55,8 +55,8 @@ func TestModules(t *testing.T) {
 			name:  "a module the host cannot run",
 			setup: refused("w"),
 			args:  []string{"modules"},
-			wantStdout: `HASH          DEPLOYED                  ORCHESTRATIONS   INSTANCES
-5c471d4fcbf9  2025-01-02T03:04:06.000Z  Fails, Greeting  1 Pending, 1 Completed
+			wantStdout: `HASH          DEPLOYED                  ORCHESTRATIONS   INSTANCES               ENV
+5c471d4fcbf9  2025-01-02T03:04:06.000Z  Fails, Greeting  1 Pending, 1 Completed  none
 this host cannot run the module 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count; its instances and activities wait for a host that can run it
 `,
 		},
