@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
 )
 
 // FuzzStoredHistory stores arbitrary bytes as the event rows of an
@@ -38,7 +39,7 @@ func FuzzStoredHistory(f *testing.F) {
 		storeRows(t, s, bytes.Split(rows, []byte("\n")))
 		history, err := s.History(ctx, "i1", 1)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), `sqlite: history of "i1": decode event `) {
+			if !errors.Is(err, store.ErrCorrupt) || !strings.HasPrefix(err.Error(), `sqlite: history of "i1": corrupt row: event `) {
 				t.Fatalf("History: %v; want a refusal that names the event", err)
 			}
 			return
