@@ -66,7 +66,8 @@ var serveCommand = &command{
 		fs.StringVar(&c.readTokenFile, "read-token-file", "", "also accept the token in `FILE`, for reading (GET) only")
 		fs.StringVar(&c.tlsCert, "tls-cert", "", "serve https with the certificate (PEM) in `FILE`; needs --tls-key")
 		fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert, in `FILE`")
-		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h, checking at start and every tenth of D (at least every hour, at most every minute) (default: keep everything)")
+		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h, checking at start and then every --sweep-interval (default: keep everything)")
+		durationVar(fs, &c.sweepInterval, "sweep-interval", "0 for the default, a tenth of the retention, between a minute and an hour", "apply --retention every `D`, such as 10m (default a tenth of the retention, between a minute and an hour)")
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
 		durationVar(fs, &c.stepTimeout, "step-timeout", "0 for the default, 5s", "the CPU deadline `D` for one step of an orchestration, such as 5s; an orchestration that runs longer (an endless loop) fails (default 5s)")
@@ -93,6 +94,7 @@ type serveConfig struct {
 	tokenFile, readTokenFile string
 	tlsCert, tlsKey          string
 	retention, stepTimeout   time.Duration
+	sweepInterval            time.Duration
 	activityTimeout          time.Duration
 	logFormat, logLevel      string
 	memoryMiB, cacheMiB      uint64
@@ -140,6 +142,8 @@ func (c *serveConfig) check() error {
 		return usagef("--log-format is %q; it must be text or json", c.logFormat)
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
+	case c.sweepInterval > 0 && c.retention == 0:
+		return usagef("--sweep-interval applies --retention; give --retention too")
 	case c.postgres() && c.durability != "full":
 		return usagef("--durability is for a SQLite file; on PostgreSQL, the server's synchronous_commit decides what a commit waits for")
 	case !c.postgres() && c.hostID != "":
@@ -211,7 +215,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 	}
 
 	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: commaList(c.allowHTTP), ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
-		HistoryWarning: c.historyWarning, Retention: c.retention, MaxPayload: c.maxPayloadMiB << 20,
+		HistoryWarning: c.historyWarning, Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayload: c.maxPayloadMiB << 20,
 		Logger: logger, CacheDir: c.cacheDir, Metrics: host.NewMetrics(), Lease: c.lease, Shared: c.postgres()}
 	if opts.CacheDir == "" {
 		if opts.CacheDir, err = c.defaultCacheDir(); err != nil {
