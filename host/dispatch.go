@@ -113,12 +113,11 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	}
 }
 
-// ran is a turn that committed: what the engine made of it, the children
-// it started, and the live instance that ran it.
+// ran is a turn that committed: what the engine made of it, and the
+// children it started.
 type ran struct {
 	res      *engine.TurnResult
 	children []store.NewChild
-	l        *live
 }
 
 // runTurn runs the turn of item on its live instance and commits it. It
@@ -183,13 +182,15 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		h.unlock(ctx, item, "turn not committed", err)
 		return nil
 	}
+	h.keep(guestCtx, inst.ID, l, res)
+	l = nil // the cache has it now, or it is closed
 	if err := h.st.CommitTurn(ctx, commitOf(item, in.Now, res, children)); err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
-		l.close(guestCtx)
+		h.cache.drop(guestCtx, inst.ID)
 		h.unlock(ctx, item, "turn not committed", err)
 		return nil
 	}
-	return &ran{res: res, children: children, l: l}
+	return &ran{res: res, children: children}
 }
 
 // committed does what follows the commit of turn t of item, begun at
@@ -198,13 +199,8 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 // turn changed. A panic here leaves the turn as committed: the live
 // instance is closed (the next turn replays it) and everything announced.
 func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, began time.Time) {
-	inst, res, l := item.Instance, t.res, t.l
-	guestCtx := context.WithoutCancel(ctx)
-	kept := false
+	inst, res := item.Instance, t.res
 	defer h.guard.catch(boundaryTurn, func(*panicError) {
-		if !kept {
-			l.close(guestCtx)
-		}
 		h.orchestrationWork.Notify()
 		h.activityWork.Notify()
 		h.changed.notify(inst.ID)
@@ -225,17 +221,8 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 	if res.Err != nil {
 		h.opts.Logger.Warn("instance failed", "instance", inst.ID, "err", res.Err)
 	}
-	switch {
-	case res.ContinueAsNew != nil:
-		// The next execution starts on a fresh guest, with its own seed.
-		l.close(guestCtx)
+	if res.ContinueAsNew != nil {
 		h.orchestrationWork.Notify()
-	case res.Status.IsTerminal():
-		l.close(guestCtx)
-	default:
-		l.extend(res.NewEvents)
-		h.cache.put(guestCtx, inst.ID, l)
-		kept = true
 	}
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
@@ -244,6 +231,23 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 		h.orchestrationWork.Notify()
 	}
 	h.changed.notify(inst.ID)
+}
+
+// keep puts l, which ran the turn res of instance id, back in the cache
+// for the instance's next turn, or closes it when there is none: the
+// instance finished (the turn holds its only copy: it took it from the
+// cache), or continued as new (its next execution starts on a fresh guest,
+// with its own seed). It runs before the turn's commit, which is what
+// lets the next turn run, perhaps on another worker: that turn finds l in
+// the cache, and no put can come after it and keep a copy it made stale
+// or finished.
+func (h *Host) keep(ctx context.Context, id string, l *live, res *engine.TurnResult) {
+	if res.ContinueAsNew != nil || res.Status.IsTerminal() {
+		l.close(ctx)
+		return
+	}
+	l.extend(res.NewEvents)
+	h.cache.put(ctx, id, l)
 }
 
 // stopAttempts stops the activity attempts whose result nobody will take
@@ -297,9 +301,7 @@ func (h *Host) workLeft(ctx context.Context, id string) bool {
 func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.Failure) {
 	now := h.opts.Clock()
 	c := commitOf(item, now, engine.GiveUp(item.HistoryLen, now, failure), nil)
-	if l := h.cache.take(item.Instance.ID); l != nil {
-		l.close(context.WithoutCancel(ctx))
-	}
+	h.cache.drop(context.WithoutCancel(ctx), item.Instance.ID)
 	if err := h.st.CommitTurn(ctx, c); err != nil {
 		h.unlock(ctx, item, "cannot fail an instance whose turn cannot run", err)
 		return

@@ -8,9 +8,12 @@
 // An orchestration dispatcher locks an instance that has messages, takes its
 // live wasm instance from a bounded cache (or starts a fresh one on the
 // exact module the instance started with, and replays its history), runs the
-// engine, and commits the history delta, the new activity tasks and timers,
-// the status and the removal of the consumed messages in one store
-// transaction. Activity workers run activities in separate instances of the
+// engine, puts the live instance back in the cache (or closes it, when the
+// instance finished or continued as new), and then commits the history
+// delta, the new activity tasks and timers, the status and the removal of
+// the consumed messages in one store transaction: the commit lets the next
+// turn run, on any worker, and that turn finds the instance where this one
+// left it (Host.turn). Activity workers run activities in separate instances of the
 // same module, with the real clock, and enqueue their results; the store
 // hands them the tasks of the instances in turn, and an attempt runs under
 // the deadline its call set (durabox.WithTimeout), else

@@ -257,6 +257,17 @@ func (c *liveCache) take(id string) *live {
 	return c.remove(e)
 }
 
+// drop closes the live instances kept for ids, if any: their instances
+// finished, were purged, reset or moved, or are ahead of what the store
+// holds.
+func (c *liveCache) drop(ctx context.Context, ids ...string) {
+	for _, id := range ids {
+		if l := c.take(id); l != nil {
+			l.close(ctx)
+		}
+	}
+}
+
 // remove drops an entry and returns its live instance. c.mu is held.
 func (c *liveCache) remove(e *list.Element) *live {
 	ce := e.Value.(*cacheEntry)

@@ -2,12 +2,16 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/internal/sandbox"
+	"github.com/durabox/durabox/store"
 )
 
 // TestLiveCacheBoundsMemory keeps live instances within the memory bound,
@@ -137,5 +141,117 @@ func TestIdleInstancesHoldLittle(t *testing.T) {
 				t.Fatalf("under a bound of %d bytes the cache keeps %d instances holding %d", tt.bound, kept, memory)
 			}
 		})
+	}
+}
+
+// commitHook is a store that calls after once a turn's commit is written,
+// before CommitTurn returns: a test runs there what another worker could
+// run between a commit and what follows it.
+type commitHook struct {
+	store.Store
+	after func(store.TurnCommit)
+}
+
+func (s *commitHook) CommitTurn(ctx context.Context, c store.TurnCommit) error {
+	err := s.Store.CommitTurn(ctx, c)
+	if after := s.after; err == nil && after != nil {
+		s.after = nil
+		after(c)
+	}
+	return err
+}
+
+// TestLiveCacheKeepsNoInstanceALaterTurnFinished forces the interleaving
+// in which a turn's commit lets the instance's next turn run, on another
+// worker, before the first turn is done with its live instance: the next
+// turn finishes the instance. No copy of the finished instance may stay
+// in the cache.
+func TestLiveCacheKeepsNoInstanceALaterTurnFinished(t *testing.T) {
+	ctx := context.Background()
+	h := conformanceHost(t, Options{})
+	startEach(t, h, "null", "WaitsForGo")
+	drive(t, h, conformanceNow, false)
+	if l := h.cache.take("WaitsForGo"); l == nil {
+		t.Fatal("the instance waiting for go is not live")
+	} else {
+		h.cache.put(ctx, "WaitsForGo", l)
+	}
+	hook := &commitHook{Store: h.st}
+	h.st = hook
+	hook.after = func(store.TurnCommit) {
+		// The turn of "stray" is written; before it goes on, go comes,
+		// and another worker runs the turn that finishes the instance.
+		if err := h.Raise(ctx, "WaitsForGo", "go", json.RawMessage(`"went"`), false); err != nil {
+			t.Fatal(err)
+		}
+		item, err := lockNext(ctx, h.st, conformanceNow, time.Minute)
+		if err != nil || item == nil {
+			t.Fatalf("the turn of go was not ready: %v", err)
+		}
+		h.turn(ctx, item)
+	}
+	if err := h.Raise(ctx, "WaitsForGo", "stray", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	item, err := lockNext(ctx, h.st, conformanceNow, time.Minute)
+	if err != nil || item == nil {
+		t.Fatalf("the turn of stray was not ready: %v", err)
+	}
+	h.turn(ctx, item)
+	if hook.after != nil {
+		t.Fatal("the turn of stray committed nothing")
+	}
+	inst, err := h.Instance(ctx, "WaitsForGo")
+	if err != nil || inst.Status != engine.StatusCompleted {
+		t.Fatalf("the instance is %s (%v); want Completed", inst.Status, err)
+	}
+	if n, memory := h.cache.size(); n != 0 {
+		t.Fatalf("the cache keeps %d instances (%d bytes) after the only one finished", n, memory)
+	}
+}
+
+// TestLiveCacheDropsPurgedInstances: purging an instance, by id, by filter
+// or by retention, drops whatever the cache keeps for it (a copy another
+// host's turn made stale, when hosts share a database).
+func TestLiveCacheDropsPurgedInstances(t *testing.T) {
+	ctx := context.Background()
+	now := conformanceNow
+	h := newBareHostAt(t, filepath.Join(t.TempDir(), "durabox.db"), Options{Clock: func() time.Time { return now }, Retention: time.Hour})
+	deployConformance(t, h, "v1")
+	ids := []string{"by-id", "by-filter", "by-retention"}
+	for _, id := range ids {
+		if _, err := h.Start(ctx, "WaitsForGo", nil, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drive(t, h, now, false)
+	stale := map[string]*live{}
+	for _, id := range ids {
+		stale[id] = h.cache.take(id)
+		if err := h.Raise(ctx, id, "go", json.RawMessage(`"went"`), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drive(t, h, now, false)
+	for _, id := range ids {
+		if stale[id] == nil {
+			t.Fatalf("%s was not live while it waited", id)
+		}
+		h.cache.put(ctx, id, stale[id])
+	}
+	if err := h.Purge(ctx, "by-id"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.PurgeMatching(ctx, store.InstanceFilter{IDPrefix: "by-filter"}, false); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Hour)
+	if swept, err := h.Sweep(ctx); err != nil || swept.Instances != 1 {
+		t.Fatalf("the sweep purged %d instances (%v); want 1", swept.Instances, err)
+	}
+	for _, id := range ids {
+		if l := h.cache.take(id); l != nil {
+			t.Errorf("the cache keeps %s after it was purged", id)
+		}
 	}
 }

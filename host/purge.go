@@ -32,6 +32,7 @@ func (h *Host) Purge(ctx context.Context, id string) error {
 	case err != nil:
 		return fmt.Errorf("host: purge %q: %w", id, err)
 	}
+	h.cache.drop(context.WithoutCancel(ctx), id)
 	h.opts.Logger.Info("instance purged", "instance", id)
 	return nil
 }
@@ -57,6 +58,7 @@ func (h *Host) PurgeMatching(ctx context.Context, f store.InstanceFilter, dryRun
 	for {
 		ids, err := h.st.PurgeInstances(ctx, f, purgeBatch)
 		n += len(ids)
+		h.cache.drop(context.WithoutCancel(ctx), ids...)
 		if err != nil {
 			return n, fmt.Errorf("host: purge instances: %w", err)
 		}

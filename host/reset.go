@@ -96,9 +96,7 @@ func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (c
 	case err != nil:
 		return out, fmt.Errorf("host: reset %q: %w", id, err)
 	}
-	if l := h.cache.take(id); l != nil {
-		l.close(context.WithoutCancel(ctx))
-	}
+	h.cache.drop(context.WithoutCancel(ctx), id)
 	h.opts.Logger.Info("instance reset", "instance", id, "execution", inst.ExecutionID+1, "toEvent", req.ToEvent, "module", short(mod.Hash))
 	h.orchestrationWork.Notify()
 	h.activityWork.Notify()

@@ -331,9 +331,7 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.Up
 		})
 		switch {
 		case err == nil:
-			if l := u.h.cache.take(cur.ID); l != nil {
-				l.close(context.WithoutCancel(ctx))
-			}
+			u.h.cache.drop(context.WithoutCancel(ctx), cur.ID)
 			res.Outcome = client.UpgradeMoved
 			return res
 		case errors.Is(err, store.ErrBusy) && try == moveTries:
