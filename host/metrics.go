@@ -178,7 +178,7 @@ var (
 	queueDescs        = map[string]*prometheus.Desc{
 		"ready":             prometheus.NewDesc("durabox_queue_ready_messages", "Messages ready for a turn (starts, raised events, results, timers come due).", nil, nil),
 		"readyInstances":    prometheus.NewDesc("durabox_queue_ready_instances", "Instances with messages ready for a turn.", nil, nil),
-		"timers":            prometheus.NewDesc("durabox_queue_timers", "Timers not yet due.", nil, nil),
+		"timers":            prometheus.NewDesc("durabox_queue_timers", "Timers not yet due, of instances that have not finished.", nil, nil),
 		"running":           prometheus.NewDesc("durabox_queue_running_instances", "Instances running a turn.", nil, nil),
 		"activities":        prometheus.NewDesc("durabox_queue_activities_waiting", "Activity tasks waiting for a worker.", nil, nil),
 		"activitiesRunning": prometheus.NewDesc("durabox_queue_activities_running", "Activity tasks running.", nil, nil),

@@ -199,8 +199,10 @@ type QueueStats struct {
 	Ready, ReadyInstances, Starts int
 	// OldestReady is the ready message that has waited longest, if any.
 	OldestReady *WaitingItem
-	// Timers counts the timers not yet due; NextTimer is the first of
-	// them to come due.
+	// Timers counts the timers not yet due of the instances that have
+	// not finished (a finished instance's timers wait for no one, though
+	// they are kept until it is purged); NextTimer is the first of them
+	// to come due.
 	Timers    int
 	NextTimer time.Time
 	// Locked counts the instances that a worker holds (running a turn).

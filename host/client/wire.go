@@ -192,8 +192,8 @@ type QueueResponse struct {
 	Starts         int `json:"starts"`
 	// OldestReady is the ready message that has waited longest.
 	OldestReady *WaitingItem `json:"oldestReady,omitempty"`
-	// Timers counts the timers not yet due; NextTimer is when the first
-	// comes due.
+	// Timers counts the timers not yet due of the instances that have
+	// not finished; NextTimer is when the first comes due.
 	Timers    int        `json:"timers"`
 	NextTimer *time.Time `json:"nextTimer,omitempty"`
 	// Running counts the instances running a turn.

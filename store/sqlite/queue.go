@@ -36,8 +36,8 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 			(SELECT count(*) FROM messages WHERE visible_at <= ?1),
 			(SELECT count(DISTINCT instance_id) FROM messages WHERE visible_at <= ?1),
 			(SELECT count(*) FROM messages WHERE visible_at = ?2),
-			(SELECT count(*) FROM messages WHERE visible_at > ?1),
-			(SELECT min(visible_at) FROM messages WHERE visible_at > ?1),
+			(SELECT count(*) FROM messages m JOIN instances i ON i.id = m.instance_id WHERE m.visible_at > ?1 AND NOT i.`+sqlstore.Finished+`),
+			(SELECT min(m.visible_at) FROM messages m JOIN instances i ON i.id = m.instance_id WHERE m.visible_at > ?1 AND NOT i.`+sqlstore.Finished+`),
 			(SELECT count(*) FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?3))),
 			(SELECT count(DISTINCT instance_id) FROM messages WHERE visible_at <= ?1 AND instance_id IN (SELECT value FROM json_each(?4)))`,
 		sqlstore.Nanos(now), sqlstore.VisibleToStart, held, kept).

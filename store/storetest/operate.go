@@ -213,7 +213,8 @@ func testDropWaiting(f *fixture) {
 	}
 }
 
-// testQueueStats: what waits, counted, with the oldest message and task.
+// testQueueStats: what waits, counted, with the oldest message and task;
+// the timers are those of instances that can still take them.
 func testQueueStats(f *fixture) {
 	now := t0.Add(30 * time.Second)
 	stats := func(want store.QueueStats) {
@@ -232,6 +233,10 @@ func testQueueStats(f *fixture) {
 	f.must(f.s.Enqueue(f.ctx, "busy", raised("Approve"), t0.Add(20*time.Second)), "Enqueue")
 	f.create("locked")
 	f.lockID(t0, "locked")
+	// An instance that finished before its timer came due: nothing waits
+	// for that timer, which only a purge deletes.
+	f.create("done")
+	f.run("done", t0, started("done", input("done")), timerCreated(t0.Add(time.Minute)), completed(`"early"`))
 	stats(store.QueueStats{
 		Ready: 3, ReadyInstances: 3, Starts: 2, Timers: 1, NextTimer: t0.Add(time.Hour), Locked: 1, Activities: 1, Running: 1,
 		// The start of locked came first, at t0, and waits still.
