@@ -67,9 +67,11 @@ var _ API = (*Host)(nil)
 // something from a page of another origin (403), and a POST whose body is
 // not JSON (or, for a deploy, a module) (415).
 type HandlerOptions struct {
-	// Logger receives a line for every request that changes something
-	// (method, path, status, duration; at debug level for the others), and
-	// the errors answered with 500. Nil discards.
+	// Logger receives a line for every request (method, path, status,
+	// duration): at warn level for one answered with 5xx or slower than 5s
+	// (a long poll's wait not counted), at debug level for the others; and
+	// the errors answered with 500, and the requests refused for their
+	// token. Nil discards.
 	Logger *slog.Logger
 	// Token, when set, is the admin token: every API request must then
 	// carry it, or ReadToken, as "Authorization: Bearer TOKEN". Empty
@@ -234,13 +236,25 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	began := time.Now()
 	rec := &recorder{ResponseWriter: w}
 	s.serve(rec, r)
-	level := slog.LevelInfo
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		level = slog.LevelDebug
-	}
 	// The path alone: the query is the client's, and the token is in a
 	// header, never logged.
-	s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(began))
+	took := time.Since(began)
+	s.log.Log(r.Context(), requestLevel(r, rec.status, took), "request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", took)
+}
+
+// slowRequest is how long a request may take before its line is logged
+// at warn level (a long poll's wait not counted).
+const slowRequest = 5 * time.Second
+
+// requestLevel is the level of a request's line: warn when it failed
+// (5xx) or was slow, debug otherwise. A host under load answers hundreds
+// of requests a second; a line for each at info level would be most of
+// its log (1.3 GiB a day at 100 starts a second).
+func requestLevel(r *http.Request, status int, took time.Duration) slog.Level {
+	if status >= http.StatusInternalServerError || (took > slowRequest && !r.URL.Query().Has("wait")) {
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
 }
 
 // serve answers a request with its route, or as noRoute does. A panic

@@ -333,7 +333,7 @@ func TestServeBeyondLoopback(t *testing.T) {
 	}
 
 	log := s.output()
-	for _, want := range []string{`"msg":"request refused","method":"GET","path":"/v1/instances"`, `"status":403`} {
+	for _, want := range []string{`"msg":"request refused","method":"GET","path":"/v1/instances"`, `"why":"host: forbidden: this token may only read`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log does not show the refusals (%s):\n%s", want, log)
 		}
@@ -345,17 +345,16 @@ func TestServeBeyondLoopback(t *testing.T) {
 	}
 	var requests []string
 	for _, line := range strings.Split(log, "\n") {
-		var entry struct{ Msg, Method, Path string }
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "request" {
+		var entry struct{ Level, Msg, Method, Path string }
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "request" && entry.Level == "INFO" {
 			requests = append(requests, entry.Method+" "+entry.Path)
 		}
 	}
-	// Each request that changes something has its line (reads have theirs
-	// at debug level), refused or not.
-	for _, want := range []string{"POST /v1/modules", "POST /v1/instances"} {
-		if !slices.Contains(requests, want) {
-			t.Errorf("no request line for %s in the log:\n%s", want, log)
-		}
+	// The log has no line at info level for each request (a host under
+	// load answers hundreds a second): those are at debug level, and only
+	// a failure (5xx) or a slow request has one, at warn.
+	if len(requests) > 0 {
+		t.Errorf("at info level the log has a line for each of %q:\n%s", requests, log)
 	}
 	for name, mode := range map[string]os.FileMode{db: 0o600, db + "-wal": 0o600, db + ".lock": 0o600, db + ".wasmcache": 0o700 | os.ModeDir} {
 		if fi, err := os.Stat(name); err != nil || fi.Mode() != mode {
