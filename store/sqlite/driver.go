@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"sync"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -22,8 +23,8 @@ import (
 //     every such statement was parsed and planned anew on every use.
 //   - A connection keeps the statements that begin and end the store's
 //     transactions and savepoints prepared (conn).
-//   - The write connection keeps its statement journal in memory
-//     (journalInMemory).
+//   - The write connection keeps its statement journal in memory, and
+//     limits the WAL it starts over to walLimit (writerSettings).
 const driverName = "durabox-sqlite3"
 
 var registerDriver sync.Once
@@ -35,20 +36,27 @@ func register() {
 			if _, err := stablePlans(c, 1); err != nil {
 				return err
 			}
-			return journalInMemory(c)
+			return writerSettings(c)
 		}}})
 	})
 }
 
-// journalInMemory sets temp_store = MEMORY on c unless c is query-only, so
-// that the statement journal in which SQLite keeps what a savepoint would
-// undo stays in memory. A batch of writes runs each in a savepoint, and
-// SQLite moves that journal to a temporary file once one savepoint has
-// journaled 64 KiB; from then on until the commit, every page a write
-// changes costs two write calls into that file (RATIONALE, "Why does the
-// store keep its statement journal in memory?"). A read connection keeps the
-// default, so that a large query's temporary tables do not take memory.
-func journalInMemory(c *sqlite3.SQLiteConn) error {
+// writerSettings sets, unless c is query-only:
+//
+//   - temp_store = MEMORY, so that the statement journal in which SQLite
+//     keeps what a savepoint would undo stays in memory. A batch of writes
+//     runs each in a savepoint, and SQLite moves that journal to a
+//     temporary file once one savepoint has journaled 64 KiB; from then on
+//     until the commit, every page a write changes costs two write calls
+//     into that file (RATIONALE, "Why does the store keep its statement
+//     journal in memory?"). A read connection keeps the default, so that a
+//     large query's temporary tables do not take memory.
+//   - journal_size_limit = walLimit, so that a WAL that grew (a large
+//     purge while reads held old snapshots, which kept checkpoints from
+//     starting it over) shrinks back to walLimit when it next starts over,
+//     instead of keeping its size on disk for good (RATIONALE, "Why does
+//     the SQLite store limit the WAL it starts over?").
+func writerSettings(c *sqlite3.SQLiteConn) error {
 	rows, err := c.Query(`PRAGMA query_only`, nil)
 	if err != nil {
 		return err
@@ -59,9 +67,14 @@ func journalInMemory(c *sqlite3.SQLiteConn) error {
 	if err != nil || v[0] == int64(1) {
 		return err
 	}
-	_, err = c.Exec(`PRAGMA temp_store = MEMORY`, nil)
+	_, err = c.Exec(fmt.Sprintf(`PRAGMA temp_store = MEMORY; PRAGMA journal_size_limit = %d`, walLimit), nil)
 	return err
 }
+
+// walLimit is the most the WAL keeps on disk once it starts over: about
+// 4 MiB of it are the 1,000 pages after which SQLite checkpoints, and the
+// rest room for a batch.
+const walLimit = 16 << 20
 
 // storeDriver opens go-sqlite3's connections as conns.
 type storeDriver struct{ *sqlite3.SQLiteDriver }
