@@ -200,9 +200,12 @@ func (l *live) memory() uint64 {
 // heap, so what the count misses in between is a few pages.
 const remeasureEvery = 16
 
-// instanceOverhead is what a wasm instance of a Go guest costs on the
-// host's own heap: wazero's function references and tables, about 180 KiB
-// (the memory step of make bench, BENCHMARKS.md).
+// instanceOverhead is what a wasm instance of a Go guest costs beside its
+// linear memory: on wazero, its function references and tables on Go's
+// heap, about 185 KiB (the memory step of make bench, BENCHMARKS.md); on
+// wasmtime, what it allocates outside Go's heap, no more.
+// TestLiveMemoryCountsWhatInstancesHold holds the count within 25% of what
+// instances cost the process, on both.
 const instanceOverhead = 192 << 10
 
 // extend appends events to l's history.

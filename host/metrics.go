@@ -173,7 +173,7 @@ const queueTimeout = 5 * time.Second
 
 var (
 	liveInstancesDesc = prometheus.NewDesc("durabox_live_instances", "Orchestration instances live in memory between turns.", nil, nil)
-	liveMemoryDesc    = prometheus.NewDesc("durabox_live_memory_bytes", "Memory the live instances hold: the pages of wasm linear memory each wrote, what wazero keeps for each, and their histories.", nil, nil)
+	liveMemoryDesc    = prometheus.NewDesc("durabox_live_memory_bytes", "Memory the live instances hold: the pages of wasm linear memory each wrote, what the runtime keeps for each, and their histories.", nil, nil)
 	liveLimitDesc     = prometheus.NewDesc("durabox_live_memory_limit_bytes", "The bound on durabox_live_memory_bytes (serve --cache-mib): past it the least recently used instances are dropped, to be replayed when they next run.", nil, nil)
 	queueDescs        = map[string]*prometheus.Desc{
 		"ready":             prometheus.NewDesc("durabox_queue_ready_messages", "Messages ready for a turn (starts, raised events, results, timers come due).", nil, nil),

@@ -127,7 +127,8 @@ type Instance interface {
 	// Resident is the memory of its own the instance holds, in bytes: the
 	// pages of its linear memory it has written. A page of a snapshot that
 	// it only read is the snapshot's, shared by every instance, and costs
-	// it nothing. Where the system does not tell which pages were written,
+	// it nothing (on wasmtime, likewise a page of the module's data, which
+	// wasmtime maps into each instance copy-on-write). Where the system does not tell which pages were written,
 	// it is MemorySize. It reads the process's page table: microseconds,
 	// not nanoseconds.
 	Resident() uint64

@@ -370,9 +370,10 @@ func (i *wasmtimeInstance) Write(addr uint32, b []byte) bool {
 
 func (i *wasmtimeInstance) MemorySize() uint64 { return uint64(i.mem.DataSize(i.store)) }
 
-// Resident is MemorySize: a wasmtime instance shares no snapshot, and
-// wasmtime-go does not say where its memory is mapped from.
-func (i *wasmtimeInstance) Resident() uint64 { return i.MemorySize() }
+// Resident counts the pages of its linear memory the instance wrote: the
+// others are not there yet, or are pages of the module's data that
+// wasmtime maps copy-on-write into every instance, and shares.
+func (i *wasmtimeInstance) Resident() uint64 { return ownBytes(i.mem.UnsafeData(i.store)) }
 
 func (i *wasmtimeInstance) Close(context.Context) error {
 	if !i.closed {

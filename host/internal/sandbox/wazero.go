@@ -348,9 +348,15 @@ func (i *wazeroInstance) MemorySize() uint64 { return uint64(i.mod.Memory().Size
 func (i *wazeroInstance) Resident() uint64 {
 	mem := i.mod.Memory()
 	b, _ := mem.Read(0, mem.Size())
-	written, err := writtenPages(b)
+	return ownBytes(b)
+}
+
+// ownBytes is what of mem, a linear memory, the process has written
+// (writtenPages), in bytes; all of it where the system does not tell.
+func ownBytes(mem []byte) uint64 {
+	written, err := writtenPages(mem)
 	if written == nil || err != nil {
-		return uint64(len(b))
+		return uint64(len(mem))
 	}
 	var n int
 	for _, w := range written {
