@@ -386,18 +386,7 @@ func drive(t *testing.T, h *Host, now time.Time, reverse bool) {
 	t.Helper()
 	ctx := context.Background()
 	for progress := true; progress; {
-		progress = false
-		for {
-			item, err := lockNext(ctx, h.st, now, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if item == nil {
-				break
-			}
-			h.turn(ctx, item)
-			progress = true
-		}
+		progress = runTurns(t, h, now)
 		var leased []*store.ActivityWork
 		for {
 			w, err := leaseNext(ctx, h.st, now, time.Minute)
