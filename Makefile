@@ -6,7 +6,7 @@ WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples test race fuzz demo bench bench-scale bench-pg crashtest crashtest-pg FORCE
+.PHONY: build examples test race fuzz demo bench bench-scale bench-pg crashtest crashtest-pg soaktest FORCE
 
 build: bin/durabox examples
 
@@ -68,6 +68,16 @@ crashtest: bin/durabox
 # server, then the same checks. It finds PostgreSQL as the tests do.
 crashtest-pg: bin/durabox
 	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres auto --hosts 3 --kills 30 $(CRASHFLAGS)
+
+# The soak run: a real durabox serve with --retention set, under a steady
+# load (100 hellos a second, 50 approvals waiting, 20 instances continuing
+# as new every second) for SOAK_MINUTES, sampled throughout; it fails when
+# its memory, threads, live cache, database, WAL or log keep growing once
+# warm. It prints every figure on a line "SOAK <name> <value> <unit>", then
+# the samples. SOAKFLAGS passes flags, e.g. SOAKFLAGS=--runtime=wasmtime.
+SOAK_MINUTES ?= 3
+soaktest: bin/durabox
+	$(GO) run ./internal/soak --bin bin/durabox --minutes $(SOAK_MINUTES) $(SOAKFLAGS)
 
 # The benchmark suite: every figure on a line "BENCH <name> <value> <unit>".
 # BENCHFLAGS passes flags, e.g. BENCHFLAGS=--durability=normal.
