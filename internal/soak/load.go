@@ -81,16 +81,26 @@ func (l *load) start(ctx context.Context, name, input string) error {
 }
 
 // approve starts an Approval instance whose timer outlives it, approves it
-// after c.hold, and waits until it ends.
+// after c.hold once it waits for its decision (an event raised before is
+// dropped), and waits until it ends.
 func (l *load) approve(ctx context.Context) error {
 	id, err := l.cl.Start(ctx, client.StartRequest{Name: "Approval", Input: json.RawMessage(`{"item":"soak","timeout":"1h"}`)})
 	if err != nil {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(l.c.hold):
+	for wait := l.c.hold; ; wait = l.c.hold / 10 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		inst, err := l.cl.Instance(ctx, id)
+		if err != nil {
+			return err
+		}
+		if inst.CustomStatus != "" {
+			break
+		}
 	}
 	if err := l.cl.Raise(ctx, id, client.RaiseRequest{Name: "Approval", Data: json.RawMessage(`{"approved":true,"by":"soak"}`)}); err != nil {
 		return err
