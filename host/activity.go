@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/store"
 )
 
@@ -207,88 +204,4 @@ func activityFailure(name string, f *abi.Failure) *engine.Failure {
 		return &engine.Failure{Message: fmt.Sprintf("activity %q: %v", name, err)}
 	}
 	return &engine.Failure{Message: f.Message, Details: f.Details}
-}
-
-// activityPool keeps idle activity instances per module for reuse. Activity
-// instances run with the real clock and real randomness.
-type activityPool struct {
-	h    *Host
-	mu   sync.Mutex
-	idle map[string][]*wasmGuest
-}
-
-func newActivityPool(h *Host) *activityPool {
-	return &activityPool{h: h, idle: map[string][]*wasmGuest{}}
-}
-
-// get returns an instance of the module for an attempt, whose output is
-// logged tagged with the attempt's tags.
-func (p *activityPool) get(ctx context.Context, hash string, tags ...any) (*wasmGuest, error) {
-	mod, err := p.h.reg.module(ctx, hash)
-	if err != nil {
-		return nil, err
-	}
-	environ := p.h.reg.environ(mod)
-	if g := p.take(ctx, hash, environ); g != nil {
-		g.cfg.log.tag(tags...)
-		return g, nil
-	}
-	log := newGuestLog(p.h.opts.Logger, p.h.opts.Clock, "module", short(hash))
-	log.tag(tags...)
-	stderr := newCrashLog()
-	env := wasi.NewReal(environ, log, io.MultiWriter(log, stderr))
-	env.AllowHTTP(p.h.opts.HTTPAllowList)
-	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, log: log, memoryLimit: p.h.opts.MemoryLimit, activity: true})
-	if err == nil {
-		p.h.metrics.sandboxStarts.WithLabelValues("activity").Inc()
-	}
-	return g, err
-}
-
-// take returns an idle instance of the module made with environ, or nil.
-// It closes the idle instances made with an environment that a later deploy
-// of the module replaced: a guest reads its environment once, at start.
-func (p *activityPool) take(ctx context.Context, hash string, environ []string) *wasmGuest {
-	var stale []*wasmGuest
-	defer func() {
-		for _, g := range stale {
-			g.close(ctx)
-		}
-	}()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for gs := p.idle[hash]; len(gs) > 0; gs = p.idle[hash] {
-		g := gs[len(gs)-1]
-		p.idle[hash] = gs[:len(gs)-1]
-		if slices.Equal(g.cfg.env.Environ(), environ) {
-			return g
-		}
-		stale = append(stale, g)
-	}
-	return nil
-}
-
-// put returns a healthy instance to the pool, or closes it when the pool
-// already holds one per activity worker.
-func (p *activityPool) put(ctx context.Context, hash string, g *wasmGuest) {
-	p.mu.Lock()
-	if len(p.idle[hash]) < p.h.opts.ActivityWorkers {
-		p.idle[hash] = append(p.idle[hash], g)
-		g = nil
-	}
-	p.mu.Unlock()
-	if g != nil {
-		g.close(ctx)
-	}
-}
-
-func (p *activityPool) close(ctx context.Context) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, gs := range p.idle {
-		for _, g := range gs {
-			g.close(ctx)
-		}
-	}
-	p.idle = map[string][]*wasmGuest{}
 }
