@@ -16,6 +16,8 @@ type report struct {
 	samples []sample
 	load    *load
 	exit    *os.ProcessState
+	// logErrors counts the host's log lines at error level.
+	logErrors int
 }
 
 // warm returns the samples taken once the host was warm.
@@ -52,6 +54,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "SOAK approvals %.1f /s\n", float64(l.approved.Load())/secs)
 	fmt.Fprintf(w, "SOAK continued_as_new_warm %.1f /s\n", rate(warm, func(s *sample) float64 { return s.HeartbeatTurns })/heartbeatTurns)
 	fmt.Fprintf(w, "SOAK request_errors %d requests\n", l.errs.Load())
+	fmt.Fprintf(w, "SOAK log_errors %d lines\n", r.logErrors)
 	for _, f := range figures {
 		if len(warm) == 0 {
 			break

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -59,6 +60,11 @@ func soak(c *config) (*report, error) {
 		return nil, err
 	}
 	r.exit = p.stop()
+	log, err := os.ReadFile(p.log)
+	if err != nil {
+		return nil, err
+	}
+	r.logErrors = bytes.Count(log, []byte("level=ERROR"))
 	return r, nil
 }
 
