@@ -28,7 +28,9 @@ var figures = []figure{
 	{"wal", "MiB", 2, func(s *sample) float64 { return s.WAL / mib }},
 	{"log", "KiB", 64, func(s *sample) float64 { return s.Log / 1024 }},
 	{"timers", "timers", 0, func(s *sample) float64 { return s.Timers }},
-	{"ready", "messages", 0, func(s *sample) float64 { return s.Ready }},
+	// A host that falls behind its load is not steady either: its queue,
+	// then its database, grow.
+	{"ready", "messages", 60, func(s *sample) float64 { return s.Ready }},
 }
 
 // slope fits a least-squares line to f over samples and returns its slope
