@@ -5,8 +5,9 @@
 // and samples the host as it runs: its PSS and RSS, its Go heap, its live
 // cache's entries and memory, its OS threads, its timers, its database and
 // WAL files and its log. Once warm, it fits a least-squares line to each
-// sample series and fails when a slope exceeds its bound: a host left
-// running must stay the same size.
+// sample series and fails when the line rises, across the warm window,
+// by more than the figure's bound (a step, plus a rate a minute): a host
+// left running must stay the same size.
 //
 // It prints each figure on a line "SOAK <name> <value> <unit>", then a
 // table of the samples. It exits with status 1 when a figure is out of
@@ -77,6 +78,6 @@ func run() int {
 		}
 		return 1
 	}
-	fmt.Println("soak: every slope within its bound")
+	fmt.Println("soak: every figure within its bound")
 	return 0
 }

@@ -89,8 +89,8 @@ func (r *report) table(w io.Writer) {
 	tw.Flush()
 }
 
-// outOfBounds says what the run found out of bounds: a slope past its
-// bound, more timers than the instances that can take them, requests
+// outOfBounds says what the run found out of bounds: a figure that rose
+// past its bound, more timers than the instances that can take them, requests
 // refused, a host that did not stop cleanly.
 func (r *report) outOfBounds() []string {
 	var out []string
@@ -99,8 +99,8 @@ func (r *report) outOfBounds() []string {
 		out = append(out, fmt.Sprintf("only %d samples once warm: run longer than --warmup %s", len(warm), r.c.warmup))
 	}
 	for _, f := range figures {
-		if s := slope(warm, f); f.bound > 0 && s > f.bound {
-			out = append(out, fmt.Sprintf("%s grew %.2f %s a minute once warm; the bound is %g", f.name, s, f.unit, f.bound))
+		if why, ok := f.check(warm); !ok {
+			out = append(out, why)
 		}
 	}
 	waiting := float64(r.c.approvals + r.c.eternals)
