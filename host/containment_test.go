@@ -9,7 +9,7 @@ import (
 )
 
 // TestHostileGuestsFailOnlyThemselves runs each hostile orchestration on a
-// host with a short CPU deadline and a small memory limit, together with a
+// host with a short deadline and a small memory limit, together with a
 // healthy instance of the same module started at the same moment: the
 // healthy one completes (while the hostile one may still be running), and
 // the hostile one fails with its cause named.

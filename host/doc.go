@@ -5,21 +5,29 @@
 //
 // # How a turn runs
 //
-// An orchestration dispatcher locks an instance that has messages, takes its
-// live wasm instance from a bounded cache (or starts a fresh one on the
-// exact module the instance started with, and replays its history), runs the
-// engine, puts the live instance back in the cache (or closes it, when the
-// instance finished or continued as new), and then commits the history
-// delta, the new activity tasks and timers, the status and the removal of
-// the consumed messages in one store transaction: the commit lets the next
-// turn run, on any worker, and that turn finds the instance where this one
-// left it (Host.turn). Activity workers run activities in separate instances of the
-// same module, with the real clock, and enqueue their results; the store
-// hands them the tasks of the instances in turn, and an attempt runs under
-// the deadline its call set (durabox.WithTimeout), else
+// An orchestration dispatcher (one fetcher feeding
+// Options.OrchestrationWorkers workers) locks an instance that has
+// messages, takes its live wasm instance from a bounded cache (or starts a
+// fresh one on the exact module the instance started with, and replays its
+// history), drives the engine's turn (engine.Execution.Begin, then
+// Turn.Next and Turn.Answer for each activation its guest applies, then
+// Turn.Result), puts the live instance back in the cache (or closes it,
+// when the instance finished or continued as new), and then commits the
+// history delta, the new activity tasks and timers, the status and the
+// removal of the consumed messages in one store transaction: the commit
+// lets the next turn run, on any worker, and that turn finds the instance
+// where this one left it (Host.turn). An activity dispatcher runs
+// activities in separate instances of the same module, with the real
+// clock, and hands each outcome to the store (store.Store.CompleteActivity),
+// which makes it a message for the instance's next turn: store/postgres
+// writes it at once, store/sqlite keeps it in memory until the commit of
+// that turn (which removes the activity's task) unless it is large. The
+// store hands the workers the tasks of the instances in turn, and an
+// attempt runs under the deadline its call set (durabox.WithTimeout), else
 // Options.ActivityTimeout, and is stopped when nobody will take its result
-// (its instance ended, or the orchestration cancelled it). Timers are
-// messages that become visible when due.
+// (its instance ended, or the orchestration cancelled it). Timers have no
+// dispatcher: they are messages that become visible when due, which the
+// orchestration dispatcher takes as it takes any other.
 //
 // # The sandbox
 //
@@ -33,18 +41,19 @@
 // and is silent while the instance replays; a line is cut at 16 KiB and a
 // guest's log is rate-limited (100 lines a second, bursts of 1000), so that
 // a guest's output costs the host a bounded buffer, and the log says what it
-// cut or dropped. Each step of an orchestration
-// runs under a budget of loop iterations (Options.StepBudget), which stops
-// it at the same point on every replay, and a CPU deadline
-// (Options.ActivationTimeout), as does every call
-// deploy makes into a module (its initialization, its version, its
-// manifest), and every instance under a memory limit (Options.MemoryLimit). A panic, a deadlock, a trap,
-// os.Exit, or a step past its deadline fails that instance only, with the
-// cause in its history; the host carries on. So does a panic of the host's
-// own code: at each boundary where it serves one thing (panics.go) it
-// recovers the panic, ends that thing only, and counts it. And so does a
-// row of a damaged database that does not decode (store.ErrCorrupt, a
-// message's Corrupt): it fails its own instance, at once.
+// cut or dropped. Each step of an orchestration runs under a wall-clock
+// deadline (Options.ActivationTimeout), as does every call deploy makes
+// into a module (its initialization, its version, its manifest); with
+// Options.StepBudget (none by default) it also runs under a budget of loop
+// iterations, which stops it at the same point on every replay. Every
+// instance runs under a memory limit (Options.MemoryLimit). A panic, a
+// deadlock, a trap, os.Exit, or a step past its deadline or its budget
+// fails that instance only, with the cause in its history; the host
+// carries on. So does a panic of the host's own code: at each boundary
+// where it serves one thing (panics.go) it recovers the panic, ends that
+// thing only, and counts it. And so does a row of a damaged database that
+// does not decode (store.ErrCorrupt, a message's Corrupt): it fails its own
+// instance, at once.
 //
 // Everything specific to a runtime (wazero, or wasmtime with
 // Options.Runtime) lives in host/internal/sandbox, behind the

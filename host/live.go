@@ -178,8 +178,9 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) 
 }
 
 // memory is what l holds: the pages of its guest's linear memory that are
-// its own (a page of the snapshot it only read is shared), what wazero
-// keeps for it on Go's heap, and its history. The pages are counted
+// its own (sandbox.Instance.Resident: on wazero a page of the snapshot it
+// only read is shared; on wasmtime every page is its own), what the
+// runtime keeps for it (instanceOverhead), and its history. The pages are counted
 // afresh when the linear memory has grown and every remeasureEvery turns,
 // not after every turn: counting reads the kernel's page table for the
 // whole memory, which cost a sequence of activities 7% of its CPU.

@@ -32,8 +32,10 @@ type Options struct {
 	ActivityWorkers int
 	// MaxLiveMemory bounds the memory the orchestration instances kept live
 	// between turns hold between them, in bytes: each one's own pages of
-	// linear memory (those it wrote; the module's snapshot, which it only
-	// reads, is shared), what wazero keeps for it, and its history. Past
+	// linear memory (on wazero those it wrote, the module's snapshot, which
+	// it only reads, being shared; on wasmtime, which starts no instance
+	// from a snapshot, all of them), a fixed 192 KiB for what the runtime
+	// keeps for it (measured on wazero), and its history. Past
 	// it the least recently used is dropped and replayed from history when
 	// it next runs: a dropped instance replays to exactly the same
 	// history, only slower. Zero means a quarter of the memory the host
@@ -57,11 +59,13 @@ type Options struct {
 	// replay (after an eviction from the live cache, or a restart) reads it
 	// whole. Zero means DefaultHistoryWarning.
 	HistoryWarning int
-	// ActivationTimeout is the CPU deadline for one activation of an
-	// orchestration (one history event applied), and for each call deploy
-	// makes into a module (its initialization, version and manifest). An
-	// orchestration that runs longer fails; a module, is refused. Zero
-	// means 5s.
+	// ActivationTimeout is the wall-clock deadline for one activation of
+	// an orchestration (one history event applied), and for each call
+	// deploy makes into a module (its initialization, version and
+	// manifest). An orchestration that runs longer fails; a module, is
+	// refused. It counts time, not work: a machine busy enough can fail a
+	// step that passed before, and StepBudget is the bound that fails a
+	// step at the same point everywhere. Zero means 5s.
 	ActivationTimeout time.Duration
 	// StepBudget bounds, in loop iterations, the work of one activation of
 	// an orchestration: one that runs more fails, at the same point live, on

@@ -40,8 +40,8 @@
 //     *TimerError, even if it returned normally;
 //   - a deterministic guest waited on the clock (time.Sleep) and started
 //     no timer: wasi.ErrBlockingSleep;
-//   - the call's context ended (a CPU deadline stops even an endless loop):
-//     context.DeadlineExceeded or context.Canceled;
+//   - the call's context ended (its wall-clock deadline stops even an
+//     endless loop): context.DeadlineExceeded or context.Canceled;
 //   - the guest trapped (a Go panic or fatal error, whose message it wrote
 //     to stderr first; a wasm fault): *TrapError.
 //

@@ -24,7 +24,7 @@ const (
 // one call before it is stopped with ErrBlockingSleep. The Go runtime waits
 // a few times on its own while it dies (see Env.TakeSleep); a guest that
 // waits more is sleeping in a loop, and would otherwise spin through virtual
-// time until its CPU deadline.
+// time until its deadline.
 const maxWaits = 64
 
 // pollOneoff answers every fd subscription at once: stdin is at its end,
