@@ -17,7 +17,8 @@ import (
 )
 
 // Metrics are a host's Prometheus metrics, which its handler serves at GET
-// /metrics. README.md lists them with what they mean. The host counts
+// /metrics. docs/operator.md lists them with what they mean (a test holds
+// its table to the names defined here). The host counts
 // what it does; the store, which knows nothing of Prometheus, reports its
 // commits to ObserveCommit (store/sqlite's Options.OnCommit), and the
 // queue and the live cache are read when the metrics are gathered.

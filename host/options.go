@@ -17,8 +17,8 @@ type Options struct {
 	CacheDir string
 	// Runtime is the WebAssembly runtime that runs the guests: "wazero"
 	// (pure Go) or "wasmtime" (Cranelift, through cgo). Empty means wazero.
-	// Either replays the other's histories byte for byte (README, "Choosing
-	// a runtime").
+	// Either replays the other's histories byte for byte
+	// (docs/runtimes.md).
 	Runtime string
 	// OrchestrationWorkers is how many instances run turns at once. Zero
 	// means 32: a turn spends much of its time waiting for its commit to

@@ -42,7 +42,7 @@ func TestModules(t *testing.T) {
 		},
 		{
 			// The names of a module's environment variables, never their
-			// values (README: "modules shows their names").
+			// values (docs/operator.md: "modules shows their names").
 			name:  "environment variables",
 			setup: withEnv,
 			args:  []string{"modules"},

@@ -557,20 +557,3 @@ func TestProgress(t *testing.T) {
 	none.update(client.UpgradeLine{Plan: &client.UpgradePlan{Instances: 3}})
 	none.clear()
 }
-
-// TestREADMEShowsTheHelpOfChangingCode: the section "Changing
-// orchestration code" of README.md shows the help of each of its commands
-// as durabox prints it.
-func TestREADMEShowsTheHelpOfChangingCode(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(guestbuild.Root(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(readme), "## Changing orchestration code\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	for _, name := range []string{"upgrade", "replay", "export", "reset"} {
-		if want := "```\n$ durabox help " + name + "\n" + usage(t, name) + "```\n"; !strings.Contains(section, want) {
-			t.Errorf("README.md, Changing orchestration code, lacks:\n%s", want)
-		}
-	}
-}
