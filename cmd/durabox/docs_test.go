@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -27,16 +26,6 @@ const (
 // TestCLIReferenceIsTheHelp: docs/cli.md shows durabox help, and the help
 // of every command, as durabox prints them. With -update it writes them.
 func TestCLIReferenceIsTheHelp(t *testing.T) {
-	file := filepath.Join(guestbuild.Root(), cliPath)
-	doc, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, rest, ok := strings.Cut(string(doc), helpBegin)
-	got, after, ok2 := strings.Cut(rest, helpEnd)
-	if !ok || !ok2 {
-		t.Fatalf("%s has no help between\n%s and\n%s", cliPath, helpBegin, helpEnd)
-	}
 	var want, overview strings.Builder
 	if code := run([]string{"help"}, strings.NewReader(""), &overview, io.Discard); code != 0 {
 		t.Fatalf("durabox help: exit code %d", code)
@@ -45,15 +34,7 @@ func TestCLIReferenceIsTheHelp(t *testing.T) {
 	for _, c := range commands {
 		want.WriteString("\n## " + c.name + "\n\n```\n$ durabox help " + c.name + "\n" + usage(t, c.name) + "```\n")
 	}
-	if *update {
-		if err := os.WriteFile(file, []byte(before+helpBegin+want.String()+helpEnd+after), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if got != want.String() {
-		t.Errorf("%s does not show durabox help as durabox prints it (go test ./cmd/durabox -run CLIReference -update writes it):\n%s\nwant:\n%s", cliPath, got, want.String())
-	}
+	docs.Section{Path: cliPath, Begin: helpBegin, End: helpEnd}.Check(t, guestbuild.Root(), want.String(), *update)
 }
 
 // mapDocs returns the documents a reader walks from README.md, and the

@@ -42,25 +42,7 @@ func TestAPIReferenceListsTheRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(root, apiPath)
-	doc, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, rest, ok := strings.Cut(string(doc), routesBegin)
-	got, after, ok2 := strings.Cut(rest, routesEnd)
-	if !ok || !ok2 {
-		t.Fatalf("%s has no table of routes between\n%s and\n%s", apiPath, routesBegin, routesEnd)
-	}
-	if *update {
-		if err := os.WriteFile(file, []byte(before+routesBegin+want+routesEnd+after), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if got != want {
-		t.Errorf("%s's routes are not %s's (go test ./internal/docs -run APIReference -update writes them):\n%s\nwant:\n%s", apiPath, openAPIPath, got, want)
-	}
+	Section{Path: apiPath, Begin: routesBegin, End: routesEnd}.Check(t, root, want, *update)
 }
 
 // routeTable returns the Markdown table of the routes of the OpenAPI
