@@ -5,10 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +15,6 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/internal/guestbuild"
 )
 
 // scrape gets GET /metrics from handler and parses it.
@@ -218,40 +213,5 @@ func TestReady(t *testing.T) {
 	json.Unmarshal([]byte(body), &refusal)
 	if code != 503 || refusal.Error != "not ready: the store does not answer: sqlite: the store is closed" {
 		t.Errorf("GET /readyz with the store closed: %d %s", code, body)
-	}
-}
-
-// TestREADMEListsEveryMetric: the table of README's "Metrics and health"
-// names every metric metrics.go defines, and no other.
-func TestREADMEListsEveryMetric(t *testing.T) {
-	src, err := os.ReadFile("metrics.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(guestbuild.Root(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(readme), "\n## Metrics and health\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	var table []string
-	for _, line := range strings.Split(section, "\n") {
-		if strings.HasPrefix(line, "| `") {
-			cell, _, _ := strings.Cut(line[1:], "|")
-			table = append(table, cell)
-		}
-	}
-	names := func(text, pattern string) []string {
-		var out []string
-		for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(text, -1) {
-			out = append(out, m[1])
-		}
-		slices.Sort(out)
-		return slices.Compact(out)
-	}
-	defined := names(string(src), `"(durabox_[a-z_]+)"`)
-	listed := names(strings.Join(table, "\n"), "`(durabox_[a-z_]+)")
-	if len(defined) == 0 || !slices.Equal(defined, listed) {
-		t.Fatalf("metrics.go defines %q;\nREADME's table lists %q", defined, listed)
 	}
 }

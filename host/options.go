@@ -31,11 +31,10 @@ type Options struct {
 	// commit (BENCHMARKS.md).
 	ActivityWorkers int
 	// MaxLiveMemory bounds the memory the orchestration instances kept live
-	// between turns hold between them, in bytes: each one's own pages of
-	// linear memory (on wazero those it wrote, the module's snapshot, which
-	// it only reads, being shared; on wasmtime, which starts no instance
-	// from a snapshot, all of them), a fixed 192 KiB for what the runtime
-	// keeps for it (measured on wazero), and its history. Past
+	// between turns hold between them, in bytes: the pages of linear
+	// memory each one wrote (on wazero the module's snapshot, which it only
+	// reads, is shared), what the runtime keeps for it beside them (about
+	// 185 KiB on wazero), and its history. Past
 	// it the least recently used is dropped and replayed from history when
 	// it next runs: a dropped instance replays to exactly the same
 	// history, only slower. Zero means a quarter of the memory the host
