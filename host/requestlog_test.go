@@ -23,6 +23,7 @@ func TestRequestLevel(t *testing.T) {
 		{"not ready", "GET", "/readyz", 503, time.Millisecond, slog.LevelWarn},
 		{"a slow deploy", "POST", "/v1/modules", 201, slowRequest + time.Millisecond, slog.LevelWarn},
 		{"a long poll", "GET", "/v1/instances/a?wait=30s", 200, 30 * time.Second, slog.LevelDebug},
+		{"a body that stalls", "POST", "/v1/instances", 400, 30 * time.Second, slog.LevelDebug},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

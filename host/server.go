@@ -249,9 +249,11 @@ const slowRequest = 5 * time.Second
 // requestLevel is the level of a request's line: warn when it failed
 // (5xx) or was slow, debug otherwise. A host under load answers hundreds
 // of requests a second; a line for each at info level would be most of
-// its log (1.3 GiB a day at 100 starts a second).
+// its log (1.3 GiB a day at 100 starts a second). A slow refusal (4xx) is
+// the client's doing, such as a body that stalls, not the host's.
 func requestLevel(r *http.Request, status int, took time.Duration) slog.Level {
-	if status >= http.StatusInternalServerError || (took > slowRequest && !r.URL.Query().Has("wait")) {
+	slow := took > slowRequest && !r.URL.Query().Has("wait") && status < http.StatusBadRequest
+	if status >= http.StatusInternalServerError || slow {
 		return slog.LevelWarn
 	}
 	return slog.LevelDebug
