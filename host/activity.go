@@ -9,6 +9,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -26,7 +27,7 @@ func (h *Host) dispatchActivities(ctx context.Context) {
 // pass over it from now on (refused.go), and its lease ends as if its
 // worker had stopped.
 func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
-	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, ErrCannotRun) {
+	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, api.ErrCannotRun) {
 		return
 	}
 	result, ran := h.attempt(ctx, w)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -175,7 +175,7 @@ func (a *fuzzAPI) send(t *testing.T, rt apiRoute, req apiRequest) {
 	if resp.StatusCode < 400 {
 		return
 	}
-	var refusal client.ErrorResponse
+	var refusal api.ErrorResponse
 	if err := json.Unmarshal(answer, &refusal); err != nil || refusal.Error == "" || resp.StatusCode >= 500 {
 		t.Fatalf("%s %s: %d %s; want a refusal under 500 with an ErrorResponse (%v)", rt.method, target, resp.StatusCode, answer, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 // tokens are the bearer tokens a handler accepts, kept as sha256 sums so
@@ -51,7 +51,7 @@ func (t *tokens) grant(r *http.Request) (access, error) {
 // whether the host asks for a token at all.
 func (s *server) access(w http.ResponseWriter, r *http.Request) {
 	granted, _ := s.tokens.grant(r)
-	s.reply(w, r, http.StatusOK, client.AccessResponse{Access: granted.String(), TokenRequired: !s.tokens.none})
+	s.reply(w, r, http.StatusOK, api.AccessResponse{Access: granted.String(), TokenRequired: !s.tokens.none})
 }
 
 // guard serves a route to the requests for this host that no web page

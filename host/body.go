@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/durabox/durabox/host/api"
 )
 
 const (
@@ -67,15 +69,15 @@ func (b *body) Read(p []byte) (int, error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		err = fmt.Errorf("%w: %s is larger than the limit of %s%s", ErrTooLarge, b.what, mib(int(b.limit)), b.why)
+		err = fmt.Errorf("%w: %s is larger than the limit of %s%s", api.ErrTooLarge, b.what, mib(int(b.limit)), b.why)
 	case errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(b.deadline):
-		err = fmt.Errorf("%w: %s stalled: nothing came for %s after %d bytes%s", ErrBadInput, b.what, b.stall, b.got, b.of())
+		err = fmt.Errorf("%w: %s stalled: nothing came for %s after %d bytes%s", api.ErrBadInput, b.what, b.stall, b.got, b.of())
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		err = fmt.Errorf("%w: %s took longer than %s: %d bytes%s came", ErrBadInput, b.what, b.total, b.got, b.of())
+		err = fmt.Errorf("%w: %s took longer than %s: %d bytes%s came", api.ErrBadInput, b.what, b.total, b.got, b.of())
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		err = fmt.Errorf("%w: %s ended early, after %d bytes%s", ErrBadInput, b.what, b.got, b.of())
+		err = fmt.Errorf("%w: %s ended early, after %d bytes%s", api.ErrBadInput, b.what, b.got, b.of())
 	default:
-		err = fmt.Errorf("%w: %s could not be read after %d bytes%s: %v", ErrBadInput, b.what, b.got, b.of(), err)
+		err = fmt.Errorf("%w: %s could not be read after %d bytes%s: %v", api.ErrBadInput, b.what, b.got, b.of(), err)
 	}
 	return n, err
 }
@@ -115,21 +117,21 @@ func (s *server) readJSON(w http.ResponseWriter, r *http.Request, example string
 		if optional {
 			return nil
 		}
-		return fmt.Errorf("%w: the request body is empty; send a JSON object such as %s", ErrBadInput, example)
+		return fmt.Errorf("%w: the request body is empty; send a JSON object such as %s", api.ErrBadInput, example)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: the request body is not a JSON object such as %s: %v", ErrBadInput, example, err)
+		return fmt.Errorf("%w: the request body is not a JSON object such as %s: %v", api.ErrBadInput, example, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%w: the request body goes on after its JSON object", ErrBadInput)
+		return fmt.Errorf("%w: the request body goes on after its JSON object", api.ErrBadInput)
 	}
 	// encoding/json takes invalid UTF-8 and lone surrogates (turning
 	// them into U+FFFD) and a name twice (keeping the last): the whole
 	// body, names and payloads, must be I-JSON instead.
 	if err := checkJSON("the request body", data); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadInput, err)
+		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	return nil
 }
@@ -150,7 +152,7 @@ type deployment struct {
 func (s *server) readDeployment(w http.ResponseWriter, r *http.Request) (deployment, error) {
 	var d deployment
 	if len(r.URL.Query()) > 0 {
-		return d, fmt.Errorf("%w: POST /v1/modules takes no query; environment values go in a multipart body (durabox deploy --env), never in the URL, where proxies and logs keep them", ErrBadInput)
+		return d, fmt.Errorf("%w: POST /v1/modules takes no query; environment values go in a multipart body (durabox deploy --env), never in the URL, where proxies and logs keep them", api.ErrBadInput)
 	}
 	mediaType, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mediaType != "multipart/form-data" {
@@ -172,7 +174,7 @@ func (s *server) readDeployment(w http.ResponseWriter, r *http.Request) (deploym
 		switch part.FormName() {
 		case "module":
 			if gotModule {
-				return d, fmt.Errorf("%w: the body has two \"module\" parts; send one", ErrBadInput)
+				return d, fmt.Errorf("%w: the body has two \"module\" parts; send one", api.ErrBadInput)
 			}
 			gotModule = true
 			if d.wasm, err = io.ReadAll(part); err != nil {
@@ -190,18 +192,18 @@ func (s *server) readDeployment(w http.ResponseWriter, r *http.Request) (deploym
 				return d, partError(err)
 			}
 			if envClear, err = strconv.ParseBool(string(v)); err != nil {
-				return d, fmt.Errorf("%w: envClear is %q; it is true or false", ErrBadInput, v)
+				return d, fmt.Errorf("%w: envClear is %q; it is true or false", api.ErrBadInput, v)
 			}
 		default:
-			return d, fmt.Errorf("%w: the body has a part %q; it takes \"module\", \"env\" and \"envClear\"", ErrBadInput, part.FormName())
+			return d, fmt.Errorf("%w: the body has a part %q; it takes \"module\", \"env\" and \"envClear\"", api.ErrBadInput, part.FormName())
 		}
 	}
 	b.done()
 	switch {
 	case !gotModule:
-		return d, fmt.Errorf("%w: the body has no \"module\" part: the module's bytes", ErrBadInput)
+		return d, fmt.Errorf("%w: the body has no \"module\" part: the module's bytes", api.ErrBadInput)
 	case envClear && d.replaceEnv:
-		return d, fmt.Errorf("%w: the body sets \"env\" and \"envClear\"; \"env\" replaces the whole environment already", ErrBadInput)
+		return d, fmt.Errorf("%w: the body sets \"env\" and \"envClear\"; \"env\" replaces the whole environment already", api.ErrBadInput)
 	}
 	d.replaceEnv = d.replaceEnv || envClear
 	return d, nil
@@ -210,8 +212,8 @@ func (s *server) readDeployment(w http.ResponseWriter, r *http.Request) (deploym
 // partError says why a part of a multipart body could not be read: the
 // body's own errors say it already.
 func partError(err error) error {
-	if errors.Is(err, ErrBadInput) || errors.Is(err, ErrTooLarge) {
+	if errors.Is(err, api.ErrBadInput) || errors.Is(err, api.ErrTooLarge) {
 		return err
 	}
-	return fmt.Errorf("%w: the multipart body does not parse: %v", ErrBadInput, err)
+	return fmt.Errorf("%w: the multipart body does not parse: %v", api.ErrBadInput, err)
 }

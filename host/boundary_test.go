@@ -13,7 +13,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -62,7 +62,7 @@ func TestDeployRefusesBadNames(t *testing.T) {
 			}
 			want := "host: module refused: " + tt.want
 			info, err := h.Deploy(context.Background(), wasm)
-			if !errors.Is(err, host.ErrBadModule) || err.Error() != want {
+			if !errors.Is(err, api.ErrBadModule) || err.Error() != want {
 				t.Errorf("Deploy: %+v, %v\nwant %s", info, err, want)
 			}
 			if tt.variable != "activity" {
@@ -124,7 +124,7 @@ func TestGuestNamesAndTextsFailOnlyTheirInstance(t *testing.T) {
 					t.Errorf("%s: status %s result %s failure %+v\nwant failure %q", h.name, inst.Status, inst.Result, inst.Failure, tt.want)
 					continue
 				}
-				rep, err := h.Replay(context.Background(), inst.ID, client.ReplayRequest{})
+				rep, err := h.Replay(context.Background(), inst.ID, api.ReplayRequest{})
 				if err != nil || rep.Failure != tt.want {
 					t.Errorf("%s: replay: %+v, %v\nwant failure %q", h.name, rep, err, tt.want)
 				}

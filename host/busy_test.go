@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -35,17 +35,17 @@ func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 		t.Fatalf("lock: %v, %v", held, err)
 	}
 
-	report, err := h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
+	report, err := h.Upgrade(ctx, api.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := client.UpgradeResult{InstanceID: "held", Name: "Flow", From: hashes[0], Outcome: client.UpgradeSkipped, Events: 2,
+	want := api.UpgradeResult{InstanceID: "held", Name: "Flow", From: hashes[0], Outcome: api.UpgradeSkipped, Events: 2,
 		Reason: "a turn held it each of the 5 times it was about to move; upgrade it again"}
 	if len(report.Results) != 1 || report.Results[0] != want {
 		t.Fatalf("results %+v, want %+v", report.Results, want)
 	}
-	if _, err := h.Reset(ctx, "held", client.ResetRequest{ToEvent: 1}); !errors.Is(err, ErrBusy) {
-		t.Fatalf("reset of the held instance: %v, want ErrBusy", err)
+	if _, err := h.Reset(ctx, "held", api.ResetRequest{ToEvent: 1}); !errors.Is(err, api.ErrBusy) {
+		t.Fatalf("reset of the held instance: %v, want api.ErrBusy", err)
 	}
 	inst, _ := h.Instance(ctx, "held")
 	history, _ := h.History(ctx, "held")
@@ -54,7 +54,7 @@ func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 	}
 
 	h.abandon(ctx, "held", held.LockToken)
-	report, err = h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
+	report, err = h.Upgrade(ctx, api.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
 	if err != nil || report.Summary.Moved != 1 {
 		t.Fatalf("once the turn let go: %+v, %v", report, err)
 	}
@@ -87,12 +87,12 @@ func TestAnActivityInFlightMovesWithItsInstance(t *testing.T) {
 		h.turn(ctx, item) // Step is scheduled in the second
 	}
 
-	report, err := h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
+	report, err := h.Upgrade(ctx, api.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
 	want := fmt.Sprintf(`module %s does not register activity "Step", which the instance has in flight (event 4)`, short(hashes[1]))
-	if err != nil || len(report.Results) != 1 || report.Results[0].Outcome != client.UpgradeFails || report.Results[0].Reason != want {
+	if err != nil || len(report.Results) != 1 || report.Results[0].Outcome != api.UpgradeFails || report.Results[0].Reason != want {
 		t.Fatalf("upgrade to a module without Step: %+v, %v; want it to fail: %s", report.Results, err, want)
 	}
-	report, err = h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[2]}, nil)
+	report, err = h.Upgrade(ctx, api.UpgradeRequest{From: hashes[0], To: hashes[2]}, nil)
 	if err != nil || report.Summary.Moved != 1 {
 		t.Fatalf("upgrade to v3: %+v, %v", report, err)
 	}

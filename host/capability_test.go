@@ -13,6 +13,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -42,7 +43,7 @@ func TestActivityCapabilities(t *testing.T) {
 		{"KEY=\xffsecret", `environment variable "KEY" is not UTF-8 text without NUL`},
 	} {
 		_, err := h.DeployWithEnv(context.Background(), wasm, []string{"FINE=1", bad.kv})
-		if !errors.Is(err, host.ErrBadInput) || !strings.HasSuffix(err.Error(), bad.want) {
+		if !errors.Is(err, api.ErrBadInput) || !strings.HasSuffix(err.Error(), bad.want) {
 			t.Fatalf("deploy with %q: %v, want %s", bad.kv, err, bad.want)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 func TestParentAndChildren(t *testing.T) {
@@ -111,7 +111,7 @@ func TestChildIDsDifferAfterEveryReset(t *testing.T) {
 	h.until(t, "again", "the wait for go", has(1, engine.ExternalSubscribed))
 	ids := childIDs(h.history(t, "again"))
 	for execution := int64(2); execution <= 3; execution++ {
-		plan, err := h.Reset(ctx, "again", client.ResetRequest{ToEvent: 1, DryRun: true})
+		plan, err := h.Reset(ctx, "again", api.ResetRequest{ToEvent: 1, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestChildIDsDifferAfterEveryReset(t *testing.T) {
 		if len(next) != 1 || slices.Contains(ids, next[0]) || len(plan.Taken) != 0 {
 			t.Fatalf("reset to execution %d: the dry run starts children %v, and warns that %v are taken; children so far %v", execution, next, plan.Taken, ids)
 		}
-		if _, err := h.Reset(ctx, "again", client.ResetRequest{ToEvent: 1, Execution: plan.Execution, Events: plan.Events}); err != nil {
+		if _, err := h.Reset(ctx, "again", api.ResetRequest{ToEvent: 1, Execution: plan.Execution, Events: plan.Events}); err != nil {
 			t.Fatal(err)
 		}
 		events := h.until(t, "again", "the wait for go after the reset", func(events []engine.Event) bool {
@@ -150,7 +150,7 @@ func TestResetWarnsOfAChildIDTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.until(t, "chosen", "the wait for go", has(1, engine.ExternalSubscribed))
-	plan, err := h.Reset(ctx, "chosen", client.ResetRequest{ToEvent: 1, DryRun: true})
+	plan, err := h.Reset(ctx, "chosen", api.ResetRequest{ToEvent: 1, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}

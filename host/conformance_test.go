@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 // The conformance tests (engine/CONFORMANCE.md lists what each proves) run
@@ -65,9 +65,9 @@ func startEach(t *testing.T, h *Host, input string, names ...string) {
 
 // replayOn replays instance id's current execution on module (empty: its
 // own), as durabox replay does.
-func replayOn(t *testing.T, h *Host, id, module string) client.ReplayReport {
+func replayOn(t *testing.T, h *Host, id, module string) api.ReplayReport {
 	t.Helper()
-	rep, err := h.Replay(context.Background(), id, client.ReplayRequest{Module: module})
+	rep, err := h.Replay(context.Background(), id, api.ReplayRequest{Module: module})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,8 +390,8 @@ func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
 			if rep := replayOn(t, h, "WaitsForGo", ""); rep.Failure != tt.want {
 				t.Fatalf("replay: %v\nwant %s", rep.Err(), tt.want)
 			}
-			if _, err := h.Reset(ctx, "WaitsForGo", client.ResetRequest{ToEvent: 3, DryRun: true}); !errors.Is(err, ErrBadInput) || !strings.HasSuffix(err.Error(), tt.want) {
-				t.Fatalf("a reset that keeps event 3: %v\nwant ErrBadInput saying %s", err, tt.want)
+			if _, err := h.Reset(ctx, "WaitsForGo", api.ResetRequest{ToEvent: 3, DryRun: true}); !errors.Is(err, api.ErrBadInput) || !strings.HasSuffix(err.Error(), tt.want) {
+				t.Fatalf("a reset that keeps event 3: %v\nwant api.ErrBadInput saying %s", err, tt.want)
 			}
 			if err := h.Raise(ctx, "WaitsForGo", "go", []byte(`"now"`), false); err != nil {
 				t.Fatal(err)
@@ -401,7 +401,7 @@ func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
 			if err != nil || inst.Status != engine.StatusFailed || inst.Failure.Message != tt.want {
 				t.Fatalf("%s %+v (%v), want Failed: %s", inst.Status, inst.Failure, err, tt.want)
 			}
-			if _, err := h.Reset(ctx, "WaitsForGo", client.ResetRequest{ToEvent: tt.resetTo}); err != nil {
+			if _, err := h.Reset(ctx, "WaitsForGo", api.ResetRequest{ToEvent: tt.resetTo}); err != nil {
 				t.Fatalf("a reset to event %d, before the damage: %v", tt.resetTo, err)
 			}
 			drive(t, h, conformanceNow, false)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -314,7 +314,7 @@ func TestDashboardInChromium(t *testing.T) {
 	b.do("replay flow on v2", chromedp.SetValue(chromedp.CSS("#replay-module"), v2.Hash), chromedp.Click(chromedp.CSS(`#replay-form button[type="submit"]`)))
 	b.waitFor("the replay on v2", `document.querySelector("#replay-outcome").className === "error"`)
 	outcome := b.text("#replay-outcome")
-	report, err := h.Replay(ctx, "flow", client.ReplayRequest{Module: v2.Hash})
+	report, err := h.Replay(ctx, "flow", api.ReplayRequest{Module: v2.Hash})
 	if err != nil || report.Divergence == nil {
 		t.Fatalf("replay of flow on v2: %+v, %v; want a divergence", report, err)
 	}

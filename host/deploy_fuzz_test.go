@@ -12,6 +12,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/wasmrewrite/wasmtest"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -20,7 +21,7 @@ import (
 // FuzzDeploy deploys arbitrary bytes as a module, and a module whose
 // describe export returns arbitrary bytes as its manifest, through the
 // real checks (Host.Deploy on wazero, on a SQLite file): nothing panics or
-// hangs; every refusal is host.ErrBadModule with a message, and stores
+// hangs; every refusal is api.ErrBadModule with a message, and stores
 // nothing; a module deployed is listed as its manifest says. The seed
 // corpus is testdata/fuzz/FuzzDeploy and the cases here.
 func FuzzDeploy(f *testing.F) {
@@ -78,8 +79,8 @@ func deployFuzzed(t *testing.T, h *host.Host, wasm []byte, want *abi.Manifest) {
 	}
 	info, err := h.Deploy(ctx, wasm)
 	if err != nil {
-		if !errors.Is(err, host.ErrBadModule) || !strings.HasPrefix(err.Error(), host.ErrBadModule.Error()+": ") {
-			t.Fatalf("deploy refused with %q; want host.ErrBadModule with a message", err)
+		if !errors.Is(err, api.ErrBadModule) || !strings.HasPrefix(err.Error(), api.ErrBadModule.Error()+": ") {
+			t.Fatalf("deploy refused with %q; want api.ErrBadModule with a message", err)
 		}
 		if after, err := h.Modules(ctx); err != nil || len(after) != len(before) {
 			t.Fatalf("deploy refused (%v) but the host lists %d modules, where it listed %d", err, len(after), len(before))

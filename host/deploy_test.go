@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -33,7 +34,7 @@ func TestDeployRefusesModulesThatDoNotStart(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			_, err = h.Deploy(ctx, wasm)
-			if !errors.Is(err, host.ErrBadModule) || err.Error() != tt.want {
+			if !errors.Is(err, api.ErrBadModule) || err.Error() != tt.want {
 				t.Errorf("deploy: %v\nwant %q", err, tt.want)
 			}
 			// Check has the default deadline, 5s.
@@ -70,7 +71,7 @@ func TestDeployRefusesModulesThatDeclareMoreThanTheyHold(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.Deploy(context.Background(), []byte(tt.wasm))
-			if !errors.Is(err, host.ErrBadModule) || err.Error() != tt.want {
+			if !errors.Is(err, api.ErrBadModule) || err.Error() != tt.want {
 				t.Fatalf("deploy: %v\nwant %s", err, tt.want)
 			}
 		})

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -260,7 +260,7 @@ func runWorkloadEveryWay(t *testing.T, wasm []byte, name, input string) []byte {
 		h := newBareHostWith(t, opts)
 		got := runWorkload(t, h, wasm, now, name, input)
 		for _, id := range workloadIDs {
-			rep, err := h.Replay(context.Background(), id, client.ReplayRequest{})
+			rep, err := h.Replay(context.Background(), id, api.ReplayRequest{})
 			if err == nil {
 				err = rep.Err()
 			}

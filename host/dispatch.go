@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -98,7 +99,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	_, err := h.reg.module(context.WithoutCancel(ctx), item.Instance.ModuleHash)
 	var p *panicError
 	switch {
-	case errors.Is(err, ErrCannotRun):
+	case errors.Is(err, api.ErrCannotRun):
 		// This host cannot run the module: its fetches pass over it from
 		// now on (refused.go), and the turn waits for a host that can.
 		h.abandon(ctx, item.Instance.ID, item.LockToken)

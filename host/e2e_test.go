@@ -15,6 +15,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -298,11 +299,11 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.Deploy(context.Background(), tt.wasm)
-			if !errors.Is(err, host.ErrBadModule) || !strings.HasPrefix(err.Error(), tt.want) {
+			if !errors.Is(err, api.ErrBadModule) || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to start with %q", err, tt.want)
 			}
 			// Check (what durabox build runs) refuses it with the same words.
-			if _, checkErr := host.Check(context.Background(), tt.wasm); !errors.Is(checkErr, host.ErrBadModule) || checkErr.Error() != err.Error() {
+			if _, checkErr := host.Check(context.Background(), tt.wasm); !errors.Is(checkErr, api.ErrBadModule) || checkErr.Error() != err.Error() {
 				t.Errorf("Check: %v; Deploy: %v", checkErr, err)
 			}
 		})
@@ -325,10 +326,10 @@ func TestStartRefusesBadRequests(t *testing.T) {
 		wantIs                         error
 		want                           string
 	}{
-		{"unknown orchestration", "Nope", `null`, "", host.ErrUnknownOrchestration, "host: unknown orchestration \"Nope\": no deployed module registers it; deploy one with `durabox deploy FILE.wasm`"},
-		{"input not JSON", "Greeting", `world`, "", host.ErrBadInput, "host: bad input: the input is not I-JSON (RFC 7493): invalid character 'w' at start of value at byte 0"},
-		{"bad id", "Greeting", `null`, "a/b", host.ErrBadInput, `host: bad input: instance id "a/b" must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`},
-		{"id taken", "Greeting", `null`, "taken", host.ErrInstanceExists, `host: instance already exists: "taken"`},
+		{"unknown orchestration", "Nope", `null`, "", api.ErrUnknownOrchestration, "host: unknown orchestration \"Nope\": no deployed module registers it; deploy one with `durabox deploy FILE.wasm`"},
+		{"input not JSON", "Greeting", `world`, "", api.ErrBadInput, "host: bad input: the input is not I-JSON (RFC 7493): invalid character 'w' at start of value at byte 0"},
+		{"bad id", "Greeting", `null`, "a/b", api.ErrBadInput, `host: bad input: instance id "a/b" must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit`},
+		{"id taken", "Greeting", `null`, "taken", api.ErrInstanceExists, `host: instance already exists: "taken"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

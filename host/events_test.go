@@ -10,7 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 // The test plan of the external-event reference (positional events and the
@@ -33,7 +33,7 @@ func (h *testHost) until(t *testing.T, id, what string, cond func([]engine.Event
 	deadline := time.After(30 * time.Second)
 	for {
 		events, err := h.History(context.Background(), id)
-		if err != nil && !errors.Is(err, host.ErrNotFound) {
+		if err != nil && !errors.Is(err, api.ErrNotFound) {
 			t.Fatal(err)
 		}
 		if cond(events) {
@@ -154,7 +154,7 @@ func TestCancelledSubscriptionBreadcrumbReplaysCorrectly(t *testing.T) {
 	if events[4].ScheduleID != 2 || events[6].ScheduleID != 6 {
 		t.Fatalf("the breadcrumb cancels event %d, the event goes to %d; want 2 and 6", events[4].ScheduleID, events[6].ScheduleID)
 	}
-	rep, err := h.Replay(context.Background(), id, client.ReplayRequest{})
+	rep, err := h.Replay(context.Background(), id, api.ReplayRequest{})
 	if err == nil {
 		err = rep.Err()
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -59,7 +59,7 @@ func (s *server) modules(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	resp := client.ModulesResponse{Modules: make([]client.Module, len(infos))}
+	resp := api.ModulesResponse{Modules: make([]api.Module, len(infos))}
 	for i, info := range infos {
 		resp.Modules[i] = wireModule(info, counts)
 		if err := s.api.Refused(info.Hash); err != nil {
@@ -72,8 +72,8 @@ func (s *server) modules(w http.ResponseWriter, r *http.Request) {
 // wireModule shows a module to clients, with the instances that run on it
 // per status (of counts): the names of its environment variables, never
 // their values.
-func wireModule(m store.ModuleInfo, counts []store.InstanceCount) client.Module {
-	mod := client.Module{Hash: m.Hash, Orchestrations: m.Orchestrations, Activities: m.Activities, DeployedAt: m.DeployedAt}
+func wireModule(m store.ModuleInfo, counts []store.InstanceCount) api.Module {
+	mod := api.Module{Hash: m.Hash, Orchestrations: m.Orchestrations, Activities: m.Activities, DeployedAt: m.DeployedAt}
 	if len(m.Env) > 0 {
 		mod.EnvKeys = envKeys(m.Env)
 	}
@@ -111,7 +111,7 @@ func (s *server) removeModule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusOK, client.RemovedResponse{Hash: mod.Hash})
+	s.reply(w, r, http.StatusOK, api.RemovedResponse{Hash: mod.Hash})
 }
 
 const (
@@ -121,13 +121,13 @@ const (
 )
 
 func (s *server) start(w http.ResponseWriter, r *http.Request) {
-	var req client.StartRequest
+	var req api.StartRequest
 	if err := s.readJSON(w, r, startExample, &req, false); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	if req.Name == "" {
-		s.fail(w, r, fmt.Errorf(`%w: the request has no "name": say which orchestration to start`, ErrBadInput))
+		s.fail(w, r, fmt.Errorf(`%w: the request has no "name": say which orchestration to start`, api.ErrBadInput))
 		return
 	}
 	if len(req.Input) == 0 {
@@ -138,11 +138,11 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusCreated, client.StartResponse{ID: id})
+	s.reply(w, r, http.StatusCreated, api.StartResponse{ID: id})
 }
 
 func (s *server) raise(w http.ResponseWriter, r *http.Request) {
-	var req client.RaiseRequest
+	var req api.RaiseRequest
 	if err := s.readJSON(w, r, raiseExample, &req, false); err != nil {
 		s.fail(w, r, err)
 		return
@@ -168,7 +168,7 @@ func (s *server) terminate(w http.ResponseWriter, r *http.Request) {
 // request serves a request to cancel or terminate an instance, whose
 // body (a reason) is optional.
 func (s *server) request(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, id, reason string) error) {
-	var req client.CancelRequest
+	var req api.CancelRequest
 	if err := s.readJSON(w, r, cancelExample, &req, true); err != nil {
 		s.fail(w, r, err)
 		return
@@ -186,7 +186,7 @@ func (s *server) purge(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusOK, client.PurgeResponse{ID: id})
+	s.reply(w, r, http.StatusOK, api.PurgeResponse{ID: id})
 }
 
 func (s *server) purgeMatching(w http.ResponseWriter, r *http.Request) {
@@ -199,7 +199,7 @@ func (s *server) purgeMatching(w http.ResponseWriter, r *http.Request) {
 	q.Del("dryRun")
 	if len(q) == 0 {
 		s.fail(w, r, fmt.Errorf("%w: say which finished instances to purge, with the filters of GET /v1/instances (status, finishedBefore, name, …); "+
-			"status=Completed&status=Failed&status=Canceled&status=Terminated takes them all", ErrBadInput))
+			"status=Completed&status=Failed&status=Canceled&status=Terminated takes them all", api.ErrBadInput))
 		return
 	}
 	f, err := parseFilter(q, "purge")
@@ -212,7 +212,7 @@ func (s *server) purgeMatching(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusOK, client.PurgedResponse{Purged: n, DryRun: dryRun})
+	s.reply(w, r, http.StatusOK, api.PurgedResponse{Purged: n, DryRun: dryRun})
 }
 
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
@@ -225,7 +225,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	limit := 0
 	if v := q.Get("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			s.fail(w, r, fmt.Errorf("%w: limit=%s is not a number from 1 to %d", ErrBadInput, abi.Quote(v), MaxPage))
+			s.fail(w, r, fmt.Errorf("%w: limit=%s is not a number from 1 to %d", api.ErrBadInput, abi.Quote(v), MaxPage))
 			return
 		}
 	}
@@ -234,13 +234,13 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusOK, client.InstancesResponse{Instances: wireSummaries(page.Instances), Next: page.Next})
+	s.reply(w, r, http.StatusOK, api.InstancesResponse{Instances: wireSummaries(page.Instances), Next: page.Next})
 }
 
-func wireSummaries(in []store.InstanceSummary) []client.InstanceSummary {
-	out := make([]client.InstanceSummary, len(in))
+func wireSummaries(in []store.InstanceSummary) []api.InstanceSummary {
+	out := make([]api.InstanceSummary, len(in))
 	for i, sum := range in {
-		out[i] = client.InstanceSummary(sum)
+		out[i] = api.InstanceSummary(sum)
 	}
 	return out
 }
@@ -260,7 +260,7 @@ func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
 	}
 	for name := range q {
 		if !slices.Contains(takes, name) {
-			return f, fmt.Errorf("%w: %s takes no parameter %s; it takes %s", ErrBadInput, op, abi.Quote(name), strings.Join(takes, ", "))
+			return f, fmt.Errorf("%w: %s takes no parameter %s; it takes %s", api.ErrBadInput, op, abi.Quote(name), strings.Join(takes, ", "))
 		}
 	}
 	for _, v := range q["status"] {
@@ -279,7 +279,7 @@ func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
 		}
 		var err error
 		if *t.v, err = time.Parse(time.RFC3339Nano, v); err != nil {
-			return f, fmt.Errorf("%w: %s=%s is not a time such as 2026-01-02T15:04:05Z (RFC 3339)", ErrBadInput, t.name, abi.Quote(v))
+			return f, fmt.Errorf("%w: %s=%s is not a time such as 2026-01-02T15:04:05Z (RFC 3339)", api.ErrBadInput, t.name, abi.Quote(v))
 		}
 	}
 	return f, checkFilter(f)
@@ -293,7 +293,7 @@ func boolParam(q url.Values, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s=%s is not true or false", ErrBadInput, name, abi.Quote(v))
+		return false, fmt.Errorf("%w: %s=%s is not true or false", api.ErrBadInput, name, abi.Quote(v))
 	}
 	return b, nil
 }
@@ -313,7 +313,7 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	details := client.InstanceDetails{Instance: client.Instance(inst)}
+	details := api.InstanceDetails{Instance: api.Instance(inst)}
 	for _, p := range []struct {
 		what  string
 		value *json.RawMessage
@@ -334,9 +334,9 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	details.Executions = make([]client.Execution, len(xs))
+	details.Executions = make([]api.Execution, len(xs))
 	for i, x := range xs {
-		details.Executions[i] = client.Execution{ID: x.ID, Events: x.Events, StartedAt: timeOrNil(x.StartedAt), EndedAt: timeOrNil(x.EndedAt), End: x.End}
+		details.Executions[i] = api.Execution{ID: x.ID, Events: x.Events, StartedAt: timeOrNil(x.StartedAt), EndedAt: timeOrNil(x.EndedAt), End: x.End}
 		if w := historyWarning(x.Events, s.api.HistoryWarning()); w != "" && x.ID == inst.ExecutionID {
 			details.Warnings = append(details.Warnings, w)
 		}
@@ -366,7 +366,7 @@ func parseWait(q string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(q)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: wait=%s is not a duration such as 30s", ErrBadInput, abi.Quote(q))
+		return 0, fmt.Errorf("%w: wait=%s is not a duration such as 30s", api.ErrBadInput, abi.Quote(q))
 	}
 	return min(d, maxWait), nil
 }
@@ -392,7 +392,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("execution"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
-			s.fail(w, r, fmt.Errorf("%w: execution=%s is not an execution number (1, 2, …)", ErrBadInput, abi.Quote(v)))
+			s.fail(w, r, fmt.Errorf("%w: execution=%s is not an execution number (1, 2, …)", api.ErrBadInput, abi.Quote(v)))
 			return
 		}
 		execution = n
@@ -405,7 +405,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	if events == nil {
 		events = []engine.Event{}
 	}
-	s.reply(w, r, http.StatusOK, client.HistoryResponse{Events: events})
+	s.reply(w, r, http.StatusOK, api.HistoryResponse{Events: events})
 }
 
 func (s *server) queue(w http.ResponseWriter, r *http.Request) {
@@ -414,17 +414,17 @@ func (s *server) queue(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusOK, client.QueueResponse{
+	s.reply(w, r, http.StatusOK, api.QueueResponse{
 		Ready: q.Ready, ReadyInstances: q.ReadyInstances, Starts: q.Starts, OldestReady: wireItem(q.OldestReady),
 		Timers: q.Timers, NextTimer: timeOrNil(q.NextTimer), Running: q.Locked,
 		Activities: q.Activities, ActivitiesRunning: q.Running, OldestActivity: wireItem(q.OldestActivity),
 	})
 }
 
-func wireItem(w *store.WaitingItem) *client.WaitingItem {
+func wireItem(w *store.WaitingItem) *api.WaitingItem {
 	if w == nil {
 		return nil
 	}
-	item := client.WaitingItem(*w)
+	item := api.WaitingItem(*w)
 	return &item
 }

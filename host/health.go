@@ -3,13 +3,13 @@ package host
 import (
 	"net/http"
 
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 // healthz answers that the process is up: a load balancer's liveness
 // check. It asks nothing of the host.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
-	s.reply(w, r, http.StatusOK, client.HealthResponse{Status: "ok"})
+	s.reply(w, r, http.StatusOK, api.HealthResponse{Status: "ok"})
 }
 
 // readyz answers whether the host serves its work (503 with the reason
@@ -19,7 +19,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusOK, client.HealthResponse{Status: "ready"})
+	s.reply(w, r, http.StatusOK, api.HealthResponse{Status: "ready"})
 }
 
 // serveMetrics serves the metrics in Prometheus's text format.

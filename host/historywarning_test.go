@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 // TestHistoryWarning: an instance whose history grows past
@@ -48,7 +48,7 @@ func TestHistoryWarning(t *testing.T) {
 			}
 			rec := httptest.NewRecorder()
 			handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/v1/instances/WaitsForGo", nil))
-			var d client.InstanceDetails
+			var d api.InstanceDetails
 			if err := json.Unmarshal(rec.Body.Bytes(), &d); rec.Code != http.StatusOK || err != nil {
 				t.Fatalf("GET: %d %s", rec.Code, rec.Body)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/store"
 )
@@ -147,14 +148,14 @@ func (h *Host) warm(ctx context.Context) {
 func (h *Host) Ready(ctx context.Context) error {
 	switch h.state.Load() {
 	case notRunning:
-		return fmt.Errorf("%w: the host is not running", ErrNotReady)
+		return fmt.Errorf("%w: the host is not running", api.ErrNotReady)
 	case warming:
-		return fmt.Errorf("%w: the host is starting: it loads the modules its waiting work runs on", ErrNotReady)
+		return fmt.Errorf("%w: the host is starting: it loads the modules its waiting work runs on", api.ErrNotReady)
 	case stopped:
-		return fmt.Errorf("%w: the host has stopped", ErrNotReady)
+		return fmt.Errorf("%w: the host has stopped", api.ErrNotReady)
 	}
 	if err := h.st.Ping(ctx); err != nil {
-		return fmt.Errorf("%w: the store does not answer: %w", ErrNotReady, err)
+		return fmt.Errorf("%w: the store does not answer: %w", api.ErrNotReady, err)
 	}
 	return nil
 }
@@ -224,15 +225,15 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 		return "", err
 	}
 	if err := abi.CheckName("orchestration name", name); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrBadInput, err)
+		return "", fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	if err := checkJSON("the input", input); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrBadInput, err)
+		return "", fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	if id == "" {
 		id = newID()
 	} else if abi.CheckInstanceID(id) != nil {
-		return "", fmt.Errorf("%w: instance id %s must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", ErrBadInput, abi.Quote(id))
+		return "", fmt.Errorf("%w: instance id %s must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", api.ErrBadInput, abi.Quote(id))
 	}
 	hash, err := h.startModule(ctx, ref, name)
 	if err != nil {
@@ -240,7 +241,7 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	}
 	err = h.st.CreateInstance(ctx, store.NewInstance{ID: id, Name: name, ModuleHash: hash, Input: input, Now: h.opts.Clock()})
 	if errors.Is(err, store.ErrInstanceExists) {
-		return "", fmt.Errorf("%w: %q", ErrInstanceExists, id)
+		return "", fmt.Errorf("%w: %q", api.ErrInstanceExists, id)
 	}
 	if err != nil {
 		return "", fmt.Errorf("host: start %q: %w", name, err)
@@ -258,13 +259,13 @@ func (h *Host) startModule(ctx context.Context, ref, name string) (string, error
 			return "", err
 		}
 		if !slices.Contains(mod.Orchestrations, name) {
-			return "", fmt.Errorf("%w %q on module %s, which registers %s", ErrUnknownOrchestration, name, short(mod.Hash), names(mod.Orchestrations))
+			return "", fmt.Errorf("%w %q on module %s, which registers %s", api.ErrUnknownOrchestration, name, short(mod.Hash), names(mod.Orchestrations))
 		}
 		return mod.Hash, nil
 	}
 	hash, err := h.st.ModuleFor(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", fmt.Errorf("%w %q: no deployed module registers it; deploy one with `durabox deploy FILE.wasm`", ErrUnknownOrchestration, name)
+		return "", fmt.Errorf("%w %q: no deployed module registers it; deploy one with `durabox deploy FILE.wasm`", api.ErrUnknownOrchestration, name)
 	}
 	if err != nil {
 		return "", fmt.Errorf("host: start %q: %w", name, err)
@@ -287,7 +288,7 @@ func newID() string {
 // instance that has finished is refused with ErrFinished.
 func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
 	if err := abi.CheckName("event name", name); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadInput, err)
+		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	if len(data) == 0 {
 		data = json.RawMessage("null")
@@ -296,7 +297,7 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 		return err
 	}
 	if err := checkJSON("the event's data", data); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadInput, err)
+		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	ev := engine.Event{Kind: engine.ExternalEvent, Name: name, Result: data}
 	var err error
@@ -308,7 +309,7 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 	}
 	if errors.Is(err, store.ErrTooManyEvents) {
 		return fmt.Errorf("%w: %q already has %d persistent events taken or waiting, as many as an execution takes; "+
-			"raise it once the orchestration has taken some, or after it continues as new", ErrTooManyEvents, id, engine.MaxPersistentEvents)
+			"raise it once the orchestration has taken some, or after it continues as new", api.ErrTooManyEvents, id, engine.MaxPersistentEvents)
 	}
 	return h.enqueued(ctx, id, "raise "+abi.Quote(name)+" for", err)
 }
@@ -321,7 +322,7 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 // with ErrFinished.
 func (h *Host) Cancel(ctx context.Context, id, reason string) error {
 	if err := abi.CheckReason("cancel reason", reason); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadInput, err)
+		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason}, h.opts.Clock())
 	return h.enqueued(ctx, id, "cancel", err)
@@ -336,7 +337,7 @@ func (h *Host) Cancel(ctx context.Context, id, reason string) error {
 // instance that has finished is refused with ErrFinished.
 func (h *Host) Terminate(ctx context.Context, id, reason string) error {
 	if err := abi.CheckReason("terminate reason", reason); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadInput, err)
+		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationTerminated, Reason: reason}, h.opts.Clock())
 	return h.enqueued(ctx, id, "terminate", err)
@@ -353,7 +354,7 @@ func (h *Host) enqueued(ctx context.Context, id, op string, err error) error {
 		if inst, err := h.st.GetInstance(ctx, id); err == nil {
 			status = string(inst.Status)
 		}
-		return fmt.Errorf("%w: %s is %s; nothing more can happen to it", ErrFinished, abi.Quote(id), status)
+		return fmt.Errorf("%w: %s is %s; nothing more can happen to it", api.ErrFinished, abi.Quote(id), status)
 	case err != nil:
 		return fmt.Errorf("host: %s %s: %w", op, abi.Quote(id), err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -19,9 +20,9 @@ func TestPickModule(t *testing.T) {
 		{ref: "9f7", want: "9f72cbb040f5aa"},
 		{ref: "9F7", want: "9f72cbb040f5aa"},
 		{ref: "2b", want: "2b1f08c3aa1000"},
-		{ref: "9f", wantIs: ErrBadInput, msg: `host: bad input: 2 deployed modules' hashes start with "9f" (9f72cbb040f5, 9f31000000bb); give more of the hash`},
-		{ref: "77", wantIs: ErrModuleNotFound, msg: `host: module not found: no deployed module's hash is or starts with "77" (durabox deploy prints a module's hash)`},
-		{ref: "", wantIs: ErrModuleNotFound, msg: `host: module not found: no deployed module's hash is or starts with "" (durabox deploy prints a module's hash)`},
+		{ref: "9f", wantIs: api.ErrBadInput, msg: `host: bad input: 2 deployed modules' hashes start with "9f" (9f72cbb040f5, 9f31000000bb); give more of the hash`},
+		{ref: "77", wantIs: api.ErrModuleNotFound, msg: `host: module not found: no deployed module's hash is or starts with "77" (durabox deploy prints a module's hash)`},
+		{ref: "", wantIs: api.ErrModuleNotFound, msg: `host: module not found: no deployed module's hash is or starts with "" (durabox deploy prints a module's hash)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {

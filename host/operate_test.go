@@ -12,6 +12,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -69,7 +70,7 @@ func TestFinishedInstancesRefuseMessages(t *testing.T) {
 		"terminate":                func() error { return h.Terminate(ctx, id, "") },
 	} {
 		err := send()
-		if want := `host: instance finished: "` + id + `" is Completed; nothing more can happen to it`; !errors.Is(err, host.ErrFinished) || err.Error() != want {
+		if want := `host: instance finished: "` + id + `" is Completed; nothing more can happen to it`; !errors.Is(err, api.ErrFinished) || err.Error() != want {
 			t.Errorf("%s: %v\nwant %s", name, err, want)
 		}
 	}
@@ -91,7 +92,7 @@ func TestPersistentEventLimit(t *testing.T) {
 		h.raise(t, id, `"`+string(rune('a'+i))+`"`, true)
 	}
 	err := h.Raise(context.Background(), id, "X", json.RawMessage(`"past"`), true)
-	if !errors.Is(err, host.ErrTooManyEvents) || !strings.Contains(err.Error(), "already has 20 persistent events taken or waiting") {
+	if !errors.Is(err, api.ErrTooManyEvents) || !strings.Contains(err.Error(), "already has 20 persistent events taken or waiting") {
 		t.Fatalf("the 21st persistent event: %v; want ErrTooManyEvents", err)
 	}
 	// The twenty are taken; the orchestration waits for a 21st it cannot
@@ -144,7 +145,7 @@ func TestRetention(t *testing.T) {
 	sweep(host.Swept{})
 	ahead.Store(int64(61 * time.Minute))
 	sweep(host.Swept{Instances: 1, Executions: 1})
-	if _, err := h.Instance(ctx, done); !errors.Is(err, host.ErrNotFound) {
+	if _, err := h.Instance(ctx, done); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("the completed instance after the sweep: %v; want it purged", err)
 	}
 	_, err := h.ExecutionHistory(ctx, eternal, 1)
@@ -167,7 +168,7 @@ func TestRemoveModule(t *testing.T) {
 	v2 := h.deploy(t, "host/testdata/guests/crashy", "main.version=v2")
 	id := h.run(t, "Version", `"0s"`).ID
 	err := h.RemoveModule(ctx, v2.Hash)
-	if want := `host: module in use: 1 instances run on it: "` + id + `"; purge them first (they keep their histories, which it made)`; !errors.Is(err, host.ErrModuleInUse) || err.Error() != want {
+	if want := `host: module in use: 1 instances run on it: "` + id + `"; purge them first (they keep their histories, which it made)`; !errors.Is(err, api.ErrModuleInUse) || err.Error() != want {
 		t.Fatalf("remove the module in use: %v\nwant %s", err, want)
 	}
 	if err := h.RemoveModule(ctx, v1.Hash); err != nil {
@@ -179,10 +180,10 @@ func TestRemoveModule(t *testing.T) {
 	if err := h.RemoveModule(ctx, v2.Hash); err != nil {
 		t.Fatalf("remove the module once its instance is purged: %v", err)
 	}
-	if _, err := h.Start(ctx, "Version", nil, ""); !errors.Is(err, host.ErrUnknownOrchestration) {
+	if _, err := h.Start(ctx, "Version", nil, ""); !errors.Is(err, api.ErrUnknownOrchestration) {
 		t.Fatalf("start once every module is removed: %v; want ErrUnknownOrchestration", err)
 	}
-	if err := h.RemoveModule(ctx, v2.Hash); !errors.Is(err, host.ErrModuleNotFound) {
+	if err := h.RemoveModule(ctx, v2.Hash); !errors.Is(err, api.ErrModuleNotFound) {
 		t.Fatalf("remove a module removed: %v; want ErrModuleNotFound", err)
 	}
 	mods, err := h.Modules(ctx)
@@ -207,14 +208,14 @@ func TestInputNotUTF8(t *testing.T) {
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/events")
 	ctx := context.Background()
-	if _, err := h.Start(ctx, "Wait", json.RawMessage("\"\xff\""), ""); !errors.Is(err, host.ErrBadInput) || err.Error() != "host: bad input: the input is not I-JSON (RFC 7493): invalid UTF-8 at byte 1" {
+	if _, err := h.Start(ctx, "Wait", json.RawMessage("\"\xff\""), ""); !errors.Is(err, api.ErrBadInput) || err.Error() != "host: bad input: the input is not I-JSON (RFC 7493): invalid UTF-8 at byte 1" {
 		t.Fatalf("start: %v", err)
 	}
 	id := h.start(t, "Wait", `{"times": 1}`)
-	if err := h.Raise(ctx, id, "X", json.RawMessage("\"\xc3\x28\""), false); !errors.Is(err, host.ErrBadInput) || err.Error() != "host: bad input: the event's data is not I-JSON (RFC 7493): invalid UTF-8 at byte 1" {
+	if err := h.Raise(ctx, id, "X", json.RawMessage("\"\xc3\x28\""), false); !errors.Is(err, api.ErrBadInput) || err.Error() != "host: bad input: the event's data is not I-JSON (RFC 7493): invalid UTF-8 at byte 1" {
 		t.Fatalf("raise: %v", err)
 	}
-	if err := h.Raise(ctx, id, "\xff", nil, false); !errors.Is(err, host.ErrBadInput) {
+	if err := h.Raise(ctx, id, "\xff", nil, false); !errors.Is(err, api.ErrBadInput) {
 		t.Fatalf("raise with a name not UTF-8: %v", err)
 	}
 	page, err := h.List(ctx, store.InstanceQuery{})

@@ -16,7 +16,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/logbuf"
 )
@@ -190,15 +190,15 @@ func TestPanicAtEachBoundary(t *testing.T) {
 				p.atFirst(t, id)
 			}
 			v2 := p.deploy(t, versionsPkg, "main.version=v2")
-			report, err := p.Upgrade(ctx, client.UpgradeRequest{From: v1.Hash, To: v2.Hash, DryRun: true}, nil)
+			report, err := p.Upgrade(ctx, api.UpgradeRequest{From: v1.Hash, To: v2.Hash, DryRun: true}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := (client.UpgradeSummary{Compatible: 1, Fails: 1}); report.Summary != want {
+			if want := (api.UpgradeSummary{Compatible: 1, Fails: 1}); report.Summary != want {
 				t.Fatalf("summary %+v, want %+v: %+v", report.Summary, want, report.Results)
 			}
 			for _, r := range report.Results {
-				if r.InstanceID == "victim" && (r.Outcome != client.UpgradeFails || !strings.Contains(r.Reason, "panic: injected at upgrade for victim")) {
+				if r.InstanceID == "victim" && (r.Outcome != api.UpgradeFails || !strings.Contains(r.Reason, "panic: injected at upgrade for victim")) {
 					t.Fatalf("victim: %+v; want it to fail with the panic", r)
 				}
 			}
@@ -207,7 +207,7 @@ func TestPanicAtEachBoundary(t *testing.T) {
 			host.InjectPanic(t, "http", "/v1/instances/victim")
 			p.deploy(t, "examples/wasm/hello")
 			status, body := p.get(t, "/v1/instances/victim")
-			var answer client.ErrorResponse
+			var answer api.ErrorResponse
 			if status != http.StatusInternalServerError || json.Unmarshal([]byte(body), &answer) != nil || !strings.Contains(answer.Error, "panicked") {
 				t.Fatalf("GET /v1/instances/victim: %d %s; want 500 saying the host panicked", status, body)
 			}

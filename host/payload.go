@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/api"
 )
 
 // DefaultMaxPayload is Options.MaxPayload's default: 16 MiB.
@@ -17,7 +18,7 @@ func payloadLimit(limit int) string {
 // checkPayload refuses a payload larger than limit, saying what it was.
 func checkPayload(what string, data []byte, limit int) error {
 	if len(data) > limit {
-		return fmt.Errorf("%w: %s is %s, over %s", ErrTooLarge, what, mib(len(data)), payloadLimit(limit))
+		return fmt.Errorf("%w: %s is %s, over %s", api.ErrTooLarge, what, mib(len(data)), payloadLimit(limit))
 	}
 	return nil
 }

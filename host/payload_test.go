@@ -13,6 +13,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 )
 
 // TestPayloadLimits runs a host whose payload limit is 1 MiB. An input or
@@ -60,7 +61,7 @@ func TestPayloadLimits(t *testing.T) {
 	t.Run("Start", func(t *testing.T) {
 		_, err := h.Start(context.Background(), "Status", big, "")
 		want := "host: request too large: the input is 1048578 bytes, " + where
-		if !errors.Is(err, host.ErrTooLarge) || err.Error() != want {
+		if !errors.Is(err, api.ErrTooLarge) || err.Error() != want {
 			t.Errorf("got %v, want %q", err, want)
 		}
 	})
@@ -68,7 +69,7 @@ func TestPayloadLimits(t *testing.T) {
 		id := h.start(t, "Status", "1")
 		err := h.Raise(context.Background(), id, "e", big, false)
 		want := "host: request too large: the event's data is 1048578 bytes, " + where
-		if !errors.Is(err, host.ErrTooLarge) || err.Error() != want {
+		if !errors.Is(err, api.ErrTooLarge) || err.Error() != want {
 			t.Errorf("got %v, want %q", err, want)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -28,7 +29,7 @@ func (h *Host) Purge(ctx context.Context, id string) error {
 	case errors.Is(err, store.ErrNotFound):
 		return notFound(id)
 	case errors.Is(err, store.ErrNotFinished):
-		return fmt.Errorf("%w: %q has not ended; cancel or terminate it, or wait for it to end, then purge it", ErrNotFinished, id)
+		return fmt.Errorf("%w: %q has not ended; cancel or terminate it, or wait for it to end, then purge it", api.ErrNotFinished, id)
 	case err != nil:
 		return fmt.Errorf("host: purge %q: %w", id, err)
 	}
@@ -80,9 +81,9 @@ func (h *Host) RemoveModule(ctx context.Context, hash string) error {
 	err := h.st.DeleteModule(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: %s", ErrModuleNotFound, abi.Quote(hash))
+		return fmt.Errorf("%w: %s", api.ErrModuleNotFound, abi.Quote(hash))
 	case errors.Is(err, store.ErrModuleInUse):
-		return fmt.Errorf("%w: %s; purge them first (they keep their histories, which it made)", ErrModuleInUse, h.users(ctx, hash))
+		return fmt.Errorf("%w: %s; purge them first (they keep their histories, which it made)", api.ErrModuleInUse, h.users(ctx, hash))
 	case err != nil:
 		return fmt.Errorf("host: remove module %s: %w", short(hash), err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 )
 
 func TestPurge(t *testing.T) {
@@ -20,7 +21,7 @@ func TestPurge(t *testing.T) {
 		}
 		h.until(t, "job", "the wait", has(1, engine.ExternalSubscribed))
 		err := h.Purge(ctx, "job")
-		if want := `host: instance not finished: "job" has not ended; cancel or terminate it, or wait for it to end, then purge it`; !errors.Is(err, host.ErrNotFinished) || err.Error() != want {
+		if want := `host: instance not finished: "job" has not ended; cancel or terminate it, or wait for it to end, then purge it`; !errors.Is(err, api.ErrNotFinished) || err.Error() != want {
 			t.Fatalf("purge of a running instance: %v; want %q", err, want)
 		}
 		if err := h.Raise(ctx, "job", "Approval", []byte(`{"approved": true, "by": "ada"}`), false); err != nil {
@@ -32,10 +33,10 @@ func TestPurge(t *testing.T) {
 	if err := h.Purge(ctx, "job"); err != nil {
 		t.Fatalf("purge of a completed instance: %v", err)
 	}
-	if _, err := h.Instance(ctx, "job"); !errors.Is(err, host.ErrNotFound) {
+	if _, err := h.Instance(ctx, "job"); !errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("instance after the purge: %v; want ErrNotFound", err)
 	}
-	if _, err := h.History(ctx, "job"); !errors.Is(err, host.ErrNotFound) {
+	if _, err := h.History(ctx, "job"); !errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("history after the purge: %v; want ErrNotFound", err)
 	}
 	if err := h.Purge(ctx, "job"); err == nil || err.Error() != `host: instance not found: "job"` {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -23,14 +24,14 @@ func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstanceP
 	}
 	switch {
 	case q.Limit < 0:
-		return store.InstancePage{}, fmt.Errorf("%w: the limit is %d; it must be 1 to %d", ErrBadInput, q.Limit, MaxPage)
+		return store.InstancePage{}, fmt.Errorf("%w: the limit is %d; it must be 1 to %d", api.ErrBadInput, q.Limit, MaxPage)
 	case q.Limit == 0:
 		q.Limit = 100
 	}
 	q.Limit = min(q.Limit, MaxPage)
 	page, err := h.st.ListInstances(ctx, q)
 	if errors.Is(err, store.ErrBadCursor) {
-		return page, fmt.Errorf("%w: the cursor %s is not one this host gave; start again without it", ErrBadInput, abi.Quote(q.After))
+		return page, fmt.Errorf("%w: the cursor %s is not one this host gave; start again without it", api.ErrBadInput, abi.Quote(q.After))
 	}
 	if err != nil {
 		return page, fmt.Errorf("host: list instances: %w", err)
@@ -42,7 +43,7 @@ func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstanceP
 func checkFilter(f store.InstanceFilter) error {
 	for _, s := range f.Statuses {
 		if !slices.Contains(engine.Statuses(), s) {
-			return fmt.Errorf("%w: %s is not a status; an instance is %v", ErrBadInput, abi.Quote(string(s)), engine.Statuses())
+			return fmt.Errorf("%w: %s is not a status; an instance is %v", api.ErrBadInput, abi.Quote(string(s)), engine.Statuses())
 		}
 	}
 	return nil
@@ -116,9 +117,9 @@ func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64)
 		// execution is there now.
 		return h.st.History(ctx, id, inst.ExecutionID)
 	case execution < 1 || execution > inst.ExecutionID:
-		return nil, fmt.Errorf("%w: %q has no execution %d; its executions are 1 to %d", ErrExecutionNotFound, id, execution, inst.ExecutionID)
+		return nil, fmt.Errorf("%w: %q has no execution %d; its executions are 1 to %d", api.ErrExecutionNotFound, id, execution, inst.ExecutionID)
 	}
-	return nil, fmt.Errorf("%w: the history of execution %d of %q is no longer kept (the host's retention deleted it)", ErrExecutionNotFound, execution, id)
+	return nil, fmt.Errorf("%w: the history of execution %d of %q is no longer kept (the host's retention deleted it)", api.ErrExecutionNotFound, execution, id)
 }
 
 // Modules returns the deployed modules, newest first.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/durabox/durabox/host/api"
 )
 
 // A module in the store may be one this host cannot run: another host
@@ -18,7 +20,7 @@ import (
 // and activity tasks (the skip of store.Store's LockNextInstances and
 // LockNextActivities), which wait, neither locked nor counted as
 // delivered, for a host that can run the module. GET /v1/modules says why
-// (client.Module.Refused), and so do the warnings of each of its
+// (api.Module.Refused), and so do the warnings of each of its
 // instances' details.
 //
 // A host learns this when it loads the module: at start for the modules
@@ -30,7 +32,7 @@ import (
 // cause (what the checks Deploy makes said), logs it the first time, and
 // returns the error that says so.
 func (r *registry) refuse(hash string, cause error) error {
-	err := fmt.Errorf("%w %s: %s", ErrCannotRun, short(hash), strings.TrimPrefix(cause.Error(), ErrBadModule.Error()+": "))
+	err := fmt.Errorf("%w %s: %s", api.ErrCannotRun, short(hash), strings.TrimPrefix(cause.Error(), api.ErrBadModule.Error()+": "))
 	r.mu.Lock()
 	had, first := r.refused[hash], false
 	if had == nil {

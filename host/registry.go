@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/store"
@@ -82,11 +83,11 @@ func (r *registry) validate(ctx context.Context, wasm []byte) (sandbox.Module, *
 // into it under timeout.
 func validate(ctx context.Context, rt sandbox.Runtime, wasm []byte, timeout time.Duration) (sandbox.Module, *abi.Manifest, error) {
 	if !bytes.HasPrefix(wasm, wasmMagic) {
-		return nil, nil, fmt.Errorf("%w: the file is not a WebAssembly module (it does not start with \\0asm); build one with durabox build, or GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared", ErrBadModule)
+		return nil, nil, fmt.Errorf("%w: the file is not a WebAssembly module (it does not start with \\0asm); build one with durabox build, or GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared", api.ErrBadModule)
 	}
 	mod, err := rt.Compile(ctx, wasm)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrBadModule, err)
+		return nil, nil, fmt.Errorf("%w: %v", api.ErrBadModule, err)
 	}
 	manifest, err := inspect(ctx, mod, timeout)
 	if err != nil {
@@ -130,7 +131,7 @@ func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration) (*a
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, fmt.Errorf("%w: it imports functions the host does not provide: %s", ErrBadModule, strings.Join(unknown, ", "))
+		return nil, fmt.Errorf("%w: it imports functions the host does not provide: %s", api.ErrBadModule, strings.Join(unknown, ", "))
 	}
 	exports := map[string]bool{}
 	for _, e := range mod.Exports() {
@@ -143,34 +144,34 @@ func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration) (*a
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared", ErrBadModule, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared", api.ErrBadModule, strings.Join(missing, ", "))
 	}
 	stderr := newCrashLog()
 	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(seed("deploy", 0), nil, stderr), stderr: stderr, timeout: timeout})
 	if err != nil {
-		return nil, fmt.Errorf("%w: it does not start: %v", ErrBadModule, err)
+		return nil, fmt.Errorf("%w: it does not start: %v", api.ErrBadModule, err)
 	}
 	defer g.close(ctx)
 	res, err := g.call(ctx, abi.ExportVersion)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s failed: %v", ErrBadModule, abi.ExportVersion, err)
+		return nil, fmt.Errorf("%w: %s failed: %v", api.ErrBadModule, abi.ExportVersion, err)
 	}
 	if v := uint32(res); v != abi.Version {
-		return nil, fmt.Errorf("%w: it speaks ABI version %d and this host speaks version %d; rebuild it with a guest SDK for version %d", ErrBadModule, v, abi.Version, abi.Version)
+		return nil, fmt.Errorf("%w: it speaks ABI version %d and this host speaks version %d; rebuild it with a guest SDK for version %d", api.ErrBadModule, v, abi.Version, abi.Version)
 	}
 	raw, err := g.exchange(ctx, abi.ExportDescribe, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s failed: %v", ErrBadModule, abi.ExportDescribe, err)
+		return nil, fmt.Errorf("%w: %s failed: %v", api.ErrBadModule, abi.ExportDescribe, err)
 	}
 	m, err := abi.DecodeManifest(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: its manifest does not decode: %v", ErrBadModule, err)
+		return nil, fmt.Errorf("%w: its manifest does not decode: %v", api.ErrBadModule, err)
 	}
 	if len(m.Orchestrations) == 0 && len(m.Activities) == 0 {
-		return nil, fmt.Errorf("%w: it registers no orchestration and no activity; call durabox.RegisterOrchestration in an init function", ErrBadModule)
+		return nil, fmt.Errorf("%w: it registers no orchestration and no activity; call durabox.RegisterOrchestration in an init function", api.ErrBadModule)
 	}
 	if err := checkNames(m); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadModule, err)
+		return nil, fmt.Errorf("%w: %w", api.ErrBadModule, err)
 	}
 	return m, nil
 }
@@ -201,9 +202,9 @@ func (r *registry) deploy(ctx context.Context, wasm []byte, env []string, replac
 		k, _, ok := strings.Cut(kv, "=")
 		switch {
 		case !ok || k == "":
-			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %d is not of the form KEY=value", ErrBadInput, i+1)
+			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %d is not of the form KEY=value", api.ErrBadInput, i+1)
 		case strings.Contains(kv, "\x00") || !utf8.ValidString(kv):
-			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %q is not UTF-8 text without NUL", ErrBadInput, k)
+			return store.ModuleInfo{}, fmt.Errorf("%w: environment variable %q is not UTF-8 text without NUL", api.ErrBadInput, k)
 		}
 	}
 	mod, m, err := r.validate(ctx, wasm)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/store"
 )
@@ -27,29 +27,29 @@ import (
 // side effects, since the sandbox answers every call the orchestration
 // makes from its history. (An earlier execution may have run on another
 // module than the instance's current one.)
-func (h *Host) Replay(ctx context.Context, id string, req client.ReplayRequest) (client.ReplayReport, error) {
+func (h *Host) Replay(ctx context.Context, id string, req api.ReplayRequest) (api.ReplayReport, error) {
 	inst, err := h.Instance(ctx, id)
 	if err != nil {
-		return client.ReplayReport{}, err
+		return api.ReplayReport{}, err
 	}
 	mod, err := h.moduleFor(ctx, inst, req.Module)
 	if err != nil {
-		return client.ReplayReport{}, err
+		return api.ReplayReport{}, err
 	}
 	execution := req.Execution
 	switch {
 	case execution == 0:
 		execution = inst.ExecutionID
 	case execution < 0 || execution > inst.ExecutionID:
-		return client.ReplayReport{}, fmt.Errorf("%w: instance %q has executions 1 to %d, not %d", ErrBadInput, id, inst.ExecutionID, execution)
+		return api.ReplayReport{}, fmt.Errorf("%w: instance %q has executions 1 to %d, not %d", api.ErrBadInput, id, inst.ExecutionID, execution)
 	}
 	history, err := h.st.History(ctx, id, execution)
 	if err != nil {
-		return client.ReplayReport{}, fmt.Errorf("host: replay %q: %w", id, err)
+		return api.ReplayReport{}, fmt.Errorf("host: replay %q: %w", id, err)
 	}
 	compiled, err := h.reg.module(ctx, mod.Hash)
 	if err != nil {
-		return client.ReplayReport{}, err
+		return api.ReplayReport{}, err
 	}
 	rep := replay(ctx, compiled, &h.opts, Seed(id, execution, history), id, execution, history, nil)
 	rep.Module = mod.Hash
@@ -62,8 +62,8 @@ func (h *Host) Replay(ctx context.Context, id string, req client.ReplayRequest) 
 // replay replays one execution's history on a fresh instance of mod whose
 // randomness comes from seed, writing nothing, and reports how it went.
 // The guest's output goes to out (nil: nowhere), replayed steps included.
-func replay(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, id string, execution int64, history []engine.Event, out io.Writer) client.ReplayReport {
-	rep := client.ReplayReport{InstanceID: id, Execution: execution, Events: len(history)}
+func replay(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, id string, execution int64, history []engine.Event, out io.Writer) api.ReplayReport {
+	rep := api.ReplayReport{InstanceID: id, Execution: execution, Events: len(history)}
 	res, err := run(ctx, mod, opts, seed, engine.TurnInput{History: history, Now: lastTime(history)}, out)
 	if err != nil {
 		rep.Failure = err.Error()
@@ -73,7 +73,7 @@ func replay(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byt
 	var nd *engine.NondeterminismError
 	switch {
 	case errors.As(res.Err, &nd):
-		rep.Divergence = &client.Divergence{Code: nd.Code, EventID: nd.EventID, History: nd.History, Emitted: nd.Emitted, Message: nd.Error()}
+		rep.Divergence = &api.Divergence{Code: nd.Code, EventID: nd.EventID, History: nd.History, Emitted: nd.Emitted, Message: nd.Error()}
 	case res.Err != nil:
 		rep.Failure = res.Err.Error()
 	}
@@ -116,7 +116,7 @@ func (h *Host) moduleFor(ctx context.Context, inst store.Instance, ref string) (
 		return mod, err
 	}
 	if !slices.Contains(mod.Orchestrations, inst.Name) {
-		return mod, fmt.Errorf("%w: module %s registers %s, not %q, which instance %q runs", ErrBadInput, short(mod.Hash), names(mod.Orchestrations), inst.Name, inst.ID)
+		return mod, fmt.Errorf("%w: module %s registers %s, not %q, which instance %q runs", api.ErrBadInput, short(mod.Hash), names(mod.Orchestrations), inst.Name, inst.ID)
 	}
 	return mod, nil
 }
@@ -145,7 +145,7 @@ func pickModule(mods []store.ModuleInfo, ref string) (store.ModuleInfo, error) {
 	}
 	switch len(found) {
 	case 0:
-		return store.ModuleInfo{}, fmt.Errorf("%w: no deployed module's hash is or starts with %s (durabox deploy prints a module's hash)", ErrModuleNotFound, abi.Quote(ref))
+		return store.ModuleInfo{}, fmt.Errorf("%w: no deployed module's hash is or starts with %s (durabox deploy prints a module's hash)", api.ErrModuleNotFound, abi.Quote(ref))
 	case 1:
 		return found[0], nil
 	}
@@ -153,7 +153,7 @@ func pickModule(mods []store.ModuleInfo, ref string) (store.ModuleInfo, error) {
 	for _, m := range found {
 		hashes = append(hashes, short(m.Hash))
 	}
-	return store.ModuleInfo{}, fmt.Errorf("%w: %d deployed modules' hashes start with %s (%s); give more of the hash", ErrBadInput, len(found), abi.Quote(ref), strings.Join(hashes, ", "))
+	return store.ModuleInfo{}, fmt.Errorf("%w: %d deployed modules' hashes start with %s (%s); give more of the hash", api.ErrBadInput, len(found), abi.Quote(ref), strings.Join(hashes, ", "))
 }
 
 // names shows a list of names in messages.

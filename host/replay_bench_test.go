@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -44,7 +44,7 @@ func BenchmarkColdReplay(b *testing.B) {
 	cpu := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
-		rep, err := h.Replay(ctx, "seq", client.ReplayRequest{})
+		rep, err := h.Replay(ctx, "seq", api.ReplayRequest{})
 		if err == nil {
 			err = rep.Err()
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 // Replayer replays histories on modules with the sandbox alone: no store,
@@ -57,19 +57,19 @@ type Recording struct {
 // Everything the guest prints goes to out (nil: nowhere), for every step:
 // unlike a host, which keeps replayed steps silent, a Replayer shows the
 // guest's log.
-func (r *Replayer) Replay(ctx context.Context, wasm []byte, rec Recording, out io.Writer) (client.ReplayReport, error) {
+func (r *Replayer) Replay(ctx context.Context, wasm []byte, rec Recording, out io.Writer) (api.ReplayReport, error) {
 	hash := hashOf(wasm)
 	mod := r.reg.cached(hash)
 	if mod == nil {
 		compiled, manifest, err := r.reg.validate(ctx, wasm)
 		if err != nil {
-			return client.ReplayReport{}, err
+			return api.ReplayReport{}, err
 		}
 		mod = r.reg.keep(ctx, hash, &module{Module: compiled, orchestrations: manifest.Orchestrations})
 	}
 	for _, ev := range rec.History {
 		if ev.Kind == engine.OrchestrationStarted && !slices.Contains(mod.orchestrations, ev.Name) {
-			return client.ReplayReport{}, fmt.Errorf("%w: module %s registers %s, not %q, whose history this is", ErrBadInput, short(hash), names(mod.orchestrations), ev.Name)
+			return api.ReplayReport{}, fmt.Errorf("%w: module %s registers %s, not %q, whose history this is", api.ErrBadInput, short(hash), names(mod.orchestrations), ev.Name)
 		}
 	}
 	rep := replay(ctx, mod, &r.opts, rec.Seed, rec.InstanceID, rec.Execution, rec.History, out)

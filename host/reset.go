@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -32,8 +32,8 @@ import (
 // history planned with: the current one, or the one req.Execution and
 // req.Events name (ErrChanged). The old execution's history stays,
 // readable by its number.
-func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error) {
-	var out client.ResetPlan
+func (h *Host) Reset(ctx context.Context, id string, req api.ResetRequest) (api.ResetPlan, error) {
+	var out api.ResetPlan
 	inst, err := h.Instance(ctx, id)
 	if err != nil {
 		return out, err
@@ -44,7 +44,7 @@ func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (c
 	}
 	if req.Execution != 0 && (req.Execution != inst.ExecutionID || req.Events != len(history)) {
 		return out, fmt.Errorf("%w: instance %q is in execution %d with %d events, and the reset was planned for execution %d with %d; plan it again",
-			ErrChanged, id, inst.ExecutionID, len(history), req.Execution, req.Events)
+			api.ErrChanged, id, inst.ExecutionID, len(history), req.Execution, req.Events)
 	}
 	mod, err := h.moduleFor(ctx, inst, req.Module)
 	if err != nil {
@@ -52,14 +52,14 @@ func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (c
 	}
 	plan, err := engine.PlanReset(history, req.ToEvent)
 	if err != nil {
-		return out, fmt.Errorf("%w: instance %q, execution %d: %v", ErrBadInput, id, inst.ExecutionID, err)
+		return out, fmt.Errorf("%w: instance %q, execution %d: %v", api.ErrBadInput, id, inst.ExecutionID, err)
 	}
 	marker := engine.Event{Kind: engine.ExecutionReset, Module: mod.Hash, SeedExecution: seedExecution(inst.ExecutionID, history),
 		Reason: fmt.Sprintf("reset from execution %d, which had %d events, to its event %d", inst.ExecutionID, len(history), req.ToEvent)}
 	if mod.Hash != inst.ModuleHash {
 		marker.FromModule = inst.ModuleHash
 	}
-	out = client.ResetPlan{InstanceID: id, Execution: inst.ExecutionID, Events: len(history), ToEvent: req.ToEvent, FromModule: inst.ModuleHash, Module: mod.Hash,
+	out = api.ResetPlan{InstanceID: id, Execution: inst.ExecutionID, Events: len(history), ToEvent: req.ToEvent, FromModule: inst.ModuleHash, Module: mod.Hash,
 		Discarded: plan.Discarded, RunAgain: reruns(plan), Raise: plan.Raise}
 	for _, ev := range plan.Discarded {
 		if ev.Kind == engine.SubOrchestrationScheduled {
@@ -90,9 +90,9 @@ func (h *Host) Reset(ctx context.Context, id string, req client.ResetRequest) (c
 	})
 	switch {
 	case errors.Is(err, store.ErrBusy):
-		return out, fmt.Errorf("%w: a turn of instance %q is running; try again once it has committed (%v)", ErrBusy, id, err)
+		return out, fmt.Errorf("%w: a turn of instance %q is running; try again once it has committed (%v)", api.ErrBusy, id, err)
 	case errors.Is(err, store.ErrChanged):
-		return out, fmt.Errorf("%w: %v; plan the reset again", ErrChanged, err)
+		return out, fmt.Errorf("%w: %v; plan the reset again", api.ErrChanged, err)
 	case err != nil:
 		return out, fmt.Errorf("host: reset %q: %w", id, err)
 	}
@@ -121,7 +121,7 @@ func (h *Host) resetReplay(ctx context.Context, hash, id string, execution int64
 		err = res.Err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: module %s, on the %d events the reset keeps of execution %d: %v", ErrDiverges, short(hash), len(kept), execution, err)
+		return nil, fmt.Errorf("%w: module %s, on the %d events the reset keeps of execution %d: %v", api.ErrDiverges, short(hash), len(kept), execution, err)
 	}
 	return res.NewEvents, nil
 }
@@ -147,7 +147,7 @@ func (h *Host) taken(ctx context.Context, events []engine.Event) ([]string, erro
 
 // reruns lists the activities that ended, completed or failed, in the
 // discarded events.
-func reruns(plan *engine.ResetPlan) []client.Rerun {
+func reruns(plan *engine.ResetPlan) []api.Rerun {
 	scheduled := map[int64]engine.Event{}
 	for _, ev := range append(plan.Kept[:len(plan.Kept):len(plan.Kept)], plan.Discarded...) {
 		if ev.Kind == engine.ActivityScheduled {
@@ -155,17 +155,17 @@ func reruns(plan *engine.ResetPlan) []client.Rerun {
 		}
 	}
 	last := plan.Kept[len(plan.Kept)-1].ID
-	var out []client.Rerun
+	var out []api.Rerun
 	for _, ev := range plan.Discarded {
 		if ev.Kind != engine.ActivityCompleted && ev.Kind != engine.ActivityFailed {
 			continue
 		}
 		s := scheduled[ev.ScheduleID]
-		outcome := client.RerunCompleted
+		outcome := api.RerunCompleted
 		if ev.Kind == engine.ActivityFailed {
-			outcome = client.RerunFailed
+			outcome = api.RerunFailed
 		}
-		out = append(out, client.Rerun{Name: s.Name, Input: s.Input, Scheduled: s.ID, Completed: ev.ID, Outcome: outcome, IfCalled: s.ID > last})
+		out = append(out, api.Rerun{Name: s.Name, Input: s.Input, Scheduled: s.ID, Completed: ev.ID, Outcome: outcome, IfCalled: s.ID > last})
 	}
 	return out
 }

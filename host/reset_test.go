@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 // TestResetKeepsTheCustomStatusOfTheKeptEvents resets an instance whose
@@ -32,7 +32,7 @@ func TestResetKeepsTheCustomStatusOfTheKeptEvents(t *testing.T) {
 	if got := status(); got != "two" {
 		t.Fatalf("custom status %q before the reset, want %q", got, "two")
 	}
-	if _, err := h.Reset(ctx, "Statuses", client.ResetRequest{ToEvent: 4}); err != nil {
+	if _, err := h.Reset(ctx, "Statuses", api.ResetRequest{ToEvent: 4}); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(); got != "one" {

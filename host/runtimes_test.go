@@ -9,7 +9,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -120,7 +120,7 @@ func replayOnBoth(t *testing.T, h *testHost, opts func(runtime string) host.Opti
 		for execution := int64(1); execution <= sum.ExecutionID; execution++ {
 			reports := map[string]string{}
 			for rt, r := range replayers {
-				rep, err := r.Replay(ctx, sum.ID, client.ReplayRequest{Execution: execution})
+				rep, err := r.Replay(ctx, sum.ID, api.ReplayRequest{Execution: execution})
 				if err != nil {
 					t.Fatal(err)
 				}

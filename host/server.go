@@ -12,16 +12,16 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/bundle"
+	"github.com/durabox/durabox/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/bundle"
-	"github.com/durabox/durabox/host/client"
-	"github.com/durabox/durabox/store"
 )
 
-// API is what NewHandler serves: the operations of a Host.
+// API is what NewHandler serves: the operations of a Host; package
+// host/client/fakehost implements it in memory.
 type API interface {
 	Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error)
 	DeployWithEnv(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error)
@@ -40,10 +40,10 @@ type API interface {
 	Terminate(ctx context.Context, id, reason string) error
 	Purge(ctx context.Context, id string) error
 	PurgeMatching(ctx context.Context, f store.InstanceFilter, dryRun bool) (int, error)
-	Replay(ctx context.Context, id string, req client.ReplayRequest) (client.ReplayReport, error)
-	Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error)
+	Replay(ctx context.Context, id string, req api.ReplayRequest) (api.ReplayReport, error)
+	Upgrade(ctx context.Context, req api.UpgradeRequest, progress func(api.UpgradeLine)) (api.UpgradeReport, error)
 	Export(ctx context.Context, id string) (*bundle.Bundle, error)
-	Reset(ctx context.Context, id string, req client.ResetRequest) (client.ResetPlan, error)
+	Reset(ctx context.Context, id string, req api.ResetRequest) (api.ResetPlan, error)
 	// HistoryWarning returns the length of history past which GET
 	// /v1/instances/{id} warns.
 	HistoryWarning() int
@@ -53,8 +53,6 @@ type API interface {
 	// Ready returns nil when the host serves its work, else why not
 	// (GET /readyz).
 	Ready(ctx context.Context) error
-	// Gather gathers the metrics GET /metrics serves.
-	prometheus.Gatherer
 }
 
 var _ API = (*Host)(nil)
@@ -140,21 +138,25 @@ func (o *HandlerOptions) Validate() error {
 	})
 }
 
-// NewHandler serves api over HTTP with the routes, bodies and statuses that
+// NewHandler serves a over HTTP with the routes, bodies and statuses that
 // package host/client documents and host/openapi.json describes (served at
 // /v1/openapi.json). Every answer is JSON, refusals included: a path it
 // does not serve is a 404, a method it does not serve a 405.
-func NewHandler(api API, opts HandlerOptions) (http.Handler, error) {
+func NewHandler(a API, opts HandlerOptions) (http.Handler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	hosts, _ := newHostNames(opts.Hosts) // Validate checked them
-	s := &server{api: api, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken),
+	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken),
 		hosts: hosts, crossOrigin: http.NewCrossOriginProtection(), panics: guard{log: opts.Logger}}
-	if h, ok := api.(*Host); ok {
+	if h, ok := a.(*Host); ok {
 		s.panics.metrics = h.metrics
 	}
-	s.metrics = promhttp.HandlerFor(api, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn), ErrorHandling: promhttp.ContinueOnError})
+	gatherer, ok := a.(prometheus.Gatherer)
+	if !ok {
+		gatherer = prometheus.NewRegistry()
+	}
+	s.metrics = promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn), ErrorHandling: promhttp.ContinueOnError})
 	for _, rt := range routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.guard(rt))
 	}
@@ -266,7 +268,7 @@ func (s *server) serve(w *recorder, r *http.Request) {
 		if w.status != 0 {
 			panic(http.ErrAbortHandler)
 		}
-		body, _ := json.Marshal(client.ErrorResponse{Error: fmt.Sprintf("the host panicked serving %s %s (a bug in durabox; its log has the stack)", r.Method, r.URL.Path)})
+		body, _ := json.Marshal(api.ErrorResponse{Error: fmt.Sprintf("the host panicked serving %s %s (a bug in durabox; its log has the stack)", r.Method, r.URL.Path)})
 		write(w, http.StatusInternalServerError, body)
 	}, "method", r.Method, "path", r.URL.Path)
 	mayPanic(pointHTTP, r.URL.Path)
@@ -362,29 +364,29 @@ var statuses = []struct {
 	err    error
 	status int
 }{
-	{ErrBadInput, http.StatusBadRequest},
+	{api.ErrBadInput, http.StatusBadRequest},
 	{errUnauthorized, http.StatusUnauthorized},
 	{errForbidden, http.StatusForbidden},
 	{errMisdirected, http.StatusMisdirectedRequest},
 	{errMediaType, http.StatusUnsupportedMediaType},
-	{ErrNotFound, http.StatusNotFound},
-	{ErrExecutionNotFound, http.StatusNotFound},
-	{ErrModuleNotFound, http.StatusNotFound},
+	{api.ErrNotFound, http.StatusNotFound},
+	{api.ErrExecutionNotFound, http.StatusNotFound},
+	{api.ErrModuleNotFound, http.StatusNotFound},
 	{errNoRoute, http.StatusNotFound},
 	{errMethod, http.StatusMethodNotAllowed},
-	{ErrInstanceExists, http.StatusConflict},
-	{ErrNotFinished, http.StatusConflict},
-	{ErrFinished, http.StatusConflict},
-	{ErrTooManyEvents, http.StatusConflict},
-	{ErrModuleInUse, http.StatusConflict},
-	{ErrBusy, http.StatusConflict},
-	{ErrChanged, http.StatusConflict},
-	{ErrDiverges, http.StatusUnprocessableEntity},
-	{ErrTooLarge, http.StatusRequestEntityTooLarge},
-	{ErrBadModule, http.StatusUnprocessableEntity},
-	{ErrCannotRun, http.StatusUnprocessableEntity},
-	{ErrNotReady, http.StatusServiceUnavailable},
-	{ErrUnknownOrchestration, http.StatusUnprocessableEntity},
+	{api.ErrInstanceExists, http.StatusConflict},
+	{api.ErrNotFinished, http.StatusConflict},
+	{api.ErrFinished, http.StatusConflict},
+	{api.ErrTooManyEvents, http.StatusConflict},
+	{api.ErrModuleInUse, http.StatusConflict},
+	{api.ErrBusy, http.StatusConflict},
+	{api.ErrChanged, http.StatusConflict},
+	{api.ErrDiverges, http.StatusUnprocessableEntity},
+	{api.ErrTooLarge, http.StatusRequestEntityTooLarge},
+	{api.ErrBadModule, http.StatusUnprocessableEntity},
+	{api.ErrCannotRun, http.StatusUnprocessableEntity},
+	{api.ErrNotReady, http.StatusServiceUnavailable},
+	{api.ErrUnknownOrchestration, http.StatusUnprocessableEntity},
 }
 
 // fail answers with err. On the wire the message loses its "host: " prefix:
@@ -406,7 +408,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusInternalServerError {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	body, _ := json.Marshal(client.ErrorResponse{Error: wireError(err)})
+	body, _ := json.Marshal(api.ErrorResponse{Error: wireError(err)})
 	write(w, status, body)
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client/fakehost"
 	"github.com/durabox/durabox/store"
 )
@@ -145,7 +146,7 @@ func TestHandler(t *testing.T) {
 		},
 		{
 			name:   "deploy refused",
-			setup:  failing("Deploy", fmt.Errorf("%w: the file is not a WebAssembly module", host.ErrBadModule)),
+			setup:  failing("Deploy", fmt.Errorf("%w: the file is not a WebAssembly module", api.ErrBadModule)),
 			method: "POST", path: "/v1/modules", body: "x", contentType: "application/wasm",
 			wantStatus: 422, wantBody: `{"error":"module refused: the file is not a WebAssembly module"}`,
 		},
@@ -294,7 +295,7 @@ func TestHandler(t *testing.T) {
 		},
 		{
 			name:   "start with a bad id",
-			setup:  failing("Start", fmt.Errorf("%w: instance id %q must be 1 to 128 letters", host.ErrBadInput, "a b")),
+			setup:  failing("Start", fmt.Errorf("%w: instance id %q must be 1 to 128 letters", api.ErrBadInput, "a b")),
 			method: "POST", path: "/v1/instances", body: `{"name": "Greeting", "id": "a b"}`,
 			wantStatus: 400, wantBody: `{"error":"bad input: instance id \"a b\" must be 1 to 128 letters"}`,
 		},
@@ -519,7 +520,7 @@ func TestHandler(t *testing.T) {
 			method: "DELETE", path: "/v1/instances/done",
 			wantStatus: 200, wantBody: `{"id":"done"}`,
 			check: func(t *testing.T, h *fakehost.Host) {
-				if inst, err := h.Instance(context.Background(), "done"); !errors.Is(err, host.ErrNotFound) {
+				if inst, err := h.Instance(context.Background(), "done"); !errors.Is(err, api.ErrNotFound) {
 					t.Errorf("after the purge: %+v, %v; want it not found", inst, err)
 				}
 			},
@@ -553,7 +554,7 @@ func TestHandler(t *testing.T) {
 		},
 		{
 			name:   "raise past the limit of persistent events",
-			setup:  failing("Raise", fmt.Errorf("%w: \"pending\" already has 20 persistent events taken or waiting", host.ErrTooManyEvents)),
+			setup:  failing("Raise", fmt.Errorf("%w: \"pending\" already has 20 persistent events taken or waiting", api.ErrTooManyEvents)),
 			method: "POST", path: "/v1/instances/pending/events", body: `{"name": "Approve", "persistent": true}`,
 			wantStatus: 409, wantBody: `{"error":"too many persistent events: \"pending\" already has 20 persistent events taken or waiting"}`,
 		},
@@ -631,7 +632,7 @@ func TestHandler(t *testing.T) {
 		},
 		{
 			name:   "not ready",
-			setup:  failing("Ready", fmt.Errorf("%w: the host is starting: it loads the modules its waiting work runs on", host.ErrNotReady)),
+			setup:  failing("Ready", fmt.Errorf("%w: the host is starting: it loads the modules its waiting work runs on", api.ErrNotReady)),
 			method: "GET", path: "/readyz",
 			wantStatus: 503, wantBody: `{"error":"not ready: the host is starting: it loads the modules its waiting work runs on"}`,
 		},

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
-	"github.com/durabox/durabox/host/client"
 )
 
 // The routes of changing code under running instances: replay, export,
@@ -22,11 +22,11 @@ const (
 
 func (s *server) replay(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	req := client.ReplayRequest{Module: q.Get("module")}
+	req := api.ReplayRequest{Module: q.Get("module")}
 	if v := q.Get("execution"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
-			s.fail(w, r, fmt.Errorf("%w: execution=%s is not an execution number (1, 2, …)", ErrBadInput, abi.Quote(v)))
+			s.fail(w, r, fmt.Errorf("%w: execution=%s is not an execution number (1, 2, …)", api.ErrBadInput, abi.Quote(v)))
 			return
 		}
 		req.Execution = n
@@ -59,7 +59,7 @@ func (s *server) export(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) reset(w http.ResponseWriter, r *http.Request) {
-	var req client.ResetRequest
+	var req api.ResetRequest
 	if err := s.readJSON(w, r, resetExample, &req, false); err != nil {
 		s.fail(w, r, err)
 		return
@@ -72,23 +72,23 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) {
 	s.reply(w, r, http.StatusOK, plan)
 }
 
-// upgrade answers with JSON lines as the upgrade goes (client.UpgradeLine),
+// upgrade answers with JSON lines as the upgrade goes (api.UpgradeLine),
 // once the host has accepted the request; a refusal is an error answer as
 // for any other route.
 func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
-	var req client.UpgradeRequest
+	var req api.UpgradeRequest
 	if err := s.readJSON(w, r, upgradeExample, &req, false); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	if req.From == "" {
-		s.fail(w, r, fmt.Errorf(`%w: the request has no "from": name the module to upgrade from, or an orchestration`, ErrBadInput))
+		s.fail(w, r, fmt.Errorf(`%w: the request has no "from": name the module to upgrade from, or an orchestration`, api.ErrBadInput))
 		return
 	}
 	enc := json.NewEncoder(w)
 	rc := http.NewResponseController(w)
 	started := false
-	send := func(line client.UpgradeLine) {
+	send := func(line api.UpgradeLine) {
 		if !started {
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			w.WriteHeader(http.StatusOK)
@@ -107,6 +107,6 @@ func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
 		} else {
 			s.log.Error("upgrade stopped", "err", err)
 		}
-		send(client.UpgradeLine{Error: wireError(err)})
+		send(api.UpgradeLine{Error: wireError(err)})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -87,11 +88,11 @@ func TestAPIRefusesWhatIsNotIJSON(t *testing.T) {
 	}
 	t.Run("through the Go API", func(t *testing.T) {
 		_, err := h.Start(ctx, "Emit", []byte(`{"kind":"none","kind":"wait"}`), "")
-		if want := `host: bad input: the input is not I-JSON (RFC 7493): the name "kind" appears twice in one object`; !errors.Is(err, host.ErrBadInput) || err.Error() != want {
+		if want := `host: bad input: the input is not I-JSON (RFC 7493): the name "kind" appears twice in one object`; !errors.Is(err, api.ErrBadInput) || err.Error() != want {
 			t.Errorf("Start: %v\nwant %s", err, want)
 		}
 		err = h.Raise(ctx, "waiting", "go", []byte(`"\udbff\udbff"`), false)
-		if want := "host: bad input: the event's data is not I-JSON (RFC 7493): invalid surrogate pair `\\udbff\\udbff` in string at byte 1"; !errors.Is(err, host.ErrBadInput) || err.Error() != want {
+		if want := "host: bad input: the event's data is not I-JSON (RFC 7493): invalid surrogate pair `\\udbff\\udbff` in string at byte 1"; !errors.Is(err, api.ErrBadInput) || err.Error() != want {
 			t.Errorf("Raise: %v\nwant %s", err, want)
 		}
 	})

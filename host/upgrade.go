@@ -13,7 +13,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
 
@@ -49,8 +49,8 @@ import (
 // each instance's result as it is decided, then with the summary; calls do
 // not overlap. An error before the plan means the request was refused
 // (ErrBadInput, ErrModuleNotFound, ErrNotFound) and nothing changed.
-func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress func(client.UpgradeLine)) (client.UpgradeReport, error) {
-	var report client.UpgradeReport
+func (h *Host) Upgrade(ctx context.Context, req api.UpgradeRequest, progress func(api.UpgradeLine)) (api.UpgradeReport, error) {
+	var report api.UpgradeReport
 	sc, err := h.upgradeScope(ctx, req)
 	if err != nil {
 		return report, err
@@ -62,7 +62,7 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 	for _, name := range slices.Sorted(maps.Keys(orchestrations)) {
 		if !slices.Contains(sc.to.Orchestrations, name) {
 			return report, fmt.Errorf("%w: module %s registers %s, not %q, which %s of module %s run; an upgrade moves instances to a new version of their own orchestrations",
-				ErrBadInput, short(sc.to.Hash), names(sc.to.Orchestrations), name, counted(orchestrations[name], "open instance"), shorts(sc.from))
+				api.ErrBadInput, short(sc.to.Hash), names(sc.to.Orchestrations), name, counted(orchestrations[name], "open instance"), shorts(sc.from))
 		}
 	}
 	if sc.noneShared != nil {
@@ -78,11 +78,11 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 	if err != nil {
 		return report, err
 	}
-	report.Plan = client.UpgradePlan{From: sc.from, To: sc.to.Hash, Orchestrations: slices.Sorted(maps.Keys(orchestrations)), Instances: len(sc.insts), DryRun: req.DryRun}
+	report.Plan = api.UpgradePlan{From: sc.from, To: sc.to.Hash, Orchestrations: slices.Sorted(maps.Keys(orchestrations)), Instances: len(sc.insts), DryRun: req.DryRun}
 	if progress == nil {
-		progress = func(client.UpgradeLine) {}
+		progress = func(api.UpgradeLine) {}
 	}
-	progress(client.UpgradeLine{Plan: &report.Plan})
+	progress(api.UpgradeLine{Plan: &report.Plan})
 
 	parallel := req.Parallel
 	if parallel <= 0 {
@@ -99,7 +99,7 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 				mu.Lock()
 				report.Results = append(report.Results, res)
 				report.Summary.Add(res.Outcome)
-				progress(client.UpgradeLine{Result: &res})
+				progress(api.UpgradeLine{Result: &res})
 				mu.Unlock()
 			}
 		})
@@ -115,7 +115,7 @@ func (h *Host) Upgrade(ctx context.Context, req client.UpgradeRequest, progress 
 	if err := ctx.Err(); err != nil {
 		return report, fmt.Errorf("host: upgrade stopped after %d of %d instances: %w", len(report.Results), len(sc.insts), err)
 	}
-	progress(client.UpgradeLine{Summary: &report.Summary})
+	progress(api.UpgradeLine{Summary: &report.Summary})
 	s := report.Summary
 	h.opts.Logger.Info("upgrade", "from", shorts(sc.from), "to", short(sc.to.Hash), "dryRun", req.DryRun, "instances", len(sc.insts),
 		"compatible", s.Compatible, "moved", s.Moved, "diverges", s.Diverges, "fails", s.Fails, "skipped", s.Skipped)
@@ -140,7 +140,7 @@ type upgradeScope struct {
 }
 
 // upgradeScope resolves an upgrade's modules and instances.
-func (h *Host) upgradeScope(ctx context.Context, req client.UpgradeRequest) (upgradeScope, error) {
+func (h *Host) upgradeScope(ctx context.Context, req api.UpgradeRequest) (upgradeScope, error) {
 	var sc upgradeScope
 	mods, err := h.st.ListModules(ctx)
 	if err != nil {
@@ -168,7 +168,7 @@ func (h *Host) upgradeScope(ctx context.Context, req client.UpgradeRequest) (upg
 	}
 	if len(its) < 2 {
 		return sc, fmt.Errorf("%w: %s registers an orchestration called %s; give FROM and TO as module hashes, or the name of an orchestration with two modules deployed",
-			ErrBadInput, counted(len(its), "deployed module"), abi.Quote(req.From))
+			api.ErrBadInput, counted(len(its), "deployed module"), abi.Quote(req.From))
 	}
 	older := its[1:]
 	sc.shared = []string{req.From}
@@ -191,7 +191,7 @@ func (h *Host) upgradeScope(ctx context.Context, req client.UpgradeRequest) (upg
 // upgradePair resolves an upgrade's FROM and TO, given as hashes, into
 // from and sc.to, and the orchestrations they share into sc.shared (or
 // sc.noneShared).
-func (h *Host) upgradePair(mods []store.ModuleInfo, req client.UpgradeRequest, sc *upgradeScope) (from store.ModuleInfo, err error) {
+func (h *Host) upgradePair(mods []store.ModuleInfo, req api.UpgradeRequest, sc *upgradeScope) (from store.ModuleInfo, err error) {
 	if from, err = pickModule(mods, req.From); err != nil {
 		return from, err
 	}
@@ -199,12 +199,12 @@ func (h *Host) upgradePair(mods []store.ModuleInfo, req client.UpgradeRequest, s
 		return from, err
 	}
 	if from.Hash == sc.to.Hash {
-		return from, fmt.Errorf("%w: FROM and TO are the same module, %s", ErrBadInput, short(from.Hash))
+		return from, fmt.Errorf("%w: FROM and TO are the same module, %s", api.ErrBadInput, short(from.Hash))
 	}
 	sc.shared = slices.DeleteFunc(slices.Clone(from.Orchestrations), func(n string) bool { return !slices.Contains(sc.to.Orchestrations, n) })
 	if len(sc.shared) == 0 {
 		sc.noneShared = fmt.Errorf("%w: module %s registers %s and module %s registers %s: they share no orchestration",
-			ErrBadInput, short(from.Hash), names(from.Orchestrations), short(sc.to.Hash), names(sc.to.Orchestrations))
+			api.ErrBadInput, short(from.Hash), names(from.Orchestrations), short(sc.to.Hash), names(sc.to.Orchestrations))
 	}
 	return from, nil
 }
@@ -252,7 +252,7 @@ func (h *Host) upgradeInstances(ctx context.Context, ids []string, f store.Insta
 		}
 	}
 	if len(wrong) > 0 {
-		return nil, fmt.Errorf("%w: the instances to upgrade must be %s: %s", ErrBadInput, what, strings.Join(wrong, "; "))
+		return nil, fmt.Errorf("%w: the instances to upgrade must be %s: %s", api.ErrBadInput, what, strings.Join(wrong, "; "))
 	}
 	return insts, nil
 }
@@ -272,20 +272,20 @@ type upgrade struct {
 const moveTries = 5
 
 // guarded is one, where a panic fails the upgrade of inst only.
-func (u *upgrade) guarded(ctx context.Context, inst store.InstanceSummary) (res client.UpgradeResult) {
+func (u *upgrade) guarded(ctx context.Context, inst store.InstanceSummary) (res api.UpgradeResult) {
 	defer u.h.guard.catch(boundaryUpgrade, func(p *panicError) {
-		res = client.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash, Outcome: client.UpgradeFails,
+		res = api.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash, Outcome: api.UpgradeFails,
 			Reason: "the host panicked upgrading it (a bug in durabox; its log has the stack): " + p.Error()}
 	}, "instance", inst.ID)
 	return u.one(ctx, inst)
 }
 
 // one decides, and unless a dry run, carries out, the upgrade of inst.
-func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.UpgradeResult {
+func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) api.UpgradeResult {
 	mayPanic(pointUpgrade, inst.ID)
-	res := client.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash}
-	skip := func(format string, args ...any) client.UpgradeResult {
-		res.Outcome, res.Reason = client.UpgradeSkipped, fmt.Sprintf(format, args...)
+	res := api.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash}
+	skip := func(format string, args ...any) api.UpgradeResult {
+		res.Outcome, res.Reason = api.UpgradeSkipped, fmt.Sprintf(format, args...)
 		return res
 	}
 	for try := 1; ; try++ {
@@ -306,22 +306,22 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.Up
 		res.Events = len(history)
 		switch {
 		case rep.Divergence != nil:
-			res.Outcome, res.Divergence = client.UpgradeDiverges, rep.Divergence
+			res.Outcome, res.Divergence = api.UpgradeDiverges, rep.Divergence
 			return res
 		case rep.Failure != "":
-			res.Outcome, res.Reason = client.UpgradeFails, rep.Failure
+			res.Outcome, res.Reason = api.UpgradeFails, rep.Failure
 			return res
 		}
 		for _, a := range engine.InFlight(history).Activities {
 			if !slices.Contains(u.activities, a.Name) {
-				res.Outcome = client.UpgradeFails
+				res.Outcome = api.UpgradeFails
 				res.Reason = fmt.Sprintf("module %s does not register activity %q, which the instance has in flight (event %d)", short(u.to), a.Name, a.ScheduleID)
 				return res
 			}
 		}
 		switch {
 		case u.dryRun:
-			res.Outcome = client.UpgradeCompatible
+			res.Outcome = api.UpgradeCompatible
 			return res
 		}
 		now := u.h.opts.Clock()
@@ -332,7 +332,7 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) client.Up
 		switch {
 		case err == nil:
 			u.h.cache.drop(context.WithoutCancel(ctx), cur.ID)
-			res.Outcome = client.UpgradeMoved
+			res.Outcome = api.UpgradeMoved
 			return res
 		case errors.Is(err, store.ErrBusy) && try == moveTries:
 			return skip("a turn held it each of the %d times it was about to move; upgrade it again", moveTries)

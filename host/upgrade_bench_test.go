@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 // BenchmarkUpgradeDryRun_1k checks 1,000 open instances of the versions
@@ -52,7 +52,7 @@ func BenchmarkUpgradeDryRun_1k(b *testing.B) {
 	waitAll(func(i int) int { return 1 + (2-i%3)/2 })
 	b.ResetTimer()
 	for b.Loop() {
-		report, err := h.Upgrade(ctx, client.UpgradeRequest{From: hashes[0], To: hashes[1], DryRun: true}, nil)
+		report, err := h.Upgrade(ctx, api.UpgradeRequest{From: hashes[0], To: hashes[1], DryRun: true}, nil)
 		if err != nil || report.Summary.Diverges != (n+2)/3 || report.Summary.Compatible != n-(n+2)/3 {
 			b.Fatalf("%+v, %v", report.Summary, err)
 		}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
-	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 )
@@ -98,35 +98,35 @@ func TestUpgrade(t *testing.T) {
 		before[id] = h.history(t, id)
 	}
 
-	var lines []client.UpgradeLine
-	report, err := h.Upgrade(ctx, client.UpgradeRequest{From: v1.Hash[:10], To: v2.Hash, DryRun: true, Parallel: 3}, func(l client.UpgradeLine) { lines = append(lines, l) })
+	var lines []api.UpgradeLine
+	report, err := h.Upgrade(ctx, api.UpgradeRequest{From: v1.Hash[:10], To: v2.Hash, DryRun: true, Parallel: 3}, func(l api.UpgradeLine) { lines = append(lines, l) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPlan := client.UpgradePlan{From: []string{v1.Hash}, To: v2.Hash, Orchestrations: []string{"Flow"}, Instances: 7, DryRun: true}
+	wantPlan := api.UpgradePlan{From: []string{v1.Hash}, To: v2.Hash, Orchestrations: []string{"Flow"}, Instances: 7, DryRun: true}
 	if !reflect.DeepEqual(report.Plan, wantPlan) || lines[0].Plan == nil || !reflect.DeepEqual(*lines[0].Plan, wantPlan) {
 		t.Errorf("plan %+v, first line %+v; want %+v", report.Plan, lines[0], wantPlan)
 	}
 	if last := lines[len(lines)-1]; len(lines) != 9 || last.Summary == nil || !reflect.DeepEqual(*last.Summary, report.Summary) {
 		t.Errorf("%d lines, the last %+v; want 9, the last the summary %+v", len(lines), last, report.Summary)
 	}
-	if want := (client.UpgradeSummary{Compatible: 3, Diverges: 3, Fails: 1}); report.Summary != want {
+	if want := (api.UpgradeSummary{Compatible: 3, Diverges: 3, Fails: 1}); report.Summary != want {
 		t.Errorf("summary %+v, want %+v", report.Summary, want)
 	}
 	const divergence = `nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")`
 	for _, r := range report.Results {
 		switch {
 		case slices.Contains(waiting, r.InstanceID):
-			if r.Outcome != client.UpgradeCompatible || r.Events != 2 {
+			if r.Outcome != api.UpgradeCompatible || r.Events != 2 {
 				t.Errorf("%s, waiting at the first go: %+v; want compatible after 2 events", r.InstanceID, r)
 			}
 		case slices.Contains(passed, r.InstanceID):
-			want := &client.Divergence{Code: engine.ChangedCommand, EventID: 4, History: `ActivityScheduled("Step", "a")`, Emitted: `ScheduleActivity("Step", "b")`, Message: divergence}
-			if r.Outcome != client.UpgradeDiverges || !reflect.DeepEqual(r.Divergence, want) {
+			want := &api.Divergence{Code: engine.ChangedCommand, EventID: 4, History: `ActivityScheduled("Step", "a")`, Emitted: `ScheduleActivity("Step", "b")`, Message: divergence}
+			if r.Outcome != api.UpgradeDiverges || !reflect.DeepEqual(r.Divergence, want) {
 				t.Errorf("%s, past the first go: %+v, divergence %+v; want it to diverge: %+v", r.InstanceID, r, r.Divergence, want)
 			}
 		case r.InstanceID == "crash":
-			if r.Outcome != client.UpgradeFails || r.Reason != "orchestration crashed applying event 3: it called os.Exit(3)" {
+			if r.Outcome != api.UpgradeFails || r.Reason != "orchestration crashed applying event 3: it called os.Exit(3)" {
 				t.Errorf("crash: %+v; want it to fail with the exit", r)
 			}
 		default:
@@ -140,11 +140,11 @@ func TestUpgrade(t *testing.T) {
 	}
 
 	// The real upgrade, by the orchestration's name: from its older module to its newest.
-	report, err = h.Upgrade(ctx, client.UpgradeRequest{From: "Flow"}, nil)
+	report, err = h.Upgrade(ctx, api.UpgradeRequest{From: "Flow"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (client.UpgradeSummary{Moved: 3, Diverges: 3, Fails: 1}); report.Summary != want {
+	if want := (api.UpgradeSummary{Moved: 3, Diverges: 3, Fails: 1}); report.Summary != want {
 		t.Fatalf("summary %+v, want %+v", report.Summary, want)
 	}
 	for _, id := range waiting {
@@ -186,11 +186,11 @@ func TestUpgradeWithAPatch(t *testing.T) {
 	h.startFlow(t, "new", `"x"`)
 	h.atFirst(t, "new")
 	v3 := h.deploy(t, versionsPkg, "main.version=v3")
-	report, err := h.Upgrade(ctx, client.UpgradeRequest{From: v1.Hash, To: v3.Hash}, nil)
+	report, err := h.Upgrade(ctx, api.UpgradeRequest{From: v1.Hash, To: v3.Hash}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (client.UpgradeSummary{Moved: 2}); report.Summary != want {
+	if want := (api.UpgradeSummary{Moved: 2}); report.Summary != want {
 		t.Fatalf("summary %+v, want %+v: %+v", report.Summary, want, report.Results)
 	}
 	h.passFirst(t, "new")
@@ -202,7 +202,7 @@ func TestUpgradeWithAPatch(t *testing.T) {
 		t.Errorf("patch markers: new %v, old %v; want one in the new instance's history only", shape(events), shape(h.history(t, "old")))
 	}
 	for _, id := range []string{"old", "new"} {
-		rep, err := h.Replay(ctx, id, client.ReplayRequest{})
+		rep, err := h.Replay(ctx, id, api.ReplayRequest{})
 		if err != nil || !rep.OK() || rep.Module != v3.Hash || rep.Status != engine.StatusCompleted {
 			t.Errorf("replay of %s: %+v, %v", id, rep, err)
 		}
@@ -225,29 +225,29 @@ func TestUpgradeRefusesBadRequests(t *testing.T) {
 	v2 := h.deploy(t, versionsPkg, "main.version=v2")
 	tests := []struct {
 		name   string
-		req    client.UpgradeRequest
+		req    api.UpgradeRequest
 		wantIs error
 		want   string
 	}{
-		{"an unknown hash", client.UpgradeRequest{From: v1.Hash, To: "0000ffff"}, host.ErrModuleNotFound,
+		{"an unknown hash", api.UpgradeRequest{From: v1.Hash, To: "0000ffff"}, api.ErrModuleNotFound,
 			`host: module not found: no deployed module's hash is or starts with "0000ffff" (durabox deploy prints a module's hash)`},
-		{"the same module", client.UpgradeRequest{From: v1.Hash, To: v1.Hash[:8]}, host.ErrBadInput,
+		{"the same module", api.UpgradeRequest{From: v1.Hash, To: v1.Hash[:8]}, api.ErrBadInput,
 			"host: bad input: FROM and TO are the same module, " + v1.Hash[:12]},
-		{"a module of another orchestration set", client.UpgradeRequest{From: v1.Hash, To: other.Hash}, host.ErrBadInput,
+		{"a module of another orchestration set", api.UpgradeRequest{From: v1.Hash, To: other.Hash}, api.ErrBadInput,
 			fmt.Sprintf(`host: bad input: module %s registers "Other", not "Flow", which 1 open instance of module %s run; an upgrade moves instances to a new version of their own orchestrations`, other.Hash[:12], v1.Hash[:12])},
-		{"an orchestration with one module", client.UpgradeRequest{From: "Other"}, host.ErrBadInput,
+		{"an orchestration with one module", api.UpgradeRequest{From: "Other"}, api.ErrBadInput,
 			`host: bad input: 1 deployed module registers an orchestration called "Other"; give FROM and TO as module hashes, or the name of an orchestration with two modules deployed`},
-		{"an unknown instance", client.UpgradeRequest{From: v1.Hash, To: v2.Hash, Instances: []string{"open", "nope"}}, host.ErrNotFound,
+		{"an unknown instance", api.UpgradeRequest{From: v1.Hash, To: v2.Hash, Instances: []string{"open", "nope"}}, api.ErrNotFound,
 			`host: instance not found: "nope"`},
-		{"a finished instance", client.UpgradeRequest{From: v1.Hash, To: v2.Hash, Instances: []string{"done"}}, host.ErrBadInput,
+		{"a finished instance", api.UpgradeRequest{From: v1.Hash, To: v2.Hash, Instances: []string{"done"}}, api.ErrBadInput,
 			fmt.Sprintf(`host: bad input: the instances to upgrade must be open on module %s: "done" has finished (Completed)`, v1.Hash[:12])},
-		{"a finished instance, by the orchestration's name", client.UpgradeRequest{From: "Flow", Instances: []string{"open", "done"}}, host.ErrBadInput,
+		{"a finished instance, by the orchestration's name", api.UpgradeRequest{From: "Flow", Instances: []string{"open", "done"}}, api.ErrBadInput,
 			fmt.Sprintf(`host: bad input: the instances to upgrade must be open instances of Flow on a module older than %s, its newest: "done" has finished (Completed)`, v2.Hash[:12])},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			called := false
-			_, err := h.Upgrade(ctx, tt.req, func(client.UpgradeLine) { called = true })
+			_, err := h.Upgrade(ctx, tt.req, func(api.UpgradeLine) { called = true })
 			if !errors.Is(err, tt.wantIs) || err.Error() != tt.want {
 				t.Fatalf("err = %v\nwant %s", err, tt.want)
 			}
@@ -271,12 +271,12 @@ func TestReplay(t *testing.T) {
 	other := h.deploy(t, versionsPkg, "main.other=yes")
 	v2 := h.deploy(t, versionsPkg, "main.version=v2")
 
-	rep, err := h.Replay(ctx, "past", client.ReplayRequest{})
-	want := client.ReplayReport{InstanceID: "past", Execution: 1, Module: v1.Hash, Events: 7, Status: engine.StatusRunning}
+	rep, err := h.Replay(ctx, "past", api.ReplayRequest{})
+	want := api.ReplayReport{InstanceID: "past", Execution: 1, Module: v1.Hash, Events: 7, Status: engine.StatusRunning}
 	if err != nil || !reflect.DeepEqual(rep, want) {
 		t.Fatalf("replay on its module: %+v, %v; want %+v", rep, err, want)
 	}
-	rep, err = h.Replay(ctx, "past", client.ReplayRequest{Module: v2.Hash[:12], Execution: 1})
+	rep, err = h.Replay(ctx, "past", api.ReplayRequest{Module: v2.Hash[:12], Execution: 1})
 	if err != nil || rep.OK() || rep.Divergence == nil || rep.Divergence.EventID != 4 || rep.Module != v2.Hash {
 		t.Fatalf("replay on v2: %+v, %v; want a divergence at event 4", rep, err)
 	}
@@ -287,13 +287,13 @@ func TestReplay(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		id     string
-		req    client.ReplayRequest
+		req    api.ReplayRequest
 		wantIs error
 	}{
-		{"an unknown instance", "nope", client.ReplayRequest{}, host.ErrNotFound},
-		{"an unknown module", "past", client.ReplayRequest{Module: "ffff0000"}, host.ErrModuleNotFound},
-		{"a module of another orchestration set", "past", client.ReplayRequest{Module: other.Hash}, host.ErrBadInput},
-		{"an execution it does not have", "past", client.ReplayRequest{Execution: 2}, host.ErrBadInput},
+		{"an unknown instance", "nope", api.ReplayRequest{}, api.ErrNotFound},
+		{"an unknown module", "past", api.ReplayRequest{Module: "ffff0000"}, api.ErrModuleNotFound},
+		{"a module of another orchestration set", "past", api.ReplayRequest{Module: other.Hash}, api.ErrBadInput},
+		{"an execution it does not have", "past", api.ReplayRequest{Execution: 2}, api.ErrBadInput},
 	} {
 		if _, err := h.Replay(ctx, tt.id, tt.req); !errors.Is(err, tt.wantIs) {
 			t.Errorf("%s: err = %v, want %v", tt.name, err, tt.wantIs)
@@ -352,10 +352,10 @@ func TestExportReplaysWithoutAHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Replay(ctx, other, rec, nil); !errors.Is(err, host.ErrBadInput) {
+	if _, err := r.Replay(ctx, other, rec, nil); !errors.Is(err, api.ErrBadInput) {
 		t.Fatalf("offline replay on a module of other orchestrations: %v; want ErrBadInput", err)
 	}
-	if _, err := r.Replay(ctx, []byte("not wasm"), rec, nil); !errors.Is(err, host.ErrBadModule) {
+	if _, err := r.Replay(ctx, []byte("not wasm"), rec, nil); !errors.Is(err, api.ErrBadModule) {
 		t.Fatalf("offline replay on bytes that are not a module: %v; want ErrBadModule", err)
 	}
 }
@@ -374,14 +374,14 @@ func TestReset(t *testing.T) {
 	before := h.history(t, "past")
 	// 1 started, 2 waits, 3 go, 4 Step a, 5 its result, 6 custom status, 7 waits
 
-	plan, err := h.Reset(ctx, "past", client.ResetRequest{ToEvent: 3, Module: v2.Hash[:8], DryRun: true})
+	plan, err := h.Reset(ctx, "past", api.ResetRequest{ToEvent: 3, Module: v2.Hash[:8], DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plan.Done || plan.Execution != 1 || plan.Events != 7 || plan.FromModule != v1.Hash || plan.Module != v2.Hash || len(plan.Discarded) != 4 || plan.Discarded[0].ID != 4 {
 		t.Errorf("plan %+v", plan)
 	}
-	wantRerun := []client.Rerun{{Name: "Step", Input: json.RawMessage(`"a"`), Scheduled: 4, Completed: 5, Outcome: client.RerunCompleted, IfCalled: true}}
+	wantRerun := []api.Rerun{{Name: "Step", Input: json.RawMessage(`"a"`), Scheduled: 4, Completed: 5, Outcome: api.RerunCompleted, IfCalled: true}}
 	if !reflect.DeepEqual(plan.RunAgain, wantRerun) {
 		t.Errorf("run again %+v, want %+v", plan.RunAgain, wantRerun)
 	}
@@ -394,17 +394,17 @@ func TestReset(t *testing.T) {
 
 	for _, tt := range []struct {
 		name   string
-		req    client.ResetRequest
+		req    api.ResetRequest
 		wantIs error
 		want   string
 	}{
-		{"the middle of a step", client.ResetRequest{ToEvent: 6}, host.ErrBadInput,
+		{"the middle of a step", api.ResetRequest{ToEvent: 6}, api.ErrBadInput,
 			`host: bad input: instance "past", execution 1: engine: not a reset point: event 6 (CustomStatusSet) is in the middle of the step that event 5 (ActivityCompleted) began; reset to event 5 to run that step again on the code the instance goes on with, or to event 7, where the step ends`},
-		{"a module that does not replay the kept events", client.ResetRequest{ToEvent: 5, Module: v2.Hash}, host.ErrDiverges,
+		{"a module that does not replay the kept events", api.ResetRequest{ToEvent: 5, Module: v2.Hash}, api.ErrDiverges,
 			fmt.Sprintf(`host: the module does not replay the history: module %s, on the 5 events the reset keeps of execution 1: nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")`, v2.Hash[:12])},
-		{"a plan for another history", client.ResetRequest{ToEvent: 3, Execution: 1, Events: 6}, host.ErrChanged,
+		{"a plan for another history", api.ResetRequest{ToEvent: 3, Execution: 1, Events: 6}, api.ErrChanged,
 			`host: instance changed: instance "past" is in execution 1 with 7 events, and the reset was planned for execution 1 with 6; plan it again`},
-		{"an unknown module", client.ResetRequest{ToEvent: 3, Module: "ffff0000"}, host.ErrModuleNotFound,
+		{"an unknown module", api.ResetRequest{ToEvent: 3, Module: "ffff0000"}, api.ErrModuleNotFound,
 			`host: module not found: no deployed module's hash is or starts with "ffff0000" (durabox deploy prints a module's hash)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -415,7 +415,7 @@ func TestReset(t *testing.T) {
 		})
 	}
 
-	plan, err = h.Reset(ctx, "past", client.ResetRequest{ToEvent: 3, Module: v2.Hash, Execution: 1, Events: 7})
+	plan, err = h.Reset(ctx, "past", api.ResetRequest{ToEvent: 3, Module: v2.Hash, Execution: 1, Events: 7})
 	if err != nil || !plan.Done {
 		t.Fatalf("reset: %+v, %v", plan, err)
 	}
@@ -430,7 +430,7 @@ func TestReset(t *testing.T) {
 	if old, err := h.ExecutionHistory(ctx, "past", 1); err != nil || !reflect.DeepEqual(old, before) {
 		t.Errorf("the reset execution's history: %v, %v; want it as it was", shape(old), err)
 	}
-	if rep, err := h.Replay(ctx, "past", client.ReplayRequest{}); err != nil || !rep.OK() || rep.Execution != 2 {
+	if rep, err := h.Replay(ctx, "past", api.ReplayRequest{}); err != nil || !rep.OK() || rep.Execution != 2 {
 		t.Errorf("replay of the new execution: %+v, %v", rep, err)
 	}
 
@@ -441,7 +441,7 @@ func TestReset(t *testing.T) {
 	if inst := h.wait(t, "crash"); inst.Status != engine.StatusFailed {
 		t.Fatalf("crash: %s", inst.Status)
 	}
-	if _, err := h.Reset(ctx, "crash", client.ResetRequest{ToEvent: 3, Module: v1.Hash}); err != nil {
+	if _, err := h.Reset(ctx, "crash", api.ResetRequest{ToEvent: 3, Module: v1.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	h.atSecond(t, "crash")
@@ -461,11 +461,11 @@ func TestStartOnAModule(t *testing.T) {
 	if err != nil || h.module(t, id) != v1.Hash {
 		t.Fatalf("start on v1: %v, module %s", err, h.module(t, id))
 	}
-	if _, err := h.StartOn(ctx, other.Hash, "Flow", nil, ""); !errors.Is(err, host.ErrUnknownOrchestration) ||
+	if _, err := h.StartOn(ctx, other.Hash, "Flow", nil, ""); !errors.Is(err, api.ErrUnknownOrchestration) ||
 		err.Error() != fmt.Sprintf(`host: unknown orchestration "Flow" on module %s, which registers "Other"`, other.Hash[:12]) {
 		t.Errorf("start on a module without Flow: %v", err)
 	}
-	if _, err := h.StartOn(ctx, "ffff0000", "Flow", nil, ""); !errors.Is(err, host.ErrModuleNotFound) {
+	if _, err := h.StartOn(ctx, "ffff0000", "Flow", nil, ""); !errors.Is(err, api.ErrModuleNotFound) {
 		t.Errorf("start on an unknown module: %v", err)
 	}
 	if page, err := h.List(ctx, store.InstanceQuery{Limit: 10}); err != nil || len(page.Instances) != 1 {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 var deployCommand = &command{
@@ -53,7 +53,7 @@ func deploy(ctx context.Context, e *env, vars []string, envClear bool) error {
 	if err != nil {
 		return fmt.Errorf("durabox: deploy: %w", err)
 	}
-	var m client.Module
+	var m api.Module
 	if len(vars) > 0 || envClear {
 		m, err = e.client.DeployWithEnv(ctx, wasm, vars)
 	} else {

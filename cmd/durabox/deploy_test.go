@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client/fakehost"
 )
 
@@ -95,7 +95,7 @@ func TestDeploy(t *testing.T) {
 			name: "refused",
 			setup: func(t *testing.T, h *fakehost.Host) {
 				writeModule(t, h)
-				h.Fail("Deploy", fmt.Errorf("%w: the file is not a WebAssembly module", host.ErrBadModule))
+				h.Fail("Deploy", fmt.Errorf("%w: the file is not a WebAssembly module", api.ErrBadModule))
 			},
 			args:       []string{"deploy", "hello.wasm"},
 			wantCode:   1,

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 var historyCommand = &command{
@@ -31,7 +31,7 @@ func history(ctx context.Context, e *env, execution int64) error {
 		return err
 	}
 	if e.json {
-		return printJSON(e.stdout, client.HistoryResponse{Events: events})
+		return printJSON(e.stdout, api.HistoryResponse{Events: events})
 	}
 	tw := newTable(e.stdout)
 	fmt.Fprintln(tw, "ID\tTIME\tKIND\tDETAILS")

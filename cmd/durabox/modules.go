@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 var modulesCommand = &command{
@@ -43,7 +43,7 @@ func modules(ctx context.Context, e *env) error {
 		return err
 	}
 	if e.json {
-		return printJSON(e.stdout, client.RemovedResponse{Hash: m.Hash})
+		return printJSON(e.stdout, api.RemovedResponse{Hash: m.Hash})
 	}
 	_, err = fmt.Fprintf(e.stdout, "removed %s  orchestrations: %s\n", shortHash(m.Hash), names(m.Orchestrations))
 	return err
@@ -55,7 +55,7 @@ func listModules(ctx context.Context, e *env) error {
 		return err
 	}
 	if e.json {
-		return printJSON(e.stdout, client.ModulesResponse{Modules: mods})
+		return printJSON(e.stdout, api.ModulesResponse{Modules: mods})
 	}
 	if len(mods) == 0 {
 		_, err := fmt.Fprintln(e.stdout, "no modules; deploy one with `durabox deploy FILE.wasm`")
@@ -96,12 +96,12 @@ func counts(byStatus map[engine.Status]int) string {
 
 // findModule returns the deployed module whose hash begins with prefix,
 // which what (a flag or an argument) gave.
-func findModule(ctx context.Context, e *env, what, prefix string) (client.Module, error) {
+func findModule(ctx context.Context, e *env, what, prefix string) (api.Module, error) {
 	mods, err := e.client.Modules(ctx)
 	if err != nil {
-		return client.Module{}, err
+		return api.Module{}, err
 	}
-	var found []client.Module
+	var found []api.Module
 	for _, m := range mods {
 		if strings.HasPrefix(m.Hash, strings.ToLower(prefix)) {
 			found = append(found, m)
@@ -109,11 +109,11 @@ func findModule(ctx context.Context, e *env, what, prefix string) (client.Module
 	}
 	switch {
 	case prefix == "":
-		return client.Module{}, usagef("%s is empty; give a module's hash", what)
+		return api.Module{}, usagef("%s is empty; give a module's hash", what)
 	case len(found) == 0:
-		return client.Module{}, fmt.Errorf("durabox: no deployed module has a hash that begins with %q (%s); `durabox modules` lists them", prefix, what)
+		return api.Module{}, fmt.Errorf("durabox: no deployed module has a hash that begins with %q (%s); `durabox modules` lists them", prefix, what)
 	case len(found) > 1:
-		return client.Module{}, fmt.Errorf("durabox: %d modules have a hash that begins with %q (%s); give more of it", len(found), prefix, what)
+		return api.Module{}, fmt.Errorf("durabox: %d modules have a hash that begins with %q (%s); give more of it", len(found), prefix, what)
 	}
 	return found[0], nil
 }

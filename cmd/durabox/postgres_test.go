@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/pgtest"
 )
@@ -34,7 +35,7 @@ func TestSeveralHostsOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	var ids []string
 	for i := range 9 {
-		id, err := hosts[i%3].client().Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 1, "delay": "200ms", "workMillis": 100}`)})
+		id, err := hosts[i%3].client().Start(ctx, api.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 1, "delay": "200ms", "workMillis": 100}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

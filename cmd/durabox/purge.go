@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 )
 
@@ -48,7 +49,7 @@ func purgeOne(ctx context.Context, e *env, id string) error {
 		return err
 	}
 	if e.json {
-		return printJSON(e.stdout, client.PurgeResponse{ID: id})
+		return printJSON(e.stdout, api.PurgeResponse{ID: id})
 	}
 	_, err := fmt.Fprintf(e.stdout, "purged %s\n", id)
 	return err
@@ -60,7 +61,7 @@ func purgeMatching(ctx context.Context, e *env, f client.Filter, dryRun bool) er
 		return err
 	}
 	if e.json {
-		return printJSON(e.stdout, client.PurgedResponse{Purged: n, DryRun: dryRun})
+		return printJSON(e.stdout, api.PurgedResponse{Purged: n, DryRun: dryRun})
 	}
 	if dryRun {
 		_, err = fmt.Fprintf(e.stdout, "%s would be purged (a dry run: none was)\n", instancesText(n))

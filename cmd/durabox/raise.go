@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/durabox/durabox/abi"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 var raiseCommand = &command{
@@ -32,7 +32,7 @@ var raiseCommand = &command{
 			if err != nil {
 				return err
 			}
-			req := client.RaiseRequest{Name: e.args[1], Data: data, Persistent: *persistent}
+			req := api.RaiseRequest{Name: e.args[1], Data: data, Persistent: *persistent}
 			if err := e.client.Raise(ctx, e.args[0], req); err != nil {
 				return err
 			}

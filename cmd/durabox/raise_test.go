@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client/fakehost"
 )
 
-func raisedWith(want ...client.RaiseRequest) func(*testing.T, *fakehost.Host) {
+func raisedWith(want ...api.RaiseRequest) func(*testing.T, *fakehost.Host) {
 	return func(t *testing.T, h *fakehost.Host) {
 		t.Helper()
 		if got := h.Raised(); !reflect.DeepEqual(got, want) {
@@ -45,14 +45,14 @@ func TestRaise(t *testing.T) {
 			setup:      running,
 			args:       []string{"raise", "running", "Approve", "--data", `{"by":"ada"}`},
 			wantStdout: "raised event Approve for running\n",
-			check:      raisedWith(client.RaiseRequest{Name: "Approve", Data: json.RawMessage(`{"by":"ada"}`)}),
+			check:      raisedWith(api.RaiseRequest{Name: "Approve", Data: json.RawMessage(`{"by":"ada"}`)}),
 		},
 		{
 			name:       "persistent, data null by default",
 			setup:      running,
 			args:       []string{"raise", "running", "Ping", "--persistent"},
 			wantStdout: "raised persistent event Ping for running\n",
-			check:      raisedWith(client.RaiseRequest{Name: "Ping", Data: json.RawMessage(`null`), Persistent: true}),
+			check:      raisedWith(api.RaiseRequest{Name: "Ping", Data: json.RawMessage(`null`), Persistent: true}),
 		},
 		{
 			name:       "for a finished instance",

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
-	"github.com/durabox/durabox/host/client"
 )
 
 var replayCommand = &command{
@@ -40,7 +40,7 @@ var replayCommand = &command{
 			if info, err := os.Stat(e.args[0]); err == nil && info.Mode().IsRegular() {
 				return replayBundle(ctx, e, e.args[0], *module, execution)
 			}
-			rep, err := e.client.Replay(ctx, e.args[0], client.ReplayRequest{Module: *module, Execution: execution})
+			rep, err := e.client.Replay(ctx, e.args[0], api.ReplayRequest{Module: *module, Execution: execution})
 			if err != nil {
 				return err
 			}
@@ -51,7 +51,7 @@ var replayCommand = &command{
 
 // replayedBundle is what durabox replay FILE.dbx --json prints.
 type replayedBundle struct {
-	client.ReplayReport
+	api.ReplayReport
 	// Log is what the guest printed, a line each.
 	Log []string `json:"log"`
 }
@@ -118,7 +118,7 @@ func replayBundle(ctx context.Context, e *env, file, module string, execution in
 
 // printReplay prints how a replay went, and fails when the code did not
 // reproduce the history.
-func printReplay(e *env, rep client.ReplayReport) error {
+func printReplay(e *env, rep api.ReplayReport) error {
 	if e.json {
 		if err := printJSON(e.stdout, rep); err != nil {
 			return err
@@ -143,7 +143,7 @@ func printReplay(e *env, rep client.ReplayReport) error {
 
 // replayErr is the error a replay that did not reproduce its history exits
 // with.
-func replayErr(rep client.ReplayReport) error {
+func replayErr(rep api.ReplayReport) error {
 	if rep.OK() {
 		return nil
 	}

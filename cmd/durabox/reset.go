@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 var resetCommand = &command{
@@ -36,12 +36,12 @@ var resetCommand = &command{
 			if toEvent == 0 {
 				return usagef("--to-event N is required: the last event to keep, from 1")
 			}
-			return reset(ctx, e, client.ResetRequest{ToEvent: toEvent, Module: *module}, *dryRun)
+			return reset(ctx, e, api.ResetRequest{ToEvent: toEvent, Module: *module}, *dryRun)
 		}
 	},
 }
 
-func reset(ctx context.Context, e *env, req client.ResetRequest, dryRun bool) error {
+func reset(ctx context.Context, e *env, req api.ResetRequest, dryRun bool) error {
 	req.DryRun = true
 	plan, err := e.client.Reset(ctx, e.args[0], req)
 	if err != nil {
@@ -69,7 +69,7 @@ func reset(ctx context.Context, e *env, req client.ResetRequest, dryRun bool) er
 }
 
 // printPlan prints what a reset keeps, discards and does again.
-func printPlan(e *env, p client.ResetPlan) {
+func printPlan(e *env, p api.ResetPlan) {
 	w := e.stdout
 	on := "module " + shortHash(p.Module)
 	if p.Module != p.FromModule {

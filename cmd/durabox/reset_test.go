@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
@@ -29,7 +30,7 @@ func TestResetDryRunWarnsOfATakenChildID(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"NamedChildThenWait", "ChildThenWait"} {
-		if _, err := c.Start(context.Background(), client.StartRequest{Name: name, Input: json.RawMessage(`7`), ID: name}); err != nil {
+		if _, err := c.Start(context.Background(), api.StartRequest{Name: name, Input: json.RawMessage(`7`), ID: name}); err != nil {
 			t.Fatal(err)
 		}
 		untilWaiting(t, c, name)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/pgtest"
@@ -233,7 +234,7 @@ func TestRestartBetweenTurns(t *testing.T) {
 	// Each activity attempt takes 300ms, like each delay, so that every
 	// turn's events show before the next turn's: a fast host would
 	// otherwise run several turns between two looks.
-	id, err := s.client().Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 2, "delay": "300ms", "workMillis": 300}`)})
+	id, err := s.client().Start(ctx, api.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 2, "delay": "300ms", "workMillis": 300}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestKillDuringActivity(t *testing.T) {
 	s := startServer(t, db)
 	deployExample(t, s.client(), "retry")
 	ctx := context.Background()
-	id, err := s.client().Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"workMillis": 3000}`)})
+	id, err := s.client().Start(ctx, api.StartRequest{Name: "Retry", Input: json.RawMessage(`{"workMillis": 3000}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +420,7 @@ func TestStartWaitAcrossARestart(t *testing.T) {
 	// exit code 1 and the error.
 	s.stop(t, syscall.SIGTERM)
 	s = startServerAt(t, db, s.addr)
-	if err := s.client().Raise(context.Background(), "order", client.RaiseRequest{Name: "Approval", Data: json.RawMessage(`{"approved": true, "by": "ada"}`)}); err != nil {
+	if err := s.client().Raise(context.Background(), "order", api.RaiseRequest{Name: "Approval", Data: json.RawMessage(`{"approved": true, "by": "ada"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
@@ -374,7 +375,7 @@ func TestServeLogsJSON(t *testing.T) {
 	c := s.client()
 	deployExample(t, c, "retry")
 	ctx := context.Background()
-	id, err := c.Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 0}`), ID: "flaky-1"})
+	id, err := c.Start(ctx, api.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 0}`), ID: "flaky-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 var startCommand = &command{
@@ -49,7 +49,7 @@ var startCommand = &command{
 			if timeout > 0 && !*wait {
 				return usagef("--timeout is for --wait")
 			}
-			return start(ctx, e, client.StartRequest{Name: e.args[0], Input: input, ID: *id, Module: *module}, *wait, timeout)
+			return start(ctx, e, api.StartRequest{Name: e.args[0], Input: input, ID: *id, Module: *module}, *wait, timeout)
 		}
 	},
 }
@@ -103,14 +103,14 @@ func checkJSON(flag, value string) error {
 	return usagef("%s is not valid JSON: %v", flag, err)
 }
 
-func start(ctx context.Context, e *env, req client.StartRequest, wait bool, timeout time.Duration) error {
+func start(ctx context.Context, e *env, req api.StartRequest, wait bool, timeout time.Duration) error {
 	id, err := e.client.Start(ctx, req)
 	if err != nil {
 		return err
 	}
 	if !wait {
 		if e.json {
-			return printJSON(e.stdout, client.StartResponse{ID: id})
+			return printJSON(e.stdout, api.StartResponse{ID: id})
 		}
 		_, err := fmt.Fprintln(e.stdout, id)
 		return err

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client/fakehost"
 )
 
@@ -18,7 +18,7 @@ func refused(id string) func(*testing.T, *fakehost.Host) {
 		if _, err := h.Start(context.Background(), "Greeting", json.RawMessage(`"you"`), id); err != nil {
 			t.Fatal(err)
 		}
-		h.SetRefused(hash, fmt.Errorf("%w 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count", host.ErrCannotRun))
+		h.SetRefused(hash, fmt.Errorf("%w 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count", api.ErrCannotRun))
 	}
 }
 

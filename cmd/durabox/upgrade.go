@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 )
 
 var upgradeCommand = &command{
@@ -39,7 +39,7 @@ var upgradeCommand = &command{
 		var parallel int
 		wholeVar(fs, &parallel, "parallel", 0, span{max: math.MaxInt64, note: "0, the default, is one per CPU of the host"}, "replay `N` instances at once (default: one per CPU of the host)")
 		return func(ctx context.Context, e *env) error {
-			req := client.UpgradeRequest{From: e.args[0], DryRun: *dryRun, Parallel: parallel}
+			req := api.UpgradeRequest{From: e.args[0], DryRun: *dryRun, Parallel: parallel}
 			if len(e.args) > 1 {
 				req.To = e.args[1]
 			}
@@ -53,7 +53,7 @@ var upgradeCommand = &command{
 	},
 }
 
-func upgrade(ctx context.Context, e *env, req client.UpgradeRequest) error {
+func upgrade(ctx context.Context, e *env, req api.UpgradeRequest) error {
 	var p *progress
 	if !e.json && isTerminal(e.stderr) {
 		p = &progress{w: e.stderr}
@@ -84,7 +84,7 @@ func upgrade(ctx context.Context, e *env, req client.UpgradeRequest) error {
 // printUpgrade prints an upgrade's report for people: the plan, a line per
 // instance (with the module it was on, when there were several), and the
 // summary.
-func printUpgrade(e *env, report client.UpgradeReport) error {
+func printUpgrade(e *env, report api.UpgradeReport) error {
 	plan := report.Plan
 	mode := ""
 	if plan.DryRun {
@@ -92,7 +92,7 @@ func printUpgrade(e *env, report client.UpgradeReport) error {
 	}
 	fmt.Fprintf(e.stdout, "upgrade %s → %s (%s)%s: %s\n", shortHashes(plan.From), shortHash(plan.To), strings.Join(plan.Orchestrations, ", "), mode, counted(plan.Instances, "open instance"))
 	results := slices.Clone(report.Results)
-	slices.SortFunc(results, func(a, b client.UpgradeResult) int { return strings.Compare(a.InstanceID, b.InstanceID) })
+	slices.SortFunc(results, func(a, b api.UpgradeResult) int { return strings.Compare(a.InstanceID, b.InstanceID) })
 	if len(results) > 0 {
 		several := len(plan.From) > 1
 		tw := newTable(e.stdout)
@@ -123,7 +123,7 @@ func printUpgrade(e *env, report client.UpgradeReport) error {
 }
 
 // summaryText says what an upgrade did, in a sentence.
-func summaryText(r client.UpgradeReport) string {
+func summaryText(r api.UpgradeReport) string {
 	s := r.Summary
 	var parts []string
 	for _, c := range []struct {
@@ -146,7 +146,7 @@ func summaryText(r client.UpgradeReport) string {
 	}
 	var stayOn []string
 	for _, from := range r.Plan.From {
-		if slices.ContainsFunc(r.Results, func(res client.UpgradeResult) bool { return res.From == from && !moves(res.Outcome) }) {
+		if slices.ContainsFunc(r.Results, func(res api.UpgradeResult) bool { return res.From == from && !moves(res.Outcome) }) {
 			stayOn = append(stayOn, from)
 		}
 	}
@@ -165,7 +165,7 @@ func summaryText(r client.UpgradeReport) string {
 
 // moves reports whether an outcome moves the instance, or would.
 func moves(outcome string) bool {
-	return outcome == client.UpgradeMoved || outcome == client.UpgradeCompatible
+	return outcome == api.UpgradeMoved || outcome == api.UpgradeCompatible
 }
 
 // shortHashes abbreviates module hashes for people: "3f2a9c1b0d4e, 9c1b…".
@@ -195,11 +195,11 @@ type progress struct {
 	w     io.Writer
 	shown bool
 	total int
-	done  client.UpgradeSummary
+	done  api.UpgradeSummary
 	n     int
 }
 
-func (p *progress) update(line client.UpgradeLine) {
+func (p *progress) update(line api.UpgradeLine) {
 	if p == nil {
 		return
 	}

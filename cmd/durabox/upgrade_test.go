@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
@@ -40,7 +41,7 @@ func deployVersion(t *testing.T, c *client.Client, vars ...string) string {
 }
 
 // untilAll polls the instances until ready holds for every one of ids.
-func untilAll(t *testing.T, c *client.Client, ids []string, what string, ready func(client.InstanceSummary) bool) map[string]client.InstanceSummary {
+func untilAll(t *testing.T, c *client.Client, ids []string, what string, ready func(api.InstanceSummary) bool) map[string]api.InstanceSummary {
 	t.Helper()
 	want := map[string]bool{}
 	for _, id := range ids {
@@ -48,7 +49,7 @@ func untilAll(t *testing.T, c *client.Client, ids []string, what string, ready f
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		got := map[string]client.InstanceSummary{}
+		got := map[string]api.InstanceSummary{}
 		var late []string
 		req := client.ListRequest{Limit: 1000}
 		for {
@@ -96,7 +97,7 @@ func results(t *testing.T, c *client.Client, ids []string) map[string]string {
 func goOn(t *testing.T, c *client.Client, ids []string) {
 	t.Helper()
 	for _, id := range ids {
-		if err := c.Raise(context.Background(), id, client.RaiseRequest{Name: "go"}); err != nil {
+		if err := c.Raise(context.Background(), id, api.RaiseRequest{Name: "go"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,7 +119,7 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	var all, passed, waiting []string
 	for i := range 200 {
 		id := fmt.Sprintf("flow-%03d", i)
-		if _, err := c.Start(ctx, client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: id}); err != nil {
+		if _, err := c.Start(ctx, api.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: id}); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, id)
@@ -128,9 +129,9 @@ func TestUpgradeEndToEnd(t *testing.T) {
 			waiting = append(waiting, id)
 		}
 	}
-	untilAll(t, c, all, "the first wait", func(inst client.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
+	untilAll(t, c, all, "the first wait", func(inst api.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
 	goOn(t, c, passed)
-	untilAll(t, c, passed, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	untilAll(t, c, passed, "the second wait", func(inst api.InstanceSummary) bool { return inst.CustomStatus == atSecond })
 	v2 := deployVersion(t, c, "main.version=v2")
 
 	// The dry run, by hashes.
@@ -138,28 +139,28 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	if code != 3 || stderr != "durabox upgrade: 67 of 200 instances would not move\n" {
 		t.Fatalf("upgrade --dry-run: exit code %d, stderr %s; want 3, and that 67 of 200 would not move", code, stderr)
 	}
-	var report client.UpgradeReport
+	var report api.UpgradeReport
 	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
 		t.Fatal(err)
 	}
 	outcomes := map[string][]string{}
 	for _, r := range report.Results {
 		outcomes[r.Outcome] = append(outcomes[r.Outcome], r.InstanceID)
-		if r.Outcome == client.UpgradeDiverges && (r.Divergence.EventID != 4 || r.Divergence.Code != engine.ChangedCommand) {
+		if r.Outcome == api.UpgradeDiverges && (r.Divergence.EventID != 4 || r.Divergence.Code != engine.ChangedCommand) {
 			t.Errorf("%s diverges at event %d (%s); want event 4, a changed command", r.InstanceID, r.Divergence.EventID, r.Divergence.Code)
 		}
 	}
-	for outcome, want := range map[string][]string{client.UpgradeCompatible: waiting, client.UpgradeDiverges: passed} {
+	for outcome, want := range map[string][]string{api.UpgradeCompatible: waiting, api.UpgradeDiverges: passed} {
 		got := outcomes[outcome]
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("%d instances %s, want %d: got %v", len(got), outcome, len(want), got)
 		}
 	}
-	if report.Summary != (client.UpgradeSummary{Compatible: 133, Diverges: 67}) {
+	if report.Summary != (api.UpgradeSummary{Compatible: 133, Diverges: 67}) {
 		t.Errorf("summary %+v", report.Summary)
 	}
-	untilAll(t, c, all, "staying on v1 after the dry run", func(inst client.InstanceSummary) bool { return inst.ModuleHash == v1 })
+	untilAll(t, c, all, "staying on v1 after the dry run", func(inst api.InstanceSummary) bool { return inst.ModuleHash == v1 })
 
 	// The same dry run by the orchestration's name, for people.
 	code, stdout, _ = durabox("upgrade", "--addr", s.addr, "Flow", "--dry-run")
@@ -178,8 +179,8 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	if want := fmt.Sprintf("200 instances: 133 moved to %s, 67 diverge. 67 instances stay on %s.", v2[:12], v1[:12]); code != 3 || !strings.HasSuffix(stdout, want+"\n") {
 		t.Fatalf("upgrade: exit code %d, stderr %s, output ending:\n%s\nwant it to end with %s", code, stderr, stdout[max(0, len(stdout)-300):], want)
 	}
-	untilAll(t, c, waiting, "v2", func(inst client.InstanceSummary) bool { return inst.ModuleHash == v2 })
-	untilAll(t, c, passed, "v1", func(inst client.InstanceSummary) bool { return inst.ModuleHash == v1 })
+	untilAll(t, c, waiting, "v2", func(inst api.InstanceSummary) bool { return inst.ModuleHash == v2 })
+	untilAll(t, c, passed, "v1", func(inst api.InstanceSummary) bool { return inst.ModuleHash == v1 })
 	for _, id := range waiting {
 		events, err := c.History(ctx, id)
 		if err != nil {
@@ -191,9 +192,9 @@ func TestUpgradeEndToEnd(t *testing.T) {
 	}
 
 	goOn(t, c, waiting)
-	untilAll(t, c, waiting, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	untilAll(t, c, waiting, "the second wait", func(inst api.InstanceSummary) bool { return inst.CustomStatus == atSecond })
 	goOn(t, c, all)
-	untilAll(t, c, all, "the end", func(inst client.InstanceSummary) bool { return inst.Status.IsTerminal() })
+	untilAll(t, c, all, "the end", func(inst api.InstanceSummary) bool { return inst.Status.IsTerminal() })
 	done := results(t, c, all)
 	for _, id := range all {
 		want := `Completed "step a by v1, finished by v1"`
@@ -227,16 +228,16 @@ func TestUpgradeByName(t *testing.T) {
 	start := func(ids ...string) {
 		t.Helper()
 		for _, id := range ids {
-			if _, err := c.Start(ctx, client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: id}); err != nil {
+			if _, err := c.Start(ctx, api.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: id}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		untilAll(t, c, ids, "the first wait", func(inst client.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
+		untilAll(t, c, ids, "the first wait", func(inst api.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
 	}
 	v1 := deployVersion(t, c)
 	start("v1-passed", "v1-waiting")
 	goOn(t, c, []string{"v1-passed"})
-	untilAll(t, c, []string{"v1-passed"}, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	untilAll(t, c, []string{"v1-passed"}, "the second wait", func(inst api.InstanceSummary) bool { return inst.CustomStatus == atSecond })
 	v3 := deployVersion(t, c, "main.version=v3")
 	start("v3-waiting")
 	v2 := deployVersion(t, c, "main.version=v2")
@@ -282,7 +283,7 @@ func TestUpgradeRefusals(t *testing.T) {
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	c := s.client()
 	v1 := deployVersion(t, c)
-	if _, err := c.Start(context.Background(), client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "f"}); err != nil {
+	if _, err := c.Start(context.Background(), api.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "f"}); err != nil {
 		t.Fatal(err)
 	}
 	other := deployVersion(t, c, "main.other=yes")
@@ -320,12 +321,12 @@ func TestBundleReplaysWithNoHostAndNoDatabase(t *testing.T) {
 	s := startServer(t, db)
 	c := s.client()
 	deployVersion(t, c)
-	if _, err := c.Start(context.Background(), client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "case"}); err != nil {
+	if _, err := c.Start(context.Background(), api.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "case"}); err != nil {
 		t.Fatal(err)
 	}
-	untilAll(t, c, []string{"case"}, "the first wait", func(inst client.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
+	untilAll(t, c, []string{"case"}, "the first wait", func(inst api.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
 	goOn(t, c, []string{"case"})
-	untilAll(t, c, []string{"case"}, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	untilAll(t, c, []string{"case"}, "the second wait", func(inst api.InstanceSummary) bool { return inst.CustomStatus == atSecond })
 	bundleFile := filepath.Join(dir, "case.dbx")
 	code, stdout, stderr := durabox("export", "--addr", s.addr, "case", "-o", bundleFile)
 	if code != 0 || !strings.HasPrefix(stdout, "exported case (Flow, Running): 1 execution, 7 events, module ") {
@@ -388,7 +389,7 @@ func TestExportIsOwnerOnly(t *testing.T) {
 	s := startServer(t, filepath.Join(dir, "durabox.db"))
 	c := s.client()
 	deployVersion(t, c)
-	if _, err := c.Start(context.Background(), client.StartRequest{Name: "Flow", Input: json.RawMessage(`"secret input"`), ID: "case"}); err != nil {
+	if _, err := c.Start(context.Background(), api.StartRequest{Name: "Flow", Input: json.RawMessage(`"secret input"`), ID: "case"}); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
@@ -437,12 +438,12 @@ func TestReplayAndReset(t *testing.T) {
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	c := s.client()
 	v1 := deployVersion(t, c)
-	if _, err := c.Start(context.Background(), client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "case"}); err != nil {
+	if _, err := c.Start(context.Background(), api.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: "case"}); err != nil {
 		t.Fatal(err)
 	}
-	untilAll(t, c, []string{"case"}, "the first wait", func(inst client.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
+	untilAll(t, c, []string{"case"}, "the first wait", func(inst api.InstanceSummary) bool { return inst.Status == engine.StatusRunning })
 	goOn(t, c, []string{"case"})
-	untilAll(t, c, []string{"case"}, "the second wait", func(inst client.InstanceSummary) bool { return inst.CustomStatus == atSecond })
+	untilAll(t, c, []string{"case"}, "the second wait", func(inst api.InstanceSummary) bool { return inst.CustomStatus == atSecond })
 	v2 := deployVersion(t, c, "main.version=v2")
 	cli := func(args ...string) (int, string, string) {
 		return durabox(append([]string{args[0], "--addr", s.addr}, args[1:]...)...)
@@ -483,11 +484,11 @@ the new execution goes on with:
 			}
 		})
 	}
-	untilAll(t, c, []string{"case"}, "the second wait on v2", func(inst client.InstanceSummary) bool {
+	untilAll(t, c, []string{"case"}, "the second wait on v2", func(inst api.InstanceSummary) bool {
 		return inst.CustomStatus == atSecond && inst.ExecutionID == 2 && inst.ModuleHash == v2
 	})
 	goOn(t, c, []string{"case"})
-	untilAll(t, c, []string{"case"}, "the end", func(inst client.InstanceSummary) bool { return inst.Status.IsTerminal() })
+	untilAll(t, c, []string{"case"}, "the end", func(inst api.InstanceSummary) bool { return inst.Status.IsTerminal() })
 	if got := results(t, c, []string{"case"})["case"]; got != `Completed "step b by v2, finished by v2"` {
 		t.Fatalf("the reset instance ended %s", got)
 	}
@@ -502,7 +503,7 @@ func TestResetPlanNamesOutcomes(t *testing.T) {
 	c := s.client()
 	deployExample(t, c, "retry")
 	ctx := context.Background()
-	id, err := c.Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 1, "delay": "1ms"}`), ID: "retried"})
+	id, err := c.Start(ctx, api.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 1, "delay": "1ms"}`), ID: "retried"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,7 +519,7 @@ func TestResetPlanNamesOutcomes(t *testing.T) {
 		t.Errorf("reset --dry-run: exit code %d, stderr %s, stdout:\n%s\nwant it to hold:\n%s", code, stderr, stdout, want)
 	}
 
-	id, err = c.Start(ctx, client.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 5, "delay": "1h"}`), ID: "cancelled"})
+	id, err = c.Start(ctx, api.StartRequest{Name: "Retry", Input: json.RawMessage(`{"failures": 5, "delay": "1h"}`), ID: "cancelled"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,10 +542,10 @@ func TestResetPlanNamesOutcomes(t *testing.T) {
 func TestProgress(t *testing.T) {
 	var out strings.Builder
 	p := &progress{w: &out}
-	p.update(client.UpgradeLine{Plan: &client.UpgradePlan{Instances: 3}})
-	p.update(client.UpgradeLine{Result: &client.UpgradeResult{Outcome: client.UpgradeMoved}})
-	p.update(client.UpgradeLine{Result: &client.UpgradeResult{Outcome: client.UpgradeDiverges}})
-	p.update(client.UpgradeLine{Summary: &client.UpgradeSummary{}})
+	p.update(api.UpgradeLine{Plan: &api.UpgradePlan{Instances: 3}})
+	p.update(api.UpgradeLine{Result: &api.UpgradeResult{Outcome: api.UpgradeMoved}})
+	p.update(api.UpgradeLine{Result: &api.UpgradeResult{Outcome: api.UpgradeDiverges}})
+	p.update(api.UpgradeLine{Summary: &api.UpgradeSummary{}})
 	p.clear()
 	const want = "\r\033[Kupgrade: 0/3 replayed: 0 fit (0 moved), 0 diverge, 0 fail, 0 skipped" +
 		"\r\033[Kupgrade: 1/3 replayed: 1 fit (1 moved), 0 diverge, 0 fail, 0 skipped" +
@@ -554,6 +555,6 @@ func TestProgress(t *testing.T) {
 		t.Fatalf("progress wrote %q\nwant %q", out.String(), want)
 	}
 	var none *progress // not a terminal: nothing
-	none.update(client.UpgradeLine{Plan: &client.UpgradePlan{Instances: 3}})
+	none.update(api.UpgradeLine{Plan: &api.UpgradePlan{Instances: 3}})
 	none.clear()
 }

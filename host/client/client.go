@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 )
 
 // longPoll is how long each request Wait makes asks the host to wait for
@@ -80,8 +81,8 @@ func backoff(n int) time.Duration {
 // Deploy sends a module (the bytes of a .wasm file) to the host, which
 // validates and stores it. A module deployed before keeps the environment
 // its activities see; a new one has none.
-func (c *Client) Deploy(ctx context.Context, wasm []byte) (Module, error) {
-	var m Module
+func (c *Client) Deploy(ctx context.Context, wasm []byte) (api.Module, error) {
+	var m api.Module
 	err := c.do(ctx, "deploy", http.MethodPost, "/v1/modules", "application/wasm", bytes.NewReader(wasm), &m)
 	return m, err
 }
@@ -89,7 +90,7 @@ func (c *Client) Deploy(ctx context.Context, wasm []byte) (Module, error) {
 // DeployWithEnv is Deploy with the environment variables ("KEY=value") its
 // activities will see, which replace those it had: none clears them. They
 // travel in the body, never in the URL.
-func (c *Client) DeployWithEnv(ctx context.Context, wasm []byte, env []string) (Module, error) {
+func (c *Client) DeployWithEnv(ctx context.Context, wasm []byte, env []string) (api.Module, error) {
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	part, err := mw.CreateFormFile("module", "module.wasm")
@@ -108,9 +109,9 @@ func (c *Client) DeployWithEnv(ctx context.Context, wasm []byte, env []string) (
 		err = mw.Close()
 	}
 	if err != nil {
-		return Module{}, fmt.Errorf("durabox: deploy: %w", err)
+		return api.Module{}, fmt.Errorf("durabox: deploy: %w", err)
 	}
-	var m Module
+	var m api.Module
 	err = c.do(ctx, "deploy", http.MethodPost, "/v1/modules", mw.FormDataContentType(), &body, &m)
 	return m, err
 }
@@ -123,7 +124,7 @@ func (c *Client) RemoveModule(ctx context.Context, hash string) error {
 }
 
 // Raise raises an external event for an instance.
-func (c *Client) Raise(ctx context.Context, id string, req RaiseRequest) error {
+func (c *Client) Raise(ctx context.Context, id string, req api.RaiseRequest) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("durabox: raise: %w", err)
@@ -143,7 +144,7 @@ func (c *Client) Terminate(ctx context.Context, id, reason string) error {
 
 // request asks the host to cancel or terminate (op) an instance.
 func (c *Client) request(ctx context.Context, op, id, reason string) error {
-	body, err := json.Marshal(CancelRequest{Reason: reason})
+	body, err := json.Marshal(api.CancelRequest{Reason: reason})
 	if err != nil {
 		return fmt.Errorf("durabox: %s: %w", op, err)
 	}
@@ -164,40 +165,40 @@ func (c *Client) PurgeMatching(ctx context.Context, f Filter, dryRun bool) (int,
 	if dryRun {
 		q.Set("dryRun", "true")
 	}
-	var r PurgedResponse
+	var r api.PurgedResponse
 	err := c.do(ctx, "purge", http.MethodDelete, "/v1/instances?"+q.Encode(), "", nil, &r)
 	return r.Purged, err
 }
 
 // Modules returns the deployed modules, newest first, with their
 // instances per status.
-func (c *Client) Modules(ctx context.Context) ([]Module, error) {
-	var r ModulesResponse
+func (c *Client) Modules(ctx context.Context) ([]api.Module, error) {
+	var r api.ModulesResponse
 	err := c.do(ctx, "list modules", http.MethodGet, "/v1/modules", "", nil, &r)
 	return r.Modules, err
 }
 
 // Start starts an orchestration instance and returns its id.
-func (c *Client) Start(ctx context.Context, req StartRequest) (string, error) {
+func (c *Client) Start(ctx context.Context, req api.StartRequest) (string, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return "", fmt.Errorf("durabox: start: encode the request: %w", err)
 	}
-	var r StartResponse
+	var r api.StartResponse
 	err = c.do(ctx, "start", http.MethodPost, "/v1/instances", "application/json", bytes.NewReader(body), &r)
 	return r.ID, err
 }
 
 // Instance returns an instance as it stands.
-func (c *Client) Instance(ctx context.Context, id string) (Instance, error) {
+func (c *Client) Instance(ctx context.Context, id string) (api.Instance, error) {
 	d, err := c.Details(ctx, id)
 	return d.Instance, err
 }
 
 // Details returns an instance as it stands, with its executions and its
 // children.
-func (c *Client) Details(ctx context.Context, id string) (InstanceDetails, error) {
-	var d InstanceDetails
+func (c *Client) Details(ctx context.Context, id string) (api.InstanceDetails, error) {
+	var d api.InstanceDetails
 	err := c.do(ctx, "get instance", http.MethodGet, instancePath(id), "", nil, &d)
 	return d, err
 }
@@ -207,10 +208,10 @@ func (c *Client) Details(ctx context.Context, id string) (InstanceDetails, error
 // restarts, say) it asks again, waiting longer each time up to 5s, until
 // ctx is done; a refusal (an *Error) ends it. If ctx is done first, Wait
 // returns the instance as it last stood with ctx's error.
-func (c *Client) Wait(ctx context.Context, id string) (Instance, error) {
-	var last Instance
+func (c *Client) Wait(ctx context.Context, id string) (api.Instance, error) {
+	var last api.Instance
 	for failures := 0; ; {
-		var d InstanceDetails
+		var d api.InstanceDetails
 		err := c.do(ctx, "wait", http.MethodGet, instancePath(id)+"?wait="+longPoll.String(), "", nil, &d)
 		var refused *Error
 		switch {
@@ -247,7 +248,7 @@ func (c *Client) History(ctx context.Context, id string) ([]engine.Event, error)
 // ExecutionHistory returns the history of one execution of an instance,
 // from 1 (0: the current one).
 func (c *Client) ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
-	var r HistoryResponse
+	var r api.HistoryResponse
 	path := instancePath(id) + "/history"
 	if execution > 0 {
 		path += fmt.Sprintf("?execution=%d", execution)
@@ -305,7 +306,7 @@ type ListRequest struct {
 
 // List returns a page of the instances req selects, newest first, as
 // summaries (Details has an instance's input and result).
-func (c *Client) List(ctx context.Context, req ListRequest) (InstancesResponse, error) {
+func (c *Client) List(ctx context.Context, req ListRequest) (api.InstancesResponse, error) {
 	q := req.values()
 	if req.Limit > 0 {
 		q.Set("limit", strconv.Itoa(req.Limit))
@@ -317,22 +318,22 @@ func (c *Client) List(ctx context.Context, req ListRequest) (InstancesResponse, 
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var r InstancesResponse
+	var r api.InstancesResponse
 	err := c.do(ctx, "list instances", http.MethodGet, path, "", nil, &r)
 	return r, err
 }
 
 // Queue returns the work waiting on the host now.
-func (c *Client) Queue(ctx context.Context) (QueueResponse, error) {
-	var r QueueResponse
+func (c *Client) Queue(ctx context.Context) (api.QueueResponse, error) {
+	var r api.QueueResponse
 	err := c.do(ctx, "queue", http.MethodGet, "/v1/queue", "", nil, &r)
 	return r, err
 }
 
 // Access returns what the client's token may do on the host: "admin" or
 // "read", and whether the host asks for a token at all.
-func (c *Client) Access(ctx context.Context) (AccessResponse, error) {
-	var r AccessResponse
+func (c *Client) Access(ctx context.Context) (api.AccessResponse, error) {
+	var r api.AccessResponse
 	err := c.do(ctx, "access", http.MethodGet, "/v1/access", "", nil, &r)
 	return r, err
 }

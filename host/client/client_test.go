@@ -20,6 +20,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/host/client/fakehost"
 	"github.com/durabox/durabox/store"
@@ -75,10 +76,10 @@ const (
 )
 
 var (
-	module = client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(6),
+	module = api.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(6),
 		Instances: map[engine.Status]int{engine.StatusCompleted: 1}}
-	doneSummary = client.InstanceSummary{ID: "done", Name: "Greeting", ModuleHash: hash, ExecutionID: 1, Status: engine.StatusCompleted, CreatedAt: at(7), UpdatedAt: at(8)}
-	done        = client.Instance{
+	doneSummary = api.InstanceSummary{ID: "done", Name: "Greeting", ModuleHash: hash, ExecutionID: 1, Status: engine.StatusCompleted, CreatedAt: at(7), UpdatedAt: at(8)}
+	done        = api.Instance{
 		ID: "done", Name: "Greeting", ModuleHash: hash, ExecutionID: 1, Status: engine.StatusCompleted,
 		Input: json.RawMessage(`"world"`), Result: json.RawMessage(`"Hello, world!"`), CreatedAt: at(7), UpdatedAt: at(8),
 	}
@@ -101,38 +102,38 @@ func TestClient(t *testing.T) {
 		{
 			name: "deploy",
 			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x")) },
-			want: client.Module{Hash: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881", Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(9)},
+			want: api.Module{Hash: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881", Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(9)},
 		},
 		{
 			name:    "deploy refused",
-			setup:   func(h *fakehost.Host) { h.Fail("Deploy", fmt.Errorf("%w: not wasm", host.ErrBadModule)) },
+			setup:   func(h *fakehost.Host) { h.Fail("Deploy", fmt.Errorf("%w: not wasm", api.ErrBadModule)) },
 			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("x")) },
-			want:    client.Module{},
+			want:    api.Module{},
 			wantErr: "durabox: deploy: module refused: not wasm", wantStatus: 422,
 		},
 		{
 			name: "modules",
 			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Modules(ctx) },
-			want: []client.Module{module},
+			want: []api.Module{module},
 		},
 		{
 			name: "start",
 			call: func(ctx context.Context, c *client.Client) (any, error) {
-				return c.Start(ctx, client.StartRequest{Name: "Greeting", Input: json.RawMessage(`"you"`)})
+				return c.Start(ctx, api.StartRequest{Name: "Greeting", Input: json.RawMessage(`"you"`)})
 			},
 			want: "inst2",
 		},
 		{
 			name: "start with an id",
 			call: func(ctx context.Context, c *client.Client) (any, error) {
-				return c.Start(ctx, client.StartRequest{Name: "Greeting", ID: "mine"})
+				return c.Start(ctx, api.StartRequest{Name: "Greeting", ID: "mine"})
 			},
 			want: "mine",
 		},
 		{
 			name: "start an unknown orchestration",
 			call: func(ctx context.Context, c *client.Client) (any, error) {
-				return c.Start(ctx, client.StartRequest{Name: "Nope"})
+				return c.Start(ctx, api.StartRequest{Name: "Nope"})
 			},
 			want:    "",
 			wantErr: `durabox: start: unknown orchestration "Nope": no deployed module registers it`, wantStatus: 422,
@@ -140,7 +141,7 @@ func TestClient(t *testing.T) {
 		{
 			name: "start with an id taken",
 			call: func(ctx context.Context, c *client.Client) (any, error) {
-				return c.Start(ctx, client.StartRequest{Name: "Greeting", ID: "done"})
+				return c.Start(ctx, api.StartRequest{Name: "Greeting", ID: "done"})
 			},
 			want:    "",
 			wantErr: `durabox: start: instance already exists: "done"`, wantStatus: 409,
@@ -148,7 +149,7 @@ func TestClient(t *testing.T) {
 		{
 			name: "start with input that is not JSON",
 			call: func(ctx context.Context, c *client.Client) (any, error) {
-				return c.Start(ctx, client.StartRequest{Name: "Greeting", Input: json.RawMessage(`world`)})
+				return c.Start(ctx, api.StartRequest{Name: "Greeting", Input: json.RawMessage(`world`)})
 			},
 			want:    "",
 			wantErr: `durabox: start: encode the request: json: error calling MarshalJSON for type json.RawMessage: invalid character 'w' looking for beginning of value`,
@@ -161,13 +162,13 @@ func TestClient(t *testing.T) {
 		{
 			name:    "instance not found",
 			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Instance(ctx, "a/b") },
-			want:    client.Instance{},
+			want:    api.Instance{},
 			wantErr: `durabox: get instance: instance not found: "a/b"`, wantStatus: 404,
 		},
 		{
 			name:    "instance without an id",
 			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Instance(ctx, "") },
-			want:    client.Instance{},
+			want:    api.Instance{},
 			wantErr: `durabox: get instance: no such path: /v1/instances/; the API is described at /v1/openapi.json`, wantStatus: 404,
 		},
 		{
@@ -176,7 +177,7 @@ func TestClient(t *testing.T) {
 				h.Start(context.Background(), "Later", json.RawMessage(`null`), "later")
 			},
 			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Wait(ctx, "later") },
-			want: client.Instance{
+			want: api.Instance{
 				ID: "later", Name: "Later", ModuleHash: hash, ExecutionID: 1, Status: engine.StatusCompleted,
 				Input: json.RawMessage(`null`), Result: json.RawMessage(`"later"`), CreatedAt: at(9), UpdatedAt: at(12),
 			},
@@ -190,7 +191,7 @@ func TestClient(t *testing.T) {
 		{
 			name:    "wait for an instance not found",
 			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.Wait(ctx, "nope") },
-			want:    client.Instance{},
+			want:    api.Instance{},
 			wantErr: `durabox: wait: instance not found: "nope"`, wantStatus: 404,
 		},
 		{
@@ -215,7 +216,7 @@ func TestClient(t *testing.T) {
 				}
 				return c.List(ctx, client.ListRequest{})
 			},
-			want: client.InstancesResponse{Instances: []client.InstanceSummary{}},
+			want: api.InstancesResponse{Instances: []api.InstanceSummary{}},
 		},
 		{
 			name: "purge by filter",
@@ -259,7 +260,7 @@ func TestClient(t *testing.T) {
 		{
 			name: "list",
 			call: func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx, client.ListRequest{}) },
-			want: client.InstancesResponse{Instances: []client.InstanceSummary{doneSummary}},
+			want: api.InstancesResponse{Instances: []api.InstanceSummary{doneSummary}},
 		},
 		{
 			name: "list a page, with a filter",
@@ -267,7 +268,7 @@ func TestClient(t *testing.T) {
 				return c.List(ctx, client.ListRequest{Filter: client.Filter{Statuses: []engine.Status{engine.StatusFailed, engine.StatusCompleted},
 					Module: hash, IDPrefix: "d", CreatedBefore: at(20)}, Limit: 7, Cursor: "0"})
 			},
-			want: client.InstancesResponse{Instances: []client.InstanceSummary{doneSummary}},
+			want: api.InstancesResponse{Instances: []api.InstanceSummary{doneSummary}},
 			check: func(t *testing.T, h *fakehost.Host) {
 				want := store.InstanceQuery{Filter: store.InstanceFilter{Statuses: []engine.Status{engine.StatusFailed, engine.StatusCompleted},
 					ModuleHash: hash, IDPrefix: "d", CreatedBefore: at(20)}, After: "0", Limit: 7}
@@ -280,21 +281,21 @@ func TestClient(t *testing.T) {
 			name:    "list fails",
 			setup:   func(h *fakehost.Host) { h.Fail("List", errors.New("host: list: disk on fire")) },
 			call:    func(ctx context.Context, c *client.Client) (any, error) { return c.List(ctx, client.ListRequest{}) },
-			want:    client.InstancesResponse{},
+			want:    api.InstancesResponse{},
 			wantErr: `durabox: list instances: list: disk on fire`, wantStatus: 500,
 		},
 		{
 			name: "details",
 			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Details(ctx, "done") },
-			want: client.InstanceDetails{Instance: done, Executions: []client.Execution{{ID: 1, Events: 2, StartedAt: ptr(at(7)), EndedAt: ptr(at(8)), End: engine.OrchestrationCompleted}},
-				Children: []client.InstanceSummary{}},
+			want: api.InstanceDetails{Instance: done, Executions: []api.Execution{{ID: 1, Events: 2, StartedAt: ptr(at(7)), EndedAt: ptr(at(8)), End: engine.OrchestrationCompleted}},
+				Children: []api.InstanceSummary{}},
 		},
 		{
 			name: "deploy with an environment",
 			call: func(ctx context.Context, c *client.Client) (any, error) {
 				return c.DeployWithEnv(ctx, []byte("\x00asm fake"), []string{"TOKEN=s3cret", "URL=x"})
 			},
-			want:  client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, EnvKeys: []string{"TOKEN", "URL"}, DeployedAt: at(9)},
+			want:  api.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, EnvKeys: []string{"TOKEN", "URL"}, DeployedAt: at(9)},
 			check: wantEnv("TOKEN=s3cret", "URL=x"),
 		},
 		{
@@ -305,7 +306,7 @@ func TestClient(t *testing.T) {
 			call: func(ctx context.Context, c *client.Client) (any, error) {
 				return c.DeployWithEnv(ctx, []byte("\x00asm fake"), nil)
 			},
-			want:  client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(10)},
+			want:  api.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, DeployedAt: at(10)},
 			check: wantEnv(),
 		},
 		{
@@ -314,7 +315,7 @@ func TestClient(t *testing.T) {
 				h.DeployWithEnv(context.Background(), []byte("\x00asm fake"), []string{"KEPT=1"})
 			},
 			call:  func(ctx context.Context, c *client.Client) (any, error) { return c.Deploy(ctx, []byte("\x00asm fake")) },
-			want:  client.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, EnvKeys: []string{"KEPT"}, DeployedAt: at(10)},
+			want:  api.Module{Hash: hash, Orchestrations: []string{"Greeting", "Later"}, Activities: []string{}, EnvKeys: []string{"KEPT"}, DeployedAt: at(10)},
 			check: wantEnv("KEPT=1"),
 		},
 		{
@@ -350,7 +351,7 @@ func TestClient(t *testing.T) {
 				h.SetQueue(store.QueueStats{Ready: 2, ReadyInstances: 1, Activities: 3, OldestActivity: &store.WaitingItem{InstanceID: "a", What: "Charge", Since: at(1)}})
 			},
 			call: func(ctx context.Context, c *client.Client) (any, error) { return c.Queue(ctx) },
-			want: client.QueueResponse{Ready: 2, ReadyInstances: 1, Activities: 3, OldestActivity: &client.WaitingItem{InstanceID: "a", What: "Charge", Since: at(1)}},
+			want: api.QueueResponse{Ready: 2, ReadyInstances: 1, Activities: 3, OldestActivity: &api.WaitingItem{InstanceID: "a", What: "Charge", Since: at(1)}},
 		},
 	}
 	for _, tt := range tests {
@@ -477,12 +478,12 @@ func TestClientTokens(t *testing.T) {
 	if _, err := newClient(readToken).List(ctx, client.ListRequest{}); err != nil {
 		t.Errorf("list with the read-only token: %v", err)
 	}
-	_, err = newClient(readToken).Start(ctx, client.StartRequest{Name: "Greeting"})
+	_, err = newClient(readToken).Start(ctx, api.StartRequest{Name: "Greeting"})
 	checkErr(t, err, "durabox: start: forbidden: this token may only read (GET); POST /v1/instances needs the admin token", 403)
-	if _, err := newClient(adminToken).Start(ctx, client.StartRequest{Name: "Greeting"}); err != nil {
+	if _, err := newClient(adminToken).Start(ctx, api.StartRequest{Name: "Greeting"}); err != nil {
 		t.Errorf("start with the admin token: %v", err)
 	}
-	for token, want := range map[string]client.AccessResponse{adminToken: {Access: "admin", TokenRequired: true}, readToken: {Access: "read", TokenRequired: true}} {
+	for token, want := range map[string]api.AccessResponse{adminToken: {Access: "admin", TokenRequired: true}, readToken: {Access: "read", TokenRequired: true}} {
 		if got, err := newClient(token).Access(ctx); err != nil || got != want {
 			t.Errorf("access: %+v, %v; want %+v", got, err, want)
 		}
@@ -493,7 +494,7 @@ func TestClientTokens(t *testing.T) {
 	if err := newClient("").Ready(ctx); err != nil {
 		t.Errorf("ready without a token: %v", err)
 	}
-	h.Fail("Ready", fmt.Errorf("%w: the host has stopped", host.ErrNotReady))
+	h.Fail("Ready", fmt.Errorf("%w: the host has stopped", api.ErrNotReady))
 	checkErr(t, newClient("").Ready(ctx), "durabox: ready: not ready: the host has stopped", 503)
 }
 
@@ -527,7 +528,7 @@ func TestClientWithRootCAsRefusesPlainHTTP(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := client.New(srv.URL, &client.Options{Token: adminToken, RootCAs: x509.NewCertPool()})
-	_, err := c.Start(context.Background(), client.StartRequest{Name: "Greeting"})
+	_, err := c.Start(context.Background(), api.StartRequest{Name: "Greeting"})
 	want := "durabox: start: the client has certificate authorities for https (Options.RootCAs, --tls-ca), but the host's address, " + srv.URL +
 		", is plain http, where the token and the data would travel in clear; give its https:// address"
 	if err == nil || err.Error() != want {

@@ -3,7 +3,7 @@
 //
 //	c := client.New("https://durabox.example.com:7070", &client.Options{Token: token, RootCAs: roots})
 //	mod, err := c.Deploy(ctx, wasm)
-//	id, err := c.Start(ctx, client.StartRequest{Name: "Greeting", Input: json.RawMessage(`"world"`)})
+//	id, err := c.Start(ctx, api.StartRequest{Name: "Greeting", Input: json.RawMessage(`"world"`)})
 //	inst, err := c.Wait(ctx, id)
 //	// inst.Status is Completed, Failed, Canceled or Terminated;
 //	// inst.Result or inst.Failure says how.
@@ -19,7 +19,7 @@
 //
 // host/openapi.json describes it, and a host serves it at
 // /v1/openapi.json. Every body is JSON except a module's bytes; the types
-// in this package are the bodies, and every POST says its type
+// of package host/api are the bodies, and every POST says its type
 // (Content-Type: application/json; for a module, application/wasm or
 // multipart/form-data), bodiless ones included.
 //

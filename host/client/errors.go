@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/durabox/durabox/host/api"
 )
 
 // ErrPlainHTTP is returned by every request of a client given certificate
@@ -32,7 +34,7 @@ func (e *Error) Error() string { return "durabox: " + e.Op + ": " + e.Message }
 // or for a path the host does not serve) is shown as it came.
 func refusal(op string, resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	var r ErrorResponse
+	var r api.ErrorResponse
 	if json.Unmarshal(body, &r) == nil && r.Error != "" {
 		return &Error{Op: op, StatusCode: resp.StatusCode, Message: r.Error}
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -255,7 +255,7 @@ func medianReplay(b *bench, id string, n int) (time.Duration, error) {
 	var times []time.Duration
 	for range n {
 		start := time.Now()
-		rep, err := b.h.Replay(context.Background(), id, client.ReplayRequest{})
+		rep, err := b.h.Replay(context.Background(), id, api.ReplayRequest{})
 		if err == nil {
 			err = rep.Err()
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/guest-sdk/durabox/durtest"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store/sqlite"
 )
@@ -237,7 +238,7 @@ func runOnHost(t *testing.T, h *host.Host, sc scenario) histories {
 	}
 	get := func(id string) ([][]engine.Event, bool) {
 		inst, err := h.Instance(ctx, id)
-		if errors.Is(err, host.ErrNotFound) {
+		if errors.Is(err, api.ErrNotFound) {
 			return nil, false
 		}
 		if err != nil {

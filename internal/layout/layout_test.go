@@ -34,7 +34,8 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{pkg: "store/internal/sqlstore", allowed: []string{"store", "engine", "abi"}},
 		{pkg: "store/sqlite", allowed: []string{"store", "store/internal/sqlstore", "engine", "abi", "github.com/mattn/go-sqlite3"}},
 		{pkg: "store/postgres", allowed: []string{"store", "store/internal/sqlstore", "engine", "abi", "github.com/jackc/pgx/v5", "github.com/jackc/pgpassfile", "github.com/jackc/pgservicefile", "github.com/jackc/puddle/v2", "golang.org/x/sync", "golang.org/x/text"}},
-		{pkg: "host/client", allowed: []string{"engine", "abi"}},
+		{pkg: "host/api", allowed: []string{"engine", "abi"}},
+		{pkg: "host/client", allowed: []string{"host/api", "engine", "abi"}},
 		// The host runs guests on wazero or wasmtime-go, and serves its
 		// metrics with Prometheus's client, which
 		// brings the modules after it; the store reports its commits

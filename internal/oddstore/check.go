@@ -16,7 +16,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/logbuf"
 	"github.com/durabox/durabox/store"
 )
@@ -138,7 +138,7 @@ func (c *checker) ready() {
 func (c *checker) reaches(id string, want engine.Status, reason string) {
 	c.t.Helper()
 	path := "/v1/instances/" + url.PathEscape(id)
-	var inst client.InstanceDetails
+	var inst api.InstanceDetails
 	for ; ; time.Sleep(10 * time.Millisecond) {
 		if !c.getJSON(path, &inst) {
 			return
@@ -168,13 +168,13 @@ func (c *checker) servesAll(odds []odd) {
 	listed := map[string]bool{}
 	cursor := ""
 	for {
-		var page client.InstancesResponse
+		var page api.InstancesResponse
 		if !c.getJSON("/v1/instances?limit=7&cursor="+url.QueryEscape(cursor), &page) {
 			return
 		}
 		for _, inst := range page.Instances {
 			listed[inst.ID] = true
-			var details client.InstanceDetails
+			var details api.InstanceDetails
 			c.getJSON("/v1/instances/"+url.PathEscape(inst.ID), &details)
 			c.history(inst.ID, unreadable[inst.ID])
 		}
@@ -198,12 +198,12 @@ func (c *checker) history(id string, unreadable bool) {
 	c.t.Helper()
 	path := "/v1/instances/" + url.PathEscape(id) + "/history"
 	if !unreadable {
-		var history client.HistoryResponse
+		var history api.HistoryResponse
 		c.getJSON(path, &history)
 		return
 	}
 	status, body := c.get(path)
-	var refusal client.ErrorResponse
+	var refusal api.ErrorResponse
 	if status == http.StatusOK || json.Unmarshal(body, &refusal) != nil || !strings.Contains(refusal.Error, "corrupt row") {
 		c.t.Errorf("GET %s: %d %.300s; want an error saying a row is corrupt", path, status, body)
 	}

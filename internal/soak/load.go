@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 )
 
@@ -76,7 +77,7 @@ func startLoad(ctx context.Context, cl *client.Client, c *config) (*load, error)
 
 // start starts an instance of name with input.
 func (l *load) start(ctx context.Context, name, input string) error {
-	_, err := l.cl.Start(ctx, client.StartRequest{Name: name, Input: json.RawMessage(input)})
+	_, err := l.cl.Start(ctx, api.StartRequest{Name: name, Input: json.RawMessage(input)})
 	return err
 }
 
@@ -84,7 +85,7 @@ func (l *load) start(ctx context.Context, name, input string) error {
 // after c.hold once it waits for its decision (an event raised before is
 // dropped), and waits until it ends.
 func (l *load) approve(ctx context.Context) error {
-	id, err := l.cl.Start(ctx, client.StartRequest{Name: "Approval", Input: json.RawMessage(`{"item":"soak","timeout":"1h"}`)})
+	id, err := l.cl.Start(ctx, api.StartRequest{Name: "Approval", Input: json.RawMessage(`{"item":"soak","timeout":"1h"}`)})
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func (l *load) approve(ctx context.Context) error {
 			break
 		}
 	}
-	if err := l.cl.Raise(ctx, id, client.RaiseRequest{Name: "Approval", Data: json.RawMessage(`{"approved":true,"by":"soak"}`)}); err != nil {
+	if err := l.cl.Raise(ctx, id, api.RaiseRequest{Name: "Approval", Data: json.RawMessage(`{"approved":true,"by":"soak"}`)}); err != nil {
 		return err
 	}
 	inst, err := l.cl.Wait(ctx, id)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 )
 
@@ -25,8 +26,8 @@ type findings struct {
 }
 
 // listAll lists every instance the host has, a page at a time.
-func listAll(ctx context.Context, c *client.Client) ([]client.InstanceSummary, error) {
-	var all []client.InstanceSummary
+func listAll(ctx context.Context, c *client.Client) ([]api.InstanceSummary, error) {
+	var all []api.InstanceSummary
 	req := client.ListRequest{Limit: 1000}
 	for {
 		page, err := c.List(ctx, req)
@@ -112,7 +113,7 @@ func check(ctx context.Context, c *client.Client, planned []*expect, raised map[
 
 // checkInstance checks one instance's end, its histories, its events and
 // its Mark activities.
-func (f *findings) checkInstance(inst client.Instance, e *expect, histories [][]engine.Event, raised []raise, marks map[string][]int) {
+func (f *findings) checkInstance(inst api.Instance, e *expect, histories [][]engine.Event, raised []raise, marks map[string][]int) {
 	counts := map[engine.EventKind]int{}
 	var taken []string
 	for n, h := range histories {

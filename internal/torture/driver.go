@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 )
 
@@ -100,7 +101,7 @@ func (d *driver) play(ctx context.Context, e *expect) error {
 		return err
 	}
 	err = d.retry(ctx, func() error {
-		_, err := d.c.Start(ctx, client.StartRequest{Name: e.name, Input: input, ID: e.id})
+		_, err := d.c.Start(ctx, api.StartRequest{Name: e.name, Input: input, ID: e.id})
 		return err
 	})
 	var refused *client.Error
@@ -115,7 +116,7 @@ func (d *driver) play(ctx context.Context, e *expect) error {
 		if _, err := d.raise(ctx, e.id, byEarly, false); err != nil {
 			return err
 		}
-		if err := d.await(ctx, e.id, func(inst client.Instance) bool {
+		if err := d.await(ctx, e.id, func(inst api.Instance) bool {
 			return strings.HasPrefix(inst.CustomStatus, "waiting for a decision") || inst.Status.IsTerminal()
 		}); err != nil {
 			return err
@@ -126,7 +127,7 @@ func (d *driver) play(ctx context.Context, e *expect) error {
 		_, err := d.raise(ctx, e.id, byLate, true)
 		return err
 	case raiseAfterEnd:
-		if err := d.await(ctx, e.id, func(inst client.Instance) bool { return inst.Status.IsTerminal() }); err != nil {
+		if err := d.await(ctx, e.id, func(inst api.Instance) bool { return inst.Status.IsTerminal() }); err != nil {
 			return err
 		}
 		refused, err := d.raise(ctx, e.id, byAfter, true)
@@ -144,7 +145,7 @@ func (d *driver) play(ctx context.Context, e *expect) error {
 func (d *driver) raise(ctx context.Context, id, by string, afterWait bool) (refused bool, err error) {
 	data, _ := json.Marshal(map[string]any{"approved": true, "by": by})
 	err = d.retry(ctx, func() error {
-		return d.c.Raise(ctx, id, client.RaiseRequest{Name: "Approval", Data: data})
+		return d.c.Raise(ctx, id, api.RaiseRequest{Name: "Approval", Data: data})
 	})
 	var answer *client.Error
 	if errors.As(err, &answer) && answer.StatusCode == http.StatusConflict {
@@ -160,9 +161,9 @@ func (d *driver) raise(ctx context.Context, id, by string, afterWait bool) (refu
 }
 
 // await polls instance id until ready says so.
-func (d *driver) await(ctx context.Context, id string, ready func(client.Instance) bool) error {
+func (d *driver) await(ctx context.Context, id string, ready func(api.Instance) bool) error {
 	for {
-		var inst client.Instance
+		var inst api.Instance
 		err := d.retry(ctx, func() (err error) {
 			inst, err = d.c.Instance(ctx, id)
 			return err

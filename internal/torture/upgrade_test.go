@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
@@ -71,7 +72,7 @@ func TestKillDuringUpgrade(t *testing.T) {
 	var all, passed, waiting []string
 	for i := range n {
 		id := fmt.Sprintf("flow-%03d", i)
-		if _, err := cl.Start(ctx, client.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: id}); err != nil {
+		if _, err := cl.Start(ctx, api.StartRequest{Name: "Flow", Input: json.RawMessage(`"x"`), ID: id}); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, id)
@@ -81,9 +82,9 @@ func TestKillDuringUpgrade(t *testing.T) {
 			waiting = append(waiting, id)
 		}
 	}
-	until(t, cl, all, func(inst client.Instance) bool { return inst.Status == engine.StatusRunning })
+	until(t, cl, all, func(inst api.Instance) bool { return inst.Status == engine.StatusRunning })
 	raiseGo(t, cl, passed)
-	until(t, cl, passed, func(inst client.Instance) bool { return inst.CustomStatus != "" })
+	until(t, cl, passed, func(inst api.Instance) bool { return inst.CustomStatus != "" })
 	v2 := deploy("main.version=v2")
 	before := map[string][]engine.Event{}
 	for _, id := range all {
@@ -98,8 +99,8 @@ func TestKillDuringUpgrade(t *testing.T) {
 		killAt := 10
 		var once sync.Once
 		killed := make(chan struct{})
-		_, err := cl.Upgrade(ctx, client.UpgradeRequest{From: v1, To: v2, Parallel: 2}, func(line client.UpgradeLine) {
-			if line.Result != nil && line.Result.Outcome == client.UpgradeMoved {
+		_, err := cl.Upgrade(ctx, api.UpgradeRequest{From: v1, To: v2, Parallel: 2}, func(line api.UpgradeLine) {
+			if line.Result != nil && line.Result.Outcome == api.UpgradeMoved {
 				killAt--
 			}
 			if killAt == 0 {
@@ -130,11 +131,11 @@ func TestKillDuringUpgrade(t *testing.T) {
 		moved = now
 		t.Logf("round %d: killed with %d of %d compatible instances moved", round, moved, len(waiting))
 	}
-	report, err := cl.Upgrade(ctx, client.UpgradeRequest{From: v1, To: v2}, nil)
+	report, err := cl.Upgrade(ctx, api.UpgradeRequest{From: v1, To: v2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if report.Summary != (client.UpgradeSummary{Moved: len(waiting) - moved, Diverges: len(passed)}) {
+	if report.Summary != (api.UpgradeSummary{Moved: len(waiting) - moved, Diverges: len(passed)}) {
 		t.Fatalf("the last upgrade: %+v; want the %d instances left to move moved, the %d past the change diverging", report.Summary, len(waiting)-moved, len(passed))
 	}
 	if got := onOneModule(t, cl, all, before, v1, v2); got != len(waiting) {
@@ -142,9 +143,9 @@ func TestKillDuringUpgrade(t *testing.T) {
 	}
 
 	raiseGo(t, cl, waiting)
-	until(t, cl, waiting, func(inst client.Instance) bool { return inst.CustomStatus != "" })
+	until(t, cl, waiting, func(inst api.Instance) bool { return inst.CustomStatus != "" })
 	raiseGo(t, cl, all)
-	until(t, cl, all, func(inst client.Instance) bool { return inst.Status.IsTerminal() })
+	until(t, cl, all, func(inst api.Instance) bool { return inst.Status.IsTerminal() })
 	for _, id := range all {
 		inst, err := cl.Instance(ctx, id)
 		if err != nil {
@@ -202,7 +203,7 @@ func sameEvents(a, b []engine.Event) bool {
 }
 
 // until polls the instances until ready holds for each, for two minutes.
-func until(t *testing.T, cl *client.Client, ids []string, ready func(client.Instance) bool) {
+func until(t *testing.T, cl *client.Client, ids []string, ready func(api.Instance) bool) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, id := range ids {
@@ -226,7 +227,7 @@ func until(t *testing.T, cl *client.Client, ids []string, ready func(client.Inst
 func raiseGo(t *testing.T, cl *client.Client, ids []string) {
 	t.Helper()
 	for _, id := range ids {
-		if err := cl.Raise(context.Background(), id, client.RaiseRequest{Name: "go"}); err != nil {
+		if err := cl.Raise(context.Background(), id, api.RaiseRequest{Name: "go"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -36,8 +36,8 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
-	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/store"
 )
 
@@ -53,21 +53,21 @@ var ErrStillRunning = errors.New("fakehost: still running")
 var ErrNoWasm = errors.New("fakehost: replay, upgrade, export and reset need a real host: the fake runs no wasm")
 
 // Replay returns ErrNoWasm.
-func (h *Host) Replay(context.Context, string, client.ReplayRequest) (client.ReplayReport, error) {
-	return client.ReplayReport{}, ErrNoWasm
+func (h *Host) Replay(context.Context, string, api.ReplayRequest) (api.ReplayReport, error) {
+	return api.ReplayReport{}, ErrNoWasm
 }
 
 // Upgrade returns ErrNoWasm.
-func (h *Host) Upgrade(context.Context, client.UpgradeRequest, func(client.UpgradeLine)) (client.UpgradeReport, error) {
-	return client.UpgradeReport{}, ErrNoWasm
+func (h *Host) Upgrade(context.Context, api.UpgradeRequest, func(api.UpgradeLine)) (api.UpgradeReport, error) {
+	return api.UpgradeReport{}, ErrNoWasm
 }
 
 // Export returns ErrNoWasm.
 func (h *Host) Export(context.Context, string) (*bundle.Bundle, error) { return nil, ErrNoWasm }
 
 // Reset returns ErrNoWasm.
-func (h *Host) Reset(context.Context, string, client.ResetRequest) (client.ResetPlan, error) {
-	return client.ResetPlan{}, ErrNoWasm
+func (h *Host) Reset(context.Context, string, api.ResetRequest) (api.ResetPlan, error) {
+	return api.ResetPlan{}, ErrNoWasm
 }
 
 // Host is a fake host. It is safe for concurrent use.
@@ -81,7 +81,7 @@ type Host struct {
 	history   map[string][]engine.Event
 	fail      map[string]error
 	deployed  [][]byte
-	raised    []client.RaiseRequest
+	raised    []api.RaiseRequest
 	cancelled []string
 	query     store.InstanceQuery
 	filter    store.InstanceFilter
@@ -220,9 +220,9 @@ func (h *Host) RemoveModule(ctx context.Context, hash string) error {
 	i := slices.IndexFunc(h.modules, func(m store.ModuleInfo) bool { return m.Hash == hash })
 	switch {
 	case i < 0:
-		return fmt.Errorf("%w: %q", host.ErrModuleNotFound, hash)
+		return fmt.Errorf("%w: %q", api.ErrModuleNotFound, hash)
 	case slices.ContainsFunc(h.instances, func(inst store.Instance) bool { return inst.ModuleHash == hash }):
-		return fmt.Errorf("%w: instances run on it", host.ErrModuleInUse)
+		return fmt.Errorf("%w: instances run on it", api.ErrModuleInUse)
 	}
 	h.modules = slices.Delete(h.modules, i, i+1)
 	return nil
@@ -239,7 +239,7 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 	if err := h.running(id); err != nil {
 		return err
 	}
-	h.raised = append(h.raised, client.RaiseRequest{Name: name, Data: data, Persistent: persistent})
+	h.raised = append(h.raised, api.RaiseRequest{Name: name, Data: data, Persistent: persistent})
 	return nil
 }
 
@@ -277,9 +277,9 @@ func (h *Host) running(id string) error {
 	i, ok := h.find(id)
 	switch {
 	case !ok:
-		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
+		return fmt.Errorf("%w: %q", api.ErrNotFound, id)
 	case h.instances[i].Status.IsTerminal():
-		return fmt.Errorf("%w: %q is %s; nothing more can happen to it", host.ErrFinished, id, h.instances[i].Status)
+		return fmt.Errorf("%w: %q is %s; nothing more can happen to it", api.ErrFinished, id, h.instances[i].Status)
 	}
 	return nil
 }
@@ -294,9 +294,9 @@ func (h *Host) Purge(ctx context.Context, id string) error {
 	i, ok := h.find(id)
 	switch {
 	case !ok:
-		return fmt.Errorf("%w: %q", host.ErrNotFound, id)
+		return fmt.Errorf("%w: %q", api.ErrNotFound, id)
 	case !h.instances[i].Status.IsTerminal():
-		return fmt.Errorf("%w: %q has not ended; cancel or terminate it, or wait for it to end, then purge it", host.ErrNotFinished, id)
+		return fmt.Errorf("%w: %q has not ended; cancel or terminate it, or wait for it to end, then purge it", api.ErrNotFinished, id)
 	}
 	h.instances = slices.Delete(h.instances, i, i+1)
 	delete(h.history, id)
@@ -334,7 +334,7 @@ func (h *Host) Cancelled() []string {
 }
 
 // Raised returns every event raised so far.
-func (h *Host) Raised() []client.RaiseRequest {
+func (h *Host) Raised() []api.RaiseRequest {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.raised)
@@ -355,17 +355,17 @@ func (h *Host) StartOn(ctx context.Context, module, name string, input json.RawM
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.modules) == 0 || h.orchestrations[name] == nil {
-		return "", fmt.Errorf("%w %q: no deployed module registers it", host.ErrUnknownOrchestration, name)
+		return "", fmt.Errorf("%w %q: no deployed module registers it", api.ErrUnknownOrchestration, name)
 	}
 	on := slices.IndexFunc(h.modules, func(m store.ModuleInfo) bool { return strings.HasPrefix(m.Hash, module) })
 	if on < 0 {
-		return "", fmt.Errorf("%w: no deployed module's hash starts with %q", host.ErrModuleNotFound, module)
+		return "", fmt.Errorf("%w: no deployed module's hash starts with %q", api.ErrModuleNotFound, module)
 	}
 	if id == "" {
 		id = fmt.Sprintf("inst%d", len(h.instances)+1)
 	}
 	if _, ok := h.find(id); ok {
-		return "", fmt.Errorf("%w: %q", host.ErrInstanceExists, id)
+		return "", fmt.Errorf("%w: %q", api.ErrInstanceExists, id)
 	}
 	now := h.tick()
 	h.instances = slices.Insert(h.instances, 0, store.Instance{
@@ -391,7 +391,7 @@ func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) 
 	defer h.mu.Unlock()
 	i, ok := h.find(id)
 	if !ok {
-		return store.Instance{}, fmt.Errorf("%w: %q", host.ErrNotFound, id)
+		return store.Instance{}, fmt.Errorf("%w: %q", api.ErrNotFound, id)
 	}
 	return h.instances[i], nil
 }
@@ -446,10 +446,10 @@ func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.find(id); !ok {
-		return nil, fmt.Errorf("%w: %q", host.ErrNotFound, id)
+		return nil, fmt.Errorf("%w: %q", api.ErrNotFound, id)
 	}
 	if execution > 1 {
-		return nil, fmt.Errorf("%w: %q has no execution %d; its executions are 1 to 1", host.ErrExecutionNotFound, id, execution)
+		return nil, fmt.Errorf("%w: %q has no execution %d; its executions are 1 to 1", api.ErrExecutionNotFound, id, execution)
 	}
 	return slices.Clone(h.history[id]), nil
 }
@@ -467,7 +467,7 @@ func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstanceP
 	if q.After != "" {
 		var err error
 		if from, err = strconv.Atoi(q.After); err != nil {
-			return store.InstancePage{}, fmt.Errorf("%w: bad cursor %q", host.ErrBadInput, q.After)
+			return store.InstancePage{}, fmt.Errorf("%w: bad cursor %q", api.ErrBadInput, q.After)
 		}
 	}
 	if q.Limit == 0 {
@@ -535,7 +535,7 @@ func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, er
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.find(id); !ok {
-		return nil, fmt.Errorf("%w: %q", host.ErrNotFound, id)
+		return nil, fmt.Errorf("%w: %q", api.ErrNotFound, id)
 	}
 	events := h.history[id]
 	x := store.Execution{ID: 1, Events: int64(len(events)), StartedAt: events[0].Time}

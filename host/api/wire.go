@@ -1,4 +1,4 @@
-package client
+package api
 
 import (
 	"encoding/json"
@@ -7,8 +7,7 @@ import (
 	"github.com/durabox/durabox/engine"
 )
 
-// The wire types: the JSON bodies of the HTTP API, shared by the server
-// (host.NewHandler) and this client. host/openapi.json describes them.
+// The bodies of deploying, starting, reading and messaging instances.
 
 // Module is a deployed module.
 type Module struct {
