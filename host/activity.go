@@ -10,6 +10,7 @@ import (
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/store"
 )
 
@@ -43,9 +44,9 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 // poison, and returns the message that reports its outcome and how long it
 // ran. A panic fails the attempt, with the panic and its stack.
 func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engine.Event, ran time.Duration) {
-	defer h.guard.catch(boundaryActivity, func(p *panicError) {
+	defer h.guard.Catch(guard.Activity, func(p *guard.Panic) {
 		result = engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID,
-			Failure: p.failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}
+			Failure: p.Failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}
 	}, "instance", w.InstanceID, "activity", w.Task.Name)
 	if w.Attempt > h.opts.PoisonAfter {
 		h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
@@ -69,7 +70,7 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engin
 // A panic is logged: the outcome may have been recorded; if not, the task
 // is delivered again when its lease ends.
 func (h *Host) record(ctx context.Context, w *store.ActivityWork, result engine.Event, ran time.Duration) {
-	defer h.guard.catch(boundaryActivity, func(*panicError) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
+	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
 	if err := h.st.CompleteActivity(ctx, w, result, h.opts.Clock()); err != nil {
 		if cutShort(ctx, err) {
 			h.opts.Logger.Info("activity result not recorded: the host is stopping; the activity runs again at the next start", "instance", w.InstanceID, "activity", w.Task.Name)
@@ -78,8 +79,8 @@ func (h *Host) record(ctx context.Context, w *store.ActivityWork, result engine.
 		}
 		return
 	}
-	mayPanic(pointActivityDone, w.InstanceID)
-	h.metrics.activity(w.Task.Name, result.Kind, ran)
+	guard.MayPanic(guard.PointActivityDone, w.InstanceID)
+	h.metrics.Activity(w.Task.Name, result.Kind, ran)
 	h.orchestrationWork.Notify()
 }
 
@@ -99,16 +100,16 @@ func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop fun
 		timer   *time.Timer
 	)
 	extend := func() {
-		defer h.guard.catch(boundaryLease, func(p *panicError) {
+		defer h.guard.Catch(guard.Lease, func(p *guard.Panic) {
 			h.attempts.stop(attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID}, &stoppedError{
-				why: "the host panicked extending its lease (a bug in durabox, which went on serving everything else; the details hold the stack): " + p.Error(), details: p.stack})
+				why: "the host panicked extending its lease (a bug in durabox, which went on serving everything else; the details hold the stack): " + p.Error(), details: p.Stack})
 		}, "instance", w.InstanceID, "activity", w.Task.Name)
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped {
 			return
 		}
-		mayPanic(pointLease, w.InstanceID)
+		guard.MayPanic(guard.PointLease, w.InstanceID)
 		if err := h.st.ExtendLease(ctx, w, h.opts.Clock(), h.opts.Lease); err != nil && ctx.Err() == nil {
 			h.opts.Logger.Warn("activity lease not extended; once it ends, the task may be delivered again", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
 		}
@@ -163,7 +164,7 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 		g.cfg.timeout = w.Task.Timeout
 	}
 	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt)})
-	mayPanic(pointActivity, w.InstanceID)
+	guard.MayPanic(guard.PointActivity, w.InstanceID)
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
 	g.cfg.log.endStep()
 	if s := stopCause(ctx); s != nil {

@@ -59,7 +59,7 @@ func (p *activityPool) get(ctx context.Context, hash string, tags ...any) (*wasm
 	env.AllowHTTP(p.h.opts.HTTPAllowList)
 	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, log: log, memoryLimit: p.h.opts.MemoryLimit, activity: true})
 	if err == nil {
-		p.h.metrics.sandboxStarts.WithLabelValues("activity").Inc()
+		p.h.metrics.SandboxStarted("activity")
 	}
 	return g, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -86,8 +87,8 @@ func TestDeployRefusesBadNames(t *testing.T) {
 // restart), and in a replay of its history; a healthy instance beside it
 // completes, and the metrics are served.
 func TestGuestNamesAndTextsFailOnlyTheirInstance(t *testing.T) {
-	metrics := host.NewMetrics()
-	live := startHost(t, host.Options{Metrics: metrics})
+	m := metrics.New()
+	live := startHost(t, host.Options{Metrics: m})
 	cold := startHost(t, host.Options{NoLiveCache: true})
 	live.deploy(t, boundaryGuest)
 	cold.deploy(t, boundaryGuest)
@@ -143,7 +144,7 @@ func TestGuestNamesAndTextsFailOnlyTheirInstance(t *testing.T) {
 // with a message naming the activity, and GET /metrics still serves,
 // counting the failures.
 func TestActivityOutputThatIsNotJSONFailsItsAttempt(t *testing.T) {
-	h := startHost(t, host.Options{Metrics: host.NewMetrics()})
+	h := startHost(t, host.Options{Metrics: metrics.New()})
 	h.deploy(t, boundaryGuest)
 	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
 	if err != nil {
@@ -176,8 +177,8 @@ func TestActivityOutputThatIsNotJSONFailsItsAttempt(t *testing.T) {
 // label that is not UTF-8), and serves on; the instance completes.
 func TestStoredNameThatIsNotUTF8DoesNotStopTheHost(t *testing.T) {
 	ctx := context.Background()
-	metrics := host.NewMetrics()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{OnCommit: metrics.ObserveCommit})
+	m := metrics.New()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{OnCommit: m.ObserveCommit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestStoredNameThatIsNotUTF8DoesNotStopTheHost(t *testing.T) {
 	if err := st.CommitTurn(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	h := startHostOn(t, st, host.Options{Metrics: metrics})
+	h := startHostOn(t, st, host.Options{Metrics: m})
 	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -149,7 +150,7 @@ func quoted(s string) string { return strconv.Quote(s) }
 func TestDashboardInChromium(t *testing.T) {
 	b := newBrowser(t)
 	ctx := context.Background()
-	h := startHost(t, host.Options{Metrics: host.NewMetrics()})
+	h := startHost(t, host.Options{Metrics: metrics.New()})
 	for _, pkg := range []string{"hello", "approval", "parentchild", "retry"} {
 		h.deploy(t, "examples/wasm/"+pkg)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/store"
 )
 
@@ -51,7 +52,7 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 		}
 		items, err := fetch(h, what, idle, next)
 		if err != nil {
-			if ctx.Err() == nil && !errors.As(err, new(*panicError)) {
+			if ctx.Err() == nil && !errors.As(err, new(*guard.Panic)) {
 				h.opts.Logger.Error("cannot fetch "+what+" work; trying again", "err", err, "in", fetchRetry)
 			}
 			select {
@@ -77,8 +78,8 @@ const fetchRetry = time.Second
 // fetch takes up to max items of work with next. A panic is an error: the
 // fetcher serves every instance, so it carries on.
 func fetch[W any](h *Host, what string, max int, next func(max int) ([]*W, error)) (items []*W, err error) {
-	defer h.guard.catch(boundaryFetch, func(p *panicError) { items, err = nil, p }, "work", what)
-	mayPanic(pointFetch, what)
+	defer h.guard.Catch(guard.Fetch, func(p *guard.Panic) { items, err = nil, p }, "work", what)
+	guard.MayPanic(guard.PointFetch, what)
 	return next(max)
 }
 
@@ -97,7 +98,7 @@ func (h *Host) dispatchOrchestrations(ctx context.Context) {
 // instance.
 func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 	_, err := h.reg.module(context.WithoutCancel(ctx), item.Instance.ModuleHash)
-	var p *panicError
+	var p *guard.Panic
 	switch {
 	case errors.Is(err, api.ErrCannotRun):
 		// This host cannot run the module: its fetches pass over it from
@@ -105,7 +106,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.abandon(ctx, item.Instance.ID, item.LockToken)
 		return
 	case errors.As(err, &p):
-		h.fail(ctx, item, p.failure("durabox gave up on the instance: the host panicked loading its module"))
+		h.fail(ctx, item, p.Failure("durabox gave up on the instance: the host panicked loading its module"))
 		return
 	}
 	began := time.Now()
@@ -131,11 +132,11 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 	inst := item.Instance
 	guestCtx := context.WithoutCancel(ctx)
 	var l *live
-	defer h.guard.catch(boundaryTurn, func(p *panicError) {
+	defer h.guard.Catch(guard.Turn, func(p *guard.Panic) {
 		if l != nil {
 			l.close(guestCtx)
 		}
-		h.fail(ctx, item, p.failure("durabox gave up on the instance: the host panicked running its turn"))
+		h.fail(ctx, item, p.Failure("durabox gave up on the instance: the host panicked running its turn"))
 	}, "instance", inst.ID)
 	if item.Attempt > h.opts.PoisonAfter {
 		h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
@@ -153,7 +154,7 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 	}
 	l = h.cache.take(inst.ID)
 	if l != nil && l.continues(item) {
-		h.metrics.cacheHits.Inc()
+		h.metrics.CacheHit()
 	} else {
 		if l != nil {
 			l.close(guestCtx)
@@ -163,7 +164,7 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		}
 	}
 	in.History = l.history
-	mayPanic(pointTurn, inst.ID)
+	guard.MayPanic(guard.PointTurn, inst.ID)
 	res, err := l.turn(in)
 	if errors.Is(err, engine.ErrCorruptHistory) {
 		// Running the turn again would read the same history: the instance
@@ -201,20 +202,20 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 // instance is closed (the next turn replays it) and everything announced.
 func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, began time.Time) {
 	inst, res := item.Instance, t.res
-	defer h.guard.catch(boundaryTurn, func(*panicError) {
+	defer h.guard.Catch(guard.Turn, func(*guard.Panic) {
 		h.orchestrationWork.Notify()
 		h.activityWork.Notify()
 		h.changed.notify(inst.ID)
 	}, "instance", inst.ID, "committed", true)
-	mayPanic(pointTurnCommitted, inst.ID)
-	h.metrics.turn(inst.Name, time.Since(began), res.Status)
+	guard.MayPanic(guard.PointTurnCommitted, inst.ID)
+	h.metrics.Turn(inst.Name, time.Since(began), res.Status)
 	if w := int64(h.opts.HistoryWarning); item.HistoryLen <= w && item.HistoryLen+int64(len(res.NewEvents)) > w {
 		h.opts.Logger.Warn("history past the warning length", "instance", inst.ID, "execution", inst.ExecutionID,
 			"events", item.HistoryLen+int64(len(res.NewEvents)), "warning", w)
 	}
 	h.stopAttempts(inst, res)
 	for _, c := range t.children {
-		h.metrics.started.WithLabelValues(label(c.Name)).Inc()
+		h.metrics.Started(c.Name)
 	}
 	for _, d := range res.Dropped {
 		h.opts.Logger.Warn("message dropped", "instance", inst.ID, "kind", d.Message.Kind, "name", d.Message.Name, "scheduleId", d.Message.ScheduleID, "reason", d.Reason)
@@ -307,7 +308,7 @@ func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.F
 		h.unlock(ctx, item, "cannot fail an instance whose turn cannot run", err)
 		return
 	}
-	h.metrics.finished.WithLabelValues(label(item.Instance.Name), string(engine.StatusFailed)).Inc()
+	h.metrics.Failed(item.Instance.Name)
 	h.opts.Logger.Error("instance failed: its turn cannot run", "instance", item.Instance.ID, "failure", failure.Message)
 	h.orchestrationWork.Notify()
 	h.changed.notify(item.Instance.ID)
@@ -323,7 +324,7 @@ func (h *Host) fresh(ctx context.Context, item *store.WorkItem, messages []engin
 	// The history is in the store, unless the execution has not begun.
 	var history []engine.Event
 	if item.HistoryLen > 0 {
-		h.metrics.cacheMisses.Inc()
+		h.metrics.CacheMiss()
 		var err error
 		history, err = h.st.History(ctx, inst.ID, inst.ExecutionID)
 		switch {

@@ -94,7 +94,7 @@
 //
 // # Metrics and readiness
 //
-// Metrics (NewMetrics) count turns, starts, ends, activities and wasm
+// Metrics (package host/metrics) count turns, starts, ends, activities and wasm
 // instances, time turns and activities, and read the queue and the live
 // cache when gathered; the store reports its commits to
 // Metrics.ObserveCommit. Ready says whether the host serves its work: Run
@@ -103,9 +103,9 @@
 //
 // # Usage
 //
-//	metrics := host.NewMetrics()
-//	st, _ := sqlite.Open("durabox.db", sqlite.Options{OnCommit: metrics.ObserveCommit})
-//	h, _ := host.New(st, host.Options{Logger: logger, Metrics: metrics, Retention: 30 * 24 * time.Hour})
+//	m := metrics.New()
+//	st, _ := sqlite.Open("durabox.db", sqlite.Options{OnCommit: m.ObserveCommit})
+//	h, _ := host.New(st, host.Options{Logger: logger, Metrics: m, Retention: 30 * 24 * time.Hour})
 //	go h.Run(ctx)
 //	h.Deploy(ctx, wasm)
 //	id, _ := h.Start(ctx, "Greeting", json.RawMessage(`"world"`), "")

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/durabox/durabox/host/internal/guard"
 )
 
 // TestCacheDir is where every host a test starts keeps its compiled
@@ -33,6 +35,6 @@ func InjectPanic(t testing.TB, point, key string) {
 			once.Do(func() { panic("injected at " + point + " for " + key) })
 		}
 	}
-	testPanic.Store(&f)
-	t.Cleanup(func() { testPanic.Store(nil) })
+	guard.Inject.Store(&f)
+	t.Cleanup(func() { guard.Inject.Store(nil) })
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/host/internal/sandbox"
+	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/store"
 )
 
@@ -30,10 +32,10 @@ type Host struct {
 	pool  *activityPool
 	// attempts are the activity attempts running, to stop.
 	attempts *attempts
-	metrics  *Metrics
+	metrics  *metrics.Metrics
 	// guard recovers the panics of the host's own code at its boundaries
 	// (panics.go).
-	guard guard
+	guard guard.Guard
 	// orchestrationWork wakes the orchestration dispatchers, activityWork the
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
@@ -60,7 +62,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := guard{log: opts.Logger, metrics: opts.Metrics}
+	g := guard.Guard{Log: opts.Logger, Count: opts.Metrics.Panic}
 	h := &Host{
 		st: st, opts: opts, rt: rt, metrics: opts.Metrics, guard: g,
 		reg:               newRegistry(rt, st, opts.ActivationTimeout, g),
@@ -69,7 +71,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),
 	}
 	h.pool = newActivityPool(h)
-	if err := h.metrics.register(h); err != nil {
+	if err := h.metrics.Register(hostCollector{h}); err != nil {
 		rt.Close(context.Background())
 		return nil, err
 	}
@@ -246,7 +248,7 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	if err != nil {
 		return "", fmt.Errorf("host: start %q: %w", name, err)
 	}
-	h.metrics.started.WithLabelValues(name).Inc()
+	h.metrics.Started(name)
 	h.orchestrationWork.Notify()
 	return id, nil
 }

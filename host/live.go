@@ -173,7 +173,7 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) 
 		l.broken = err
 		return l
 	}
-	h.metrics.sandboxStarts.WithLabelValues("orchestration").Inc()
+	h.metrics.SandboxStarted("orchestration")
 	return l
 }
 

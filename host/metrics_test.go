@@ -15,6 +15,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/metrics"
 )
 
 // scrape gets GET /metrics from handler and parses it.
@@ -69,7 +70,7 @@ next:
 // it is cancelled.
 func TestMetrics(t *testing.T) {
 	ctx := context.Background()
-	h := startHost(t, host.Options{Metrics: host.NewMetrics()})
+	h := startHost(t, host.Options{Metrics: metrics.New()})
 	h.deploy(t, "examples/wasm/hello")
 	h.deploy(t, "examples/wasm/retry")
 	h.deploy(t, "examples/wasm/approval")

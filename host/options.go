@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/url"
 	"time"
+
+	"github.com/durabox/durabox/host/metrics"
 )
 
 // Options configures a Host. The zero value means every default.
@@ -123,10 +125,10 @@ type Options struct {
 	// Clock returns the current time. Nil means time.Now.
 	Clock func() time.Time
 	// Metrics receive what the host does, and are served by its handler at
-	// GET /metrics; make them with NewMetrics before the store, so that
+	// GET /metrics; make them with metrics.New before the store, so that
 	// the store reports its commits to them too. Nil means metrics of the
 	// host's own, which show no commits. Metrics serve one host.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 }
 
 // DefaultHistoryWarning is the default of Options.HistoryWarning, in events.
@@ -183,7 +185,7 @@ func (o *Options) validate() error {
 		o.Clock = time.Now
 	}
 	if o.Metrics == nil {
-		o.Metrics = NewMetrics()
+		o.Metrics = metrics.New()
 	}
 	return nil
 }

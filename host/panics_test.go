@@ -46,7 +46,7 @@ func (p *panicking) victimFailed(t *testing.T, point string, kind engine.EventKi
 	if i < 0 {
 		t.Fatalf("history %v, without %s", shape(history), kind)
 	}
-	if f := history[i].Failure; f == nil || !strings.Contains(f.Message, "the host panicked") || !strings.Contains(f.Details, "host.mayPanic(") {
+	if f := history[i].Failure; f == nil || !strings.Contains(f.Message, "the host panicked") || !strings.Contains(f.Details, "guard.MayPanic(") {
 		t.Fatalf("%s: %+v; want the host's panic, with the stack that raised it in the details", kind, f)
 	}
 }
@@ -93,7 +93,7 @@ func (p *panicking) servesOn(t *testing.T, boundary string) {
 		t.Errorf("GET /metrics: %d, without %q:\n%s", status, want, grep(metrics, "durabox_panics_total"))
 	}
 	log := p.log.String()
-	if !strings.Contains(log, "level=ERROR msg=\"panic recovered; the host goes on\" boundary="+boundary) || !strings.Contains(log, "host.mayPanic(") {
+	if !strings.Contains(log, "level=ERROR msg=\"panic recovered; the host goes on\" boundary="+boundary) || !strings.Contains(log, "guard.MayPanic(") {
 		t.Errorf("the log has no panic at %s with its stack:\n%s", boundary, log)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/store"
@@ -31,7 +32,7 @@ type registry struct {
 	log *slog.Logger
 	// guard recovers a panic while a module loads, which fails that load
 	// only.
-	guard guard
+	guard guard.Guard
 
 	mu       sync.Mutex
 	compiled map[string]*module
@@ -61,8 +62,8 @@ type module struct {
 	orchestrations []string
 }
 
-func newRegistry(rt sandbox.Runtime, st store.Store, timeout time.Duration, g guard) *registry {
-	return &registry{rt: rt, st: st, timeout: timeout, log: g.log, guard: g, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
+func newRegistry(rt sandbox.Runtime, st store.Store, timeout time.Duration, g guard.Guard) *registry {
+	return &registry{rt: rt, st: st, timeout: timeout, log: g.Log, guard: g, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
 }
 
 func hashOf(wasm []byte) string {
@@ -311,10 +312,10 @@ func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 // load, so that those waiting for it are answered, and the next use loads
 // the module again.
 func (r *registry) load(ctx context.Context, hash string) (m *module, err error) {
-	defer r.guard.catch(boundaryModule, func(p *panicError) {
+	defer r.guard.Catch(guard.Module, func(p *guard.Panic) {
 		m, err = nil, fmt.Errorf("host: load module %s: %w", short(hash), p)
 	}, "module", short(hash))
-	mayPanic(pointModule, hash)
+	guard.MayPanic(guard.PointModule, hash)
 	sm, err := r.st.GetModule(ctx, hash)
 	if err != nil {
 		return nil, fmt.Errorf("host: module %s: %w", short(hash), err)

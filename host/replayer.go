@@ -8,6 +8,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/guard"
 )
 
 // Replayer replays histories on modules with the sandbox alone: no store,
@@ -29,7 +30,7 @@ func NewReplayer(opts Options) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Replayer{reg: newRegistry(rt, nil, opts.ActivationTimeout, guard{log: opts.Logger}), opts: opts}, nil
+	return &Replayer{reg: newRegistry(rt, nil, opts.ActivationTimeout, guard.Guard{Log: opts.Logger}), opts: opts}, nil
 }
 
 // Close releases the compiled modules and the wasm runtime.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/store"
 )
 
@@ -28,7 +29,7 @@ func (h *Host) Sweep(ctx context.Context) (Swept, error) {
 	if h.opts.Retention == 0 {
 		return swept, nil
 	}
-	mayPanic(pointSweep, "")
+	guard.MayPanic(guard.PointSweep, "")
 	before := h.opts.Clock().Add(-h.opts.Retention)
 	var err error
 	swept.Instances, err = h.PurgeMatching(ctx, store.InstanceFilter{FinishedBefore: before}, false)
@@ -71,7 +72,7 @@ func (h *Host) sweep(ctx context.Context) {
 // sweepOnce runs Sweep, and logs why it failed. A panic is logged too: the
 // next sweep comes at its time.
 func (h *Host) sweepOnce(ctx context.Context) {
-	defer h.guard.catch(boundarySweep, nil)
+	defer h.guard.Catch(guard.Sweep, nil)
 	if _, err := h.Sweep(ctx); err != nil && ctx.Err() == nil {
 		h.opts.Logger.Error("retention not applied; it is tried again", "err", err, "in", h.opts.SweepInterval)
 	}

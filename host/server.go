@@ -15,6 +15,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
+	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -148,9 +149,9 @@ func NewHandler(a API, opts HandlerOptions) (http.Handler, error) {
 	}
 	hosts, _ := newHostNames(opts.Hosts) // Validate checked them
 	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken),
-		hosts: hosts, crossOrigin: http.NewCrossOriginProtection(), panics: guard{log: opts.Logger}}
+		hosts: hosts, crossOrigin: http.NewCrossOriginProtection(), panics: guard.Guard{Log: opts.Logger}}
 	if h, ok := a.(*Host); ok {
-		s.panics.metrics = h.metrics
+		s.panics.Count = h.metrics.Panic
 	}
 	gatherer, ok := a.(prometheus.Gatherer)
 	if !ok {
@@ -177,7 +178,7 @@ type server struct {
 	metrics http.Handler
 	// panics recovers a panic serving a request, and counts it in the
 	// host's metrics when api is a Host.
-	panics guard
+	panics guard.Guard
 }
 
 // access is what a route needs of a request's token.
@@ -264,14 +265,14 @@ func requestLevel(r *http.Request, status int, took time.Duration) slog.Level {
 // serve answers a request with its route, or as noRoute does. A panic
 // answers 500, or, when the answer had begun, aborts it.
 func (s *server) serve(w *recorder, r *http.Request) {
-	defer s.panics.catch(boundaryHTTP, func(p *panicError) {
+	defer s.panics.Catch(guard.HTTP, func(p *guard.Panic) {
 		if w.status != 0 {
 			panic(http.ErrAbortHandler)
 		}
 		body, _ := json.Marshal(api.ErrorResponse{Error: fmt.Sprintf("the host panicked serving %s %s (a bug in durabox; its log has the stack)", r.Method, r.URL.Path)})
 		write(w, http.StatusInternalServerError, body)
 	}, "method", r.Method, "path", r.URL.Path)
-	mayPanic(pointHTTP, r.URL.Path)
+	guard.MayPanic(guard.PointHTTP, r.URL.Path)
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(w, r)
 	} else {

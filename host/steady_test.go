@@ -7,6 +7,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/metrics"
 )
 
 // TestCacheHoldsNoFinishedInstance runs Approval instances on the real host,
@@ -19,7 +20,7 @@ import (
 func TestCacheHoldsNoFinishedInstance(t *testing.T) {
 	const approved, waiting = 40, 3
 	ctx := context.Background()
-	h := startHost(t, host.Options{Metrics: host.NewMetrics()})
+	h := startHost(t, host.Options{Metrics: metrics.New()})
 	h.deploy(t, "examples/wasm/approval")
 	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store/sqlite"
 )
@@ -24,13 +25,13 @@ func BenchmarkTurns_100(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	metrics := NewMetrics()
-	st, err := sqlite.Open(filepath.Join(b.TempDir(), "durabox.db"), sqlite.Options{Durability: sqlite.DurabilityNormal, OnCommit: metrics.ObserveCommit})
+	m := metrics.New()
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "durabox.db"), sqlite.Options{Durability: sqlite.DurabilityNormal, OnCommit: m.ObserveCommit})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	h, err := New(st, Options{Metrics: metrics})
+	h, err := New(st, Options{Metrics: m})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/store"
 )
 
@@ -273,7 +274,7 @@ const moveTries = 5
 
 // guarded is one, where a panic fails the upgrade of inst only.
 func (u *upgrade) guarded(ctx context.Context, inst store.InstanceSummary) (res api.UpgradeResult) {
-	defer u.h.guard.catch(boundaryUpgrade, func(p *panicError) {
+	defer u.h.guard.Catch(guard.Upgrade, func(p *guard.Panic) {
 		res = api.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash, Outcome: api.UpgradeFails,
 			Reason: "the host panicked upgrading it (a bug in durabox; its log has the stack): " + p.Error()}
 	}, "instance", inst.ID)
@@ -282,7 +283,7 @@ func (u *upgrade) guarded(ctx context.Context, inst store.InstanceSummary) (res 
 
 // one decides, and unless a dry run, carries out, the upgrade of inst.
 func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) api.UpgradeResult {
-	mayPanic(pointUpgrade, inst.ID)
+	guard.MayPanic(guard.PointUpgrade, inst.ID)
 	res := api.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash}
 	skip := func(format string, args ...any) api.UpgradeResult {
 		res.Outcome, res.Reason = api.UpgradeSkipped, fmt.Sprintf(format, args...)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -216,7 +217,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 
 	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: commaList(c.allowHTTP), ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
 		HistoryWarning: c.historyWarning, Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayload: c.maxPayloadMiB << 20,
-		Logger: logger, CacheDir: c.cacheDir, Metrics: host.NewMetrics(), Lease: c.lease, Shared: c.postgres()}
+		Logger: logger, CacheDir: c.cacheDir, Metrics: metrics.New(), Lease: c.lease, Shared: c.postgres()}
 	if opts.CacheDir == "" {
 		if opts.CacheDir, err = c.defaultCacheDir(); err != nil {
 			return err

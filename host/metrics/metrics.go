@@ -1,7 +1,6 @@
-package host
+package metrics
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,15 +15,17 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// Metrics are a host's Prometheus metrics, which its handler serves at GET
-// /metrics. docs/operator.md lists them with what they mean (a test holds
+// Metrics are a host's Prometheus metrics, which its HTTP server serves at
+// GET /metrics. docs/operator.md lists them with what they mean (a test holds
 // its table to the names defined here). The host counts
 // what it does; the store, which knows nothing of Prometheus, reports its
 // commits to ObserveCommit (store/sqlite's Options.OnCommit), and the
 // queue and the live cache are read when the metrics are gathered.
 //
-// Each host needs Metrics of its own: NewMetrics before the store opens,
-// so that the store can report to them, then Options.Metrics.
+// Each host needs Metrics of its own: New before the store opens, so that
+// the store can report to them, then host.Options.Metrics, and the
+// server's Options.Metrics. The host registers what it reads when they
+// are gathered (Register).
 type Metrics struct {
 	reg             *prometheus.Registry
 	turns           *prometheus.CounterVec
@@ -42,9 +43,9 @@ type Metrics struct {
 	panics          *prometheus.CounterVec
 }
 
-// NewMetrics returns metrics for one host, with the Go runtime's and the
+// New returns metrics for one host, with the Go runtime's and the
 // process's beside them.
-func NewMetrics() *Metrics {
+func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -112,9 +113,9 @@ func (m *Metrics) ObserveCommit(c store.CommitStats) {
 	m.commitWrites.Observe(float64(c.Writes))
 }
 
-// turn records a committed turn of an instance of orchestration, and its
+// Turn records a committed turn of an instance of orchestration, and its
 // end if it ended the instance.
-func (m *Metrics) turn(orchestration string, d time.Duration, status engine.Status) {
+func (m *Metrics) Turn(orchestration string, d time.Duration, status engine.Status) {
 	orchestration = label(orchestration)
 	m.turns.WithLabelValues(orchestration).Inc()
 	m.turnSeconds.WithLabelValues(orchestration).Observe(d.Seconds())
@@ -134,10 +135,50 @@ func label(name string) string {
 	return strings.ToValidUTF8(name, "\uFFFD")
 }
 
-// activity records an activity attempt's outcome (the kind of the event
+// Panic counts a panic of the host's own code recovered at boundary.
+func (m *Metrics) Panic(boundary string) { m.panics.WithLabelValues(boundary).Inc() }
+
+// Started counts an instance of orchestration created.
+func (m *Metrics) Started(orchestration string) {
+	m.started.WithLabelValues(label(orchestration)).Inc()
+}
+
+// Failed counts an instance of orchestration the host failed itself,
+// without a turn of the engine's (poison, a corrupt history).
+func (m *Metrics) Failed(orchestration string) {
+	m.finished.WithLabelValues(label(orchestration), string(engine.StatusFailed)).Inc()
+}
+
+// CacheHit counts a turn of an instance with history that found it live,
+// CacheMiss one that replayed it.
+func (m *Metrics) CacheHit()  { m.cacheHits.Inc() }
+func (m *Metrics) CacheMiss() { m.cacheMisses.Inc() }
+
+// SandboxStarted counts a wasm instance started, of kind orchestration or
+// activity.
+func (m *Metrics) SandboxStarted(kind string) { m.sandboxStarts.WithLabelValues(kind).Inc() }
+
+// Gather gathers the metrics, for GET /metrics.
+func (m *Metrics) Gather() ([]*dto.MetricFamily, error) { return m.reg.Gather() }
+
+// Register adds c to what Gather reads: a host registers the gauges it
+// reads when the metrics are gathered (its queue and its live cache). It
+// refuses metrics another host registered with already.
+func (m *Metrics) Register(c prometheus.Collector) error {
+	err := m.reg.Register(c)
+	if errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+		return errors.New("host: Options.Metrics are another host's already; give each host its own (metrics.New)")
+	}
+	if err != nil {
+		return fmt.Errorf("host: metrics: %w", err)
+	}
+	return nil
+}
+
+// Activity records an activity attempt's outcome (the kind of the event
 // that reports it); a zero d (an attempt given up on, never run) records
 // no duration.
-func (m *Metrics) activity(name string, kind engine.EventKind, d time.Duration) {
+func (m *Metrics) Activity(name string, kind engine.EventKind, d time.Duration) {
 	outcome := "completed"
 	if kind == engine.ActivityFailed {
 		outcome = "failed"
@@ -146,88 +187,5 @@ func (m *Metrics) activity(name string, kind engine.EventKind, d time.Duration) 
 	m.activities.WithLabelValues(name, outcome).Inc()
 	if d > 0 {
 		m.activitySeconds.WithLabelValues(name).Observe(d.Seconds())
-	}
-}
-
-// Gather gathers the host's metrics, for GET /metrics.
-func (h *Host) Gather() ([]*dto.MetricFamily, error) { return h.metrics.reg.Gather() }
-
-// register adds to m what is read from h when the metrics are gathered:
-// the queue and the live cache.
-func (m *Metrics) register(h *Host) error {
-	err := m.reg.Register(hostCollector{h})
-	if errors.As(err, &prometheus.AlreadyRegisteredError{}) {
-		return errors.New("host: Options.Metrics are another host's already; give each host its own (NewMetrics)")
-	}
-	if err != nil {
-		return fmt.Errorf("host: metrics: %w", err)
-	}
-	return nil
-}
-
-// hostCollector reads a host's queue and live cache when the metrics are
-// gathered.
-type hostCollector struct{ h *Host }
-
-// queueTimeout bounds the store's reading of the queue for a scrape.
-const queueTimeout = 5 * time.Second
-
-var (
-	liveInstancesDesc = prometheus.NewDesc("durabox_live_instances", "Orchestration instances live in memory between turns.", nil, nil)
-	liveMemoryDesc    = prometheus.NewDesc("durabox_live_memory_bytes", "Memory the live instances hold: the pages of wasm linear memory each wrote, what the runtime keeps for each, and their histories.", nil, nil)
-	liveLimitDesc     = prometheus.NewDesc("durabox_live_memory_limit_bytes", "The bound on durabox_live_memory_bytes (serve --cache-mib): past it the least recently used instances are dropped, to be replayed when they next run.", nil, nil)
-	queueDescs        = map[string]*prometheus.Desc{
-		"ready":             prometheus.NewDesc("durabox_queue_ready_messages", "Messages ready for a turn (starts, raised events, results, timers come due).", nil, nil),
-		"readyInstances":    prometheus.NewDesc("durabox_queue_ready_instances", "Instances with messages ready for a turn.", nil, nil),
-		"timers":            prometheus.NewDesc("durabox_queue_timers", "Timers not yet due, of instances that have not finished.", nil, nil),
-		"running":           prometheus.NewDesc("durabox_queue_running_instances", "Instances running a turn.", nil, nil),
-		"activities":        prometheus.NewDesc("durabox_queue_activities_waiting", "Activity tasks waiting for a worker.", nil, nil),
-		"activitiesRunning": prometheus.NewDesc("durabox_queue_activities_running", "Activity tasks running.", nil, nil),
-		"oldestReadyAge":    prometheus.NewDesc("durabox_queue_oldest_ready_age_seconds", "How long the ready message that has waited longest has waited (0: none).", nil, nil),
-		"oldestActivityAge": prometheus.NewDesc("durabox_queue_oldest_activity_age_seconds", "How long the activity task that has waited longest has waited (0: none).", nil, nil),
-	}
-)
-
-func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- liveInstancesDesc
-	ch <- liveMemoryDesc
-	ch <- liveLimitDesc
-	for _, d := range queueDescs {
-		ch <- d
-	}
-}
-
-// Collect sends the gauges of the queue and the live cache. It runs on a
-// goroutine of the registry's: a panic is recovered here, and the scrape
-// goes without the gauges it did not reach.
-func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
-	defer c.h.guard.catch(boundaryMetrics, nil)
-	mayPanic(pointMetrics, "")
-	n, memory := c.h.cache.size()
-	ch <- prometheus.MustNewConstMetric(liveInstancesDesc, prometheus.GaugeValue, float64(n))
-	ch <- prometheus.MustNewConstMetric(liveMemoryDesc, prometheus.GaugeValue, float64(memory))
-	ch <- prometheus.MustNewConstMetric(liveLimitDesc, prometheus.GaugeValue, float64(c.h.cache.maxMemory))
-	ctx, cancel := context.WithTimeout(context.Background(), queueTimeout)
-	defer cancel()
-	q, err := c.h.Queue(ctx)
-	if err != nil {
-		for _, d := range queueDescs {
-			ch <- prometheus.NewInvalidMetric(d, err)
-		}
-		return
-	}
-	now := c.h.opts.Clock()
-	age := func(w *store.WaitingItem) float64 {
-		if w == nil {
-			return 0
-		}
-		return max(now.Sub(w.Since).Seconds(), 0)
-	}
-	for name, v := range map[string]float64{
-		"ready": float64(q.Ready), "readyInstances": float64(q.ReadyInstances), "timers": float64(q.Timers), "running": float64(q.Locked),
-		"activities": float64(q.Activities), "activitiesRunning": float64(q.Running),
-		"oldestReadyAge": age(q.OldestReady), "oldestActivityAge": age(q.OldestActivity),
-	} {
-		ch <- prometheus.MustNewConstMetric(queueDescs[name], prometheus.GaugeValue, v)
 	}
 }

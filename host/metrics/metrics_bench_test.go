@@ -1,4 +1,4 @@
-package host
+package metrics
 
 import (
 	"testing"
@@ -13,11 +13,11 @@ import (
 // count and latency, and a store commit (one per turn at most; group
 // commit shares them).
 func BenchmarkMetricsTurn(b *testing.B) {
-	m := NewMetrics()
+	m := New()
 	for b.Loop() {
-		m.cacheHits.Inc()
-		m.turn("Greeting", time.Millisecond, engine.StatusRunning)
-		m.activity("SayHello", engine.ActivityCompleted, time.Millisecond)
+		m.CacheHit()
+		m.Turn("Greeting", time.Millisecond, engine.StatusRunning)
+		m.Activity("SayHello", engine.ActivityCompleted, time.Millisecond)
 		m.ObserveCommit(store.CommitStats{Writes: 3, Duration: time.Millisecond})
 	}
 }
