@@ -11,6 +11,8 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/host/internal/ijson"
+	"github.com/durabox/durabox/host/internal/size"
 	"github.com/durabox/durabox/store"
 )
 
@@ -187,10 +189,10 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 		return nil, activityFailure(w.Task.Name, res.Failure)
 	}
 	if len(res.Output) > h.opts.MaxPayload {
-		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q returned a result of %s, over %s", w.Task.Name, mib(len(res.Output)), payloadLimit(h.opts.MaxPayload))}
+		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q returned a result of %s, over %s", w.Task.Name, size.MiB(len(res.Output)), size.PayloadLimit(h.opts.MaxPayload))}
 	}
 	if len(res.Output) > 0 {
-		if err := checkJSON("its output", res.Output); err != nil {
+		if err := ijson.Check("its output", res.Output); err != nil {
 			return nil, &engine.Failure{Message: fmt.Sprintf("activity %q: %v", w.Task.Name, err)}
 		}
 	}

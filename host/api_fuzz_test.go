@@ -20,6 +20,7 @@ import (
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
 )
 
@@ -27,10 +28,10 @@ import (
 // parameter, if it has one, is in braces.
 type apiRoute struct{ method, path string }
 
-// apiRoutes returns the routes host/openapi.json describes (a test holds
+// apiRoutes returns the routes host/server/openapi.json describes (a test holds
 // them to the handler's), sorted.
 func apiRoutes(f *testing.F) []apiRoute {
-	data, err := os.ReadFile("openapi.json")
+	data, err := os.ReadFile("server/openapi.json")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -62,8 +63,8 @@ type apiRequest struct {
 }
 
 // FuzzAPI sends arbitrary requests to every route of the HTTP API (those
-// host/openapi.json describes), over HTTP, to the real handler
-// (host.NewHandler) of a host running on a SQLite file, which has a module
+// host/server/openapi.json describes), over HTTP, to the real handler
+// (server.New) of a host running on a SQLite file, which has a module
 // deployed and an instance of it that has failed (the module emits no
 // command: every instance of it fails at its first turn). No answer is a
 // 5xx; every refusal is an ErrorResponse with a message, and stores
@@ -118,7 +119,7 @@ func apiHost(f *testing.F, wasm []byte) *fuzzAPI {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
-	handler, err := host.NewHandler(h, host.HandlerOptions{})
+	handler, err := server.New(h, server.Options{Metrics: h.Metrics()})
 	if err != nil {
 		f.Fatal(err)
 	}

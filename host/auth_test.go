@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/server"
 )
 
 // TestAuth: with tokens, a request without one, or with one the host does
@@ -57,7 +57,7 @@ func TestAuth(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var log bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			handler := fixture(t).Handler(host.HandlerOptions{Token: adminToken, ReadToken: readToken, Logger: logger})
+			handler := fixture(t).Handler(server.Options{Token: adminToken, ReadToken: readToken, Logger: logger})
 			req := httptest.NewRequest(tt.method, "http://localhost"+tt.path, strings.NewReader(tt.body))
 			if tt.body != "" {
 				req.Header.Set("Content-Type", "application/json")
@@ -95,7 +95,7 @@ func TestAuthOnLoopback(t *testing.T) {
 			req.Header.Set("Authorization", authorization)
 		}
 		rec := httptest.NewRecorder()
-		fixture(t).Handler(host.HandlerOptions{}).ServeHTTP(rec, req)
+		fixture(t).Handler(server.Options{}).ServeHTTP(rec, req)
 		if rec.Code != http.StatusCreated {
 			t.Errorf("with %q: %d %s; want 201", authorization, rec.Code, rec.Body)
 		}
@@ -105,23 +105,23 @@ func TestAuthOnLoopback(t *testing.T) {
 func TestHandlerOptions(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    host.HandlerOptions
+		opts    server.Options
 		wantErr string
 	}{
-		{"a read-only token alone", host.HandlerOptions{ReadToken: readToken},
+		{"a read-only token alone", server.Options{ReadToken: readToken},
 			"host: a read-only token needs an admin token beside it: with none, nothing could deploy or start"},
-		{"one token for both", host.HandlerOptions{Token: adminToken, ReadToken: adminToken},
+		{"one token for both", server.Options{Token: adminToken, ReadToken: adminToken},
 			"host: the read-only token is the admin token; give it a token of its own"},
-		{"a short token", host.HandlerOptions{Token: "s3cret"},
+		{"a short token", server.Options{Token: "s3cret"},
 			"host: the admin token is 6 characters; use at least 16 random ones (openssl rand -hex 32 makes 64)"},
-		{"a short read-only token", host.HandlerOptions{Token: adminToken, ReadToken: "short"},
+		{"a short read-only token", server.Options{Token: adminToken, ReadToken: "short"},
 			"host: the read-only token is 5 characters; use at least 16 random ones (openssl rand -hex 32 makes 64)"},
-		{"a token with a space", host.HandlerOptions{Token: "0123456789 abcdef"}, "host: the admin token holds white space; a bearer token cannot"},
-		{"a negative stall timeout", host.HandlerOptions{StallTimeout: -1}, "host: StallTimeout is -1ns; it must be zero (for the default, 30s) or more"},
+		{"a token with a space", server.Options{Token: "0123456789 abcdef"}, "host: the admin token holds white space; a bearer token cannot"},
+		{"a negative stall timeout", server.Options{StallTimeout: -1}, "host: StallTimeout is -1ns; it must be zero (for the default, 30s) or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := host.NewHandler(fixture(t), tt.opts); err == nil || err.Error() != tt.wantErr {
+			if _, err := server.New(fixture(t), tt.opts); err == nil || err.Error() != tt.wantErr {
 				t.Errorf("NewHandler: %v\nwant %s", err, tt.wantErr)
 			}
 		})

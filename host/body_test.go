@@ -14,7 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/server"
 )
 
 // pipeListener hands a server the ends of net.Pipe connections, which
@@ -104,7 +104,7 @@ func TestStalledBody(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var log bytes.Buffer
 				logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-				srv := &http.Server{Handler: fixture(t).Handler(host.HandlerOptions{Logger: logger})}
+				srv := &http.Server{Handler: fixture(t).Handler(server.Options{Logger: logger})}
 				ln := newPipeListener()
 				go srv.Serve(ln)
 				defer srv.Shutdown(context.Background())
@@ -146,7 +146,7 @@ func TestStalledBody(t *testing.T) {
 func TestTruncatedBody(t *testing.T) {
 	var log bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := httptest.NewServer(fixture(t).Handler(host.HandlerOptions{Logger: logger}))
+	srv := httptest.NewServer(fixture(t).Handler(server.Options{Logger: logger}))
 	defer srv.Close()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {

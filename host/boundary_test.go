@@ -15,6 +15,7 @@ import (
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/metrics"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -92,7 +93,7 @@ func TestGuestNamesAndTextsFailOnlyTheirInstance(t *testing.T) {
 	cold := startHost(t, host.Options{NoLiveCache: true})
 	live.deploy(t, boundaryGuest)
 	cold.deploy(t, boundaryGuest)
-	handler, err := host.NewHandler(live.Host, host.HandlerOptions{})
+	handler, err := server.New(live.Host, server.Options{Metrics: live.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestGuestNamesAndTextsFailOnlyTheirInstance(t *testing.T) {
 func TestActivityOutputThatIsNotJSONFailsItsAttempt(t *testing.T) {
 	h := startHost(t, host.Options{Metrics: metrics.New()})
 	h.deploy(t, boundaryGuest)
-	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
+	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestStoredNameThatIsNotUTF8DoesNotStopTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startHostOn(t, st, host.Options{Metrics: m})
-	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
+	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,15 @@ import (
 	"context"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Gather gathers the host's metrics, for GET /metrics.
-func (h *Host) Gather() ([]*dto.MetricFamily, error) { return h.metrics.Gather() }
+// Metrics returns the host's metrics (Options.Metrics, or its own), for
+// the server to serve (server.Options.Metrics).
+func (h *Host) Metrics() *metrics.Metrics { return h.metrics }
 
 // hostCollector reads a host's queue and live cache when the metrics are
 // gathered.

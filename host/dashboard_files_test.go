@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/server"
 )
 
 // TestDashboardFiles: the handler serves the dashboard's page at / and
@@ -16,13 +16,13 @@ import (
 // load nothing from elsewhere; every file the page and the modules refer
 // to is there.
 func TestDashboardFiles(t *testing.T) {
-	handler := fixture(t).Handler(host.HandlerOptions{})
+	handler := fixture(t).Handler(server.Options{})
 	get := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost"+path, nil))
 		return rec
 	}
-	files, err := filepath.Glob("dashboard/*")
+	files, err := filepath.Glob("server/dashboard/*")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("the dashboard's files: %v, %v", files, err)
 	}
@@ -43,12 +43,12 @@ func TestDashboardFiles(t *testing.T) {
 		}
 		for _, m := range refs.FindAllStringSubmatch(string(want), -1) {
 			ref := m[1] + m[2]
-			if _, err := os.Stat(filepath.Join("dashboard", ref)); err != nil {
+			if _, err := os.Stat(filepath.Join("server", "dashboard", ref)); err != nil {
 				t.Errorf("%s refers to %s, which the dashboard does not have", name, ref)
 			}
 		}
 	}
-	index, _ := os.ReadFile("dashboard/index.html")
+	index, _ := os.ReadFile("server/dashboard/index.html")
 	if rec := get("/"); rec.Code != 200 || rec.Body.String() != string(index) || rec.Header().Get("Content-Type") != types[".html"] {
 		t.Errorf("GET /: %d %s; want 200 and index.html", rec.Code, rec.Header().Get("Content-Type"))
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/metrics"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -154,7 +155,7 @@ func TestDashboardInChromium(t *testing.T) {
 	for _, pkg := range []string{"hello", "approval", "parentchild", "retry"} {
 		h.deploy(t, "examples/wasm/"+pkg)
 	}
-	handler, err := host.NewHandler(h.Host, host.HandlerOptions{Token: adminToken, ReadToken: readToken})
+	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics(), Token: adminToken, ReadToken: readToken})
 	if err != nil {
 		t.Fatal(err)
 	}

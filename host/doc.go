@@ -111,14 +111,7 @@
 //	id, _ := h.Start(ctx, "Greeting", json.RawMessage(`"world"`), "")
 //	inst, _ := h.Wait(ctx, id)
 //
-// NewHandler serves the same operations over HTTP, as openapi.json (served
-// at /v1/openapi.json) describes, for the durabox CLI and package
-// host/client; with HandlerOptions.Token it asks every request for a
-// bearer token. It also serves the metrics (/metrics), the health checks
-// (/healthz, /readyz) and the web dashboard (/, files under /ui/, from
-// the directory dashboard), which reads the same API. Whatever the token,
-// it refuses what a web page of another origin could make a browser send
-// (origin.go): a Host it does not answer to (HandlerOptions.Hosts), a
-// change from a page of another origin, a POST body of another type than
-// its route's.
+// Package host/server serves the same operations over HTTP
+// (server.New(h, server.Options{Metrics: m})), for the durabox CLI and
+// package host/client; the wire types are package host/api's.
 package host

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"strings"
 	"sync"
 	"testing"
 
@@ -12,19 +11,6 @@ import (
 // modules, so that each module is compiled once per test run, as a
 // restarted host does with its cache. TestMain sets it.
 var TestCacheDir string
-
-// Route is a route NewHandler serves, for the tests of package host_test.
-type Route struct{ Method, Path, Access string }
-
-// Routes returns the routes NewHandler serves, with the access each needs,
-// their paths as OpenAPI writes them ("/{$}", the root alone, is "/").
-func Routes() []Route {
-	out := make([]Route, len(routes))
-	for i, rt := range routes {
-		out[i] = Route{rt.method, strings.TrimSuffix(rt.path, "{$}"), rt.access.String()}
-	}
-	return out
-}
 
 // InjectPanic makes the host panic once at point (see panics.go) when it
 // serves key there, until t ends.

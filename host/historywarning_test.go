@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/server"
 )
 
 // TestHistoryWarning: an instance whose history grows past
@@ -42,7 +43,7 @@ func TestHistoryWarning(t *testing.T) {
 			if got, want := strings.Count(log.String(), "history past the warning length"), map[bool]int{true: 1}[tt.warned]; got != want {
 				t.Errorf("with %d events and the warning at %d the host logged the warning %d times, want %d:\n%s", n, tt.warning, got, want, log.String())
 			}
-			handler, err := NewHandler(h, HandlerOptions{})
+			handler, err := server.New(h, server.Options{Metrics: h.Metrics()})
 			if err != nil {
 				t.Fatal(err)
 			}

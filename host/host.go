@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/host/internal/ijson"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/store"
@@ -194,19 +194,9 @@ func (h *Host) deploy(ctx context.Context, wasm []byte, env []string, replaceEnv
 	if err == nil {
 		// The values of the environment are secrets: only their names are
 		// logged.
-		h.opts.Logger.Info("module deployed", "hash", short(info.Hash), "orchestrations", info.Orchestrations, "activities", info.Activities, "env", envKeys(info.Env))
+		h.opts.Logger.Info("module deployed", "hash", short(info.Hash), "orchestrations", info.Orchestrations, "activities", info.Activities, "env", info.EnvKeys())
 	}
 	return info, err
-}
-
-// envKeys returns the names of environment variables ("KEY=value"),
-// without their values.
-func envKeys(env []string) []string {
-	keys := make([]string, len(env))
-	for i, kv := range env {
-		keys[i], _, _ = strings.Cut(kv, "=")
-	}
-	return keys
 }
 
 // Start starts the orchestration name with input (JSON; empty means null)
@@ -229,7 +219,7 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	if err := abi.CheckName("orchestration name", name); err != nil {
 		return "", fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
-	if err := checkJSON("the input", input); err != nil {
+	if err := ijson.Check("the input", input); err != nil {
 		return "", fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	if id == "" {
@@ -298,7 +288,7 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 	if err := checkPayload("the event's data", data, h.opts.MaxPayload); err != nil {
 		return err
 	}
-	if err := checkJSON("the event's data", data); err != nil {
+	if err := ijson.Check("the event's data", data); err != nil {
 		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	ev := engine.Event{Kind: engine.ExternalEvent, Name: name, Result: data}

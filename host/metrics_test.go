@@ -16,6 +16,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/metrics"
+	"github.com/durabox/durabox/host/server"
 )
 
 // scrape gets GET /metrics from handler and parses it.
@@ -74,7 +75,7 @@ func TestMetrics(t *testing.T) {
 	h.deploy(t, "examples/wasm/hello")
 	h.deploy(t, "examples/wasm/retry")
 	h.deploy(t, "examples/wasm/approval")
-	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
+	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func waitUntil(t *testing.T, what string, done func(ctx context.Context) (bool, 
 // closed; GET /readyz says so, with the reason.
 func TestReady(t *testing.T) {
 	h := startHost(t, host.Options{})
-	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
+	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}

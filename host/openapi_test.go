@@ -17,8 +17,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/client/fakehost"
+	"github.com/durabox/durabox/host/server"
 )
 
 var (
@@ -28,12 +28,12 @@ var (
 	specErr    error
 )
 
-// openAPI returns host/openapi.json, checked as an OpenAPI 3 document,
+// openAPI returns host/server/openapi.json, checked as an OpenAPI 3 document,
 // and a router of its operations on any server.
 func openAPI(t *testing.T) (*openapi3.T, routers.Router) {
 	t.Helper()
 	specOnce.Do(func() {
-		data, err := os.ReadFile("openapi.json")
+		data, err := os.ReadFile("server/openapi.json")
 		if err != nil {
 			specErr = err
 			return
@@ -69,7 +69,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 			described = append(described, method+" "+path+" "+token)
 		}
 	}
-	for _, rt := range host.Routes() {
+	for _, rt := range server.Routes() {
 		served = append(served, rt.Method+" "+rt.Path+" "+rt.Access)
 	}
 	slices.Sort(described)
@@ -85,8 +85,8 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		}
 	}
 	rec := httptest.NewRecorder()
-	fakehost.New(orchestrations).Handler(host.HandlerOptions{Token: adminToken}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/v1/openapi.json", nil))
-	want, _ := os.ReadFile("openapi.json")
+	fakehost.New(orchestrations).Handler(server.Options{Token: adminToken}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/v1/openapi.json", nil))
+	want, _ := os.ReadFile("server/openapi.json")
 	if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), want) || rec.Header().Get("Content-Type") != "application/json" {
 		t.Errorf("GET /v1/openapi.json without a token: %d %s, %.100s; want 200 and the document", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/option"
 	"github.com/durabox/durabox/host/metrics"
 )
 
@@ -58,7 +60,7 @@ type Options struct {
 	// dashboard) carries a warning while the current execution is past it.
 	// Nothing is refused: a history may grow without limit, but every cold
 	// replay (after an eviction from the live cache, or a restart) reads it
-	// whole. Zero means DefaultHistoryWarning.
+	// whole. Zero means api.DefaultHistoryWarning.
 	HistoryWarning int
 	// ActivationTimeout is the wall-clock deadline for one activation of
 	// an orchestration (one history event applied), and for each call
@@ -131,29 +133,26 @@ type Options struct {
 	Metrics *metrics.Metrics
 }
 
-// DefaultHistoryWarning is the default of Options.HistoryWarning, in events.
-const DefaultHistoryWarning = 50000
-
 func (o *Options) validate() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if err := fillDefaults([]field[int]{
-		{"OrchestrationWorkers", &o.OrchestrationWorkers, 32},
-		{"ActivityWorkers", &o.ActivityWorkers, 32},
-		{"MaxLiveInstances", &o.MaxLiveInstances, defaultLiveInstances()},
-		{"PoisonAfter", &o.PoisonAfter, 8},
-		{"MaxPayload", &o.MaxPayload, DefaultMaxPayload},
-		{"HistoryWarning", &o.HistoryWarning, DefaultHistoryWarning},
+	if err := option.Fill([]option.Field[int]{
+		{Name: "OrchestrationWorkers", Value: &o.OrchestrationWorkers, Default: 32},
+		{Name: "ActivityWorkers", Value: &o.ActivityWorkers, Default: 32},
+		{Name: "MaxLiveInstances", Value: &o.MaxLiveInstances, Default: defaultLiveInstances()},
+		{Name: "PoisonAfter", Value: &o.PoisonAfter, Default: 8},
+		{Name: "MaxPayload", Value: &o.MaxPayload, Default: api.DefaultMaxPayload},
+		{Name: "HistoryWarning", Value: &o.HistoryWarning, Default: api.DefaultHistoryWarning},
 	}); err != nil {
 		return err
 	}
-	if err := fillDefaults([]field[time.Duration]{
-		{"ActivationTimeout", &o.ActivationTimeout, 5 * time.Second},
-		{"ActivityTimeout", &o.ActivityTimeout, 5 * time.Minute},
-		{"Lease", &o.Lease, time.Minute},
-		{"Retention", &o.Retention, 0},
-		{"SweepInterval", &o.SweepInterval, min(max(o.Retention/10, time.Minute), time.Hour)},
+	if err := option.Fill([]option.Field[time.Duration]{
+		{Name: "ActivationTimeout", Value: &o.ActivationTimeout, Default: 5 * time.Second},
+		{Name: "ActivityTimeout", Value: &o.ActivityTimeout, Default: 5 * time.Minute},
+		{Name: "Lease", Value: &o.Lease, Default: time.Minute},
+		{Name: "Retention", Value: &o.Retention, Default: 0},
+		{Name: "SweepInterval", Value: &o.SweepInterval, Default: min(max(o.Retention/10, time.Minute), time.Hour)},
 	}); err != nil {
 		return err
 	}
@@ -186,28 +185,6 @@ func (o *Options) validate() error {
 	}
 	if o.Metrics == nil {
 		o.Metrics = metrics.New()
-	}
-	return nil
-}
-
-// field is an options field that is a count or a duration, with its
-// default.
-type field[T int | time.Duration] struct {
-	name string
-	v    *T
-	def  T
-}
-
-// fillDefaults gives the fields that are zero their defaults, and refuses
-// a negative one.
-func fillDefaults[T int | time.Duration](fields []field[T]) error {
-	for _, f := range fields {
-		if *f.v < 0 {
-			return fmt.Errorf("host: %s is %v; it must be zero (for the default, %v) or more", f.name, *f.v, f.def)
-		}
-		if *f.v == 0 {
-			*f.v = f.def
-		}
 	}
 	return nil
 }

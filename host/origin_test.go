@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 )
@@ -169,7 +170,7 @@ func TestWebPagesCannotDriveTheHost(t *testing.T) {
 // does, through middle if not nil, until the test ends.
 func serveAPI(t *testing.T, h *testHost, middle func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
-	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
+	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,9 +224,9 @@ func moduleHashes(mods []store.ModuleInfo) []string {
 // page of another origin and a text/plain body: each is refused as
 // openapi.json says.
 func TestRefusalsOfWebPagesFitOpenAPI(t *testing.T) {
-	handler := fixture(t).Handler(host.HandlerOptions{})
+	handler := fixture(t).Handler(server.Options{})
 	path := strings.NewReplacer("{id}", "done", "{hash}", hash, "{file}", "app.js")
-	for _, rt := range host.Routes() {
+	for _, rt := range server.Routes() {
 		refusals := map[string]func(*http.Request){}
 		if rt.Path != "/healthz" && rt.Path != "/readyz" {
 			refusals["another host"] = func(r *http.Request) { r.Host = "attacker.example:7070" }

@@ -17,6 +17,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/logbuf"
 )
@@ -226,7 +227,7 @@ func TestPanicAtEachBoundary(t *testing.T) {
 			tt.opts.Logger = slog.New(slog.NewTextHandler(log, nil))
 			tt.opts.Clock = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
 			h := startHost(t, tt.opts)
-			handler, err := host.NewHandler(h.Host, host.HandlerOptions{Logger: tt.opts.Logger})
+			handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics(), Logger: tt.opts.Logger})
 			if err != nil {
 				t.Fatal(err)
 			}

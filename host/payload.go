@@ -5,31 +5,16 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/ijson"
+	"github.com/durabox/durabox/host/internal/size"
 )
-
-// DefaultMaxPayload is Options.MaxPayload's default: 16 MiB.
-const DefaultMaxPayload = 16 << 20
-
-// payloadLimit says what a payload limit is and where it is set.
-func payloadLimit(limit int) string {
-	return fmt.Sprintf("the limit of %s a payload (Options.MaxPayload; durabox serve --max-payload-mib)", mib(limit))
-}
 
 // checkPayload refuses a payload larger than limit, saying what it was.
 func checkPayload(what string, data []byte, limit int) error {
 	if len(data) > limit {
-		return fmt.Errorf("%w: %s is %s, over %s", api.ErrTooLarge, what, mib(len(data)), payloadLimit(limit))
+		return fmt.Errorf("%w: %s is %s, over %s", api.ErrTooLarge, what, size.MiB(len(data)), size.PayloadLimit(limit))
 	}
 	return nil
-}
-
-// mib formats a size: in MiB when it is a whole number of them, else in
-// bytes.
-func mib(n int) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // checkCommands refuses commands that carry a payload larger than limit:
@@ -43,7 +28,7 @@ func checkCommands(cmds []abi.Command, limit int) error {
 			n = max(n, len(c.Failure.Message)+len(c.Failure.Details))
 		}
 		if n > limit {
-			return fmt.Errorf("its command %d, %s, carries %s, over %s", i+1, commandNames[c.Kind], mib(n), payloadLimit(limit))
+			return fmt.Errorf("its command %d, %s, carries %s, over %s", i+1, commandNames[c.Kind], size.MiB(n), size.PayloadLimit(limit))
 		}
 	}
 	return nil
@@ -72,7 +57,7 @@ func checkCommandJSON(cmds []abi.Command) error {
 		if len(data) == 0 {
 			continue
 		}
-		if err := checkJSON(what, data); err != nil {
+		if err := ijson.Check(what, data); err != nil {
 			return fmt.Errorf("its command %d is refused: %w", c.Seq, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/server"
 )
 
 // TestPayloadLimits runs a host whose payload limit is 1 MiB. An input or
@@ -74,7 +75,7 @@ func TestPayloadLimits(t *testing.T) {
 		}
 	})
 	t.Run("HTTP", func(t *testing.T) {
-		handler, err := host.NewHandler(h.Host, host.HandlerOptions{MaxPayload: limit})
+		handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics(), MaxPayload: limit})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,8 +44,8 @@ func (h *Host) Purge(ctx context.Context, id string) error {
 // would. It deletes a batch at a time: an error may come after some were
 // purged, and n says how many.
 func (h *Host) PurgeMatching(ctx context.Context, f store.InstanceFilter, dryRun bool) (n int, err error) {
-	if err := checkFilter(f); err != nil {
-		return 0, err
+	if err := f.Check(); err != nil {
+		return 0, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	if dryRun {
 		counts, err := h.Count(ctx, f)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
@@ -12,23 +11,20 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// MaxPage is the most instances List returns at once.
-const MaxPage = 1000
-
 // List returns a page of the instances q.Filter selects, newest first,
 // without their inputs and results (Instance has them). A Limit of zero
-// means 100; more than MaxPage, MaxPage.
+// means 100; more than api.MaxPage, api.MaxPage.
 func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error) {
-	if err := checkFilter(q.Filter); err != nil {
-		return store.InstancePage{}, err
+	if err := q.Filter.Check(); err != nil {
+		return store.InstancePage{}, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	switch {
 	case q.Limit < 0:
-		return store.InstancePage{}, fmt.Errorf("%w: the limit is %d; it must be 1 to %d", api.ErrBadInput, q.Limit, MaxPage)
+		return store.InstancePage{}, fmt.Errorf("%w: the limit is %d; it must be 1 to %d", api.ErrBadInput, q.Limit, api.MaxPage)
 	case q.Limit == 0:
 		q.Limit = 100
 	}
-	q.Limit = min(q.Limit, MaxPage)
+	q.Limit = min(q.Limit, api.MaxPage)
 	page, err := h.st.ListInstances(ctx, q)
 	if errors.Is(err, store.ErrBadCursor) {
 		return page, fmt.Errorf("%w: the cursor %s is not one this host gave; start again without it", api.ErrBadInput, abi.Quote(q.After))
@@ -39,20 +35,10 @@ func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstanceP
 	return page, nil
 }
 
-// checkFilter refuses a filter with a status no instance can have.
-func checkFilter(f store.InstanceFilter) error {
-	for _, s := range f.Statuses {
-		if !slices.Contains(engine.Statuses(), s) {
-			return fmt.Errorf("%w: %s is not a status; an instance is %v", api.ErrBadInput, abi.Quote(string(s)), engine.Statuses())
-		}
-	}
-	return nil
-}
-
 // Count counts the instances f selects, per module and status.
 func (h *Host) Count(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error) {
-	if err := checkFilter(f); err != nil {
-		return nil, err
+	if err := f.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	counts, err := h.st.CountInstances(ctx, f)
 	if err != nil {
@@ -83,16 +69,6 @@ func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, er
 // HistoryWarning returns the length of history past which the host warns
 // (Options.HistoryWarning).
 func (h *Host) HistoryWarning() int { return h.opts.HistoryWarning }
-
-// historyWarning returns the warning GET /v1/instances/{id} gives for an
-// execution of events events, when past the warning at threshold, or "".
-func historyWarning(events int64, threshold int) string {
-	if events <= int64(threshold) {
-		return ""
-	}
-	return fmt.Sprintf("the history of the current execution has %d events, past the warning at %d (serve --history-warning): "+
-		"every cold replay reads all of them; an orchestration that runs for ever should continue as new", events, threshold)
-}
 
 // History returns the history of an instance's current execution.
 func (h *Host) History(ctx context.Context, id string) ([]engine.Event, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -226,7 +227,7 @@ func TestHostThatCannotRunAModuleLeavesItsWorkWaiting(t *testing.T) {
 	if _, err := second.Deploy(ctx, wasm); err == nil || !strings.Contains(err.Error(), "wasmtime runs only modules whose loops the sandbox can count") {
 		t.Errorf("deploy on wasmtime: %v; want it refused, saying why", err)
 	}
-	handler, err := host.NewHandler(second.Host, host.HandlerOptions{})
+	handler, err := server.New(second.Host, server.Options{Metrics: second.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}

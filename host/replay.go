@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/sandbox"
@@ -131,29 +130,17 @@ func (h *Host) resolveModule(ctx context.Context, ref string) (store.ModuleInfo,
 	return pickModule(mods, ref)
 }
 
-// pickModule finds the module ref names among mods.
+// pickModule finds the module ref names among mods (api.PickModule).
 func pickModule(mods []store.ModuleInfo, ref string) (store.ModuleInfo, error) {
-	var found []store.ModuleInfo
-	prefix := strings.ToLower(ref) // hashes are in lower-case hex
-	for _, m := range mods {
-		if m.Hash == prefix {
-			return m, nil
-		}
-		if prefix != "" && strings.HasPrefix(m.Hash, prefix) {
-			found = append(found, m)
-		}
+	hashes := make([]string, len(mods))
+	for i, m := range mods {
+		hashes[i] = m.Hash
 	}
-	switch len(found) {
-	case 0:
-		return store.ModuleInfo{}, fmt.Errorf("%w: no deployed module's hash is or starts with %s (durabox deploy prints a module's hash)", api.ErrModuleNotFound, abi.Quote(ref))
-	case 1:
-		return found[0], nil
+	hash, err := api.PickModule(hashes, ref)
+	if err != nil {
+		return store.ModuleInfo{}, err
 	}
-	var hashes []string
-	for _, m := range found {
-		hashes = append(hashes, short(m.Hash))
-	}
-	return store.ModuleInfo{}, fmt.Errorf("%w: %d deployed modules' hashes start with %s (%s); give more of the hash", api.ErrBadInput, len(found), abi.Quote(ref), strings.Join(hashes, ", "))
+	return mods[slices.IndexFunc(mods, func(m store.ModuleInfo) bool { return m.Hash == hash })], nil
 }
 
 // names shows a list of names in messages.

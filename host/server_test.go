@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client/fakehost"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
 )
 
@@ -670,7 +670,7 @@ func TestHandler(t *testing.T) {
 					tt.setup(t, h)
 				}
 				var log bytes.Buffer
-				handler := h.Handler(host.HandlerOptions{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{ReplaceAttr: withoutTime}))})
+				handler := h.Handler(server.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{ReplaceAttr: withoutTime}))})
 				rec := httptest.NewRecorder()
 				began := time.Now()
 				body, contentType := tt.body, tt.contentType
@@ -797,7 +797,7 @@ func TestHandlerWithNothingDeployed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			fakehost.New(orchestrations).Handler(host.HandlerOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost"+tt.path, nil))
+			fakehost.New(orchestrations).Handler(server.Options{}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost"+tt.path, nil))
 			if rec.Code != http.StatusOK || rec.Body.String() != tt.want+"\n" {
 				t.Errorf("got %d %s, want 200 %s", rec.Code, rec.Body, tt.want)
 			}
@@ -809,7 +809,7 @@ func TestHandlerWithoutLogger(t *testing.T) {
 	h := fixture(t)
 	h.Fail("List", errors.New("host: list: broken"))
 	rec := httptest.NewRecorder()
-	h.Handler(host.HandlerOptions{}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/v1/instances", nil))
+	h.Handler(server.Options{}).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/v1/instances", nil))
 	if rec.Code != http.StatusInternalServerError || rec.Body.String() != `{"error":"list: broken"}`+"\n" {
 		t.Errorf("got %d %s, want 500 with the error", rec.Code, rec.Body)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/logbuf"
 	"github.com/durabox/durabox/store"
@@ -124,7 +125,7 @@ func TestNormalStopLogsNoError(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer h.Close()
-			handler, err := host.NewHandler(h, host.HandlerOptions{Logger: logger})
+			handler, err := server.New(h, server.Options{Metrics: h.Metrics(), Logger: logger})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/metrics"
+	"github.com/durabox/durabox/host/server"
 )
 
 // TestCacheHoldsNoFinishedInstance runs Approval instances on the real host,
@@ -22,7 +23,7 @@ func TestCacheHoldsNoFinishedInstance(t *testing.T) {
 	ctx := context.Background()
 	h := startHost(t, host.Options{Metrics: metrics.New()})
 	h.deploy(t, "examples/wasm/approval")
-	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
+	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
 )
 
@@ -21,7 +22,7 @@ func waitingHost(t *testing.T) (*testHost, http.Handler) {
 	t.Helper()
 	h := startHost(t, host.Options{})
 	h.deploy(t, boundaryGuest)
-	handler, err := host.NewHandler(h.Host, host.HandlerOptions{})
+	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
 	if err != nil {
 		t.Fatal(err)
 	}

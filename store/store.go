@@ -23,8 +23,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 )
 
@@ -89,6 +93,16 @@ type ModuleInfo struct {
 	DeployedAt     time.Time
 }
 
+// EnvKeys returns the names of the environment variables ("KEY=value")
+// its activities see, without their values, which are secrets.
+func (m ModuleInfo) EnvKeys() []string {
+	keys := make([]string, len(m.Env))
+	for i, kv := range m.Env {
+		keys[i], _, _ = strings.Cut(kv, "=")
+	}
+	return keys
+}
+
 // Instance is an orchestration instance's current state.
 type Instance struct {
 	ID   string
@@ -150,6 +164,16 @@ type InstanceFilter struct {
 	// FinishedBefore, when not zero, selects the finished instances
 	// (engine.Status.IsTerminal) that finished before it.
 	FinishedBefore time.Time
+}
+
+// Check refuses a filter with a status no instance can have.
+func (f InstanceFilter) Check() error {
+	for _, s := range f.Statuses {
+		if !slices.Contains(engine.Statuses(), s) {
+			return fmt.Errorf("%s is not a status; an instance is %v", abi.Quote(string(s)), engine.Statuses())
+		}
+	}
+	return nil
 }
 
 // InstanceQuery asks ListInstances for a page of instances, newest first

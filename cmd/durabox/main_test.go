@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/client/fakehost"
+	"github.com/durabox/durabox/host/server"
 )
 
 // durabox runs the command line with args and returns its exit code and
@@ -50,7 +50,7 @@ func newHost(t *testing.T, empty bool) (*fakehost.Host, string) {
 		}
 		startAndWait("Greeting", `"world"`, "done")(t, h)
 	}
-	srv := httptest.NewServer(h.Handler(host.HandlerOptions{}))
+	srv := httptest.NewServer(h.Handler(server.Options{}))
 	t.Cleanup(srv.Close)
 	return h, srv.Listener.Addr().String()
 }

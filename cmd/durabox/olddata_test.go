@@ -14,6 +14,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
 )
@@ -71,7 +72,7 @@ func TestJSONOfWhatAnOlderHostStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	handler, err := host.NewHandler(h, host.HandlerOptions{})
+	handler, err := server.New(h, server.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 func TestSeveralHostsOnPostgres(t *testing.T) {
 	url := pgtest.Schema(t)
 	dir := t.TempDir()
-	var hosts []*server
+	var hosts []*serveProcess
 	for _, id := range []string{"a", "b", "c"} {
 		hosts = append(hosts, startServerAt(t, url, "127.0.0.1:0", "--host-id", id, "--lease", "2s", "--cache-dir", filepath.Join(dir, id)))
 	}

@@ -64,8 +64,8 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
-// server is one durabox serve process.
-type server struct {
+// serveProcess is one durabox serve process.
+type serveProcess struct {
 	cmd  *exec.Cmd
 	addr string
 	mu   sync.Mutex
@@ -90,16 +90,16 @@ func servedAddr(line string) string {
 	return ""
 }
 
-func startServer(t *testing.T, db string) *server {
+func startServer(t *testing.T, db string) *serveProcess {
 	t.Helper()
 	return startServerAt(t, db, "127.0.0.1:0")
 }
 
 // startServerAt starts durabox serve on db at addr, with more flags if
 // given, and without $DURABOX_TOKEN.
-func startServerAt(t *testing.T, db, addr string, flags ...string) *server {
+func startServerAt(t *testing.T, db, addr string, flags ...string) *serveProcess {
 	t.Helper()
-	s := &server{cmd: exec.Command(binary(t), append([]string{"serve", "--db", db, "--addr", addr}, flags...)...), done: make(chan struct{})}
+	s := &serveProcess{cmd: exec.Command(binary(t), append([]string{"serve", "--db", db, "--addr", addr}, flags...)...), done: make(chan struct{})}
 	s.cmd.Env = withoutToken()
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
@@ -136,13 +136,13 @@ func startServerAt(t *testing.T, db, addr string, flags ...string) *server {
 	return s
 }
 
-func (s *server) output() string {
+func (s *serveProcess) output() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log.String()
 }
 
-func (s *server) client() *client.Client { return client.New("http://"+s.addr, nil) }
+func (s *serveProcess) client() *client.Client { return client.New("http://"+s.addr, nil) }
 
 // withoutToken returns the environment without $DURABOX_TOKEN.
 func withoutToken() []string {
@@ -156,7 +156,7 @@ func withoutToken() []string {
 }
 
 // stop sends sig and waits for the process to exit.
-func (s *server) stop(t *testing.T, sig syscall.Signal) {
+func (s *serveProcess) stop(t *testing.T, sig syscall.Signal) {
 	t.Helper()
 	if s.cmd.ProcessState != nil {
 		return
@@ -166,7 +166,7 @@ func (s *server) stop(t *testing.T, sig syscall.Signal) {
 	s.cmd.Wait()
 }
 
-func (s *server) kill(t *testing.T) { s.stop(t, syscall.SIGKILL) }
+func (s *serveProcess) kill(t *testing.T) { s.stop(t, syscall.SIGKILL) }
 
 // waitFor polls until cond holds for the instance's history.
 func waitFor(t *testing.T, c *client.Client, id, what string, cond func([]engine.Event) bool) []engine.Event {

@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/metrics"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -75,7 +77,7 @@ var serveCommand = &command{
 		wholeVar(fs, &c.stepBudget, "step-budget", 0, span{max: math.MaxInt64, note: "0, the default, sets no budget"}, "the work budget of one step of an orchestration, in loop iterations (`N`, such as 1000000000; a bulk copy or fill of memory counts one per 16 bytes); an orchestration that runs more fails at the same point live and on every replay, on either runtime (default none: only --step-timeout)")
 		fs.StringVar(&c.runtime, "runtime", host.RuntimeWazero, "the WebAssembly `RUNTIME` that runs the guests: wazero (pure Go) or wasmtime (Cranelift); either replays the other's histories")
 		wholeVar(fs, &c.cacheMiB, "cache-mib", 0, span{max: maxCacheMiB, note: "0 for the default, a quarter of the machine's memory; the most is 16 EiB in bytes"}, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
-		wholeVar(fs, &c.historyWarning, "history-warning", 0, span{max: math.MaxInt64, note: fmt.Sprintf("0 for the default, %d", host.DefaultHistoryWarning)}, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", host.DefaultHistoryWarning))
+		wholeVar(fs, &c.historyWarning, "history-warning", 0, span{max: math.MaxInt64, note: fmt.Sprintf("0 for the default, %d", api.DefaultHistoryWarning)}, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", api.DefaultHistoryWarning))
 		durationVar(fs, &c.activityTimeout, "activity-timeout", "0 for the default, 5m", "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m); a call that sets its own with durabox.WithTimeout has that one")
 		wholeVar(fs, &c.memoryMiB, "memory-mib", 0, span{min: minMemoryMiB, max: maxMemoryMiB, orZero: true,
 			note: fmt.Sprintf("0 for the default, 256; a Go guest needs %d MiB, and a wasm instance addresses at most %d", minMemoryMiB, maxMemoryMiB)}, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
@@ -181,7 +183,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 			}
 		}()
 	}
-	handlerOpts := host.HandlerOptions{Logger: logger, MaxPayload: c.maxPayloadMiB << 20, Hosts: commaList(c.allowedHosts)}
+	handlerOpts := server.Options{Logger: logger, MaxPayload: c.maxPayloadMiB << 20, Hosts: commaList(c.allowedHosts)}
 	if handlerOpts.Token, err = readToken("--token-file", c.tokenFile, os.Getenv("DURABOX_TOKEN")); err != nil {
 		return err
 	}
@@ -239,7 +241,7 @@ func commaList(flag string) []string {
 }
 
 // listenHosts returns the names a host listening on ln, at --addr addr,
-// answers to (host.HandlerOptions.Hosts): the address it listens on, as
+// answers to (server.Options.Hosts): the address it listens on, as
 // given and as bound; on loopback, localhost, 127.0.0.1 and [::1] too;
 // on every address (0.0.0.0, [::]), those and the addresses of the
 // machine's interfaces as they are when it starts. Each on its port.
@@ -295,7 +297,7 @@ func isLoopback(addr net.Addr) bool {
 
 // runHost runs a host on the store of c.db, served on ln until ctx is done
 // or a signal comes.
-func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsConfig *tls.Config, opts host.Options, handlerOpts host.HandlerOptions) (err error) {
+func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsConfig *tls.Config, opts host.Options, handlerOpts server.Options) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := opts.Logger
@@ -317,7 +319,8 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 			err = errors.Join(err, fmt.Errorf("durabox: serve: close the host: %w", closeErr))
 		}
 	}()
-	handler, err := host.NewHandler(h, handlerOpts)
+	handlerOpts.Metrics = h.Metrics()
+	handler, err := server.New(h, handlerOpts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}

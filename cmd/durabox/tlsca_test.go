@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/server"
 )
 
 // TestTLSCAMeansHTTPS: with --tls-ca, an --addr without a scheme is an
@@ -18,7 +18,7 @@ import (
 func TestTLSCAMeansHTTPS(t *testing.T) {
 	const token = "admin-0123456789abcdef0123456789"
 	h, _ := newHost(t, false)
-	tlsSrv := httptest.NewTLSServer(h.Handler(host.HandlerOptions{Token: token}))
+	tlsSrv := httptest.NewTLSServer(h.Handler(server.Options{Token: token}))
 	defer tlsSrv.Close()
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	writeFile(t, ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}))

@@ -1,8 +1,8 @@
 // Package api holds the wire types of a Durabox host's HTTP API: the JSON
 // bodies of its requests and answers, which the host's Go API speaks too,
-// and which its HTTP server (host.NewHandler) and its client
+// and which its HTTP server (host/server) and its client
 // (host/client) share; and the sentinel errors a host returns, which the
-// server maps to HTTP statuses. host/openapi.json describes the bodies
+// server maps to HTTP statuses. host/server/openapi.json describes the bodies
 // and the routes (docs/api.md lists them).
 //
 // It imports the engine, for the events and statuses the bodies carry,

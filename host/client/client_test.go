@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/host/client/fakehost"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
 )
 
@@ -38,7 +38,7 @@ func at(sec int) time.Time { return time.Date(2025, 1, 2, 3, 4, sec, 0, time.UTC
 func newHost(t *testing.T) (*fakehost.Host, *client.Client, *int) {
 	t.Helper()
 	h, polls := newFake(t)
-	srv := httptest.NewServer(h.Handler(host.HandlerOptions{Token: adminToken, ReadToken: readToken}))
+	srv := httptest.NewServer(h.Handler(server.Options{Token: adminToken, ReadToken: readToken}))
 	t.Cleanup(srv.Close)
 	return h, client.New(srv.URL+"/", &client.Options{HTTPClient: srv.Client(), Token: adminToken}), polls
 }
@@ -467,7 +467,7 @@ func TestWaitStopsWithItsContext(t *testing.T) {
 // refuses a client without it, or with the read-only one for a change.
 func TestClientTokens(t *testing.T) {
 	h, _, _ := newHost(t)
-	srv := httptest.NewServer(h.Handler(host.HandlerOptions{Token: adminToken, ReadToken: readToken}))
+	srv := httptest.NewServer(h.Handler(server.Options{Token: adminToken, ReadToken: readToken}))
 	defer srv.Close()
 	ctx := context.Background()
 	newClient := func(token string) *client.Client {
@@ -502,7 +502,7 @@ func TestClientTokens(t *testing.T) {
 // from an authority it is given, and says what to do when it is not.
 func TestClientTLS(t *testing.T) {
 	h, _, _ := newHost(t)
-	srv := httptest.NewUnstartedServer(h.Handler(host.HandlerOptions{}))
+	srv := httptest.NewUnstartedServer(h.Handler(server.Options{}))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake refused below
 	srv.StartTLS()
 	defer srv.Close()
@@ -590,7 +590,7 @@ func TestWaitAcrossARestart(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h, _ := newFake(t)
-				c := client.New("http://durabox", &client.Options{HTTPClient: &http.Client{Transport: &flaky{h: h.Handler(host.HandlerOptions{Hosts: []string{"durabox"}}), fails: tt.fails, status: tt.status}}})
+				c := client.New("http://durabox", &client.Options{HTTPClient: &http.Client{Transport: &flaky{h: h.Handler(server.Options{Hosts: []string{"durabox"}}), fails: tt.fails, status: tt.status}}})
 				ctx := context.Background()
 				if tt.timeout > 0 {
 					var cancel context.CancelFunc

@@ -17,7 +17,7 @@
 //
 // # The HTTP API
 //
-// host/openapi.json describes it, and a host serves it at
+// host/server/openapi.json describes it, and a host serves it at
 // /v1/openapi.json. Every body is JSON except a module's bytes; the types
 // of package host/api are the bodies, and every POST says its type
 // (Content-Type: application/json; for a module, application/wasm or

@@ -80,7 +80,7 @@ func waiting(c *config, commits float64) error {
 	report("waiting_start_per_commit", float64(c.waiting)/started.Seconds()/commits, "instances/commit")
 	report("waiting_db_per_instance", float64(size)/float64(c.waiting), "bytes")
 
-	missesBefore, err := counter(b.h, "durabox_live_cache_misses_total")
+	missesBefore, err := counter(b.h.Metrics(), "durabox_live_cache_misses_total")
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func waiting(c *config, commits float64) error {
 		latencies[i] = inst.UpdatedAt.Sub(raised[i])
 	}
 	woken, spent := time.Since(start), cpuTime()-cpu
-	missesAfter, err := counter(b.h, "durabox_live_cache_misses_total")
+	missesAfter, err := counter(b.h.Metrics(), "durabox_live_cache_misses_total")
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "write the generated parts of the docume
 // openAPIPath is the OpenAPI document that describes the host's HTTP API,
 // and apiPath the reference that lists its routes.
 const (
-	openAPIPath = "host/openapi.json"
+	openAPIPath = "host/server/openapi.json"
 	apiPath     = "docs/api.md"
 )
 
@@ -30,7 +30,7 @@ const (
 )
 
 // TestAPIReferenceListsTheRoutes: docs/api.md lists every route and
-// method of host/openapi.json, with the token it needs, and nothing else.
+// method of host/server/openapi.json, with the token it needs, and nothing else.
 // With -update it writes the table.
 func TestAPIReferenceListsTheRoutes(t *testing.T) {
 	root := guestbuild.Root()

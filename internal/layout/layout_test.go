@@ -47,6 +47,14 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{pkg: "host", allowed: []string{"host/", "engine", "abi", "store", "github.com/tetratelabs/wazero", "github.com/bytecodealliance/wasmtime-go/v39", "golang.org/x/sys",
 			"github.com/prometheus", "github.com/beorn7/perks", "github.com/cespare/xxhash/v2", "github.com/munnerz/goautoneg", "go.yaml.in/yaml/v2", "google.golang.org/protobuf",
 			"github.com/KimMachineGun/automemlimit", "github.com/pbnjay/memory", "golang.org/x/time", "github.com/go-json-experiment/json"}},
+		// The HTTP server serves any API (a Host, or the fake): it links no
+		// wasm runtime; Prometheus's client serves the metrics, and
+		// jsontext checks request bodies.
+		{pkg: "host/server", allowed: []string{"host/api", "host/metrics", "host/internal/guard", "host/internal/ijson", "host/internal/size", "host/internal/option",
+			"host/bundle", "store", "engine", "abi", "github.com/prometheus", "github.com/beorn7/perks", "github.com/cespare/xxhash/v2", "github.com/munnerz/goautoneg",
+			"go.yaml.in/yaml/v2", "google.golang.org/protobuf", "golang.org/x/sys", "github.com/go-json-experiment/json"}},
+		{pkg: "host/metrics", allowed: []string{"store", "engine", "abi", "github.com/prometheus", "github.com/beorn7/perks", "github.com/cespare/xxhash/v2",
+			"github.com/munnerz/goautoneg", "go.yaml.in/yaml/v2", "google.golang.org/protobuf", "golang.org/x/sys"}},
 		// A repro bundle is data: events and bytes.
 		{pkg: "host/bundle", allowed: []string{"engine", "abi"}},
 	}

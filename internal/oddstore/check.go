@@ -17,6 +17,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/logbuf"
 	"github.com/durabox/durabox/store"
 )
@@ -36,7 +37,7 @@ func Run(t *testing.T, b Backend) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	handler, err := host.NewHandler(h, host.HandlerOptions{Logger: logger, MaxPayload: maxPayload})
+	handler, err := server.New(h, server.Options{Logger: logger, MaxPayload: maxPayload})
 	if err != nil {
 		t.Fatal(err)
 	}

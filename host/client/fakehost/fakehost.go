@@ -1,6 +1,6 @@
 // Package fakehost is a stand-in for a Durabox host, in memory and without
 // wasm: it implements host.API, so that tests of the HTTP server, the client
-// and the command line can run it behind host.NewHandler.
+// and the command line can run it behind host/server.
 //
 // Its orchestrations are Go functions. Deploy accepts any bytes as a module
 // that registers them all. Start creates a Pending instance; an instance
@@ -32,12 +32,10 @@ import (
 	"sync"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
 )
 
@@ -93,7 +91,7 @@ type Host struct {
 	refused map[string]error
 }
 
-var _ host.API = (*Host)(nil)
+var _ server.API = (*Host)(nil)
 
 // New returns a fake host that knows the orchestrations (and nothing is
 // deployed yet).
@@ -133,7 +131,7 @@ func (h *Host) HistoryWarning() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.historyWarning == 0 {
-		return host.DefaultHistoryWarning
+		return api.DefaultHistoryWarning
 	}
 	return h.historyWarning
 }
@@ -504,9 +502,6 @@ func (h *Host) Filter() store.InstanceFilter {
 // Ready is nil, unless Fail("Ready", err) made it err.
 func (h *Host) Ready(ctx context.Context) error { return h.failure("Ready") }
 
-// Gather gathers no metrics: the fake counts nothing.
-func (h *Host) Gather() ([]*dto.MetricFamily, error) { return nil, nil }
-
 // Count counts every instance per module and status (it does not
 // filter), and keeps f.
 func (h *Host) Count(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error) {
@@ -581,10 +576,10 @@ func Greeting(_ context.Context, input json.RawMessage) (json.RawMessage, error)
 	return json.Marshal("Hello, " + name + "!")
 }
 
-// Handler serves h with host.NewHandler and opts. It panics if NewHandler
-// refuses opts: a test's mistake.
-func (h *Host) Handler(opts host.HandlerOptions) http.Handler {
-	handler, err := host.NewHandler(h, opts)
+// Handler serves h with server.New and opts. It panics if New refuses
+// opts: a test's mistake.
+func (h *Host) Handler(opts server.Options) http.Handler {
+	handler, err := server.New(h, opts)
 	if err != nil {
 		panic(err)
 	}

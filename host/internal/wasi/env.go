@@ -3,11 +3,12 @@ package wasi
 import (
 	"io"
 
-	"github.com/durabox/durabox/abi"
-	"github.com/durabox/durabox/host/internal/wasmrewrite"
 	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/internal/wasmrewrite"
 )
 
 // Env answers one instance's WASI calls. It is used by one call at a time.

@@ -1,4 +1,7 @@
-package host
+// Package ijson checks that JSON entering the host is I-JSON (RFC 7493),
+// the one rule every path applies: requests, activity results, and what
+// an orchestration's commands carry.
+package ijson
 
 import (
 	"bytes"
@@ -11,7 +14,7 @@ import (
 	"github.com/durabox/durabox/abi"
 )
 
-// checkJSON returns an error, naming what data is ("the input"), unless
+// Check returns an error, naming what data is ("the input"), unless
 // data is I-JSON (RFC 7493): JSON in valid UTF-8, whose escapes decode to
 // Unicode characters (no lone surrogate such as \ud800), and whose objects
 // name no member twice. Every JSON value that enters the host passes it:
@@ -21,7 +24,7 @@ import (
 // a value would be stored as one thing and read as another, and JSON
 // holding invalid UTF-8 would be served as it is, which is not JSON. See
 // RATIONALE.md, "Why are names, texts and JSON refused at the boundary?".
-func checkJSON(what string, data []byte) error {
+func Check(what string, data []byte) error {
 	if jsontext.Value(data).IsValid() {
 		return nil
 	}

@@ -1,7 +1,8 @@
-package host
+package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -102,7 +103,7 @@ func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		if cutShort(r.Context(), err) {
+		if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
 			s.log.Info("upgrade stopped: its request ended (the host is stopping, or the client went away)", "err", err)
 		} else {
 			s.log.Error("upgrade stopped", "err", err)

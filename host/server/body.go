@@ -1,4 +1,4 @@
-package host
+package server
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/ijson"
+	"github.com/durabox/durabox/host/internal/size"
 )
 
 const (
@@ -69,7 +71,7 @@ func (b *body) Read(p []byte) (int, error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		err = fmt.Errorf("%w: %s is larger than the limit of %s%s", api.ErrTooLarge, b.what, mib(int(b.limit)), b.why)
+		err = fmt.Errorf("%w: %s is larger than the limit of %s%s", api.ErrTooLarge, b.what, size.MiB(int(b.limit)), b.why)
 	case errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(b.deadline):
 		err = fmt.Errorf("%w: %s stalled: nothing came for %s after %d bytes%s", api.ErrBadInput, b.what, b.stall, b.got, b.of())
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -108,7 +110,7 @@ func (b *body) done() { b.rc.SetReadDeadline(time.Time{}) }
 // fields, such as example. An empty body is an error unless optional.
 func (s *server) readJSON(w http.ResponseWriter, r *http.Request, example string, v any, optional bool) error {
 	b := s.body(w, r, int64(s.opts.MaxPayload+jsonOverhead), "the request body")
-	b.why = fmt.Sprintf(" (%s, and 1 MiB for the rest of the request)", payloadLimit(s.opts.MaxPayload))
+	b.why = fmt.Sprintf(" (%s, and 1 MiB for the rest of the request)", size.PayloadLimit(s.opts.MaxPayload))
 	data, err := b.readAll()
 	if err != nil {
 		return err
@@ -130,7 +132,7 @@ func (s *server) readJSON(w http.ResponseWriter, r *http.Request, example string
 	// encoding/json takes invalid UTF-8 and lone surrogates (turning
 	// them into U+FFFD) and a name twice (keeping the last): the whole
 	// body, names and payloads, must be I-JSON instead.
-	if err := checkJSON("the request body", data); err != nil {
+	if err := ijson.Check("the request body", data); err != nil {
 		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package host
+package server
 
 import (
 	"bytes"
@@ -16,13 +16,15 @@ import (
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
 	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/host/internal/option"
+	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// API is what NewHandler serves: the operations of a Host; package
-// host/client/fakehost implements it in memory.
+// API is what a server serves: the operations of a host.Host, which
+// implements it; package host/client/fakehost implements it in memory.
 type API interface {
 	Deploy(ctx context.Context, wasm []byte) (store.ModuleInfo, error)
 	DeployWithEnv(ctx context.Context, wasm []byte, env []string) (store.ModuleInfo, error)
@@ -56,16 +58,14 @@ type API interface {
 	Ready(ctx context.Context) error
 }
 
-var _ API = (*Host)(nil)
-
-// HandlerOptions configures NewHandler. The zero value serves everyone
+// Options configures New. The zero value serves everyone
 // on the machine (clients that are not browsers, and the host's own
 // dashboard), which is what a host on loopback does. Whatever the options,
 // the handler refuses what a web page of another origin could make a
 // browser send: a request for another host (421), a request that changes
 // something from a page of another origin (403), and a POST whose body is
 // not JSON (or, for a deploy, a module) (415).
-type HandlerOptions struct {
+type Options struct {
 	// Logger receives a line for every request (method, path, status,
 	// duration): at warn level for one answered with 5xx or slower than 5s
 	// (a long poll's wait not counted), at debug level for the others; and
@@ -88,7 +88,7 @@ type HandlerOptions struct {
 	BodyTimeout time.Duration
 	// MaxPayload is the host's Options.MaxPayload: a JSON request body may
 	// hold a payload that large and 1 MiB more. Zero means
-	// DefaultMaxPayload.
+	// api.DefaultMaxPayload.
 	MaxPayload int
 	// Hosts are the names the handler answers to: the values of a
 	// request's Host header it serves, each a host name or address alone
@@ -97,16 +97,20 @@ type HandlerOptions struct {
 	// web page's is after DNS rebinding; the health checks answer any.
 	// Empty means localhost, 127.0.0.1 and [::1], on any port.
 	Hosts []string
+	// Metrics, when set, are served at GET /metrics (the host's:
+	// host.Options.Metrics), and count the panics of a request
+	// (durabox_panics_total{boundary="http"}). Nil serves none.
+	Metrics *metrics.Metrics
 }
 
-// minTokenLength is the shortest token NewHandler accepts: 16 bytes is
+// minTokenLength is the shortest token New accepts: 16 bytes is
 // 128 bits of a random hex or base64 string, past guessing.
 const minTokenLength = 16
 
-// Validate fills in defaults and refuses options NewHandler cannot use,
-// saying why. NewHandler calls it; a caller may call it first, to refuse
+// Validate fills in defaults and refuses options New cannot use,
+// saying why. New calls it; a caller may call it first, to refuse
 // bad options before it builds anything.
-func (o *HandlerOptions) Validate() error {
+func (o *Options) Validate() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -130,32 +134,29 @@ func (o *HandlerOptions) Validate() error {
 	if _, err := newHostNames(o.Hosts); err != nil {
 		return err
 	}
-	if err := fillDefaults([]field[int]{{"MaxPayload", &o.MaxPayload, DefaultMaxPayload}}); err != nil {
+	if err := option.Fill([]option.Field[int]{{Name: "MaxPayload", Value: &o.MaxPayload, Default: api.DefaultMaxPayload}}); err != nil {
 		return err
 	}
-	return fillDefaults([]field[time.Duration]{
-		{"StallTimeout", &o.StallTimeout, 30 * time.Second},
-		{"BodyTimeout", &o.BodyTimeout, 5 * time.Minute},
+	return option.Fill([]option.Field[time.Duration]{
+		{Name: "StallTimeout", Value: &o.StallTimeout, Default: 30 * time.Second},
+		{Name: "BodyTimeout", Value: &o.BodyTimeout, Default: 5 * time.Minute},
 	})
 }
 
-// NewHandler serves a over HTTP with the routes, bodies and statuses that
-// package host/client documents and host/openapi.json describes (served at
+// New serves a over HTTP with the routes, bodies and statuses that
+// package host/client documents and host/server/openapi.json describes (served at
 // /v1/openapi.json). Every answer is JSON, refusals included: a path it
 // does not serve is a 404, a method it does not serve a 405.
-func NewHandler(a API, opts HandlerOptions) (http.Handler, error) {
+func New(a API, opts Options) (http.Handler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	hosts, _ := newHostNames(opts.Hosts) // Validate checked them
 	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken),
 		hosts: hosts, crossOrigin: http.NewCrossOriginProtection(), panics: guard.Guard{Log: opts.Logger}}
-	if h, ok := a.(*Host); ok {
-		s.panics.Count = h.metrics.Panic
-	}
-	gatherer, ok := a.(prometheus.Gatherer)
-	if !ok {
-		gatherer = prometheus.NewRegistry()
+	var gatherer prometheus.Gatherer = prometheus.NewRegistry()
+	if opts.Metrics != nil {
+		s.panics.Count, gatherer = opts.Metrics.Panic, opts.Metrics
 	}
 	s.metrics = promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn), ErrorHandling: promhttp.ContinueOnError})
 	for _, rt := range routes {
@@ -166,7 +167,7 @@ func NewHandler(a API, opts HandlerOptions) (http.Handler, error) {
 
 type server struct {
 	api    API
-	opts   HandlerOptions
+	opts   Options
 	log    *slog.Logger
 	mux    *http.ServeMux
 	tokens *tokens
@@ -204,7 +205,22 @@ type route struct {
 	serve        func(s *server, w http.ResponseWriter, r *http.Request)
 }
 
-// routes are the operations NewHandler serves; host/openapi.json describes
+// Route is an operation a server serves: its method, its path (as
+// OpenAPI writes it: "/{$}", the root alone, is "/"), and the access it
+// needs (public, read or admin).
+type Route struct{ Method, Path, Access string }
+
+// Routes returns the operations a server serves, in the order it routes
+// them. openapi.json describes each (a test holds the two together).
+func Routes() []Route {
+	out := make([]Route, len(routes))
+	for i, rt := range routes {
+		out[i] = Route{rt.method, strings.TrimSuffix(rt.path, "{$}"), rt.access.String()}
+	}
+	return out
+}
+
+// routes are the operations New serves; host/server/openapi.json describes
 // each of them (a test holds the two together), with its access.
 var routes = []route{
 	{"GET", "/v1/openapi.json", public, (*server).openAPI},

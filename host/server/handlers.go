@@ -1,4 +1,4 @@
-package host
+package server
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// openAPIDocument describes the API NewHandler serves (see RATIONALE.md,
+// openAPIDocument describes the API New serves (see RATIONALE.md,
 // "Why is the OpenAPI document written by hand?").
 //
 //go:embed openapi.json
@@ -75,7 +75,7 @@ func (s *server) modules(w http.ResponseWriter, r *http.Request) {
 func wireModule(m store.ModuleInfo, counts []store.InstanceCount) api.Module {
 	mod := api.Module{Hash: m.Hash, Orchestrations: m.Orchestrations, Activities: m.Activities, DeployedAt: m.DeployedAt}
 	if len(m.Env) > 0 {
-		mod.EnvKeys = envKeys(m.Env)
+		mod.EnvKeys = m.EnvKeys()
 	}
 	if mod.Orchestrations == nil {
 		mod.Orchestrations = []string{}
@@ -103,15 +103,19 @@ func (s *server) removeModule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	mod, err := pickModule(mods, r.PathValue("hash"))
+	hashes := make([]string, len(mods))
+	for i, m := range mods {
+		hashes[i] = m.Hash
+	}
+	hash, err := api.PickModule(hashes, r.PathValue("hash"))
 	if err == nil {
-		err = s.api.RemoveModule(r.Context(), mod.Hash)
+		err = s.api.RemoveModule(r.Context(), hash)
 	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.reply(w, r, http.StatusOK, api.RemovedResponse{Hash: mod.Hash})
+	s.reply(w, r, http.StatusOK, api.RemovedResponse{Hash: hash})
 }
 
 const (
@@ -225,7 +229,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	limit := 0
 	if v := q.Get("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			s.fail(w, r, fmt.Errorf("%w: limit=%s is not a number from 1 to %d", api.ErrBadInput, abi.Quote(v), MaxPage))
+			s.fail(w, r, fmt.Errorf("%w: limit=%s is not a number from 1 to %d", api.ErrBadInput, abi.Quote(v), api.MaxPage))
 			return
 		}
 	}
@@ -282,7 +286,10 @@ func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
 			return f, fmt.Errorf("%w: %s=%s is not a time such as 2026-01-02T15:04:05Z (RFC 3339)", api.ErrBadInput, t.name, abi.Quote(v))
 		}
 	}
-	return f, checkFilter(f)
+	if err := f.Check(); err != nil {
+		return f, fmt.Errorf("%w: %w", api.ErrBadInput, err)
+	}
+	return f, nil
 }
 
 // boolParam reads an optional true/false query parameter.
@@ -427,4 +434,14 @@ func wireItem(w *store.WaitingItem) *api.WaitingItem {
 	}
 	item := api.WaitingItem(*w)
 	return &item
+}
+
+// historyWarning returns the warning GET /v1/instances/{id} gives for an
+// execution of events events, when past the warning at threshold, or "".
+func historyWarning(events int64, threshold int) string {
+	if events <= int64(threshold) {
+		return ""
+	}
+	return fmt.Sprintf("the history of the current execution has %d events, past the warning at %d (serve --history-warning): "+
+		"every cold replay reads all of them; an orchestration that runs for ever should continue as new", events, threshold)
 }

@@ -1,4 +1,4 @@
-package host
+package server
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 // guard runs them on every route, whatever the token setting.
 
 // defaultHosts are the names a handler answers to when
-// HandlerOptions.Hosts is empty: loopback's, on any port.
+// Options.Hosts is empty: loopback's, on any port.
 var defaultHosts = []string{"localhost", "127.0.0.1", "[::1]"}
 
 // hostNames are the values of a request's Host header a handler serves.
@@ -29,7 +29,7 @@ type hostNames struct {
 	withPort, anyPort, shown []string
 }
 
-// newHostNames reads HandlerOptions.Hosts.
+// newHostNames reads Options.Hosts.
 func newHostNames(hosts []string) (hostNames, error) {
 	var n hostNames
 	for _, h := range hosts {

@@ -1,0 +1,17 @@
+// Package server serves a Durabox host's operations over HTTP, as
+// openapi.json (served at /v1/openapi.json) describes, for the durabox
+// command line and package host/client: New serves any API, a host.Host
+// or, in tests, host/client/fakehost. With Options.Token it asks every
+// request for a bearer token (and Options.ReadToken may only read). It
+// also serves the metrics (/metrics, Options.Metrics), the health checks
+// (/healthz, /readyz) and the web dashboard (/, files under /ui/, from the
+// directory dashboard), which reads the same API. Whatever the token, it
+// refuses what a web page of another origin could make a browser send
+// (origin.go): a Host it does not answer to (Options.Hosts), a change from
+// a page of another origin, a POST body of another type than its route's.
+// A panic serving a request is answered with 500 and counted; the server
+// goes on.
+//
+// The bodies are package host/api's types. The server links no wasm
+// runtime: it knows a host only through API.
+package server
