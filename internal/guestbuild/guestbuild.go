@@ -1,12 +1,17 @@
 // Package guestbuild builds Go packages into Durabox guest modules for tests,
 // the way a user does (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared).
-// Build builds each package of this repository once per test process;
-// Command is the build itself, which host/replaytest runs on an author's
-// package.
+//
+// Build builds each package of this repository once: the modules it
+// builds are kept in a directory every test process shares ($DURABOX_GUEST_CACHE,
+// else durabox/guests under the user's cache directory), each named by a
+// hash of everything its build reads (key.go), so that the test binaries
+// of one make test, and the runs after it, build a module only when its
+// sources, go.mod or go.sum, toolchain, GOFLAGS or link-time variables
+// changed. Command is the build itself, which host/replaytest runs on an
+// author's package.
 package guestbuild
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +22,6 @@ import (
 
 var (
 	mu    sync.Mutex
-	dir   string
 	built = map[string]string{}
 )
 
@@ -28,28 +32,26 @@ func Root() string {
 }
 
 // Build builds the package at pkg (a path relative to the repository root,
-// such as "examples/wasm/hello") and returns the path of its .wasm file.
-// Each of vars ("main.version=v2") sets a string variable at link time, so
-// one package can make several different modules.
+// such as "examples/wasm/hello") and returns the path of its .wasm file,
+// which stays in the shared directory: a test must not change it. Each of
+// vars ("main.version=v2") sets a string variable at link time, so one
+// package can make several different modules.
 func Build(pkg string, vars ...string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	key := strings.Join(append([]string{pkg}, vars...), " ")
-	if out, ok := built[key]; ok {
+	memo := strings.Join(append([]string{pkg}, vars...), " ")
+	if out, ok := built[memo]; ok {
 		return out, nil
 	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "durabox-guests-")
-		if err != nil {
-			return "", err
-		}
-		dir = d
+	c, err := sharedCache()
+	if err != nil {
+		return "", err
 	}
-	out := filepath.Join(dir, fmt.Sprintf("%d.wasm", len(built)))
-	if msg, err := Command(Root(), "./"+pkg, out, vars...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s to wasm: %v\n%s", pkg, err, msg)
+	out, _, err := c.build(Root(), "./"+pkg, vars)
+	if err != nil {
+		return "", err
 	}
-	built[key] = out
+	built[memo] = out
 	return out, nil
 }
 
@@ -77,12 +79,14 @@ func Wasm(pkg string, vars ...string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// Cleanup removes every module built; call it at the end of TestMain.
+// Cleanup forgets what this process built and trims the shared directory
+// of the modules no build has used for five days; call it at the end of
+// TestMain.
 func Cleanup() {
 	mu.Lock()
 	defer mu.Unlock()
-	if dir != "" {
-		os.RemoveAll(dir)
+	built = map[string]string{}
+	if c, err := sharedCache(); err == nil {
+		c.trim()
 	}
-	dir, built = "", map[string]string{}
 }
