@@ -2,7 +2,9 @@
 // hold them to the code: the links of every document resolve, README.md
 // stays a short map, the API reference is the OpenAPI document's, the
 // metrics table lists the metrics the host serves, the current table of
-// BENCHMARKS.md quotes figures its sections report, and (in
+// BENCHMARKS.md quotes figures its sections report, every make command
+// a document gives names a target of the Makefile, docs/testing.md names
+// the packages make check tests, and (in
 // cmd/durabox, which holds the command table) every flag, default and
 // command list a document gives is the command line's.
 //
