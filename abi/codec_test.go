@@ -8,6 +8,7 @@ import (
 )
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	a := &Activation{Time: -5, Replaying: true, Jobs: []Job{
 		{Kind: JobStart, Name: "Greeting", InstanceID: "i-1", Input: []byte(`"world"`)},
 		{Kind: JobResolveActivity, Seq: 300, Result: []byte(`{"a":1}`)},
@@ -63,6 +64,7 @@ func TestRoundTrip(t *testing.T) {
 // replay. (A replayed step's patches stay with the host, which answers the
 // patched import from them.)
 func TestActivationShapeDoesNotDependOnReplaying(t *testing.T) {
+	t.Parallel()
 	a := Activation{Time: 1795348800123456789, Jobs: []Job{{Kind: JobResolveActivity, Seq: 3, Result: []byte(`"x"`)}}}
 	live := EncodeActivation(&a)
 	a.Replaying, a.Patches = true, []string{"fix-rounding"}
@@ -87,6 +89,7 @@ func TestActivationShapeDoesNotDependOnReplaying(t *testing.T) {
 // key, its length and its fields, whatever the encoder does to build it.
 // The job here is over 127 bytes, so its length takes two bytes.
 func TestNestedMessageBytes(t *testing.T) {
+	t.Parallel()
 	result := bytes.Repeat([]byte("r"), 200)
 	got := EncodeActivation(&Activation{Jobs: []Job{{Kind: JobResolveActivity, Seq: 1, Result: result}, {Kind: JobFireTimer, Seq: 2}}})
 	want := []byte{
@@ -117,6 +120,7 @@ func TestNestedMessageBytes(t *testing.T) {
 }
 
 func TestUnknownFieldsAreSkipped(t *testing.T) {
+	t.Parallel()
 	var e encoder
 	e.uint(99, 7)
 	e.string(98, "from a newer host")
@@ -128,6 +132,7 @@ func TestUnknownFieldsAreSkipped(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   []byte
@@ -149,6 +154,7 @@ func TestMalformed(t *testing.T) {
 }
 
 func TestPackRegion(t *testing.T) {
+	t.Parallel()
 	addr, n := UnpackRegion(PackRegion(0xdeadbeef, 0x12345678))
 	if addr != 0xdeadbeef || n != 0x12345678 {
 		t.Fatalf("got %x %x", addr, n)
@@ -198,6 +204,7 @@ func normalize(a *Activation) *Activation {
 }
 
 func TestActivationPatched(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		a    Activation
 		want bool
@@ -216,6 +223,7 @@ func TestActivationPatched(t *testing.T) {
 // Decoding into an activation that holds another leaves nothing of the old
 // one: not its jobs beyond the new ones, nor a field the new one omits.
 func TestDecodeActivationInto(t *testing.T) {
+	t.Parallel()
 	a := &Activation{Time: 9, Replaying: true, Jobs: []Job{
 		{Kind: JobStart, Name: "A", Input: []byte(`1`)},
 		{Kind: JobResolveActivity, Seq: 4, Result: []byte(`2`), Failure: &Failure{Message: "m"}},

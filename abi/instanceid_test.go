@@ -6,6 +6,7 @@ import (
 )
 
 func TestCheckInstanceID(t *testing.T) {
+	t.Parallel()
 	const rule = "; an instance id is 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
 	for _, tt := range []struct {
 		id, want string

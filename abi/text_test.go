@@ -7,6 +7,7 @@ import (
 )
 
 func TestCheckName(t *testing.T) {
+	t.Parallel()
 	const rule = ": a name is 1 to 256 bytes of UTF-8 without control characters"
 	tests := []struct {
 		name, value, want string
@@ -33,6 +34,7 @@ func TestCheckName(t *testing.T) {
 }
 
 func TestCheckText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, value, want string
 	}{
@@ -49,6 +51,7 @@ func TestCheckText(t *testing.T) {
 }
 
 func TestCheckReason(t *testing.T) {
+	t.Parallel()
 	const rule = ": a reason is at most 1024 bytes of UTF-8"
 	tests := []struct {
 		name, value, want string
@@ -79,6 +82,7 @@ func checkText(t *testing.T, err error, want string) {
 }
 
 func TestQuote(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, s, want string
 	}{

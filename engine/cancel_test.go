@@ -36,6 +36,7 @@ func selectTimeout(g *fakeGuest, j abi.Job) []abi.Command {
 }
 
 func TestSelectActivityWinsThenMoreWork(t *testing.T) {
+	t.Parallel()
 	steps := []step{
 		{at(0), []Event{started(`null`)}},
 		{at(1), []Event{activityDone(2, `"fast"`)}},
@@ -62,6 +63,7 @@ func TestSelectActivityWinsThenMoreWork(t *testing.T) {
 }
 
 func TestSelectTimerWinsAndTheLateResultIsDropped(t *testing.T) {
+	t.Parallel()
 	history, results := drive(t, selectTimeout, true, []step{
 		{at(0), []Event{started(`null`)}},
 		{at(5), []Event{timerFired(3, 5)}},
@@ -82,6 +84,7 @@ func TestSelectTimerWinsAndTheLateResultIsDropped(t *testing.T) {
 }
 
 func TestCancelNondeterminism(t *testing.T) {
+	t.Parallel()
 	// History says the timer was cancelled when Slow won; this version of
 	// the code cancels the activity Other instead.
 	history := hist(started(`null`), scheduled("Slow", "null"), Event{Kind: TimerCreated, FireAt: fireAt(5)}, scheduled("Other", "null"),
@@ -104,6 +107,7 @@ func TestCancelNondeterminism(t *testing.T) {
 }
 
 func TestCancellingWhatIsNotOpenIsAGuestBug(t *testing.T) {
+	t.Parallel()
 	g := newGuest(func(_ *fakeGuest, j abi.Job) []abi.Command {
 		return []abi.Command{cancelTimer(7)}
 	})

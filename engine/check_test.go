@@ -16,6 +16,7 @@ import (
 // same events whether the guest that ran the first step goes on or a fresh
 // one replays it (as after a restart).
 func TestCommandsWithBadNamesOrTextsFailTheInstance(t *testing.T) {
+	t.Parallel()
 	const refused = "engine: the orchestration's command 2 is refused: "
 	const nameRule = ": a name is 1 to 256 bytes of UTF-8 without control characters"
 	tests := []struct {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestChildID(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 128)
 	for _, tt := range []struct {
 		parent           string
@@ -33,6 +34,7 @@ func TestChildID(t *testing.T) {
 // distinct from every other, from every id a user or an orchestration can
 // choose, and from every id of the old form PARENT:EVENT.
 func TestChildIDsNeverCollide(t *testing.T) {
+	t.Parallel()
 	parents := []string{"p", "p:1", "p:1:1", "p~1:1", "p~1:1~1:1", "p1", "p~11:1", "p~1:11", strings.Repeat("p", 128)}
 	seen := map[string]string{}
 	for _, parent := range parents {
@@ -79,6 +81,7 @@ func continuer(_ *fakeGuest, j abi.Job) []abi.Command {
 // it follows a continue-as-new or a reset, derives ids of its own, which a
 // replay does not derive again (it keeps the ids history records).
 func TestChildIDsAcrossExecutionsAndResets(t *testing.T) {
+	t.Parallel()
 	seen := map[string]int64{}
 	record := func(execution int64, children []ChildTask) {
 		t.Helper()
@@ -130,6 +133,7 @@ func TestChildIDsAcrossExecutionsAndResets(t *testing.T) {
 // never takes an id the host derives; a command with another fails the
 // instance, naming it. A history that recorded such an id replays.
 func TestChildIDsAnOrchestrationChooses(t *testing.T) {
+	t.Parallel()
 	emits := func(id string) func(*fakeGuest, abi.Job) []abi.Command {
 		return func(_ *fakeGuest, j abi.Job) []abi.Command {
 			if j.Kind == abi.JobStart {

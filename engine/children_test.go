@@ -9,6 +9,7 @@ import (
 )
 
 func TestChildren(t *testing.T) {
+	t.Parallel()
 	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
 		switch j.Kind {
 		case abi.JobStart:

@@ -17,6 +17,7 @@ import (
 // TestCorruptHistoryIsRefused: a history an engine never writes is refused
 // before any of it reaches the orchestration, and nothing is recorded.
 func TestCorruptHistoryIsRefused(t *testing.T) {
+	t.Parallel()
 	sayHello := scheduled("SayHello", `"world"`)
 	renumber := func(events []Event, ids ...int64) []Event {
 		for i, id := range ids {
@@ -90,6 +91,7 @@ func TestCorruptHistoryIsRefused(t *testing.T) {
 // cancelled, is of another name or lane, or was never emitted) is not
 // what the engine wrote for this code: nondeterminism, with the event shown.
 func TestExternalEventInHistoryNeedsItsWait(t *testing.T) {
+	t.Parallel()
 	waitsX := func(_ *fakeGuest, j abi.Job) []abi.Command {
 		switch j.Kind {
 		case abi.JobStart:
@@ -153,6 +155,7 @@ func TestExternalEventInHistoryNeedsItsWait(t *testing.T) {
 // fails is Canceled, live and replayed; of a cancellation and a completion
 // in one turn, the one that arrived first is applied first.
 func TestCancellationIsARequest(t *testing.T) {
+	t.Parallel()
 	cancelRequested := Event{Kind: OrchestrationCancelRequested, Reason: "stop"}
 	// work calls A; on cancellation it cancels A and ends as end says.
 	work := func(end abi.Command) func(*fakeGuest, abi.Job) []abi.Command {
@@ -215,6 +218,7 @@ func TestCancellationIsARequest(t *testing.T) {
 // waited) replays as it is; an ending the orchestration emitted must be the
 // one it emits again.
 func TestHistoryDecidesHowAnExecutionEnded(t *testing.T) {
+	t.Parallel()
 	poisoned := hist(started(`"world"`), scheduled("SayHello", `"world"`), Event{Kind: OrchestrationFailed, Failure: &Failure{Message: "durabox gave up on the instance"}})
 	res, err := newExecution(newGuest(hello)).Turn(TurnInput{History: poisoned, Messages: []Event{activityDone(2, `"hi"`)}, Now: at(9)})
 	if err != nil || res.Err != nil || res.Status != StatusFailed || res.Failure.Message != "durabox gave up on the instance" || len(res.NewEvents) != 0 {
@@ -237,6 +241,7 @@ func TestHistoryDecidesHowAnExecutionEnded(t *testing.T) {
 // limit of one execution the oldest are dropped, as the external-events
 // reference says; the next execution takes every one carried.
 func TestContinueAsNewCarriesAtMostTheLimit(t *testing.T) {
+	t.Parallel()
 	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
 		switch j.Kind {
 		case abi.JobStart:

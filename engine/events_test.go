@@ -70,6 +70,7 @@ func firstOfTwoMailboxes(g *fakeGuest, j abi.Job) []abi.Command {
 }
 
 func TestEventLanes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		handle      func(*fakeGuest, abi.Job) []abi.Command
@@ -176,6 +177,7 @@ func TestEventLanes(t *testing.T) {
 }
 
 func TestPersistentEventsAreFIFOAndLimited(t *testing.T) {
+	t.Parallel()
 	// Waits for X twice, in sequence, then completes with both.
 	var got []string
 	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
@@ -207,6 +209,7 @@ func TestPersistentEventsAreFIFOAndLimited(t *testing.T) {
 }
 
 func TestContinueAsNewCarriesUntakenPersistentEvents(t *testing.T) {
+	t.Parallel()
 	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
 		switch j.Kind {
 		case abi.JobStart:
@@ -238,6 +241,7 @@ func TestContinueAsNewCarriesUntakenPersistentEvents(t *testing.T) {
 // event goes to the oldest wait (command 1, event 2), the second to the
 // other, whether they arrive in two turns or in one, live and replayed.
 func TestRaisedEventTakesTheOldestWait(t *testing.T) {
+	t.Parallel()
 	// Waits for X twice at once; completes with what each wait got,
 	// once both have.
 	handle := func(g *fakeGuest, j abi.Job) []abi.Command {

@@ -71,6 +71,7 @@ var retrySteps = []step{
 }
 
 func TestRetryWalkthroughHistory(t *testing.T) {
+	t.Parallel()
 	history, results := drive(t, retry, true, retrySteps)
 	want := []EventKind{OrchestrationStarted, ActivityScheduled, ActivityFailed, TimerCreated, TimerFired, ActivityScheduled, ActivityCompleted, OrchestrationCompleted}
 	if got := kinds(history); !reflect.DeepEqual(got, want) {
@@ -99,6 +100,7 @@ func TestRetryWalkthroughHistory(t *testing.T) {
 }
 
 func TestLiveAndReplayedHistoriesAreIdentical(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		handle func(*fakeGuest, abi.Job) []abi.Command
@@ -128,6 +130,7 @@ func TestLiveAndReplayedHistoriesAreIdentical(t *testing.T) {
 }
 
 func TestActivationsCarryLogicalTimeAndReplayFlag(t *testing.T) {
+	t.Parallel()
 	g := newGuest(hello)
 	x := newExecution(g)
 	res, err := x.Turn(TurnInput{
@@ -154,6 +157,7 @@ func TestActivationsCarryLogicalTimeAndReplayFlag(t *testing.T) {
 }
 
 func TestMessages(t *testing.T) {
+	t.Parallel()
 	fanOutHistory := hist(started(`null`), scheduled("A", "null"), scheduled("B", "null"), activityDone(2, `"a"`))
 	tests := []struct {
 		name        string
@@ -238,6 +242,7 @@ func withTimeout(c abi.Command, ms uint64) abi.Command {
 // in its ActivityScheduled event and its task, and that the same command
 // replays against that event.
 func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
+	t.Parallel()
 	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
 		if j.Kind == abi.JobStart {
 			return []abi.Command{withTimeout(activity("Charge", `5`), 1500)}
@@ -261,6 +266,7 @@ func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
 }
 
 func TestNondeterminism(t *testing.T) {
+	t.Parallel()
 	emits := func(cmds ...abi.Command) func(*fakeGuest, abi.Job) []abi.Command {
 		return func(_ *fakeGuest, j abi.Job) []abi.Command {
 			if j.Kind == abi.JobStart {
@@ -402,6 +408,7 @@ func TestNondeterminism(t *testing.T) {
 }
 
 func TestTimersMatchByPosition(t *testing.T) {
+	t.Parallel()
 	history := hist(started(`null`), Event{Kind: TimerCreated, FireAt: fireAt(999)})
 	g := newGuest(func(_ *fakeGuest, j abi.Job) []abi.Command {
 		if j.Kind == abi.JobStart {
@@ -419,6 +426,7 @@ func TestTimersMatchByPosition(t *testing.T) {
 }
 
 func TestGuestCrashFailsTheInstance(t *testing.T) {
+	t.Parallel()
 	g := newGuest(hello)
 	g.crash = errBoom
 	res, err := newExecution(g).Turn(TurnInput{Messages: []Event{started(`"world"`), activityDone(2, `"x"`)}, Now: at(0)})
@@ -438,6 +446,7 @@ func TestGuestCrashFailsTheInstance(t *testing.T) {
 }
 
 func TestAnOrchestrationWaitingOnNothingFails(t *testing.T) {
+	t.Parallel()
 	// It starts, schedules nothing and does not end; then, on replay, the
 	// same again: both fail, and the history says why.
 	idle := func(*fakeGuest, abi.Job) []abi.Command { return nil }
@@ -470,6 +479,7 @@ func TestAnOrchestrationWaitingOnNothingFails(t *testing.T) {
 }
 
 func TestStaleHistoryIsRefused(t *testing.T) {
+	t.Parallel()
 	x := newExecution(newGuest(hello))
 	res, err := x.Turn(TurnInput{Messages: []Event{started(`"world"`)}, Now: at(0)})
 	if err != nil || res.Err != nil {
@@ -482,6 +492,7 @@ func TestStaleHistoryIsRefused(t *testing.T) {
 }
 
 func TestCommandSequenceIsChecked(t *testing.T) {
+	t.Parallel()
 	g := &badSeqGuest{}
 	res, err := newExecution(g).Turn(TurnInput{Messages: []Event{started(`null`)}, Now: at(0)})
 	if err != nil {

@@ -423,6 +423,7 @@ type historyFile struct {
 }
 
 func TestGoldenCorpus(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "golden")
 	if *update {
 		os.RemoveAll(dir)
@@ -483,6 +484,7 @@ func TestGoldenCorpus(t *testing.T) {
 // cancelled.json has its children's ids in the form engines derived until
 // they derived PARENT~EXECUTION:EVENT, PARENT:EVENT.
 func TestOlderHistoriesReplay(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "older", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no older histories: %v", err)
@@ -524,6 +526,7 @@ func TestOlderHistoriesReplay(t *testing.T) {
 // TestGoldenCorpusCoversEverything: every kind of event appears in a
 // stored history, and every kind of nondeterminism in a replay.
 func TestGoldenCorpusCoversEverything(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden histories: %v", err)

@@ -12,6 +12,7 @@ import (
 // TestMessagesTheCallerDelivers pins the messages the engine makes for a
 // store to deliver with facts only the store knows.
 func TestMessagesTheCallerDelivers(t *testing.T) {
+	t.Parallel()
 	due := at(5)
 	f := &Failure{Message: "broke"}
 	tests := []struct {
@@ -42,6 +43,7 @@ func TestMessagesTheCallerDelivers(t *testing.T) {
 // TestOutlivesExecution: of the messages an execution that continued as
 // new left, the completions (which name its events) end with it.
 func TestOutlivesExecution(t *testing.T) {
+	t.Parallel()
 	for kind, want := range map[EventKind]bool{
 		ActivityCompleted: false, ActivityFailed: false, TimerFired: false, SubOrchestrationCompleted: false, SubOrchestrationFailed: false,
 		ExternalEvent: true, ExternalEventPersistent: true, OrchestrationCancelRequested: true, OrchestrationTerminated: true,
@@ -55,6 +57,7 @@ func TestOutlivesExecution(t *testing.T) {
 // TestGiveUp: an instance the host gives up on fails after its history,
 // and a fresh execution that replays that history ends the same way.
 func TestGiveUp(t *testing.T) {
+	t.Parallel()
 	handle := func(g *fakeGuest, j abi.Job) []abi.Command {
 		if j.Kind == abi.JobStart {
 			return []abi.Command{timer(time.Minute)}

@@ -19,6 +19,7 @@ func retryHistory(t *testing.T) []Event {
 }
 
 func TestPlanResetRefusesWhatIsNoResetPoint(t *testing.T) {
+	t.Parallel()
 	history := retryHistory(t) // 1 started, 2 scheduled, 3 failed, 4 timer, 5 fired, 6 scheduled, 7 completed, 8 completed
 	moved := hist(Event{Kind: ModuleChanged, Module: "b", FromModule: "a"}, started(`null`), scheduled("A", "null"), scheduled("B", "null"))
 	tests := []struct {
@@ -50,6 +51,7 @@ func TestPlanResetRefusesWhatIsNoResetPoint(t *testing.T) {
 // fire time would have no time to fire at); a reset that discards them is
 // planned.
 func TestPlanResetRefusesACorruptHistory(t *testing.T) {
+	t.Parallel()
 	history := hist(started(`null`), Event{Kind: TimerCreated}, timerFired(2, 1))
 	const want = "engine: history is corrupt: event 2, TimerCreated, has no fire time"
 	if _, err := PlanReset(history, 2); !errors.Is(err, ErrCorruptHistory) || err.Error() != want {
@@ -61,6 +63,7 @@ func TestPlanResetRefusesACorruptHistory(t *testing.T) {
 }
 
 func TestPlanReset(t *testing.T) {
+	t.Parallel()
 	history := retryHistory(t)
 	// Event 4 ends the step of event 3 (the failure), which started the timer.
 	p, err := PlanReset(history, 4)
@@ -113,6 +116,7 @@ func TestPlanReset(t *testing.T) {
 // guest logs it and takes new code paths), records the marker and then the
 // step's commands; later turns replay it all.
 func TestResetRunsTheLastKeptStepAnew(t *testing.T) {
+	t.Parallel()
 	history := retryHistory(t)
 	p, err := PlanReset(history, 3) // keep the failure, discard its timer
 	if err != nil {
@@ -165,6 +169,7 @@ func TestResetRunsTheLastKeptStepAnew(t *testing.T) {
 // TestAMoveIsBetweenSteps: a ModuleChanged where commands are pending is a
 // corrupt history, reported as nondeterminism.
 func TestAMoveIsBetweenSteps(t *testing.T) {
+	t.Parallel()
 	h := hist(started(`"world"`), Event{Kind: ModuleChanged, Module: "b", FromModule: "a"}, scheduled("SayHello", `"world"`))
 	res, err := newExecution(newGuest(hello)).Turn(TurnInput{History: h, Now: at(9)})
 	if err != nil {
@@ -177,6 +182,7 @@ func TestAMoveIsBetweenSteps(t *testing.T) {
 }
 
 func TestPatchedAnswersPerExecution(t *testing.T) {
+	t.Parallel()
 	// Asks twice: one answer, one marker.
 	handle := func(g *fakeGuest, j abi.Job) []abi.Command {
 		var out []abi.Command

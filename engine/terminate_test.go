@@ -27,6 +27,7 @@ func parentOfTwo(_ *fakeGuest, j abi.Job) []abi.Command {
 }
 
 func TestTerminate(t *testing.T) {
+	t.Parallel()
 	for _, live := range []bool{true, false} {
 		history, results := drive(t, parentOfTwo, live, []step{
 			{at(0), []Event{started(`null`)}},
@@ -55,6 +56,7 @@ func TestTerminate(t *testing.T) {
 // TestTerminateIsNotSeen: the orchestration gets no activation for a
 // termination, and a history that ends with one replays to Terminated.
 func TestTerminateIsNotSeen(t *testing.T) {
+	t.Parallel()
 	g := newGuest(hello)
 	x := newExecution(g)
 	res, err := x.Turn(TurnInput{Messages: []Event{started(`"world"`), terminate("")}, Now: at(0)})
@@ -74,6 +76,7 @@ func TestTerminateIsNotSeen(t *testing.T) {
 // persistent event that arrives in the turn that continues as new is the
 // instance's: it goes to the next execution; other messages are dropped.
 func TestRequestsAfterContinueAsNewGoOn(t *testing.T) {
+	t.Parallel()
 	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
 		return []abi.Command{{Kind: abi.CommandContinueAsNew, Output: []byte(`2`)}}
 	}
@@ -90,6 +93,7 @@ func TestRequestsAfterContinueAsNewGoOn(t *testing.T) {
 // TestTimerBeyondMaxTime: a timer past what a store can keep is due at
 // MaxTime, never earlier.
 func TestTimerBeyondMaxTime(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		delay time.Duration

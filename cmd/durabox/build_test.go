@@ -11,6 +11,7 @@ import (
 	"testing"
 )
 
+// Not parallel: it runs in a directory of its own (t.Chdir).
 func TestBuild(t *testing.T) {
 	root := sdkRoot(t)
 	t.Chdir(t.TempDir())
@@ -44,6 +45,8 @@ func TestBuild(t *testing.T) {
 
 // TestBuildPassesCompilerErrorsThrough: what go build prints reaches the
 // author unchanged.
+//
+// Not parallel: it runs in a directory of its own (t.Chdir).
 func TestBuildPassesCompilerErrorsThrough(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "broken")
 	if code, _, stderr := durabox("new", dir, "--sdk", sdkRoot(t)); code != 0 {
@@ -70,6 +73,7 @@ func TestBuildPassesCompilerErrorsThrough(t *testing.T) {
 	}
 }
 
+// Not parallel: it runs in a directory of its own (t.Chdir).
 func TestBuildRefusesWhatAHostWouldRefuse(t *testing.T) {
 	root := sdkRoot(t)
 	t.Chdir(t.TempDir())
@@ -100,6 +104,7 @@ func TestBuildRefusesWhatAHostWouldRefuse(t *testing.T) {
 }
 
 func TestShellQuote(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"hello.wasm":       "hello.wasm",
 		"out/fan out.wasm": "'out/fan out.wasm'",

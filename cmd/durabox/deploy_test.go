@@ -22,6 +22,7 @@ func wantEnv(env ...string) func(*testing.T, *fakehost.Host) {
 	}
 }
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestDeploy(t *testing.T) {
 	writeModule := func(t *testing.T, h *fakehost.Host) {
 		if err := os.WriteFile("hello.wasm", []byte("x"), 0o644); err != nil {

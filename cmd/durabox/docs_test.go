@@ -26,6 +26,7 @@ const (
 // TestCLIReferenceIsTheHelp: docs/cli.md shows durabox help, and the help
 // of every command, as durabox prints them. With -update it writes them.
 func TestCLIReferenceIsTheHelp(t *testing.T) {
+	t.Parallel()
 	var want, overview strings.Builder
 	if code := run([]string{"help"}, strings.NewReader(""), &overview, io.Discard); code != 0 {
 		t.Fatalf("durabox help: exit code %d", code)
@@ -115,6 +116,8 @@ var flagToken = regexp.MustCompile(`^-{1,2}([a-z][a-z0-9-]*)`)
 // TestDocsNameRealFlags: every flag a document gives a durabox command
 // ("durabox serve --db", "serve --lease") is a flag of that command, every
 // command it runs is one, and every other flag it names is some command's.
+//
+// Not parallel: cliFlags clears $DURABOX_ADDR (t.Setenv).
 func TestDocsNameRealFlags(t *testing.T) {
 	flags := cliFlags(t)
 	for _, d := range mapDocs(t) {
@@ -194,6 +197,8 @@ var assignment = regexp.MustCompile(`^[A-Z_]+=`)
 // TestCommandLinesAreChecked: the check of TestDocsNameRealFlags finds a
 // flag a command lacks, a command durabox lacks and a flag no command
 // has, and leaves other tools' flags alone.
+//
+// Not parallel: cliFlags clears $DURABOX_ADDR (t.Setenv).
 func TestCommandLinesAreChecked(t *testing.T) {
 	flags := cliFlags(t)
 	tests := []struct {
@@ -229,6 +234,8 @@ func TestCommandLinesAreChecked(t *testing.T) {
 // TestDocsQuoteFlagDefaults: where a document gives a flag's default
 // ("--lease (default 1m)", "--step-timeout, default 5s"), it is the one
 // durabox help gives.
+//
+// Not parallel: cliFlags clears $DURABOX_ADDR (t.Setenv).
 func TestDocsQuoteFlagDefaults(t *testing.T) {
 	flags := cliFlags(t)
 	for _, d := range mapDocs(t) {
@@ -287,6 +294,8 @@ func sameDefault(quoted, def string) bool {
 
 // TestFlagDefaultsAreChecked: the check of TestDocsQuoteFlagDefaults
 // finds a default that is not the flag's.
+//
+// Not parallel: cliFlags clears $DURABOX_ADDR (t.Setenv).
 func TestFlagDefaultsAreChecked(t *testing.T) {
 	flags := cliFlags(t)
 	tests := []struct {
@@ -314,6 +323,7 @@ func TestFlagDefaultsAreChecked(t *testing.T) {
 // (five or more of their names, `serve`, `deploy`, …) names every command
 // and no other.
 func TestDocsListTheCommands(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for _, c := range commands {
 		names = append(names, c.name)

@@ -8,6 +8,7 @@ import (
 	"github.com/durabox/durabox/engine"
 )
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestHistory(t *testing.T) {
 	runTests(t, []cliTest{
 		{
@@ -72,6 +73,7 @@ func TestHistory(t *testing.T) {
 }
 
 func TestDetails(t *testing.T) {
+	t.Parallel()
 	fireAt := time.Date(2025, 1, 2, 3, 5, 0, 0, time.UTC)
 	tests := []struct {
 		name  string

@@ -10,6 +10,7 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestList(t *testing.T) {
 	runTests(t, []cliTest{
 		{

@@ -182,6 +182,7 @@ limit (serve --max-payload-mib, 16 MiB unless set).
 `
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		args       []string
@@ -211,6 +212,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestEveryCommandHasUsage(t *testing.T) {
+	t.Parallel()
 	for _, c := range commands {
 		t.Run(c.name, func(t *testing.T) {
 			u := usage(t, c.name)
@@ -221,6 +223,7 @@ func TestEveryCommandHasUsage(t *testing.T) {
 	}
 }
 
+// Not parallel: it runs in a directory of its own (t.Chdir).
 func TestHostNotRunning(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -260,6 +263,7 @@ func TestHostNotRunning(t *testing.T) {
 	}
 }
 
+// Not parallel: it sets $DURABOX_ADDR (t.Setenv).
 func TestAddrFromTheEnvironment(t *testing.T) {
 	_, addr := newHost(t, false)
 	tests := []struct{ name, env, want string }{
@@ -280,6 +284,7 @@ func TestAddrFromTheEnvironment(t *testing.T) {
 // TestUsageSpellsFlagsAsTyped checks that a command's usage writes a
 // one-letter flag with one dash, as its synopsis does, and longer ones with two.
 func TestUsageSpellsFlagsAsTyped(t *testing.T) {
+	t.Parallel()
 	for _, command := range []string{"build", "export"} {
 		text := usage(t, command)
 		if !strings.Contains(text, "\n  -o FILE") || strings.Contains(text, "--o ") {

@@ -7,6 +7,7 @@ import (
 	"github.com/durabox/durabox/host/client/fakehost"
 )
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestModules(t *testing.T) {
 	// another deploys a second module, "x", which no instance runs on.
 	another := func(t *testing.T, h *fakehost.Host) {

@@ -27,6 +27,7 @@ func sdkRoot(t *testing.T) string {
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	root := sdkRoot(t)
 	dir := filepath.Join(t.TempDir(), "order-flow")
 	code, stdout, stderr := durabox("new", dir, "--sdk", root)
@@ -90,6 +91,7 @@ replace github.com/durabox/durabox/engine => ` + root + `/engine
 	}
 }
 
+// Not parallel: it sets $DURABOX_SDK (t.Setenv).
 func TestNewFindsTheSDK(t *testing.T) {
 	root := sdkRoot(t)
 	notSDK := t.TempDir()
@@ -123,6 +125,7 @@ func TestNewFindsTheSDK(t *testing.T) {
 	}
 }
 
+// Not parallel: it sets $DURABOX_SDK (t.Setenv).
 func TestNewRefusals(t *testing.T) {
 	root := sdkRoot(t)
 	notSDK := t.TempDir()
@@ -180,6 +183,7 @@ func TestNewRefusals(t *testing.T) {
 // printed (with the real durabox binary, and a real durabox serve), up to
 // an instance that completes on the host.
 func TestANewProjectTestsBuildsAndRuns(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	work := t.TempDir()
 	out := runIn(t, work, nil, bin, "new", "orders")

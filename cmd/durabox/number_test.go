@@ -6,6 +6,8 @@ import "testing"
 // commands a value it cannot take (below its range, above it, not a
 // number): each is refused as a usage error that names the value, the
 // flag and the range, before anything is asked of the host.
+//
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestNumericFlagsNameTheirRange(t *testing.T) {
 	const (
 		execution = `it must be a whole number, 1 or more (1 is the first execution; leave --execution out for the current one)`

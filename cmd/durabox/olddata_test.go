@@ -61,6 +61,7 @@ func storeOldInstance(t *testing.T, st store.Store) {
 // API, status --json and history --json all answer JSON, with each run of
 // such bytes as U+FFFD.
 func TestJSONOfWhatAnOlderHostStored(t *testing.T) {
+	t.Parallel()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 // loaded machine, has its late commit refused and logs it: that is the
 // fencing, not a failure.)
 func TestSeveralHostsOnPostgres(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Schema(t)
 	dir := t.TempDir()
 	var hosts []*serveProcess

@@ -33,6 +33,7 @@ func instances(ids ...string) func(*testing.T, *fakehost.Host) {
 	}
 }
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestPurge(t *testing.T) {
 	pending := func(t *testing.T, h *fakehost.Host) {
 		if _, err := h.Start(context.Background(), "Greeting", json.RawMessage(`"x"`), "pending"); err != nil {

@@ -38,6 +38,7 @@ func requested(want ...string) func(*testing.T, *fakehost.Host) {
 	}
 }
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestRaise(t *testing.T) {
 	runTests(t, []cliTest{
 		{
@@ -105,6 +106,7 @@ func TestRaise(t *testing.T) {
 	})
 }
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestCancel(t *testing.T) {
 	runTests(t, []cliTest{
 		{
@@ -139,6 +141,7 @@ func TestCancel(t *testing.T) {
 	})
 }
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestTerminate(t *testing.T) {
 	runTests(t, []cliTest{
 		{

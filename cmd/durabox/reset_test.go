@@ -19,6 +19,7 @@ import (
 // run started holds. The dry run warns that the new execution cannot start
 // it; a child whose id the host derives is never taken.
 func TestResetDryRunWarnsOfATakenChildID(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	c := s.client()
 	wasm, err := guestbuild.Wasm("host/testdata/guests/ids")

@@ -227,6 +227,7 @@ func kindsOf(events []engine.Event) string {
 }
 
 func TestRestartBetweenTurns(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "durabox.db")
 	s := startServer(t, db)
 	deployExample(t, s.client(), "retry")
@@ -248,8 +249,11 @@ func TestRestartBetweenTurns(t *testing.T) {
 		if events[len(events)-1].Kind == engine.OrchestrationCompleted {
 			break
 		}
+		// What the stop logged: a request that a busy machine made slow
+		// is warned of before it, and is not the stop's.
+		before := len(s.output())
 		s.stop(t, syscall.SIGTERM)
-		if bad := regexp.MustCompile(`(?m)^.*level=(ERROR|WARN).*$`).FindAllString(s.output(), -1); bad != nil {
+		if bad := regexp.MustCompile(`(?m)^.*level=(ERROR|WARN).*$`).FindAllString(s.output()[before:], -1); bad != nil {
 			t.Fatalf("a normal stop (SIGTERM) logged:\n%s", strings.Join(bad, "\n"))
 		}
 		s = startServer(t, db)
@@ -275,6 +279,7 @@ func TestRestartBetweenTurns(t *testing.T) {
 }
 
 func TestKillDuringActivity(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "durabox.db")
 	s := startServer(t, db)
 	deployExample(t, s.client(), "retry")
@@ -314,6 +319,7 @@ func TestKillDuringActivity(t *testing.T) {
 // a first one serves: it exits at once with an error naming the first
 // process, and the first one keeps serving.
 func TestSecondServeOnOneFileIsRefused(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "durabox.db")
 	first := startServer(t, db)
 	out, err := exec.Command(binary(t), "serve", "--db", db, "--addr", "127.0.0.1:0").CombinedOutput()
@@ -337,6 +343,7 @@ func TestSecondServeOnOneFileIsRefused(t *testing.T) {
 // The test holds the lock as a holder in that instant, and writes its pid
 // once the second serve has the lock file open.
 func TestRefusalWaitsForTheLockHoldersPid(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "durabox.db")
 	lock, err := os.OpenFile(db+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -411,6 +418,7 @@ func waitingForApproval(t *testing.T, c *client.Client, id string) {
 // TestStartWaitAcrossARestart: durabox start --wait keeps waiting while
 // the host restarts, and prints the result once it comes.
 func TestStartWaitAcrossARestart(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "durabox.db")
 	s := startServer(t, db)
 	deployExample(t, s.client(), "approval")
@@ -436,6 +444,7 @@ func TestStartWaitAcrossARestart(t *testing.T) {
 // TestStartWaitExitCodes: durabox start --wait exits 1 when the instance
 // is canceled or terminated, as when it fails.
 func TestStartWaitExitCodes(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	deployExample(t, s.client(), "approval")
 	tests := []struct {

@@ -32,6 +32,7 @@ import (
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
+// Not parallel: its cases run in a directory of their own (t.Chdir).
 func TestServeUsage(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -85,6 +86,9 @@ func TestServeUsage(t *testing.T) {
 
 // TestServe runs a real host on a new SQLite file, talks to it, and stops
 // it with SIGINT.
+//
+// Not parallel: it stops its serve with SIGINT to this process, which
+// every serve this process ran would take.
 func TestServe(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "durabox.db")
 	pr, pw := io.Pipe()
@@ -204,6 +208,7 @@ func checkObservable(t *testing.T, base string) {
 // loopback without a token, and a port that is taken; either way it
 // creates nothing, no database, no lock, no cache.
 func TestServeRefusesWhatItCannotKeep(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -276,6 +281,8 @@ func writeFile(t *testing.T, name string, data []byte) {
 // token, a read-only token and TLS, logging JSON, and talks to it with the
 // command line as people would: tokens and certificates from files and
 // the environment.
+//
+// Not parallel: it sets $DURABOX_TOKEN (t.Setenv).
 func TestServeBeyondLoopback(t *testing.T) {
 	const (
 		adminToken = "admin-0123456789abcdef0123456789"
@@ -370,6 +377,7 @@ func TestServeBeyondLoopback(t *testing.T) {
 // the activity and its schedule id; a second serve refused on the same
 // file says why in JSON too.
 func TestServeLogsJSON(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "durabox.db")
 	s := startServerAt(t, db, "127.0.0.1:0", "--log-format", "json")
 	c := s.client()

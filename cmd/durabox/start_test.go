@@ -8,6 +8,7 @@ import (
 	"github.com/durabox/durabox/host/client/fakehost"
 )
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestStart(t *testing.T) {
 	runTests(t, []cliTest{
 		{

@@ -22,6 +22,7 @@ func refused(id string) func(*testing.T, *fakehost.Host) {
 	}
 }
 
+// Not parallel: runTests runs each case in a directory of its own (t.Chdir).
 func TestStatus(t *testing.T) {
 	runTests(t, []cliTest{
 		{

@@ -15,6 +15,8 @@ import (
 // TestTLSCAMeansHTTPS: with --tls-ca, an --addr without a scheme is an
 // https address, and an http:// one is refused before anything is sent:
 // the token never travels in clear.
+//
+// Not parallel: it sets $DURABOX_TOKEN and $DURABOX_ADDR (t.Setenv).
 func TestTLSCAMeansHTTPS(t *testing.T) {
 	const token = "admin-0123456789abcdef0123456789"
 	h, _ := newHost(t, false)

@@ -112,6 +112,7 @@ const atSecond = "waiting for the second go"
 // which finish on v2 with the move in their history, while the others
 // finish on v1.
 func TestUpgradeEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	c := s.client()
 	ctx := context.Background()
@@ -222,6 +223,7 @@ type exactRun struct {
 // before it, and its exit code says whether every instance moved (0) or
 // some did not, or with --dry-run would not (3).
 func TestUpgradeByName(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	c := s.client()
 	ctx := context.Background()
@@ -280,6 +282,7 @@ v1-passed  compatible  7
 // TestUpgradeRefusals: bad requests are refused, naming the problem, and
 // change nothing.
 func TestUpgradeRefusals(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	c := s.client()
 	v1 := deployVersion(t, c)
@@ -316,6 +319,7 @@ func TestUpgradeRefusals(t *testing.T) {
 // deleted, as a separate durabox process: it shows the guest's log and ok,
 // and where new code diverges; a corrupted bundle is refused.
 func TestBundleReplaysWithNoHostAndNoDatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "durabox.db")
 	s := startServer(t, db)
@@ -385,6 +389,7 @@ $`).MatchString(out) {
 // its owner only whatever the umask, also over a file that was readable by
 // all, and leaves no temporary file behind.
 func TestExportIsOwnerOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := startServer(t, filepath.Join(dir, "durabox.db"))
 	c := s.client()
@@ -435,6 +440,7 @@ func copyFile(t *testing.T, from, to string) {
 // another; durabox reset prints its plan, refuses what it cannot do, and
 // resets onto the new code.
 func TestReplayAndReset(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	c := s.client()
 	v1 := deployVersion(t, c)
@@ -499,6 +505,7 @@ the new execution goes on with:
 // one says which failed and which completed, and durabox history shows
 // a cancelled instance's end as a cancellation.
 func TestResetPlanNamesOutcomes(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "durabox.db"))
 	c := s.client()
 	deployExample(t, c, "retry")
@@ -540,6 +547,7 @@ func TestResetPlanNamesOutcomes(t *testing.T) {
 // TestProgress: on a terminal, an upgrade rewrites one line with its
 // running count, and erases it at the end.
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	p := &progress{w: &out}
 	p.update(api.UpgradeLine{Plan: &api.UpgradePlan{Instances: 3}})

@@ -139,6 +139,7 @@ func checkProbes(t *testing.T, curl, base string, probes []probe) {
 // served; then a host behind a proxy answers to the names
 // --allowed-hosts gives.
 func TestServeRefusesWebPages(t *testing.T) {
+	t.Parallel()
 	curl := curlPath(t)
 	dir := t.TempDir()
 	s := startServer(t, filepath.Join(dir, "durabox.db"))

@@ -128,6 +128,7 @@ func expect(t *testing.T, step string, got []abi.Command, want ...string) {
 }
 
 func TestBranchesRunInStructuralOrder(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime()
 	// Commands 1 Root, 2 A1, 3 B1: the spawned branches run in the next
 	// round, in the order they were started.
@@ -141,6 +142,7 @@ func TestBranchesRunInStructuralOrder(t *testing.T) {
 }
 
 func TestBranchesResolvedTogetherContinueInStableOrder(t *testing.T) {
+	t.Parallel()
 	for _, jobs := range [][]abi.Job{
 		{resolve(2, `"a"`), resolve(3, `"b"`)},
 		{resolve(3, `"b"`), resolve(2, `"a"`)}, // the other job order: same commands
@@ -152,6 +154,7 @@ func TestBranchesResolvedTogetherContinueInStableOrder(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		job  abi.Job
@@ -181,6 +184,7 @@ func TestSelect(t *testing.T) {
 // cancelled (no command; the branch goes on), and resolves when the
 // branch returns; one that wins has the timer cancelled.
 func TestSelectOverABranch(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime()
 	expect(t, "start", rt.activate(activation(0, start("BranchRace", `null`))), "timer", "Work")
 	expect(t, "the timer fires", rt.activate(activation(60, abi.Job{Kind: abi.JobFireTimer, Seq: 1})))
@@ -192,6 +196,7 @@ func TestSelectOverABranch(t *testing.T) {
 }
 
 func TestPlainGoroutineFailsTheOrchestration(t *testing.T) {
+	t.Parallel()
 	got := newRuntime().activate(activation(0, start("PlainGo", `null`)))
 	want := "fail durabox: ctx.CallActivity was called from a goroutine the orchestration started with a go statement (or a finalizer): " +
 		"only the orchestration function and the branches it starts with ctx.Go may use its Context and futures, " +
@@ -207,6 +212,7 @@ func TestPlainGoroutineFailsTheOrchestration(t *testing.T) {
 // the unit's stack, nothing runs after (the other branch, started in the
 // same step, does not), and a later activation finds it ended.
 func TestAUnitThatStopsFailsTheOrchestration(t *testing.T) {
+	t.Parallel()
 	const goexit = "fail durabox: the orchestration called runtime.Goexit, which stops its goroutine without returning; return from the function instead"
 	tests := []struct {
 		how  string
@@ -231,10 +237,12 @@ func TestAUnitThatStopsFailsTheOrchestration(t *testing.T) {
 }
 
 func TestNothingRunsAfterTheEnd(t *testing.T) {
+	t.Parallel()
 	expect(t, "start", newRuntime().activate(activation(0, start("Abandons", `null`))), `complete "done"`)
 }
 
 func TestGoroutineIdentity(t *testing.T) {
+	t.Parallel()
 	self := goroutine()
 	other := make(chan uintptr)
 	go func() { other <- goroutine() }()

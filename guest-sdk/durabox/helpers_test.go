@@ -34,6 +34,7 @@ func init() {
 }
 
 func TestCallWithRetry(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime()
 	failure := func(seq uint64) abi.Job {
 		return abi.Job{Kind: abi.JobResolveActivity, Seq: seq, Failure: &abi.Failure{Message: "no"}}
@@ -56,6 +57,7 @@ func TestCallWithRetry(t *testing.T) {
 var uuid = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 func TestNewGUIDIsStableAcrossReplays(t *testing.T) {
+	t.Parallel()
 	first := newRuntime().activate(activation(0, start("Guids", `null`)))
 	again := newRuntime().activate(activation(0, start("Guids", `null`)))
 	if string(first[0].Output) != string(again[0].Output) {
@@ -68,6 +70,7 @@ func TestNewGUIDIsStableAcrossReplays(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime()
 	expect(t, "start", rt.activate(activation(0, start("Cancellable", `null`))), "Work", "timer")
 	expect(t, "cancel", rt.activate(activation(1, abi.Job{Kind: abi.JobCancel, Name: "no longer needed"})), "cancel activity 1", "cancel timer 2", "Cleanup")

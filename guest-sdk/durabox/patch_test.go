@@ -20,6 +20,7 @@ func init() {
 }
 
 func TestPatched(t *testing.T) {
+	t.Parallel()
 	patch := abi.Command{Kind: abi.CommandPatch, Seq: 1, Name: "cents"}
 	check := func(seq uint64) abi.Command {
 		return abi.Command{Kind: abi.CommandScheduleActivity, Seq: seq, Name: "Check", Input: []byte("null")}

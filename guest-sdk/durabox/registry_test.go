@@ -7,6 +7,9 @@ import (
 
 // TestRegisterRefusesNamesAHostRefuses: a name a host would refuse at
 // deploy panics at registration, saying why; so does one registered twice.
+//
+// Not parallel: it registers into the SDK's registry, which the other
+// tests read.
 func TestRegisterRefusesNamesAHostRefuses(t *testing.T) {
 	const rule = ": a name is 1 to 256 bytes of UTF-8 without control characters"
 	nothing := func(context.Context, any) (any, error) { return nil, nil }

@@ -57,6 +57,7 @@ func activation(sec int64, jobs ...abi.Job) *abi.Activation {
 }
 
 func TestActivityCallAndResult(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime()
 	got := rt.activate(activation(0, start("Greet", `"world"`)))
 	want := []abi.Command{{Kind: abi.CommandScheduleActivity, Seq: 1, Name: "Hello", Input: []byte(`"world"`)}}
@@ -71,6 +72,7 @@ func TestActivityCallAndResult(t *testing.T) {
 }
 
 func TestWithTimeoutIsInTheCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		timeout time.Duration
 		want    []abi.Command
@@ -89,6 +91,7 @@ func TestWithTimeoutIsInTheCommand(t *testing.T) {
 }
 
 func TestActivityFailureFailsTheOrchestration(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime()
 	rt.activate(activation(0, start("Greet", `""`)))
 	got := rt.activate(activation(1, abi.Job{Kind: abi.JobResolveActivity, Seq: 1, Failure: &abi.Failure{Message: "no name"}}))
@@ -99,6 +102,7 @@ func TestActivityFailureFailsTheOrchestration(t *testing.T) {
 }
 
 func TestTimerAndLogicalClock(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime()
 	got := rt.activate(activation(100, start("Clock", `null`)))
 	if len(got) != 1 || got[0].Kind != abi.CommandStartTimer || got[0].Delay != int64(time.Minute) {
@@ -116,6 +120,7 @@ func TestTimerAndLogicalClock(t *testing.T) {
 }
 
 func TestPanicFailsTheOrchestrationWithItsStack(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime()
 	got := rt.activate(activation(0, start("Panics", `null`)))
 	if len(got) != 1 || got[0].Kind != abi.CommandFail {
@@ -130,6 +135,7 @@ func TestPanicFailsTheOrchestrationWithItsStack(t *testing.T) {
 }
 
 func TestUnknownOrchestration(t *testing.T) {
+	t.Parallel()
 	got := newRuntime().activate(activation(0, start("Nope", `null`)))
 	if len(got) != 1 || got[0].Kind != abi.CommandFail || !strings.HasPrefix(got[0].Failure.Message, `durabox: this module registers no orchestration "Nope" (it registers [`) {
 		t.Fatalf("got %+v", got)
@@ -137,6 +143,7 @@ func TestUnknownOrchestration(t *testing.T) {
 }
 
 func TestBadInputFailsTheOrchestration(t *testing.T) {
+	t.Parallel()
 	got := newRuntime().activate(activation(0, start("Greet", `42`)))
 	if len(got) != 1 || got[0].Kind != abi.CommandFail || !strings.HasPrefix(got[0].Failure.Message, `orchestration "Greet": input 42 does not decode into string`) {
 		t.Fatalf("got %+v", got)
@@ -144,6 +151,7 @@ func TestBadInputFailsTheOrchestration(t *testing.T) {
 }
 
 func TestRunActivity(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, activity, input string
 		wantOutput, wantError string
@@ -172,6 +180,7 @@ func TestRunActivity(t *testing.T) {
 }
 
 func TestManifestListsRegistrations(t *testing.T) {
+	t.Parallel()
 	m := manifest()
 	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "BranchRace", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "Loop", "NamesChildren", "Panics", "Parallel", "PlainGo", "Race", "Retrying", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
 		t.Fatalf("manifest %+v", m)
@@ -179,6 +188,7 @@ func TestManifestListsRegistrations(t *testing.T) {
 }
 
 func TestContinueAsNew(t *testing.T) {
+	t.Parallel()
 	got := newRuntime().activate(activation(0, start("Counter", `1`)))
 	want := []abi.Command{{Kind: abi.CommandContinueAsNew, Seq: 1, Output: []byte(`2`)}}
 	if !reflect.DeepEqual(got, want) {
@@ -205,6 +215,7 @@ func init() {
 // must be one a client could choose; another is refused at once, without
 // a command, naming what is wrong.
 func TestAChildIDChosenMustBeValid(t *testing.T) {
+	t.Parallel()
 	const rule = "; an instance id is 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
 	for _, tt := range []struct {
 		ids  string

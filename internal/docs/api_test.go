@@ -33,6 +33,7 @@ const (
 // method of host/server/openapi.json, with the token it needs, and nothing else.
 // With -update it writes the table.
 func TestAPIReferenceListsTheRoutes(t *testing.T) {
+	t.Parallel()
 	root := guestbuild.Root()
 	spec, err := os.ReadFile(filepath.Join(root, openAPIPath))
 	if err != nil {

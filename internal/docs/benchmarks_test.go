@@ -14,6 +14,7 @@ import (
 // table of the current figures, and every number in it is one that a
 // dated section below it reports: the table invents nothing.
 func TestBenchmarksOpenWithReportedFigures(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile(filepath.Join(guestbuild.Root(), "BENCHMARKS.md"))
 	if err != nil {
 		t.Fatal(err)

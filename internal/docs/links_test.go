@@ -14,6 +14,7 @@ import (
 // TestREADMEIsAShortMap: README.md says what Durabox is, the two
 // commands and the user's path, and points into docs/ for the rest.
 func TestREADMEIsAShortMap(t *testing.T) {
+	t.Parallel()
 	const most = 300
 	d, err := Read(guestbuild.Root(), "README.md")
 	if err != nil {
@@ -53,6 +54,7 @@ func linksTo(d *Doc, path string) bool {
 // or directory that exists, and an anchor names a heading of its
 // document.
 func TestLinksResolve(t *testing.T) {
+	t.Parallel()
 	root := guestbuild.Root()
 	paths, err := Markdown(root)
 	if err != nil {
@@ -74,6 +76,7 @@ func TestLinksResolve(t *testing.T) {
 // TestBrokenLinksAreFound: the check of TestLinksResolve finds each kind
 // of broken link.
 func TestBrokenLinksAreFound(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	files := map[string]string{
 		"README.md":     "# Title\n\n## Two commands\n\nSee [the guide](docs/guide.md#serving) and [here](#two-commands).\n",

@@ -18,6 +18,7 @@ const metricsPath = "docs/operator.md"
 // TestMetricsTableListsEveryMetric: the table of metrics in
 // docs/operator.md names every metric the host defines, and no other.
 func TestMetricsTableListsEveryMetric(t *testing.T) {
+	t.Parallel()
 	root := guestbuild.Root()
 	doc, err := os.ReadFile(filepath.Join(root, metricsPath))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // an entry of a topic ("### Why …?" under a "## " topic), and its
 // contents list links to every topic and every entry.
 func TestRationaleIsGroupedByTopic(t *testing.T) {
+	t.Parallel()
 	d, err := Read(guestbuild.Root(), "RATIONALE.md")
 	if err != nil {
 		t.Fatal(err)

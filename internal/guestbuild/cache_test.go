@@ -72,6 +72,8 @@ func TestSameInputsBuildOnce(t *testing.T) {
 // TestAChangedInputBuildsAgain changes, one at a time, each kind of input
 // a build reads: a changed input builds a new module, and the input
 // changed back finds the first one.
+//
+// Not parallel: it sets $GOFLAGS.
 func TestAChangedInputBuildsAgain(t *testing.T) {
 	c, dir := cache{t.TempDir()}, module(t)
 	first, _ := c.mustBuild(t, dir)

@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 // $DURABOX_GUEST_CACHE naming one directory: the first builds the module
 // into it, the second finds it there and builds nothing.
 func TestModulesAreSharedAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first := buildInChild(t, dir)
 	before, err := os.Stat(first)

@@ -88,9 +88,11 @@ var scenarios = []scenario{
 // instance and of every child it started, execution by execution (see
 // same).
 func TestTheKitRecordsWhatAHostRecords(t *testing.T) {
+	t.Parallel()
 	h := startHost(t)
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			native := runNative(t, sc)
 			wasm := runOnHost(t, h, sc)
 			if len(native) != len(wasm) {

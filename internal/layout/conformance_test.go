@@ -22,6 +22,7 @@ var wasmPackages = map[string]bool{"host": true, "cmd/durabox": true, "internal/
 // row that claims a wasm test names one in a package that runs guests on a
 // real host.
 func TestConformanceTableNamesRealTests(t *testing.T) {
+	t.Parallel()
 	root := guestbuild.Root()
 	table, err := os.ReadFile(filepath.Join(root, "engine", "CONFORMANCE.md"))
 	if err != nil {

@@ -7,5 +7,6 @@
 // guest-sdk are modules of their own whose build lists hold only each
 // other (guest-sdk → engine → abi), never the host's modules, and every
 // module is tidy. It also checks that engine/CONFORMANCE.md names tests
-// that exist. It has no code of its own.
+// that exist, and that every test runs in parallel with the others or
+// says why it cannot. It has no code of its own.
 package layout

@@ -14,6 +14,7 @@ const module = "github.com/durabox/durabox"
 // TestImportsFlowOneWay checks every package's dependencies (transitively,
 // tests excluded) against what DESIGN.md allows it.
 func TestImportsFlowOneWay(t *testing.T) {
+	t.Parallel()
 	type rule struct {
 		pkg string
 		// allowed lists the project packages (by prefix) and third-party
@@ -67,6 +68,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
+			t.Parallel()
 			self := module + "/" + tt.pkg
 			for _, dep := range goList(t, tt.goos, "-deps", self) {
 				if dep == self || allowed(dep, tt.allowed) && dep != module+"/guest-sdk/durabox/durtest" {

@@ -23,8 +23,10 @@ var nested = []struct {
 // module (go list -m all in its directory): itself and the modules it may
 // require, nothing else.
 func TestGuestModulesNeedNoHostModule(t *testing.T) {
+	t.Parallel()
 	for _, m := range nested {
 		t.Run(m.dir, func(t *testing.T) {
+			t.Parallel()
 			want := []string{module + "/" + m.dir}
 			for _, r := range m.requires {
 				want = append(want, module+"/"+r)
@@ -42,12 +44,14 @@ func TestGuestModulesNeedNoHostModule(t *testing.T) {
 // TestEveryModuleIsTidy runs go mod tidy -diff in the root module and in
 // each nested one: go.mod and go.sum hold what the code needs, no more.
 func TestEveryModuleIsTidy(t *testing.T) {
+	t.Parallel()
 	dirs := []string{"."}
 	for _, m := range nested {
 		dirs = append(dirs, m.dir)
 	}
 	for _, dir := range dirs {
 		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
 			goIn(t, dir, nil, "mod", "tidy", "-diff")
 		})
 	}

@@ -19,6 +19,7 @@ func TestMain(m *testing.M) {
 // TestShortRun is the short form of make crashtest: a smaller workload
 // through 4 kills. It fails if anything was lost.
 func TestShortRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills real processes for a while; make crashtest runs the full test")
 	}
@@ -36,6 +37,7 @@ func TestShortRun(t *testing.T) {
 // TestWellFormed shows the history check finds each kind of damage it
 // looks for.
 func TestWellFormed(t *testing.T) {
+	t.Parallel()
 	ev := func(id int64, kind engine.EventKind, schedule int64) engine.Event {
 		return engine.Event{ID: id, Kind: kind, ScheduleID: schedule}
 	}
@@ -85,6 +87,7 @@ func TestWellFormed(t *testing.T) {
 // TestCheckRaised shows the event check finds an event dropped while the
 // instance waited, and one nobody raised.
 func TestCheckRaised(t *testing.T) {
+	t.Parallel()
 	raised := []raise{{by: byEarly}, {by: byWait, afterWait: true}, {by: byLate, afterWait: true}}
 	for _, tt := range []struct {
 		name  string
@@ -110,6 +113,7 @@ func TestCheckRaised(t *testing.T) {
 // TestCheckMarks shows the activity check finds a Mark that completed
 // without running, and one run twice under the same delivery number.
 func TestCheckMarks(t *testing.T) {
+	t.Parallel()
 	history := []engine.Event{
 		{ID: 1, Kind: engine.OrchestrationStarted},
 		{ID: 2, Kind: engine.ActivityScheduled, Name: "Mark", Input: []byte(`{"key":"k"}`)},

@@ -27,6 +27,7 @@ import (
 // with its history as it was. Then a last upgrade finishes the job, and
 // every instance completes: those that moved on v2, the others on v1.
 func TestKillDuringUpgrade(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills real processes; make test runs it")
 	}

@@ -21,6 +21,7 @@ var update = flag.Bool("update", false, "rewrite abi/codec_gen.go and the field 
 // TestGeneratedFilesAreCurrent holds the codec and ABI.md's field tables to
 // the table: each must be what the table generates.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
+	t.Parallel()
 	code, err := Code()
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 // field of every message is in it, with the Go type its kind holds, and
 // field numbers are unique.
 func TestEveryFieldIsInTheTable(t *testing.T) {
+	t.Parallel()
 	types := map[string]any{
 		"Activation": abi.Activation{}, "Job": abi.Job{}, "ActivationResult": abi.ActivationResult{}, "Command": abi.Command{},
 		"Failure": abi.Failure{}, "Manifest": abi.Manifest{}, "ActivityRequest": abi.ActivityRequest{}, "ActivityResult": abi.ActivityResult{},
@@ -127,6 +129,7 @@ func goType(f Field) string {
 // the constants of abi/message.go: Enum[i] is the constant
 // Prefix+Enum[i] = i+1, and there are no others of its type.
 func TestEnumsAreTheConstants(t *testing.T) {
+	t.Parallel()
 	file, err := parser.ParseFile(token.NewFileSet(), "../../message.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ func kinds(inst *durtest.Instance) []engine.EventKind {
 }
 
 func TestApproval(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		decision Decision
@@ -54,6 +55,7 @@ func TestApproval(t *testing.T) {
 }
 
 func TestApprovalExpires(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Approval", Request{Item: "chair", Timeout: "24h"})
 	env.Advance(24 * time.Hour)
@@ -74,6 +76,7 @@ func TestApprovalExpires(t *testing.T) {
 // positional, so one raised while the request's notification is still
 // being sent (before the wait) is dropped, and the request expires.
 func TestApprovalDropsADecisionRaisedTooEarly(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	env.ActivityTakes("Notify", time.Minute)
 	inst := env.Start("Approval", Request{Item: "desk", Timeout: "1h"})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestHeartbeat(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	var beats []int
 	durtest.MockActivity(env, "Beat", func(_ context.Context, round int) (string, error) {
@@ -41,6 +42,7 @@ func TestHeartbeat(t *testing.T) {
 }
 
 func TestHeartbeatRunsUntilStopped(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Heartbeat", State{Every: "1m"})
 	env.Advance(time.Hour)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestWordCount(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("WordCount", []string{"one two three four five six seven eight", "nine ten", "eleven"})
 	var total int
@@ -29,6 +30,7 @@ func TestWordCount(t *testing.T) {
 }
 
 func TestWordCountFailsWhenACountFails(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	durtest.MockActivity(env, "Count", func(_ context.Context, doc string) (int, error) {
 		if doc == "unreadable" {

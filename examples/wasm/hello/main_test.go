@@ -11,6 +11,7 @@ import (
 )
 
 func TestGreeting(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Greeting", "world")
 	var got string
@@ -31,6 +32,7 @@ func TestGreeting(t *testing.T) {
 }
 
 func TestGreetingFailsWithSayHello(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	durtest.MockActivity(env, "SayHello", func(context.Context, string) (string, error) { return "", errors.New("no voice") })
 	inst := env.Start("Greeting", "world")

@@ -11,5 +11,6 @@ import (
 // from this code, in the sandbox: a change that those instances would not
 // survive fails here, before it is deployed.
 func TestSavedHistoriesReplay(t *testing.T) {
+	t.Parallel()
 	replaytest.ReplayDir(t, replaytest.Build(t, "."), "testdata/histories")
 }

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParent(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Parent", []string{"books", "lamp"}, "order")
 	var got string
@@ -33,6 +34,7 @@ func TestParent(t *testing.T) {
 }
 
 func TestParentFailsWithAChild(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Parent", []string{"books", "lost"})
 	want := `child orchestration "Ship" failed: activity "Dispatch" failed: parcel "lost" cannot be found`

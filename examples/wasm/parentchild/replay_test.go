@@ -13,5 +13,6 @@ import (
 // ("order-1:2"): they replay all the same, since a replay keeps the ids
 // history records.
 func TestSavedHistoriesReplay(t *testing.T) {
+	t.Parallel()
 	replaytest.ReplayDir(t, replaytest.Build(t, "."), "testdata/histories")
 }

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRetry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		input RetryInput
@@ -55,6 +56,7 @@ func TestRetry(t *testing.T) {
 // TestRetryWaitsOnItsTimer: nothing happens between attempts until the
 // clock reaches the delay.
 func TestRetryWaitsOnItsTimer(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Retry", RetryInput{Failures: 1, Delay: "1m"})
 	env.Advance(59 * time.Second)

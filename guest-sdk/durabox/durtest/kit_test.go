@@ -54,6 +54,7 @@ func expectFailure(t *testing.T, inst *durtest.Instance, status engine.Status, w
 }
 
 func TestActivities(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		mock func(context.Context, string) (string, error)
@@ -91,6 +92,7 @@ func TestActivities(t *testing.T) {
 // every replay (the end of the test replays each history and fails it if
 // they were not).
 func TestRandAndGUIDDifferPerInstance(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	a, b := env.Start("Draw", nil, "a"), env.Start("Draw", nil, "b")
 	drawn := func(inst *durtest.Instance) string {
@@ -112,6 +114,7 @@ func TestRandAndGUIDDifferPerInstance(t *testing.T) {
 }
 
 func TestTimersFireWhenTheClockGetsThere(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	env := durtest.New(t, durtest.Options{Start: start})
 	inst := env.Start("Nap", "1h")
@@ -134,6 +137,7 @@ func TestTimersFireWhenTheClockGetsThere(t *testing.T) {
 }
 
 func TestPositionalEvents(t *testing.T) {
+	t.Parallel()
 	t.Run("raised before the wait, dropped", func(t *testing.T) {
 		env := durtest.New(t, durtest.Options{})
 		inst := env.Start("Later", nil)
@@ -169,6 +173,7 @@ func TestPositionalEvents(t *testing.T) {
 }
 
 func TestPersistentEventsWaitAndCarryOverToTheNextExecution(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Rounds", 1)
 	inst.RaisePersistent("Note", "one")
@@ -190,6 +195,7 @@ func TestPersistentEventsWaitAndCarryOverToTheNextExecution(t *testing.T) {
 }
 
 func TestChildren(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Family", []string{"ada", ""}, "family")
 	expectResult(t, inst, `["Hello, ada","child orchestration \"Greet\" failed: activity \"Hello\" failed: no name",`+
@@ -208,6 +214,7 @@ func TestChildren(t *testing.T) {
 // durabox.WithTimeout fails at its deadline on the fake clock, and one
 // that takes less runs.
 func TestWithTimeout(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		timeout time.Duration
 		want    string
@@ -235,6 +242,7 @@ func TestWithTimeout(t *testing.T) {
 }
 
 func TestCancellationReachesOperationsAndChildren(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
 	env.ActivityTakes("Hello", time.Minute)
 	inst := env.Start("Guarded", nil, "guarded")
@@ -259,6 +267,7 @@ func TestCancellationReachesOperationsAndChildren(t *testing.T) {
 }
 
 func TestRetriesWaitOnTheClock(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		failures int
@@ -299,6 +308,7 @@ func TestRetriesWaitOnTheClock(t *testing.T) {
 }
 
 func TestAfterRaisesAnEventWhileAnActivityRuns(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		stop  time.Duration
@@ -322,6 +332,7 @@ func TestAfterRaisesAnEventWhileAnActivityRuns(t *testing.T) {
 	}
 }
 
+// Not parallel: it changes version, which Versioned reads.
 func TestReplayCatchesAChangeThatBreaksRecordedHistories(t *testing.T) {
 	env := durtest.New(t, durtest.Options{})
 	inst := env.Start("Versioned", nil)
@@ -354,6 +365,7 @@ func TestReplayCatchesAChangeThatBreaksRecordedHistories(t *testing.T) {
 	}
 }
 
+// Not parallel: it changes version, which Versioned reads.
 func TestTheEndOfATestReplaysEveryHistory(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -383,6 +395,7 @@ func TestTheEndOfATestReplaysEveryHistory(t *testing.T) {
 // TestReadHistoryTakesWhatHistoryPrints: durabox history --json indents
 // the JSON values inside events; they read back as the host recorded them.
 func TestReadHistoryTakesWhatHistoryPrints(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "indented.json")
 	printed := `{
   "events": [
@@ -410,6 +423,7 @@ func TestReadHistoryTakesWhatHistoryPrints(t *testing.T) {
 }
 
 func TestReadHistoryRefusesWhatIsNotAHistory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, content := range map[string]string{"empty.json": `{"events": []}`, "text.json": `hello`} {
 		file := filepath.Join(dir, name)
@@ -425,6 +439,7 @@ func TestReadHistoryRefusesWhatIsNotAHistory(t *testing.T) {
 }
 
 func TestAStuckStepFailsItsInstance(t *testing.T) {
+	t.Parallel()
 	env := durtest.New(t, durtest.Options{StepTimeout: 50 * time.Millisecond})
 	inst := env.Start("Stuck", nil)
 	expectFailure(t, inst, engine.StatusFailed, "orchestration crashed applying event 1: it ran past its 50ms deadline for one step: "+
@@ -436,6 +451,7 @@ func TestAStuckStepFailsItsInstance(t *testing.T) {
 }
 
 func TestAGoroutineThatUsesTheContextFailsItsInstance(t *testing.T) {
+	t.Parallel()
 	inst := durtest.New(t, durtest.Options{}).Start("PlainGo", nil)
 	expectFailure(t, inst, engine.StatusFailed, "durabox: ctx.CallActivity was called from a goroutine the orchestration started with a go statement (or a finalizer): "+
 		"only the orchestration function and the branches it starts with ctx.Go may use its Context and futures, "+
@@ -484,6 +500,7 @@ func fatal(t *testing.T, fn func(tb testing.TB)) string {
 }
 
 func TestMisuseFailsTheTestWithTheReason(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		do   func(tb testing.TB)

@@ -29,6 +29,7 @@ var marshalCases = []any{
 // Marshal writes the bytes encoding/json writes, whether it writes them
 // itself or hands the value on.
 func TestMarshalIsEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, v := range marshalCases {
 		want, wantErr := json.Marshal(v)
 		got, err := Marshal(v)
@@ -57,6 +58,7 @@ var unmarshalInputs = []string{
 // Unmarshal leaves the destination and returns the error exactly as
 // encoding/json does, for every destination type it decodes itself.
 func TestUnmarshalIsEncodingJSON(t *testing.T) {
+	t.Parallel()
 	destinations := []func() any{
 		func() any { return new(string) }, func() any { return new(bool) },
 		func() any { return new(int) }, func() any { return new(int8) }, func() any { return new(int16) },
@@ -81,6 +83,7 @@ func TestUnmarshalIsEncodingJSON(t *testing.T) {
 // A value decoded into a destination that already holds one replaces it,
 // as with encoding/json, and null leaves it.
 func TestUnmarshalOverwrites(t *testing.T) {
+	t.Parallel()
 	n, s := 7, "old"
 	if err := Unmarshal([]byte(`3`), &n); err != nil || n != 3 {
 		t.Fatalf("into 7: %d, %v", n, err)
