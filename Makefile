@@ -31,16 +31,17 @@ vet:
 # The quick tier, in under a minute on a 2-core machine: go vet, every test
 # of the nested modules (abi, engine, guest-sdk: a second between them),
 # and of the root module the packages in CHECK, chosen by what they cost
-# (go test -json, 2026-11-27, 2 cores at a load of 4): none runs a module
-# in a wasm runtime, and each takes under 2 s but internal/guestbuild
-# (4 s, building small modules) and store/sqlite (11 s, the store
-# conformance suite among them). Under -short the odd database of
-# store/sqlite (a real host, 12 s) and the torture test's runs skip. Left
-# to make test: host (8 to 12 minutes), cmd/durabox (real durabox serve
-# processes), host/internal/sandbox (31 s), store/postgres (18 s),
-# host/replaytest (10 s), the examples (2 to 4 s each, building and
-# replaying their module), host/internal/wasmrewrite and internal/kitparity
-# (3 s each, running modules). docs/testing.md lists the same packages.
+# (go test -json, 2026-11-27, 2 cores at a load of 4 to 7): none runs a
+# module in a wasm runtime, and each takes under 2 s but
+# internal/guestbuild (2 to 6 s, building small modules) and store/sqlite
+# (11 to 16 s, the store conformance suite among them). Under -short the
+# odd database of store/sqlite (a real host, 12 s) and the torture test's
+# runs skip. Left to make test: host (8 to 12 minutes), cmd/durabox (real
+# durabox serve processes, a minute), host/internal/sandbox (31 s),
+# store/postgres (18 s), host/replaytest (10 s), the examples (2 to 4 s
+# each, building and replaying their module), host/internal/wasmrewrite
+# and internal/kitparity (3 s each, running modules). docs/testing.md
+# lists the same packages.
 CHECK := ./store/sqlite ./store/internal/... ./internal/docs ./internal/layout \
 	./internal/guestbuild ./internal/torture ./host/bundle ./host/client/... \
 	./host/internal/wasi ./host/internal/wasmlimits
