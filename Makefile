@@ -44,7 +44,7 @@ vet:
 # lists the same packages.
 CHECK := ./store/sqlite ./store/internal/... ./internal/docs ./internal/layout \
 	./internal/guestbuild ./internal/torture ./host/bundle ./host/client/... \
-	./host/internal/wasi ./host/internal/wasmlimits
+	./host/api ./host/server ./host/metrics ./host/internal/wasi ./host/internal/wasmlimits
 
 check: vet
 	for m in $(filter-out .,$(MODULES)); do (cd $$m && $(GO) test -short ./...) || exit 1; done
