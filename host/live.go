@@ -1,18 +1,11 @@
 package host
 
 import (
-	"container/list"
 	"context"
-	"crypto/sha256"
-	"fmt"
-	"io"
-	"sync"
 	"unsafe"
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host/internal/sandbox"
-	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/store"
 )
 
@@ -69,94 +62,6 @@ func (l *live) close(ctx context.Context) {
 	if l.guest != nil {
 		l.guest.close(ctx)
 	}
-}
-
-// orchestrationGuest drives an orchestration in a deterministic sandbox: it
-// sets the logical clock and the replay flag before each activation.
-type orchestrationGuest struct {
-	*wasmGuest
-	ctx context.Context
-	env *wasi.Env
-	// log, when set, is where the guest's output goes, silent while it
-	// replays.
-	log *guestLog
-	// maxPayload bounds what one of its commands may carry; zero means no
-	// bound.
-	maxPayload int
-}
-
-// startOrchestration starts a fresh instance of mod for an orchestration
-// whose randomness comes from seed. What the guest prints goes to out (nil:
-// nowhere), and log, when set, is told when the guest replays.
-func startOrchestration(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, out io.Writer, log *guestLog) (*orchestrationGuest, error) {
-	if out == nil {
-		out = io.Discard
-	}
-	stderr := newCrashLog()
-	env := wasi.NewDeterministic(seed, out, io.MultiWriter(out, stderr))
-	env.SetStepBudget(opts.StepBudget)
-	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: opts.ActivationTimeout, stderr: stderr, memoryLimit: opts.MemoryLimit, fromSnapshot: true})
-	if err != nil {
-		return nil, err
-	}
-	return &orchestrationGuest{wasmGuest: g, ctx: ctx, env: env, log: log, maxPayload: opts.MaxPayload}, nil
-}
-
-func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
-	o.env.SetActivation(a)
-	if o.log != nil {
-		o.log.setReplaying(a.Replaying)
-	}
-	raw, err := o.exchange(o.ctx, abi.ExportActivate, abi.EncodeActivation(a))
-	if o.log != nil {
-		o.log.endStep()
-	}
-	if err != nil {
-		return nil, err
-	}
-	res, err := abi.DecodeActivationResult(raw)
-	if err != nil {
-		return nil, fmt.Errorf("its commands do not decode: %w", err)
-	}
-	if o.maxPayload > 0 {
-		if err := checkCommands(res.Commands, o.maxPayload); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkCommandJSON(res.Commands); err != nil {
-		return nil, err
-	}
-	return res.Commands, nil
-}
-
-// seed derives an execution's random seed from its identity, so that what
-// it draws from its Env (crypto/rand) is the same on every replay. (The Go
-// runtime's own randomness, such as map order and math/rand's global
-// source, comes from the module's snapshot: the same in every instance.)
-func seed(instanceID string, execution int64) [32]byte {
-	return sha256.Sum256([]byte(fmt.Sprintf("durabox/%s/%d", instanceID, execution)))
-}
-
-// Seed returns the random seed of an execution of an instance whose
-// history, and first messages if its first turn has not committed, are
-// events: the seed of its own number, or, for a reset execution, of the
-// execution its ExecutionReset marker names, which recorded the kept
-// events. A host gives each execution's orchestration this seed.
-func Seed(instanceID string, execution int64, events ...[]engine.Event) [32]byte {
-	return seed(instanceID, seedExecution(execution, events...))
-}
-
-// seedExecution returns the number of the execution whose seed an
-// execution draws from, as Seed says.
-func seedExecution(execution int64, events ...[]engine.Event) int64 {
-	for _, evs := range events {
-		for _, ev := range evs {
-			if ev.Kind == engine.ExecutionReset {
-				return ev.SeedExecution
-			}
-		}
-	}
-	return execution
 }
 
 // newLive starts a fresh wasm instance for an orchestration instance on its
@@ -224,97 +129,4 @@ func eventSize(e *engine.Event) uint64 {
 		n += unsafe.Sizeof(*e.Failure) + uintptr(len(e.Failure.Message)+len(e.Failure.Details))
 	}
 	return uint64(n)
-}
-
-// liveCache keeps at most max live instances holding at most maxMemory
-// bytes between them, dropping the least recently used: an instance
-// dropped is replayed from its history when it next runs. A dispatcher
-// takes an instance out for the length of a turn, so an instance is never
-// used by two turns or closed while in use.
-type liveCache struct {
-	mu        sync.Mutex
-	max       int
-	maxMemory uint64
-	memory    uint64
-	order     *list.List // of *cacheEntry, most recent at the front
-	items     map[string]*list.Element
-}
-
-type cacheEntry struct {
-	id     string
-	l      *live
-	memory uint64
-}
-
-func newLiveCache(max int, maxMemory uint64) *liveCache {
-	return &liveCache{max: max, maxMemory: maxMemory, order: list.New(), items: map[string]*list.Element{}}
-}
-
-// take removes and returns the live instance for id, or nil.
-func (c *liveCache) take(id string) *live {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[id]
-	if !ok {
-		return nil
-	}
-	return c.remove(e)
-}
-
-// drop closes the live instances kept for ids, if any: their instances
-// finished, were purged, reset or moved, or are ahead of what the store
-// holds.
-func (c *liveCache) drop(ctx context.Context, ids ...string) {
-	for _, id := range ids {
-		if l := c.take(id); l != nil {
-			l.close(ctx)
-		}
-	}
-}
-
-// remove drops an entry and returns its live instance. c.mu is held.
-func (c *liveCache) remove(e *list.Element) *live {
-	ce := e.Value.(*cacheEntry)
-	c.order.Remove(e)
-	delete(c.items, ce.id)
-	c.memory -= ce.memory
-	return ce.l
-}
-
-// put keeps l for id, closing the least recently used beyond the bounds
-// (l itself, if it alone is over the memory bound). It replaces, and
-// closes, one kept for id already: a turn that ran on a fresh instance
-// while the one before it was still on its way back to the cache.
-func (c *liveCache) put(ctx context.Context, id string, l *live) {
-	ce := &cacheEntry{id: id, l: l, memory: l.memory()}
-	c.mu.Lock()
-	var evicted []*live
-	if e, ok := c.items[id]; ok {
-		evicted = append(evicted, c.remove(e))
-	}
-	c.items[id] = c.order.PushFront(ce)
-	c.memory += ce.memory
-	for c.order.Len() > c.max || c.memory > c.maxMemory {
-		evicted = append(evicted, c.remove(c.order.Back()))
-	}
-	c.mu.Unlock()
-	for _, l := range evicted {
-		l.close(ctx)
-	}
-}
-
-// size returns how many live instances c keeps, and the memory they hold.
-func (c *liveCache) size() (int, uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len(), c.memory
-}
-
-func (c *liveCache) closeAll(ctx context.Context) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, e := range c.items {
-		e.Value.(*cacheEntry).l.close(ctx)
-	}
-	c.items, c.order, c.memory = map[string]*list.Element{}, list.New(), 0
 }

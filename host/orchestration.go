@@ -1,0 +1,69 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/internal/sandbox"
+	"github.com/durabox/durabox/host/internal/wasi"
+)
+
+// orchestrationGuest drives an orchestration in a deterministic sandbox: it
+// sets the logical clock and the replay flag before each activation.
+type orchestrationGuest struct {
+	*wasmGuest
+	ctx context.Context
+	env *wasi.Env
+	// log, when set, is where the guest's output goes, silent while it
+	// replays.
+	log *guestLog
+	// maxPayload bounds what one of its commands may carry; zero means no
+	// bound.
+	maxPayload int
+}
+
+// startOrchestration starts a fresh instance of mod for an orchestration
+// whose randomness comes from seed. What the guest prints goes to out (nil:
+// nowhere), and log, when set, is told when the guest replays.
+func startOrchestration(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, out io.Writer, log *guestLog) (*orchestrationGuest, error) {
+	if out == nil {
+		out = io.Discard
+	}
+	stderr := newCrashLog()
+	env := wasi.NewDeterministic(seed, out, io.MultiWriter(out, stderr))
+	env.SetStepBudget(opts.StepBudget)
+	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: opts.ActivationTimeout, stderr: stderr, memoryLimit: opts.MemoryLimit, fromSnapshot: true})
+	if err != nil {
+		return nil, err
+	}
+	return &orchestrationGuest{wasmGuest: g, ctx: ctx, env: env, log: log, maxPayload: opts.MaxPayload}, nil
+}
+
+func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
+	o.env.SetActivation(a)
+	if o.log != nil {
+		o.log.setReplaying(a.Replaying)
+	}
+	raw, err := o.exchange(o.ctx, abi.ExportActivate, abi.EncodeActivation(a))
+	if o.log != nil {
+		o.log.endStep()
+	}
+	if err != nil {
+		return nil, err
+	}
+	res, err := abi.DecodeActivationResult(raw)
+	if err != nil {
+		return nil, fmt.Errorf("its commands do not decode: %w", err)
+	}
+	if o.maxPayload > 0 {
+		if err := checkCommands(res.Commands, o.maxPayload); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkCommandJSON(res.Commands); err != nil {
+		return nil, err
+	}
+	return res.Commands, nil
+}

@@ -1,0 +1,323 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/store"
+)
+
+// turn runs one turn of a locked instance and commits it. Guest calls run
+// under a context that shutdown does not cancel, so a turn in progress
+// finishes (within its activation deadline) instead of failing the
+// instance.
+func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
+	_, err := h.reg.module(context.WithoutCancel(ctx), item.Instance.ModuleHash)
+	var p *guard.Panic
+	switch {
+	case errors.Is(err, api.ErrCannotRun):
+		// This host cannot run the module: its fetches pass over it from
+		// now on (refused.go), and the turn waits for a host that can.
+		h.abandon(ctx, item.Instance.ID, item.LockToken)
+		return
+	case errors.As(err, &p):
+		h.fail(ctx, item, p.Failure("durabox gave up on the instance: the host panicked loading its module"))
+		return
+	}
+	began := time.Now()
+	if t := h.runTurn(ctx, item); t != nil {
+		h.committed(ctx, item, t, began)
+	}
+}
+
+// ran is a turn that committed: what the engine made of it, and the
+// children it started.
+type ran struct {
+	res      *engine.TurnResult
+	children []store.NewChild
+}
+
+// runTurn runs the turn of item on its live instance and commits it. It
+// returns nil when the turn did not commit: the instance is unlocked to
+// run again, or failed, when running it again could only end the same
+// way (it was delivered more than PoisonAfter times, a row it reads is
+// corrupt, or the host panicked running it: then the panic and its stack
+// are in the instance's history).
+func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
+	inst := item.Instance
+	guestCtx := context.WithoutCancel(ctx)
+	var l *live
+	defer h.guard.Catch(guard.Turn, func(p *guard.Panic) {
+		if l != nil {
+			l.close(guestCtx)
+		}
+		h.fail(ctx, item, p.Failure("durabox gave up on the instance: the host panicked running its turn"))
+	}, "instance", inst.ID)
+	if item.Attempt > h.opts.PoisonAfter {
+		h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
+			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
+		return nil
+	}
+	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID}
+	for _, m := range item.Messages {
+		if m.Corrupt != nil {
+			// Running the turn again would read the same row.
+			h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read a message for the instance: " + m.Corrupt.Error()})
+			return nil
+		}
+		in.Messages = append(in.Messages, m.Event)
+	}
+	l = h.cache.take(inst.ID)
+	if l != nil && l.continues(item) {
+		h.metrics.CacheHit()
+	} else {
+		if l != nil {
+			l.close(guestCtx)
+		}
+		if l = h.fresh(ctx, item, in.Messages); l == nil {
+			return nil
+		}
+	}
+	in.History = l.history
+	guard.MayPanic(guard.PointTurn, inst.ID)
+	res, err := l.turn(in)
+	if errors.Is(err, engine.ErrCorruptHistory) {
+		// Running the turn again would read the same history: the instance
+		// fails at once, with what is wrong with it.
+		l.close(guestCtx)
+		h.fail(ctx, item, &engine.Failure{Message: err.Error()})
+		return nil
+	}
+	if err != nil {
+		l.close(guestCtx)
+		h.unlock(ctx, item, "turn refused", err)
+		return nil
+	}
+	children, err := h.children(ctx, inst.ModuleHash, res.Children)
+	if err != nil {
+		l.close(guestCtx)
+		h.unlock(ctx, item, "turn not committed", err)
+		return nil
+	}
+	h.keep(guestCtx, inst.ID, l, res)
+	l = nil // the cache has it now, or it is closed
+	if err := h.st.CommitTurn(ctx, commitOf(item, in.Now, res, children)); err != nil {
+		// The guest is ahead of what is persisted: start afresh next time.
+		h.cache.drop(guestCtx, inst.ID)
+		h.unlock(ctx, item, "turn not committed", err)
+		return nil
+	}
+	return &ran{res: res, children: children}
+}
+
+// committed does what follows the commit of turn t of item, begun at
+// began: it counts and logs it, stops the activity attempts nobody will
+// take, and announces what the turn changed. A panic here leaves the turn
+// as committed, and announces everything.
+func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, began time.Time) {
+	inst, res := item.Instance, t.res
+	defer h.guard.Catch(guard.Turn, func(*guard.Panic) {
+		h.orchestrationWork.Notify()
+		h.activityWork.Notify()
+		h.changed.notify(inst.ID)
+	}, "instance", inst.ID, "committed", true)
+	guard.MayPanic(guard.PointTurnCommitted, inst.ID)
+	h.metrics.Turn(inst.Name, time.Since(began), res.Status)
+	if w := int64(h.opts.HistoryWarning); item.HistoryLen <= w && item.HistoryLen+int64(len(res.NewEvents)) > w {
+		h.opts.Logger.Warn("history past the warning length", "instance", inst.ID, "execution", inst.ExecutionID,
+			"events", item.HistoryLen+int64(len(res.NewEvents)), "warning", w)
+	}
+	h.stopAttempts(inst, res)
+	for _, c := range t.children {
+		h.metrics.Started(c.Name)
+	}
+	for _, d := range res.Dropped {
+		h.opts.Logger.Warn("message dropped", "instance", inst.ID, "kind", d.Message.Kind, "name", d.Message.Name, "scheduleId", d.Message.ScheduleID, "reason", d.Reason)
+	}
+	if res.Err != nil {
+		h.opts.Logger.Warn("instance failed", "instance", inst.ID, "err", res.Err)
+	}
+	if res.ContinueAsNew != nil {
+		h.orchestrationWork.Notify()
+	}
+	if len(res.Activities) > 0 {
+		h.activityWork.Notify()
+	}
+	if len(res.Timers) > 0 || len(t.children) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
+		h.orchestrationWork.Notify()
+	}
+	h.changed.notify(inst.ID)
+}
+
+// keep puts l, which ran the turn res of instance id, back in the cache
+// for the instance's next turn, or closes it when there is none: the
+// instance finished (the turn holds its only copy: it took it from the
+// cache), or continued as new (its next execution starts on a fresh guest,
+// with its own seed). It runs before the turn's commit, which is what
+// lets the next turn run, perhaps on another worker: that turn finds l in
+// the cache, and no put can come after it and keep a copy it made stale
+// or finished.
+func (h *Host) keep(ctx context.Context, id string, l *live, res *engine.TurnResult) {
+	if res.ContinueAsNew != nil || res.Status.IsTerminal() {
+		l.close(ctx)
+		return
+	}
+	l.extend(res.NewEvents)
+	h.cache.put(ctx, id, l)
+}
+
+// stopAttempts stops the activity attempts whose result nobody will take
+// after the turn res of inst: all of its execution's, when it ended, and
+// those of the activities it cancelled.
+func (h *Host) stopAttempts(inst store.Instance, res *engine.TurnResult) {
+	switch {
+	case res.Status.IsTerminal():
+		h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, 0}, &stoppedError{why: "its instance is " + string(res.Status)})
+		return
+	case res.ContinueAsNew != nil:
+		h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, 0}, &stoppedError{why: "its execution continued as new"})
+		return
+	}
+	for _, ev := range res.NewEvents {
+		if ev.Kind == engine.ActivityCancelRequested {
+			h.attempts.stop(attemptKey{inst.ID, inst.ExecutionID, ev.ScheduleID}, &stoppedError{why: "the orchestration cancelled it"})
+		}
+	}
+}
+
+// commitOf is the commit of the turn res of item at now, which consumes
+// all its messages and starts children.
+func commitOf(item *store.WorkItem, now time.Time, res *engine.TurnResult, children []store.NewChild) store.TurnCommit {
+	c := store.TurnCommit{
+		InstanceID: item.Instance.ID, ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken, Now: now,
+		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
+		Status: res.Status, Result: res.Result, Failure: res.Failure,
+		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: outgoing(item.Instance.ID, res),
+		DropWaiting: res.Status == engine.StatusTerminated,
+	}
+	for _, m := range item.Messages {
+		c.Consumed = append(c.Consumed, m.ID)
+	}
+	return c
+}
+
+// workLeft reports whether the instance has messages that came while its
+// turn held it (a raised event, an activity's result, a timer come due):
+// they were announced when no one could take them, so they must be
+// announced again. When the store cannot tell, it reports true.
+func (h *Host) workLeft(ctx context.Context, id string) bool {
+	more, err := h.st.HasWork(ctx, id, h.opts.Clock())
+	return more || err != nil
+}
+
+// fail fails a locked instance whose turn cannot run, consuming its
+// messages, with the engine's GiveUp: its turn was delivered more than
+// PoisonAfter times without being committed (poison), its history or a
+// message does not decode or is corrupt, or the host panicked running it.
+func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.Failure) {
+	now := h.opts.Clock()
+	c := commitOf(item, now, engine.GiveUp(item.HistoryLen, now, failure), nil)
+	h.cache.drop(context.WithoutCancel(ctx), item.Instance.ID)
+	if err := h.st.CommitTurn(ctx, c); err != nil {
+		h.unlock(ctx, item, "cannot fail an instance whose turn cannot run", err)
+		return
+	}
+	h.metrics.Failed(item.Instance.Name)
+	h.opts.Logger.Error("instance failed: its turn cannot run", "instance", item.Instance.ID, "failure", failure.Message)
+	h.orchestrationWork.Notify()
+	h.changed.notify(item.Instance.ID)
+}
+
+// fresh starts a live instance for the turn of item, whose messages are
+// messages, with the persisted history of its current execution to
+// replay, drawing from the execution's seed. It returns nil when the
+// history cannot be read: the instance is then failed, when a row of it is
+// corrupt, or unlocked, to run again.
+func (h *Host) fresh(ctx context.Context, item *store.WorkItem, messages []engine.Event) *live {
+	inst := item.Instance
+	// The history is in the store, unless the execution has not begun.
+	var history []engine.Event
+	if item.HistoryLen > 0 {
+		h.metrics.CacheMiss()
+		var err error
+		history, err = h.st.History(ctx, inst.ID, inst.ExecutionID)
+		switch {
+		case errors.Is(err, store.ErrCorrupt):
+			// Reading it again would read the same row.
+			h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read the instance's history: " + err.Error()})
+			return nil
+		case err != nil:
+			h.unlock(ctx, item, "turn not run", err)
+			return nil
+		}
+	}
+	l := h.newLive(context.WithoutCancel(ctx), inst, Seed(inst.ID, inst.ExecutionID, history, messages[:min(len(messages), 1)]))
+	l.extend(history)
+	return l
+}
+
+// children chooses the module of each child: the parent's if it registers
+// the child's orchestration (so a parent and its children stay one
+// version), else the newest module that does, else none (the child then
+// fails to start).
+func (h *Host) children(ctx context.Context, parentHash string, tasks []engine.ChildTask) ([]store.NewChild, error) {
+	if len(tasks) == 0 {
+		return nil, nil
+	}
+	parent, err := h.reg.module(ctx, parentHash)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.NewChild
+	for _, c := range tasks {
+		hash := parentHash
+		if !slices.Contains(parent.orchestrations, c.Name) {
+			hash, err = h.st.ModuleFor(ctx, c.Name)
+			if errors.Is(err, store.ErrNotFound) {
+				hash, err = "", nil
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, store.NewChild{ID: c.InstanceID, Name: c.Name, ModuleHash: hash, Input: c.Input, ScheduleID: c.ScheduleID, Detached: c.Detached})
+	}
+	return out, nil
+}
+
+// outgoing asks the children whose futures a turn cancelled to stop, and
+// ends those of a parent the turn terminated.
+func outgoing(parent string, res *engine.TurnResult) []store.Outgoing {
+	var out []store.Outgoing
+	for _, id := range res.CancelChildren {
+		out = append(out, store.Outgoing{InstanceID: id, Event: engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: fmt.Sprintf("its parent %s cancelled it", parent)}})
+	}
+	for _, id := range res.TerminateChildren {
+		out = append(out, store.Outgoing{InstanceID: id, Event: engine.Event{Kind: engine.OrchestrationTerminated, Reason: fmt.Sprintf("its parent %s was terminated", parent)}})
+	}
+	return out
+}
+
+// unlock unlocks an instance whose turn did not commit (what says how it
+// went), to run again, and logs why: at ERROR, or at INFO when the host's
+// stop cut the turn short, which is no failure.
+func (h *Host) unlock(ctx context.Context, item *store.WorkItem, what string, err error) {
+	if cutShort(ctx, err) {
+		h.opts.Logger.Info(what+": the host is stopping; it runs again at the next start", "instance", item.Instance.ID, "err", err)
+	} else {
+		h.opts.Logger.Error(what+"; it will run again", "instance", item.Instance.ID, "err", err)
+	}
+	h.abandon(ctx, item.Instance.ID, item.LockToken)
+}
+
+func (h *Host) abandon(ctx context.Context, id, token string) {
+	if err := h.st.AbandonInstance(context.WithoutCancel(ctx), id, token); err != nil {
+		h.opts.Logger.Error("cannot unlock instance", "instance", id, "err", err)
+	}
+}
