@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/wasi"
 )
 
@@ -52,7 +53,7 @@ func (p *activityPool) get(ctx context.Context, hash string, tags ...any) (*wasm
 		g.cfg.log.tag(tags...)
 		return g, nil
 	}
-	log := newGuestLog(p.h.opts.Logger, p.h.opts.Clock, "module", short(hash))
+	log := newGuestLog(p.h.opts.Logger, p.h.opts.Clock, "module", api.Short(hash))
 	log.tag(tags...)
 	stderr := newCrashLog()
 	env := wasi.NewReal(environ, log, io.MultiWriter(log, stderr))

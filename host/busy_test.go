@@ -50,7 +50,7 @@ func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 	inst, _ := h.Instance(ctx, "held")
 	history, _ := h.History(ctx, "held")
 	if inst.ModuleHash != hashes[0] || len(history) != 2 {
-		t.Fatalf("the held instance changed: module %s, %d events", short(inst.ModuleHash), len(history))
+		t.Fatalf("the held instance changed: module %s, %d events", api.Short(inst.ModuleHash), len(history))
 	}
 
 	h.abandon(ctx, "held", held.LockToken)
@@ -88,7 +88,7 @@ func TestAnActivityInFlightMovesWithItsInstance(t *testing.T) {
 	}
 
 	report, err := h.Upgrade(ctx, api.UpgradeRequest{From: hashes[0], To: hashes[1]}, nil)
-	want := fmt.Sprintf(`module %s does not register activity "Step", which the instance has in flight (event 4)`, short(hashes[1]))
+	want := fmt.Sprintf(`module %s does not register activity "Step", which the instance has in flight (event 4)`, api.Short(hashes[1]))
 	if err != nil || len(report.Results) != 1 || report.Results[0].Outcome != api.UpgradeFails || report.Results[0].Reason != want {
 		t.Fatalf("upgrade to a module without Step: %+v, %v; want it to fail: %s", report.Results, err, want)
 	}
@@ -98,7 +98,7 @@ func TestAnActivityInFlightMovesWithItsInstance(t *testing.T) {
 	}
 	works, err := h.st.LockNextActivities(ctx, time.Now(), time.Minute, 1, nil)
 	if err != nil || len(works) != 1 || works[0].Task.Name != "Step" || works[0].ModuleHash != hashes[2] {
-		t.Fatalf("the activity task after the move: %+v, %v; want Step, on %s", works, err, short(hashes[2]))
+		t.Fatalf("the activity task after the move: %+v, %v; want Step, on %s", works, err, api.Short(hashes[2]))
 	}
 }
 

@@ -147,7 +147,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 	now := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
 	var history []engine.Event
 	round := []engine.Event{{Kind: engine.OrchestrationStarted, Name: inst.Name, InstanceID: inst.ID, Input: inst.Input}}
-	l := h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
+	l := h.newLive(ctx, inst, Seed(inst.ID, inst.ExecutionID))
 	defer func() { l.close(ctx) }()
 	for len(round) > 0 {
 		turns := [][]engine.Event{round}
@@ -161,7 +161,7 @@ func runScript(t *testing.T, h *Host, inst store.Instance, mode scriptMode) []by
 		for _, messages := range turns {
 			if !mode.live {
 				l.close(ctx)
-				l = h.newLive(ctx, inst, seed(inst.ID, inst.ExecutionID))
+				l = h.newLive(ctx, inst, Seed(inst.ID, inst.ExecutionID))
 			}
 			res, err := l.turn(engine.TurnInput{History: history, Messages: messages, Now: now})
 			if err != nil {

@@ -75,7 +75,9 @@
 // that has finished (ErrFinished), and Raise a persistent event past what
 // its execution may take (ErrTooManyEvents), rather than accept what would
 // be dropped. With Options.Retention, Run sweeps (Sweep) what finished, and
-// the executions that continued as new, that long ago.
+// the executions that continued as new, that long ago. The operations
+// that are not turns (these, and those below) are carried out by package
+// host/internal/ops (operations.go).
 //
 // # Changing code under running instances
 //

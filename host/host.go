@@ -17,6 +17,7 @@ import (
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/host/internal/ijson"
+	"github.com/durabox/durabox/host/internal/ops"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/store"
@@ -40,6 +41,8 @@ type Host struct {
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
 	changed                         *changes
+	// ops carries out the operations that are not turns (operations.go).
+	ops *ops.Ops
 	// state is where Run is: notRunning, warming, running or stopped.
 	state atomic.Int32
 }
@@ -71,6 +74,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),
 	}
 	h.pool = newActivityPool(h)
+	h.ops = ops.New(st, opsRuntime{h}, ops.Options{Clock: opts.Clock, Logger: opts.Logger, Retention: opts.Retention, SweepInterval: opts.SweepInterval, Guard: g})
 	if err := h.metrics.Register(hostCollector{h}); err != nil {
 		rt.Close(context.Background())
 		return nil, err
@@ -115,7 +119,7 @@ func (h *Host) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { h.dispatchOrchestrations(ctx) })
 	wg.Go(func() { h.dispatchActivities(ctx) })
-	wg.Go(func() { h.sweep(ctx) })
+	wg.Go(func() { h.ops.Sweeps(ctx) })
 	wg.Wait()
 	return nil
 }
@@ -194,7 +198,7 @@ func (h *Host) deploy(ctx context.Context, wasm []byte, env []string, replaceEnv
 	if err == nil {
 		// The values of the environment are secrets: only their names are
 		// logged.
-		h.opts.Logger.Info("module deployed", "hash", short(info.Hash), "orchestrations", info.Orchestrations, "activities", info.Activities, "env", info.EnvKeys())
+		h.opts.Logger.Info("module deployed", "hash", api.Short(info.Hash), "orchestrations", info.Orchestrations, "activities", info.Activities, "env", info.EnvKeys())
 	}
 	return info, err
 }
@@ -246,12 +250,12 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 // startModule returns the module a new instance of name starts on.
 func (h *Host) startModule(ctx context.Context, ref, name string) (string, error) {
 	if ref != "" {
-		mod, err := h.resolveModule(ctx, ref)
+		mod, err := h.ops.ResolveModule(ctx, ref)
 		if err != nil {
 			return "", err
 		}
 		if !slices.Contains(mod.Orchestrations, name) {
-			return "", fmt.Errorf("%w %q on module %s, which registers %s", api.ErrUnknownOrchestration, name, short(mod.Hash), names(mod.Orchestrations))
+			return "", fmt.Errorf("%w %q on module %s, which registers %s", api.ErrUnknownOrchestration, name, api.Short(mod.Hash), ops.Names(mod.Orchestrations))
 		}
 		return mod.Hash, nil
 	}
@@ -340,7 +344,7 @@ func (h *Host) Terminate(ctx context.Context, id, reason string) error {
 func (h *Host) enqueued(ctx context.Context, id, op string, err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return notFound(id)
+		return api.NotFound(id)
 	case errors.Is(err, store.ErrFinished):
 		status := "finished"
 		if inst, err := h.st.GetInstance(ctx, id); err == nil {

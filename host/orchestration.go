@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/host/internal/wasi"
 )
@@ -66,4 +67,19 @@ func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) 
 		return nil, err
 	}
 	return res.Commands, nil
+}
+
+// run runs one turn of an execution on a fresh instance of mod, writing
+// nothing: for replays, which must end with history, and for the plan of a
+// reset, which goes on from it. It fails when the module does not start.
+func run(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, in engine.TurnInput, out io.Writer) (*engine.TurnResult, error) {
+	g, err := startOrchestration(ctx, mod, opts, seed, out, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the module does not start: %w", err)
+	}
+	defer g.close(ctx)
+	// A replay reproduces what a host took, whatever limit this one has.
+	g.maxPayload = 0
+	l := live{exec: engine.NewExecution(), guest: g}
+	return l.turn(in)
 }

@@ -49,11 +49,7 @@ func (h *Host) Count(ctx context.Context, f store.InstanceFilter) ([]store.Insta
 
 // Instance returns an instance's state.
 func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) {
-	inst, err := h.st.GetInstance(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return inst, notFound(id)
-	}
-	return inst, err
+	return h.ops.Instance(ctx, id)
 }
 
 // Executions describes the executions of an instance whose history is
@@ -61,7 +57,7 @@ func (h *Host) Instance(ctx context.Context, id string) (store.Instance, error) 
 func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, error) {
 	xs, err := h.st.Executions(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound(id)
+		return nil, api.NotFound(id)
 	}
 	return xs, err
 }
@@ -87,7 +83,7 @@ func (h *Host) ExecutionHistory(ctx context.Context, id string, execution int64)
 	inst, getErr := h.st.GetInstance(ctx, id)
 	switch {
 	case getErr != nil:
-		return nil, notFound(id)
+		return nil, api.NotFound(id)
 	case execution == 0:
 		// The instance was created between the two reads: its current
 		// execution is there now.

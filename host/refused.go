@@ -32,7 +32,7 @@ import (
 // cause (what the checks Deploy makes said), logs it the first time, and
 // returns the error that says so.
 func (r *registry) refuse(hash string, cause error) error {
-	err := fmt.Errorf("%w %s: %s", api.ErrCannotRun, short(hash), strings.TrimPrefix(cause.Error(), api.ErrBadModule.Error()+": "))
+	err := fmt.Errorf("%w %s: %s", api.ErrCannotRun, api.Short(hash), strings.TrimPrefix(cause.Error(), api.ErrBadModule.Error()+": "))
 	r.mu.Lock()
 	had, first := r.refused[hash], false
 	if had == nil {
@@ -44,7 +44,7 @@ func (r *registry) refuse(hash string, cause error) error {
 	}
 	r.mu.Unlock()
 	if first {
-		r.log.Warn("this host cannot run a module in its store; its instances and activities wait for a host that can", "module", short(hash), "reason", cause)
+		r.log.Warn("this host cannot run a module in its store; its instances and activities wait for a host that can", "module", api.Short(hash), "reason", cause)
 	}
 	return err
 }

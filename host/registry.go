@@ -148,7 +148,7 @@ func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration) (*a
 		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared", api.ErrBadModule, strings.Join(missing, ", "))
 	}
 	stderr := newCrashLog()
-	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(seed("deploy", 0), nil, stderr), stderr: stderr, timeout: timeout})
+	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(Seed("deploy", 0), nil, stderr), stderr: stderr, timeout: timeout})
 	if err != nil {
 		return nil, fmt.Errorf("%w: it does not start: %v", api.ErrBadModule, err)
 	}
@@ -313,17 +313,17 @@ func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 // the module again.
 func (r *registry) load(ctx context.Context, hash string) (m *module, err error) {
 	defer r.guard.Catch(guard.Module, func(p *guard.Panic) {
-		m, err = nil, fmt.Errorf("host: load module %s: %w", short(hash), p)
-	}, "module", short(hash))
+		m, err = nil, fmt.Errorf("host: load module %s: %w", api.Short(hash), p)
+	}, "module", api.Short(hash))
 	guard.MayPanic(guard.PointModule, hash)
 	sm, err := r.st.GetModule(ctx, hash)
 	if err != nil {
-		return nil, fmt.Errorf("host: module %s: %w", short(hash), err)
+		return nil, fmt.Errorf("host: module %s: %w", api.Short(hash), err)
 	}
 	mod, _, err := r.validate(ctx, sm.Wasm)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("host: load module %s: %w", short(hash), ctx.Err())
+			return nil, fmt.Errorf("host: load module %s: %w", api.Short(hash), ctx.Err())
 		}
 		return nil, r.refuse(hash, err)
 	}
@@ -337,14 +337,6 @@ func (r *registry) close(ctx context.Context) {
 		m.Close(ctx)
 	}
 	r.compiled = nil
-}
-
-// short abbreviates a module hash for messages.
-func short(hash string) string {
-	if len(hash) > 12 {
-		return hash[:12]
-	}
-	return hash
 }
 
 var errNoRegion = errors.New("the guest returned a region outside its memory")

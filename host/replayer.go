@@ -9,6 +9,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/host/internal/ops"
 )
 
 // Replayer replays histories on modules with the sandbox alone: no store,
@@ -70,10 +71,11 @@ func (r *Replayer) Replay(ctx context.Context, wasm []byte, rec Recording, out i
 	}
 	for _, ev := range rec.History {
 		if ev.Kind == engine.OrchestrationStarted && !slices.Contains(mod.orchestrations, ev.Name) {
-			return api.ReplayReport{}, fmt.Errorf("%w: module %s registers %s, not %q, whose history this is", api.ErrBadInput, short(hash), names(mod.orchestrations), ev.Name)
+			return api.ReplayReport{}, fmt.Errorf("%w: module %s registers %s, not %q, whose history this is", api.ErrBadInput, api.Short(hash), ops.Names(mod.orchestrations), ev.Name)
 		}
 	}
-	rep := replay(ctx, mod, &r.opts, rec.Seed, rec.InstanceID, rec.Execution, rec.History, out)
+	res, err := run(ctx, mod, &r.opts, rec.Seed, ops.ReplayInput(rec.History), out)
+	rep := ops.Report(rec.InstanceID, rec.Execution, rec.History, res, err)
 	rep.Module = hash
 	return rep, nil
 }

@@ -1,6 +1,11 @@
 package api
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/durabox/durabox/abi"
+)
 
 // Sentinel errors. A host wraps them with specifics (errors.Is finds
 // them); the HTTP server maps them to status codes.
@@ -64,3 +69,7 @@ var (
 	// events the reset would keep.
 	ErrDiverges = errors.New("host: the module does not replay the history")
 )
+
+// NotFound is ErrNotFound for the instance id, which it quotes cut short
+// (an id in a request may be of any length).
+func NotFound(id string) error { return fmt.Errorf("%w: %s", ErrNotFound, abi.Quote(id)) }

@@ -31,7 +31,11 @@ func PickModule(hashes []string, ref string) (string, error) {
 		return found[0], nil
 	}
 	for i, h := range found {
-		found[i] = h[:min(len(h), 12)]
+		found[i] = Short(h)
 	}
 	return "", fmt.Errorf("%w: %d deployed modules' hashes start with %s (%s); give more of the hash", ErrBadInput, len(found), abi.Quote(ref), strings.Join(found, ", "))
 }
+
+// Short abbreviates a module hash as every listing shows it: its first
+// twelve digits.
+func Short(hash string) string { return hash[:min(len(hash), 12)] }

@@ -1,4 +1,4 @@
-package host
+package ops
 
 import (
 	"context"
@@ -15,44 +15,14 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/host/internal/seed"
 	"github.com/durabox/durabox/store"
 )
 
-// Upgrade checks the open instances of older modules against a new one,
-// and unless req.DryRun, moves to it exactly those whose history it
-// replays.
-//
-// With req.To, the instances are those open on the module req.From (or
-// those of req.Instances, each open on it). Without, req.From names an
-// orchestration: the newest module that registers it is To, and the
-// instances are those of the orchestration open on any older module (or
-// those of req.Instances, each one of them); the plan's From lists the
-// modules they run on, newest first.
-//
-// Each instance's current history is replayed on To in the sandbox, on a
-// fresh guest, while the host serves: the replay has no side effects and
-// the instance is not touched. An instance whose history To reproduces is
-// compatible; one it does not diverges (where, and both sides, as the
-// engine's nondeterminism error says), one it crashes on fails. A real
-// upgrade then moves each compatible instance (store.MoveInstance): its
-// module changes and a ModuleChanged event records the move in its history,
-// in one transaction, only if the instance still has the history that was
-// checked and no turn holds it. An instance a turn holds is tried again
-// once the turn commits (its new events checked too), a few times; one
-// still busy, or that finished or moved meanwhile, is skipped. Instances
-// that do not move stay where they were. An instance's activity tasks that
-// wait for a worker move with it (To must register each activity it has in
-// flight, or the instance fails the check); one a worker runs finishes on
-// the module it started on.
-//
-// Replays run req.Parallel at a time (zero: one per CPU). progress, when
-// not nil, is called with the plan once the request is accepted, then with
-// each instance's result as it is decided, then with the summary; calls do
-// not overlap. An error before the plan means the request was refused
-// (ErrBadInput, ErrModuleNotFound, ErrNotFound) and nothing changed.
-func (h *Host) Upgrade(ctx context.Context, req api.UpgradeRequest, progress func(api.UpgradeLine)) (api.UpgradeReport, error) {
+// Upgrade carries out Host.Upgrade (package host says what it does).
+func (o *Ops) Upgrade(ctx context.Context, req api.UpgradeRequest, progress func(api.UpgradeLine)) (api.UpgradeReport, error) {
 	var report api.UpgradeReport
-	sc, err := h.upgradeScope(ctx, req)
+	sc, err := o.upgradeScope(ctx, req)
 	if err != nil {
 		return report, err
 	}
@@ -63,7 +33,7 @@ func (h *Host) Upgrade(ctx context.Context, req api.UpgradeRequest, progress fun
 	for _, name := range slices.Sorted(maps.Keys(orchestrations)) {
 		if !slices.Contains(sc.to.Orchestrations, name) {
 			return report, fmt.Errorf("%w: module %s registers %s, not %q, which %s of module %s run; an upgrade moves instances to a new version of their own orchestrations",
-				api.ErrBadInput, short(sc.to.Hash), names(sc.to.Orchestrations), name, counted(orchestrations[name], "open instance"), shorts(sc.from))
+				api.ErrBadInput, api.Short(sc.to.Hash), Names(sc.to.Orchestrations), name, counted(orchestrations[name], "open instance"), shorts(sc.from))
 		}
 	}
 	if sc.noneShared != nil {
@@ -75,8 +45,7 @@ func (h *Host) Upgrade(ctx context.Context, req api.UpgradeRequest, progress fun
 			orchestrations[n] = 0
 		}
 	}
-	compiled, err := h.reg.module(ctx, sc.to.Hash)
-	if err != nil {
+	if err := o.rt.Load(ctx, sc.to.Hash); err != nil {
 		return report, err
 	}
 	report.Plan = api.UpgradePlan{From: sc.from, To: sc.to.Hash, Orchestrations: slices.Sorted(maps.Keys(orchestrations)), Instances: len(sc.insts), DryRun: req.DryRun}
@@ -89,7 +58,7 @@ func (h *Host) Upgrade(ctx context.Context, req api.UpgradeRequest, progress fun
 	if parallel <= 0 {
 		parallel = runtime.GOMAXPROCS(0)
 	}
-	u := &upgrade{h: h, to: sc.to.Hash, activities: sc.to.Activities, mod: compiled, dryRun: req.DryRun}
+	u := &upgrade{o: o, to: sc.to.Hash, activities: sc.to.Activities, dryRun: req.DryRun}
 	var mu sync.Mutex
 	work := make(chan store.InstanceSummary)
 	var wg sync.WaitGroup
@@ -118,7 +87,7 @@ func (h *Host) Upgrade(ctx context.Context, req api.UpgradeRequest, progress fun
 	}
 	progress(api.UpgradeLine{Summary: &report.Summary})
 	s := report.Summary
-	h.opts.Logger.Info("upgrade", "from", shorts(sc.from), "to", short(sc.to.Hash), "dryRun", req.DryRun, "instances", len(sc.insts),
+	o.opts.Logger.Info("upgrade", "from", shorts(sc.from), "to", api.Short(sc.to.Hash), "dryRun", req.DryRun, "instances", len(sc.insts),
 		"compatible", s.Compatible, "moved", s.Moved, "diverges", s.Diverges, "fails", s.Fails, "skipped", s.Skipped)
 	return report, nil
 }
@@ -141,20 +110,20 @@ type upgradeScope struct {
 }
 
 // upgradeScope resolves an upgrade's modules and instances.
-func (h *Host) upgradeScope(ctx context.Context, req api.UpgradeRequest) (upgradeScope, error) {
+func (o *Ops) upgradeScope(ctx context.Context, req api.UpgradeRequest) (upgradeScope, error) {
 	var sc upgradeScope
-	mods, err := h.st.ListModules(ctx)
+	mods, err := o.st.ListModules(ctx)
 	if err != nil {
 		return sc, fmt.Errorf("host: list modules: %w", err)
 	}
 	if req.To != "" {
-		from, err := h.upgradePair(mods, req, &sc)
+		from, err := o.upgradePair(mods, req, &sc)
 		if err != nil {
 			return sc, err
 		}
 		sc.from = []string{from.Hash}
-		sc.insts, err = h.upgradeInstances(ctx, req.Instances, store.InstanceFilter{ModuleHash: from.Hash}, []string{from.Hash},
-			"open on module "+short(from.Hash))
+		sc.insts, err = o.upgradeInstances(ctx, req.Instances, store.InstanceFilter{ModuleHash: from.Hash}, []string{from.Hash},
+			"open on module "+api.Short(from.Hash))
 		return sc, err
 	}
 	// An orchestration's name: from its older modules to its newest.
@@ -173,8 +142,8 @@ func (h *Host) upgradeScope(ctx context.Context, req api.UpgradeRequest) (upgrad
 	}
 	older := its[1:]
 	sc.shared = []string{req.From}
-	sc.insts, err = h.upgradeInstances(ctx, req.Instances, store.InstanceFilter{Name: req.From}, older,
-		fmt.Sprintf("open instances of %s on a module older than %s, its newest", req.From, short(sc.to.Hash)))
+	sc.insts, err = o.upgradeInstances(ctx, req.Instances, store.InstanceFilter{Name: req.From}, older,
+		fmt.Sprintf("open instances of %s on a module older than %s, its newest", req.From, api.Short(sc.to.Hash)))
 	if err != nil {
 		return sc, err
 	}
@@ -192,7 +161,7 @@ func (h *Host) upgradeScope(ctx context.Context, req api.UpgradeRequest) (upgrad
 // upgradePair resolves an upgrade's FROM and TO, given as hashes, into
 // from and sc.to, and the orchestrations they share into sc.shared (or
 // sc.noneShared).
-func (h *Host) upgradePair(mods []store.ModuleInfo, req api.UpgradeRequest, sc *upgradeScope) (from store.ModuleInfo, err error) {
+func (o *Ops) upgradePair(mods []store.ModuleInfo, req api.UpgradeRequest, sc *upgradeScope) (from store.ModuleInfo, err error) {
 	if from, err = pickModule(mods, req.From); err != nil {
 		return from, err
 	}
@@ -200,12 +169,12 @@ func (h *Host) upgradePair(mods []store.ModuleInfo, req api.UpgradeRequest, sc *
 		return from, err
 	}
 	if from.Hash == sc.to.Hash {
-		return from, fmt.Errorf("%w: FROM and TO are the same module, %s", api.ErrBadInput, short(from.Hash))
+		return from, fmt.Errorf("%w: FROM and TO are the same module, %s", api.ErrBadInput, api.Short(from.Hash))
 	}
 	sc.shared = slices.DeleteFunc(slices.Clone(from.Orchestrations), func(n string) bool { return !slices.Contains(sc.to.Orchestrations, n) })
 	if len(sc.shared) == 0 {
 		sc.noneShared = fmt.Errorf("%w: module %s registers %s and module %s registers %s: they share no orchestration",
-			api.ErrBadInput, short(from.Hash), names(from.Orchestrations), short(sc.to.Hash), names(sc.to.Orchestrations))
+			api.ErrBadInput, api.Short(from.Hash), Names(from.Orchestrations), api.Short(sc.to.Hash), Names(sc.to.Orchestrations))
 	}
 	return from, nil
 }
@@ -214,13 +183,13 @@ func (h *Host) upgradePair(mods []store.ModuleInfo, req api.UpgradeRequest, sc *
 // (each must be one of them: of the filter's orchestration, if it names
 // one, and open on one of the modules from, which what says in words), or
 // every open instance the filter selects on those modules.
-func (h *Host) upgradeInstances(ctx context.Context, ids []string, f store.InstanceFilter, from []string, what string) ([]store.InstanceSummary, error) {
+func (o *Ops) upgradeInstances(ctx context.Context, ids []string, f store.InstanceFilter, from []string, what string) ([]store.InstanceSummary, error) {
 	if len(ids) == 0 {
 		f.Statuses = []engine.Status{engine.StatusPending, engine.StatusRunning}
 		q := store.InstanceQuery{Filter: f, Limit: 1000}
 		var insts []store.InstanceSummary
 		for {
-			page, err := h.st.ListInstances(ctx, q)
+			page, err := o.st.ListInstances(ctx, q)
 			if err != nil {
 				return nil, fmt.Errorf("host: instances to upgrade: %w", err)
 			}
@@ -238,14 +207,14 @@ func (h *Host) upgradeInstances(ctx context.Context, ids []string, f store.Insta
 	var insts []store.InstanceSummary
 	var wrong []string
 	for _, id := range ids {
-		inst, err := h.Instance(ctx, id)
+		inst, err := o.Instance(ctx, id)
 		switch {
 		case err != nil:
 			return nil, err
 		case f.Name != "" && inst.Name != f.Name:
 			wrong = append(wrong, fmt.Sprintf("%q is an instance of %s", id, inst.Name))
 		case !slices.Contains(from, inst.ModuleHash):
-			wrong = append(wrong, fmt.Sprintf("%q runs on module %s", id, short(inst.ModuleHash)))
+			wrong = append(wrong, fmt.Sprintf("%q runs on module %s", id, api.Short(inst.ModuleHash)))
 		case inst.Status.IsTerminal():
 			wrong = append(wrong, fmt.Sprintf("%q has finished (%s)", id, inst.Status))
 		default:
@@ -260,11 +229,10 @@ func (h *Host) upgradeInstances(ctx context.Context, ids []string, f store.Insta
 
 // upgrade is one upgrade in progress.
 type upgrade struct {
-	h  *Host
+	o  *Ops
 	to string
 	// activities are the activities To registers.
 	activities []string
-	mod        *module
 	dryRun     bool
 }
 
@@ -274,7 +242,7 @@ const moveTries = 5
 
 // guarded is one, where a panic fails the upgrade of inst only.
 func (u *upgrade) guarded(ctx context.Context, inst store.InstanceSummary) (res api.UpgradeResult) {
-	defer u.h.guard.Catch(guard.Upgrade, func(p *guard.Panic) {
+	defer u.o.opts.Guard.Catch(guard.Upgrade, func(p *guard.Panic) {
 		res = api.UpgradeResult{InstanceID: inst.ID, Name: inst.Name, From: inst.ModuleHash, Outcome: api.UpgradeFails,
 			Reason: "the host panicked upgrading it (a bug in durabox; its log has the stack): " + p.Error()}
 	}, "instance", inst.ID)
@@ -290,20 +258,20 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) api.Upgra
 		return res
 	}
 	for try := 1; ; try++ {
-		cur, err := u.h.Instance(ctx, inst.ID)
+		cur, err := u.o.Instance(ctx, inst.ID)
 		switch {
 		case err != nil:
 			return skip("%v", err)
 		case cur.ModuleHash != inst.ModuleHash:
-			return skip("it moved to module %s meanwhile", short(cur.ModuleHash))
+			return skip("it moved to module %s meanwhile", api.Short(cur.ModuleHash))
 		case cur.Status.IsTerminal():
 			return skip("it finished meanwhile (%s)", cur.Status)
 		}
-		history, err := u.h.st.History(ctx, cur.ID, cur.ExecutionID)
+		history, err := u.o.st.History(ctx, cur.ID, cur.ExecutionID)
 		if err != nil {
 			return skip("%v", err)
 		}
-		rep := replay(ctx, u.mod, &u.h.opts, Seed(cur.ID, cur.ExecutionID, history), cur.ID, cur.ExecutionID, history, nil)
+		rep := u.o.replay(ctx, u.to, seed.Of(cur.ID, cur.ExecutionID, history), cur.ID, cur.ExecutionID, history)
 		res.Events = len(history)
 		switch {
 		case rep.Divergence != nil:
@@ -316,7 +284,7 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) api.Upgra
 		for _, a := range engine.InFlight(history).Activities {
 			if !slices.Contains(u.activities, a.Name) {
 				res.Outcome = api.UpgradeFails
-				res.Reason = fmt.Sprintf("module %s does not register activity %q, which the instance has in flight (event %d)", short(u.to), a.Name, a.ScheduleID)
+				res.Reason = fmt.Sprintf("module %s does not register activity %q, which the instance has in flight (event %d)", api.Short(u.to), a.Name, a.ScheduleID)
 				return res
 			}
 		}
@@ -325,14 +293,14 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) api.Upgra
 			res.Outcome = api.UpgradeCompatible
 			return res
 		}
-		now := u.h.opts.Clock()
-		err = u.h.st.MoveInstance(ctx, store.Move{
+		now := u.o.opts.Clock()
+		err = u.o.st.MoveInstance(ctx, store.Move{
 			InstanceID: cur.ID, ExecutionID: cur.ExecutionID, HistoryLen: int64(len(history)), From: inst.ModuleHash, To: u.to, Now: now,
 			Event: engine.Event{ID: int64(len(history)) + 1, Kind: engine.ModuleChanged, Time: now, FromModule: inst.ModuleHash, Module: u.to},
 		})
 		switch {
 		case err == nil:
-			u.h.cache.drop(context.WithoutCancel(ctx), cur.ID)
+			u.o.rt.Forget(context.WithoutCancel(ctx), cur.ID)
 			res.Outcome = api.UpgradeMoved
 			return res
 		case errors.Is(err, store.ErrBusy) && try == moveTries:
@@ -340,7 +308,7 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) api.Upgra
 		case errors.Is(err, store.ErrChanged) && try == moveTries:
 			return skip("its history went on each of the %d times it was about to move; upgrade it again", moveTries)
 		case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrChanged):
-			u.h.awaitTurn(ctx, cur.ID, time.Duration(try)*50*time.Millisecond)
+			u.o.awaitTurn(ctx, cur.ID, time.Duration(try)*50*time.Millisecond)
 		default:
 			return skip("%v", err)
 		}
@@ -348,8 +316,8 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) api.Upgra
 }
 
 // awaitTurn waits until a turn of instance id commits, for at most d.
-func (h *Host) awaitTurn(ctx context.Context, id string, d time.Duration) {
-	changed, stop := h.changed.watch(id)
+func (o *Ops) awaitTurn(ctx context.Context, id string, d time.Duration) {
+	changed, stop := o.rt.Watch(id)
 	defer stop()
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -364,7 +332,7 @@ func (h *Host) awaitTurn(ctx context.Context, id string, d time.Duration) {
 func shorts(hashes []string) string {
 	var s []string
 	for _, h := range hashes {
-		s = append(s, short(h))
+		s = append(s, api.Short(h))
 	}
 	return strings.Join(s, ", ")
 }

@@ -1,4 +1,4 @@
-package host
+package ops
 
 import (
 	"context"
@@ -7,38 +7,18 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/seed"
 	"github.com/durabox/durabox/store"
 )
 
-// Reset starts a new execution of an instance that keeps the current
-// execution's history up to event req.ToEvent and goes on from there on
-// module req.Module (a hash or a unique prefix of one; empty: its own),
-// typically code patched after a bug. It works on a finished instance too
-// (a failed one, most often), which runs again.
-//
-// First it plans (engine.PlanReset): the events kept and discarded, the
-// activities that had completed after the reset point and will run again
-// (those in flight at the reset point are queued again; those scheduled
-// after it run again if the code calls them again), the events raised from
-// outside in the discarded part (raised again), the children the discarded
-// part started (they go on, reporting to nobody), and, from a replay of the
-// kept events on the module, what the new execution records first: the
-// reset marker and the commands of the last kept step, which runs again on
-// the module, and the ids of the children it starts that an instance has
-// already (which cannot start). A module that does not replay the kept
-// events is refused (ErrDiverges). With req.DryRun it stops there.
-// Otherwise it resets the instance (store.ResetInstance), in one
-// transaction, only if no turn holds it (ErrBusy) and it still has the
-// history planned with: the current one, or the one req.Execution and
-// req.Events name (ErrChanged). The old execution's history stays,
-// readable by its number.
-func (h *Host) Reset(ctx context.Context, id string, req api.ResetRequest) (api.ResetPlan, error) {
+// Reset carries out Host.Reset (package host says what it does).
+func (o *Ops) Reset(ctx context.Context, id string, req api.ResetRequest) (api.ResetPlan, error) {
 	var out api.ResetPlan
-	inst, err := h.Instance(ctx, id)
+	inst, err := o.Instance(ctx, id)
 	if err != nil {
 		return out, err
 	}
-	history, err := h.st.History(ctx, id, inst.ExecutionID)
+	history, err := o.st.History(ctx, id, inst.ExecutionID)
 	if err != nil {
 		return out, fmt.Errorf("host: reset %q: %w", id, err)
 	}
@@ -46,7 +26,7 @@ func (h *Host) Reset(ctx context.Context, id string, req api.ResetRequest) (api.
 		return out, fmt.Errorf("%w: instance %q is in execution %d with %d events, and the reset was planned for execution %d with %d; plan it again",
 			api.ErrChanged, id, inst.ExecutionID, len(history), req.Execution, req.Events)
 	}
-	mod, err := h.moduleFor(ctx, inst, req.Module)
+	mod, err := o.moduleFor(ctx, inst, req.Module)
 	if err != nil {
 		return out, err
 	}
@@ -54,7 +34,7 @@ func (h *Host) Reset(ctx context.Context, id string, req api.ResetRequest) (api.
 	if err != nil {
 		return out, fmt.Errorf("%w: instance %q, execution %d: %v", api.ErrBadInput, id, inst.ExecutionID, err)
 	}
-	marker := engine.Event{Kind: engine.ExecutionReset, Module: mod.Hash, SeedExecution: seedExecution(inst.ExecutionID, history),
+	marker := engine.Event{Kind: engine.ExecutionReset, Module: mod.Hash, SeedExecution: seed.Execution(inst.ExecutionID, history),
 		Reason: fmt.Sprintf("reset from execution %d, which had %d events, to its event %d", inst.ExecutionID, len(history), req.ToEvent)}
 	if mod.Hash != inst.ModuleHash {
 		marker.FromModule = inst.ModuleHash
@@ -66,10 +46,10 @@ func (h *Host) Reset(ctx context.Context, id string, req api.ResetRequest) (api.
 			out.Detached = append(out.Detached, ev.InstanceID)
 		}
 	}
-	if out.Next, err = h.resetReplay(ctx, mod.Hash, id, inst.ExecutionID, plan.Kept, marker); err != nil {
+	if out.Next, err = o.resetReplay(ctx, mod.Hash, id, inst.ExecutionID, plan.Kept, marker); err != nil {
 		return out, err
 	}
-	if out.Taken, err = h.taken(ctx, out.Next); err != nil {
+	if out.Taken, err = o.taken(ctx, out.Next); err != nil {
 		return out, err
 	}
 	if req.DryRun {
@@ -84,9 +64,9 @@ func (h *Host) Reset(ctx context.Context, id string, req api.ResetRequest) (api.
 	// The store knows a history's length by its last event's id, which is
 	// past its length in a history that lost an event (the damage a reset
 	// to before it repairs).
-	err = h.st.ResetInstance(ctx, store.Reset{
+	err = o.st.ResetInstance(ctx, store.Reset{
 		InstanceID: id, ExecutionID: inst.ExecutionID, HistoryLen: history[len(history)-1].ID, Module: mod.Hash, Kept: plan.Kept, CustomStatus: customStatus,
-		Marker: marker, InFlight: plan.InFlight, Raise: plan.Raise, Detach: out.Detached, Now: h.opts.Clock(),
+		Marker: marker, InFlight: plan.InFlight, Raise: plan.Raise, Detach: out.Detached, Now: o.opts.Clock(),
 	})
 	switch {
 	case errors.Is(err, store.ErrBusy):
@@ -96,11 +76,9 @@ func (h *Host) Reset(ctx context.Context, id string, req api.ResetRequest) (api.
 	case err != nil:
 		return out, fmt.Errorf("host: reset %q: %w", id, err)
 	}
-	h.cache.drop(context.WithoutCancel(ctx), id)
-	h.opts.Logger.Info("instance reset", "instance", id, "execution", inst.ExecutionID+1, "toEvent", req.ToEvent, "module", short(mod.Hash))
-	h.orchestrationWork.Notify()
-	h.activityWork.Notify()
-	h.changed.notify(id)
+	o.rt.Forget(context.WithoutCancel(ctx), id)
+	o.opts.Logger.Info("instance reset", "instance", id, "execution", inst.ExecutionID+1, "toEvent", req.ToEvent, "module", api.Short(mod.Hash))
+	o.rt.Changed(id)
 	out.Done = true
 	return out, nil
 }
@@ -110,31 +88,27 @@ func (h *Host) Reset(ctx context.Context, id string, req api.ResetRequest) (api.
 // and returns the events that turn records after the kept ones: the
 // marker, and the commands of the last kept step (the children they start
 // have the ids the new execution derives).
-func (h *Host) resetReplay(ctx context.Context, hash, id string, execution int64, kept []engine.Event, marker engine.Event) ([]engine.Event, error) {
-	mod, err := h.reg.module(ctx, hash)
-	if err != nil {
-		return nil, err
-	}
-	in := engine.TurnInput{History: kept, Messages: []engine.Event{marker}, Now: h.opts.Clock(), Execution: execution + 1}
-	res, err := run(ctx, mod, &h.opts, seed(id, marker.SeedExecution), in, nil)
+func (o *Ops) resetReplay(ctx context.Context, hash, id string, execution int64, kept []engine.Event, marker engine.Event) ([]engine.Event, error) {
+	in := engine.TurnInput{History: kept, Messages: []engine.Event{marker}, Now: o.opts.Clock(), Execution: execution + 1}
+	res, err := o.rt.Replay(ctx, hash, seed.Of(id, marker.SeedExecution), in, nil)
 	if err == nil && res.Err != nil {
 		err = res.Err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: module %s, on the %d events the reset keeps of execution %d: %v", api.ErrDiverges, short(hash), len(kept), execution, err)
+		return nil, fmt.Errorf("%w: module %s, on the %d events the reset keeps of execution %d: %v", api.ErrDiverges, api.Short(hash), len(kept), execution, err)
 	}
 	return res.NewEvents, nil
 }
 
 // taken returns the ids of the children events start that an instance
 // already has.
-func (h *Host) taken(ctx context.Context, events []engine.Event) ([]string, error) {
+func (o *Ops) taken(ctx context.Context, events []engine.Event) ([]string, error) {
 	var ids []string
 	for _, ev := range events {
 		if ev.Kind != engine.SubOrchestrationScheduled && ev.Kind != engine.OrchestrationChained {
 			continue
 		}
-		_, err := h.st.GetInstance(ctx, ev.InstanceID)
+		_, err := o.st.GetInstance(ctx, ev.InstanceID)
 		switch {
 		case err == nil:
 			ids = append(ids, ev.InstanceID)

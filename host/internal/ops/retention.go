@@ -1,0 +1,76 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/store"
+)
+
+// Swept is what one Sweep deleted.
+type Swept struct {
+	// Instances counts the finished instances purged.
+	Instances int
+	// Executions counts the histories of executions that continued as new
+	// deleted.
+	Executions int
+}
+
+// Sweep carries out Host.Sweep (package host says what it does).
+func (o *Ops) Sweep(ctx context.Context) (Swept, error) {
+	var swept Swept
+	if o.opts.Retention == 0 {
+		return swept, nil
+	}
+	guard.MayPanic(guard.PointSweep, "")
+	before := o.opts.Clock().Add(-o.opts.Retention)
+	var err error
+	swept.Instances, err = o.PurgeMatching(ctx, store.InstanceFilter{FinishedBefore: before}, false)
+	if err != nil {
+		return swept, fmt.Errorf("host: sweep: %w", err)
+	}
+	for {
+		n, err := o.st.DeleteExecutions(ctx, before, purgeBatch)
+		swept.Executions += n
+		if err != nil {
+			return swept, fmt.Errorf("host: sweep: %w", err)
+		}
+		if n < purgeBatch {
+			break
+		}
+	}
+	if swept != (Swept{}) {
+		o.opts.Logger.Info("retention applied", "retention", o.opts.Retention, "instances", swept.Instances, "executions", swept.Executions)
+	}
+	return swept, nil
+}
+
+// Sweeps runs Sweep every SweepInterval until ctx is done (host.Run runs
+// it): a sweep that fails, or panics, is logged, and the next comes at its
+// time.
+func (o *Ops) Sweeps(ctx context.Context) {
+	if o.opts.Retention == 0 {
+		return
+	}
+	t := time.NewTicker(o.opts.SweepInterval)
+	defer t.Stop()
+	for {
+		o.sweepOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweepOnce runs Sweep, and logs why it failed. A panic is logged too: the
+// next sweep comes at its time.
+func (o *Ops) sweepOnce(ctx context.Context) {
+	defer o.opts.Guard.Catch(guard.Sweep, nil)
+	if _, err := o.Sweep(ctx); err != nil && ctx.Err() == nil {
+		o.opts.Logger.Error("retention not applied; it is tried again", "err", err, "in", o.opts.SweepInterval)
+	}
+}
