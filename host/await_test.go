@@ -16,6 +16,8 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/server"
+	"github.com/durabox/durabox/internal/guestbuild"
 )
 
 // The guest SDK's waits on state (ctx.AwaitWithTimeout), SelectKeep and
@@ -159,4 +161,101 @@ func TestCancellationScopeCancelsTogether(t *testing.T) {
 		}
 	}
 	h.replays(t, id)
+}
+
+// TestMutexExampleServesManyWorkers: ten Worker instances of
+// examples/wasm/mutex, started at once, ask one Lock instance for the lock
+// by events (raised by the module's Signal activity through the host's
+// own HTTP API), and are granted it one at a time, in the order their
+// requests arrived: no worker's work overlaps another's, and Lock
+// continues as new after serving eight.
+func TestMutexExampleServesManyWorkers(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	h := startHost(t, host.Options{HTTPAllowList: []string{srv.Listener.Addr().String()}})
+	handler, err := server.New(h.Host, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = handler
+	srv.Start()
+	t.Cleanup(srv.Close)
+	wasm, err := guestbuild.Wasm("examples/wasm/mutex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := h.DeployWithEnv(ctx, wasm, []string{"DURABOX_URL=" + srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Start(ctx, "Lock", json.RawMessage(`0`), "lock"); err != nil {
+		t.Fatal(err)
+	}
+	const workers = 10
+	for i := range workers {
+		if _, err := h.Start(ctx, "Worker", json.RawMessage(fmt.Sprintf(`{"lock": "lock", "work": "job %d"}`, i)), fmt.Sprint("w", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type held struct {
+		worker    string
+		from, end time.Time
+	}
+	var holds []held
+	for i := range workers {
+		id := fmt.Sprint("w", i)
+		hold := held{worker: id}
+		for _, e := range h.finish(t, id, fmt.Sprintf(`"did job %d"`, i)) {
+			switch {
+			case e.Kind == engine.ActivityScheduled && e.Name == "Work":
+				hold.from = e.Time
+			case e.Kind == engine.ActivityCompleted && !hold.from.IsZero() && hold.end.IsZero():
+				hold.end = e.Time
+			}
+		}
+		holds = append(holds, hold)
+	}
+	// One at a time: each worker's work began after the one before it
+	// ended.
+	slices.SortStableFunc(holds, func(a, b held) int { return a.from.Compare(b.from) })
+	for i := 1; i < len(holds); i++ {
+		if holds[i].from.Before(holds[i-1].end) {
+			t.Fatalf("%s began its work at %s, while %s held the lock until %s", holds[i].worker, holds[i].from, holds[i-1].worker, holds[i-1].end)
+		}
+	}
+	// In order: Lock granted the lock in the order the requests arrived
+	// (an execution's unanswered requests are carried into the next).
+	inst, err := h.Instance(ctx, "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.ExecutionID != 2 {
+		t.Errorf("Lock is in execution %d, want 2 (it continues as new after eight)", inst.ExecutionID)
+	}
+	var arrived, granted, began []string
+	for execution := int64(1); execution <= inst.ExecutionID; execution++ {
+		events, err := h.ExecutionHistory(ctx, "lock", execution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events {
+			var msg struct{ To, Event string }
+			var asker string
+			switch {
+			case e.Kind == engine.ExternalEventPersistent && e.Name == "acquire" && json.Unmarshal(e.Result, &asker) == nil && !slices.Contains(arrived, asker):
+				arrived = append(arrived, asker)
+			case e.Kind == engine.ActivityScheduled && e.Name == "Signal" && json.Unmarshal(e.Input, &msg) == nil && msg.Event == "granted":
+				granted = append(granted, msg.To)
+			}
+		}
+	}
+	for _, hold := range holds {
+		began = append(began, hold.worker)
+	}
+	if !slices.Equal(granted, arrived) || !slices.Equal(began, arrived) || len(arrived) != workers {
+		t.Fatalf("requests arrived from %v; Lock granted %v; the workers began in the order %v", arrived, granted, began)
+	}
+	for i := range workers {
+		h.replays(t, fmt.Sprint("w", i))
+	}
+	h.replays(t, "lock")
 }
