@@ -24,7 +24,9 @@ import (
 // cancellation scopes (ctx.WithCancel), through the wasm module
 // host/testdata/guests/await on a real host. Events the test raises, a
 // clock it moves and an activity it answers when it chooses decide every
-// outcome. The kit runs the same orchestrations (durtest: await_test.go).
+// outcome. The kit tests the same features
+// (guest-sdk/durabox/durtest/await_test.go), and internal/kitparity checks
+// that the kit and a host record them alike.
 
 // gate is an HTTP server on the loopback whose answers wait until the test
 // opens it: an activity that fetches from it ends when the test says.
