@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -260,4 +261,29 @@ func TestMutexExampleServesManyWorkers(t *testing.T) {
 		h.replays(t, fmt.Sprint("w", i))
 	}
 	h.replays(t, "lock")
+}
+
+// TestAwaitReplaysAndAChangedOrderDoesNot: an instance that awaited A then
+// B replays on its module; on a build that awaits B first, the replay
+// diverges where that code no longer starts what history has.
+func TestAwaitReplaysAndAChangedOrderDoesNot(t *testing.T) {
+	h := awaitHost(t, nil, new(atomic.Int64))
+	id := h.start(t, "Ordered", `null`)
+	h.until(t, id, "both waits", has(2, engine.ExternalSubscribed))
+	h.raiseNamed(t, id, "A")
+	h.until(t, id, "the timer after A", has(1, engine.TimerCreated))
+	h.raiseNamed(t, id, "B")
+	h.finish(t, id, `"AB"`)
+	h.replays(t, id)
+	changed := h.deploy(t, "host/testdata/guests/await", "main.order=BA")
+	rep, err := h.Replay(context.Background(), id, api.ReplayRequest{Module: changed.Hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Event 5 is the timer that followed A: the changed code waits for B
+	// there instead.
+	const before, after = "nondeterminism at event 5: history has TimerCreated(", "), the orchestration emitted nothing"
+	if d := rep.Divergence; d == nil || d.Code != engine.MissingCommand || !strings.HasPrefix(d.Message, before) || !strings.HasSuffix(d.Message, after) {
+		t.Fatalf("replay on the changed module: %+v, divergence %+v; want %s…%s", rep, rep.Divergence, before, after)
+	}
 }

@@ -17,6 +17,10 @@ import (
 	"github.com/durabox/durabox/guest-sdk/durabox/durahttp"
 )
 
+// order is the order in which Ordered awaits its events: a build with
+// -X main.order=BA is the same orchestration changed.
+var order = "AB"
+
 func init() {
 	durabox.RegisterActivity("Fetch", func(_ context.Context, url string) (string, error) {
 		resp, err := durahttp.Client().Get(url)
@@ -74,6 +78,27 @@ func init() {
 			out = append(out, fmt.Sprint(errors.Is(f.Get(nil), durabox.ErrCanceled)))
 		}
 		return strings.Join(out, " "), nil
+	})
+	// Ordered records a timer for each of the events A and B once a branch
+	// has seen it, taking them in the order order says.
+	durabox.RegisterOrchestration("Ordered", func(ctx *durabox.Context, _ any) (string, error) {
+		var seen string
+		for _, name := range "AB" {
+			ctx.Go(func(ctx *durabox.Context) {
+				if ctx.WaitEvent(string(name)).Get(nil) == nil {
+					seen += string(name)
+				}
+			})
+		}
+		for _, name := range order {
+			if err := ctx.Await(func() bool { return strings.ContainsRune(seen, name) }); err != nil {
+				return "", err
+			}
+			if err := ctx.Sleep(time.Millisecond); err != nil {
+				return "", err
+			}
+		}
+		return seen, nil
 	})
 }
 
