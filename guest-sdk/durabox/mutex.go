@@ -25,9 +25,11 @@ type Mutex struct {
 	queue []*bool
 }
 
-// Lock blocks until the lock is the calling unit's. It returns an error,
-// and leaves the lock alone, when the wait is cancelled, as Await's is
-// (ctx's scope, or the instance's cancellation).
+// Lock blocks until the lock is the calling unit's. It returns the error,
+// without the lock and leaving the order of the others as it was, when its
+// wait ends as Await's does: ctx's scope is cancelled (ErrCanceled, at once
+// if it already was), or the instance's cancellation is requested while it
+// waits.
 func (m *Mutex) Lock(ctx *Context) error {
 	ctx.rt.own("Mutex.Lock")
 	if err := ctx.scope.err(); err != nil {
