@@ -104,6 +104,7 @@ func expectShape(t *testing.T, events []engine.Event, want ...string) {
 // comes) holds before the timer fires, and the timer is cancelled; or the
 // clock passes the timeout first, and the timer fires.
 func TestAwaitWithTimeout(t *testing.T) {
+	t.Parallel()
 	var ahead atomic.Int64
 	h := awaitHost(t, nil, &ahead)
 	waiting := func(events []engine.Event) bool {
@@ -131,6 +132,7 @@ func TestAwaitWithTimeout(t *testing.T) {
 // activity is held; nothing is cancelled, and the activity's result, let
 // go after, is received and used.
 func TestSelectKeepUsesTheLoser(t *testing.T) {
+	t.Parallel()
 	g := newGate(t)
 	h := awaitHost(t, g, new(atomic.Int64))
 	id := h.start(t, "KeepLoser", `"`+g.srv.URL+`"`)
@@ -150,6 +152,7 @@ func TestSelectKeepUsesTheLoser(t *testing.T) {
 // call, each recorded as a lost Select's is, in the order they started; a
 // timer started in the scope afterwards is never scheduled.
 func TestCancellationScopeCancelsTogether(t *testing.T) {
+	t.Parallel()
 	g := newGate(t)
 	h := awaitHost(t, g, new(atomic.Int64))
 	id := h.start(t, "Scope", `"`+g.srv.URL+`"`)
@@ -173,6 +176,7 @@ func TestCancellationScopeCancelsTogether(t *testing.T) {
 // requests arrived: no worker's work overlaps another's, and Lock
 // continues as new after serving eight.
 func TestMutexExampleServesManyWorkers(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewUnstartedServer(nil)
 	h := startHost(t, host.Options{HTTPAllowList: []string{srv.Listener.Addr().String()}})
 	handler, err := server.New(h.Host, server.Options{})
@@ -267,6 +271,7 @@ func TestMutexExampleServesManyWorkers(t *testing.T) {
 // B replays on its module; on a build that awaits B first, the replay
 // diverges where that code no longer starts what history has.
 func TestAwaitReplaysAndAChangedOrderDoesNot(t *testing.T) {
+	t.Parallel()
 	h := awaitHost(t, nil, new(atomic.Int64))
 	id := h.start(t, "Ordered", `null`)
 	h.until(t, id, "both waits", has(2, engine.ExternalSubscribed))
