@@ -24,7 +24,7 @@ import (
 // write a turn another host has written (fencing: each lock has its own
 // token).
 func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.CommitTurn(ctx, writeTx{tx}, c) }); err != nil {
+	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.CommitTurn(ctx, newWriteTx(tx), c) }); err != nil {
 		return fmt.Errorf("postgres: commit turn of %q: %w", c.InstanceID, err)
 	}
 	return nil
@@ -53,15 +53,10 @@ func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int
 	return err
 }
 
-func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
-	_, err := enqueue(ctx, t.tx, id, ev, visibleAt, now)
-	return err
-}
-
 func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun. A savepoint keeps
 	// the turn's transaction when the insert fails.
-	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error { return insertInstance(ctx, sp, n, sqlstore.VisibleNow, &parent, schedule) })
+	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error { return newWriteTx(sp).Tx.InsertChild(ctx, n, parent, schedule) })
 }
 
 func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {

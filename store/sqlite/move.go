@@ -15,7 +15,7 @@ import (
 // to m.To and appends m.Event to its history, in one transaction, if the
 // instance is as m expects and no turn holds it.
 func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
-	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.MoveInstance(ctx, writeTx{tx, s}, m) },
+	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.MoveInstance(ctx, s.writeTx(tx), m) },
 		func(err error) { s.locks.operated(m.InstanceID, err == nil, false) })
 	if err != nil {
 		return fmt.Errorf("sqlite: move instance %q to module %s: %w", m.InstanceID, m.To, err)
@@ -50,10 +50,4 @@ func (t writeTx) Current(ctx context.Context, id string) (sqlstore.Current, erro
 	c.LockedUntil = t.s.locks.operate(id)
 	c.Locked = c.LockedUntil > 0
 	return c, err
-}
-
-func (t writeTx) ModuleExists(ctx context.Context, hash string) (bool, error) {
-	var ok bool
-	err := t.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM modules WHERE hash = ?)`, hash).Scan(&ok)
-	return ok, err
 }

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/durabox/durabox/engine"
@@ -15,19 +13,10 @@ import (
 // history, in one transaction, if the instance is as r expects and no turn
 // holds it.
 func (s *Store) ResetInstance(ctx context.Context, r store.Reset) error {
-	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.ResetInstance(ctx, writeTx{tx, s}, r) },
+	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.ResetInstance(ctx, s.writeTx(tx), r) },
 		func(err error) { s.locks.operated(r.InstanceID, err == nil, true) })
 	if err != nil {
 		return fmt.Errorf("sqlite: reset instance %q: %w", r.InstanceID, err)
-	}
-	return nil
-}
-
-func (t writeTx) Detach(ctx context.Context, parent string, children []string) error {
-	for _, child := range children {
-		if _, err := t.tx.ExecContext(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE id = ? AND parent_id = ?`, child, parent); err != nil {
-			return fmt.Errorf("detach child %q: %w", child, err)
-		}
 	}
 	return nil
 }
@@ -41,20 +30,5 @@ func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) er
 			updated_at = ?, last_event_id = ?, attempt = 1, counted_run = ?
 		WHERE id = ?`,
 		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), t.s.run, r.InstanceID)
-	return err
-}
-
-func (t writeTx) Child(ctx context.Context, parent, id string) (sqlstore.ChildState, bool, error) {
-	var c sqlstore.ChildState
-	err := t.tx.QueryRowContext(ctx, `SELECT status, result, failure FROM instances WHERE id = ? AND parent_id = ?`, id, parent).
-		Scan(&c.Status, &c.Result, &c.Failure)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, false, nil
-	}
-	return c, err == nil, err
-}
-
-func (t writeTx) Reattach(ctx context.Context, child string, schedule int64) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE instances SET parent_schedule_id = ? WHERE id = ?`, schedule, child)
 	return err
 }

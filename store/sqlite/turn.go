@@ -27,7 +27,7 @@ func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 	payloads, err := encodeEvents(c.NewEvents)
 	if err == nil {
 		err = s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
-			return sqlstore.CommitTurn(ctx, commitTx{writeTx{tx, s}, c.LockToken, c.NewEvents, payloads}, c)
+			return sqlstore.CommitTurn(ctx, commitTx{s.writeTx(tx), c.LockToken, c.NewEvents, payloads}, c)
 		}, func(err error) {
 			if err == nil {
 				s.forgetResults(c.InstanceID, resultTasks(c.Consumed))
@@ -92,16 +92,6 @@ func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int
 		string(c.Status), sqlstore.NullIfEmpty(c.Result), sqlstore.EncodeFailure(c.Failure), c.CustomStatus, sqlstore.Nanos(c.Now),
 		lastEventID, t.s.run, persistentTaken, c.InstanceID)
 	return err
-}
-
-func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
-	_, err := t.s.enqueue(ctx, t.tx, id, ev, visibleAt, now)
-	return err
-}
-
-func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
-	// A child is work of its parent, which has begun.
-	return t.s.insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule)
 }
 
 func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
