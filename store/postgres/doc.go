@@ -24,6 +24,12 @@
 // Module bytes live in the database (PutModule), so any host can run any
 // instance; each host compiles and caches modules on its own.
 //
+// The operations the two SQL stores say alike (modules, instance reads,
+// enqueues, purges) are written once (store/internal/sqlstore), in
+// PostgreSQL's dialect here (encode.go's dialect); this package keeps what
+// is its own: locks and leases in rows, taking work with SKIP LOCKED, a
+// turn's commit statements, its schema, and reconnecting.
+//
 // # Schema
 //
 // Open creates the schema in an empty database schema (search_path in the
