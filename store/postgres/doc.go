@@ -26,7 +26,7 @@
 //
 // The operations the two SQL stores say alike (modules, instance reads,
 // enqueues, purges) are written once (store/internal/sqlstore), in
-// PostgreSQL's dialect here (encode.go's dialect); this package keeps what
+// PostgreSQL's dialect here (dialect.go); this package keeps what
 // is its own: locks and leases in rows, taking work with SKIP LOCKED, a
 // turn's commit statements, its schema, and reconnecting.
 //

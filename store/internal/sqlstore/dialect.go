@@ -9,7 +9,8 @@ import (
 // Dialect is what one SQL store says differently from the other: the text
 // of some SQL, and what the store keeps beside the database. The
 // statements written once (Tx, Store) are written with ? placeholders and
-// put in the store's words by Rebind.
+// put in the store's words by Rebind. Its methods are the helpers each
+// store's own code reads with (CurrentExecution, Where, Oldest).
 type Dialect struct {
 	// Name begins the store's errors ("sqlite: …", "postgres: …").
 	Name string

@@ -443,3 +443,19 @@ func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int)
 	}
 	return len(old), nil
 }
+
+// Oldest reads the item a query of the queue's figures selects
+// (instance, what, since), if any.
+func (d *Dialect) Oldest(ctx context.Context, q DB, query string, args ...any) (*store.WaitingItem, error) {
+	var w store.WaitingItem
+	var since int64
+	err := q.QueryRow(ctx, query, args...).Scan(&w.InstanceID, &w.What, &since)
+	if d.NoRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.Since = FromNanos(since)
+	return &w, nil
+}
