@@ -43,6 +43,13 @@ var dialect = &sqlstore.Dialect{
 		ON CONFLICT (id) DO NOTHING`,
 	Seq:           "seq",
 	NextModuleSeq: "nextval('module_seq')",
+	Unlock:        `lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0`,
+	NotHeld: func(now int64, anyLease bool) (string, []any, error) {
+		if anyLease {
+			return `lock_token IS NULL`, nil, nil
+		}
+		return `locked_until <= ?`, []any{now}, nil
+	},
 	Repoint: `
 		INSERT INTO orchestration_modules (name, hash)
 		SELECT $1, hash FROM modules WHERE orchestrations::jsonb ? $1 ORDER BY seq DESC LIMIT 1

@@ -30,9 +30,8 @@ func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error 
 	}
 	// Its activity tasks no worker holds go with it; one a worker runs
 	// ends on the module it started on.
-	_, err = t.tx.Exec(ctx, `UPDATE activity_tasks SET module_hash = $1 WHERE instance_id = $2 AND execution_id = $3 AND locked_until <= $4`,
-		m.To, m.InstanceID, execution, sqlstore.Nanos(m.Now))
-	return err
+	return t.ExceptHeld(ctx, sqlstore.Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
+		m.To, m.InstanceID, execution)
 }
 
 // Current reads and locks (FOR UPDATE) an instance's row for a move or a
@@ -58,16 +57,4 @@ func (s *Store) ResetInstance(ctx context.Context, r store.Reset) error {
 		return fmt.Errorf("postgres: reset instance %q: %w", r.InstanceID, err)
 	}
 	return nil
-}
-
-func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) error {
-	if _, err := t.tx.Exec(ctx, `DELETE FROM activity_tasks WHERE instance_id = $1 AND execution_id = $2 AND lock_token IS NULL`, r.InstanceID, execution); err != nil {
-		return fmt.Errorf("drop activity tasks: %w", err)
-	}
-	_, err := t.tx.Exec(ctx, `
-		UPDATE instances SET execution_id = $1, module_hash = $2, status = $3, result = NULL, failure = NULL, custom_status = $4,
-			updated_at = $5, last_event_id = $6, lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0
-		WHERE id = $7`,
-		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), r.InstanceID)
-	return err
 }

@@ -28,6 +28,11 @@ func (s *Store) newDialect() *sqlstore.Dialect {
 			ON CONFLICT (id) DO NOTHING`,
 		Seq:           "rowid",
 		NextModuleSeq: "(SELECT coalesce(max(seq), 0) + 1 FROM modules)",
+		Unlock:        `attempt = 1, counted_run = ` + strconv.FormatInt(s.run, 10),
+		NotHeld: func(now int64, anyLease bool) (string, []any, error) {
+			held, err := idList(s.leases.held(now, anyLease))
+			return `id NOT IN (SELECT value FROM json_each(?))`, []any{held}, err
+		},
 		Repoint: `
 			INSERT INTO orchestration_modules (name, hash)
 			SELECT ?1, m.hash FROM modules m, json_each(m.orchestrations) j WHERE j.value = ?1 ORDER BY m.seq DESC LIMIT 1

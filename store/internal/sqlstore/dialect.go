@@ -53,6 +53,18 @@ type Dialect struct {
 	// the orchestration (its one argument, as ?1) its module, if there is
 	// one and no module is.
 	Repoint string
+	// Unlock is the SET clause with which a commit lets an instance's
+	// turn lock go and counts its next delivery: the lock's columns
+	// cleared and no delivery counted (PostgreSQL, whose locks are rows);
+	// on SQLite, whose locks are in memory, the next delivery counted in
+	// advance by the store's run (store/sqlite's locks.go).
+	Unlock string
+	// NotHeld returns the condition, and its arguments, that selects the
+	// activity tasks no worker holds at now, or with anyLease that no
+	// worker has a lease of, expired or not: a condition on the lease's
+	// columns (PostgreSQL), or the ids the store's memory does not hold
+	// (SQLite).
+	NotHeld func(now int64, anyLease bool) (cond string, args []any, err error)
 	// MessagesChanged, when not nil, is told of each write that inserts
 	// messages (how many) or deletes some (1), before it commits: SQLite
 	// remembers the earliest visible message between commits

@@ -1,9 +1,11 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/engine"
@@ -202,4 +204,134 @@ func (t Tx) Child(ctx context.Context, parent, id string) (ChildState, bool, err
 func (t Tx) Reattach(ctx context.Context, child string, schedule int64) error {
 	_, err := t.exec(ctx, `UPDATE instances SET parent_schedule_id = ? WHERE id = ?`, schedule, child)
 	return err
+}
+
+// ExceptHeld runs statement (which ends in a WHERE clause) with args on
+// the activity tasks no worker holds at now (with anyLease, that no worker
+// has a lease of, expired or not).
+func (t Tx) ExceptHeld(ctx context.Context, now int64, anyLease bool, statement string, args ...any) error {
+	cond, more, err := t.D.NotHeld(now, anyLease)
+	if err == nil {
+		_, err = t.exec(ctx, statement+` AND `+cond, append(args, more...)...)
+	}
+	return err
+}
+
+// Finish records the turn's outcome in the instance's row and unlocks it
+// (TurnTx).
+func (t Tx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
+	_, err := t.exec(ctx, `
+		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
+			last_event_id = ?, persistent_taken = persistent_taken + ?, `+t.D.Unlock+`
+		WHERE id = ?`,
+		string(c.Status), NullIfEmpty(c.Result), EncodeFailure(c.Failure), c.CustomStatus, Nanos(c.Now),
+		lastEventID, persistentTaken, c.InstanceID)
+	return err
+}
+
+// DropWaiting removes the instance's messages and the activity tasks no
+// worker holds at now (TurnTx).
+func (t Tx) DropWaiting(ctx context.Context, id string, now time.Time) error {
+	if _, err := t.exec(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
+		return fmt.Errorf("drop messages: %w", err)
+	}
+	t.D.messagesChanged(1)
+	if err := t.ExceptHeld(ctx, Nanos(now), false, `DELETE FROM activity_tasks WHERE instance_id = ?`, id); err != nil {
+		return fmt.Errorf("drop activity tasks: %w", err)
+	}
+	return nil
+}
+
+// NextExecution sets the instance at the next execution, unlocked (TurnTx).
+func (t Tx) NextExecution(ctx context.Context, c store.TurnCommit) error {
+	if _, err := t.exec(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE parent_id = ?`, c.InstanceID); err != nil {
+		return fmt.Errorf("detach children: %w", err)
+	}
+	if err := t.ExceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, c.InstanceID, c.ExecutionID); err != nil {
+		return fmt.Errorf("drop activity tasks: %w", err)
+	}
+	_, err := t.exec(ctx, `
+		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
+			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, persistent_taken = 0, `+t.D.Unlock+`
+		WHERE id = ?`,
+		string(engine.StatusPending), NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, Nanos(c.Now), c.InstanceID)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES (?, ?, ?)`,
+		c.InstanceID, c.ExecutionID, Nanos(c.Now))
+	return err
+}
+
+// Restart drops the activity tasks of execution no worker has a lease of
+// and sets the instance at execution+1 as r describes, unlocked (ResetTx).
+func (t Tx) Restart(ctx context.Context, r store.Reset, execution int64) error {
+	if err := t.ExceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, r.InstanceID, execution); err != nil {
+		return fmt.Errorf("drop activity tasks: %w", err)
+	}
+	_, err := t.exec(ctx, `
+		UPDATE instances SET execution_id = ?, module_hash = ?, status = ?, result = NULL, failure = NULL, custom_status = ?,
+			updated_at = ?, last_event_id = ?, `+t.D.Unlock+`
+		WHERE id = ?`,
+		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, Nanos(r.Now), len(r.Kept), r.InstanceID)
+	return err
+}
+
+// Leftover is a message an ended execution did not consume, as it was
+// stored.
+type Leftover struct {
+	Kind                  engine.EventKind
+	Payload               []byte
+	VisibleAt, EnqueuedAt int64
+}
+
+// TakeLeftovers removes the messages of an instance whose execution ends
+// and returns those the next execution is to get, oldest first: those
+// engine.OutlivesExecution keeps (Leftovers). It reads what it deletes, in
+// one statement, so that a message another host stores meanwhile is
+// neither lost nor taken.
+func (t Tx) TakeLeftovers(ctx context.Context, id string) ([]Leftover, error) {
+	type message struct {
+		Leftover
+		id       int64
+		outlives bool
+	}
+	rows, err := t.DB.Query(ctx, t.D.Rebind(`DELETE FROM messages WHERE instance_id = ? RETURNING id, payload, visible_at, enqueued_at`), id)
+	t.D.messagesChanged(1)
+	all, err := collect(rows, err, func(r Rows) (m message, err error) {
+		if err := r.Scan(&m.id, &m.Payload, &m.VisibleAt, &m.EnqueuedAt); err != nil {
+			return m, err
+		}
+		var ev engine.Event
+		if err := json.Unmarshal(m.Payload, &ev); err != nil {
+			return m, fmt.Errorf("decode message %d: %w", m.id, err)
+		}
+		m.Kind, m.outlives = ev.Kind, engine.OutlivesExecution(ev)
+		return m, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives the rows in no promised order.
+	slices.SortFunc(all, func(a, b message) int { return cmp.Compare(a.id, b.id) })
+	var keep []Leftover
+	for _, m := range all {
+		if m.outlives {
+			keep = append(keep, m.Leftover)
+		}
+	}
+	return keep, nil
+}
+
+// Requeue enqueues again the leftovers TakeLeftovers took, as they were,
+// in their order (Leftovers).
+func (t Tx) Requeue(ctx context.Context, id string, left []Leftover) error {
+	for _, m := range left {
+		n, err := t.DB.Exec(ctx, t.D.InsertMessage, string(m.Kind), m.Payload, m.VisibleAt, m.EnqueuedAt, id)
+		if err != nil {
+			return fmt.Errorf("requeue message: %w", err)
+		}
+		t.D.messagesChanged(n)
+	}
+	return nil
 }

@@ -31,7 +31,7 @@ func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error 
 	}
 	// Its activity tasks no worker holds go with it; one a worker runs
 	// ends on the module it started on.
-	return t.exceptHeld(ctx, sqlstore.Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
+	return t.ExceptHeld(ctx, sqlstore.Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
 		m.To, m.InstanceID, execution)
 }
 
@@ -50,4 +50,16 @@ func (t writeTx) Current(ctx context.Context, id string) (sqlstore.Current, erro
 	c.LockedUntil = t.s.locks.operate(id)
 	c.Locked = c.LockedUntil > 0
 	return c, err
+}
+
+// ResetInstance starts the next execution of an instance with the kept
+// history, in one transaction, if the instance is as r expects and no turn
+// holds it.
+func (s *Store) ResetInstance(ctx context.Context, r store.Reset) error {
+	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.ResetInstance(ctx, s.writeTx(tx), r) },
+		func(err error) { s.locks.operated(r.InstanceID, err == nil, true) })
+	if err != nil {
+		return fmt.Errorf("sqlite: reset instance %q: %w", r.InstanceID, err)
+	}
+	return nil
 }
