@@ -43,6 +43,7 @@ var dialect = &sqlstore.Dialect{
 		ON CONFLICT (id) DO NOTHING`,
 	Seq:           "seq",
 	NextModuleSeq: "nextval('module_seq')",
+	EndLock:       `, lock_token = NULL, lock_owner = NULL, locked_until = 0`,
 	Unlock:        `lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0`,
 	NotHeld: func(now int64, anyLease bool) (string, []any, error) {
 		if anyLease {

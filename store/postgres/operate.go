@@ -22,18 +22,6 @@ func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
 	return nil
 }
 
-func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error {
-	_, err := t.tx.Exec(ctx, `UPDATE instances SET module_hash = $1, last_event_id = $2, updated_at = $3, lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $4`,
-		m.To, m.Event.ID, sqlstore.Nanos(m.Now), m.InstanceID)
-	if err != nil {
-		return err
-	}
-	// Its activity tasks no worker holds go with it; one a worker runs
-	// ends on the module it started on.
-	return t.ExceptHeld(ctx, sqlstore.Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
-		m.To, m.InstanceID, execution)
-}
-
 // Current reads and locks (FOR UPDATE) an instance's row for a move or a
 // reset.
 func (t writeTx) Current(ctx context.Context, id string) (sqlstore.Current, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
@@ -37,6 +38,10 @@ func (s *Store) newDialect() *sqlstore.Dialect {
 			INSERT INTO orchestration_modules (name, hash)
 			SELECT ?1, m.hash FROM modules m, json_each(m.orchestrations) j WHERE j.value = ?1 ORDER BY m.seq DESC LIMIT 1
 			ON CONFLICT (name) DO NOTHING`,
+		// q is the readers: history reads a long history on two of them.
+		ReadHistory: func(ctx context.Context, _ sqlstore.DB, id string, execution int64) ([]engine.Event, error) {
+			return history(ctx, s.readers, id, execution)
+		},
 		MessagesChanged: s.first.changed,
 	}
 }

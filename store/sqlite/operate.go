@@ -23,18 +23,6 @@ func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
 	return nil
 }
 
-func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ? WHERE id = ?`,
-		m.To, m.Event.ID, sqlstore.Nanos(m.Now), m.InstanceID)
-	if err != nil {
-		return err
-	}
-	// Its activity tasks no worker holds go with it; one a worker runs
-	// ends on the module it started on.
-	return t.ExceptHeld(ctx, sqlstore.Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
-		m.To, m.InstanceID, execution)
-}
-
 // Current reads an instance for a move or a reset, which MoveInstance and
 // ResetInstance run with writeThen: unless a turn holds the instance, no
 // turn may take it until the operation has committed (operated).

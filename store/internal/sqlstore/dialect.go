@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+
+	"github.com/durabox/durabox/engine"
 )
 
 // Dialect is what one SQL store says differently from the other: the text
@@ -59,12 +61,21 @@ type Dialect struct {
 	// on SQLite, whose locks are in memory, the next delivery counted in
 	// advance by the store's run (store/sqlite's locks.go).
 	Unlock string
+	// EndLock, when not empty, follows the SET clause of an operation
+	// that ends an instance's expired lock without counting a delivery
+	// (a move): ", " and the lock's columns cleared (PostgreSQL). SQLite's
+	// locks are in memory, which the operation tells itself.
+	EndLock string
 	// NotHeld returns the condition, and its arguments, that selects the
 	// activity tasks no worker holds at now, or with anyLease that no
 	// worker has a lease of, expired or not: a condition on the lease's
 	// columns (PostgreSQL), or the ids the store's memory does not hold
 	// (SQLite).
 	NotHeld func(now int64, anyLease bool) (cond string, args []any, err error)
+	// ReadHistory, when not nil, reads the events of one execution, in
+	// order, in the store's own way (SQLite reads a long one in two halves
+	// at once, on two of its readers); nil reads them in one query on q.
+	ReadHistory func(ctx context.Context, q DB, id string, execution int64) ([]engine.Event, error)
 	// MessagesChanged, when not nil, is told of each write that inserts
 	// messages (how many) or deletes some (1), before it commits: SQLite
 	// remembers the earliest visible message between commits

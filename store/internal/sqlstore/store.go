@@ -190,6 +190,46 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 	return nil
 }
 
+// History returns the history of one execution of an instance (0 means the
+// current one), in order, or an error wrapping store.ErrNotFound if the
+// instance or the execution does not exist, or is no longer kept. An
+// execution that has not begun has no events.
+func (s *Store) History(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
+	var events []engine.Event
+	err := s.read(ctx, func(q DB) error {
+		current, err := s.d.CurrentExecution(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		if execution, err = HistoryExecution(id, execution, current); err != nil {
+			return err
+		}
+		if s.d.ReadHistory != nil {
+			events, err = s.d.ReadHistory(ctx, q, id, execution)
+		} else {
+			events, err = s.events(ctx, q, id, execution)
+		}
+		if err != nil {
+			return err
+		}
+		return HistoryKept(id, execution, current, events)
+	})
+	if err != nil {
+		return nil, s.errorf("history of %q: %w", id, err)
+	}
+	return events, nil
+}
+
+// events reads the events of one execution, in order, in one query.
+func (s *Store) events(ctx context.Context, q DB, id string, execution int64) ([]engine.Event, error) {
+	rows, err := q.Query(ctx, s.d.Rebind(`SELECT event_id, payload FROM history WHERE instance_id = ? AND execution_id = ? ORDER BY event_id`), id, execution)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return Events[[]byte](rows, nil)
+}
+
 // SummaryColumns are the columns ScanSummary reads; InstanceColumns,
 // those ScanInstance reads.
 const (

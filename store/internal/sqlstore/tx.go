@@ -335,3 +335,18 @@ func (t Tx) Requeue(ctx context.Context, id string, left []Leftover) error {
 	}
 	return nil
 }
+
+// Move puts the instance on m.To with m.Event its last event, its expired
+// lock ended, with the activity tasks of its execution no worker holds at
+// m.Now (OperateTx).
+func (t Tx) Move(ctx context.Context, m store.Move, execution int64) error {
+	_, err := t.exec(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ?`+t.D.EndLock+` WHERE id = ?`,
+		m.To, m.Event.ID, Nanos(m.Now), m.InstanceID)
+	if err != nil {
+		return err
+	}
+	// Its activity tasks no worker holds go with it; one a worker runs
+	// ends on the module it started on.
+	return t.ExceptHeld(ctx, Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
+		m.To, m.InstanceID, execution)
+}

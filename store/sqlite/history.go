@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"math"
 
 	"github.com/durabox/durabox/engine"
@@ -14,28 +13,6 @@ import (
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// History returns the history of one execution of an instance (0 means the
-// current one), in order, or an error wrapping store.ErrNotFound if the
-// instance does not exist. An execution that never ran has no events.
-func (s *Store) History(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
-	current, err := s.dialect.CurrentExecution(ctx, sqlDB{s.readers}, id)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
-	}
-	execution, err = sqlstore.HistoryExecution(id, execution, current)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	events, err := history(ctx, s.readers, id, execution)
-	if err != nil {
-		return nil, err
-	}
-	if err := sqlstore.HistoryKept(id, execution, current, events); err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	return events, nil
 }
 
 // history reads the events of one execution, in order. A long one is read
@@ -50,7 +27,7 @@ func history(ctx context.Context, q querier, id string, execution int64) ([]engi
 	// refuses the history as corrupt.
 	var last int64
 	if err := q.QueryRowContext(ctx, `SELECT coalesce(max(event_id), 0) FROM history WHERE instance_id = ? AND execution_id = ?`, id, execution).Scan(&last); err != nil {
-		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
+		return nil, err
 	}
 	out := sqlstore.EventsFor(int(last))
 	if last < halvedHistory || last > int64(cap(out)) {
@@ -95,12 +72,12 @@ func events(ctx context.Context, q querier, id string, execution, after, upTo in
 	rows, err := q.QueryContext(ctx, `SELECT event_id, payload FROM history WHERE instance_id = ? AND execution_id = ? AND event_id > ? AND event_id <= ? ORDER BY event_id`,
 		id, execution, after, upTo)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
+		return nil, err
 	}
 	defer rows.Close()
 	out, err = sqlstore.Events[sql.RawBytes](rows, out)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: history of %q: %w", id, err)
+		return nil, err
 	}
 	return out, nil
 }
