@@ -11,8 +11,7 @@ import (
 // Dialect is what one SQL store says differently from the other: the text
 // of some SQL, and what the store keeps beside the database. The
 // statements written once (Tx, Store) are written with ? placeholders and
-// put in the store's words by Rebind. Its methods are the helpers each
-// store's own code reads with (CurrentExecution, Where, Oldest).
+// put in the store's words by Rebind.
 type Dialect struct {
 	// Name begins the store's errors ("sqlite: …", "postgres: …").
 	Name string

@@ -197,7 +197,7 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 func (s *Store) History(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
 	var events []engine.Event
 	err := s.read(ctx, func(q DB) error {
-		current, err := s.d.CurrentExecution(ctx, q, id)
+		current, err := s.d.currentExecution(ctx, q, id)
 		if err != nil {
 			return err
 		}
@@ -282,9 +282,9 @@ func (s *Store) GetInstance(ctx context.Context, id string) (store.Instance, err
 	return inst, nil
 }
 
-// CurrentExecution returns the instance's current execution, or an error
+// currentExecution returns the instance's current execution, or an error
 // wrapping store.ErrNotFound.
-func (d *Dialect) CurrentExecution(ctx context.Context, q DB, id string) (int64, error) {
+func (d *Dialect) currentExecution(ctx context.Context, q DB, id string) (int64, error) {
 	var current int64
 	err := q.QueryRow(ctx, d.Rebind(`SELECT execution_id FROM instances WHERE id = ?`), id).Scan(&current)
 	if d.NoRows(err) {
@@ -293,8 +293,8 @@ func (d *Dialect) CurrentExecution(ctx context.Context, q DB, id string) (int64,
 	return current, err
 }
 
-// Where returns an empty condition in the dialect's placeholders.
-func (d *Dialect) Where() *Where { return NewWhere(d.Placeholder) }
+// where returns an empty condition in the dialect's placeholders.
+func (d *Dialect) where() *Where { return NewWhere(d.Placeholder) }
 
 // ListInstances returns a page of the instances q.Filter selects, newest
 // first, and among those created at the same time the one created last
@@ -302,7 +302,7 @@ func (d *Dialect) Where() *Where { return NewWhere(d.Placeholder) }
 // _parent, the primary key for an id prefix), so a page costs about its
 // length, not the number of instances.
 func (s *Store) ListInstances(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error) {
-	w := s.d.Where()
+	w := s.d.where()
 	w.Filter(q.Filter)
 	query, err := ListQuery(w, q, SummaryColumns, s.d.Seq)
 	if err != nil {
@@ -327,7 +327,7 @@ func (s *Store) ListInstances(ctx context.Context, q store.InstanceQuery) (store
 // CountInstances counts the instances f selects, per module and status,
 // ordered by module and status.
 func (s *Store) CountInstances(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error) {
-	w := s.d.Where()
+	w := s.d.where()
 	w.Filter(f)
 	var out []store.InstanceCount
 	err := s.read(ctx, func(r DB) error {
@@ -353,7 +353,7 @@ func (s *Store) CountInstances(ctx context.Context, f store.InstanceFilter) ([]s
 func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, error) {
 	var out []store.Execution
 	err := s.read(ctx, func(r DB) error {
-		current, err := s.d.CurrentExecution(ctx, r, id)
+		current, err := s.d.currentExecution(ctx, r, id)
 		if err != nil {
 			return err
 		}
@@ -428,7 +428,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 	if err := CheckMax(max); err != nil {
 		return nil, s.errorf("purge instances: %w", err)
 	}
-	w := s.d.Where()
+	w := s.d.where()
 	w.Filter(f)
 	w.Add(Finished)
 	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.Arg(max) + s.d.SkipLocked
