@@ -51,14 +51,15 @@
 // ReleaseAllLeases leaves one:
 //
 //   - Instance locks (locks.go): which instances turns hold, with each
-//     lock's token and when it expires. Taking work reads beside the
-//     writer and writes nothing, unless a delivery must be counted that no
-//     commit counted in advance (attempt and counted_run in the file).
-//     Lost in a crash: every instance is free again, its next delivery
-//     counted.
-//   - Activity leases (locks.go): which activity tasks workers hold, with
-//     each lease's token and when it expires. Lost in a crash: every task
-//     is free again.
+//     lock's token and when it expires, and which instances have had the
+//     delivery their last commit counted in advance (attempt and
+//     counted_run in the file) handed out in this run. Taking work reads
+//     beside the writer and writes nothing, unless a delivery must be
+//     counted that no commit counted in advance. Lost in a crash: every
+//     instance is free again, and its next delivery is counted.
+//   - Activity leases (locks.go): the same for activity tasks, which
+//     workers hold under leases. Lost in a crash: every task is free
+//     again, and its next delivery is counted.
 //   - Activity results (results.go): CompleteActivity keeps a result (up
 //     to 64 KiB, 64 MiB in all; a larger one is written as a message at
 //     once) beside its task, which stays in the file, leased to nobody,
