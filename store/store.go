@@ -349,6 +349,14 @@ type TurnCommit struct {
 	// Outgoing are messages for other instances (a cancellation for a
 	// child); one for an instance that does not exist is dropped.
 	Outgoing []Outgoing
+	// Raises are the events the turn raised at instances (itself among
+	// them, maybe). Each goes to its instance as RaiseTask.Message, under
+	// the rules of Enqueue and EnqueuePersistent (a persistent one within
+	// engine.MaxPersistentEvents), and this instance gets, in the same
+	// commit, RaiseTask.Delivered or, when the target does not exist, has
+	// finished or takes no more persistent events, RaiseTask.NotDelivered
+	// saying which.
+	Raises []engine.RaiseTask
 	// DropWaiting removes, with the commit, the messages of the instance
 	// left unconsumed (timers not due among them) and its activity tasks
 	// that no worker holds. For an execution that ends without waiting for

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Executions", testExecutions},
 		{"EnqueueForAFinishedInstance", testEnqueueForAFinishedInstance},
 		{"PersistentEventLimit", testPersistentEventLimit},
+		{"Raises", testRaises},
 		{"DeleteModule", testDeleteModule},
 		{"PurgeInstances", testPurgeInstances},
 		{"DeleteExecutions", testDeleteExecutions},
