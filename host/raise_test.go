@@ -3,11 +3,13 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 )
 
 func signalsHost(t *testing.T) *testHost {
@@ -73,5 +75,41 @@ func TestRaiseBackAndForth(t *testing.T) {
 		if sent, got := count(events, engine.ExternalEventDelivered), count(events, engine.ExternalEventPersistent); sent != 5 || got != 5 {
 			t.Fatalf("%s sent %d and received %d events, want 5 and 5: %v", id, sent, got, shape(events))
 		}
+	}
+}
+
+// TestStartWithEvent: signal with start starts a new instance with the
+// event after its start, and, for an instance that exists, only raises
+// the event at it; one that has finished refuses it.
+func TestStartWithEvent(t *testing.T) {
+	t.Parallel()
+	h := signalsHost(t)
+	ctx := context.Background()
+	ping := func(data string) api.RaiseRequest {
+		return api.RaiseRequest{Name: "Ping", Data: json.RawMessage(data), Persistent: true}
+	}
+	started, err := h.StartWithEvent(ctx, "", "Listen", nil, "fresh", ping(`"first"`))
+	if err != nil || !started {
+		t.Fatalf("StartWithEvent of a new instance: %v, %v; want it started", started, err)
+	}
+	events := h.finish(t, "fresh", `"first"`)
+	if got, want := shape(events), []string{"OrchestrationStarted(Listen)", "ExternalSubscribedPersistent(Ping)", "ExternalEventPersistent(Ping)", "OrchestrationCompleted"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %v\nwant %v", got, want)
+	}
+
+	h.startAt(t, "Listen", `null`, "listener")
+	started, err = h.StartWithEvent(ctx, "", "Listen", nil, "listener", ping(`"second"`))
+	if err != nil || started {
+		t.Fatalf("StartWithEvent of a running instance: %v, %v; want only the event", started, err)
+	}
+	listened := h.finish(t, "listener", `"second"`)
+	if n := count(listened, engine.OrchestrationStarted); n != 1 {
+		t.Fatalf("%d starts in the listener's history; want 1", n)
+	}
+	if _, err := h.StartWithEvent(ctx, "", "Listen", nil, "listener", ping(`"third"`)); !errors.Is(err, api.ErrFinished) {
+		t.Fatalf("StartWithEvent of a finished instance: %v; want ErrFinished", err)
+	}
+	if _, err := h.StartWithEvent(ctx, "", "Listen", nil, "", ping(`"fourth"`)); !errors.Is(err, api.ErrBadInput) {
+		t.Fatalf("StartWithEvent without an id: %v; want ErrBadInput", err)
 	}
 }

@@ -492,6 +492,13 @@ type Instances interface {
 	// OrchestrationStarted message, atomically. It returns ErrInstanceExists
 	// if the id is taken.
 	CreateInstance(ctx context.Context, n NewInstance) error
+	// CreateWithEvent is signal with start: it creates the instance n as
+	// CreateInstance does, with ev (an ExternalEvent or, with max > 0, an
+	// ExternalEventPersistent) after its start, or, when the id is taken,
+	// enqueues ev for the instance there under the rules of Enqueue and
+	// EnqueuePersistent (ErrFinished, ErrTooManyEvents), atomically. It
+	// reports whether it created the instance.
+	CreateWithEvent(ctx context.Context, n NewInstance, ev engine.Event, max int) (created bool, err error)
 	// GetInstance returns an instance, or ErrNotFound.
 	GetInstance(ctx context.Context, id string) (Instance, error)
 	// ListInstances returns a page of the instances q.Filter selects,

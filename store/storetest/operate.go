@@ -59,6 +59,37 @@ func testRaises(f *fixture) {
 		raises[4].NotDelivered(fmt.Sprintf("too many persistent events: its execution has taken 0 and has %d waiting, at most %[1]d between them", engine.MaxPersistentEvents)))
 }
 
+// testCreateWithEvent: signal with start creates an instance with the
+// event after its start, or gives the event to the instance that has the
+// id, under Enqueue's rules.
+func testCreateWithEvent(f *fixture) {
+	withEvent := func(id string, ev engine.Event, max int) (bool, error) {
+		return f.s.CreateWithEvent(f.ctx, store.NewInstance{ID: id, Name: orchestration, ModuleHash: module, Input: input(id), Now: t0}, ev, max)
+	}
+	created, err := withEvent("i1", raised("Go"), 0)
+	if err != nil || !created {
+		f.t.Fatalf("CreateWithEvent of a new instance: %v, %v; want it created", created, err)
+	}
+	f.run("i1", t0, started("i1", input("i1")))
+	created, err = withEvent("i1", persistent("Note"), 5)
+	if err != nil || created {
+		f.t.Fatalf("CreateWithEvent of a running instance: %v, %v; want the event only", created, err)
+	}
+	f.messages(f.lockID(t0.Add(time.Second), "i1"), persistent("Note"))
+	f.create("i2")
+	f.finish("i2", engine.StatusCompleted, completed(`"done"`), t0)
+	_, err = withEvent("i2", raised("Go"), 0)
+	f.wantErr(err, store.ErrFinished, "CreateWithEvent of a finished instance")
+	if inst := f.instance("i1"); inst.Status != engine.StatusRunning {
+		f.t.Fatalf("i1 is %s; want Running", inst.Status)
+	}
+	// The new instance's first turn gets its start, then the event.
+	if created, err = withEvent("i3", raised("Go"), 0); err != nil || !created {
+		f.t.Fatalf("CreateWithEvent of i3: %v, %v; want it created", created, err)
+	}
+	f.messages(f.lockID(t0.Add(time.Second), "i3"), started("i3", input("i3")), raised("Go"))
+}
+
 // testPersistentEventLimit: persistent events taken and waiting count
 // together against the limit; a continue-as-new starts the count again
 // with the events it carries.

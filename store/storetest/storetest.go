@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"EnqueueForAFinishedInstance", testEnqueueForAFinishedInstance},
 		{"PersistentEventLimit", testPersistentEventLimit},
 		{"Raises", testRaises},
+		{"CreateWithEvent", testCreateWithEvent},
 		{"DeleteModule", testDeleteModule},
 		{"PurgeInstances", testPurgeInstances},
 		{"DeleteExecutions", testDeleteExecutions},
