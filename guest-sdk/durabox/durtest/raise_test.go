@@ -8,19 +8,14 @@ import (
 )
 
 func init() {
-	// Notify raises Ping at each instance it is given and returns what
-	// became of each raise.
+	// Notify raises Ping at each instance it is given, one after the
+	// other, and returns what became of each raise.
 	durabox.RegisterOrchestration("Notify", func(ctx *durabox.Context, targets []string) ([]string, error) {
-		var futures []*durabox.Future
-		for _, id := range targets {
-			futures = append(futures, ctx.Raise(id, "Ping", "hi "+id, false))
-		}
-		var out []string
-		for _, f := range futures {
-			if err := f.Get(nil); err != nil {
-				out = append(out, err.Error())
-			} else {
-				out = append(out, "delivered")
+		out := make([]string, len(targets))
+		for i, id := range targets {
+			out[i] = "delivered"
+			if err := ctx.Raise(id, "Ping", "hi "+id, false).Get(nil); err != nil {
+				out[i] = err.Error()
 			}
 		}
 		return out, nil
@@ -35,7 +30,8 @@ func init() {
 
 // TestRaiseBetweenInstances: an orchestration's raise reaches a waiting
 // instance once, and the raiser learns, in its history, of a target that
-// does not exist and one that has finished, and goes on.
+// does not exist and one that has finished, and goes on; each raise's
+// outcome comes in the turn after it.
 func TestRaiseBetweenInstances(t *testing.T) {
 	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
@@ -47,9 +43,10 @@ func TestRaiseBetweenInstances(t *testing.T) {
 	expectResult(t, sender, `["delivered","event \"Ping\" was not delivered to instance \"nobody\": no such instance exists",`+
 		`"event \"Ping\" was not delivered to instance \"done\": instance finished: it is Completed"]`)
 	expectHistory(t, sender, `OrchestrationStarted("Notify", ["listener","nobody","done"])`,
-		`ExternalEventSent("listener", "Ping", "hi listener")`, `ExternalEventSent("nobody", "Ping", "hi nobody")`, `ExternalEventSent("done", "Ping", "hi done")`,
-		`ExternalEventDelivered(event 2)`,
-		`ExternalEventNotDelivered(event 3, "event \"Ping\" was not delivered to instance \"nobody\": no such instance exists")`,
-		`ExternalEventNotDelivered(event 4, "event \"Ping\" was not delivered to instance \"done\": instance finished: it is Completed")`,
+		`ExternalEventSent("listener", "Ping", "hi listener")`, `ExternalEventDelivered(event 2)`,
+		`ExternalEventSent("nobody", "Ping", "hi nobody")`,
+		`ExternalEventNotDelivered(event 4, "event \"Ping\" was not delivered to instance \"nobody\": no such instance exists")`,
+		`ExternalEventSent("done", "Ping", "hi done")`,
+		`ExternalEventNotDelivered(event 6, "event \"Ping\" was not delivered to instance \"done\": instance finished: it is Completed")`,
 		`OrchestrationCompleted(["delivered","event \"Ping\" was not delivered to instance \"nobody\": no such instance exists","event \"Ping\" was not delivered to instance \"done\": instance finished: it is Completed"])`)
 }
