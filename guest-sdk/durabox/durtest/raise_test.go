@@ -3,6 +3,8 @@ package durtest_test
 import (
 	"testing"
 
+	"github.com/durabox/durabox/engine"
+
 	"github.com/durabox/durabox/guest-sdk/durabox"
 	"github.com/durabox/durabox/guest-sdk/durabox/durtest"
 )
@@ -19,6 +21,14 @@ func init() {
 			}
 		}
 		return out, nil
+	})
+	// Tell raises the persistent event Note at the instance it is given
+	// and returns what became of it.
+	durabox.RegisterOrchestration("Tell", func(ctx *durabox.Context, target string) (string, error) {
+		if err := ctx.Raise(target, "Note", nil, true).Get(nil); err != nil {
+			return err.Error(), nil
+		}
+		return "delivered", nil
 	})
 	// Listen waits for Ping and returns its data.
 	durabox.RegisterOrchestration("Listen", func(ctx *durabox.Context, _ any) (string, error) {
@@ -49,4 +59,18 @@ func TestRaiseBetweenInstances(t *testing.T) {
 		`ExternalEventSent("done", "Ping", "hi done")`,
 		`ExternalEventNotDelivered(event 6, "event \"Ping\" was not delivered to instance \"done\": instance finished: it is Completed")`,
 		`OrchestrationCompleted(["delivered","event \"Ping\" was not delivered to instance \"nobody\": no such instance exists","event \"Ping\" was not delivered to instance \"done\": instance finished: it is Completed"])`)
+}
+
+// TestRaiseAtAFullMailbox: a persistent event raised at an instance whose
+// execution has taken as many as it takes is not delivered, in the words a
+// host's store uses.
+func TestRaiseAtAFullMailbox(t *testing.T) {
+	t.Parallel()
+	env := durtest.New(t, durtest.Options{})
+	listener := env.Start("Listen", nil, "listener")
+	for range engine.MaxPersistentEvents {
+		listener.RaisePersistent("Note", nil)
+	}
+	teller := env.Start("Tell", "listener", "teller")
+	expectResult(t, teller, `"event \"Note\" was not delivered to instance \"listener\": too many persistent events: its execution has taken 20 and has 0 waiting, at most 20 between them"`)
 }

@@ -112,8 +112,11 @@ func (i *Instance) deliver(r engine.RaiseTask) {
 		outcome = r.NotDelivered("no such instance exists")
 	case target.status.IsTerminal():
 		outcome = r.NotDelivered(fmt.Sprintf("instance finished: it is %s", target.status))
-	case r.Persistent && target.persistentEvents() >= engine.MaxPersistentEvents:
-		outcome = r.NotDelivered(fmt.Sprintf("too many persistent events: its execution has as many taken and waiting as it takes, %d", engine.MaxPersistentEvents))
+	case r.Persistent && full(target):
+		taken, waiting := target.persistentEvents()
+		// A host's store words it so.
+		outcome = r.NotDelivered(fmt.Sprintf("too many persistent events: its execution has taken %d and has %d waiting, at most %d between them",
+			taken, waiting, engine.MaxPersistentEvents))
 	default:
 		target.enqueue(r.Message(), e.now)
 	}
@@ -122,19 +125,25 @@ func (i *Instance) deliver(r engine.RaiseTask) {
 
 // persistentEvents counts the persistent events the instance's execution
 // has taken (in its history) and has waiting (in its inbox).
-func (i *Instance) persistentEvents() int {
-	n := 0
+func (i *Instance) persistentEvents() (taken, waiting int) {
 	for _, ev := range i.executions[len(i.executions)-1] {
 		if ev.Kind == engine.ExternalEventPersistent {
-			n++
+			taken++
 		}
 	}
 	for _, m := range i.inbox {
 		if m.ev.Kind == engine.ExternalEventPersistent {
-			n++
+			waiting++
 		}
 	}
-	return n
+	return taken, waiting
+}
+
+// full reports whether the instance's execution takes no more persistent
+// events.
+func full(i *Instance) bool {
+	taken, waiting := i.persistentEvents()
+	return taken+waiting >= engine.MaxPersistentEvents
 }
 
 // report tells the parent that waits for the instance how it ended,
