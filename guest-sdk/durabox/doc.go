@@ -135,6 +135,16 @@
 // module with the real clock and real randomness, and may fail; their
 // failures reach the orchestration as *ActivityError.
 //
+// # Queries
+//
+// An orchestration answers questions about its state with HandleQuery:
+// a client asks (durabox query ID NAME --data JSON) and gets the handler's
+// answer, and nothing is written. A handler only reads the variables it
+// captures: one that uses the Context or a future (to schedule, wait, set
+// the custom status, read the clock) or panics fails the query, never the
+// instance. A module built before HandleQuery existed has no query export,
+// and a host refuses queries to its instances with a message saying so.
+//
 // # Names, texts and JSON
 //
 // A host holds what a module hands it to one rule (abi.CheckName,

@@ -14,14 +14,14 @@ import (
 // guest is the SDK's runtime for one execution, run natively: what a wasm
 // instance is on a host.
 type guest struct {
-	activate func(*abi.Activation) []abi.Command
-	timeout  time.Duration
+	rt      seam.Guest
+	timeout time.Duration
 }
 
 func (e *Env) newGuest() *guest { return newGuest(e.opts.StepTimeout) }
 
 func newGuest(timeout time.Duration) *guest {
-	return &guest{activate: seam.NewGuest(), timeout: timeout}
+	return &guest{rt: seam.NewGuest(), timeout: timeout}
 }
 
 // turn runs a turn of x, which g applies alongside, on in: it answers
@@ -42,7 +42,7 @@ func (g *guest) turn(x *engine.Execution, in engine.TurnInput) (*engine.TurnResu
 // turn back is left blocked, and the instance fails.
 func (g *guest) Activate(a *abi.Activation) ([]abi.Command, error) {
 	done := make(chan []abi.Command, 1)
-	go func() { done <- g.activate(a) }()
+	go func() { done <- g.rt.Activate(a) }()
 	timer := time.NewTimer(g.timeout)
 	defer timer.Stop()
 	select {
@@ -50,5 +50,19 @@ func (g *guest) Activate(a *abi.Activation) ([]abi.Command, error) {
 		return cmds, nil
 	case <-timer.C:
 		return nil, fmt.Errorf("it ran past its %s deadline for one step: an endless loop, or a wait on something other than the SDK's futures (a channel, a lock, time.Sleep), which a host reports as a deadlock or a blocking sleep", g.timeout)
+	}
+}
+
+// Query answers a query, for timeout at most, as Activate runs a step.
+func (g *guest) Query(req *abi.QueryRequest) (*abi.QueryResult, error) {
+	done := make(chan *abi.QueryResult, 1)
+	go func() { done <- g.rt.Query(req) }()
+	timer := time.NewTimer(g.timeout)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("its handler ran past the %s deadline of one step: an endless loop, or a wait on a channel, a lock or time.Sleep", g.timeout)
 	}
 }
