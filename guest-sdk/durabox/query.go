@@ -23,8 +23,8 @@ type queryFunc func(input []byte) ([]byte, error)
 // history. So fn must only read the orchestration's variables (those its
 // closure captures): it runs between two steps, while no orchestration
 // code runs, and a host may run it on the instance it keeps in memory or
-// on a fresh replay of its history, so what it changes might be seen by
-// one later step and not by a replay of it. It may not use the
+// on a fresh replay of its history, so what it changed would be seen by
+// the later queries of one and not by the other. It may not use the
 // orchestration's Context or its futures (schedule anything, wait, set
 // the custom status, read ctx.Now…): a query whose handler tries fails,
 // and the instance goes on untouched; so does one whose handler panics.

@@ -39,6 +39,7 @@ type API interface {
 	Count(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error)
 	Queue(ctx context.Context) (store.QueueStats, error)
 	Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error
+	Query(ctx context.Context, id, name string, data json.RawMessage) (json.RawMessage, error)
 	Cancel(ctx context.Context, id, reason string) error
 	Terminate(ctx context.Context, id, reason string) error
 	Purge(ctx context.Context, id string) error
@@ -234,6 +235,8 @@ var routes = []route{
 	{"DELETE", "/v1/instances/{id}", admin, (*server).purge},
 	{"GET", "/v1/instances/{id}/history", read, (*server).history},
 	{"POST", "/v1/instances/{id}/events", admin, (*server).raise},
+	{"GET", "/v1/instances/{id}/queries/{name}", read, (*server).query},
+	{"POST", "/v1/instances/{id}/queries/{name}", admin, (*server).query},
 	{"POST", "/v1/instances/{id}/cancel", admin, (*server).cancel},
 	{"POST", "/v1/instances/{id}/terminate", admin, (*server).terminate},
 	{"GET", "/v1/queue", read, (*server).queue},
