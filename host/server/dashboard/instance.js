@@ -1,6 +1,7 @@
 // One instance: what it is, what it may be asked (raise, cancel, terminate,
-// purge), its custom status, input and result or failure, its executions,
-// the history of one of them as a timeline, and its tree of children.
+// purge), a query to run, its custom status, input and result or failure,
+// its executions, the history of one of them as a timeline, and its tree
+// of children.
 
 import {api, query} from "./api.js";
 import {canChange, refresh} from "./app.js";
@@ -12,18 +13,20 @@ export function instanceView(id, params) {
 
   const header = h("div", {class: "instance-header"});
   const actions = h("div", {class: "actions card", id: "actions"});
+  const ask = h("div", {class: "card query", id: "query"});
   const replay = h("div", {class: "card replay", id: "replay"});
   const overview = h("div", {class: "overview"});
   const executions = h("div", {id: "executions"});
   const history = h("div", {id: "timeline"});
   const children = h("div", {id: "children"});
   const el = h("section", {id: "instance-page"},
-    header, actions, overview,
+    header, actions, ask, overview,
     h("h2", {}, "History"), replay, history,
     h("h2", {}, "Executions"), executions,
     h("h2", {}, "Children"), children);
 
   const act = newActions(id, path, actions);
+  newQuery(path, ask);
   let lastDetails = "", lastHistory = "", lastAccess = "";
   let events = [], live = null;
   // diverged is the event a replay on another module diverged at.
@@ -259,6 +262,32 @@ function newReplay(path, execution, el, onDiverge) {
     replace(modules, mods.map(m => h("option", {value: m.hash, selected: m.hash === d.moduleHash},
       short(m.hash) + " (" + time(m.deployedAt) + (m.hash === d.moduleHash ? ", its own" : "") + ")")));
   }};
+}
+
+// newQuery makes the form that runs a query of the instance and shows its
+// answer: a GET, which the read-only token may send, and which writes
+// nothing.
+function newQuery(path, el) {
+  const name = h("input", {name: "name", id: "query-name", required: true, placeholder: "Progress"});
+  const data = h("input", {name: "data", id: "query-data", size: 24, placeholder: "null"});
+  const answer = h("pre", {id: "query-answer"});
+  const button = h("button", {type: "submit"}, "Query");
+  replace(el, h("form", {id: "query-form", onsubmit: async e => {
+    e.preventDefault();
+    button.disabled = true;
+    answer.className = "";
+    answer.textContent = "asking…";
+    try {
+      const r = await api(path + "/queries/" + encodeURIComponent(name.value) + query({data: data.value}));
+      answer.className = "ok";
+      answer.textContent = JSON.stringify(r.result, null, 2);
+    } catch (err) {
+      answer.className = "error";
+      answer.textContent = "query refused: " + err.message;
+    } finally {
+      button.disabled = false;
+    }
+  }}, h("label", {}, "Query ", name), " ", h("label", {}, "with (JSON) ", data), " ", button), answer);
 }
 
 // newActions makes the instance's actions: each opens a small form; all
