@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/metrics"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -217,5 +221,50 @@ func TestQueriesToAModuleBuiltBeforeThemAreRefused(t *testing.T) {
 	}
 	if inst := h.wait(t, id); inst.Status != engine.StatusCompleted {
 		t.Fatalf("the instance ended %s %+v", inst.Status, inst.Failure)
+	}
+}
+
+// TestQueriesOverHTTP: the routes of a query on a real host answer the
+// handler's result, and the refusals with their statuses: 404 for a query
+// the instance does not handle, 422 for a handler that fails.
+func TestQueriesOverHTTP(t *testing.T) {
+	h := startHost(t, host.Options{})
+	h.deploy(t, "host/testdata/guests/queries")
+	id := h.start(t, "Counter", `1`)
+	h.awaitEvents(t, id, 2)
+	handler, err := server.New(h.Host, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler)
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		want               string
+	}{
+		{"GET", "/queries/Count?data=5", "", 200, `{"result":5}`},
+		{"GET", "/queries/Count", "", 200, `{"result":0}`},
+		{"POST", "/queries/Count", `{"data": 2}`, 200, `{"result":2}`},
+		{"GET", "/queries/Nope", "", 404, `{"error":"no such query: \"` + id + `\" handles no query \"Nope\"; it handles \"Count\", \"Crash\", \"Draw\", \"Draws\", \"Refuse\", \"Schedule\""}`},
+		{"GET", "/queries/Refuse", "", 422, `{"error":"query failed: query \"Refuse\" of \"` + id + `\": not today"}`},
+		{"GET", "/queries/Count?data=x", "", 400, ``},
+	} {
+		req, err := http.NewRequest(tc.method, srv.URL+"/v1/instances/"+id+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := strings.TrimSpace(string(body)); resp.StatusCode != tc.status || (tc.want != "" && got != tc.want) {
+			t.Errorf("%s %s: %d %s; want %d %s", tc.method, tc.path, resp.StatusCode, got, tc.status, tc.want)
+		}
 	}
 }
