@@ -27,10 +27,13 @@ import (
 // fresh wasm instance on which the execution's committed history is
 // replayed first, as a turn does after a restart. That is also how a
 // finished instance answers, and one that runs on another host sharing
-// the store: its committed history is its state. A wasm instance that
-// answered a query goes back to the cache, while its instance runs, for
-// the queries that follow, and no turn runs on it: the query changed its
-// heap, which a replay of its history would not (live.queried).
+// the store: its committed history is its state. The wasm instance kept in
+// memory answers only if it has applied exactly the committed history
+// (not one behind it, nor one a turn put back before its commit). A wasm
+// instance that answered a query goes back to the cache, while its
+// instance runs, for the queries that follow, and no turn runs on it: the
+// query changed its heap, which a replay of its history would not
+// (live.queried).
 //
 // It fails with ErrNotFound, ErrBadInput or ErrTooLarge for the request;
 // ErrUnknownQuery when the instance handles no query of that name (the
@@ -98,20 +101,25 @@ func (h *Host) query(ctx context.Context, id, name string, data json.RawMessage)
 	req := &abi.QueryRequest{Name: name, Input: data}
 	guestCtx := context.WithoutCancel(ctx)
 	from, l := fromLive, h.cache.take(id)
-	switch {
-	case l == nil || l.guest == nil || l.moduleHash != inst.ModuleHash || l.execution != inst.ExecutionID:
-		if l != nil {
-			// Another execution's, or another module's: the turns judge it.
+	if l != nil {
+		current, err := h.current(ctx, inst, l)
+		switch {
+		case err != nil:
 			h.cache.putBack(guestCtx, id, l)
-		}
-		if l, err = h.replayed(ctx, inst); err != nil {
 			return nil, fromNone, err
+		case !current && inst.Status.IsTerminal():
+			// Kept from before the turn that ended the instance, which ran
+			// on a fresh wasm instance while a query held this one.
+			l.close(guestCtx)
+			l = nil
+		case !current:
+			// Behind the store (another host ran a turn) or ahead of it
+			// (a turn of this host is committing): the turns judge it.
+			h.cache.putBack(guestCtx, id, l)
+			l = nil
 		}
-		from = fromReplayed
-	case inst.Status.IsTerminal():
-		// Kept from before the turn that ended the instance, which ran on
-		// a fresh instance while a query held this one.
-		l.close(guestCtx)
+	}
+	if l == nil {
 		if l, err = h.replayed(ctx, inst); err != nil {
 			return nil, fromNone, err
 		}
@@ -126,6 +134,25 @@ func (h *Host) query(ctx context.Context, id, name string, data json.RawMessage)
 	}
 	out, err := h.answer(inst, name, res, err)
 	return out, from, err
+}
+
+// current reports whether l, kept in the live cache for inst, has applied
+// exactly the committed history of inst's current execution, so that it
+// answers for the state the store has.
+func (h *Host) current(ctx context.Context, inst store.Instance, l *live) (bool, error) {
+	if l.guest == nil || l.moduleHash != inst.ModuleHash || l.execution != inst.ExecutionID || inst.Status.IsTerminal() {
+		return false, nil
+	}
+	xs, err := h.st.Executions(ctx, inst.ID)
+	if err != nil {
+		return false, fmt.Errorf("host: query %s: %w", abi.Quote(inst.ID), err)
+	}
+	for _, x := range xs {
+		if x.ID == inst.ExecutionID {
+			return x.Events == int64(len(l.history)), nil
+		}
+	}
+	return false, nil
 }
 
 // queryable refuses a query to inst when its module has no query export
@@ -174,6 +201,7 @@ func (h *Host) replayed(ctx context.Context, inst store.Instance) (*live, error)
 		return nil, fmt.Errorf("%w: the history of %s does not replay on its module %s, so the module cannot answer for it: %w",
 			api.ErrNotQueryable, abi.Quote(inst.ID), api.Short(inst.ModuleHash), err)
 	}
+	l.extend(history)
 	return l, nil
 }
 

@@ -147,9 +147,15 @@ func TestQueriesAnswerFromLiveReplayedAndFinishedInstances(t *testing.T) {
 // schedule work, one that returns an error, one that crashes its guest, a
 // query the instance does not handle, and bad requests each fail the
 // query, saying why; the instance then goes on to finish as if none had
-// been asked.
+// been asked. On each runtime.
 func TestQueriesThatFailLeaveTheInstanceUnharmed(t *testing.T) {
-	opts := host.Options{Metrics: metrics.New()}
+	for _, runtime := range []string{host.RuntimeWazero, host.RuntimeWasmtime} {
+		t.Run(runtime, func(t *testing.T) { failingQueries(t, runtime) })
+	}
+}
+
+func failingQueries(t *testing.T, runtime string) {
+	opts := host.Options{Metrics: metrics.New(), Runtime: runtime}
 	h := startHost(t, opts)
 	h.deploy(t, "host/testdata/guests/queries")
 	id := h.start(t, "Counter", `1`)
