@@ -29,7 +29,7 @@ import (
 // finished instance answers, and one that runs on another host sharing
 // the store: its committed history is its state. The wasm instance kept in
 // memory answers only if it has applied exactly the committed history
-// (not one behind it, nor one a turn put back before its commit). A wasm
+// (not one behind it, nor one a turn put back before its commit: current). A wasm
 // instance that answered a query goes back to the cache, while its
 // instance runs, for the queries that follow, and no turn runs on it: the
 // query changed its heap, which a replay of its history would not
@@ -102,11 +102,7 @@ func (h *Host) query(ctx context.Context, id, name string, data json.RawMessage)
 	guestCtx := context.WithoutCancel(ctx)
 	from, l := fromLive, h.cache.take(id)
 	if l != nil {
-		current, err := h.current(ctx, inst, l)
-		switch {
-		case err != nil:
-			h.cache.putBack(guestCtx, id, l)
-			return nil, fromNone, err
+		switch current := h.current(inst, l); {
 		case !current && inst.Status.IsTerminal():
 			// Kept from before the turn that ended the instance, which ran
 			// on a fresh wasm instance while a query held this one.
@@ -138,21 +134,13 @@ func (h *Host) query(ctx context.Context, id, name string, data json.RawMessage)
 
 // current reports whether l, kept in the live cache for inst, has applied
 // exactly the committed history of inst's current execution, so that it
-// answers for the state the store has.
-func (h *Host) current(ctx context.Context, inst store.Instance, l *live) (bool, error) {
-	if l.guest == nil || l.moduleHash != inst.ModuleHash || l.execution != inst.ExecutionID || inst.Status.IsTerminal() {
-		return false, nil
-	}
-	xs, err := h.st.Executions(ctx, inst.ID)
-	if err != nil {
-		return false, fmt.Errorf("host: query %s: %w", abi.Quote(inst.ID), err)
-	}
-	for _, x := range xs {
-		if x.ID == inst.ExecutionID {
-			return x.Events == int64(len(l.history)), nil
-		}
-	}
-	return false, nil
+// answers for the state the store has. Every commit of a turn sets the
+// instance's UpdatedAt to the turn's time, which the live instance that
+// ran it keeps (committedAt): a copy behind the store (another host ran a
+// later turn) or ahead of it (its turn has not committed yet) has another.
+func (h *Host) current(inst store.Instance, l *live) bool {
+	return l.guest != nil && l.moduleHash == inst.ModuleHash && l.execution == inst.ExecutionID && !inst.Status.IsTerminal() &&
+		l.committedAt.Equal(inst.UpdatedAt)
 }
 
 // queryable refuses a query to inst when its module has no query export
@@ -202,6 +190,9 @@ func (h *Host) replayed(ctx context.Context, inst store.Instance) (*live, error)
 			api.ErrNotQueryable, abi.Quote(inst.ID), api.Short(inst.ModuleHash), err)
 	}
 	l.extend(history)
+	// The history may hold a commit that came after inst was read; then
+	// the next query finds the two apart, and replays again.
+	l.committedAt = inst.UpdatedAt
 	return l, nil
 }
 

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"time"
 	"unsafe"
 
 	"github.com/durabox/durabox/abi"
@@ -33,6 +34,10 @@ type live struct {
 	// it, though queries still may (RATIONALE.md, "Why does a query run
 	// on the live instance, and no turn after it?").
 	queried bool
+	// committedAt is the time of the commit that recorded the history it
+	// has applied, which the store keeps as the instance's UpdatedAt once
+	// that commit is in: a query compares the two (Host.current).
+	committedAt time.Time
 }
 
 // continues reports whether l has applied exactly the persisted history
