@@ -11,6 +11,7 @@ import (
 // instances in the pool; while one at a time runs, the one put back last
 // serves, and the other two are closed once idle for activityIdle.
 func TestActivityPoolClosesIdleInstances(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := conformanceNow
 	h := newBareHostAt(t, filepath.Join(t.TempDir(), "durabox.db"), Options{Clock: func() time.Time { return now }})

@@ -16,6 +16,7 @@ import (
 // cancelled, or terminated. Each time the host stops the attempt (it logs
 // so and the task leaves the queue) long before the deadline.
 func TestRunningActivitiesStop(t *testing.T) {
+	t.Parallel()
 	logs := &records{}
 	h := startHost(t, host.Options{Logger: slog.New(logs), ActivityTimeout: time.Hour})
 	h.deploy(t, "host/testdata/guests/spin")
@@ -54,6 +55,7 @@ func TestRunningActivitiesStop(t *testing.T) {
 // has returned; so whatever stopped the attempt first is in its log line
 // as soon as the instance has completed.
 func TestCancelledActivityStopsAtOnce(t *testing.T) {
+	t.Parallel()
 	logs := &records{}
 	h := startHost(t, host.Options{Logger: slog.New(logs), ActivityTimeout: time.Hour, OrchestrationWorkers: 1})
 	h.deploy(t, "host/testdata/guests/spin")
@@ -82,6 +84,7 @@ func TestCancelledActivityStopsAtOnce(t *testing.T) {
 // which deadline and where it is set, and the orchestration sees the
 // failure.
 func TestActivityDeadline(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{ActivityTimeout: time.Second})
 	h.deploy(t, "host/testdata/guests/spin")
 	inst := h.run(t, "Wait", `"deadline"`)
@@ -98,6 +101,7 @@ func TestActivityDeadline(t *testing.T) {
 // deadline; one that sleeps three seconds with a call deadline of ten
 // minutes on a host whose deadline is a second completes.
 func TestActivityCallDeadline(t *testing.T) {
+	t.Parallel()
 	t.Run("shorter", func(t *testing.T) {
 		h := startHost(t, host.Options{ActivityTimeout: 10 * time.Minute})
 		h.deploy(t, "host/testdata/guests/spin")

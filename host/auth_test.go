@@ -16,6 +16,7 @@ import (
 // (403) everything else; the admin token does everything. No token is
 // ever logged.
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	const (
 		unauthorized = `{"error":"unauthorized: this host asks for a token; send it as \"Authorization: Bearer TOKEN\" (durabox reads it from $DURABOX_TOKEN or --token-file)"}`
 		wrong        = `{"error":"unauthorized: the token is not one this host accepts"}`
@@ -88,6 +89,7 @@ func TestAuth(t *testing.T) {
 // TestAuthOnLoopback: without tokens the handler serves everyone, as a
 // host on loopback does, and ignores a token sent.
 func TestAuthOnLoopback(t *testing.T) {
+	t.Parallel()
 	for _, authorization := range []string{"", "Bearer " + adminToken} {
 		req := httptest.NewRequest("POST", "http://localhost/v1/instances", strings.NewReader(`{"name": "Greeting"}`))
 		req.Header.Set("Content-Type", "application/json")
@@ -103,6 +105,7 @@ func TestAuthOnLoopback(t *testing.T) {
 }
 
 func TestHandlerOptions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		opts    server.Options

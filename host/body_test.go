@@ -60,6 +60,7 @@ func (l *pipeListener) dial() net.Conn {
 // at BodyTimeout; neither is logged as an error of the host. In fake
 // time.
 func TestStalledBody(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// send writes what the client sends after the headers, then
@@ -144,6 +145,7 @@ func TestStalledBody(t *testing.T) {
 // TestTruncatedBody: a request whose client stops sending before the
 // length it announced is answered 400, and no error is logged.
 func TestTruncatedBody(t *testing.T) {
+	t.Parallel()
 	var log bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv := httptest.NewServer(fixture(t).Handler(server.Options{Logger: logger}))

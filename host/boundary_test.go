@@ -38,6 +38,7 @@ func emitInput(kind, text string) string {
 // that breaks the rule: each is refused, naming the name, escaped and cut
 // short, and the rule; Check (durabox build) refuses the last the same way.
 func TestDeployRefusesBadNames(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, boundaryGuest)
 	tests := []struct {
@@ -88,6 +89,7 @@ func TestDeployRefusesBadNames(t *testing.T) {
 // restart), and in a replay of its history; a healthy instance beside it
 // completes, and the metrics are served.
 func TestGuestNamesAndTextsFailOnlyTheirInstance(t *testing.T) {
+	t.Parallel()
 	m := metrics.New()
 	live := startHost(t, host.Options{Metrics: m})
 	cold := startHost(t, host.Options{NoLiveCache: true})
@@ -145,6 +147,7 @@ func TestGuestNamesAndTextsFailOnlyTheirInstance(t *testing.T) {
 // with a message naming the activity, and GET /metrics still serves,
 // counting the failures.
 func TestActivityOutputThatIsNotJSONFailsItsAttempt(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{Metrics: metrics.New()})
 	h.deploy(t, boundaryGuest)
 	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
@@ -177,6 +180,7 @@ func TestActivityOutputThatIsNotJSONFailsItsAttempt(t *testing.T) {
 // metrics under the name with U+FFFD (Prometheus's client panics on a
 // label that is not UTF-8), and serves on; the instance completes.
 func TestStoredNameThatIsNotUTF8DoesNotStopTheHost(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := metrics.New()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{OnCommit: m.ObserveCommit})

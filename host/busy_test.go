@@ -16,6 +16,7 @@ import (
 // instance, an upgrade skips it (after trying again) and a reset is
 // refused; once the turn lets go, the upgrade moves it.
 func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := newBareHost(t) // no dispatchers: the test takes the turns
 	hashes := deployGuest(t, h, "host/testdata/guests/versions", nil, []string{"main.version=v2"})
@@ -68,6 +69,7 @@ func TestAnInstanceInATurnIsNeitherMovedNorReset(t *testing.T) {
 // activity task an instance has waiting with it, and refuses a module that
 // does not register that activity.
 func TestAnActivityInFlightMovesWithItsInstance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := newBareHost(t) // no dispatchers: the activity waits
 	hashes := deployGuest(t, h, "host/testdata/guests/versions", nil, []string{"main.version=v3", "main.nostep=yes"}, []string{"main.version=v3"})

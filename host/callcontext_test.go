@@ -11,6 +11,7 @@ import (
 // at its deadline, or when its parent ends, whichever is first; its Done
 // channel, made only when asked for, agrees with Err.
 func TestCallContext(t *testing.T) {
+	t.Parallel()
 	closed := func(c context.Context) bool {
 		select {
 		case <-c.Done():

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCancelAnInstanceAndItsChildren(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/walkthroughs")
 	ctx := context.Background()

@@ -21,6 +21,7 @@ import (
 // to the hosts on its allow-list, and the environment variables deployed
 // with their module. Orchestrations get neither.
 func TestActivityCapabilities(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Test", "yes")
 		fmt.Fprint(w, "hello from loopback")

@@ -13,6 +13,7 @@ import (
 )
 
 func TestParentAndChildren(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/parentchild")
 	ctx := context.Background()
@@ -72,6 +73,7 @@ func (h *testHost) checkChildren(t *testing.T, ids []string, want map[string]str
 // detached instance in each of its executions, continuing as new between
 // them; each execution's children get ids of their own.
 func TestChildIDsDifferInEveryExecution(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/ids")
 	ctx := context.Background()
@@ -102,6 +104,7 @@ func TestChildIDsDifferInEveryExecution(t *testing.T) {
 // each time, with an id of its own; the dry run names what the new
 // execution starts, and warns of no id already taken.
 func TestChildIDsDifferAfterEveryReset(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/ids")
 	ctx := context.Background()
@@ -143,6 +146,7 @@ func TestChildIDsDifferAfterEveryReset(t *testing.T) {
 // the first run holds: the dry run warns that the new execution cannot
 // start it, and the reset goes on as warned.
 func TestResetWarnsOfAChildIDTaken(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/ids")
 	ctx := context.Background()

@@ -105,6 +105,7 @@ func describe(e engine.Event) string {
 // orchestration changed: every change is caught, with both sides shown,
 // but a timer's delay (timers match by position).
 func TestChangedModuleIsCaughtOnARecordedHistory(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		orchestration string
 		code          engine.NondeterminismCode
@@ -180,6 +181,7 @@ func TestChangedModuleIsCaughtOnARecordedHistory(t *testing.T) {
 // when its step first runs, showing exactly the flags the engine sent: R
 // for each step replayed before it, then L.
 func TestReplayAwareCallsSeeTheEngineFlag(t *testing.T) {
+	t.Parallel()
 	const steps = 4
 	for _, tt := range []struct {
 		name  string
@@ -223,6 +225,7 @@ var guestStep = regexp.MustCompile(`msg="guest: (?:(printed step \d+ seen [RL]+)
 // its history. On a host that replays every turn on a fresh instance the
 // instance completes, with the GUIDs a host that kept it live made.
 func TestNewGUIDIsStableAcrossColdReplays(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var results []string
 	for _, opts := range []Options{{NoLiveCache: true}, {}} {
@@ -270,6 +273,7 @@ var uuidShape = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab]
 // operation the select cancelled, is dropped. A select made once both have
 // completed takes the first in its list.
 func TestCompletionsApplyInHistoryOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name    string
@@ -319,6 +323,7 @@ func TestCompletionsApplyInHistoryOrder(t *testing.T) {
 // with its result, and the request stays in its history; one that ends
 // with the cancellation's error ends Canceled.
 func TestCancellationIgnoredEndsCompleted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := conformanceHost(t, Options{})
 	startEach(t, h, `null`, "IgnoresCancel", "HonorsCancel")
@@ -358,6 +363,7 @@ func TestCancellationIgnoredEndsCompleted(t *testing.T) {
 // same. A reset that would keep the damage is refused; one to before it
 // brings the instance back.
 func TestCorruptHistoryFailsTheInstanceAtOnce(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, damage, want string
 		resetTo            int64

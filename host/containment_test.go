@@ -14,6 +14,7 @@ import (
 // healthy one completes (while the hostile one may still be running), and
 // the hostile one fails with its cause named.
 func TestHostileGuestsFailOnlyThemselves(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{ActivationTimeout: 4 * time.Second, MemoryLimit: 128 << 20})
 	h.deploy(t, "host/testdata/guests/hostile")
 	tests := []struct {

@@ -13,6 +13,7 @@ import (
 // cut short, changed): each is refused (400) saying so, where an empty
 // page would read as the end of the listing.
 func TestListRefusesACursorItDidNotGive(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/hello")
 	for range 3 {

@@ -16,6 +16,7 @@ import (
 // load nothing from elsewhere; every file the page and the modules refer
 // to is there.
 func TestDashboardFiles(t *testing.T) {
+	t.Parallel()
 	handler := fixture(t).Handler(server.Options{})
 	get := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()

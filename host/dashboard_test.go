@@ -149,6 +149,7 @@ func quoted(s string) string { return strconv.Quote(s) }
 // shows the actions disabled, and that the admin token's raise and cancel
 // reach the instances; then it takes the README's screenshot.
 func TestDashboardInChromium(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	ctx := context.Background()
 	h := startHost(t, host.Options{Metrics: metrics.New()})

@@ -18,6 +18,7 @@ import (
 // message. (The test's own minute is only there so that a deploy that
 // never returns fails the test instead of hanging it.)
 func TestDeployRefusesModulesThatDoNotStart(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{ActivationTimeout: time.Second})
 	tests := []struct {
 		mode, want string
@@ -53,6 +54,7 @@ func TestDeployRefusesModulesThatDoNotStart(t *testing.T) {
 // memory (or for -1 bytes, a panic), which ended the host process. Deploy
 // refuses each, saying what it declares, and the host deploys on.
 func TestDeployRefusesModulesThatDeclareMoreThanTheyHold(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	const header, many = "\x00asm\x01\x00\x00\x00", "\xff\xff\xff\xff\x0f"
 	tests := []struct {

@@ -38,6 +38,7 @@ type scriptMode struct {
 }
 
 func TestLiveAndReplayedHistoriesAreByteIdentical(t *testing.T) {
+	t.Parallel()
 	h := newBareHost(t)
 	wasm, err := guestbuild.Wasm("host/testdata/guests/chaos")
 	if err != nil {
@@ -96,6 +97,7 @@ func observations(events []engine.Event, source string) []string {
 // crypto/rand, ctx.Rand and ctx.NewGUID differ per instance. Each replays
 // exactly (TestLiveAndReplayedHistoriesAreByteIdentical).
 func TestRandomnessPerInstance(t *testing.T) {
+	t.Parallel()
 	h := newBareHost(t)
 	wasm, err := guestbuild.Wasm("host/testdata/guests/chaos")
 	if err != nil {
@@ -237,6 +239,7 @@ func leaseNext(ctx context.Context, st store.Store, now time.Time, lease time.Du
 // one kept live (so instances are evicted and replayed as they take
 // turns), and with none. Every history must be byte for byte the same.
 func TestCacheDoesNotChangeHistories(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm("host/testdata/guests/chaos")
 	if err != nil {
 		t.Fatal(err)
@@ -286,6 +289,7 @@ func runWorkloadEveryWay(t *testing.T, wasm []byte, name, input string) []byte {
 // with none, and replays each instance on a fresh one at the end: every
 // history must be byte for byte the same, and every replay must match.
 func TestHeapIsTheSameLiveAndReplayed(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm("host/testdata/guests/heap")
 	if err != nil {
 		t.Fatal(err)
@@ -320,6 +324,7 @@ func TestHeapIsTheSameLiveAndReplayed(t *testing.T) {
 // what it prints, and what it logs through its Context's logger, reach the
 // host's log once, when each step first runs, not again on every replay.
 func TestGuestLinesAreLoggedOnce(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm("host/testdata/guests/heap")
 	if err != nil {
 		t.Fatal(err)

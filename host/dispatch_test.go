@@ -25,6 +25,7 @@ func (quietStore) NextVisibleAt(context.Context, time.Time) (time.Time, bool, er
 // taken at once. It runs in a bubble of fake time, which moves only when
 // every goroutine waits, so "at once" means before any time has passed.
 func TestFetcherTakesWorkForIdleWorkers(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		h := &Host{st: quietStore{}}
 		if err := h.opts.validate(); err != nil {

@@ -166,6 +166,7 @@ func shape(events []engine.Event) []string {
 }
 
 func TestHelloEndToEnd(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	info := h.deploy(t, "examples/wasm/hello")
 	if !reflect.DeepEqual(info.Orchestrations, []string{"Greeting"}) || !reflect.DeepEqual(info.Activities, []string{"SayHello"}) {
@@ -197,6 +198,7 @@ func TestHelloEndToEnd(t *testing.T) {
 }
 
 func TestRetryEndToEnd(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/retry")
 	inst := h.run(t, "Retry", `{"failures": 1, "delay": "50ms"}`)
@@ -225,6 +227,7 @@ func TestRetryEndToEnd(t *testing.T) {
 }
 
 func TestRetryGivesUp(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/retry")
 	inst := h.run(t, "Retry", `{"attempts": 2, "failures": 5, "delay": "10ms"}`)
@@ -237,6 +240,7 @@ func TestRetryGivesUp(t *testing.T) {
 }
 
 func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/crashy")
 	tests := []struct {
@@ -272,6 +276,7 @@ func TestFailingGuestsFailOnlyTheirOwnInstance(t *testing.T) {
 }
 
 func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	tests := []struct {
 		name string
@@ -315,6 +320,7 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 }
 
 func TestStartRefusesBadRequests(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/hello")
 	ctx := context.Background()
@@ -346,6 +352,7 @@ func TestStartRefusesBadRequests(t *testing.T) {
 }
 
 func TestInstancesStayOnTheModuleTheyStartedWith(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

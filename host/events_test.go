@@ -80,6 +80,7 @@ func (h *testHost) finish(t *testing.T, id, want string) []engine.Event {
 }
 
 func TestExternalEventWaitInSelectShouldNotStealFutureEvent(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "RaceSleepWait", `"0s"`)
 	h.until(t, id, "the second wait", has(2, engine.ExternalSubscribed))
@@ -88,6 +89,7 @@ func TestExternalEventWaitInSelectShouldNotStealFutureEvent(t *testing.T) {
 }
 
 func TestCancelledSubscriptionDropsInterveningEvent(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "RaceSleepWait", `"1s"`)
 	h.until(t, id, "the cancelled wait and the sleep", func(e []engine.Event) bool {
@@ -103,6 +105,7 @@ func TestCancelledSubscriptionDropsInterveningEvent(t *testing.T) {
 }
 
 func TestPositionalMatchingPreservedWithoutCancellation(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "Wait", `{"times": 2}`)
 	h.until(t, id, "the first wait", has(1, engine.ExternalSubscribed))
@@ -117,6 +120,7 @@ func TestPositionalMatchingPreservedWithoutCancellation(t *testing.T) {
 // the wait opened first, the second to the other, which the result shows
 // in the order the waits were opened.
 func TestRaisedEventTakesTheOldestWait(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	for _, how := range []string{"futures", "branches"} {
 		t.Run(how, func(t *testing.T) {
@@ -142,6 +146,7 @@ func TestRaisedEventTakesTheOldestWait(t *testing.T) {
 }
 
 func TestCancelledSubscriptionBreadcrumbReplaysCorrectly(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "RaceSleepWait", `"0s"`)
 	h.until(t, id, "the second wait", has(2, engine.ExternalSubscribed))
@@ -164,6 +169,7 @@ func TestCancelledSubscriptionBreadcrumbReplaysCorrectly(t *testing.T) {
 }
 
 func TestPersistentEventBasicDelivery(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "WaitPersistent", `{"times": 1}`)
 	h.until(t, id, "the wait", has(1, engine.ExternalSubscribedPersistent))
@@ -172,6 +178,7 @@ func TestPersistentEventBasicDelivery(t *testing.T) {
 }
 
 func TestPersistentEventArrivesBeforeSubscription(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "WaitPersistent", `{"pause": "500ms", "times": 1}`)
 	h.until(t, id, "the sleep", has(1, engine.TimerCreated))
@@ -184,6 +191,7 @@ func TestPersistentEventArrivesBeforeSubscription(t *testing.T) {
 }
 
 func TestPersistentEventSurvivesSelectCancellation(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "RaceSleepWaitPersistent", `"1s"`)
 	h.until(t, id, "the cancelled wait", has(1, engine.ExternalSubscribedCancelled))
@@ -192,6 +200,7 @@ func TestPersistentEventSurvivesSelectCancellation(t *testing.T) {
 }
 
 func TestPositionalEventDroppedAfterSelectCancellation(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "RaceSleepWait", `"1s"`)
 	h.until(t, id, "the cancelled wait", has(1, engine.ExternalSubscribedCancelled))
@@ -206,6 +215,7 @@ func TestPositionalEventDroppedAfterSelectCancellation(t *testing.T) {
 }
 
 func TestPersistentEventFifoOrdering(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "WaitPersistent", `{"pause": "500ms", "times": 2}`)
 	h.until(t, id, "the sleep", has(1, engine.TimerCreated))
@@ -215,6 +225,7 @@ func TestPersistentEventFifoOrdering(t *testing.T) {
 }
 
 func TestPersistentEventSurvivesContinueAsNew(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "ContinueThenWait", `1`)
 	h.until(t, id, "the sleep", has(1, engine.TimerCreated))
@@ -240,6 +251,7 @@ func TestPersistentEventSurvivesContinueAsNew(t *testing.T) {
 }
 
 func TestPersistentAndPositionalAreIndependent(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "BothLanes", `null`)
 	h.until(t, id, "both waits", func(e []engine.Event) bool {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestApprovalExample(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/approval")
 	approved := h.start(t, "Approval", `{"item": "laptop", "timeout": "1h"}`)
@@ -29,6 +30,7 @@ func TestApprovalExample(t *testing.T) {
 }
 
 func TestFanOutExample(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/fanout")
 	id := h.start(t, "WordCount", `["one two three four five six seven eight", "nine ten", "eleven"]`)
@@ -39,6 +41,7 @@ func TestFanOutExample(t *testing.T) {
 }
 
 func TestEternalExample(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/eternal")
 	id := h.start(t, "Heartbeat", `{"every": "10ms", "rounds": 3}`)

@@ -15,6 +15,7 @@ import (
 // turn, not the burst's whole backlog first. Decided by counting what the
 // burst had completed when the hello finished, not by a clock.
 func TestBurstDoesNotStarveOthers(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	h := startHost(t, host.Options{ActivityWorkers: 2})
 	h.deploy(t, "host/testdata/guests/burst")

@@ -11,6 +11,7 @@ import (
 // written flush here), and a line longer than the limit is handed on cut
 // at it, the rest of it skipped up to its newline or the flush.
 func TestLineSplitterCutsLongLines(t *testing.T) {
+	t.Parallel()
 	const flush = "<flush>"
 	tests := []struct {
 		name   string

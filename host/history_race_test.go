@@ -31,6 +31,7 @@ func (s *racingStore) History(ctx context.Context, id string, execution int64) (
 // execution 0" (a test polling a child's history as the child was created
 // saw that).
 func TestHistoryOfAnInstanceCreatedMeanwhile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
 	if err != nil {

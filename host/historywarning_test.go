@@ -20,6 +20,7 @@ import (
 // /v1/instances/{id} warns while it is past. At the warning length itself,
 // nothing is said.
 func TestHistoryWarning(t *testing.T) {
+	t.Parallel()
 	// WaitsForGo calls an activity, then waits: n events of history.
 	run := func(opts Options) (*Host, int) {
 		h := conformanceHost(t, opts)

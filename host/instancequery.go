@@ -27,10 +27,10 @@ import (
 // fresh wasm instance on which the execution's committed history is
 // replayed first, as a turn does after a restart. That is also how a
 // finished instance answers, and one that runs on another host sharing
-// the store: its committed history is its state. The wasm instance kept in
-// memory answers only if it has applied exactly the committed history
-// (not one behind it, nor one a turn put back before its commit: current). A wasm
-// instance that answered a query goes back to the cache, while its
+// the store: its committed history is its state. The wasm instance kept
+// in memory answers only if it has applied exactly the committed history
+// (not one behind it, nor one a turn put back before its commit: current).
+// A wasm instance that answered a query goes back to the cache, while its
 // instance runs, for the queries that follow, and no turn runs on it: the
 // query changed its heap, which a replay of its history would not
 // (live.queried).

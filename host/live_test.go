@@ -18,6 +18,7 @@ import (
 // dropping the least recently used first, and the newest too when it alone
 // is over the bound.
 func TestLiveCacheBoundsMemory(t *testing.T) {
+	t.Parallel()
 	withHistory := func(bytes int) *live {
 		l := &live{}
 		l.extend([]engine.Event{{Kind: engine.ActivityCompleted, Result: []byte(strings.Repeat("x", bytes))}})
@@ -65,6 +66,7 @@ func (p *pages) Resident() uint64   { p.counted++; return p.resident }
 // its first put, when its linear memory has grown, and every
 // remeasureEvery turns, and otherwise reuses the last count.
 func TestLiveMemoryCountsPagesSometimes(t *testing.T) {
+	t.Parallel()
 	p := &pages{size: 4 << 20, resident: 100 << 10}
 	l := &live{guest: &orchestrationGuest{wasmGuest: &wasmGuest{inst: p}}}
 	want := func(counted int, resident uint64) {
@@ -88,6 +90,7 @@ func TestLiveMemoryCountsPagesSometimes(t *testing.T) {
 // for an id replaces the first, which no take can return any more, and the
 // cache counts only the second.
 func TestLiveCacheReplacesAnInstanceKeptTwice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newLiveCache(100, 1<<30)
 	first, second := &live{execution: 1}, &live{execution: 2}
@@ -110,6 +113,7 @@ func TestLiveCacheReplacesAnInstanceKeptTwice(t *testing.T) {
 // MiB of linear memory (the snapshot's pages, which it only reads, are
 // shared). A bound of 2 MiB keeps as many as fit in it.
 func TestIdleInstancesHoldLittle(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	for _, tt := range []struct {
 		name  string
@@ -167,6 +171,7 @@ func (s *commitHook) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 // turn finishes the instance. No copy of the finished instance may stay
 // in the cache.
 func TestLiveCacheKeepsNoInstanceALaterTurnFinished(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := conformanceHost(t, Options{})
 	startEach(t, h, "null", "WaitsForGo")
@@ -214,6 +219,7 @@ func TestLiveCacheKeepsNoInstanceALaterTurnFinished(t *testing.T) {
 // or by retention, drops whatever the cache keeps for it (a copy another
 // host's turn made stale, when hosts share a database).
 func TestLiveCacheDropsPurgedInstances(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := conformanceNow
 	h := newBareHostAt(t, filepath.Join(t.TempDir(), "durabox.db"), Options{Clock: func() time.Time { return now }, Retention: time.Hour})
@@ -260,6 +266,7 @@ func TestLiveCacheDropsPurgedInstances(t *testing.T) {
 // back to the cache, unless a turn put one for its id meanwhile, which is
 // as new or newer: then the query's is closed and the turn's stays.
 func TestLiveCachePutBackKeepsANewerInstance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newLiveCache(100, 1<<30)
 	queried := &live{execution: 1}

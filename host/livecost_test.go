@@ -20,6 +20,9 @@ import (
 // them with what they cost the process: the growth of its proportional set
 // size (a page shared by every instance, such as the module's data that
 // each maps and only reads, counts once among them).
+//
+// Not parallel: it measures the growth of the process's proportional set
+// size, which tests running beside it would change.
 func TestLiveMemoryCountsWhatInstancesHold(t *testing.T) {
 	const n = 100
 	// tolerance is how far the count may be from the measure, as a

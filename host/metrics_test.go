@@ -70,6 +70,7 @@ next:
 // after two failed attempts, and an Approval that waits on a timer until
 // it is cancelled.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := startHost(t, host.Options{Metrics: metrics.New()})
 	h.deploy(t, "examples/wasm/hello")
@@ -190,6 +191,7 @@ func waitUntil(t *testing.T, what string, done func(ctx context.Context) (bool, 
 // TestReady: a host is ready once it runs, and not once its store is
 // closed; GET /readyz says so, with the reason.
 func TestReady(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics()})
 	if err != nil {

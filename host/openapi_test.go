@@ -58,6 +58,7 @@ func openAPI(t *testing.T) (*openapi3.T, routers.Router) {
 // exactly the routes the handler registers, each with the token it needs,
 // and that the handler serves the document.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
 	doc, _ := openAPI(t)
 	var described, served []string
 	for path, item := range doc.Paths.Map() {

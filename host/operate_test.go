@@ -20,6 +20,7 @@ import (
 // termination in its history; its child still running ends with it, the
 // instance it started detached lives on, and its own timer is dropped.
 func TestTerminate(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/walkthroughs")
 	ctx := context.Background()
@@ -59,6 +60,7 @@ func TestTerminate(t *testing.T) {
 // an instance that has finished is refused with its status, not accepted
 // and dropped.
 func TestFinishedInstancesRefuseMessages(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/walkthroughs")
 	ctx := context.Background()
@@ -83,6 +85,7 @@ func TestFinishedInstancesRefuseMessages(t *testing.T) {
 // persistent events; the one past them, counting those taken and those
 // waiting, is refused to its caller.
 func TestPersistentEventLimit(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "WaitPersistent", `{"times": 21}`)
 	h.until(t, id, "the first wait", has(1, engine.ExternalSubscribedPersistent))
@@ -103,6 +106,7 @@ func TestPersistentEventLimit(t *testing.T) {
 // TestTimerPastMaxTime: a timer past what the store can keep (the longest
 // Go duration) waits until engine.MaxTime instead of firing at once.
 func TestTimerPastMaxTime(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	id := h.start(t, "Wait", `{"pause": "2562047h47m16.854775807s", "times": 1}`)
 	events := h.until(t, id, "the timer", has(1, engine.TimerCreated))
@@ -122,6 +126,7 @@ func TestTimerPastMaxTime(t *testing.T) {
 // deletes the history of executions that continued as new more than
 // Retention ago, by the host's clock (here a clock the test moves).
 func TestRetention(t *testing.T) {
+	t.Parallel()
 	var ahead atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
 	h := startHost(t, host.Options{Clock: clock, Retention: time.Hour, SweepInterval: 24 * time.Hour})
@@ -162,6 +167,7 @@ func TestRetention(t *testing.T) {
 // refusal names them; one none runs on is, and its orchestrations go back
 // to the module before it.
 func TestRemoveModule(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx := context.Background()
 	v1 := h.deploy(t, "host/testdata/guests/crashy")
@@ -194,6 +200,7 @@ func TestRemoveModule(t *testing.T) {
 
 // TestDeployTime: a deployment says when it happened, by the host's clock.
 func TestDeployTime(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC)
 	h := startHost(t, host.Options{Clock: func() time.Time { return at }})
 	info := h.deploy(t, "examples/wasm/hello")
@@ -205,6 +212,7 @@ func TestDeployTime(t *testing.T) {
 
 // TestInputNotUTF8: JSON input and event data must be UTF-8.
 func TestInputNotUTF8(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/events")
 	ctx := context.Background()

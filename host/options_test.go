@@ -9,6 +9,7 @@ import (
 )
 
 func TestHTTPAllowList(t *testing.T) {
+	t.Parallel()
 	const rest = ", which is not a host name (example.com) or a host:port (example.com:8080); leave out the scheme and the path"
 	tests := []struct {
 		name    string
@@ -41,6 +42,7 @@ func errText(err error) string {
 }
 
 func TestRuntimeOption(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ runtime, want, wantErr string }{
 		{"", RuntimeWazero, ""},
 		{"wazero", RuntimeWazero, ""},
@@ -58,6 +60,7 @@ func TestRuntimeOption(t *testing.T) {
 // the machine's memory (less under a cgroup limit), and a quarter as many
 // instances as the system allows a process memory mappings.
 func TestLiveCacheDefaults(t *testing.T) {
+	t.Parallel()
 	var o Options
 	if err := o.validate(); err != nil {
 		t.Fatal(err)

@@ -149,6 +149,7 @@ func (w webRequest) check(t *testing.T, status int, body string) {
 // refused, and nothing is deployed or started; the host's own dashboard,
 // clients and probes are served.
 func TestWebPagesCannotDriveTheHost(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	hello := h.deploy(t, "examples/wasm/hello")
 	srv := serveAPI(t, h, nil)
@@ -224,6 +225,7 @@ func moduleHashes(mods []store.ModuleInfo) []string {
 // page of another origin and a text/plain body: each is refused as
 // openapi.json says.
 func TestRefusalsOfWebPagesFitOpenAPI(t *testing.T) {
+	t.Parallel()
 	handler := fixture(t).Handler(server.Options{})
 	path := strings.NewReplacer("{id}", "done", "{hash}", hash, "{file}", "app.js")
 	for _, rt := range server.Routes() {

@@ -21,6 +21,9 @@ import (
 // activity, on a host in this process, and reads the process's peak
 // resident memory from /proc: it must rise by less than floodBudget, and
 // the instance's log must say that the line was cut.
+//
+// Not parallel: it reads the process's peak resident memory, which tests
+// running beside it would raise.
 func TestOutputFloodStaysBounded(t *testing.T) {
 	// floodBudget is what one flood may add to the host's peak resident
 	// memory: the guest's own linear memory and a cut line, not its output.
@@ -185,6 +188,7 @@ func (r *records) String() string {
 // of lines a guest may write at once, says once that it drops the rest,
 // and logs nothing more of them.
 func TestOutputLinesAreRateLimited(t *testing.T) {
+	t.Parallel()
 	logs := &records{}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	h := startHost(t, host.Options{Logger: slog.New(logs), Clock: func() time.Time { return now }})

@@ -117,6 +117,9 @@ func grep(text, s string) string {
 // upgrade; an HTTP request; the metrics read when gathered) ends what was
 // served there, with the panic and its stack in its history where it had
 // one, and nothing else: the host serves on, and counts the panic.
+//
+// Not parallel: it sets host/internal/guard's panic injection, which holds
+// for the whole process.
 func TestPanicAtEachBoundary(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {

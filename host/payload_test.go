@@ -23,6 +23,7 @@ import (
 // makes a payload past it (a custom status, a result, an activity's input
 // or result) fails what made it, saying so; everything within it passes.
 func TestPayloadLimits(t *testing.T) {
+	t.Parallel()
 	const limit = 1 << 20
 	h := startHost(t, host.Options{MaxPayload: limit})
 	h.deploy(t, "host/testdata/guests/sizes")

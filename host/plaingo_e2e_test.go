@@ -13,6 +13,7 @@ import (
 // and its status names the cause and what to use instead, where it used to
 // stay Running with nothing pending.
 func TestPlainGoroutineFailsThroughTheDispatchers(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/plaingo")
 	inst := h.run(t, "FanOut", `3`)

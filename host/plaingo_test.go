@@ -20,6 +20,7 @@ import (
 // same way whatever the order: Failed with the message that names the
 // cause, or (Branches, which uses ctx.Go) Completed.
 func TestGoroutinesOutsideTheSDKFailTheInstance(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm("host/testdata/guests/plaingo")
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ func poisonHost(t *testing.T) *Host {
 }
 
 func TestPoisonTurnFailsItsInstance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := poisonHost(t)
 	now := time.Now()
@@ -63,6 +64,7 @@ func TestPoisonTurnFailsItsInstance(t *testing.T) {
 }
 
 func TestPoisonActivityFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := poisonHost(t)
 	now := time.Now()
@@ -101,6 +103,7 @@ func TestPoisonActivityFails(t *testing.T) {
 // the turn announces it again once it has committed; a turn that leaves
 // nothing behind announces nothing to the turn fetcher.
 func TestTurnAnnouncesMessagesThatCameDuringIt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name      string

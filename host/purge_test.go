@@ -11,6 +11,7 @@ import (
 )
 
 func TestPurge(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/approval")
 	ctx := context.Background()

@@ -75,6 +75,7 @@ func (h *testHost) awaitEvents(t *testing.T, id string, n int) []engine.Event {
 // it; and the turn after a query replays rather than run on the heap the
 // query changed.
 func TestQueriesAnswerFromLiveReplayedAndFinishedInstances(t *testing.T) {
+	t.Parallel()
 	opts := host.Options{Metrics: metrics.New()}
 	h := startHost(t, opts)
 	h.deploy(t, "host/testdata/guests/queries")
@@ -149,8 +150,12 @@ func TestQueriesAnswerFromLiveReplayedAndFinishedInstances(t *testing.T) {
 // query, saying why; the instance then goes on to finish as if none had
 // been asked. On each runtime.
 func TestQueriesThatFailLeaveTheInstanceUnharmed(t *testing.T) {
+	t.Parallel()
 	for _, runtime := range []string{host.RuntimeWazero, host.RuntimeWasmtime} {
-		t.Run(runtime, func(t *testing.T) { failingQueries(t, runtime) })
+		t.Run(runtime, func(t *testing.T) {
+			t.Parallel()
+			failingQueries(t, runtime)
+		})
 	}
 }
 
@@ -203,6 +208,7 @@ func failingQueries(t *testing.T, runtime string) {
 // that export renamed, which is all that differs); it deploys and runs as
 // before, and a query to its instances is refused with what to do.
 func TestQueriesToAModuleBuiltBeforeThemAreRefused(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm("host/testdata/guests/queries")
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +240,7 @@ func TestQueriesToAModuleBuiltBeforeThemAreRefused(t *testing.T) {
 // handler's result, and the refusals with their statuses: 404 for a query
 // the instance does not handle, 422 for a handler that fails.
 func TestQueriesOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/queries")
 	id := h.start(t, "Counter", `1`)

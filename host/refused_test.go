@@ -172,6 +172,7 @@ func serve(t *testing.T, path, runtime string, logs *bytes.Buffer) (*testHost, *
 // it, and takes none of its work: nothing fails. A host on wazero then
 // finishes every instance, and no history records a failure.
 func TestHostThatCannotRunAModuleLeavesItsWorkWaiting(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	wasm := withoutYield(t, "examples/wasm/approval")
 	path := filepath.Join(t.TempDir(), "durabox.db")

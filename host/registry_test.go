@@ -25,6 +25,7 @@ func (s *countingStore) GetModule(ctx context.Context, hash string) (store.Modul
 // at once, as after a restart, wait for one load instead of each compiling
 // it.
 func TestModuleLoadedOnceForConcurrentCallers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := newBareHost(t)
 	wasm, err := guestbuild.Wasm("examples/wasm/hello")

@@ -23,6 +23,7 @@ func withCustomSection(wasm []byte, name string) []byte {
 // command line takes them; an ambiguous prefix is refused naming the
 // modules it could be, and one that names none is a 404.
 func TestRemoveModuleByPrefix(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	first := h.deploy(t, "examples/wasm/hello")
 	wasm := wasmOf(t, "examples/wasm/hello")

@@ -12,6 +12,7 @@ import (
 // any turn of the new execution, the instance shows the status the kept
 // events set, and the step the reset runs again sets the other anew.
 func TestResetKeepsTheCustomStatusOfTheKeptEvents(t *testing.T) {
+	t.Parallel()
 	h := conformanceHost(t, Options{})
 	ctx := context.Background()
 	startEach(t, h, `null`, "Statuses")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestActivityRetryPolicy(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/walkthroughs")
 	h.finish(t, h.start(t, "Retrying", `"Work"`), `"worked 5ms"`)

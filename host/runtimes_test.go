@@ -57,6 +57,7 @@ var differential = []scenario{
 // must end alike on both runtimes (with the same result, unless it
 // depends on the heap).
 func TestRuntimesAgree(t *testing.T) {
+	t.Parallel()
 	// The endless loop is stopped by the step budget, the same way on
 	// both runtimes; a wall-clock deadline would stop a replay on a loaded
 	// machine wherever it happened to be, even in a guest that was about
@@ -142,6 +143,7 @@ func replayOnBoth(t *testing.T, h *testHost, opts func(runtime string) host.Opti
 // and its replays on both report that failure, byte for byte. The wall
 // clock deadline is far away: the budget, not time, stops it.
 func TestStepBudgetStopsAtTheSamePoint(t *testing.T) {
+	t.Parallel()
 	const want = "orchestration crashed applying event 1: it ran past its budget of 1000000 loop iterations for one step, having run 1015808 (an endless loop?)"
 	opts := func(runtime string) host.Options {
 		return host.Options{Runtime: runtime, StepBudget: 1_000_000, ActivationTimeout: time.Minute}
@@ -169,6 +171,7 @@ func TestStepBudgetStopsAtTheSamePoint(t *testing.T) {
 // replay, long before the wall-clock deadline: the budget counts what a
 // bulk instruction does, by its length.
 func TestStepBudgetCountsBulkMemory(t *testing.T) {
+	t.Parallel()
 	const prefix = "orchestration crashed applying event 1: it ran past its budget of 10000000 loop iterations for one step, having run "
 	opts := func(runtime string) host.Options {
 		return host.Options{Runtime: runtime, StepBudget: 10_000_000, ActivationTimeout: 10 * time.Second, MemoryLimit: 128 << 20}

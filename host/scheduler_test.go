@@ -136,6 +136,7 @@ func (s *stepper) has(t *testing.T, id string, want ...string) {
 // instance: scheduling is a function of the activations alone, so both
 // record the same histories.
 func TestSchedulerThroughCtxGo(t *testing.T) {
+	t.Parallel()
 	var hosts []*stepper
 	for _, mode := range []struct {
 		name string

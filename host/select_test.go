@@ -17,6 +17,7 @@ import (
 // Select to a timer. It is left running, as the SDK documents; its future
 // resolves when it returns.
 func TestSelectOverABranchThatLoses(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/conformance")
 	id := h.start(t, "BranchLoses", `null`)
@@ -43,6 +44,7 @@ func TestSelectOverABranchThatLoses(t *testing.T) {
 // other's wait is cancelled, and its event stays in the mailbox for a
 // later wait.
 func TestSelectOverTwoPersistentWaitsWhoseEventsWait(t *testing.T) {
+	t.Parallel()
 	h := eventsHost(t)
 	ctx := context.Background()
 	id := h.start(t, "FirstOfTwoMailboxes", `null`)

@@ -111,6 +111,7 @@ const (
 )
 
 func TestHandler(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		setup  func(t *testing.T, h *fakehost.Host)
@@ -790,6 +791,7 @@ func withoutTime(groups []string, a slog.Attr) slog.Attr {
 }
 
 func TestHandlerWithNothingDeployed(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ path, want string }{
 		{"/v1/modules", `{"modules":[]}`},
 		{"/v1/instances", `{"instances":[]}`},
@@ -806,6 +808,7 @@ func TestHandlerWithNothingDeployed(t *testing.T) {
 }
 
 func TestHandlerWithoutLogger(t *testing.T) {
+	t.Parallel()
 	h := fixture(t)
 	h.Fail("List", errors.New("host: list: broken"))
 	rec := httptest.NewRecorder()

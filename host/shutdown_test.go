@@ -83,6 +83,7 @@ func (s *stallingStore) ModulesWithWork(ctx context.Context) ([]string, error) {
 // short is no failure, and runs again at the next start. A store that
 // really fails is still an error.
 func TestNormalStopLogsNoError(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name string

@@ -16,6 +16,7 @@ func closed(c <-chan struct{}) bool {
 // goroutines watching it, not those watching another, and watchers that
 // stop leave nothing behind.
 func TestChangesWakeOnlyTheirInstance(t *testing.T) {
+	t.Parallel()
 	c := newChanges()
 	a1, stopA1 := c.watch("a")
 	a2, stopA2 := c.watch("a")

@@ -19,6 +19,7 @@ import (
 // waiting, and the timers are only theirs (a finished instance's timer,
 // kept until it is purged, waits for no one).
 func TestCacheHoldsNoFinishedInstance(t *testing.T) {
+	t.Parallel()
 	const approved, waiting = 40, 3
 	ctx := context.Background()
 	h := startHost(t, host.Options{Metrics: metrics.New()})

@@ -49,6 +49,7 @@ func ask(handler http.Handler, method, path, body string) (int, string) {
 // saying what is wrong, and none of them is stored: the instance they aim
 // at still takes the one valid event that follows, as its first.
 func TestAPIRefusesWhatIsNotIJSON(t *testing.T) {
+	t.Parallel()
 	h, handler := waitingHost(t)
 	ctx := context.Background()
 	const (
@@ -113,6 +114,7 @@ func TestAPIRefusesWhatIsNotIJSON(t *testing.T) {
 // or a parameter goes: each gets 4xx naming the limit where there is one,
 // and no answer echoes more than a bounded prefix of what it refuses.
 func TestAPIBoundsNamesReasonsAndEchoes(t *testing.T) {
+	t.Parallel()
 	h, handler := waitingHost(t)
 	ctx := context.Background()
 	long := strings.Repeat("n", 100<<10)

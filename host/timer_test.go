@@ -14,6 +14,7 @@ import (
 // the one crypto/rand's first read starts and stops); an activity keeps
 // them all, on the real clock.
 func TestTimersOfTheTimePackage(t *testing.T) {
+	t.Parallel()
 	refused := func(call, instead string) string {
 		return "orchestration crashed applying event 1: the orchestration left a timer of the time package running (" + call +
 			"), which an orchestration cannot keep: it would not fire when due, nor survive a restart; " + instead

@@ -75,6 +75,7 @@ func (h *testHost) module(t *testing.T, id string) string {
 // the compatible ones, which finish on the new code with the move in their
 // history, while the others finish on the old.
 func TestUpgrade(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx := context.Background()
 	v1 := h.deploy(t, versionsPkg)
@@ -178,6 +179,7 @@ func TestUpgrade(t *testing.T) {
 // patched point keep the old path, the others take the new one, and record
 // it.
 func TestUpgradeWithAPatch(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx := context.Background()
 	v1 := h.deploy(t, versionsPkg)
@@ -212,6 +214,7 @@ func TestUpgradeWithAPatch(t *testing.T) {
 // TestUpgradeRefusesBadRequests: each refused, naming the problem, and
 // nothing changes.
 func TestUpgradeRefusesBadRequests(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx := context.Background()
 	v1 := h.deploy(t, versionsPkg)
@@ -263,6 +266,7 @@ func TestUpgradeRefusesBadRequests(t *testing.T) {
 
 // TestReplay replays instances on their own module and on others.
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx := context.Background()
 	v1 := h.deploy(t, versionsPkg)
@@ -305,6 +309,7 @@ func TestReplay(t *testing.T) {
 // the sandbox alone, showing the guest's log, and shows where another
 // module diverges.
 func TestExportReplaysWithoutAHost(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx := context.Background()
 	v1 := h.deploy(t, versionsPkg)
@@ -365,6 +370,7 @@ func TestExportReplaysWithoutAHost(t *testing.T) {
 // nothing; the reset goes on in a new execution on the new module; a
 // failed instance comes back on fixed code.
 func TestReset(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx := context.Background()
 	v1 := h.deploy(t, versionsPkg)
@@ -452,6 +458,7 @@ func TestReset(t *testing.T) {
 // TestStartOnAModule: start --module picks an older module; a module that
 // does not register the orchestration, or that no hash names, is refused.
 func TestStartOnAModule(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	ctx := context.Background()
 	v1 := h.deploy(t, versionsPkg)

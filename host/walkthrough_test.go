@@ -13,6 +13,7 @@ import (
 // wasm module and the real host.
 
 func TestSelectWithTimeoutActivityWinsThenMoreWork(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/walkthroughs")
 	inst := h.run(t, "SelectThenWork", `null`)
@@ -30,6 +31,7 @@ func TestSelectWithTimeoutActivityWinsThenMoreWork(t *testing.T) {
 }
 
 func TestRepeatedSelectWithStaleTimers(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/walkthroughs")
 	inst := h.run(t, "RepeatedSelect", `3`)
@@ -55,6 +57,7 @@ func TestRepeatedSelectWithStaleTimers(t *testing.T) {
 }
 
 func TestFanOutFanInWithCompletionsOutOfOrder(t *testing.T) {
+	t.Parallel()
 	h := startHost(t, host.Options{})
 	h.deploy(t, "host/testdata/guests/walkthroughs")
 	inst := h.run(t, "FanOut", `4`)

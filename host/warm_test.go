@@ -56,6 +56,7 @@ func (s *recordingStore) LockNextActivities(ctx context.Context, now time.Time, 
 // a kill during the load does not count as a delivery of work that never
 // ran.
 func TestRestartedHostLoadsModulesBeforeTakingWork(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
 	if err != nil {

@@ -107,6 +107,7 @@ func (r *statusRecorder) WriteHeader(status int) {
 // (the attacker's name now pointing at the host) reads its own origin,
 // and is refused too.
 func TestWebPageInChromiumCannotDriveTheHost(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t, chromedp.Flag("host-resolver-rules", "MAP attacker.example 127.0.0.1"))
 	h := startHost(t, host.Options{})
 	hello := h.deploy(t, "examples/wasm/hello")

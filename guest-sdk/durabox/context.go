@@ -9,9 +9,14 @@ import (
 )
 
 // Context is what an orchestration uses to do anything durable: call
-// activities, start timers, read the logical clock.
+// activities, start timers, read the logical clock. The Context an
+// orchestration function is given is the instance's; WithCancel makes one
+// whose operations are cancelled together.
 type Context struct {
 	rt *runtime
+	// scope is the cancellation scope the Context's operations belong to:
+	// nil for the instance's own Context.
+	scope *scope
 }
 
 // InstanceID returns the id of the orchestration instance.
@@ -79,11 +84,9 @@ func (c *Context) CallActivity(name string, input any, opts ...CallOption) *Futu
 		}
 	}
 	if err != nil {
-		f := &Future{rt: c.rt}
-		f.settle(nil, err)
-		return f
+		return c.rt.settled(err)
 	}
-	return c.rt.command(cmd)
+	return c.op(cmd)
 }
 
 // CallOption changes how one activity call runs: pass it to CallActivity,
@@ -113,7 +116,7 @@ func (o CallOption) apply(name string, cmd *abi.Command) error {
 // NewTimer(math.MaxInt64) waits, in effect, for ever.
 func (c *Context) NewTimer(d time.Duration) *Future {
 	c.rt.own("ctx.NewTimer")
-	return c.rt.command(abi.Command{Kind: abi.CommandStartTimer, Delay: int64(d)})
+	return c.op(abi.Command{Kind: abi.CommandStartTimer, Delay: int64(d)})
 }
 
 // WaitEvent returns a future for the next external event called name (its
@@ -124,7 +127,7 @@ func (c *Context) NewTimer(d time.Duration) *Future {
 // WaitEventPersistent for events that must not be lost.
 func (c *Context) WaitEvent(name string) *Future {
 	c.rt.own("ctx.WaitEvent")
-	return c.rt.command(abi.Command{Kind: abi.CommandWaitEvent, Name: name})
+	return c.op(abi.Command{Kind: abi.CommandWaitEvent, Name: name})
 }
 
 // WaitEventPersistent returns a future for the oldest persistent event
@@ -133,7 +136,7 @@ func (c *Context) WaitEvent(name string) *Future {
 // at most 20 of them.
 func (c *Context) WaitEventPersistent(name string) *Future {
 	c.rt.own("ctx.WaitEventPersistent")
-	return c.rt.command(abi.Command{Kind: abi.CommandWaitEventPersistent, Name: name})
+	return c.op(abi.Command{Kind: abi.CommandWaitEventPersistent, Name: name})
 }
 
 // CallChild starts the orchestration name with input as a child instance
@@ -159,7 +162,8 @@ func (c *Context) CallChild(name string, input any, id ...string) *Future {
 // StartDetached starts the orchestration name with input as an instance
 // nobody waits for (fire and forget), and returns at once. Its id is
 // derived as for CallChild unless id is given; an id given that a client
-// could not choose is refused with the returned error.
+// could not choose is refused with the returned error. Through a cancelled
+// Context (WithCancel) it starts nothing and returns ErrCanceled.
 func (c *Context) StartDetached(name string, input any, id ...string) error {
 	c.rt.own("ctx.StartDetached")
 	return c.startChild(name, input, true, id).err
@@ -178,11 +182,9 @@ func (c *Context) startChild(name string, input any, detached bool, id []string)
 		}
 	}
 	if err != nil {
-		f := &Future{rt: c.rt}
-		f.settle(nil, err)
-		return f
+		return c.rt.settled(err)
 	}
-	return c.rt.command(cmd)
+	return c.op(cmd)
 }
 
 // Child calls the child orchestration name with input and waits for its
@@ -235,21 +237,40 @@ func (e *ContinueAsNewError) Error() string {
 // stopped from outside: when it loses, its branch runs on, and its future
 // resolves when the branch returns, as if there had been no Select (to stop
 // a branch, have it select on something the winner resolves). The winner
-// is the same on every replay.
+// is the same on every replay. SelectKeep is the same wait without the
+// cancelling.
 func (c *Context) Select(futures ...*Future) int {
 	c.rt.own("ctx.Select")
+	i := c.rt.first(futures)
+	for j, other := range futures {
+		if j != i {
+			other.cancel()
+		}
+	}
+	return i
+}
+
+// SelectKeep waits until one of futures resolves and returns its index, as
+// Select does, but cancels nothing: the others keep running, and each
+// resolves in its own time (an activity's result is delivered, a timer
+// fires, a wait takes its event), to be read with Get or passed to a later
+// SelectKeep. Pass only the futures still to wait for: a future already
+// resolved wins again at once.
+func (c *Context) SelectKeep(futures ...*Future) int {
+	c.rt.own("ctx.SelectKeep")
+	return c.rt.first(futures)
+}
+
+// first waits until one of futures resolves and returns the index of the
+// first resolved in the list.
+func (rt *runtime) first(futures []*Future) int {
 	for {
 		for i, f := range futures {
 			if f.resolved {
-				for j, other := range futures {
-					if j != i {
-						other.cancel()
-					}
-				}
 				return i
 			}
 		}
-		c.rt.sched.wait(futures)
+		rt.sched.wait(futures)
 	}
 }
 

@@ -135,6 +135,23 @@
 // module with the real clock and real randomness, and may fail; their
 // failures reach the orchestration as *ActivityError.
 //
+// # Waiting, racing and cancelling
+//
+// A future is one operation's result: Get waits for it, Select waits for
+// the first of several and cancels the rest (each cancellation recorded),
+// SelectKeep waits for the first and leaves the rest running. Await waits
+// for a condition on the orchestration's own state, which its branches
+// change: it is checked again after every step the host applies, and
+// records nothing itself; AwaitWithTimeout adds a durable timer. Mutex, a
+// lock for branches granted in the order asked, is built on it. WithCancel
+// makes a cancellation scope: a Context whose open operations one call
+// cancels together, each recorded as a lost Select's is, and through which
+// nothing starts once it is cancelled.
+//
+//	var ready bool
+//	ctx.Go(func(ctx *durabox.Context) { ready = ctx.WaitEvent("Ready").Get(nil) == nil })
+//	ok, err := ctx.AwaitWithTimeout(time.Hour, func() bool { return ready })
+//
 // # Queries
 //
 // An orchestration answers questions about its state with HandleQuery:

@@ -9,8 +9,9 @@ import (
 )
 
 // ErrCanceled is the error of a future whose operation was cancelled: it lost
-// a Select, or the instance's cancellation was requested (then the error is
-// a *CanceledError, which is ErrCanceled too).
+// a Select, its scope was cancelled (Context.WithCancel), or the instance's
+// cancellation was requested (then the error is a *CanceledError, which is
+// ErrCanceled too).
 var ErrCanceled = errors.New("durabox: the operation was cancelled")
 
 // CanceledError is the error of the futures an instance was waiting on when
@@ -39,7 +40,10 @@ type Future struct {
 	seq  uint64
 	kind abi.CommandKind
 	// name is the activity's or the child orchestration's name.
-	name     string
+	name string
+	// scope is the cancellation scope the operation was started in (nil
+	// for the instance's own).
+	scope    *scope
 	resolved bool
 	result   []byte
 	err      error
@@ -117,6 +121,9 @@ func (f *Future) settle(result []byte, err error) {
 		return
 	}
 	f.resolved, f.result, f.err = true, result, err
+	for s := f.scope; s != nil; s = s.parent {
+		delete(s.open, f.seq)
+	}
 	// Waking a unit takes it off every future it waits on, this one too:
 	// the list is taken first.
 	waiters := f.waiters

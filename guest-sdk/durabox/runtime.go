@@ -66,6 +66,13 @@ func (rt *runtime) command(c abi.Command) *Future {
 	return f
 }
 
+// settled returns a future of no operation, resolved with err.
+func (rt *runtime) settled(err error) *Future {
+	f := &Future{rt: rt}
+	f.settle(nil, err)
+	return f
+}
+
 // activate applies an activation's jobs, runs the orchestration until it is
 // quiescent and returns the commands it emitted.
 func (rt *runtime) activate(a *abi.Activation) []abi.Command {
@@ -73,6 +80,7 @@ func (rt *runtime) activate(a *abi.Activation) []abi.Command {
 	for _, j := range a.Jobs {
 		rt.apply(j)
 	}
+	rt.sched.changed = true
 	rt.sched.run()
 	out := rt.commands
 	rt.commands = nil
@@ -108,12 +116,14 @@ func (rt *runtime) apply(j abi.Job) {
 }
 
 // cancel handles the instance's cancellation: every operation waited on is
-// cancelled, in command order, and its future fails with the reason.
+// cancelled, in command order, and its future fails with the reason, as
+// does every Await parked.
 func (rt *runtime) cancel(reason string) {
 	rt.cancelled = &CanceledError{Reason: reason}
 	for _, seq := range slices.Sorted(maps.Keys(rt.futures)) {
 		rt.futures[seq].cancelWith(rt.cancelled)
 	}
+	rt.sched.endAwaits(func(*Future) bool { return true }, rt.cancelled)
 }
 
 // take removes and returns the future of command seq. A sequence number

@@ -25,6 +25,14 @@ import (
 // The scheduler uses no select and no timers, so it draws nothing from the
 // runtime's random stream.
 //
+// Units parked in Context.Await wait on a future of no operation each (an
+// await), which the scheduler resolves once the rounds have run out and
+// something may have changed what their conditions read since they last
+// checked: an activation was applied, or a unit ran other than to find its
+// condition still false. Each then checks its condition again, in the
+// order of ids, in the next round; one that holds lets its unit go on, and
+// another pass follows, until a pass lets no unit go on.
+//
 // A coroutine switch does not pass through the Go scheduler, so after each
 // step the scheduler yields the thread (runtime.Gosched): goroutines the
 // orchestration started with a go statement, finalizers and the collector's
@@ -50,6 +58,9 @@ type unit struct {
 	branches int
 	// waiting are the futures the unit is parked on.
 	waiting []*Future
+	// recheck is set when the scheduler wakes the unit only to check its
+	// Await's condition again.
+	recheck bool
 }
 
 type scheduler struct {
@@ -61,6 +72,11 @@ type scheduler struct {
 	current *unit
 	// ended is set once the orchestration has ended: no unit runs after.
 	ended bool
+	// awaits are the futures the units parked in Await wait on, in the
+	// order they parked (some may have resolved since); changed is set
+	// when a condition may have changed since they were last checked.
+	awaits  []*Future
+	changed bool
 }
 
 func newScheduler() *scheduler { return &scheduler{} }
@@ -82,8 +98,40 @@ func (s *scheduler) spawn(fn func()) {
 	s.runnable = append(s.runnable, u)
 }
 
-// run runs rounds until no unit is runnable or the orchestration has ended.
+// run runs rounds until no unit is runnable or the orchestration has
+// ended, and wakes the units parked in Await to check their conditions,
+// again and again, while that lets one go on.
 func (s *scheduler) run() {
+	for {
+		s.rounds()
+		if s.ended || !s.changed || len(s.awaits) == 0 {
+			return
+		}
+		s.changed = false
+		awaits := s.awaits
+		s.awaits = nil
+		for _, w := range awaits {
+			if len(w.waiters) > 0 {
+				w.waiters[0].recheck = true
+			}
+			w.settle(nil, nil)
+		}
+	}
+}
+
+// endAwaits resolves with err the awaits of the units parked in Await that
+// match, so that each returns err.
+func (s *scheduler) endAwaits(match func(*Future) bool, err error) {
+	for _, w := range s.awaits {
+		if match(w) {
+			w.settle(nil, err)
+		}
+	}
+}
+
+// rounds runs rounds until no unit is runnable or the orchestration has
+// ended.
+func (s *scheduler) rounds() {
 	for len(s.runnable) > 0 && !s.ended {
 		round := s.runnable
 		s.runnable = s.spare
@@ -92,6 +140,10 @@ func (s *scheduler) run() {
 			if s.ended {
 				break
 			}
+			if !u.recheck {
+				s.changed = true
+			}
+			u.recheck = false
 			s.current = u
 			u.resume()
 			s.current = nil

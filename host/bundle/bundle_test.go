@@ -45,6 +45,7 @@ func write(t *testing.T, b *Bundle) []byte {
 func read(raw []byte) (*Bundle, error) { return Read(bytes.NewReader(raw), int64(len(raw))) }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	want := sample()
 	got, err := read(write(t, want))
 	if err != nil {
@@ -80,6 +81,7 @@ func rezip(t *testing.T, raw []byte, edit func(name string, body []byte) []byte)
 }
 
 func TestReadRefuses(t *testing.T) {
+	t.Parallel()
 	good := write(t, sample())
 	// A flipped byte inside a deflated entry: zip's CRC-32 catches it.
 	flipped := bytes.Clone(good)
@@ -130,6 +132,7 @@ func TestReadRefuses(t *testing.T) {
 }
 
 func TestReadHistory(t *testing.T) {
+	t.Parallel()
 	// As durabox history --json prints it: indented, JSON values indented
 	// too.
 	indented := `{

@@ -86,6 +86,7 @@ var (
 )
 
 func TestClient(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		setup   func(h *fakehost.Host)
@@ -415,6 +416,7 @@ func checkErr(t *testing.T, err error, want string, wantStatus int) {
 }
 
 func TestClientWhenTheHostIsNotThere(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -426,6 +428,7 @@ func TestClientWhenTheHostIsNotThere(t *testing.T) {
 }
 
 func TestClientAgainstSomethingElse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		status     int
@@ -451,6 +454,7 @@ func TestClientAgainstSomethingElse(t *testing.T) {
 }
 
 func TestWaitStopsWithItsContext(t *testing.T) {
+	t.Parallel()
 	h, c, _ := newHost(t)
 	if _, err := h.Start(context.Background(), "Later", nil, "later"); err != nil {
 		t.Fatal(err)
@@ -466,6 +470,7 @@ func TestWaitStopsWithItsContext(t *testing.T) {
 // TestClientTokens: the client sends its token; a host that asks for one
 // refuses a client without it, or with the read-only one for a change.
 func TestClientTokens(t *testing.T) {
+	t.Parallel()
 	h, _, _ := newHost(t)
 	srv := httptest.NewServer(h.Handler(server.Options{Token: adminToken, ReadToken: readToken}))
 	defer srv.Close()
@@ -501,6 +506,7 @@ func TestClientTokens(t *testing.T) {
 // TestClientTLS: the client reaches an https host whose certificate comes
 // from an authority it is given, and says what to do when it is not.
 func TestClientTLS(t *testing.T) {
+	t.Parallel()
 	h, _, _ := newHost(t)
 	srv := httptest.NewUnstartedServer(h.Handler(server.Options{}))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake refused below
@@ -522,6 +528,7 @@ func TestClientTLS(t *testing.T) {
 // of an https host, but an http:// address, sends nothing (neither its
 // token nor a body) and says why.
 func TestClientWithRootCAsRefusesPlainHTTP(t *testing.T) {
+	t.Parallel()
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
@@ -572,6 +579,7 @@ func (f *flaky) RoundTrip(r *http.Request) (*http.Response, error) {
 // twice as long each time; a refusal ends it at once; so does its
 // context, with the last failure. In fake time.
 func TestWaitAcrossARestart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		fails       int

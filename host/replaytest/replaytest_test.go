@@ -132,6 +132,7 @@ func record(t *testing.T, dir string) (history, dbx string) {
 }
 
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	history, dbx := record(t, dir)
 	v1, err := guestbuild.Wasm(versionsPkg)
@@ -161,6 +162,7 @@ func TestReplay(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

@@ -10,6 +10,7 @@ import (
 // TestRequestLevel: a request's line is at debug level, unless the request
 // failed (5xx) or was slow, not counting a long poll's wait.
 func TestRequestLevel(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, method, target string
 		status               int

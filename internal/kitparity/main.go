@@ -25,6 +25,7 @@ func init() {
 	durabox.RegisterOrchestration("Greet", Greet)
 	durabox.RegisterOrchestration("Rounds", Rounds)
 	durabox.RegisterOrchestration("Retries", Retries)
+	durabox.RegisterOrchestration("Conditions", Conditions)
 	durabox.RegisterActivity("Echo", Echo)
 	durabox.RegisterActivity("Flaky", Flaky)
 	durabox.RegisterActivity("Down", Down)
@@ -96,6 +97,30 @@ func Guard(ctx *durabox.Context, _ any) (string, error) {
 		return "", err
 	}
 	return "", ctx.Err()
+}
+
+// Conditions waits on state: an AwaitWithTimeout whose condition (the
+// event Ready, seen by a branch) wins, one whose short timer wins; then a
+// SelectKeep of an activity against a long timer of a scope (the activity
+// wins, and the timer is kept), and the scope cancelled with that timer
+// and a wait open in it.
+func Conditions(ctx *durabox.Context, _ any) ([]string, error) {
+	ready := false
+	ctx.Go(func(ctx *durabox.Context) { ready = ctx.WaitEvent("Ready").Get(nil) == nil })
+	first, err := ctx.AwaitWithTimeout(time.Hour, func() bool { return ready })
+	if err != nil {
+		return nil, err
+	}
+	second, err := ctx.AwaitWithTimeout(20*time.Millisecond, func() bool { return false })
+	if err != nil {
+		return nil, err
+	}
+	scope, cancel := ctx.WithCancel()
+	long := scope.NewTimer(time.Hour)
+	won := ctx.SelectKeep(ctx.CallActivity("Echo", "work"), long)
+	wait := scope.WaitEvent("Never")
+	cancel()
+	return []string{fmt.Sprint(first, second, won), fmt.Sprint(errors.Is(long.Get(nil), durabox.ErrCanceled), errors.Is(wait.Get(nil), durabox.ErrCanceled))}, nil
 }
 
 // Waiter waits for an event nobody raises.

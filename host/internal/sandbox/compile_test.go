@@ -9,6 +9,7 @@ import (
 // A module the rewrite refuses is compiled as is, and works as it always did, also when an
 // instance asks for a snapshot.
 func TestCompileFallsBack(t *testing.T) {
+	t.Parallel()
 	rt, err := NewWazero(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 // starting instance reads is never written under it. go test -race fails
 // this test if it is.
 func TestHotPagesLearnWhilePrefaulting(t *testing.T) {
+	t.Parallel()
 	const pages = 256
 	mem := make([]byte, pages*osPageSize)
 	var h hotPages

@@ -6,6 +6,7 @@ import "testing"
 // its own whether it is in memory or in swap; a page of the file it maps,
 // or one it never touched, is not.
 func TestWrittenPages(t *testing.T) {
+	t.Parallel()
 	const present, swapped, file, pfn = 1 << 63, 1 << 62, 1 << 61, 0x1234
 	for _, tt := range []struct {
 		name  string

@@ -117,6 +117,7 @@ func seed(b byte) [32]byte { return [32]byte{b} }
 func deterministic() *wasi.Env { return wasi.NewDeterministic(seed(1), nil, nil) }
 
 func TestDeterministicAnswersDependOnlyOnSeedAndLogicalTime(t *testing.T) {
+	t.Parallel()
 	mod := guest(t)
 	const logical = int64(1_800_000_000_123_456_789)
 	answers := func(s [32]byte) [3]uint64 {
@@ -142,6 +143,7 @@ func TestDeterministicAnswersDependOnlyOnSeedAndLogicalTime(t *testing.T) {
 }
 
 func TestSetTimeMovesTimeNow(t *testing.T) {
+	t.Parallel()
 	env := deterministic()
 	inst := instance(t, guest(t), env)
 	for _, logical := range []int64{1_700_000_000_000_000_000, 1_700_000_123_000_000_000, 1_600_000_000_000_000_000} {
@@ -153,6 +155,7 @@ func TestSetTimeMovesTimeNow(t *testing.T) {
 }
 
 func TestNoFilesSocketsOrEnvironment(t *testing.T) {
+	t.Parallel()
 	for name, env := range map[string]*wasi.Env{"deterministic": deterministic(), "real": wasi.NewReal([]string{"OTHER=x"}, nil, nil)} {
 		t.Run(name, func(t *testing.T) {
 			inst := instance(t, guest(t), env)
@@ -169,6 +172,7 @@ func TestNoFilesSocketsOrEnvironment(t *testing.T) {
 }
 
 func TestRealEnvironmentForActivities(t *testing.T) {
+	t.Parallel()
 	inst := instance(t, guest(t), wasi.NewReal([]string{"GUEST=hello"}, nil, nil))
 	if d := time.Since(time.Unix(0, int64(call(t, inst, "now")))).Abs(); d > time.Minute {
 		t.Errorf("real clock is %s off", d)
@@ -187,6 +191,7 @@ func TestRealEnvironmentForActivities(t *testing.T) {
 }
 
 func TestStdoutReachesTheWriter(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	inst := instance(t, guest(t), wasi.NewDeterministic(seed(1), &out, nil))
 	call(t, inst, "say")
@@ -196,6 +201,7 @@ func TestStdoutReachesTheWriter(t *testing.T) {
 }
 
 func TestHowCallsEnd(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		export string
@@ -274,6 +280,7 @@ func TestHowCallsEnd(t *testing.T) {
 // Every function a Go guest imports is one the host provides, so a Go
 // release that adds an import fails here first.
 func TestEveryImportIsProvided(t *testing.T) {
+	t.Parallel()
 	imports := guest(t).Imports()
 	if len(imports) == 0 {
 		t.Fatal("the guest imports nothing")
@@ -286,6 +293,7 @@ func TestEveryImportIsProvided(t *testing.T) {
 }
 
 func TestCompileAndInstantiateRefuse(t *testing.T) {
+	t.Parallel()
 	rt, err := NewWazero(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -325,6 +333,7 @@ func TestCompileAndInstantiateRefuse(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		limit uint64
 		want  string

@@ -33,6 +33,7 @@ func memoryOf(t *testing.T, inst Instance) []byte {
 
 // The guest starts from its snapshot, without a fallback.
 func TestGuestHasASnapshot(t *testing.T) {
+	t.Parallel()
 	m := guest(t).(*wazeroModule)
 	if m.layout == nil {
 		t.Fatal("the guest was compiled as is")
@@ -46,6 +47,7 @@ func TestGuestHasASnapshot(t *testing.T) {
 // Snapshots made independently (another runtime, another module) are the
 // same byte for byte, so replay after a restart starts from the same state.
 func TestSnapshotIsReproducible(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm(guestPkg)
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +89,7 @@ func TestSnapshotIsReproducible(t *testing.T) {
 // same whatever the instance's seed, and what it asks later comes from its
 // own Env.
 func TestSnapshotStartBehavesLikeNormalStart(t *testing.T) {
+	t.Parallel()
 	mod := guest(t)
 	const logical = int64(1_800_000_000_123_456_789)
 	type answers struct {
@@ -126,6 +129,7 @@ func TestSnapshotStartBehavesLikeNormalStart(t *testing.T) {
 // Instances started from one snapshot share its pages until they write
 // them: neither sees what another wrote.
 func TestSnapshotInstancesAreIsolated(t *testing.T) {
+	t.Parallel()
 	mod := guest(t)
 	a, b := fromSnapshot(t, mod, deterministic()), fromSnapshot(t, mod, deterministic())
 	if got := call(t, a, "bump", 7); got != 7 {
@@ -159,6 +163,7 @@ func TestSnapshotInstancesAreIsolated(t *testing.T) {
 }
 
 func TestSnapshotMemoryLimit(t *testing.T) {
+	t.Parallel()
 	mod := compiledGuest(t, Options{MemoryLimitBytes: 32 << 20})
 	var stderr bytes.Buffer
 	inst := fromSnapshot(t, mod, wasi.NewDeterministic(seed(1), nil, &stderr))
@@ -184,6 +189,9 @@ func snapshotMappings(t *testing.T) int {
 
 // Closing an instance unmaps its memory; closing the module closes the
 // snapshot, and the module then refuses new instances.
+//
+// Not parallel: it counts the process's mappings of snapshots, which tests
+// running beside it make too.
 func TestSnapshotClose(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("counts mappings in /proc/self/maps")
@@ -221,6 +229,7 @@ func TestSnapshotClose(t *testing.T) {
 
 // Instances of a fresh module started at once share one snapshot.
 func TestSnapshotConcurrentStarts(t *testing.T) {
+	t.Parallel()
 	mod := compiledGuest(t, Options{MemoryLimitBytes: 64 << 20})
 	var wg sync.WaitGroup
 	results := make([]uint64, 8)
@@ -252,6 +261,7 @@ func TestSnapshotConcurrentStarts(t *testing.T) {
 // an instance that asks for one starts the normal way and fails the same
 // way, every time.
 func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
+	t.Parallel()
 	rt, err := NewWazero(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -281,6 +291,7 @@ func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
 // instances start with those pages already their own, with the snapshot's
 // contents.
 func TestSnapshotLearnsHotPages(t *testing.T) {
+	t.Parallel()
 	mod := compiledGuest(t, Options{}).(*wazeroModule)
 	for range hotSamples {
 		inst, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true})
@@ -345,6 +356,7 @@ func snapshotMemory(t *testing.T, s *snapshot) []byte {
 // none of the state it had. One that failed, one whose memory grew, and
 // those of a closed module are not reused.
 func TestRecycledInstanceIsLikeNew(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("instances are reused only where /proc/self/pagemap tells which pages they wrote")
 	}
@@ -416,6 +428,7 @@ func TestRecycledInstanceIsLikeNew(t *testing.T) {
 // Resident counts the pages an instance wrote: not the snapshot's pages it
 // only shares, nor memory it grew and never touched.
 func TestResident(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/pagemap")
 	}

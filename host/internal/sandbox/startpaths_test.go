@@ -57,6 +57,7 @@ func transcript(t *testing.T, inst Instance, env *wasi.Env, replay bool) []byte 
 // given (which has no snapshot), and on wasmtime, live and replaying. Another seed gives
 // another transcript, so the comparison is not vacuous.
 func TestEveryStartPathReplaysAlike(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm(chaosPkg)
 	if err != nil {
 		t.Fatal(err)

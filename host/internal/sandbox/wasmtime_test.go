@@ -16,6 +16,7 @@ import (
 // module and its own version, and a later runtime takes it from there; a
 // damaged entry is compiled again.
 func TestWasmtimeCompilationCache(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm(guestPkg)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestWasmtimeCompilationCache(t *testing.T) {
 // wasmtime refuses what it could not stop, a module the rewriter refuses,
 // saying what to do; and what is not wasm at all, as such.
 func TestWasmtimeRefuses(t *testing.T) {
+	t.Parallel()
 	rt, err := NewWasmtime(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,9 @@ var spinning = wasmtest.Module(1, "\x01\x60\x00\x00", 3, "\x02\x00\x00", 5, wasm
 // ends, in a module the rewrite instruments and in one it does not, and
 // does not hold up the host's garbage collector meanwhile (which waits for
 // every goroutine, and cannot stop compiled guest code).
+//
+// Not parallel: it checks that a guest looping forever does not hold up the
+// process's garbage collector, which tests running beside it would slow.
 func TestEndlessLoopsStop(t *testing.T) {
 	rt, err := NewWazero(ctx, Options{})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 // trace the next step sees: the random stream and the clocks go on as if
 // the query had not run.
 func TestAsideLeavesNoTrace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	next := func(e *Env) (random []byte, wall, mono uint64) {
 		m := make(memory, 48)

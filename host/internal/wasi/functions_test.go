@@ -40,6 +40,7 @@ func u64(m memory, addr uint32) uint64 { return binary.LittleEndian.Uint64(m[add
 
 // The package doc's table has a row for every function.
 func TestDocListsEveryFunction(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func TestDocListsEveryFunction(t *testing.T) {
 // The answers that do not depend on the environment, on fd 1 (stdout) and
 // on fd 3 (which does not exist). Arguments past the fd are zero.
 func TestFileDescriptorAnswers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		stdout, other Errno
@@ -114,6 +116,7 @@ func TestFileDescriptorAnswers(t *testing.T) {
 }
 
 func TestStdioStat(t *testing.T) {
+	t.Parallel()
 	m := make(memory, 64)
 	if errno := call(t, context.Background(), deterministic(), m, "fd_fdstat_get", 1, 0); errno != ESUCCESS || m[0] != fileTypeCharacterDevice || u32(m, 2) != 0 {
 		t.Errorf("fd_fdstat_get: errno %d, stat % x; want a character device with no flags", errno, m[:24])
@@ -125,6 +128,7 @@ func TestStdioStat(t *testing.T) {
 }
 
 func TestArgsAndEnviron(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		env        *Env
@@ -162,6 +166,7 @@ func TestArgsAndEnviron(t *testing.T) {
 }
 
 func TestDeterministicClock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := deterministic()
 	m := make(memory, 16)
@@ -204,6 +209,7 @@ func TestDeterministicClock(t *testing.T) {
 }
 
 func TestRealClock(t *testing.T) {
+	t.Parallel()
 	e := NewReal(nil, nil, nil)
 	e.SetTime(1) // ignored
 	m := make(memory, 16)
@@ -214,6 +220,7 @@ func TestRealClock(t *testing.T) {
 }
 
 func TestRandom(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	draw := func(e *Env, sizes ...uint32) []byte {
 		var out []byte
@@ -251,6 +258,7 @@ func iovec(m memory, addr uint32, bufs ...[2]uint32) {
 }
 
 func TestStdio(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var stdout, stderr bytes.Buffer
 	e := NewDeterministic([32]byte{}, &stdout, &stderr)
@@ -281,6 +289,7 @@ func TestStdio(t *testing.T) {
 }
 
 func TestProcExit(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		var exit *ExitError
 		if err, _ := recover().(error); !errors.As(err, &exit) || exit.Code != 3 {

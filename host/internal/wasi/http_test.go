@@ -63,6 +63,7 @@ func testHeaders(all []string) []string {
 }
 
 func TestHTTPCapability(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/big":
@@ -149,6 +150,7 @@ func TestHTTPCapability(t *testing.T) {
 
 // The two calls fail safely when the guest hands over bad regions or bytes.
 func TestHTTPCapabilityBadCalls(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := NewReal(nil, nil, nil)
 	e.AllowHTTP(nil)

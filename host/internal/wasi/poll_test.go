@@ -55,6 +55,7 @@ func poll(t *testing.T, ctx context.Context, e *Env, subs ...sub) (Errno, []even
 }
 
 func TestPollDeterministic(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		subs       []sub
@@ -115,6 +116,7 @@ func TestPollDeterministic(t *testing.T) {
 }
 
 func TestPollBadCalls(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	if errno, _ := poll(t, ctx, deterministic()); errno != EINVAL {
 		t.Errorf("no subscriptions: errno %d, want EINVAL", errno)
@@ -127,6 +129,7 @@ func TestPollBadCalls(t *testing.T) {
 
 // A deterministic guest that keeps waiting in one call is stopped.
 func TestPollStopsASleepLoop(t *testing.T) {
+	t.Parallel()
 	e := deterministic()
 	for range maxWaits {
 		poll(t, context.Background(), e, clockSub(1, time.Second))
@@ -143,6 +146,7 @@ func TestPollStopsASleepLoop(t *testing.T) {
 }
 
 func TestPollReal(t *testing.T) {
+	t.Parallel()
 	e := NewReal(nil, nil, nil)
 	start := time.Now()
 	if errno, events := poll(t, context.Background(), e, clockSub(1, time.Millisecond)); errno != ESUCCESS || len(events) != 1 || events[0].userdata != 1 {

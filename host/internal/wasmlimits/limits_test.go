@@ -25,6 +25,7 @@ func manyLocals(n string) string { return "\x01" + string(rune(len(n)+3)) + "\x0
 // its locals outgrow, for -1 bytes (a panic), are refused, saying what
 // they declare.
 func TestCheckRefusesWhatTheDecoderWouldAllocateFor(t *testing.T) {
+	t.Parallel()
 	m := wasmtest.Module
 	const many = "\xff\xff\xff\xff\x0f" // 4,294,967,295
 	tests := []struct {
@@ -67,6 +68,7 @@ func TestCheckRefusesWhatTheDecoderWouldAllocateFor(t *testing.T) {
 // TestCheckTakesRealModules: Go guests, as a user builds them, and the
 // rewriter's small modules pass.
 func TestCheckTakesRealModules(t *testing.T) {
+	t.Parallel()
 	for _, pkg := range []string{"examples/wasm/hello", "host/testdata/guests/hostile"} {
 		wasm, err := guestbuild.Wasm(pkg)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 // iteration per 16 bytes before it runs, yielding once every YieldEvery,
 // and still does what it did.
 func TestChargeCountsBulkMemory(t *testing.T) {
+	t.Parallel()
 	wasm := wasmtest.Module(
 		1, "\x03\x60\x00\x00\x60\x00\x01\x7f\x60\x01\x7f\x00", // () -> (), () -> i32, (i32) -> ()
 		2, wasmtest.ImportSec,

@@ -11,6 +11,7 @@ import (
 // call to $charge goes before every bulk instruction and no other; and
 // instructions that change a table are noticed.
 func TestInstrumentBody(t *testing.T) {
+	t.Parallel()
 	check := string(loopCheck(5, 2))      // the budget is global 5, sched_yield function 2
 	const want = "\x23\x05\x45\x04\x40" + // global.get 5, i32.eqz, if
 		"\x10\x02\x1a\x41\x80\x80\x01\x24\x05\x0b" + // call 2, drop, i32.const 16384, global.set 5, end

@@ -57,6 +57,7 @@ func sections(t *testing.T, wasm []byte) (ids []byte, bodies [][]byte) {
 // is unchanged (a Go module has $charge's type already); and the function
 // section has gained $charge, of that type.
 func TestRewriteGoGuest(t *testing.T) {
+	t.Parallel()
 	wasm, err := guestbuild.Wasm(guestPkg)
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +227,7 @@ func stubImports(t *testing.T, rt wazero.Runtime, wasm []byte) {
 }
 
 func TestRewrite(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		wasm []byte

@@ -44,6 +44,7 @@ func timerModule() []byte {
 // still running, or time.newTimer when none was entered; nothing when
 // every timer started was stopped or fired.
 func TestTimerMarks(t *testing.T) {
+	t.Parallel()
 	l, err := Rewrite(timerModule())
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +101,7 @@ func TestTimerMarks(t *testing.T) {
 // TestNoNamesNoMarks: a module without a name section is rewritten
 // without marks, and so is one whose name section does not read.
 func TestNoNamesNoMarks(t *testing.T) {
+	t.Parallel()
 	for _, wasm := range [][]byte{
 		wasmtest.Module(1, wasmtest.TypeSec, 2, wasmtest.ImportSec, 3, wasmtest.FuncSec, 5, wasmtest.MemorySec, 7, wasmtest.ExportSec, 10, wasmtest.CodeSec),
 		wasmtest.Module(1, wasmtest.TypeSec, 2, wasmtest.ImportSec, 3, wasmtest.FuncSec, 5, wasmtest.MemorySec, 7, wasmtest.ExportSec, 10, wasmtest.CodeSec,
