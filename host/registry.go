@@ -25,7 +25,9 @@ import (
 // remembers the modules this host cannot run (refused.go).
 type registry struct {
 	rt sandbox.Runtime
-	st store.Store
+	// st is where deployed modules are kept (nil for a Replayer, which
+	// stores none).
+	st store.Modules
 	// timeout bounds each call into a module that deploy makes.
 	timeout time.Duration
 	// log is told, once, of each module this host cannot run.
@@ -62,7 +64,7 @@ type module struct {
 	orchestrations []string
 }
 
-func newRegistry(rt sandbox.Runtime, st store.Store, timeout time.Duration, g guard.Guard) *registry {
+func newRegistry(rt sandbox.Runtime, st store.Modules, timeout time.Duration, g guard.Guard) *registry {
 	return &registry{rt: rt, st: st, timeout: timeout, log: g.Log, guard: g, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
 }
 

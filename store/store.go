@@ -430,8 +430,28 @@ type Reset struct {
 	Now time.Time
 }
 
-// Store is what a host needs from storage.
+// Store is what a host needs from storage: every role, and Close. A host
+// (host.New) takes one and hands each of its parts the roles it uses;
+// store/sqlite and store/postgres are the two implementations, one SQL
+// store written once over two dialects (store/internal/sqlstore).
 type Store interface {
+	Modules
+	Instances
+	Queue
+	Activities
+	Operations
+	Health
+
+	Close() error
+}
+
+// Modules keeps the deployed modules. The host's module registry calls
+// it (deploy: PutModule; loading a module a turn needs: GetModule), as do
+// Host.Start and the turn for a child (ModuleFor), the host's start-up
+// (ModulesWithWork, to load what the waiting work needs), the server's
+// module list (ListModules) and the operations (DeleteModule, replay's
+// and upgrade's ListModules).
+type Modules interface {
 	// PutModule stores a module. Storing the same hash again is not an
 	// error: it replaces the module's Env and makes it the newest.
 	PutModule(ctx context.Context, m Module) error
@@ -453,7 +473,13 @@ type Store interface {
 	// waiting: the modules a starting host will need, which it can load
 	// before it takes any work.
 	ModulesWithWork(ctx context.Context) ([]string, error)
+}
 
+// Instances keeps the instances and their histories. Host.Start calls
+// CreateInstance; the turn reads a history it does not hold in memory
+// (History, in Host.fresh); the server's reads and the operations call
+// the rest.
+type Instances interface {
 	// CreateInstance creates a Pending instance and enqueues its
 	// OrchestrationStarted message, atomically. It returns ErrInstanceExists
 	// if the id is taken.
@@ -476,7 +502,16 @@ type Store interface {
 	// kept, oldest first; the current one is always among them. It
 	// returns ErrNotFound if the instance does not exist.
 	Executions(ctx context.Context, id string) ([]Execution, error)
+}
 
+// Queue is the instances' messages and their turn locks: the turn's side
+// of the store. The dispatcher locks work (LockNextInstances) and, when it
+// finds none, asks when to look again (NextVisibleAt); a turn commits
+// (CommitTurn) or gives the lock back (AbandonInstance) and asks whether
+// more came meanwhile (HasWork); Host.Raise, Cancel and Terminate put
+// messages in from outside (Enqueue, EnqueuePersistent); a starting host
+// ends the locks and leases it left (ReleaseAllLeases).
+type Queue interface {
 	// Enqueue adds a message (an engine event, such as a raised
 	// ExternalEvent) for an instance at now, visible at once. It returns
 	// ErrNotFound if the instance does not exist, or ErrFinished if it has
@@ -509,6 +544,25 @@ type Store interface {
 	// AbandonInstance unlocks an instance without committing anything.
 	AbandonInstance(ctx context.Context, id, lockToken string) error
 
+	// NextVisibleAt returns the earliest time after now at which a message
+	// becomes visible or a lock or lease expires, so a dispatcher knows when
+	// to look again. Workers call it whenever they find no work, so it must
+	// not cost more with a bigger backlog.
+	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
+
+	// ReleaseAllLeases ends every lock and lease this host holds: all of
+	// them in a store one host holds exclusively (store/sqlite), the
+	// host's own in a store several hosts share (store/postgres). A host
+	// calls it at start-up, so the work it left behind when it crashed is
+	// picked up at once; other hosts' work waits for their leases to end.
+	ReleaseAllLeases(ctx context.Context) error
+}
+
+// Activities is the activity tasks a turn queued (CommitTurn), leased to
+// the host's activity workers, which take them (LockNextActivities), keep
+// them while an attempt runs long (ExtendLease) and hand back each
+// outcome (CompleteActivity).
+type Activities interface {
 	// LockNextActivities leases up to max (max ≥ 1) unleased activity
 	// tasks until now+lease, or returns none when there is none. It
 	// leases fairly across instances: the tasks an instance schedules take
@@ -535,16 +589,13 @@ type Store interface {
 	// a store does, the instance gets the result once, as a message, in
 	// its place among the messages stored before and after it.
 	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time) error
+}
 
-	// NextVisibleAt returns the earliest time after now at which a message
-	// becomes visible or a lock or lease expires, so a dispatcher knows when
-	// to look again. Workers call it whenever they find no work, so it must
-	// not cost more with a bigger backlog.
-	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
-	// QueueStats describes the work waiting at now. It reads every waiting
-	// message: it is for people, not for dispatchers.
-	QueueStats(ctx context.Context, now time.Time) (QueueStats, error)
-
+// Operations are the changes that are not turns, which
+// host/internal/ops makes: purges and retention (Purge, PurgeInstances,
+// DeleteExecutions), durabox upgrade (MoveInstance) and durabox reset
+// (ResetInstance).
+type Operations interface {
 	// Purge deletes a finished instance (engine.Status.IsTerminal) with the
 	// history of all its executions, its messages and its activity tasks, so
 	// that its id can be used again; its children live on, reporting to
@@ -583,18 +634,18 @@ type Store interface {
 	// ErrChanged or ErrNotFound as MoveInstance does; then nothing
 	// changed.
 	ResetInstance(ctx context.Context, r Reset) error
+}
 
-	// ReleaseAllLeases ends every lock and lease this host holds: all of
-	// them in a store one host holds exclusively (store/sqlite), the
-	// host's own in a store several hosts share (store/postgres). A host
-	// calls it at start-up, so the work it left behind when it crashed is
-	// picked up at once; other hosts' work waits for their leases to end.
-	ReleaseAllLeases(ctx context.Context) error
-
+// Health is what people and probes read of the store: the host's
+// readiness check (Ping) and the queue's figures for durabox status and
+// the metrics (QueueStats).
+type Health interface {
 	// Ping reads from the storage itself, cheaply, and returns why it
 	// could not: for a host's readiness check. It fails once the store is
 	// closed.
 	Ping(ctx context.Context) error
 
-	Close() error
+	// QueueStats describes the work waiting at now. It reads every waiting
+	// message: it is for people, not for dispatchers.
+	QueueStats(ctx context.Context, now time.Time) (QueueStats, error)
 }

@@ -12,11 +12,6 @@ import (
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
-// notYet are the directories whose tests the rule below does not hold
-// yet: the stores', which issue 31 reworks. Their tests go parallel there,
-// and the directory leaves this list.
-var notYet = []string{"store/"}
-
 // TestTestsRunInParallel: every test function, in every module, either
 // calls t.Parallel first, so that go test runs it beside the others, or
 // says in its doc comment why it cannot ("Not parallel: it sets
@@ -30,7 +25,7 @@ func TestTestsRunInParallel(t *testing.T) {
 			return err
 		}
 		rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
-		if e.IsDir() && path != root && (e.Name() == "testdata" || strings.HasPrefix(e.Name(), ".") || exempt(rel+"/")) {
+		if e.IsDir() && path != root && (e.Name() == "testdata" || strings.HasPrefix(e.Name(), ".")) {
 			return filepath.SkipDir
 		}
 		if e.IsDir() || !strings.HasSuffix(path, "_test.go") {
@@ -48,17 +43,6 @@ func TestTestsRunInParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// exempt reports whether the directory dir (relative to the root, with a
-// slash at its end) is in notYet.
-func exempt(dir string) bool {
-	for _, d := range notYet {
-		if strings.HasPrefix(dir, d) {
-			return true
-		}
-	}
-	return false
 }
 
 // serialTests returns the test functions of file that neither call

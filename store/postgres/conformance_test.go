@@ -23,12 +23,14 @@ func openTest(t *testing.T, opts Options) *Store {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	_, which := pgtest.Server(t)
 	t.Logf("PostgreSQL: %s", which)
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t, Options{}) })
 }
 
 func TestShared(t *testing.T) {
+	t.Parallel()
 	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
 		url := pgtest.Schema(t)
 		var stores []store.Store

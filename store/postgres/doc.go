@@ -24,6 +24,14 @@
 // Module bytes live in the database (PutModule), so any host can run any
 // instance; each host compiles and caches modules on its own.
 //
+// The operations and statements the two SQL stores say alike (modules,
+// instance reads, enqueues, purges, a turn's finish, moves and resets) are
+// written once (store/internal/sqlstore), in PostgreSQL's dialect here
+// (dialect.go: numbered placeholders, rows locked FOR UPDATE, locks and
+// leases in columns); this package keeps what is its own: taking work and
+// leasing tasks with SKIP LOCKED, a commit's check of its lock token, its
+// schema, and reconnecting.
+//
 // # Schema
 //
 // Open creates the schema in an empty database schema (search_path in the

@@ -14,6 +14,7 @@ import (
 // TestOddDatabase: a host starts and serves on a PostgreSQL database that
 // holds every kind of odd data it can hold (package internal/oddstore).
 func TestOddDatabase(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Schema(t)
 	oddstore.Run(t, oddstore.Backend{
 		Open: func(t *testing.T) store.Store {

@@ -16,23 +16,10 @@ import (
 // to m.To and appends m.Event to its history, in one transaction, if the
 // instance is as m expects and no turn holds it.
 func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.MoveInstance(ctx, writeTx{tx}, m) }); err != nil {
+	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.MoveInstance(ctx, newWriteTx(tx), m) }); err != nil {
 		return fmt.Errorf("postgres: move instance %q to module %s: %w", m.InstanceID, m.To, err)
 	}
 	return nil
-}
-
-func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error {
-	_, err := t.tx.Exec(ctx, `UPDATE instances SET module_hash = $1, last_event_id = $2, updated_at = $3, lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $4`,
-		m.To, m.Event.ID, sqlstore.Nanos(m.Now), m.InstanceID)
-	if err != nil {
-		return err
-	}
-	// Its activity tasks no worker holds go with it; one a worker runs
-	// ends on the module it started on.
-	_, err = t.tx.Exec(ctx, `UPDATE activity_tasks SET module_hash = $1 WHERE instance_id = $2 AND execution_id = $3 AND locked_until <= $4`,
-		m.To, m.InstanceID, execution, sqlstore.Nanos(m.Now))
-	return err
 }
 
 // Current reads and locks (FOR UPDATE) an instance's row for a move or a
@@ -50,54 +37,12 @@ func (t writeTx) Current(ctx context.Context, id string) (sqlstore.Current, erro
 	return c, err
 }
 
-func (t writeTx) ModuleExists(ctx context.Context, hash string) (bool, error) {
-	var ok bool
-	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM modules WHERE hash = $1)`, hash).Scan(&ok)
-	return ok, err
-}
-
 // ResetInstance starts the next execution of an instance with the kept
 // history, in one transaction, if the instance is as r expects and no turn
 // holds it.
 func (s *Store) ResetInstance(ctx context.Context, r store.Reset) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.ResetInstance(ctx, writeTx{tx}, r) }); err != nil {
+	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.ResetInstance(ctx, newWriteTx(tx), r) }); err != nil {
 		return fmt.Errorf("postgres: reset instance %q: %w", r.InstanceID, err)
 	}
 	return nil
-}
-
-func (t writeTx) Detach(ctx context.Context, parent string, children []string) error {
-	if _, err := t.tx.Exec(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE id = ANY($1) AND parent_id = $2`, children, parent); err != nil {
-		return fmt.Errorf("detach children: %w", err)
-	}
-	return nil
-}
-
-func (t writeTx) Restart(ctx context.Context, r store.Reset, execution int64) error {
-	if _, err := t.tx.Exec(ctx, `DELETE FROM activity_tasks WHERE instance_id = $1 AND execution_id = $2 AND lock_token IS NULL`, r.InstanceID, execution); err != nil {
-		return fmt.Errorf("drop activity tasks: %w", err)
-	}
-	_, err := t.tx.Exec(ctx, `
-		UPDATE instances SET execution_id = $1, module_hash = $2, status = $3, result = NULL, failure = NULL, custom_status = $4,
-			updated_at = $5, last_event_id = $6, lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0
-		WHERE id = $7`,
-		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, sqlstore.Nanos(r.Now), len(r.Kept), r.InstanceID)
-	return err
-}
-
-func (t writeTx) Child(ctx context.Context, parent, id string) (sqlstore.ChildState, bool, error) {
-	var c sqlstore.ChildState
-	var status string
-	err := t.tx.QueryRow(ctx, `SELECT status, result, failure FROM instances WHERE id = $1 AND parent_id = $2`, id, parent).
-		Scan(&status, &c.Result, &c.Failure)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, false, nil
-	}
-	c.Status = engine.Status(status)
-	return c, err == nil, err
-}
-
-func (t writeTx) Reattach(ctx context.Context, child string, schedule int64) error {
-	_, err := t.tx.Exec(ctx, `UPDATE instances SET parent_schedule_id = $1 WHERE id = $2`, schedule, child)
-	return err
 }

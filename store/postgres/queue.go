@@ -2,11 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/internal/sqlstore"
@@ -39,13 +36,13 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 		}
 		// A timer has waited since it came due; anything else since it was
 		// stored.
-		q.OldestReady, err = oldest(ctx, r, `
+		q.OldestReady, err = dialect.Oldest(ctx, sqlDB{r}, `
 			SELECT instance_id, kind, CASE WHEN visible_at >= $2 THEN visible_at ELSE enqueued_at END AS since
 			FROM messages WHERE visible_at <= $1 ORDER BY since, id LIMIT 1`, sqlstore.Nanos(now), sqlstore.FirstDue)
 		if err != nil {
 			return err
 		}
-		q.OldestActivity, err = oldest(ctx, r, `
+		q.OldestActivity, err = dialect.Oldest(ctx, sqlDB{r}, `
 			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE locked_until <= $1 ORDER BY id LIMIT 1`, sqlstore.Nanos(now))
 		return err
 	})
@@ -53,19 +50,4 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 		return q, fmt.Errorf("postgres: queue stats: %w", err)
 	}
 	return q, nil
-}
-
-// oldest reads the item query selects (instance, what, since), if any.
-func oldest(ctx context.Context, q db, query string, args ...any) (*store.WaitingItem, error) {
-	var w store.WaitingItem
-	var since int64
-	err := q.QueryRow(ctx, query, args...).Scan(&w.InstanceID, &w.What, &since)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	w.Since = sqlstore.FromNanos(since)
-	return &w, nil
 }

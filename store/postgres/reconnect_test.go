@@ -14,6 +14,7 @@ import (
 // (pg_terminate_backend, as an operator or a failover does), the next
 // reads and writes succeed on new ones.
 func TestReconnect(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Schema(t)
 	s, err := Open(url, Options{HostID: "reconnect-test"})
 	if err != nil {
@@ -47,6 +48,7 @@ func TestReconnect(t *testing.T) {
 // TestServerRestart: after the server restarts, the store's next reads
 // and writes succeed on new connections.
 func TestServerRestart(t *testing.T) {
+	t.Parallel()
 	c := pgtest.NewCluster(t)
 	s, err := Open(c.URL(), Options{})
 	if err != nil {

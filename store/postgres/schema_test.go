@@ -45,6 +45,7 @@ func tables(t *testing.T, url string) string {
 // TestSchemaRefused: a schema with other tables, or a newer Durabox's, is
 // refused and left as it was.
 func TestSchemaRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, setup, want string
 	}{
@@ -77,6 +78,7 @@ func TestSchemaRefused(t *testing.T) {
 // TestReopen: a store opens its own schema again, keeping what it holds,
 // and two hosts opening an empty schema at once create it once.
 func TestReopen(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Schema(t)
 	errs := make(chan error, 2)
 	for range 2 {
@@ -102,6 +104,7 @@ func TestReopen(t *testing.T) {
 // TestOpenErrors: a URL PostgreSQL cannot read, and a server that does not
 // answer, fail Open with what to do.
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, url, want string
 	}{
@@ -123,6 +126,7 @@ func TestOpenErrors(t *testing.T) {
 
 // TestOptions: bad options are refused in plain words.
 func TestOptions(t *testing.T) {
+	t.Parallel()
 	for _, o := range []Options{{MaxConns: -1}, {ConnectTimeout: -time.Second}} {
 		if _, err := Open("postgres://x@127.0.0.1/x", o); err == nil || !strings.Contains(err.Error(), "it must be 0") {
 			t.Errorf("Open with %+v: %v; want it refused", o, err)

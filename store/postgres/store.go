@@ -18,6 +18,8 @@ import (
 // Store is a store.Store on a PostgreSQL database, which several hosts
 // may share.
 type Store struct {
+	// sqlStore is the operations both SQL stores write once.
+	sqlStore
 	pool *pgxpool.Pool
 	opts Options
 	// where is the database schema the store uses (for messages).
@@ -56,6 +58,7 @@ func Open(url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", redact(url), err)
 	}
 	s := &Store{pool: pool, opts: opts}
+	s.sqlStore = s.shared()
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: cannot reach the database at %s: %w (is the server running, and the user, database and password right?)", redact(url), err)

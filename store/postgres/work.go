@@ -151,9 +151,9 @@ func array(ids []string) []string {
 func (s *Store) lockInstance(ctx context.Context, tx pgx.Tx, id string, now time.Time, lease time.Duration) (*store.WorkItem, error) {
 	item := &store.WorkItem{LockToken: sqlstore.NewToken()}
 	var err error
-	item.Instance, err = scanInstance(tx.QueryRow(ctx, `
+	item.Instance, err = sqlstore.ScanInstance(tx.QueryRow(ctx, `
 		UPDATE instances SET lock_token = $1, lock_owner = $2, locked_until = $3, attempt = attempt + 1 WHERE id = $4
-		RETURNING `+instanceColumns+`, last_event_id, attempt`,
+		RETURNING `+sqlstore.InstanceColumns+`, last_event_id, attempt`,
 		item.LockToken, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), id), &item.HistoryLen, &item.Attempt)
 	if err != nil {
 		return nil, fmt.Errorf("lock instance %q: %w", id, err)

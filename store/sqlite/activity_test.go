@@ -24,6 +24,7 @@ func withTasks(t *testing.T, s *Store) {
 }
 
 func TestActivityOrderAndLeases(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	withTasks(t, s)
@@ -44,6 +45,7 @@ func TestActivityOrderAndLeases(t *testing.T) {
 }
 
 func TestCompleteActivity(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	withTasks(t, s)

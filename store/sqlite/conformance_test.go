@@ -8,6 +8,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store {
 		s, _ := openTest(t)
 		return s

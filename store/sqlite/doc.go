@@ -37,18 +37,45 @@
 //     were stored (enqueued_at) and their rank in the fair order workers
 //     take them in (fair_rank; see writeTx.QueueActivities).
 //
-// The file has one host, so instance locks and activity leases live in
-// the store's memory (locks.go): taking work reads beside the writer and
-// writes nothing, unless a delivery must be counted that no commit counted
-// in advance. An activity's result waits in memory too, for the commit of
-// its instance's next turn, which removes its task (results.go). The store
-// remembers the earliest time a message becomes visible until it commits a
-// change to the messages, and reads for messages only once that time has
-// come (first.go). Every connection has SQLite's query planner stability
-// guarantee on, so that the statements go-sqlite3 caches are not prepared
-// again on every use (qpsg.go), and keeps the statements that begin and end
-// transactions and savepoints prepared; the write connection keeps its
-// statement journal in memory (driver.go).
+// Every connection has SQLite's query planner stability guarantee on, so
+// that the statements go-sqlite3 caches are not prepared again on every
+// use (qpsg.go), and keeps the statements that begin and end transactions
+// and savepoints prepared; the write connection keeps its statement
+// journal in memory (driver.go).
+//
+// # What the store keeps in memory between commits
+//
+// The file has one host, so some of the store's state lives in the
+// store's memory and not in the file. A crash loses all of it, and loses
+// nothing a caller was told is committed; a store opened again starts as
+// ReleaseAllLeases leaves one:
+//
+//   - Instance locks (locks.go): which instances turns hold, with each
+//     lock's token and when it expires, and which instances have had the
+//     delivery their last commit counted in advance (attempt and
+//     counted_run in the file) handed out in this run. Taking work reads
+//     beside the writer and writes nothing, unless a delivery must be
+//     counted that no commit counted in advance. Lost in a crash: every
+//     instance is free again, and its next delivery is counted.
+//   - Activity leases (locks.go): the same for activity tasks, which
+//     workers hold under leases. Lost in a crash: every task is free
+//     again, and its next delivery is counted.
+//   - Activity results (results.go): CompleteActivity keeps a result (up
+//     to 64 KiB, 64 MiB in all; a larger one is written as a message at
+//     once) beside its task, which stays in the file, leased to nobody,
+//     until the commit of its instance's next turn, which takes the
+//     result as a message (its id the negative of the task's) and removes
+//     the task in the same transaction. Lost in a crash: the activity runs
+//     again (at-least-once).
+//   - The earliest time a message becomes visible (first.go), read once
+//     and kept until the writer commits a change to the messages, so that
+//     looking for work, HasWork and NextVisibleAt answer from memory while
+//     that time is still to come. Lost in a crash: read again.
+//
+// store/postgres keeps locks, leases and results in rows, which the hosts
+// of its database share. The operations the two stores say alike are
+// written once (store/internal/sqlstore), in SQLite's dialect here
+// (dialect.go).
 //
 // Times are Unix nanoseconds; the store returns them in UTC.
 //

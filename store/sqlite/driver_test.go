@@ -16,6 +16,7 @@ import (
 // the same ones batch after batch, and a read connection its read
 // transaction's (driver.go).
 func TestTransactionStatementsPreparedOnce(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	prepared := func(db *sql.DB) map[string]driver.Stmt {
 		t.Helper()
@@ -91,6 +92,7 @@ func TestTransactionStatementsPreparedOnce(t *testing.T) {
 // files, the statement journal among them, in memory, and a read connection
 // keeps the default (driver.go).
 func TestStatementJournalInMemory(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	for name, c := range map[string]struct {
 		db   *sql.DB

@@ -14,6 +14,7 @@ import (
 // is visible (first.go), each way a message can arrive still makes its
 // instance's work found, and a timer is found when it comes due.
 func TestMessagesAfterNoneVisible(t *testing.T) {
+	t.Parallel()
 	// waiting leaves "i1" after its first turn, its activity leased: the
 	// store knows that nothing is visible before the timer.
 	waiting := func(t *testing.T) (*Store, *store.ActivityWork) {
@@ -82,6 +83,7 @@ func TestMessagesAfterNoneVisible(t *testing.T) {
 // wait in memory takes turn after turn without the store reading for
 // messages, as long as none comes.
 func TestNoReadWhileNoMessageIsVisible(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	firstTurn(t, s)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestCreateInstance(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Greeting"}}); err != nil {
 		t.Fatal(err)
@@ -39,6 +40,7 @@ func TestCreateInstance(t *testing.T) {
 }
 
 func TestCreateInstanceRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		instance store.NewInstance
@@ -67,6 +69,7 @@ func TestCreateInstanceRefused(t *testing.T) {
 }
 
 func TestInstanceNotFound(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	tests := []struct {
@@ -91,6 +94,7 @@ func TestInstanceNotFound(t *testing.T) {
 }
 
 func TestListInstances(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	for _, n := range []store.NewInstance{
@@ -121,6 +125,7 @@ func TestListInstances(t *testing.T) {
 }
 
 func TestEnqueue(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	raised := []engine.Event{
@@ -148,6 +153,7 @@ func TestEnqueue(t *testing.T) {
 // history read try to allocate room for that many events: the read
 // returns what is there, and the engine refuses it.
 func TestHistoryWithACorruptEventID(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Greeting"}}); err != nil {
 		t.Fatal(err)
@@ -171,6 +177,7 @@ func TestHistoryWithACorruptEventID(t *testing.T) {
 // connections), grown by a commit after their length was read, and purged
 // after it.
 func TestLongHistoryInHalves(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Sequential"}}); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // without a write of its own; an abandoned one costs one write when it is
 // locked again, to count that delivery.
 func TestLockingWritesNothing(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	writes := s.batches.Load()
@@ -49,6 +50,7 @@ func TestLockingWritesNothing(t *testing.T) {
 // delivery it handed out; one that ends between a commit and the next lock
 // counts the delivery the commit counted in advance, one early.
 func TestDeliveriesCountAcrossRuns(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "runs.db")
 	s := openAt(t, path, Options{})
 	withInstance(t, s)
@@ -77,6 +79,7 @@ func TestDeliveriesCountAcrossRuns(t *testing.T) {
 // messages keep coming; no message is handed out again once a commit has
 // consumed it, however the reads that find work and the commits interleave.
 func TestConcurrentTurnsConsumeOnce(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	const instances, events = 8, 40
@@ -153,6 +156,7 @@ func TestConcurrentTurnsConsumeOnce(t *testing.T) {
 // with an instance locked for an hour: the lock goes with the columns, and
 // the instance's next delivery counts the one the crash cut short.
 func TestMigratesVersion8(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v8.db")
 	s := openAt(t, path, Options{})
 	withInstance(t, s)
@@ -170,6 +174,7 @@ func TestMigratesVersion8(t *testing.T) {
 // at once; a task completed is never leased again, however a read that
 // finds tasks and a completion interleave.
 func TestConcurrentActivitiesCompleteOnce(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	const tasks = 400

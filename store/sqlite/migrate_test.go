@@ -101,6 +101,7 @@ func schemaOf(t *testing.T, db *sql.DB) []string {
 // continued as new and took persistent events, and checks what version 6
 // fills in for it, and that the result has the schema of a new database.
 func TestMigratesVersion5(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v5.db")
 	s, err := Open(path, Options{})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestModules(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	paris := time.FixedZone("Paris", 3600)
 	for _, m := range []store.Module{
@@ -53,6 +54,7 @@ func TestModules(t *testing.T) {
 }
 
 func TestModuleNotFound(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	tests := []struct {
 		name string

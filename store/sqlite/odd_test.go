@@ -13,6 +13,7 @@ import (
 // TestOddDatabase: a host starts and serves on a SQLite file that holds
 // every kind of odd data (package internal/oddstore).
 func TestOddDatabase(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "durabox.db")
 	oddstore.Run(t, oddstore.Backend{
 		Open: func(t *testing.T) store.Store {

@@ -8,6 +8,7 @@ import (
 // TestStablePlansOnEveryConnection: the write connection and the read
 // connections have the query planner stability guarantee on (qpsg.go).
 func TestStablePlansOnEveryConnection(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	for name, db := range map[string]*sql.DB{"write": s.db, "read": s.readers.DB} {
 		c, err := db.Conn(ctx)

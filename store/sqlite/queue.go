@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -54,33 +53,18 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 	}
 	// A timer has waited since it came due; anything else since it was
 	// stored.
-	q.OldestReady, err = oldest(ctx, s.readers, `
+	q.OldestReady, err = s.dialect.Oldest(ctx, sqlDB{s.readers}, `
 		SELECT instance_id, json_extract(payload, '$.kind'), iif(visible_at >= ?2, visible_at, enqueued_at) AS since
 		FROM messages WHERE visible_at <= ?1 ORDER BY since, id LIMIT 1`, sqlstore.Nanos(now), sqlstore.FirstDue)
 	if id, at, ok := s.results.oldest(); err == nil && ok && (q.OldestReady == nil || at < sqlstore.Nanos(q.OldestReady.Since)) {
 		q.OldestReady = &store.WaitingItem{InstanceID: id, What: string(engine.ActivityCompleted), Since: sqlstore.FromNanos(at)}
 	}
 	if err == nil {
-		q.OldestActivity, err = oldest(ctx, s.readers, `
+		q.OldestActivity, err = s.dialect.Oldest(ctx, sqlDB{s.readers}, `
 			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`, held)
 	}
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}
 	return q, nil
-}
-
-// oldest reads the item query selects (instance, what, since), if any.
-func oldest(ctx context.Context, q querier, query string, args ...any) (*store.WaitingItem, error) {
-	var w store.WaitingItem
-	var since int64
-	err := q.QueryRowContext(ctx, query, args...).Scan(&w.InstanceID, &w.What, &since)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	w.Since = sqlstore.FromNanos(since)
-	return &w, nil
 }

@@ -15,6 +15,7 @@ import (
 // own; the instance is told it has work, gets the result as a message, and
 // the commit of its turn removes the task.
 func TestResultsRideTheNextTurn(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	withTasks(t, s)
@@ -53,6 +54,7 @@ func TestResultsRideTheNextTurn(t *testing.T) {
 // TestResultsLostInACrashRunAgain: a result kept when the store ends is
 // gone, and its task is delivered again, counted.
 func TestResultsLostInACrashRunAgain(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crash.db")
 	s := openAt(t, path, Options{})
 	withInstance(t, s)
@@ -73,6 +75,7 @@ func TestResultsLostInACrashRunAgain(t *testing.T) {
 // TestResultsKeepTheirPlace: a result comes among its instance's messages
 // where its message would have been stored.
 func TestResultsKeepTheirPlace(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	withTasks(t, s)
@@ -102,6 +105,7 @@ func TestResultsKeepTheirPlace(t *testing.T) {
 // instance's turn continues it as new is not handed to the next execution,
 // and its task goes.
 func TestResultsForAnEndedExecutionDrop(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	withTasks(t, s)

@@ -11,10 +11,15 @@ import (
 	"sync/atomic"
 
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // Store is a store.Store on one SQLite file.
 type Store struct {
+	// sqlStore is the operations both SQL stores write once, in SQLite's
+	// dialect (dialect.go).
+	sqlStore
+	dialect *sqlstore.Dialect
 	// db is the write connection, used by one writer at a time only
 	// (write.go) once the store is open; reads go to readers.
 	db      *sql.DB
@@ -58,6 +63,8 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s := &Store{lock: lock, opts: opts, run: newRun(), locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), first: newFirstMessage(), stop: make(chan struct{})}
 	s.writers.idle = sync.NewCond(&s.writers.mu)
+	s.dialect = s.newDialect()
+	s.sqlStore = s.shared()
 	if err := s.open(path); err != nil {
 		s.Close()
 		return nil, err

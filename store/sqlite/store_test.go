@@ -21,6 +21,7 @@ import (
 )
 
 func TestOptions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		durability  Durability
 		synchronous int // PRAGMA synchronous: 1 NORMAL, 2 FULL
@@ -63,6 +64,7 @@ func TestOptions(t *testing.T) {
 }
 
 func TestOneHostPerFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "durabox.db")
 	first, err := Open(path, Options{})
 	if err != nil {
@@ -86,6 +88,7 @@ func TestOneHostPerFile(t *testing.T) {
 }
 
 func TestRefusesFilesItDoesNotOwn(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		make func(t *testing.T, path string)
@@ -159,6 +162,7 @@ func writeFile(t *testing.T, path string, b []byte) {
 // leases included, survives closing and opening the file again (instance
 // locks are in memory: locks_test.go).
 func TestReopenKeepsEverything(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "test.db")
 	s, err := Open(path, Options{Durability: DurabilityNormal})
 	if err != nil {
@@ -189,6 +193,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 }
 
 func TestMigratesVersion1(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v1.db")
 	s, err := Open(path, Options{})
 	if err != nil {
@@ -234,6 +239,7 @@ func TestMigratesVersion1(t *testing.T) {
 // TestPathsTheDriverCouldMisread opens files whose names mean something in
 // a URI.
 func TestPathsTheDriverCouldMisread(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"my db.db", "what?.db", "a#b.db", "100%.db", "x.db?_fk=0"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), name)
@@ -256,6 +262,7 @@ func TestPathsTheDriverCouldMisread(t *testing.T) {
 // shared-memory files and its lock file are its owner's alone: they hold
 // the secrets deployed with the modules.
 func TestFilesOnlyItsOwnerReads(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "new.db")
 	s := openAt(t, path, Options{})
 	withInstance(t, s)
@@ -274,6 +281,7 @@ func TestFilesOnlyItsOwnerReads(t *testing.T) {
 // store closes (a host's dispatcher, say) gets an error, not a nil pointer,
 // and that a second Close does nothing.
 func TestReadsAfterCloseFailCleanly(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -293,6 +301,7 @@ func TestReadsAfterCloseFailCleanly(t *testing.T) {
 // context's cancellation (readPool), but one whose context has already
 // ended does not run.
 func TestReadsRefuseACancelledContext(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w"), Orchestrations: []string{"O"}}); err != nil {
 		t.Fatal(err)

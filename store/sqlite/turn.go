@@ -27,7 +27,7 @@ func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 	payloads, err := encodeEvents(c.NewEvents)
 	if err == nil {
 		err = s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
-			return sqlstore.CommitTurn(ctx, commitTx{writeTx{tx, s}, c.LockToken, c.NewEvents, payloads}, c)
+			return sqlstore.CommitTurn(ctx, commitTx{s.writeTx(tx), c.LockToken, c.NewEvents, payloads}, c)
 		}, func(err error) {
 			if err == nil {
 				s.forgetResults(c.InstanceID, resultTasks(c.Consumed))
@@ -82,37 +82,6 @@ func (t commitTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error
 		l.ParentSchedule = &schedule.Int64
 	}
 	return l, err
-}
-
-func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
-	_, err := t.tx.ExecContext(ctx, `
-		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
-			last_event_id = ?, attempt = 1, counted_run = ?, persistent_taken = persistent_taken + ?
-		WHERE id = ?`,
-		string(c.Status), sqlstore.NullIfEmpty(c.Result), sqlstore.EncodeFailure(c.Failure), c.CustomStatus, sqlstore.Nanos(c.Now),
-		lastEventID, t.s.run, persistentTaken, c.InstanceID)
-	return err
-}
-
-func (t writeTx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
-	_, err := t.s.enqueue(ctx, t.tx, id, ev, visibleAt, now)
-	return err
-}
-
-func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
-	// A child is work of its parent, which has begun.
-	return t.s.insertInstance(ctx, t.tx, n, sqlstore.VisibleNow, parent, schedule)
-}
-
-func (t writeTx) DropWaiting(ctx context.Context, id string, now time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
-		return fmt.Errorf("drop messages: %w", err)
-	}
-	t.s.first.changed(1)
-	if err := t.exceptHeld(ctx, sqlstore.Nanos(now), false, `DELETE FROM activity_tasks WHERE instance_id = ?`, id); err != nil {
-		return fmt.Errorf("drop activity tasks: %w", err)
-	}
-	return nil
 }
 
 func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error {
@@ -196,107 +165,4 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 		}
 	}
 	return nil
-}
-
-// exceptHeld runs statement (which ends in a WHERE clause) with args on
-// the activity tasks no worker holds at now (with anyLease, that no worker
-// has a lease of, expired or not).
-func (t writeTx) exceptHeld(ctx context.Context, now int64, anyLease bool, statement string, args ...any) error {
-	held, err := idList(t.s.leases.held(now, anyLease))
-	if err == nil {
-		_, err = t.tx.ExecContext(ctx, statement+` AND id NOT IN (SELECT value FROM json_each(?))`, append(args, held)...)
-	}
-	return err
-}
-
-// NextExecution sets the instance at the next execution (sqlstore.TurnTx).
-func (t writeTx) NextExecution(ctx context.Context, c store.TurnCommit) error {
-	tx := t.tx
-	if err := detachChildren(ctx, tx, c.InstanceID, c.ExecutionID, `parent_schedule_id = NULL`); err != nil {
-		return err
-	}
-	if err := t.exceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, c.InstanceID, c.ExecutionID); err != nil {
-		return fmt.Errorf("drop activity tasks: %w", err)
-	}
-	_, err := tx.ExecContext(ctx, `
-		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
-			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, attempt = 1, counted_run = ?,
-			persistent_taken = 0
-		WHERE id = ?`,
-		string(engine.StatusPending), sqlstore.NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, sqlstore.Nanos(c.Now), t.s.run, c.InstanceID)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES (?, ?, ?)`,
-		c.InstanceID, c.ExecutionID, sqlstore.Nanos(c.Now))
-	return err
-}
-
-// Requeue enqueues again the leftovers TakeLeftovers took, as they were.
-func (t writeTx) Requeue(ctx context.Context, id string, left []leftover) error {
-	tx := t.tx
-	for _, m := range left {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at) VALUES (?, ?, ?, ?)`,
-			id, m.payload, m.visibleAt, m.enqueuedAt); err != nil {
-			return fmt.Errorf("requeue message: %w", err)
-		}
-		t.s.first.changed(1)
-	}
-	return nil
-}
-
-// detachChildren applies set (an UPDATE's SET clause) to the children an
-// execution of parent started (all its executions if execution is 0), so
-// that they no longer report to it. Only an execution whose history
-// starts a child looks for them: instances has no index on parent_id.
-func detachChildren(ctx context.Context, tx txConn, parent string, execution int64, set string) error {
-	var started bool
-	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM history WHERE instance_id = ?1 AND (?2 = 0 OR execution_id = ?2)
-		AND json_extract(payload, '$.kind') = ?3)`, parent, execution, string(engine.SubOrchestrationScheduled)).Scan(&started)
-	if err != nil || !started {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE instances SET `+set+` WHERE parent_id = ?`, parent); err != nil {
-		return fmt.Errorf("detach children: %w", err)
-	}
-	return nil
-}
-
-// leftover is a message an ended execution did not consume.
-type leftover struct {
-	payload               []byte
-	visibleAt, enqueuedAt int64
-}
-
-// TakeLeftovers removes the messages of an instance whose execution ends
-// and returns those the next execution is to get, oldest first: those
-// engine.OutlivesExecution keeps.
-func (t writeTx) TakeLeftovers(ctx context.Context, id string) ([]leftover, error) {
-	tx := t.tx
-	rows, err := tx.QueryContext(ctx, `SELECT id, payload, visible_at, enqueued_at FROM messages WHERE instance_id = ? ORDER BY id`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var keep []leftover
-	for rows.Next() {
-		var m leftover
-		var msgID int64
-		var ev engine.Event
-		if err := rows.Scan(&msgID, &m.payload, &m.visibleAt, &m.enqueuedAt); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(m.payload, &ev); err != nil {
-			return nil, fmt.Errorf("decode message %d: %w", msgID, err)
-		}
-		if engine.OutlivesExecution(ev) {
-			keep = append(keep, m)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM messages WHERE instance_id = ?`, id)
-	t.s.first.changed(1)
-	return keep, err
 }

@@ -14,6 +14,7 @@ import (
 )
 
 func TestCommitTurn(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	create(t, s, "other")
@@ -71,6 +72,7 @@ func TestCommitTurn(t *testing.T) {
 }
 
 func TestCommitTurnFailure(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	firstTurn(t, s)
@@ -90,6 +92,7 @@ func TestCommitTurnFailure(t *testing.T) {
 // TestCommitIsAllOrNothing checks that a refused or failed commit leaves
 // every table exactly as it was, and the instance locked as it was.
 func TestCommitIsAllOrNothing(t *testing.T) {
+	t.Parallel()
 	fine := func(item *store.WorkItem) store.TurnCommit {
 		sched := event(5, engine.ActivityScheduled)
 		sched.Name = "SayHello"
@@ -154,6 +157,7 @@ func TestCommitIsAllOrNothing(t *testing.T) {
 }
 
 func TestLostLeaseIsRefused(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	first := lock(t, s, t0)
@@ -176,6 +180,7 @@ func TestLostLeaseIsRefused(t *testing.T) {
 }
 
 func TestContinueAsNew(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	item := lock(t, s, t0)
@@ -210,6 +215,7 @@ func TestContinueAsNew(t *testing.T) {
 }
 
 func TestChildren(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	create(t, s, "taken")

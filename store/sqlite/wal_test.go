@@ -12,6 +12,7 @@ import (
 // the WAL; once the read is done, the store's next writes start it over,
 // and it shrinks back to walLimit at most.
 func TestWALShrinksAfterALargePurge(t *testing.T) {
+	t.Parallel()
 	s, path := openTest(t)
 	tx, end, err := s.readers.begin(ctx)
 	if err != nil {

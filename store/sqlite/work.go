@@ -181,7 +181,7 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 	ctx = context.WithoutCancel(ctx)
 	for _, t := range locked {
 		id := t.item.Instance.ID
-		t.item.Instance, err = scanInstance(tx.QueryRowContext(ctx, `SELECT `+instanceColumns+`, last_event_id, attempt, counted_run FROM instances WHERE id = ?`, id),
+		t.item.Instance, err = sqlstore.ScanInstance(tx.QueryRowContext(ctx, `SELECT `+sqlstore.InstanceColumns+`, last_event_id, attempt, counted_run FROM instances WHERE id = ?`, id),
 			&t.item.HistoryLen, &t.attempt, &t.run)
 		if errors.Is(err, sql.ErrNoRows) {
 			t.gone = true

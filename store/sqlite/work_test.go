@@ -17,6 +17,7 @@ import (
 // due waits for the messages older than it, not for the ones after it;
 // then new ones by their start.
 func TestInstanceOrder(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		now  time.Time
@@ -65,6 +66,7 @@ func TestInstanceOrder(t *testing.T) {
 // TestWorkItem checks what a locked instance comes with: its history and
 // every visible message, oldest first, whatever their kind.
 func TestWorkItem(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	events := firstTurn(t, s)
@@ -99,6 +101,7 @@ func TestWorkItem(t *testing.T) {
 }
 
 func TestTimers(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	firstTurn(t, s)
@@ -116,6 +119,7 @@ func TestTimers(t *testing.T) {
 // TestTimerDueBefore1970 checks that a timer due at or before the zero of
 // Unix time is not taken for a message visible at once, nor lost.
 func TestTimerDueBefore1970(t *testing.T) {
+	t.Parallel()
 	for _, due := range []time.Time{time.Unix(0, 0).UTC(), time.Unix(-1, 0).UTC()} {
 		t.Run(due.String(), func(t *testing.T) {
 			s, _ := openTest(t)
@@ -135,6 +139,7 @@ func TestTimerDueBefore1970(t *testing.T) {
 // TestConcurrentLocks checks that workers locking at once never get the
 // same instance.
 func TestConcurrentLocks(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	for i := range 49 {
@@ -171,6 +176,7 @@ func TestConcurrentLocks(t *testing.T) {
 }
 
 func TestInstanceLease(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	first := lock(t, s, t0)
@@ -191,6 +197,7 @@ func TestInstanceLease(t *testing.T) {
 // TestAttemptsCountUntilCommit counts the deliveries of a turn across
 // expired locks and abandons, and starts again after a commit.
 func TestAttemptsCountUntilCommit(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	now := t0
@@ -219,6 +226,7 @@ func TestAttemptsCountUntilCommit(t *testing.T) {
 }
 
 func TestAbandonInstance(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	item := lock(t, s, t0)
@@ -236,6 +244,7 @@ func TestAbandonInstance(t *testing.T) {
 }
 
 func TestNextVisibleAt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		build func(t *testing.T, s *Store)
@@ -280,6 +289,7 @@ func TestNextVisibleAt(t *testing.T) {
 }
 
 func TestReleaseAllLeases(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	firstTurn(t, s)

@@ -19,6 +19,7 @@ import (
 // twice: the writes go to disk in fewer transactions than there are
 // writes, and a write that fails in a shared transaction fails alone.
 func TestWritesShareCommits(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w"), Orchestrations: []string{"O"}}); err != nil {
 		t.Fatal(err)
@@ -62,6 +63,7 @@ func TestWritesShareCommits(t *testing.T) {
 
 // TestWriteAfterClose is refused with an error that says so.
 func TestWriteAfterClose(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir()+"/closed.db", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +82,7 @@ func TestWriteAfterClose(t *testing.T) {
 // (activity results too, the same way), and syncs every other batch as the
 // store's durability says.
 func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
+	t.Parallel()
 	s, _ := openTest(t)
 	withInstance(t, s)
 	synchronous := func() string {
@@ -127,6 +130,7 @@ func TestLeaseWritesDoNotWaitForSync(t *testing.T) {
 // TestOnCommit: the observer is told of every transaction, with the
 // writes it held; between them they hold every write.
 func TestOnCommit(t *testing.T) {
+	t.Parallel()
 	var (
 		mu      sync.Mutex
 		commits []store.CommitStats
@@ -171,6 +175,7 @@ func TestOnCommit(t *testing.T) {
 // together once the batch is done, committed by one of their callers, and
 // a Close meanwhile waits for them and refuses what comes after it.
 func TestQueuedWrites(t *testing.T) {
+	t.Parallel()
 	s, path := openTest(t)
 	if err := s.PutModule(ctx, store.Module{Hash: "h", Wasm: []byte("w")}); err != nil {
 		t.Fatal(err)

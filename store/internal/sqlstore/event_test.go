@@ -52,6 +52,7 @@ func storedEvents(t testing.TB) []storedEvent {
 // The forms json.Marshal writes are read without encoding/json, or the
 // decoder's speed-up does nothing.
 func TestStoredEventsTakeTheScanner(t *testing.T) {
+	t.Parallel()
 	for _, e := range storedEvents(t) {
 		var ev engine.Event
 		if got := (&eventScanner{b: e.json, names: map[string]string{}}).event(&ev); got != e.scans {

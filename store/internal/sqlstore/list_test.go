@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseCursor(t *testing.T) {
+	t.Parallel()
 	created, seq, err := ParseCursor(Cursor(-5, 42))
 	if err != nil || created != -5 || seq != 42 {
 		t.Fatalf("ParseCursor(Cursor(-5, 42)) = %d, %d, %v; want -5, 42, nil", created, seq, err)
@@ -27,6 +28,7 @@ func TestParseCursor(t *testing.T) {
 }
 
 func TestWhereFilter(t *testing.T) {
+	t.Parallel()
 	numbered := func(n int) string { return "$" + strconv.Itoa(n) }
 	t0 := time.Unix(0, 7)
 	tests := []struct {

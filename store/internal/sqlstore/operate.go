@@ -40,14 +40,13 @@ type OperateTx interface {
 }
 
 // ResetTx is a store's statements for resetting an instance, in one
-// transaction; L is what the store keeps of the messages the reset
-// execution left.
-type ResetTx[L any] interface {
+// transaction.
+type ResetTx interface {
 	OperateTx
 	Enqueuer
 	// QueueActivities is TurnTx.QueueActivities.
 	QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error
-	Leftovers[L]
+	Leftovers
 	// Detach makes the parent's children of the given ids no longer
 	// report to it.
 	Detach(ctx context.Context, parent string, children []string) error
@@ -137,7 +136,7 @@ func moduleDeployed(ctx context.Context, tx OperateTx, hash string) error {
 // ResetInstance starts the next execution of an instance with the kept
 // history, if the instance is as r expects and no turn holds it: the rules
 // of store.Store.ResetInstance.
-func ResetInstance[L any](ctx context.Context, tx ResetTx[L], r store.Reset) error {
+func ResetInstance(ctx context.Context, tx ResetTx, r store.Reset) error {
 	c, err := tx.Current(ctx, r.InstanceID)
 	if err != nil {
 		return err
@@ -193,7 +192,7 @@ func ResetInstance[L any](ctx context.Context, tx ResetTx[L], r store.Reset) err
 // once if it has ended (its report went to the discarded events), when it
 // ends if it runs. A child that no longer exists (purged) is
 // engine.ChildGone.
-func reportAgain[L any](ctx context.Context, tx ResetTx[L], parent string, child engine.ChildTask, now time.Time) error {
+func reportAgain(ctx context.Context, tx ResetTx, parent string, child engine.ChildTask, now time.Time) error {
 	c, found, err := tx.Child(ctx, parent, child.InstanceID)
 	if err != nil {
 		return err

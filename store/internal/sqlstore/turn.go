@@ -36,20 +36,20 @@ type Enqueuer interface {
 }
 
 // Leftovers is a store's statements for the messages an ended execution
-// left; L is what the store keeps of them.
-type Leftovers[L any] interface {
+// left.
+type Leftovers interface {
 	// TakeLeftovers removes the instance's messages and returns those
 	// engine.OutlivesExecution keeps, oldest first.
-	TakeLeftovers(ctx context.Context, id string) (L, error)
+	TakeLeftovers(ctx context.Context, id string) ([]Leftover, error)
 	// Requeue enqueues again the leftovers TakeLeftovers took, as they
 	// were, in their order.
-	Requeue(ctx context.Context, id string, left L) error
+	Requeue(ctx context.Context, id string, left []Leftover) error
 }
 
 // TurnTx is a store's statements for committing a turn, all in the one
-// transaction of the commit; L is what it keeps of leftover messages.
-type TurnTx[L any] interface {
-	Leftovers[L]
+// transaction of the commit.
+type TurnTx interface {
+	Leftovers
 	// Locked reads the instance's lock and position; an error wrapping
 	// store.ErrNotFound when there is no such instance.
 	Locked(ctx context.Context, id string) (Locked, error)
@@ -86,7 +86,7 @@ type TurnTx[L any] interface {
 // CommitTurn checks c against the instance tx locked and writes it: the
 // rules of store.Store.CommitTurn. It returns an error wrapping
 // store.ErrLeaseLost if c.LockToken no longer holds the instance's lock.
-func CommitTurn[L any](ctx context.Context, tx TurnTx[L], c store.TurnCommit) error {
+func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 	l, err := tx.Locked(ctx, c.InstanceID)
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func persistentTaken(events []engine.Event) int {
 // writeWork appends the new events to history, queues the activity tasks
 // (on the instance's module) and the timers, and removes the consumed
 // messages.
-func writeWork[L any](ctx context.Context, tx TurnTx[L], c store.TurnCommit, moduleHash string) error {
+func writeWork(ctx context.Context, tx TurnTx, c store.TurnCommit, moduleHash string) error {
 	if err := tx.AppendHistory(ctx, c.InstanceID, c.ExecutionID, c.NewEvents); err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func ReportToParent(ctx context.Context, q Enqueuer, parent string, schedule int
 // startChild creates a child instance at now or, when it cannot start,
 // reports the failure to its parent at once (unless it is detached), as
 // engine.ChildNotStarted words it.
-func startChild[L any](ctx context.Context, tx TurnTx[L], parent string, c store.NewChild, now time.Time) error {
+func startChild(ctx context.Context, tx TurnTx, parent string, c store.NewChild, now time.Time) error {
 	var schedule *int64
 	if !c.Detached {
 		schedule = &c.ScheduleID
@@ -219,7 +219,7 @@ func startChild[L any](ctx context.Context, tx TurnTx[L], parent string, c store
 // continueAsNew ends the instance's execution and starts the next one,
 // whose messages are the engine's Started and Carried, followed by the
 // messages the ended execution left that engine.OutlivesExecution keeps.
-func continueAsNew[L any](ctx context.Context, tx TurnTx[L], c store.TurnCommit) error {
+func continueAsNew(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 	can := c.ContinueAsNew
 	left, err := tx.TakeLeftovers(ctx, c.InstanceID)
 	if err != nil {

@@ -15,24 +15,12 @@ import (
 // to m.To and appends m.Event to its history, in one transaction, if the
 // instance is as m expects and no turn holds it.
 func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
-	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.MoveInstance(ctx, writeTx{tx, s}, m) },
+	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.MoveInstance(ctx, s.writeTx(tx), m) },
 		func(err error) { s.locks.operated(m.InstanceID, err == nil, false) })
 	if err != nil {
 		return fmt.Errorf("sqlite: move instance %q to module %s: %w", m.InstanceID, m.To, err)
 	}
 	return nil
-}
-
-func (t writeTx) Move(ctx context.Context, m store.Move, execution int64) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ? WHERE id = ?`,
-		m.To, m.Event.ID, sqlstore.Nanos(m.Now), m.InstanceID)
-	if err != nil {
-		return err
-	}
-	// Its activity tasks no worker holds go with it; one a worker runs
-	// ends on the module it started on.
-	return t.exceptHeld(ctx, sqlstore.Nanos(m.Now), false, `UPDATE activity_tasks SET module_hash = ? WHERE instance_id = ? AND execution_id = ?`,
-		m.To, m.InstanceID, execution)
 }
 
 // Current reads an instance for a move or a reset, which MoveInstance and
@@ -52,8 +40,14 @@ func (t writeTx) Current(ctx context.Context, id string) (sqlstore.Current, erro
 	return c, err
 }
 
-func (t writeTx) ModuleExists(ctx context.Context, hash string) (bool, error) {
-	var ok bool
-	err := t.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM modules WHERE hash = ?)`, hash).Scan(&ok)
-	return ok, err
+// ResetInstance starts the next execution of an instance with the kept
+// history, in one transaction, if the instance is as r expects and no turn
+// holds it.
+func (s *Store) ResetInstance(ctx context.Context, r store.Reset) error {
+	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error { return sqlstore.ResetInstance(ctx, s.writeTx(tx), r) },
+		func(err error) { s.locks.operated(r.InstanceID, err == nil, true) })
+	if err != nil {
+		return fmt.Errorf("sqlite: reset instance %q: %w", r.InstanceID, err)
+	}
+	return nil
 }
