@@ -25,10 +25,16 @@ const (
 	// ExportActivity takes the region of an encoded ActivityRequest and
 	// returns a packed region holding an encoded ActivityResult.
 	ExportActivity = "durabox_activity"
+	// ExportQuery takes the region of an encoded QueryRequest and returns a
+	// packed region holding an encoded QueryResult. It is optional: a
+	// module built before queries existed lacks it, and its instances
+	// answer no query.
+	ExportQuery = "durabox_query"
 )
 
 // RequiredExports lists every export a guest must provide, in the order the
-// host checks them at deploy.
+// host checks them at deploy. ExportQuery is not among them: a guest may
+// lack it.
 var RequiredExports = []string{
 	ExportInitialize, ExportVersion, ExportAlloc, ExportDescribe, ExportActivate, ExportActivity,
 }

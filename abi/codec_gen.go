@@ -282,6 +282,84 @@ func DecodeActivityResult(b []byte) (*ActivityResult, error) {
 	return m, nil
 }
 
+func encodeQueryRequest(e *encoder, m *QueryRequest) {
+	e.string(1, m.Name)
+	e.bytes(2, m.Input)
+}
+
+func decodeQueryRequest(b []byte, m *QueryRequest) error {
+	r := readFields(b, "QueryRequest")
+	for r.next() {
+		switch r.field {
+		case 1:
+			m.Name = string(r.raw)
+		case 2:
+			m.Input = clone(r.raw)
+		}
+	}
+	return r.err
+}
+
+// EncodeQueryRequest encodes m.
+func EncodeQueryRequest(m *QueryRequest) []byte {
+	var e encoder
+	encodeQueryRequest(&e, m)
+	return e.buf
+}
+
+// DecodeQueryRequest decodes a QueryRequest.
+func DecodeQueryRequest(b []byte) (*QueryRequest, error) {
+	m := &QueryRequest{}
+	if err := decodeQueryRequest(b, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func encodeQueryResult(e *encoder, m *QueryResult) {
+	e.bytes(1, m.Output)
+	if m.Failure != nil {
+		e.message(2, func(e *encoder) { encodeFailure(e, m.Failure) })
+	}
+	for _, v := range m.Handlers {
+		e.element(3, v)
+	}
+}
+
+func decodeQueryResult(b []byte, m *QueryResult) error {
+	r := readFields(b, "QueryResult")
+	for r.next() {
+		switch r.field {
+		case 1:
+			m.Output = clone(r.raw)
+		case 2:
+			m.Failure = &Failure{}
+			if err := decodeFailure(r.raw, m.Failure); err != nil {
+				return err
+			}
+		case 3:
+			m.Handlers = append(m.Handlers, string(r.raw))
+		}
+	}
+	return r.err
+}
+
+// EncodeQueryResult encodes m.
+func EncodeQueryResult(m *QueryResult) []byte {
+	var e encoder
+	encodeQueryResult(&e, m)
+	return e.buf
+}
+
+// DecodeQueryResult decodes a QueryResult.
+func DecodeQueryResult(b []byte) (*QueryResult, error) {
+	m := &QueryResult{}
+	if err := decodeQueryResult(b, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 func encodeHTTPRequest(e *encoder, m *HTTPRequest) {
 	e.string(1, m.Method)
 	e.string(2, m.URL)

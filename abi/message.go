@@ -202,3 +202,18 @@ type ActivityResult struct {
 	Output  []byte
 	Failure *Failure
 }
+
+// QueryRequest asks an orchestration instance's guest to answer one query
+// from its state, without changing it.
+type QueryRequest struct {
+	Name  string
+	Input []byte
+}
+
+// QueryResult is a guest's answer to a QueryRequest.
+type QueryResult struct {
+	Output  []byte
+	Failure *Failure
+	// Handlers are the names of the queries the instance handles, sorted.
+	Handlers []string
+}

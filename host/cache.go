@@ -65,11 +65,25 @@ func (c *liveCache) remove(e *list.Element) *live {
 // (l itself, if it alone is over the memory bound). It replaces, and
 // closes, one kept for id already: a turn that ran on a fresh instance
 // while the one before it was still on its way back to the cache.
-func (c *liveCache) put(ctx context.Context, id string, l *live) {
+func (c *liveCache) put(ctx context.Context, id string, l *live) { c.keep(ctx, id, l, true) }
+
+// putBack puts l, which a query took for id, back, unless a turn has put
+// one for id meanwhile (one that ran on a fresh instance while the query
+// held l): that one is as new as l or newer, and l is closed.
+func (c *liveCache) putBack(ctx context.Context, id string, l *live) { c.keep(ctx, id, l, false) }
+
+// keep keeps l for id as put does; when one is kept for id already, it
+// replaces it if replace is set, else closes l.
+func (c *liveCache) keep(ctx context.Context, id string, l *live, replace bool) {
 	ce := &cacheEntry{id: id, l: l, memory: l.memory()}
 	c.mu.Lock()
 	var evicted []*live
 	if e, ok := c.items[id]; ok {
+		if !replace {
+			c.mu.Unlock()
+			l.close(ctx)
+			return
+		}
 		evicted = append(evicted, c.remove(e))
 	}
 	c.items[id] = c.order.PushFront(ce)

@@ -256,6 +256,23 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 	}
 
+	// A query, which the read-only token may run: no decision yet; one it
+	// does not handle is refused, naming those it does.
+	b.do("query Decision",
+		chromedp.SendKeys(chromedp.CSS("#query-name"), "Decision"),
+		chromedp.Click(chromedp.CSS(`#query-form button[type="submit"]`)))
+	b.waitFor("the answer", `document.querySelector("#query-answer").className === "ok"`)
+	if got := b.text("#query-answer"); got != "null" {
+		t.Errorf("the query's answer shows %q, want null", got)
+	}
+	b.do("query Progress",
+		chromedp.SetValue(chromedp.CSS("#query-name"), "Progress"),
+		chromedp.Click(chromedp.CSS(`#query-form button[type="submit"]`)))
+	b.waitFor("the refusal", `document.querySelector("#query-answer").className === "error"`)
+	if got := b.text("#query-answer"); got != `query refused: no such query: "laptop" handles no query "Progress"; it handles "Decision"` {
+		t.Errorf("the refused query shows %q", got)
+	}
+
 	// The admin token: raise the decision the approval waits for.
 	b.do("forget the read-only token", chromedp.Click(chromedp.CSS("#forget")))
 	b.giveToken(adminToken)
@@ -280,6 +297,14 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if !eval[bool](b, `document.querySelector("#action-raise").disabled`) {
 		t.Error("raise is enabled for a finished instance")
+	}
+	// The finished instance answers its query, from a replay.
+	b.do("query Decision once decided",
+		chromedp.SetValue(chromedp.CSS("#query-name"), "Decision"),
+		chromedp.Click(chromedp.CSS(`#query-form button[type="submit"]`)))
+	b.waitFor("the decision", `document.querySelector("#query-answer").textContent.includes("the dashboard")`)
+	if got := b.text("#query-answer"); !strings.Contains(got, `"approved": true`) {
+		t.Errorf("the finished instance's query shows %q", got)
 	}
 	png := b.screenshot()
 

@@ -71,15 +71,17 @@
 // next turn without running its code, with its children still running;
 // Purge and PurgeMatching delete finished instances; RemoveModule deletes a
 // module no instance runs on; List, Count, Executions and Queue answer a
-// dashboard's questions. Raise, Cancel and Terminate refuse an instance
+// dashboard's questions; Query runs a query handler an orchestration
+// registered, on its live instance or a replay of its history, writing
+// nothing (instancequery.go). Raise, Cancel and Terminate refuse an instance
 // that has finished (ErrFinished), and Raise a persistent event past what
 // its execution may take (ErrTooManyEvents), rather than accept what would
 // be dropped. StartWithEvent is signal with start: it starts an instance
 // with an event raised at it in one store transaction, or only raises the
 // event at the instance there. With Options.Retention, Run sweeps (Sweep) what finished, and
 // the executions that continued as new, that long ago. The operations
-// that are not turns (these, and those below) are carried out by package
-// host/internal/ops (operations.go).
+// that are not turns (these but Query, and those below) are carried out
+// by package host/internal/ops (operations.go).
 //
 // # Changing code under running instances
 //

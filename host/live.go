@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"time"
 	"unsafe"
 
 	"github.com/durabox/durabox/abi"
@@ -28,12 +29,22 @@ type live struct {
 	// back since (memory).
 	resident, residentOf uint64
 	turns                int
+	// queried is set once its guest has answered a query: its heap is no
+	// longer the one a replay of its history makes, so no turn runs on
+	// it, though queries still may (RATIONALE.md, "Why does a query run
+	// on the live instance, and no turn after it?").
+	queried bool
+	// committedAt is the time of the commit that recorded the history it
+	// has applied, which the store keeps as the instance's UpdatedAt once
+	// that commit is in: a query compares the two (Host.current).
+	committedAt time.Time
 }
 
 // continues reports whether l has applied exactly the persisted history
-// of item's instance, so that its next turn can run on l.
+// of item's instance, and answered no query, so that its next turn can run
+// on l.
 func (l *live) continues(item *store.WorkItem) bool {
-	return l.moduleHash == item.Instance.ModuleHash && l.execution == item.Instance.ExecutionID && int64(len(l.history)) == item.HistoryLen
+	return !l.queried && l.moduleHash == item.Instance.ModuleHash && l.execution == item.Instance.ExecutionID && int64(len(l.history)) == item.HistoryLen
 }
 
 // turn runs a turn of l on in: the engine asks for activations, one by

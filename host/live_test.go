@@ -261,3 +261,23 @@ func TestLiveCacheDropsPurgedInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveCachePutBackKeepsANewerInstance: an instance a query took goes
+// back to the cache, unless a turn put one for its id meanwhile, which is
+// as new or newer: then the query's is closed and the turn's stays.
+func TestLiveCachePutBackKeepsANewerInstance(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newLiveCache(100, 1<<30)
+	queried := &live{execution: 1}
+	c.putBack(ctx, "a", queried)
+	if got := c.take("a"); got != queried {
+		t.Fatalf("take returned %+v; want the instance put back", got)
+	}
+	turned := &live{execution: 1, turns: 1}
+	c.put(ctx, "a", turned)
+	c.putBack(ctx, "a", queried)
+	if got := c.take("a"); got != turned || c.order.Len() != 0 || c.memory != 0 {
+		t.Fatalf("take returned %+v, the cache still holds %d; want the turn's instance, alone", got, c.order.Len())
+	}
+}

@@ -83,3 +83,25 @@ func run(ctx context.Context, mod sandbox.Module, opts *Options, seed [32]byte, 
 	l := live{exec: engine.NewExecution(), guest: g}
 	return l.turn(in)
 }
+
+// Query asks the guest the query req between two of its steps. What the
+// query changes in the guest's Env (its random stream, its clocks) is put
+// back after it (wasi.Env.Aside), so the steps that follow see what they
+// would have seen without it; what it prints is not logged, as a UI that
+// polls a query would otherwise fill the log. The step's deadline and
+// budget bound it.
+func (o *orchestrationGuest) Query(req *abi.QueryRequest) (*abi.QueryResult, error) {
+	defer o.env.Aside()()
+	if o.log != nil {
+		o.log.setReplaying(true)
+	}
+	raw, err := o.exchange(o.ctx, abi.ExportQuery, abi.EncodeQueryRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	res, err := abi.DecodeQueryResult(raw)
+	if err != nil {
+		return nil, fmt.Errorf("its answer does not decode: %w", err)
+	}
+	return res, nil
+}

@@ -730,7 +730,7 @@ func wantEnv(env ...string) func(*testing.T, *fakehost.Host) {
 func wantQuery(q store.InstanceQuery) func(*testing.T, *fakehost.Host) {
 	return func(t *testing.T, h *fakehost.Host) {
 		t.Helper()
-		got := h.Query()
+		got := h.ListQuery()
 		for _, t := range []*time.Time{&got.Filter.CreatedAfter, &got.Filter.CreatedBefore, &got.Filter.FinishedBefore} {
 			*t = t.UTC()
 		}

@@ -105,7 +105,7 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		h.unlock(ctx, item, "turn not committed", err)
 		return nil
 	}
-	h.keep(guestCtx, inst.ID, l, res)
+	h.keep(guestCtx, inst.ID, l, res, in.Now)
 	l = nil // the cache has it now, or it is closed
 	if err := h.st.CommitTurn(ctx, commitOf(item, in.Now, res, children)); err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
@@ -155,20 +155,22 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 	h.changed.notify(inst.ID)
 }
 
-// keep puts l, which ran the turn res of instance id, back in the cache
-// for the instance's next turn, or closes it when there is none: the
+// keep puts l, which ran the turn res of instance id to commit at now,
+// back in the cache for the instance's next turn, or closes it when there
+// is none: the
 // instance finished (the turn holds its only copy: it took it from the
 // cache), or continued as new (its next execution starts on a fresh guest,
 // with its own seed). It runs before the turn's commit, which is what
 // lets the next turn run, perhaps on another worker: that turn finds l in
 // the cache, and no put can come after it and keep a copy it made stale
 // or finished.
-func (h *Host) keep(ctx context.Context, id string, l *live, res *engine.TurnResult) {
+func (h *Host) keep(ctx context.Context, id string, l *live, res *engine.TurnResult, now time.Time) {
 	if res.ContinueAsNew != nil || res.Status.IsTerminal() {
 		l.close(ctx)
 		return
 	}
 	l.extend(res.NewEvents)
+	l.committedAt = now
 	h.cache.put(ctx, id, l)
 }
 

@@ -65,7 +65,7 @@ more: run the same command with --cursor 1
 				want := store.InstanceQuery{Limit: 1, Filter: store.InstanceFilter{
 					Statuses: []engine.Status{engine.StatusFailed, engine.StatusRunning, engine.StatusCanceled}, Name: "Fails", ModuleHash: hash,
 					IDPrefix: "an", CreatedAfter: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), CreatedBefore: time.Date(2025, 1, 2, 3, 4, 9, 5e8, time.UTC)}}
-				got := h.Query()
+				got := h.ListQuery()
 				got.Filter.CreatedAfter, got.Filter.CreatedBefore = got.Filter.CreatedAfter.UTC(), got.Filter.CreatedBefore.UTC()
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("query %+v\nwant %+v", got, want)
@@ -77,7 +77,7 @@ more: run the same command with --cursor 1
 			args:       []string{"list", "--parent", "done"},
 			wantStdout: "no instances\n",
 			check: func(t *testing.T, h *fakehost.Host) {
-				if got := h.Query(); got.Filter.ParentID != "done" {
+				if got := h.ListQuery(); got.Filter.ParentID != "done" {
 					t.Errorf("query %+v, want the children of done", got)
 				}
 			},

@@ -140,6 +140,7 @@ usage:
   durabox modules [rm HASH]                                                                   list the modules, or remove one
   durabox start NAME [--input JSON|-] [--input-file FILE] [--id ID] [--raise EVENT] [--wait]  start an orchestration instance
   durabox raise ID NAME [--data JSON|-] [--data-file FILE] [--persistent]                     raise an external event for an instance
+  durabox query ID NAME [--data JSON|-] [--data-file FILE]                                    ask an instance a query its orchestration handles
   durabox cancel ID [--reason TEXT]                                                           cancel an instance
   durabox terminate ID [--reason TEXT]                                                        end an instance now, without its cooperation
   durabox purge [ID] [--status STATUS] [--before T] [flags]                                   delete finished instances and their histories

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/pgtest"
 )
 
@@ -69,5 +71,42 @@ func TestSeveralHostsOnPostgres(t *testing.T) {
 	}
 	if q, err := hosts[0].client().Queue(ctx); err != nil || q.Ready != 0 || q.Timers != 0 {
 		t.Fatalf("Queue once every instance finished: %+v, %v; want nothing waiting", q, err)
+	}
+}
+
+// TestQueriesAcrossHostsOnPostgres: two hosts share a database, and each
+// keeps a wasm instance of the Counter it answered a query on. After
+// another step, which one of them ran (or each ran a turn of), the other's
+// copy is behind the store; every host still answers from the committed
+// history, never from the copy it kept.
+func TestQueriesAcrossHostsOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Schema(t)
+	dir := t.TempDir()
+	a := startServerAt(t, url, "127.0.0.1:0", "--host-id", "a", "--cache-dir", filepath.Join(dir, "a"))
+	b := startServerAt(t, url, "127.0.0.1:0", "--host-id", "b", "--cache-dir", filepath.Join(dir, "b"))
+	wasm, err := guestbuild.Wasm("host/testdata/guests/queries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := a.client().Deploy(ctx, wasm); err != nil {
+		t.Fatal(err)
+	}
+	id, err := a.client().Start(ctx, api.StartRequest{Name: "Counter", Input: json.RawMessage(`3`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step, events := range []int{6, 10} {
+		if err := a.client().Raise(ctx, id, api.RaiseRequest{Name: "Next"}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, a.client(), id, "the step", func(e []engine.Event) bool { return len(e) == events })
+		for _, s := range []*serveProcess{a, b} {
+			got, err := s.client().Query(ctx, id, "Count", nil)
+			if err != nil || string(got) != strconv.Itoa(step+1) {
+				t.Fatalf("after step %d, host %s answers Count %s, %v; want %d", step+1, s.addr, got, err, step+1)
+			}
+		}
 	}
 }

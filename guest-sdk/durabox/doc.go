@@ -152,6 +152,16 @@
 //	ctx.Go(func(ctx *durabox.Context) { ready = ctx.WaitEvent("Ready").Get(nil) == nil })
 //	ok, err := ctx.AwaitWithTimeout(time.Hour, func() bool { return ready })
 //
+// # Queries
+//
+// An orchestration answers questions about its state with HandleQuery:
+// a client asks (durabox query ID NAME --data JSON) and gets the handler's
+// answer, and nothing is written. A handler only reads the variables it
+// captures: one that uses the Context or a future (to schedule, wait, set
+// the custom status, read the clock) or panics fails the query, never the
+// instance. A module built before HandleQuery existed has no query export,
+// and a host refuses queries to its instances with a message saying so.
+//
 // # Names, texts and JSON
 //
 // A host holds what a module hands it to one rule (abi.CheckName,

@@ -84,6 +84,18 @@ func exportActivity(addr, length int32) int64 {
 	return respond(abi.EncodeActivityResult(runActivity(req)))
 }
 
+//go:wasmexport durabox_query
+func exportQuery(addr, length int32) int64 {
+	req, err := abi.DecodeQueryRequest(request(addr, length))
+	if err != nil {
+		panic("durabox: the host sent a query that does not decode: " + err.Error())
+	}
+	if rt == nil {
+		rt = newRuntime()
+	}
+	return respond(abi.EncodeQueryResult(rt.query(req.Name, req.Input)))
+}
+
 // request returns the bytes the host wrote into the buffer it allocated.
 func request(addr, length int32) []byte {
 	if length < 0 || int(length) > len(in) || addr != int32(uintptr(unsafe.Pointer(unsafe.SliceData(in)))) {

@@ -10,7 +10,10 @@ import (
 // Outside wasm, the runtime is driven by the test kit (package durtest)
 // through package seam; a wasm instance drives it through the exports.
 func init() {
-	seam.NewGuest = func() func(*abi.Activation) []abi.Command { return newRuntime().activate }
+	seam.NewGuest = func() seam.Guest {
+		rt := newRuntime()
+		return seam.Guest{Activate: rt.activate, Query: func(req *abi.QueryRequest) *abi.QueryResult { return rt.query(req.Name, req.Input) }}
+	}
 	seam.RunActivity = func(req *abi.ActivityRequest, fn seam.Func) *abi.ActivityResult {
 		if fn == nil {
 			return runActivity(req)

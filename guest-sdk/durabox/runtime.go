@@ -40,10 +40,14 @@ type runtime struct {
 	// Patched gave.
 	activation *abi.Activation
 	patched    map[string]bool
+	// queries are the query handlers registered (HandleQuery); querying
+	// is the name of the query whose handler runs, if one does.
+	queries  map[string]queryFunc
+	querying string
 }
 
 func newRuntime() *runtime {
-	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}, patched: map[string]bool{}}
+	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}, patched: map[string]bool{}, queries: map[string]queryFunc{}}
 }
 
 // command emits c with the next sequence number and returns its future.
@@ -197,7 +201,13 @@ func (rt *runtime) finish(out []byte, err error, details string) {
 // statement, a finalizer) would run SDK code at a moment the scheduler does
 // not choose, and could park a unit that is not its own: it fails the
 // instance instead (misused).
+//
+// While a query's handler runs, every entry point fails the query instead
+// (queryMisuse): a query must change nothing.
 func (rt *runtime) own(what string) {
+	if rt.querying != "" {
+		panic(queryMisuse{what})
+	}
 	if u := rt.sched.current; u != nil && u.g == goroutine() {
 		return
 	}

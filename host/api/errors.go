@@ -68,6 +68,17 @@ var (
 	// ErrDiverges is returned by Reset when the module does not replay the
 	// events the reset would keep.
 	ErrDiverges = errors.New("host: the module does not replay the history")
+	// ErrUnknownQuery is returned by Query when the instance registers no
+	// handler of the query's name; the message lists those it does.
+	ErrUnknownQuery = errors.New("host: no such query")
+	// ErrQueryFailed is returned by Query when the query's handler
+	// returned an error, panicked or tried to change the instance, or the
+	// guest crashed answering it. The instance is unharmed.
+	ErrQueryFailed = errors.New("host: query failed")
+	// ErrNotQueryable is returned by Query when the instance cannot answer
+	// queries as it stands: its module was built before queries existed,
+	// it has not begun, or its module does not replay its history.
+	ErrNotQueryable = errors.New("host: the instance cannot be queried")
 )
 
 // NotFound is ErrNotFound for the instance id, which it quotes cut short

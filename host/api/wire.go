@@ -135,6 +135,19 @@ type RaiseRequest struct {
 	Persistent bool `json:"persistent,omitempty"`
 }
 
+// QueryRequest is the (optional) body of POST
+// /v1/instances/{id}/queries/{name}, answered with 200 OK and a
+// QueryResponse; GET takes the argument in the parameter data instead.
+type QueryRequest struct {
+	// Data is the query's argument. Empty means JSON null.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// QueryResponse is the answer to a query: its handler's result.
+type QueryResponse struct {
+	Result json.RawMessage `json:"result"`
+}
+
 // CancelRequest is the (optional) body of POST /v1/instances/{id}/cancel
 // and POST /v1/instances/{id}/terminate, answered with 202 Accepted and
 // the request as the host took it.

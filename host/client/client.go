@@ -132,6 +132,32 @@ func (c *Client) Raise(ctx context.Context, id string, req api.RaiseRequest) err
 	return c.do(ctx, "raise", http.MethodPost, instancePath(id)+"/events", "application/json", bytes.NewReader(body), nil)
 }
 
+// Query runs the query name of an instance with the argument data (JSON;
+// empty means null) and returns its handler's answer. Nothing is written.
+// An argument of up to maxQueryURLData bytes travels in the URL of a GET,
+// which the read-only token may send; a longer one in the body of a POST,
+// which needs the admin token.
+func (c *Client) Query(ctx context.Context, id, name string, data json.RawMessage) (json.RawMessage, error) {
+	var r api.QueryResponse
+	path := instancePath(id) + "/queries/" + url.PathEscape(name)
+	if len(data) <= maxQueryURLData {
+		if len(data) > 0 {
+			path += "?data=" + url.QueryEscape(string(data))
+		}
+		err := c.do(ctx, "query", http.MethodGet, path, "", nil, &r)
+		return r.Result, err
+	}
+	body, err := json.Marshal(api.QueryRequest{Data: data})
+	if err != nil {
+		return nil, fmt.Errorf("durabox: query: %w", err)
+	}
+	err = c.do(ctx, "query", http.MethodPost, path, "application/json", bytes.NewReader(body), &r)
+	return r.Result, err
+}
+
+// maxQueryURLData is the longest argument Query sends in a URL.
+const maxQueryURLData = 4 << 10
+
 // Cancel requests the cancellation of an instance.
 func (c *Client) Cancel(ctx context.Context, id, reason string) error {
 	return c.request(ctx, "cancel", id, reason)

@@ -273,7 +273,7 @@ func TestClient(t *testing.T) {
 			check: func(t *testing.T, h *fakehost.Host) {
 				want := store.InstanceQuery{Filter: store.InstanceFilter{Statuses: []engine.Status{engine.StatusFailed, engine.StatusCompleted},
 					ModuleHash: hash, IDPrefix: "d", CreatedBefore: at(20)}, After: "0", Limit: 7}
-				if got := h.Query(); !reflect.DeepEqual(got, want) {
+				if got := h.ListQuery(); !reflect.DeepEqual(got, want) {
 					t.Errorf("query %+v, want %+v", got, want)
 				}
 			},
@@ -619,4 +619,37 @@ func TestWaitAcrossARestart(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestClientQuery: a query's argument travels in the URL of a GET, which
+// the read-only token may send, and a long one in a POST's body, which
+// needs the admin token; the host's refusals come back as they are.
+func TestClientQuery(t *testing.T) {
+	t.Parallel()
+	h, _, _ := newHost(t)
+	h.HandleQuery("Echo", func(id string, data json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(fmt.Sprintf(`{"id": %q, "data": %s}`, id, data)), nil
+	})
+	h.HandleQuery("Refuse", func(string, json.RawMessage) (json.RawMessage, error) { return nil, errors.New("not now") })
+	srv := httptest.NewServer(h.Handler(server.Options{Token: adminToken, ReadToken: readToken}))
+	defer srv.Close()
+	ctx := context.Background()
+	reader := client.New(srv.URL, &client.Options{HTTPClient: srv.Client(), Token: readToken})
+	admin := client.New(srv.URL, &client.Options{HTTPClient: srv.Client(), Token: adminToken})
+	got, err := reader.Query(ctx, "done", "Echo", json.RawMessage(`{"a + b": "c/d?"}`))
+	if err != nil || string(got) != `{"id":"done","data":{"a + b":"c/d?"}}` {
+		t.Fatalf("query in a URL: %s, %v", got, err)
+	}
+	long := json.RawMessage(`"` + strings.Repeat("x", 5000) + `"`)
+	_, err = reader.Query(ctx, "done", "Echo", long)
+	checkErr(t, err, "durabox: query: forbidden: this token may only read (GET); POST /v1/instances/{id}/queries/{name} needs the admin token", 403)
+	if got, err := admin.Query(ctx, "done", "Echo", long); err != nil || !strings.Contains(string(got), string(long)) {
+		t.Fatalf("query in a body: %.80s, %v", got, err)
+	}
+	_, err = admin.Query(ctx, "done", "Refuse", nil)
+	checkErr(t, err, `durabox: query: query failed: query "Refuse" of "done": not now`, 422)
+	_, err = admin.Query(ctx, "done", "Nope", nil)
+	checkErr(t, err, `durabox: query: no such query: "done" handles no query "Nope"; it handles ["Echo" "Refuse"]`, 404)
+	_, err = admin.Query(ctx, "nobody", "Echo", nil)
+	checkErr(t, err, `durabox: query: instance not found: "nobody"`, 404)
 }

@@ -36,6 +36,8 @@
 //	DELETE /v1/instances/{id}            (purge: a finished instance only)             200 PurgeResponse    admin
 //	GET    /v1/instances/{id}/history    ?execution=N (default the current one)        200 HistoryResponse  read
 //	POST   /v1/instances/{id}/events     RaiseRequest                                  202 RaiseRequest     admin
+//	GET    /v1/instances/{id}/queries/{name} ?data=JSON (optional)                     200 QueryResponse    read
+//	POST   /v1/instances/{id}/queries/{name} QueryRequest (optional)                   200 QueryResponse    admin
 //	POST   /v1/instances/{id}/cancel     CancelRequest (optional)                      202 CancelRequest    admin
 //	POST   /v1/instances/{id}/terminate  CancelRequest (optional)                      202 CancelRequest    admin
 //	GET    /v1/queue                                                                   200 QueueResponse    read
@@ -69,18 +71,21 @@
 //	401 Unauthorized              no token, or one the host does not accept
 //	403 Forbidden                 the read-only token, on an operation that changes something; a request that changes
 //	                              something from a web page of another origin (its Origin or Sec-Fetch-Site header)
-//	404 Not Found                 no such instance, execution, module (hash or unique prefix) or path
+//	404 Not Found                 no such instance, execution, module (hash or unique prefix), path, or query of
+//	                              the instance (the message lists those it handles)
 //	405 Method Not Allowed        a method the path does not serve
 //	409 Conflict                  an id taken; a purge of an instance that has not finished; a raise, cancel or
 //	                              terminate of one that has (the message says its status); a persistent event past
 //	                              the 20 an execution takes; a module instances run on; a reset of an instance
-//	                              in a turn, or changed since the reset was planned
+//	                              in a turn, or changed since the reset was planned; a query of an instance whose
+//	                              module was built before queries existed, or that has not begun
 //	413 Request Entity Too Large  a module over 64 MiB; an input or an event's data over the host's payload limit
 //	                              (serve --max-payload-mib, 16 MiB unless set)
 //	415 Unsupported Media Type    a POST without the Content-Type its operation takes
 //	421 Misdirected Request       a Host header that is not a name the host answers to (serve --allowed-hosts)
 //	422 Unprocessable Entity      bytes that are not a Durabox module; an orchestration no deployed module registers;
-//	                              a reset onto a module that does not replay the events it keeps
+//	                              a reset onto a module that does not replay the events it keeps; a query whose
+//	                              handler failed, tried to change the instance or crashed its guest
 //	500 Internal Server Error     anything else; the host logs it
 //	503 Service Unavailable       the host is stopping: ask again; GET /readyz: the host is not ready
 //

@@ -41,6 +41,8 @@ type Metrics struct {
 	commitFailures  prometheus.Counter
 	sandboxStarts   *prometheus.CounterVec
 	panics          *prometheus.CounterVec
+	queries         *prometheus.CounterVec
+	querySeconds    *prometheus.HistogramVec
 }
 
 // New returns metrics for one host, with the Go runtime's and the
@@ -95,10 +97,18 @@ func New() *Metrics {
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "durabox_panics_total", Help: "Panics of the host's own code it recovered, by boundary (turn, activity, lease, fetch, module, sweep, upgrade, http, metrics): each ended what was served there, and nothing else.",
 		}, []string{"boundary"}),
+		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "durabox_queries_total", Help: "Queries of instances, by outcome (answered, failed, unknown, refused, crashed) and by how they were answered (live, replayed, none).",
+		}, []string{"outcome", "from"}),
+		querySeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "durabox_query_duration_seconds",
+			Help:    "Queries of instances, from the request to the answer, by how they were answered (live, replayed).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10), // 0.1ms to 26s
+		}, []string{"from"}),
 	}
 	m.reg.MustRegister(m.turns, m.turnSeconds, m.started, m.finished, m.activities, m.activitySeconds,
 		m.cacheHits, m.cacheMisses, m.commitSeconds, m.commitWrites, m.commitFailures, m.sandboxStarts, m.panics,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.queries, m.querySeconds, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -153,6 +163,20 @@ func (m *Metrics) Failed(orchestration string) {
 // CacheMiss one that replayed it.
 func (m *Metrics) CacheHit()  { m.cacheHits.Inc() }
 func (m *Metrics) CacheMiss() { m.cacheMisses.Inc() }
+
+// Query counts a query and how it ended: outcome is answered, failed (its
+// handler's error, or a handler that tried to change the instance),
+// unknown (the instance handles no query of its name), refused (the
+// instance cannot be queried: its module predates queries, it has not
+// begun, its history does not replay) or crashed (the guest trapped or
+// ran past its deadline); from is live, replayed or none (it never reached
+// a guest). d is observed for those that reached one.
+func (m *Metrics) Query(outcome, from string, d time.Duration) {
+	m.queries.WithLabelValues(outcome, from).Inc()
+	if from != "none" {
+		m.querySeconds.WithLabelValues(from).Observe(d.Seconds())
+	}
+}
 
 // SandboxStarted counts a wasm instance started, of kind orchestration or
 // activity.

@@ -122,6 +122,7 @@ const (
 	startExample  = `{"name": "Greeting", "input": "world"}`
 	raiseExample  = `{"name": "Approval", "data": true}`
 	cancelExample = `{"reason": "the order was withdrawn"}`
+	queryExample  = `{"data": {"detail": true}}`
 )
 
 func (s *server) start(w http.ResponseWriter, r *http.Request) {
@@ -182,6 +183,26 @@ func (s *server) raise(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.reply(w, r, http.StatusAccepted, req)
+}
+
+// query runs a query: its argument is the parameter data of a GET, or the
+// data of a POST's body (optional).
+func (s *server) query(w http.ResponseWriter, r *http.Request) {
+	var req api.QueryRequest
+	if r.Method == http.MethodPost {
+		if err := s.readJSON(w, r, queryExample, &req, true); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	} else if v := r.URL.Query().Get("data"); v != "" {
+		req.Data = json.RawMessage(v)
+	}
+	out, err := s.api.Query(r.Context(), r.PathValue("id"), r.PathValue("name"), req.Data)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, api.QueryResponse{Result: out})
 }
 
 func (s *server) cancel(w http.ResponseWriter, r *http.Request) {

@@ -40,6 +40,7 @@ type API interface {
 	Count(ctx context.Context, f store.InstanceFilter) ([]store.InstanceCount, error)
 	Queue(ctx context.Context) (store.QueueStats, error)
 	Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error
+	Query(ctx context.Context, id, name string, data json.RawMessage) (json.RawMessage, error)
 	Cancel(ctx context.Context, id, reason string) error
 	Terminate(ctx context.Context, id, reason string) error
 	Purge(ctx context.Context, id string) error
@@ -235,6 +236,8 @@ var routes = []route{
 	{"DELETE", "/v1/instances/{id}", admin, (*server).purge},
 	{"GET", "/v1/instances/{id}/history", read, (*server).history},
 	{"POST", "/v1/instances/{id}/events", admin, (*server).raise},
+	{"GET", "/v1/instances/{id}/queries/{name}", read, (*server).query},
+	{"POST", "/v1/instances/{id}/queries/{name}", admin, (*server).query},
 	{"POST", "/v1/instances/{id}/cancel", admin, (*server).cancel},
 	{"POST", "/v1/instances/{id}/terminate", admin, (*server).terminate},
 	{"GET", "/v1/queue", read, (*server).queue},
@@ -400,6 +403,9 @@ var statuses = []struct {
 	{api.ErrBusy, http.StatusConflict},
 	{api.ErrChanged, http.StatusConflict},
 	{api.ErrDiverges, http.StatusUnprocessableEntity},
+	{api.ErrUnknownQuery, http.StatusNotFound},
+	{api.ErrQueryFailed, http.StatusUnprocessableEntity},
+	{api.ErrNotQueryable, http.StatusConflict},
 	{api.ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{api.ErrBadModule, http.StatusUnprocessableEntity},
 	{api.ErrCannotRun, http.StatusUnprocessableEntity},

@@ -42,6 +42,8 @@ type config struct {
 	waiting, wake   int
 	cacheMiB        uint64
 	payloadMiB      int
+	queryCalls      int
+	queries         int
 	workers         int
 	activityWorkers int
 	only            string
@@ -73,11 +75,13 @@ func main() {
 	flag.IntVar(&c.wake, "wake", 10000, "how many of the waiting instances, chosen at random, get their event (make bench-scale: 100,000)")
 	flag.Uint64Var(&c.cacheMiB, "cache-mib", 64, "the live cache's bound in the many-waiting figures, in MiB")
 	flag.IntVar(&c.payloadMiB, "payload-mib", 10, "the size of the payload figures' input and activity result, in MiB")
+	flag.IntVar(&c.queryCalls, "query-calls", 1000, "how many activities the queried instance calls before it waits: its history is twice as long")
+	flag.IntVar(&c.queries, "queries", 200, "how many queries each query figure takes the median of")
 	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
 	flag.Float64Var(&c.otherShare, "other-share", 0.1, "the share of the hello, sequential, waiting and wake-up counts the figures of runtimes other than wazero take")
 	runtimes := flag.String("runtimes", host.RuntimeWazero+","+host.RuntimeWasmtime, "the WebAssembly runtimes to take the figures on, in order, separated by commas")
-	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu), on each runtime")
+	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu, query), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
 	flag.StringVar(&c.postgres, "postgres", "", "run the hello and sequential figures on PostgreSQL at `URL`, or \"auto\" (the server the tests find), instead of SQLite")
@@ -170,6 +174,7 @@ func run(c *config) error {
 			{"waiting", waiting},
 			{"payload", payload},
 			{"cpu", cpuHeavyStep},
+			{"query", queries},
 		} {
 			if c.only != "" && c.only != step.name {
 				continue

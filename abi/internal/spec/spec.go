@@ -124,6 +124,15 @@ var Messages = []Message{
 		{Num: 1, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON"},
 		{Num: 2, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the attempt failed"},
 	}},
+	{Name: "QueryRequest", Public: true, Fields: []Field{
+		{Num: 1, Name: "name", Go: "Name", Kind: String, Doc: "the query's name"},
+		{Num: 2, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON, the query's argument"},
+	}},
+	{Name: "QueryResult", Public: true, Fields: []Field{
+		{Num: 1, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON, the handler's answer"},
+		{Num: 2, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the query failed: its handler returned an error, panicked or tried to change the instance, or there is none of that name"},
+		{Num: 3, Name: "handlers", Go: "Handlers", Kind: RepeatedString, Doc: "the names of the queries the instance handles, sorted"},
+	}},
 	{Name: "HTTPRequest", Public: true, Fields: []Field{
 		{Num: 1, Name: "method", Go: "Method", Kind: String},
 		{Num: 2, Name: "url", Go: "URL", Kind: String},

@@ -62,7 +62,7 @@ func TestEveryFieldIsInTheTable(t *testing.T) {
 	types := map[string]any{
 		"Activation": abi.Activation{}, "Job": abi.Job{}, "ActivationResult": abi.ActivationResult{}, "Command": abi.Command{},
 		"Failure": abi.Failure{}, "Manifest": abi.Manifest{}, "ActivityRequest": abi.ActivityRequest{}, "ActivityResult": abi.ActivityResult{},
-		"HTTPRequest": abi.HTTPRequest{}, "HTTPResponse": abi.HTTPResponse{},
+		"HTTPRequest": abi.HTTPRequest{}, "HTTPResponse": abi.HTTPResponse{}, "QueryRequest": abi.QueryRequest{}, "QueryResult": abi.QueryResult{},
 	}
 	// Fields that never travel: Activation.Patches reach a wasm guest
 	// through the patched import (ABI.md, "Patches").

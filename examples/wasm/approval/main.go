@@ -29,7 +29,11 @@ type Decision struct {
 }
 
 // Approval asks for a decision and acts on it, or gives up at the timeout.
+// The query Decision answers with the decision once there is one, null
+// before.
 func Approval(ctx *durabox.Context, req Request) (string, error) {
+	var decided *Decision
+	durabox.HandleQuery(ctx, "Decision", func(struct{}) (*Decision, error) { return decided, nil })
 	timeout, err := time.ParseDuration(req.Timeout)
 	if err != nil {
 		return "", fmt.Errorf("timeout %q is not a duration such as 24h", req.Timeout)
@@ -46,6 +50,7 @@ func Approval(ctx *durabox.Context, req Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	decided = &d
 	verdict := "rejected"
 	if d.Approved {
 		verdict = "approved"

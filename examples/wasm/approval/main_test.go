@@ -43,9 +43,16 @@ func TestApproval(t *testing.T) {
 				t.Fatalf("custom status %q", s)
 			}
 			env.Advance(3 * time.Hour)
+			var decided *Decision
+			if err := inst.Query("Decision", nil, &decided); err != nil || decided != nil {
+				t.Fatalf("query Decision while waiting: %+v, %v; want null", decided, err)
+			}
 			inst.Raise("Approval", tt.decision)
 			if got := result(t, inst); got != tt.want {
 				t.Fatalf("result %q, want %q", got, tt.want)
+			}
+			if err := inst.Query("Decision", nil, &decided); err != nil || decided == nil || *decided != tt.decision {
+				t.Fatalf("query Decision once decided: %+v, %v; want %+v", decided, err, tt.decision)
 			}
 			if !slices.Contains(kinds(inst), engine.TimerCancelled) {
 				t.Errorf("the timeout was not cancelled: %v", kinds(inst))

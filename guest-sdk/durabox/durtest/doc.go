@@ -30,7 +30,8 @@
 // acts:
 //
 //   - Raise and RaisePersistent raise an event now, as durabox raise does;
-//     Cancel requests a cancellation, as durabox cancel does.
+//     Cancel requests a cancellation, as durabox cancel does; Query runs a
+//     query handler, as durabox query does, and records nothing.
 //   - The clock is fake and moves only when the test says: Advance(d)
 //     fires every timer due on the way, each at its due time; AdvanceToNext
 //     jumps to the next thing due; Instance.AdvanceToEnd jumps until the

@@ -204,3 +204,41 @@ func (i *Instance) enqueue(ev engine.Event, visible time.Time) {
 	i.env.seq++
 	i.inbox = append(i.inbox, message{ev: ev, visible: visible, seq: i.env.seq})
 }
+
+// Query runs the query name with arg (encoded to JSON) on the instance, as
+// durabox query does, and decodes its answer into out (nil to ignore it).
+// Nothing is recorded and nothing runs after it. The error says why the
+// query failed: the handler's error, a handler that used the
+// orchestration's Context (which a query may not), or a name the instance
+// handles no query of, listing those it does. Like a host, it answers
+// finished instances too, from the handlers registered before the
+// orchestration returned.
+func (i *Instance) Query(name string, arg, out any) error {
+	i.env.t.Helper()
+	if err := abi.CheckName("query name", name); err != nil {
+		i.env.t.Fatal("durtest: " + err.Error())
+	}
+	res, err := i.guest.Query(&abi.QueryRequest{Name: name, Input: i.env.encode("the argument of query "+name, arg)})
+	switch {
+	case err != nil:
+		return fmt.Errorf("durtest: query %q of instance %s: %w", name, i.id, err)
+	case !slices.Contains(res.Handlers, name):
+		return fmt.Errorf("durtest: instance %s handles no query %q; it handles %s", i.id, name, names(res.Handlers))
+	case res.Failure != nil:
+		return fmt.Errorf("durtest: query %q of instance %s failed: %s", name, i.id, res.Failure.Message)
+	case out == nil || len(res.Output) == 0:
+		return nil
+	}
+	if err := json.Unmarshal(res.Output, out); err != nil {
+		return fmt.Errorf("durtest: the answer of query %q of instance %s, %s, does not decode into %T: %w", name, i.id, res.Output, out, err)
+	}
+	return nil
+}
+
+// names lists names for a message, or says there are none.
+func names(names []string) string {
+	if len(names) == 0 {
+		return "none (it has registered no query handler yet)"
+	}
+	return fmt.Sprintf("%q", names)
+}

@@ -89,7 +89,13 @@ type Host struct {
 	historyWarning int
 	// refused holds what Refused returns, by module hash.
 	refused map[string]error
+	// queries are the query handlers every instance has, by name.
+	queries map[string]QueryHandler
 }
+
+// QueryHandler is a fake query handler: it answers the query of instance
+// id with argument data, or fails it with an error.
+type QueryHandler func(id string, data json.RawMessage) (json.RawMessage, error)
 
 var _ server.API = (*Host)(nil)
 
@@ -101,7 +107,41 @@ func New(orchestrations map[string]Orchestration) *Host {
 		now:            time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
 		history:        map[string][]engine.Event{},
 		fail:           map[string]error{},
+		queries:        map[string]QueryHandler{},
 	}
+}
+
+// HandleQuery gives every instance the query name, answered by fn.
+func (h *Host) HandleQuery(name string, fn QueryHandler) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queries[name] = fn
+}
+
+// Query answers the query name of instance id with the handler
+// HandleQuery gave, as a host does: an instance that does not exist is
+// ErrNotFound, a name no handler has ErrUnknownQuery (listing those there
+// are), and a handler's error is ErrQueryFailed. It records nothing.
+func (h *Host) Query(ctx context.Context, id, name string, data json.RawMessage) (json.RawMessage, error) {
+	if err := h.failure("Query"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	_, found := h.find(id)
+	fn, ok := h.queries[name]
+	names := slices.Sorted(maps.Keys(h.queries))
+	h.mu.Unlock()
+	switch {
+	case !found:
+		return nil, api.NotFound(id)
+	case !ok:
+		return nil, fmt.Errorf("%w: %q handles no query %q; it handles %q", api.ErrUnknownQuery, id, name, names)
+	}
+	out, err := fn(id, data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: query %q of %q: %w", api.ErrQueryFailed, name, id, err)
+	}
+	return out, nil
 }
 
 // Fail makes every later call of the method named (such as "Start") return
@@ -504,8 +544,8 @@ func (h *Host) List(ctx context.Context, q store.InstanceQuery) (store.InstanceP
 	return page, nil
 }
 
-// Query returns the query List was last given.
-func (h *Host) Query() store.InstanceQuery {
+// ListQuery returns the query List was last given.
+func (h *Host) ListQuery() store.InstanceQuery {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.query

@@ -132,3 +132,24 @@ func (e *Env) TakeSleep() time.Duration {
 	e.slept, e.waits = 0, 0
 	return d
 }
+
+// Aside keeps what a call into a deterministic guest changes in e that a
+// later call would see (the random stream, the clocks, the sleeps and
+// yields of the step), and returns the function that puts it back: a
+// query runs between the two, so that the steps after it see e as if it
+// had not run. The step's count of yields starts again, so a query has a
+// step's budget.
+func (e *Env) Aside() (restore func()) {
+	saved := *e
+	var stream rand.ChaCha8
+	if e.rand != nil {
+		stream = *e.rand
+	}
+	e.yields = 0
+	return func() {
+		*e = saved
+		if e.rand != nil {
+			*e.rand = stream
+		}
+	}
+}

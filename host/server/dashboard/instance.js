@@ -1,6 +1,7 @@
 // One instance: what it is, what it may be asked (raise, cancel, terminate,
-// purge), its custom status, input and result or failure, its executions,
-// the history of one of them as a timeline, and its tree of children.
+// purge), a query to run, its custom status, input and result or failure,
+// its executions, the history of one of them as a timeline, and its tree
+// of children.
 
 import {api, query} from "./api.js";
 import {canChange, refresh} from "./app.js";
@@ -12,18 +13,20 @@ export function instanceView(id, params) {
 
   const header = h("div", {class: "instance-header"});
   const actions = h("div", {class: "actions card", id: "actions"});
+  const ask = h("div", {class: "card query", id: "query"});
   const replay = h("div", {class: "card replay", id: "replay"});
   const overview = h("div", {class: "overview"});
   const executions = h("div", {id: "executions"});
   const history = h("div", {id: "timeline"});
   const children = h("div", {id: "children"});
   const el = h("section", {id: "instance-page"},
-    header, actions, overview,
+    header, actions, ask, overview,
     h("h2", {}, "History"), replay, history,
     h("h2", {}, "Executions"), executions,
     h("h2", {}, "Children"), children);
 
   const act = newActions(id, path, actions);
+  newQuery(path, ask);
   let lastDetails = "", lastHistory = "", lastAccess = "";
   let events = [], live = null;
   // diverged is the event a replay on another module diverged at.
@@ -232,25 +235,14 @@ function newReplay(path, execution, el, onDiverge) {
   const outcome = h("span", {id: "replay-outcome"});
   const button = h("button", {type: "submit"}, "Replay");
   let name = "";
-  replace(el, h("form", {id: "replay-form", onsubmit: async e => {
-    e.preventDefault();
-    button.disabled = true;
-    outcome.className = "";
-    outcome.textContent = "replaying…";
-    try {
-      const r = await api(path + "/replay" + query({module: modules.value, execution: execution || ""}));
-      const d = r.divergence;
-      outcome.className = d || r.failure ? "error" : "ok";
-      outcome.textContent = d ? "diverges at event " + d.eventId + ": " + d.message :
-        r.failure ? "fails: " + r.failure : `reproduces the ${r.events} events (${r.status})`;
-      onDiverge(d ? d.eventId : 0);
-    } catch (err) {
-      outcome.className = "error";
-      outcome.textContent = "replay refused: " + err.message;
-    } finally {
-      button.disabled = false;
-    }
-  }}, h("label", {}, "Replay this execution on ", modules), " ", button, " ", outcome));
+  replace(el, h("form", {id: "replay-form", onsubmit: asking(button, outcome, "replay", async () => {
+    const r = await api(path + "/replay" + query({module: modules.value, execution: execution || ""}));
+    const d = r.divergence;
+    outcome.className = d || r.failure ? "error" : "ok";
+    outcome.textContent = d ? "diverges at event " + d.eventId + ": " + d.message :
+      r.failure ? "fails: " + r.failure : `reproduces the ${r.events} events (${r.status})`;
+    onDiverge(d ? d.eventId : 0);
+  })}, h("label", {}, "Replay this execution on ", modules), " ", button, " ", outcome));
 
   return {async update(d) {
     if (name === d.name) return;
@@ -259,6 +251,41 @@ function newReplay(path, execution, el, onDiverge) {
     replace(modules, mods.map(m => h("option", {value: m.hash, selected: m.hash === d.moduleHash},
       short(m.hash) + " (" + time(m.deployedAt) + (m.hash === d.moduleHash ? ", its own" : "") + ")")));
   }};
+}
+
+// asking returns the submit handler of a form that asks the host (ask)
+// and shows the answer in out: while it asks, button is disabled and out
+// says so; a refusal shows in out as the error, named after what.
+function asking(button, out, what, ask) {
+  return async e => {
+    e.preventDefault();
+    button.disabled = true;
+    out.className = "";
+    out.textContent = "asking…";
+    try {
+      await ask();
+    } catch (err) {
+      out.className = "error";
+      out.textContent = what + " refused: " + err.message;
+    } finally {
+      button.disabled = false;
+    }
+  };
+}
+
+// newQuery makes the form that runs a query of the instance and shows its
+// answer: a GET, which the read-only token may send, and which writes
+// nothing.
+function newQuery(path, el) {
+  const name = h("input", {name: "name", id: "query-name", required: true, placeholder: "Progress"});
+  const data = h("input", {name: "data", id: "query-data", size: 24, placeholder: "null"});
+  const answer = h("pre", {id: "query-answer"});
+  const button = h("button", {type: "submit"}, "Query");
+  replace(el, h("form", {id: "query-form", onsubmit: asking(button, answer, "query", async () => {
+    const r = await api(path + "/queries/" + encodeURIComponent(name.value) + query({data: data.value}));
+    answer.className = "ok";
+    answer.textContent = JSON.stringify(r.result, null, 2);
+  })}, h("label", {}, "Query ", name), " ", h("label", {}, "with (JSON) ", data), " ", button), answer);
 }
 
 // newActions makes the instance's actions: each opens a small form; all

@@ -15,6 +15,7 @@ func init() {
 	durabox.RegisterOrchestration("Idle", Idle)
 	durabox.RegisterOrchestration("Crunch", Crunch)
 	durabox.RegisterOrchestration("Payload", Payload)
+	durabox.RegisterOrchestration("Queried", Queried)
 	durabox.RegisterActivity("Echo", func(_ context.Context, i int) (int, error) { return i, nil })
 	durabox.RegisterActivity("Bytes", func(_ context.Context, n int) (string, error) { return strings.Repeat("r", n), nil })
 }
@@ -73,6 +74,19 @@ func Idle(ctx *durabox.Context, _ any) (string, error) {
 func Payload(ctx *durabox.Context, input string) ([2]int, error) {
 	result, err := durabox.Call[string](ctx, "Bytes", len(input))
 	return [2]int{len(input), len(result)}, err
+}
+
+// Queried calls Echo n times, one after another, then waits for a Wake
+// event; its query Done answers how many calls it has made.
+func Queried(ctx *durabox.Context, n int) (int, error) {
+	done := 0
+	durabox.HandleQuery(ctx, "Done", func(struct{}) (int, error) { return done, nil })
+	for ; done < n; done++ {
+		if _, err := durabox.Call[int](ctx, "Echo", done); err != nil {
+			return 0, err
+		}
+	}
+	return done, ctx.WaitEvent("Wake").Get(nil)
 }
 
 func main() {}

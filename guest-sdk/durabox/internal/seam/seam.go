@@ -17,11 +17,9 @@ import (
 type Func = func(ctx context.Context, input []byte) ([]byte, error)
 
 var (
-	// NewGuest returns the Activate of a fresh orchestration runtime, the
-	// one a wasm instance runs: it applies an activation's jobs, runs the
-	// orchestration until it is quiescent and returns the commands it
-	// emitted.
-	NewGuest func() func(a *abi.Activation) []abi.Command
+	// NewGuest returns a fresh orchestration runtime, the one a wasm
+	// instance runs.
+	NewGuest func() Guest
 	// RunActivity runs one activity attempt as a wasm instance does: fn
 	// when it is not nil, else the activity the module registers under
 	// req.Name.
@@ -29,6 +27,16 @@ var (
 	// Manifest returns what the module registers.
 	Manifest func() *abi.Manifest
 )
+
+// Guest is an orchestration runtime, as its exports drive it in a wasm
+// instance.
+type Guest struct {
+	// Activate applies an activation's jobs, runs the orchestration until
+	// it is quiescent and returns the commands it emitted.
+	Activate func(a *abi.Activation) []abi.Command
+	// Query answers a query from the handlers registered so far.
+	Query func(req *abi.QueryRequest) *abi.QueryResult
+}
 
 // Adapt turns fn, an orchestration or an activity (what) called name, into
 // a function on JSON: the input is decoded into In (empty input decodes as
