@@ -5,6 +5,7 @@ import "testing"
 // TestImportsYield reads whether a module imports sched_yield, and says
 // when its imports do not read (for the compiler to say why).
 func TestImportsYield(t *testing.T) {
+	t.Parallel()
 	const header = "\x00asm\x01\x00\x00\x00"
 	const yieldImport = "\x16wasi_snapshot_preview1\x0bsched_yield\x00\x00"
 	tests := []struct {
