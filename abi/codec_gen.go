@@ -105,6 +105,7 @@ func encodeCommand(e *encoder, m *Command) {
 	e.string(9, m.InstanceID)
 	e.bool(10, m.Detached)
 	e.uint(11, m.TimeoutMillis)
+	e.bool(12, m.Persistent)
 }
 
 func decodeCommand(b []byte, m *Command) error {
@@ -136,6 +137,8 @@ func decodeCommand(b []byte, m *Command) error {
 			m.Detached = r.v != 0
 		case 11:
 			m.TimeoutMillis = r.v
+		case 12:
+			m.Persistent = r.v != 0
 		}
 	}
 	return r.err

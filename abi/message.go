@@ -25,6 +25,10 @@ const (
 	// guest cancels every operation it is waiting on (with cancel commands)
 	// and fails their futures; the orchestration may still clean up.
 	JobCancel JobKind = 6
+	// JobResolveRaise resolves the future of command Seq (a Raise): with
+	// nothing when the event was delivered, with Failure, saying why, when
+	// it was not.
+	JobResolveRaise JobKind = 7
 )
 
 // Activation is one step of the host driving a guest: the jobs to apply, in
@@ -121,6 +125,11 @@ const (
 	// of change Name: the guest emits it the first time it asks about the
 	// change in an execution and the answer (Activation.Patched) is true.
 	CommandPatch CommandKind = 14
+	// CommandRaise raises the event Name with data Input (JSON) at the
+	// instance InstanceID, persistent if Persistent. The host delivers it
+	// with the turn's commit, exactly once, and tells the guest whether it
+	// was delivered (JobResolveRaise).
+	CommandRaise CommandKind = 15
 )
 
 // Command is one decision the guest's orchestration code made. Commands that
@@ -131,10 +140,11 @@ type Command struct {
 	Seq  uint64
 	// Name is the activity name (CommandScheduleActivity), the event name
 	// (CommandWaitEvent, CommandWaitEventPersistent), the orchestration
-	// name (CommandStartChild), the status text (CommandSetCustomStatus)
-	// or the change id (CommandPatch).
+	// name (CommandStartChild), the status text (CommandSetCustomStatus),
+	// the change id (CommandPatch) or the event name (CommandRaise).
 	Name string
-	// Input is the activity input as JSON (CommandScheduleActivity).
+	// Input is the activity input as JSON (CommandScheduleActivity), the
+	// child's input (CommandStartChild) or the event's data (CommandRaise).
 	Input []byte
 	// Delay is the timer's duration in nanoseconds (CommandStartTimer).
 	Delay int64
@@ -145,14 +155,17 @@ type Command struct {
 	Failure *Failure
 	// Target is the sequence number of the command a cancel command cancels.
 	Target uint64
-	// InstanceID is the child's instance id (CommandStartChild); empty lets
-	// the host derive one.
+	// InstanceID is the child's instance id (CommandStartChild; empty lets
+	// the host derive one), or the instance the event is for
+	// (CommandRaise).
 	InstanceID string
 	// Detached starts a child nobody waits for (CommandStartChild).
 	Detached bool
 	// TimeoutMillis is the deadline, in milliseconds, of each attempt of
 	// the activity (CommandScheduleActivity); zero leaves it to the host.
 	TimeoutMillis uint64
+	// Persistent raises a persistent event (CommandRaise).
+	Persistent bool
 }
 
 // ActivationResult is what the guest returns from an activation.

@@ -18,6 +18,11 @@ func checkCommand(c *abi.Command) error {
 		return abi.CheckName("event name", c.Name)
 	case abi.CommandPatch:
 		return abi.CheckName("change id", c.Name)
+	case abi.CommandRaise:
+		if err := abi.CheckName("event name", c.Name); err != nil {
+			return err
+		}
+		return abi.CheckName("instance id the event is raised at", c.InstanceID)
 	case abi.CommandStartChild:
 		if err := abi.CheckName("child's orchestration name", c.Name); err != nil || c.InstanceID == "" {
 			return err

@@ -55,6 +55,8 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("SetCustomStatus(%q)", c.Name)
 	case abi.CommandPatch:
 		return fmt.Sprintf("Patch(%q)", c.Name)
+	case abi.CommandRaise:
+		return fmt.Sprintf("Raise(%q, %q, %s%s)", c.InstanceID, c.Name, orNull(c.Input), describePersistent(c.Persistent))
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
@@ -66,6 +68,15 @@ func describeTimeout(ms int64) string {
 		return ""
 	}
 	return fmt.Sprintf(", timeout %s", time.Duration(ms)*time.Millisecond)
+}
+
+// describePersistent marks a persistent raise for describeCommand and
+// Event.String: nothing for a positional one.
+func describePersistent(persistent bool) string {
+	if persistent {
+		return ", persistent"
+	}
+	return ""
 }
 
 // MaxTime is the latest time an event records: the latest a store that
@@ -117,6 +128,8 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.CustomStatus = CustomStatusSet, c.Name
 	case abi.CommandPatch:
 		ev.Kind, ev.Name = PatchRecorded, c.Name
+	case abi.CommandRaise:
+		ev.Kind, ev.InstanceID, ev.Name, ev.Input, ev.Persistent = ExternalEventSent, c.InstanceID, c.Name, c.Input, c.Persistent
 	}
 	return ev
 }
@@ -155,6 +168,9 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 		return c.Kind == abi.CommandSetCustomStatus && c.Name == ev.CustomStatus
 	case PatchRecorded:
 		return c.Kind == abi.CommandPatch && c.Name == ev.Name
+	case ExternalEventSent:
+		return c.Kind == abi.CommandRaise && c.InstanceID == ev.InstanceID && c.Name == ev.Name &&
+			bytes.Equal(c.Input, ev.Input) && c.Persistent == ev.Persistent
 	}
 	return false
 }

@@ -8,7 +8,7 @@
 // History is a list of events, numbered from 1 without gaps. Schedule events
 // record commands the orchestration emitted: ActivityScheduled,
 // TimerCreated, ExternalSubscribed(Persistent), SubOrchestrationScheduled,
-// OrchestrationChained, CustomStatusSet, the cancellations (TimerCancelled,
+// OrchestrationChained, CustomStatusSet, ExternalEventSent, the cancellations (TimerCancelled,
 // ActivityCancelRequested, ExternalSubscribedCancelled,
 // SubOrchestrationCancelRequested) and the endings (OrchestrationCompleted,
 // OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew).
@@ -16,7 +16,7 @@
 // was requested (histories from before that kind have OrchestrationFailed
 // there, and replay as they did: Canceled). Completion events
 // (ActivityCompleted/Failed, TimerFired, SubOrchestrationCompleted/Failed,
-// ExternalEvent) carry the ScheduleID of the schedule event they complete.
+// ExternalEvent, ExternalEventDelivered/NotDelivered) carry the ScheduleID of the schedule event they complete.
 // ExternalEventPersistent and OrchestrationCancelRequested carry information
 // without completing anything. OrchestrationTerminated ends the execution
 // from outside: the orchestration is not activated for it, its children
@@ -36,6 +36,10 @@
 // step is recorded, so that a wait its own step cancels (the loser of a
 // select between two waits whose events wait) takes none. A child started
 // without an id of its own gets PARENT~EXECUTION:EVENT (see ChildTask).
+// An event raised at an instance (ExternalEventSent) is work the caller
+// delivers with the turn's commit (RaiseTask), telling the sender the
+// outcome as a message, ExternalEventDelivered or ExternalEventNotDelivered:
+// the raise is open until then, and cannot be cancelled.
 // A completion for a cancelled or completed operation is dropped. A request
 // to cancel or terminate the instance, or a persistent event, that arrives
 // in the turn that continues as new goes on to the next execution. A timer

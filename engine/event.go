@@ -90,6 +90,21 @@ const (
 	// true). Code that no longer asks about the change skips it on replay
 	// (see the package doc, "Patches").
 	PatchRecorded EventKind = "PatchRecorded"
+	// ExternalEventSent records a Raise command: the event Name with data
+	// Input for the instance InstanceID, persistent if Persistent. The
+	// caller delivers it with the turn's commit and answers with an
+	// ExternalEventDelivered or ExternalEventNotDelivered message.
+	ExternalEventSent EventKind = "ExternalEventSent"
+	// ExternalEventDelivered records that the event of the ExternalEventSent
+	// of ScheduleID was delivered: it is among the target instance's
+	// messages, which that instance's turns apply under their own rules (a
+	// positional event no wait takes is dropped there).
+	ExternalEventDelivered EventKind = "ExternalEventDelivered"
+	// ExternalEventNotDelivered records that the event of the
+	// ExternalEventSent of ScheduleID was not delivered, and why (Failure):
+	// no such instance, the instance has finished, or it has as many
+	// persistent events as its execution takes.
+	ExternalEventNotDelivered EventKind = "ExternalEventNotDelivered"
 	// ModuleChanged records that the instance moved, between two steps,
 	// from the module FromModule to the module Module, whose code replays
 	// the history before it (durabox upgrade). It carries nothing to the
@@ -126,8 +141,13 @@ type Event struct {
 	// id (PatchRecorded).
 	Name string `json:"name,omitempty"`
 	// InstanceID is the instance the execution belongs to
-	// (OrchestrationStarted).
+	// (OrchestrationStarted), the child's (SubOrchestrationScheduled,
+	// OrchestrationChained) or the one an event is sent to
+	// (ExternalEventSent).
 	InstanceID string `json:"instanceId,omitempty"`
+	// Persistent marks an event sent as a persistent one
+	// (ExternalEventSent).
+	Persistent bool `json:"persistent,omitempty"`
 	// Input is the JSON input of the orchestration or activity.
 	Input json.RawMessage `json:"input,omitempty"`
 	// TimeoutMs is the deadline, in milliseconds, the orchestration set
@@ -174,7 +194,7 @@ func (k EventKind) known() bool {
 		ExternalEventPersistent, SubOrchestrationScheduled, SubOrchestrationCompleted, SubOrchestrationFailed,
 		SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, OrchestrationCancelRequested,
 		OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew, OrchestrationTerminated,
-		PatchRecorded, ModuleChanged, ExecutionReset:
+		PatchRecorded, ModuleChanged, ExecutionReset, ExternalEventSent, ExternalEventDelivered, ExternalEventNotDelivered:
 		return true
 	}
 	return false
@@ -184,7 +204,8 @@ func (k EventKind) known() bool {
 // Failure of a failure, the FireAt of a new timer; "" when it has them.
 func (e *Event) lacks() string {
 	switch {
-	case e.Failure == nil && (e.Kind == ActivityFailed || e.Kind == SubOrchestrationFailed || e.Kind == OrchestrationFailed || e.Kind == OrchestrationCanceled):
+	case e.Failure == nil && (e.Kind == ActivityFailed || e.Kind == SubOrchestrationFailed || e.Kind == OrchestrationFailed ||
+		e.Kind == OrchestrationCanceled || e.Kind == ExternalEventNotDelivered):
 		return "failure"
 	case e.FireAt == nil && e.Kind == TimerCreated:
 		return "fire time"
@@ -199,7 +220,7 @@ func (e *Event) isSchedule() bool {
 	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
 		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
 		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, PatchRecorded,
-		OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew:
+		ExternalEventSent, OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew:
 		return true
 	}
 	return false
@@ -267,6 +288,12 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(%q, %s, for event %d)", e.Kind, e.Name, orNull(e.Result), e.ScheduleID)
 	case ExternalEventPersistent:
 		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.Name, orNull(e.Result))
+	case ExternalEventSent:
+		return fmt.Sprintf("%s(%q, %q, %s%s)", e.Kind, e.InstanceID, e.Name, orNull(e.Input), describePersistent(e.Persistent))
+	case ExternalEventDelivered:
+		return fmt.Sprintf("%s(event %d)", e.Kind, e.ScheduleID)
+	case ExternalEventNotDelivered:
+		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, quoteFailure(e.Failure))
 	case OrchestrationCompleted:
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Result))
 	case OrchestrationFailed, OrchestrationCanceled:

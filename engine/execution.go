@@ -41,6 +41,19 @@ type ChildTask struct {
 	Detached   bool
 }
 
+// RaiseTask is an event the orchestration raised at another instance (or
+// itself) that the caller must deliver with the turn's commit: the target
+// InstanceID gets Message, and the sender, in the same commit, Delivered
+// or, when the target does not exist, has finished or takes no more
+// persistent events, NotDelivered.
+type RaiseTask struct {
+	ScheduleID int64
+	InstanceID string
+	Name       string
+	Data       json.RawMessage
+	Persistent bool
+}
+
 // TimerTask is a timer the caller must fire, as a TimerFired message naming
 // ScheduleID, once FireAt has passed.
 type TimerTask struct {
@@ -83,6 +96,8 @@ type TurnResult struct {
 	Activities []ActivityTask
 	Timers     []TimerTask
 	Children   []ChildTask
+	// Raises are the events the turn raised at instances.
+	Raises []RaiseTask
 	// CustomStatus, when set, is the custom status the orchestration set
 	// last in this turn.
 	CustomStatus *string

@@ -78,7 +78,30 @@ var (
 	parentCode      = program{"parent of four children", parent}
 	cancellableCode = program{"wait for approval until cancelled", approvalUntilCancelled}
 	eternalCode     = program{"sleep, then continue as new", eternal}
+	raiserCode      = program{"raise Ping at other and a persistent Ping at gone", raiser}
 )
+
+// raiser raises two events and completes with what became of each.
+func raiser(g *fakeGuest, j abi.Job) []abi.Command {
+	switch j.Kind {
+	case abi.JobStart:
+		return []abi.Command{raiseAt("other", "Ping", false), raiseAt("gone", "Ping", true)}
+	case abi.JobResolveRaise:
+		g.state["resolved"]++
+		if j.Failure != nil {
+			g.state["failed"]++
+		}
+		if g.state["resolved"] == 2 {
+			return []abi.Command{complete(fmt.Sprintf(`{"failed":%d}`, g.state["failed"]))}
+		}
+	}
+	return nil
+}
+
+// raiseAt is a Raise of the event name, with data 1, at instance id.
+func raiseAt(id, name string, persistent bool) abi.Command {
+	return abi.Command{Kind: abi.CommandRaise, InstanceID: id, Name: name, Input: []byte(`1`), Persistent: persistent}
+}
 
 func charge(price func(*fakeGuest) (string, []abi.Command)) func(*fakeGuest, abi.Job) []abi.Command {
 	return func(g *fakeGuest, j abi.Job) []abi.Command {
@@ -225,6 +248,13 @@ func scenarios() []scenario {
 			{now: at(0), messages: []Event{started(`{"round":1}`)}},
 			{now: at(3600), messages: []Event{timerFired(2, 3600)}},
 		}},
+		{name: "events raised at two instances, one delivered and one not", code: raiserCode, steps: []gstep{
+			{now: at(0), messages: []Event{started(`null`)}},
+			{now: at(1), messages: []Event{
+				RaiseTask{ScheduleID: 2, InstanceID: "other", Name: "Ping"}.Delivered(),
+				RaiseTask{ScheduleID: 3, InstanceID: "gone", Name: "Ping"}.NotDelivered("it does not exist"),
+			}},
+		}},
 		{name: "moved before it started", code: helloCode, steps: []gstep{
 			{now: at(0), host: []Event{moved}, messages: []Event{started(`"world"`)}},
 			{now: at(1), messages: []Event{activityDone(3, `"hi"`)}},
@@ -272,6 +302,12 @@ func scenarios() []scenario {
 				h[2] = Event{ID: 3, Kind: TimerFired, Time: h[2].Time, ScheduleID: 2}
 				return h
 			}},
+		{name: "nondeterminism: a raise's target changed", code: raiserCode, steps: []gstep{{now: at(0), messages: []Event{started(`null`)}}},
+			replay: ptr(emitting("raises at another", raiseAt("another", "Ping", false), raiseAt("gone", "Ping", true)))},
+		{name: "nondeterminism: a raise's name changed", code: raiserCode, steps: []gstep{{now: at(0), messages: []Event{started(`null`)}}},
+			replay: ptr(emitting("raises Pong", raiseAt("other", "Pong", false), raiseAt("gone", "Ping", true)))},
+		{name: "nondeterminism: a raise made positional", code: raiserCode, steps: []gstep{{now: at(0), messages: []Event{started(`null`)}}},
+			replay: ptr(emitting("raises positional events only", raiseAt("other", "Ping", false), raiseAt("gone", "Ping", false)))},
 		{name: "nondeterminism: a history from before the patch on code that dropped it", code: chargeCode, steps: chargeSteps, replay: &patchlessCode},
 		{name: "nondeterminism: a patched history on the old code", code: patchedCode, steps: patchedSteps, replay: &chargeCode},
 	}
@@ -412,6 +448,8 @@ func describeJob(j abi.Job) string {
 		return fmt.Sprintf("ResolveChild(command %d%s)", j.Seq, failure())
 	case abi.JobCancel:
 		return fmt.Sprintf("Cancel(%q)", j.Name)
+	case abi.JobResolveRaise:
+		return fmt.Sprintf("ResolveRaise(command %d%s)", j.Seq, failure())
 	}
 	return fmt.Sprintf("job kind %d", j.Kind)
 }

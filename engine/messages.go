@@ -54,6 +54,30 @@ func ChildGone(schedule int64, id string) Event {
 		Failure: &Failure{Message: fmt.Sprintf("child instance %q is gone (purged, or started by another instance)", id)}}
 }
 
+// Message returns the message the instance the event is raised at gets:
+// an ExternalEvent, or an ExternalEventPersistent, with the name and data.
+func (r RaiseTask) Message() Event {
+	ev := Event{Kind: ExternalEvent, Name: r.Name, Result: r.Data}
+	if r.Persistent {
+		ev.Kind = ExternalEventPersistent
+	}
+	return ev
+}
+
+// Delivered returns the message the sender gets once the event is among
+// the target's messages.
+func (r RaiseTask) Delivered() Event {
+	return Event{Kind: ExternalEventDelivered, ScheduleID: r.ScheduleID}
+}
+
+// NotDelivered returns the message the sender gets when the event could not
+// be delivered, for why (a fact the caller's storage knows, such as "it
+// does not exist").
+func (r RaiseTask) NotDelivered(why string) Event {
+	return Event{Kind: ExternalEventNotDelivered, ScheduleID: r.ScheduleID,
+		Failure: &Failure{Message: fmt.Sprintf("event %q was not delivered to instance %q: %s", r.Name, r.InstanceID, why)}}
+}
+
 // Fired returns the message that fires the timer once it is due.
 func (t TimerTask) Fired() Event {
 	at := t.FireAt
@@ -69,7 +93,8 @@ func (t TimerTask) Fired() Event {
 // events and requests to cancel or terminate the instance do.
 func OutlivesExecution(m Event) bool {
 	switch m.Kind {
-	case ActivityCompleted, ActivityFailed, TimerFired, SubOrchestrationCompleted, SubOrchestrationFailed:
+	case ActivityCompleted, ActivityFailed, TimerFired, SubOrchestrationCompleted, SubOrchestrationFailed,
+		ExternalEventDelivered, ExternalEventNotDelivered:
 		return false
 	}
 	return true

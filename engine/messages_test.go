@@ -15,6 +15,9 @@ func TestMessagesTheCallerDelivers(t *testing.T) {
 	t.Parallel()
 	due := at(5)
 	f := &Failure{Message: "broke"}
+	raise := RaiseTask{ScheduleID: 5, InstanceID: "other", Name: "Ping", Data: json.RawMessage(`1`)}
+	persistent := raise
+	persistent.Persistent = true
 	tests := []struct {
 		name      string
 		got, want Event
@@ -30,6 +33,11 @@ func TestMessagesTheCallerDelivers(t *testing.T) {
 		{"failed report", Report(3, StatusFailed, nil, f), Event{Kind: SubOrchestrationFailed, ScheduleID: 3, Failure: f}},
 		{"terminated report", Report(3, StatusTerminated, nil, f), Event{Kind: SubOrchestrationFailed, ScheduleID: 3, Failure: f}},
 		{"timer", TimerTask{ScheduleID: 4, FireAt: due}.Fired(), Event{Kind: TimerFired, ScheduleID: 4, FireAt: &due}},
+		{"raised event", raise.Message(), Event{Kind: ExternalEvent, Name: "Ping", Result: json.RawMessage(`1`)}},
+		{"raised persistent event", persistent.Message(), Event{Kind: ExternalEventPersistent, Name: "Ping", Result: json.RawMessage(`1`)}},
+		{"raise delivered", raise.Delivered(), Event{Kind: ExternalEventDelivered, ScheduleID: 5}},
+		{"raise not delivered", raise.NotDelivered("it does not exist"), Event{Kind: ExternalEventNotDelivered, ScheduleID: 5,
+			Failure: &Failure{Message: `event "Ping" was not delivered to instance "other": it does not exist`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +54,7 @@ func TestOutlivesExecution(t *testing.T) {
 	t.Parallel()
 	for kind, want := range map[EventKind]bool{
 		ActivityCompleted: false, ActivityFailed: false, TimerFired: false, SubOrchestrationCompleted: false, SubOrchestrationFailed: false,
+		ExternalEventDelivered: false, ExternalEventNotDelivered: false,
 		ExternalEvent: true, ExternalEventPersistent: true, OrchestrationCancelRequested: true, OrchestrationTerminated: true,
 	} {
 		if got := OutlivesExecution(Event{Kind: kind}); got != want {

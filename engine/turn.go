@@ -299,7 +299,8 @@ func (t *Turn) admit(m *Event) string {
 			return fmt.Sprintf("the execution already took %d persistent events, the limit; persistent event %q is dropped", MaxPersistentEvents, m.Name)
 		}
 		return ""
-	case ActivityCompleted, ActivityFailed, TimerFired, SubOrchestrationCompleted, SubOrchestrationFailed:
+	case ActivityCompleted, ActivityFailed, TimerFired, SubOrchestrationCompleted, SubOrchestrationFailed,
+		ExternalEventDelivered, ExternalEventNotDelivered:
 		if x.cancelled[m.ScheduleID] {
 			return fmt.Sprintf("event %d was cancelled", m.ScheduleID)
 		}
@@ -338,6 +339,8 @@ func (t *Turn) record(ev Event) {
 		t.res.CancelChildren = append(t.res.CancelChildren, t.x.children[ev.ScheduleID])
 	case SubOrchestrationScheduled, OrchestrationChained:
 		t.res.Children = append(t.res.Children, ChildTask{ScheduleID: ev.ID, InstanceID: ev.InstanceID, Name: ev.Name, Input: ev.Input, Detached: ev.Kind == OrchestrationChained})
+	case ExternalEventSent:
+		t.res.Raises = append(t.res.Raises, RaiseTask{ScheduleID: ev.ID, InstanceID: ev.InstanceID, Name: ev.Name, Data: ev.Input, Persistent: ev.Persistent})
 	case OrchestrationContinuedAsNew:
 		// The persistent events no wait took go on to the next execution,
 		// in the order they arrived in.
@@ -459,6 +462,10 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 		job.Kind = abi.JobResolveChild
 	case SubOrchestrationFailed:
 		job = abi.Job{Kind: abi.JobResolveChild, Seq: o.seq, Failure: failureTo(ev.Failure)}
+	case ExternalEventDelivered:
+		job = abi.Job{Kind: abi.JobResolveRaise, Seq: o.seq}
+	case ExternalEventNotDelivered:
+		job = abi.Job{Kind: abi.JobResolveRaise, Seq: o.seq, Failure: failureTo(ev.Failure)}
 	}
 	return t.activate(ev, replaying, job)
 }
@@ -546,7 +553,7 @@ func (t *Turn) bind(i int) (*abi.Activation, error) {
 	}
 	x.pending = x.pending[1:]
 	switch ev.Kind {
-	case ActivityScheduled, TimerCreated, ExternalSubscribed, ExternalSubscribedPersistent, SubOrchestrationScheduled:
+	case ActivityScheduled, TimerCreated, ExternalSubscribed, ExternalSubscribedPersistent, SubOrchestrationScheduled, ExternalEventSent:
 		x.open[ev.ID] = open{seq: cmd.Seq, kind: ev.Kind, name: ev.Name}
 		x.scheduled[cmd.Seq] = ev.ID
 		switch ev.Kind {
@@ -673,6 +680,8 @@ func scheduleKindOf(k EventKind) EventKind {
 		return ExternalSubscribed
 	case SubOrchestrationCompleted, SubOrchestrationFailed:
 		return SubOrchestrationScheduled
+	case ExternalEventDelivered, ExternalEventNotDelivered:
+		return ExternalEventSent
 	}
 	return ActivityScheduled
 }

@@ -17,8 +17,6 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
-	"github.com/durabox/durabox/host/server"
-	"github.com/durabox/durabox/internal/guestbuild"
 )
 
 // The guest SDK's waits on state (ctx.AwaitWithTimeout), SelectKeep and
@@ -171,29 +169,14 @@ func TestCancellationScopeCancelsTogether(t *testing.T) {
 
 // TestMutexExampleServesManyWorkers: ten Worker instances of
 // examples/wasm/mutex, started at once, ask one Lock instance for the lock
-// by events (raised by the module's Signal activity through the host's
-// own HTTP API), and are granted it one at a time, in the order their
-// requests arrived: no worker's work overlaps another's, and Lock
-// continues as new after serving eight.
+// by events they raise at each other (ctx.Raise), and are granted it one
+// at a time, in the order their requests arrived: no worker's work
+// overlaps another's, and Lock continues as new after serving eight.
 func TestMutexExampleServesManyWorkers(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewUnstartedServer(nil)
-	h := startHost(t, host.Options{HTTPAllowList: []string{srv.Listener.Addr().String()}})
-	handler, err := server.New(h.Host, server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = handler
-	srv.Start()
-	t.Cleanup(srv.Close)
-	wasm, err := guestbuild.Wasm("examples/wasm/mutex")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := startHost(t, host.Options{})
+	h.deploy(t, "examples/wasm/mutex")
 	ctx := context.Background()
-	if _, err := h.DeployWithEnv(ctx, wasm, []string{"DURABOX_URL=" + srv.URL}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := h.Start(ctx, "Lock", json.RawMessage(`0`), "lock"); err != nil {
 		t.Fatal(err)
 	}
@@ -245,13 +228,12 @@ func TestMutexExampleServesManyWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range events {
-			var msg struct{ To, Event string }
 			var asker string
 			switch {
 			case e.Kind == engine.ExternalEventPersistent && e.Name == "acquire" && json.Unmarshal(e.Result, &asker) == nil && !slices.Contains(arrived, asker):
 				arrived = append(arrived, asker)
-			case e.Kind == engine.ActivityScheduled && e.Name == "Signal" && json.Unmarshal(e.Input, &msg) == nil && msg.Event == "granted":
-				granted = append(granted, msg.To)
+			case e.Kind == engine.ExternalEventSent && e.Name == "granted":
+				granted = append(granted, e.InstanceID)
 			}
 		}
 	}

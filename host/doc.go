@@ -76,7 +76,9 @@
 // nothing (instancequery.go). Raise, Cancel and Terminate refuse an instance
 // that has finished (ErrFinished), and Raise a persistent event past what
 // its execution may take (ErrTooManyEvents), rather than accept what would
-// be dropped. With Options.Retention, Run sweeps (Sweep) what finished, and
+// be dropped. StartWithEvent is signal with start: it starts an instance
+// with an event raised at it in one store transaction, or only raises the
+// event at the instance there. With Options.Retention, Run sweeps (Sweep) what finished, and
 // the executions that continued as new, that long ago. The operations
 // that are not turns (these but Query, and those below) are carried out
 // by package host/internal/ops (operations.go).

@@ -214,37 +214,82 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 // StartOn is Start on the module ref names: a hash or a unique prefix of
 // one, which must register name. Empty means the newest that does.
 func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMessage, id string) (string, error) {
-	if len(input) == 0 {
-		input = json.RawMessage("null")
-	}
-	if err := checkPayload("the input", input, h.opts.MaxPayload); err != nil {
-		return "", err
-	}
-	if err := abi.CheckName("orchestration name", name); err != nil {
-		return "", fmt.Errorf("%w: %w", api.ErrBadInput, err)
-	}
-	if err := ijson.Check("the input", input); err != nil {
-		return "", fmt.Errorf("%w: %w", api.ErrBadInput, err)
-	}
-	if id == "" {
-		id = newID()
-	} else if abi.CheckInstanceID(id) != nil {
-		return "", fmt.Errorf("%w: instance id %s must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", api.ErrBadInput, abi.Quote(id))
-	}
-	hash, err := h.startModule(ctx, ref, name)
+	n, err := h.newInstance(ctx, ref, name, input, id)
 	if err != nil {
 		return "", err
 	}
-	err = h.st.CreateInstance(ctx, store.NewInstance{ID: id, Name: name, ModuleHash: hash, Input: input, Now: h.opts.Clock()})
+	err = h.st.CreateInstance(ctx, n)
 	if errors.Is(err, store.ErrInstanceExists) {
-		return "", fmt.Errorf("%w: %q", api.ErrInstanceExists, id)
+		return "", fmt.Errorf("%w: %q", api.ErrInstanceExists, n.ID)
 	}
 	if err != nil {
 		return "", fmt.Errorf("host: start %q: %w", name, err)
 	}
+	h.started(name)
+	return n.ID, nil
+}
+
+// StartWithEvent is signal with start: it starts the orchestration name
+// with input as instance id (which it must name) on the module ref names,
+// as StartOn does, with the event ev raised at it in the same transaction,
+// or, when instance id exists already, only raises ev at it, as Raise
+// does (ErrFinished, ErrTooManyEvents). It reports whether it started the
+// instance. The instance there may be of another orchestration: the
+// event is raised at it all the same.
+func (h *Host) StartWithEvent(ctx context.Context, ref, name string, input json.RawMessage, id string, ev api.RaiseRequest) (bool, error) {
+	if id == "" {
+		return false, fmt.Errorf("%w: starting with an event needs the instance's id, the instance to raise the event at if it exists", api.ErrBadInput)
+	}
+	msg, err := h.event(ev.Name, ev.Data, ev.Persistent)
+	if err != nil {
+		return false, err
+	}
+	n, err := h.newInstance(ctx, ref, name, input, id)
+	if err != nil {
+		return false, err
+	}
+	created, err := h.st.CreateWithEvent(ctx, n, msg, persistentMax(ev.Persistent))
+	if err = h.raised(ctx, id, ev.Name, err); err != nil {
+		return false, err
+	}
+	if created {
+		h.started(name)
+	}
+	return created, nil
+}
+
+// newInstance checks a start's name, input and id (an empty id gets one
+// of the host's choosing) and returns the instance it creates, on the
+// module ref names.
+func (h *Host) newInstance(ctx context.Context, ref, name string, input json.RawMessage, id string) (store.NewInstance, error) {
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	if err := checkPayload("the input", input, h.opts.MaxPayload); err != nil {
+		return store.NewInstance{}, err
+	}
+	if err := abi.CheckName("orchestration name", name); err != nil {
+		return store.NewInstance{}, fmt.Errorf("%w: %w", api.ErrBadInput, err)
+	}
+	if err := ijson.Check("the input", input); err != nil {
+		return store.NewInstance{}, fmt.Errorf("%w: %w", api.ErrBadInput, err)
+	}
+	if id == "" {
+		id = newID()
+	} else if abi.CheckInstanceID(id) != nil {
+		return store.NewInstance{}, fmt.Errorf("%w: instance id %s must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit", api.ErrBadInput, abi.Quote(id))
+	}
+	hash, err := h.startModule(ctx, ref, name)
+	if err != nil {
+		return store.NewInstance{}, err
+	}
+	return store.NewInstance{ID: id, Name: name, ModuleHash: hash, Input: input, Now: h.opts.Clock()}, nil
+}
+
+// started counts a new instance of name and wakes a worker for it.
+func (h *Host) started(name string) {
 	h.metrics.Started(name)
 	h.orchestrationWork.Notify()
-	return id, nil
 }
 
 // startModule returns the module a new instance of name starts on.
@@ -283,26 +328,52 @@ func newID() string {
 // past them is refused with ErrTooManyEvents, not accepted and dropped. An
 // instance that has finished is refused with ErrFinished.
 func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
+	ev, err := h.event(name, data, persistent)
+	if err != nil {
+		return err
+	}
+	if persistent {
+		err = h.st.EnqueuePersistent(ctx, id, ev, persistentMax(persistent), h.opts.Clock())
+	} else {
+		err = h.st.Enqueue(ctx, id, ev, h.opts.Clock())
+	}
+	return h.raised(ctx, id, name, err)
+}
+
+// event checks an event raised from outside and returns its message: an
+// ExternalEvent, or an ExternalEventPersistent.
+func (h *Host) event(name string, data json.RawMessage, persistent bool) (engine.Event, error) {
 	if err := abi.CheckName("event name", name); err != nil {
-		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
+		return engine.Event{}, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
 	if err := checkPayload("the event's data", data, h.opts.MaxPayload); err != nil {
-		return err
+		return engine.Event{}, err
 	}
 	if err := ijson.Check("the event's data", data); err != nil {
-		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
+		return engine.Event{}, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
 	ev := engine.Event{Kind: engine.ExternalEvent, Name: name, Result: data}
-	var err error
 	if persistent {
 		ev.Kind = engine.ExternalEventPersistent
-		err = h.st.EnqueuePersistent(ctx, id, ev, engine.MaxPersistentEvents, h.opts.Clock())
-	} else {
-		err = h.st.Enqueue(ctx, id, ev, h.opts.Clock())
 	}
+	return ev, nil
+}
+
+// persistentMax is the max of the store's enqueue of an event: 0 for a
+// positional one.
+func persistentMax(persistent bool) int {
+	if persistent {
+		return engine.MaxPersistentEvents
+	}
+	return 0
+}
+
+// raised returns the error of the store's enqueue of the event name for
+// instance id, in the API's words.
+func (h *Host) raised(ctx context.Context, id, name string, err error) error {
 	if errors.Is(err, store.ErrTooManyEvents) {
 		return fmt.Errorf("%w: %q already has %d persistent events taken or waiting, as many as an execution takes; "+
 			"raise it once the orchestration has taken some, or after it continues as new", api.ErrTooManyEvents, id, engine.MaxPersistentEvents)

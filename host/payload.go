@@ -23,7 +23,7 @@ func checkPayload(what string, data []byte, limit int) error {
 func checkCommands(cmds []abi.Command, limit int) error {
 	for i := range cmds {
 		c := &cmds[i]
-		n := max(len(c.Input), len(c.Output), len(c.Name))
+		n := max(len(c.Input), len(c.Output), len(c.Name), len(c.InstanceID))
 		if c.Failure != nil {
 			n = max(n, len(c.Failure.Message)+len(c.Failure.Details))
 		}
@@ -47,6 +47,8 @@ func checkCommandJSON(cmds []abi.Command) error {
 			what = "the activity input"
 		case abi.CommandStartChild:
 			what = "the child's input"
+		case abi.CommandRaise:
+			what = "the raised event's data"
 		case abi.CommandComplete:
 			what, data = "the result", c.Output
 		case abi.CommandContinueAsNew:
@@ -76,4 +78,5 @@ var commandNames = map[abi.CommandKind]string{
 	abi.CommandWaitEvent:           "an event's name",
 	abi.CommandWaitEventPersistent: "an event's name",
 	abi.CommandPatch:               "a patch's change id",
+	abi.CommandRaise:               "a raised event's data",
 }

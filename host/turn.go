@@ -149,7 +149,7 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 	if len(res.Activities) > 0 {
 		h.activityWork.Notify()
 	}
-	if len(res.Timers) > 0 || len(t.children) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
+	if len(res.Timers) > 0 || len(t.children) > 0 || len(res.Raises) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()
 	}
 	h.changed.notify(inst.ID)
@@ -201,6 +201,7 @@ func commitOf(item *store.WorkItem, now time.Time, res *engine.TurnResult, child
 		NewEvents: res.NewEvents, Activities: res.Activities, Timers: res.Timers,
 		Status: res.Status, Result: res.Result, Failure: res.Failure,
 		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: outgoing(item.Instance.ID, res),
+		Raises:      res.Raises,
 		DropWaiting: res.Status == engine.StatusTerminated,
 	}
 	for _, m := range item.Messages {

@@ -349,6 +349,14 @@ type TurnCommit struct {
 	// Outgoing are messages for other instances (a cancellation for a
 	// child); one for an instance that does not exist is dropped.
 	Outgoing []Outgoing
+	// Raises are the events the turn raised at instances (itself among
+	// them, maybe). Each goes to its instance as RaiseTask.Message, under
+	// the rules of Enqueue and EnqueuePersistent (a persistent one within
+	// engine.MaxPersistentEvents), and this instance gets, in the same
+	// commit, RaiseTask.Delivered or, when the target does not exist, has
+	// finished or takes no more persistent events, RaiseTask.NotDelivered
+	// saying which.
+	Raises []engine.RaiseTask
 	// DropWaiting removes, with the commit, the messages of the instance
 	// left unconsumed (timers not due among them) and its activity tasks
 	// that no worker holds. For an execution that ends without waiting for
@@ -484,6 +492,13 @@ type Instances interface {
 	// OrchestrationStarted message, atomically. It returns ErrInstanceExists
 	// if the id is taken.
 	CreateInstance(ctx context.Context, n NewInstance) error
+	// CreateWithEvent is signal with start: it creates the instance n as
+	// CreateInstance does, with ev (an ExternalEvent or, with max > 0, an
+	// ExternalEventPersistent) after its start, or, when the id is taken,
+	// enqueues ev for the instance there under the rules of Enqueue and
+	// EnqueuePersistent (ErrFinished, ErrTooManyEvents), atomically. It
+	// reports whether it created the instance.
+	CreateWithEvent(ctx context.Context, n NewInstance, ev engine.Event, max int) (created bool, err error)
 	// GetInstance returns an instance, or ErrNotFound.
 	GetInstance(ctx context.Context, id string) (Instance, error)
 	// ListInstances returns a page of the instances q.Filter selects,

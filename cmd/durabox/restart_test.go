@@ -206,8 +206,8 @@ func checkHistory(t *testing.T, events []engine.Event) {
 		}
 		kinds[e.ID] = e.Kind
 		switch e.Kind {
-		case engine.ActivityCompleted, engine.ActivityFailed, engine.TimerFired:
-			if k := kinds[e.ScheduleID]; k != engine.ActivityScheduled && k != engine.TimerCreated {
+		case engine.ActivityCompleted, engine.ActivityFailed, engine.TimerFired, engine.ExternalEventDelivered, engine.ExternalEventNotDelivered:
+			if k := kinds[e.ScheduleID]; k != engine.ActivityScheduled && k != engine.TimerCreated && k != engine.ExternalEventSent {
 				t.Fatalf("event %d completes event %d, which is %q", e.ID, e.ScheduleID, k)
 			}
 			if completed[e.ScheduleID] {

@@ -18,7 +18,7 @@ import (
 
 var startCommand = &command{
 	name:     "start",
-	synopsis: "NAME [--input JSON|-] [--input-file FILE] [--id ID] [--wait]",
+	synopsis: "NAME [--input JSON|-] [--input-file FILE] [--id ID] [--raise EVENT] [--wait]",
 	summary:  "start an orchestration instance",
 	about: "Start an instance of the orchestration NAME, on the newest module that\n" +
 		"registers it or on the module HASH, and print its id. With --wait, wait for it\n" +
@@ -27,7 +27,12 @@ var startCommand = &command{
 		"waits (a restart), it asks again until the host answers or --timeout passes.\n\n" +
 		"A large input goes in a file (--input-file) or on stdin (--input -): the command\n" +
 		"line holds a few hundred KiB at most. The host takes inputs up to its payload\n" +
-		"limit (serve --max-payload-mib, 16 MiB unless set).",
+		"limit (serve --max-payload-mib, 16 MiB unless set).\n\n" +
+		"With --raise EVENT (and --id), signal with start: the instance starts with the\n" +
+		"event EVENT (its data from --data or --data-file, --persistent for a persistent\n" +
+		"one) raised at it, in one transaction; if the instance ID exists, the event is\n" +
+		"only raised at it, as durabox raise does, and nothing starts. --json says which\n" +
+		"(\"started\").",
 	args:   []string{"NAME"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
@@ -35,6 +40,10 @@ var startCommand = &command{
 		inputFile := fs.String("input-file", "", "read the orchestration's input, as JSON, from `FILE`")
 		id := fs.String("id", "", "the new instance's `ID` (default: the host picks one)")
 		module := fs.String("module", "", "start it on the module `HASH`, or a unique prefix, which must register NAME (default: the newest that does)")
+		raise := fs.String("raise", "", "raise the event `EVENT` at the instance, starting it only if it does not exist (needs --id)")
+		data := fs.String("data", "null", "with --raise, the event's data, as `JSON`; - reads it from stdin (default null)")
+		dataFile := fs.String("data-file", "", "with --raise, read the event's data, as JSON, from `FILE`")
+		persistent := fs.Bool("persistent", false, "with --raise, raise a persistent event")
 		wait := fs.Bool("wait", false, "wait for the instance to finish")
 		var timeout time.Duration
 		durationVar(fs, &timeout, "timeout", "0, the default, waits as long as it takes", "with --wait, give up waiting after `D`, such as 10m (default: wait as long as it takes)")
@@ -49,9 +58,41 @@ var startCommand = &command{
 			if timeout > 0 && !*wait {
 				return usagef("--timeout is for --wait")
 			}
-			return start(ctx, e, api.StartRequest{Name: e.args[0], Input: input, ID: *id, Module: *module}, *wait, timeout)
+			req := api.StartRequest{Name: e.args[0], Input: input, ID: *id, Module: *module}
+			if req.Raise, err = raised(e, fs, *raise, *data, *dataFile, *persistent); err != nil {
+				return err
+			}
+			if req.Raise != nil && req.ID == "" {
+				return usagef("--raise needs --id: the instance to start, or to raise the event at if it exists")
+			}
+			return start(ctx, e, req, *wait, timeout)
 		}
 	},
+}
+
+// raised returns the event start --raise raises, or nil without --raise;
+// --data, --data-file and --persistent are refused without it.
+func raised(e *env, fs *flag.FlagSet, name, data, dataFile string, persistent bool) (*api.RaiseRequest, error) {
+	if name == "" {
+		set := ""
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "data" || f.Name == "data-file" || f.Name == "persistent" {
+				set = f.Name
+			}
+		})
+		if set != "" {
+			return nil, usagef("--%s is for --raise", set)
+		}
+		return nil, nil
+	}
+	if err := abi.CheckName("event name", name); err != nil {
+		return nil, usagef("--raise: %v", err)
+	}
+	raw, err := payload(e, fs, "data", data, "data-file", dataFile)
+	if err != nil {
+		return nil, err
+	}
+	return &api.RaiseRequest{Name: name, Data: raw, Persistent: persistent}, nil
 }
 
 // payload returns the JSON that the flag name of fs (such as input)
@@ -104,13 +145,17 @@ func checkJSON(flag, value string) error {
 }
 
 func start(ctx context.Context, e *env, req api.StartRequest, wait bool, timeout time.Duration) error {
-	id, err := e.client.Start(ctx, req)
+	r, err := e.client.StartWith(ctx, req)
 	if err != nil {
 		return err
 	}
+	id := r.ID
+	if r.Started != nil && !*r.Started {
+		fmt.Fprintf(e.stderr, "durabox: %s exists: the event %s was raised at it, and nothing started\n", id, req.Raise.Name)
+	}
 	if !wait {
 		if e.json {
-			return printJSON(e.stdout, api.StartResponse{ID: id})
+			return printJSON(e.stdout, r)
 		}
 		_, err := fmt.Fprintln(e.stdout, id)
 		return err

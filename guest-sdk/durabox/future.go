@@ -110,6 +110,8 @@ func (f *Future) resolve(result []byte, failure *abi.Failure) {
 		f.settle(result, nil)
 	case f.kind == abi.CommandStartChild:
 		f.settle(result, &ChildError{Orchestration: f.name, Message: failure.Message, Details: failure.Details})
+	case f.kind == abi.CommandRaise:
+		f.settle(nil, &RaiseError{Event: f.name, Message: failure.Message})
 	default:
 		f.settle(result, &ActivityError{Activity: f.name, Message: failure.Message, Details: failure.Details})
 	}
@@ -141,7 +143,9 @@ func (f *Future) cancel() { f.cancelWith(ErrCanceled) }
 // future of no operation (a branch's, from Context.Go) is left as it is:
 // there is nothing to cancel, and its branch goes on.
 func (f *Future) cancelWith(err error) {
-	if f.resolved || f.seq == 0 {
+	if f.resolved || f.seq == 0 || f.kind == abi.CommandRaise {
+		// A raise is delivered with the commit that records it: there is
+		// nothing left to cancel, and its outcome comes.
 		return
 	}
 	kind := abi.CommandCancelTimer

@@ -60,7 +60,7 @@ func (rt *runtime) command(c abi.Command) *Future {
 	case c.Kind == abi.CommandStartChild && c.Detached:
 		f.settle(nil, nil)
 	case c.Kind == abi.CommandScheduleActivity, c.Kind == abi.CommandStartTimer, c.Kind == abi.CommandWaitEvent,
-		c.Kind == abi.CommandWaitEventPersistent, c.Kind == abi.CommandStartChild:
+		c.Kind == abi.CommandWaitEventPersistent, c.Kind == abi.CommandStartChild, c.Kind == abi.CommandRaise:
 		rt.futures[c.Seq] = f
 	}
 	return f
@@ -108,7 +108,7 @@ func (rt *runtime) apply(j abi.Job) {
 		rt.take(j.Seq).resolve(nil, nil)
 	case abi.JobResolveEvent:
 		rt.take(j.Seq).resolve(j.Result, nil)
-	case abi.JobResolveChild:
+	case abi.JobResolveChild, abi.JobResolveRaise:
 		rt.take(j.Seq).resolve(j.Result, j.Failure)
 	case abi.JobCancel:
 		rt.cancel(j.Name)

@@ -116,6 +116,11 @@ type StartRequest struct {
 	// one, which must register Name. Empty means the newest module that
 	// registers Name.
 	Module string `json:"module,omitempty"`
+	// Raise, when set, is signal with start: the event is raised at the
+	// instance ID (which the request must give) in the same transaction
+	// that starts it or, when instance ID exists already, only raised at
+	// it, as POST /v1/instances/{id}/events does.
+	Raise *RaiseRequest `json:"raise,omitempty"`
 }
 
 // RaiseRequest is the body of POST /v1/instances/{id}/events, answered with
@@ -154,6 +159,10 @@ type CancelRequest struct {
 // StartResponse is the answer to POST /v1/instances.
 type StartResponse struct {
 	ID string `json:"id"`
+	// Started, for a start with an event (StartRequest.Raise), says
+	// whether the instance was started (true, 201 Created) or was there
+	// already and only got the event (false, 200 OK); absent otherwise.
+	Started *bool `json:"started,omitempty"`
 }
 
 // PurgeResponse is the answer to DELETE /v1/instances/{id}: the id of the

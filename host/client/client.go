@@ -206,13 +206,21 @@ func (c *Client) Modules(ctx context.Context) ([]api.Module, error) {
 
 // Start starts an orchestration instance and returns its id.
 func (c *Client) Start(ctx context.Context, req api.StartRequest) (string, error) {
+	r, err := c.StartWith(ctx, req)
+	return r.ID, err
+}
+
+// StartWith starts an orchestration instance and returns the host's
+// answer: with req.Raise, whether it started the instance or only raised
+// the event at the one there.
+func (c *Client) StartWith(ctx context.Context, req api.StartRequest) (api.StartResponse, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return "", fmt.Errorf("durabox: start: encode the request: %w", err)
+		return api.StartResponse{}, fmt.Errorf("durabox: start: encode the request: %w", err)
 	}
 	var r api.StartResponse
 	err = c.do(ctx, "start", http.MethodPost, "/v1/instances", "application/json", bytes.NewReader(body), &r)
-	return r.ID, err
+	return r, err
 }
 
 // Instance returns an instance as it stands.

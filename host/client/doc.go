@@ -27,6 +27,7 @@
 //	GET    /v1/modules                                                                 200 ModulesResponse  read
 //	DELETE /v1/modules/{hash}            (or a unique prefix; none may run on it)      200 RemovedResponse  admin
 //	POST   /v1/instances                 StartRequest                                  201 StartResponse    admin
+//	                                     (with "raise": 200 when the instance existed)
 //	GET    /v1/instances                 ?status&name&module&idPrefix&parent&          200 InstancesResponse read
 //	                                     createdAfter&createdBefore&finishedBefore&
 //	                                     limit&cursor

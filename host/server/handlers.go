@@ -138,12 +138,35 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 	if len(req.Input) == 0 {
 		req.Input = json.RawMessage("null")
 	}
+	if req.Raise != nil {
+		s.startWithEvent(w, r, req)
+		return
+	}
 	id, err := s.api.StartOn(r.Context(), req.Module, req.Name, req.Input, req.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.reply(w, r, http.StatusCreated, api.StartResponse{ID: id})
+}
+
+// startWithEvent serves a start with an event (signal with start): 201
+// when it started the instance, 200 when the instance was there.
+func (s *server) startWithEvent(w http.ResponseWriter, r *http.Request, req api.StartRequest) {
+	if req.Raise.Name == "" {
+		s.fail(w, r, fmt.Errorf(`%w: the request's "raise" has no "name": say which event to raise`, api.ErrBadInput))
+		return
+	}
+	started, err := s.api.StartWithEvent(r.Context(), req.Module, req.Name, req.Input, req.ID, *req.Raise)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	code := http.StatusOK
+	if started {
+		code = http.StatusCreated
+	}
+	s.reply(w, r, code, api.StartResponse{ID: req.ID, Started: &started})
 }
 
 func (s *server) raise(w http.ResponseWriter, r *http.Request) {

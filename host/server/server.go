@@ -31,6 +31,7 @@ type API interface {
 	RemoveModule(ctx context.Context, hash string) error
 	Modules(ctx context.Context) ([]store.ModuleInfo, error)
 	StartOn(ctx context.Context, module, name string, input json.RawMessage, id string) (string, error)
+	StartWithEvent(ctx context.Context, module, name string, input json.RawMessage, id string, ev api.RaiseRequest) (bool, error)
 	Instance(ctx context.Context, id string) (store.Instance, error)
 	Executions(ctx context.Context, id string) ([]store.Execution, error)
 	Wait(ctx context.Context, id string) (store.Instance, error)

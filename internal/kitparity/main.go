@@ -2,8 +2,8 @@
 // natively with the test kit (guest-sdk/durabox/durtest) and as wasm on a
 // real host, to show that both record the same histories: timers, events
 // positional and persistent, selects and their cancellations, the
-// cancellation of an instance and its child, children, continue-as-new and
-// retries.
+// cancellation of an instance and its child, children, continue-as-new,
+// retries and events raised between instances.
 package main
 
 import (
@@ -26,6 +26,8 @@ func init() {
 	durabox.RegisterOrchestration("Rounds", Rounds)
 	durabox.RegisterOrchestration("Retries", Retries)
 	durabox.RegisterOrchestration("Conditions", Conditions)
+	durabox.RegisterOrchestration("Signals", Signals)
+	durabox.RegisterOrchestration("Listener", Listener)
 	durabox.RegisterActivity("Echo", Echo)
 	durabox.RegisterActivity("Flaky", Flaky)
 	durabox.RegisterActivity("Down", Down)
@@ -144,6 +146,30 @@ func Family(ctx *durabox.Context, names []string) ([]string, error) {
 	}
 	_, err := durabox.Child[string](ctx, "Missing", nil)
 	return append(out, err.Error()), nil
+}
+
+// Signals starts a Listener it does not wait for, raises a persistent Ping
+// at it and at an instance that does not exist, and returns what became of
+// each raise.
+func Signals(ctx *durabox.Context, _ any) ([]string, error) {
+	listener := ctx.InstanceID() + "-listener"
+	if err := ctx.StartDetached("Listener", nil, listener); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, to := range []string{listener, "nobody"} {
+		outcome := "delivered to " + to
+		if err := ctx.Raise(to, "Ping", "hi", true).Get(nil); err != nil {
+			outcome = err.Error()
+		}
+		out = append(out, outcome)
+	}
+	return out, nil
+}
+
+// Listener returns the data of the persistent event Ping.
+func Listener(ctx *durabox.Context, _ any) (string, error) {
+	return durabox.Await[string](ctx.WaitEventPersistent("Ping"))
 }
 
 // Greet greets name; an empty name fails.

@@ -81,6 +81,7 @@ var scenarios = []scenario{
 		{inRound(2, waiting("Next")), func(a actor) { a.raise("Note", "two", true); a.raise("Next", "", false) }},
 	}},
 	{name: "retries", orchestration: "Retries"},
+	{name: "signals", orchestration: "Signals"},
 	{name: "conditions", orchestration: "Conditions", steps: []step{
 		{waiting("Ready"), func(a actor) { a.raise("Ready", "", false) }},
 	}},

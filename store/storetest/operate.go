@@ -29,6 +29,67 @@ func testEnqueueForAFinishedInstance(f *fixture) {
 	f.noWork(t0.Add(time.Hour))
 }
 
+// testRaises: the events a turn raises reach their instances with the
+// commit, and the sender gets each one's outcome in the same commit: the
+// event delivered (to an instance, or itself), or not, saying why (no
+// such instance, finished, at the persistent limit).
+func testRaises(f *fixture) {
+	f.create("i1")
+	f.create("other")
+	f.create("done")
+	f.create("full")
+	f.finish("done", engine.StatusCompleted, completed(`"done"`), t0)
+	f.run("full", t0, started("full", input("full")))
+	for i := range engine.MaxPersistentEvents {
+		f.enqueue("full", persistent(fmt.Sprint(i)))
+	}
+	f.run("i1", t0, started("i1", input("i1")))
+	f.enqueue("i1", raised("Go"))
+	raise := func(id int64, to string, persistent bool) engine.RaiseTask {
+		return engine.RaiseTask{ScheduleID: id, InstanceID: to, Name: "Ping", Data: []byte(`1`), Persistent: persistent}
+	}
+	raises := []engine.RaiseTask{raise(2, "other", false), raise(3, "i1", true), raise(4, "nobody", false), raise(5, "done", false), raise(6, "full", true)}
+	c := turn(f.lockID(t0.Add(time.Second), "i1"))
+	c.Raises = raises
+	f.commit(c)
+	f.messages(f.lockID(t0.Add(time.Minute), "other"), started("other", input("other")), raises[0].Message())
+	f.messages(f.lockID(t0.Add(time.Minute), "i1"), raises[0].Delivered(), raises[1].Message(), raises[1].Delivered(),
+		raises[2].NotDelivered("no such instance exists"),
+		raises[3].NotDelivered("instance finished: it is Completed"),
+		raises[4].NotDelivered(fmt.Sprintf("too many persistent events: its execution has taken 0 and has %d waiting, at most %[1]d between them", engine.MaxPersistentEvents)))
+}
+
+// testCreateWithEvent: signal with start creates an instance with the
+// event after its start, or gives the event to the instance that has the
+// id, under Enqueue's rules.
+func testCreateWithEvent(f *fixture) {
+	withEvent := func(id string, ev engine.Event, max int) (bool, error) {
+		return f.s.CreateWithEvent(f.ctx, store.NewInstance{ID: id, Name: orchestration, ModuleHash: module, Input: input(id), Now: t0}, ev, max)
+	}
+	created, err := withEvent("i1", raised("Go"), 0)
+	if err != nil || !created {
+		f.t.Fatalf("CreateWithEvent of a new instance: %v, %v; want it created", created, err)
+	}
+	f.run("i1", t0, started("i1", input("i1")))
+	created, err = withEvent("i1", persistent("Note"), 5)
+	if err != nil || created {
+		f.t.Fatalf("CreateWithEvent of a running instance: %v, %v; want the event only", created, err)
+	}
+	f.messages(f.lockID(t0.Add(time.Second), "i1"), persistent("Note"))
+	f.create("i2")
+	f.finish("i2", engine.StatusCompleted, completed(`"done"`), t0)
+	_, err = withEvent("i2", raised("Go"), 0)
+	f.wantErr(err, store.ErrFinished, "CreateWithEvent of a finished instance")
+	if inst := f.instance("i1"); inst.Status != engine.StatusRunning {
+		f.t.Fatalf("i1 is %s; want Running", inst.Status)
+	}
+	// The new instance's first turn gets its start, then the event.
+	if created, err = withEvent("i3", raised("Go"), 0); err != nil || !created {
+		f.t.Fatalf("CreateWithEvent of i3: %v, %v; want it created", created, err)
+	}
+	f.messages(f.lockID(t0.Add(time.Second), "i3"), started("i3", input("i3")), raised("Go"))
+}
+
 // testPersistentEventLimit: persistent events taken and waiting count
 // together against the limit; a continue-as-new starts the count again
 // with the events it carries.
@@ -36,6 +97,7 @@ func testPersistentEventLimit(f *fixture) {
 	const max = 3
 	f.create("i1")
 	f.run("i1", t0, started("i1", input("i1")))
+	f.enqueue("i1", raised("Go"))
 	raise := func(name string) error { return f.s.EnqueuePersistent(f.ctx, "i1", persistent(name), max, t0) }
 	for _, name := range []string{"a", "b"} {
 		f.must(raise(name), "EnqueuePersistent "+name)

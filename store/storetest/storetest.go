@@ -66,6 +66,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Executions", testExecutions},
 		{"EnqueueForAFinishedInstance", testEnqueueForAFinishedInstance},
 		{"PersistentEventLimit", testPersistentEventLimit},
+		{"Raises", testRaises},
+		{"CreateWithEvent", testCreateWithEvent},
 		{"DeleteModule", testDeleteModule},
 		{"PurgeInstances", testPurgeInstances},
 		{"DeleteExecutions", testDeleteExecutions},

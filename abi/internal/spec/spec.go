@@ -74,13 +74,13 @@ var Messages = []Message{
 	}},
 	{Name: "Job", Fields: []Field{
 		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "JobKind",
-			Enum: []string{"Start", "ResolveActivity", "FireTimer", "ResolveEvent", "ResolveChild", "Cancel"}},
+			Enum: []string{"Start", "ResolveActivity", "FireTimer", "ResolveEvent", "ResolveChild", "Cancel", "ResolveRaise"}},
 		{Num: 2, Name: "seq", Go: "Seq", Kind: Uint, Doc: "the command this job resolves (not Start)"},
 		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "orchestration name (Start); the reason (Cancel)"},
 		{Num: 4, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "(Start)"},
 		{Num: 5, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (Start)"},
 		{Num: 6, Name: "result", Go: "Result", Kind: Bytes, Doc: "JSON (ResolveActivity, ResolveChild; the event's data for ResolveEvent)"},
-		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the activity or child failed (ResolveActivity, ResolveChild)"},
+		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the activity or child failed (ResolveActivity, ResolveChild), or the event was not delivered, saying why (ResolveRaise)"},
 	}},
 	{Name: "ActivationResult", Fields: []Field{
 		{Num: 1, Name: "commands", Go: "Commands", Kind: RepeatedNested, GoType: "Command"},
@@ -88,21 +88,22 @@ var Messages = []Message{
 	{Name: "Command", Fields: []Field{
 		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "CommandKind",
 			Enum: []string{"ScheduleActivity", "StartTimer", "Complete", "Fail", "CancelTimer", "CancelActivity", "WaitEvent",
-				"WaitEventPersistent", "CancelWait", "ContinueAsNew", "StartChild", "CancelChild", "SetCustomStatus", "Patch"}},
+				"WaitEventPersistent", "CancelWait", "ContinueAsNew", "StartChild", "CancelChild", "SetCustomStatus", "Patch", "Raise"}},
 		{Num: 2, Name: "seq", Go: "Seq", Kind: Uint},
 		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "activity name (ScheduleActivity), event name (WaitEvent, WaitEventPersistent), " +
-			"orchestration name (StartChild), the status text (SetCustomStatus), the change id (Patch)"},
-		{Num: 4, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (ScheduleActivity, StartChild)"},
+			"orchestration name (StartChild), the status text (SetCustomStatus), the change id (Patch), the event name (Raise)"},
+		{Num: 4, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (ScheduleActivity, StartChild; the event's data for Raise)"},
 		{Num: 5, Name: "delay", Go: "Delay", Kind: Sint, Doc: "nanoseconds after the activation's time (StartTimer); a timer that would be due after " +
 			"2262-04-11T23:47:16.854775807Z, where Unix nanoseconds overflow an int64, is due then"},
 		{Num: 6, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON (Complete; the next execution's input for ContinueAsNew)"},
 		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "(Fail)"},
 		{Num: 8, Name: "target", Go: "Target", Kind: Uint, Doc: "the `seq` of the command a cancel command cancels (CancelTimer, CancelActivity, CancelWait, CancelChild)"},
 		{Num: 9, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the child's instance id (StartChild), one a client could choose; " +
-			"empty: the host derives `PARENT~EXECUTION:EVENT` (see \"Instance ids\")"},
+			"empty: the host derives `PARENT~EXECUTION:EVENT` (see \"Instance ids\"); the instance the event is for (Raise)"},
 		{Num: 10, Name: "detached", Go: "Detached", Kind: Bool, Doc: "1 for a child nobody waits for (StartChild)"},
 		{Num: 11, Name: "timeout", Go: "TimeoutMillis", Kind: Uint, Doc: "the deadline of each attempt of the activity, in milliseconds; " +
 			"0 (or absent) leaves it to the host's `--activity-timeout` (ScheduleActivity)"},
+		{Num: 12, Name: "persistent", Go: "Persistent", Kind: Bool, Doc: "1 for a persistent event (Raise)"},
 	}},
 	{Name: "Failure", Fields: []Field{
 		{Num: 1, Name: "message", Go: "Message", Kind: String},

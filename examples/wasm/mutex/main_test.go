@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -10,19 +9,6 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/guest-sdk/durabox/durtest"
 )
-
-// signalInKit makes Signal raise its event in the kit, as the host's API
-// does in a host.
-func signalInKit(env *durtest.Env) {
-	durtest.MockActivity(env, "Signal", func(_ context.Context, msg Message) (string, error) {
-		to := env.Instance(msg.To)
-		if to == nil {
-			return "", fmt.Errorf("signal: no instance %q", msg.To)
-		}
-		to.RaisePersistent(msg.Event, msg.Data)
-		return msg.Event + " to " + msg.To, nil
-	})
-}
 
 // held is when a worker held the lock: from its Work's call to its result.
 type held struct {
@@ -59,7 +45,6 @@ func holds(t *testing.T, workers []*durtest.Instance) []held {
 func TestWorkersTakeTheLockInTurn(t *testing.T) {
 	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
-	signalInKit(env)
 	env.ActivityTakes("Work", time.Minute)
 	lock := env.Start("Lock", 0, "lock")
 	var workers []*durtest.Instance

@@ -56,6 +56,8 @@
 // or are dropped; persistent ones wait in a mailbox and carry over on
 // continue-as-new), selects and their cancellations, children and their
 // ids ("PARENT~EXECUTION:EVENT"), continue-as-new, retries, custom status,
+// events raised between instances (ctx.Raise: delivered with the turn that
+// raised them, their outcome in the sender's history),
 // the determinism check, and the failure of an orchestration that uses its
 // Context from a goroutine not started with ctx.Go, or that is left
 // waiting on nothing. Times differ: on the fake clock an event is recorded

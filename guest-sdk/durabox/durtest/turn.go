@@ -60,6 +60,9 @@ func (i *Instance) turn() {
 	for _, c := range res.Children {
 		i.startChild(c)
 	}
+	for _, r := range res.Raises {
+		i.deliver(r)
+	}
 	for _, id := range res.CancelChildren {
 		if c := e.byID[id]; c != nil {
 			c.enqueue(engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: fmt.Sprintf("its parent %s cancelled it", i.id)}, e.now)
@@ -97,6 +100,50 @@ func (i *Instance) startChild(c engine.ChildTask) {
 	if !c.Detached {
 		i.enqueue(engine.ChildNotStarted(c.ScheduleID, c.Name, reason), e.now)
 	}
+}
+
+// deliver delivers an event the turn raised to its instance, and tells
+// the instance that raised it the outcome, as a host's store does.
+func (i *Instance) deliver(r engine.RaiseTask) {
+	e := i.env
+	outcome := r.Delivered()
+	switch target := e.byID[r.InstanceID]; {
+	case target == nil:
+		outcome = r.NotDelivered("no such instance exists")
+	case target.status.IsTerminal():
+		outcome = r.NotDelivered(fmt.Sprintf("instance finished: it is %s", target.status))
+	case r.Persistent && full(target):
+		taken, waiting := target.persistentEvents()
+		// A host's store words it so.
+		outcome = r.NotDelivered(fmt.Sprintf("too many persistent events: its execution has taken %d and has %d waiting, at most %d between them",
+			taken, waiting, engine.MaxPersistentEvents))
+	default:
+		target.enqueue(r.Message(), e.now)
+	}
+	i.enqueue(outcome, e.now)
+}
+
+// persistentEvents counts the persistent events the instance's execution
+// has taken (in its history) and has waiting (in its inbox).
+func (i *Instance) persistentEvents() (taken, waiting int) {
+	for _, ev := range i.executions[len(i.executions)-1] {
+		if ev.Kind == engine.ExternalEventPersistent {
+			taken++
+		}
+	}
+	for _, m := range i.inbox {
+		if m.ev.Kind == engine.ExternalEventPersistent {
+			waiting++
+		}
+	}
+	return taken, waiting
+}
+
+// full reports whether the instance's execution takes no more persistent
+// events.
+func full(i *Instance) bool {
+	taken, waiting := i.persistentEvents()
+	return taken+waiting >= engine.MaxPersistentEvents
 }
 
 // report tells the parent that waits for the instance how it ended,

@@ -414,6 +414,25 @@ func (h *Host) StartOn(ctx context.Context, module, name string, input json.RawM
 	return id, nil
 }
 
+// StartWithEvent starts instance id as StartOn does and records the event
+// ev as Raise does or, when instance id exists, only raises ev at it. It
+// reports whether it started the instance.
+func (h *Host) StartWithEvent(ctx context.Context, module, name string, input json.RawMessage, id string, ev api.RaiseRequest) (bool, error) {
+	h.mu.Lock()
+	_, exists := h.find(id)
+	h.mu.Unlock()
+	if exists {
+		return false, h.Raise(ctx, id, ev.Name, ev.Data, ev.Persistent)
+	}
+	if _, err := h.StartOn(ctx, module, name, input, id); err != nil {
+		return false, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.raised = append(h.raised, ev)
+	return true, nil
+}
+
 // find returns the index of instance id. h.mu must be held.
 func (h *Host) find(id string) (int, bool) {
 	i := slices.IndexFunc(h.instances, func(inst store.Instance) bool { return inst.ID == id })

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -188,6 +189,35 @@ func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
 		return s.errorf("create instance %q: %w", n.ID, err)
 	}
 	return nil
+}
+
+// CreateWithEvent creates the instance n with ev after its start or, when
+// its id is taken, enqueues ev for the instance there, as EnqueueFor does,
+// in one transaction; it reports whether it created the instance
+// (store.Instances.CreateWithEvent).
+func (s *Store) CreateWithEvent(ctx context.Context, n store.NewInstance, ev engine.Event, max int) (bool, error) {
+	if max > 0 {
+		if err := CheckPersistent(ev, max); err != nil {
+			return false, s.errorf("%w", err)
+		}
+	}
+	var created bool
+	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
+		created = false
+		err := tx.InsertInstance(ctx, n, VisibleToStart, nil, nil)
+		switch {
+		case err == nil:
+			created = true
+			return tx.Enqueue(ctx, n.ID, ev, VisibleToStart, n.Now)
+		case errors.Is(err, store.ErrInstanceExists):
+			return EnqueueFor(ctx, tx, n.ID, ev, max, n.Now)
+		}
+		return err
+	})
+	if err != nil {
+		return false, s.errorf("create %q with event %q: %w", n.ID, ev.Name, err)
+	}
+	return created, nil
 }
 
 // History returns the history of one execution of an instance (0 means the

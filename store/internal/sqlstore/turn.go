@@ -50,6 +50,9 @@ type Leftovers interface {
 // transaction of the commit.
 type TurnTx interface {
 	Leftovers
+	// EnqueueTx delivers the turn's raises, checking their targets as
+	// Enqueue and EnqueuePersistent do.
+	EnqueueTx
 	// Locked reads the instance's lock and position; an error wrapping
 	// store.ErrNotFound when there is no such instance.
 	Locked(ctx context.Context, id string) (Locked, error)
@@ -61,7 +64,6 @@ type TurnTx interface {
 	QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error
 	// Consume removes the instance's messages of the given ids.
 	Consume(ctx context.Context, id string, messages []int64) error
-	Enqueuer
 	// InsertChild creates a child instance of parent, reporting to the
 	// parent's event schedule unless that is nil, with its start visible
 	// at once. It returns store.ErrInstanceExists when the id is taken and
@@ -116,6 +118,11 @@ func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 	for _, o := range c.Outgoing {
 		if err := tx.Enqueue(ctx, o.InstanceID, o.Event, VisibleNow, c.Now); err != nil {
 			return fmt.Errorf("message for %q: %w", o.InstanceID, err)
+		}
+	}
+	for _, r := range c.Raises {
+		if err := deliverRaise(ctx, tx, c.InstanceID, r, c.Now); err != nil {
+			return fmt.Errorf("event %q raised at %q: %w", r.Name, r.InstanceID, err)
 		}
 	}
 	if c.DropWaiting {
@@ -214,6 +221,32 @@ func startChild(ctx context.Context, tx TurnTx, parent string, c store.NewChild,
 		return nil
 	}
 	return tx.Enqueue(ctx, parent, engine.ChildNotStarted(c.ScheduleID, c.Name, reason), VisibleNow, now)
+}
+
+// deliverRaise delivers the event the instance sender raised at now to its
+// target, under the rules of store.Store.Enqueue and EnqueuePersistent, and
+// tells the sender the outcome, as the engine words it: a target that does
+// not exist, has finished or takes no more persistent events is an outcome,
+// and only the store's own failures end the commit.
+func deliverRaise(ctx context.Context, tx TurnTx, sender string, r engine.RaiseTask, now time.Time) error {
+	max := 0
+	if r.Persistent {
+		max = engine.MaxPersistentEvents
+	}
+	outcome := r.Delivered()
+	err := EnqueueFor(ctx, tx, r.InstanceID, r.Message(), max, now)
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrNotFound):
+		outcome = r.NotDelivered("no such instance exists")
+	case errors.Is(err, store.ErrFinished), errors.Is(err, store.ErrTooManyEvents):
+		// EnqueueFor's words: "instance finished: it is Completed", "too
+		// many persistent events: its execution has taken …".
+		outcome = r.NotDelivered(err.Error())
+	default:
+		return err
+	}
+	return tx.Enqueue(ctx, sender, outcome, VisibleNow, now)
 }
 
 // continueAsNew ends the instance's execution and starts the next one,
