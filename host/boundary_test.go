@@ -71,7 +71,7 @@ func TestDeployRefusesBadNames(t *testing.T) {
 			if tt.variable != "activity" {
 				return
 			}
-			if _, err := host.Check(context.Background(), wasm); err == nil || err.Error() != want {
+			if err := checkOn(t, wasm, host.RuntimeWazero); err == nil || err.Error() != want {
 				t.Errorf("Check: %v\nwant %s", err, want)
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/wasmrewrite"
 	"github.com/durabox/durabox/host/internal/wasmrewrite/wasmtest"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
@@ -105,8 +106,8 @@ func deployFuzzed(t *testing.T, h *host.Host, wasm []byte, want *abi.Manifest) {
 }
 
 // manifestModule assembles the smallest module that has what deploy checks
-// but a manifest of its own: it exports what the guest SDK exports (and
-// its memory), speaks abi.Version, and its describe export returns
+// but a manifest of its own: it imports sched_yield (function 0), exports
+// what the guest SDK exports (and its memory), speaks abi.Version, and its describe export returns
 // manifest, which a data segment holds.
 func manifestModule(manifest []byte) []byte {
 	const at = 1024
@@ -116,10 +117,11 @@ func manifestModule(manifest []byte) []byte {
 	}
 	return wasmtest.Module(
 		1, vec("\x60\x00\x00", "\x60\x00\x01\x7f", "\x60\x01\x7f\x01\x7f", "\x60\x00\x01\x7e", "\x60\x02\x7f\x7f\x01\x7e"),
+		2, vec(uleb(len(wasmrewrite.YieldModule))+wasmrewrite.YieldModule+uleb(len(wasmrewrite.YieldName))+wasmrewrite.YieldName+"\x00\x01"),
 		3, vec("\x00", "\x01", "\x02", "\x03", "\x04", "\x04"),
 		5, "\x01\x00"+uleb((at+len(manifest))/65536+1),
-		7, vec(export("memory", 2, 0), export(abi.ExportInitialize, 0, 0), export(abi.ExportVersion, 0, 1), export(abi.ExportAlloc, 0, 2),
-			export(abi.ExportDescribe, 0, 3), export(abi.ExportActivate, 0, 4), export(abi.ExportActivity, 0, 5)),
+		7, vec(export("memory", 2, 0), export(abi.ExportInitialize, 0, 1), export(abi.ExportVersion, 0, 2), export(abi.ExportAlloc, 0, 3),
+			export(abi.ExportDescribe, 0, 4), export(abi.ExportActivate, 0, 5), export(abi.ExportActivity, 0, 6)),
 		10, vec(body("\x0b"), body("\x41"+sleb(abi.Version)+"\x0b"), body("\x41\x10\x0b"),
 			body("\x42"+sleb(int64(abi.PackRegion(at, uint32(len(manifest)))))+"\x0b"), body("\x42\x00\x0b"), body("\x42\x00\x0b")),
 		11, vec("\x00\x41"+sleb(at)+"\x0b"+uleb(len(manifest))+string(manifest)),

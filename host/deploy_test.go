@@ -38,9 +38,9 @@ func TestDeployRefusesModulesThatDoNotStart(t *testing.T) {
 			if !errors.Is(err, api.ErrBadModule) || err.Error() != tt.want {
 				t.Errorf("deploy: %v\nwant %q", err, tt.want)
 			}
-			// Check has the default deadline, 5s.
+			// CheckModule has the default deadline, 5s.
 			want := strings.Replace(tt.want, "1s deadline", "5s deadline", 1)
-			if _, err := host.Check(ctx, wasm); err == nil || err.Error() != want {
+			if err := checkOn(t, wasm, host.RuntimeWazero); err == nil || err.Error() != want {
 				t.Errorf("check: %v\nwant %q", err, want)
 			}
 		})

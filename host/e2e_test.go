@@ -176,7 +176,11 @@ func TestHelloEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := host.Check(context.Background(), wasm)
+	report, err := host.CheckModule(context.Background(), wasm, []string{host.RuntimeWazero})
+	if err == nil {
+		err = report.Err()
+	}
+	m := report.Manifest
 	if err != nil || !reflect.DeepEqual(m.Orchestrations, info.Orchestrations) || !reflect.DeepEqual(m.Activities, info.Activities) || m.SDK != "durabox-go/0.1" {
 		t.Fatalf("Check: %+v, %v; deployed %+v", m, err, info)
 	}
@@ -284,7 +288,8 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 		want string
 	}{
 		{"not wasm", []byte("#!/bin/sh\necho hello\n"), "host: module refused: the file is not a WebAssembly module (it does not start with \\0asm)"},
-		{"wasm without the SDK", []byte("\x00asm\x01\x00\x00\x00"), "host: module refused: it lacks the exports of the Durabox guest SDK (_initialize, durabox_abi_version, durabox_alloc, durabox_describe, durabox_activate, durabox_activity)"},
+		{"wasm without imports", []byte("\x00asm\x01\x00\x00\x00"), "host: module refused: it does not import wasi_snapshot_preview1.sched_yield"},
+		{"wasm without the SDK", []byte(onlyYield), "host: module refused: it lacks the exports of the Durabox guest SDK (_initialize, durabox_abi_version, durabox_alloc, durabox_describe, durabox_activate, durabox_activity)"},
 		{"truncated wasm", []byte("\x00asm\x01\x00\x00\x00\x01\x05"), "host: module refused: "},
 	}
 	for _, built := range []struct{ name, pkg, want string }{
@@ -307,8 +312,8 @@ func TestDeployRefusesWhatIsNotAModule(t *testing.T) {
 			if !errors.Is(err, api.ErrBadModule) || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to start with %q", err, tt.want)
 			}
-			// Check (what durabox build runs) refuses it with the same words.
-			if _, checkErr := host.Check(context.Background(), tt.wasm); !errors.Is(checkErr, api.ErrBadModule) || checkErr.Error() != err.Error() {
+			// CheckModule (what durabox check runs) refuses it with the same words.
+			if checkErr := checkOn(t, tt.wasm, host.RuntimeWazero); !errors.Is(checkErr, api.ErrBadModule) || checkErr.Error() != err.Error() {
 				t.Errorf("Check: %v; Deploy: %v", checkErr, err)
 			}
 		})

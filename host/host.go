@@ -68,7 +68,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 	g := guard.Guard{Log: opts.Logger, Count: opts.Metrics.Panic}
 	h := &Host{
 		st: st, opts: opts, rt: rt, metrics: opts.Metrics, guard: g,
-		reg:               newRegistry(rt, st, opts.ActivationTimeout, g),
+		reg:               newRegistry(rt, st, opts, g),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		attempts:          newAttempts(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),

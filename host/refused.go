@@ -9,9 +9,11 @@ import (
 )
 
 // A module in the store may be one this host cannot run: another host
-// deployed it, with the other runtime (wasmtime refuses a module without
-// the sched_yield import, which wazero runs) or other settings (a smaller
-// memory limit, a shorter deadline for its initialization). That is the
+// deployed it, with the other runtime (wasmtime refuses a module whose
+// loops its rewrite cannot count, which wazero runs as it is) or other
+// settings (a smaller memory limit, a shorter deadline for its
+// initialization), or an older Durabox deployed it (one that took a module
+// without the sched_yield import). That is the
 // host's matter, not the instance's, and a host setting must never write a
 // failure into an instance's history. So when the checks Deploy makes
 // refuse a module that the host loads from the store, the registry

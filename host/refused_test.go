@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,10 +26,40 @@ import (
 	"github.com/durabox/durabox/store/sqlite"
 )
 
+// overlaid builds the guest at pkg with files (by path, replaced or
+// added: go build's -overlay) in place of what is on disk.
+func overlaid(t *testing.T, pkg string, files map[string][]byte) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	replace := map[string]string{}
+	for path, text := range files {
+		temp := filepath.Join(dir, strconv.Itoa(len(replace))+".go")
+		if err := os.WriteFile(temp, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		replace[path] = temp
+	}
+	overlay, out := filepath.Join(dir, "overlay.json"), filepath.Join(dir, "guest.wasm")
+	b, _ := json.Marshal(map[string]map[string]string{"Replace": replace})
+	if err := os.WriteFile(overlay, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := guestbuild.Command(guestbuild.Root(), "./"+pkg, out)
+	cmd.Args = slices.Insert(cmd.Args, 2, "-overlay="+overlay)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, msg)
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
+
 // withoutYield builds the guest at pkg against a Go runtime whose
 // sched_yield is its own, not WASI's (an overlay of the runtime's
-// lock_wasip1.go): a module without the sched_yield import, which wazero
-// runs as it is and wasmtime refuses.
+// lock_wasip1.go): a module without the sched_yield import, which every
+// host refuses.
 func withoutYield(t *testing.T, pkg string) []byte {
 	t.Helper()
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
@@ -44,28 +75,20 @@ func withoutYield(t *testing.T, pkg string) []byte {
 	if !bytes.Contains(code, []byte(decl)) {
 		t.Fatalf("%s no longer declares %q", src, decl)
 	}
-	dir := t.TempDir()
-	patched, overlay, out := filepath.Join(dir, "lock_wasip1.go"), filepath.Join(dir, "overlay.json"), filepath.Join(dir, "guest.wasm")
-	replace, _ := json.Marshal(map[string]map[string]string{"Replace": {src: patched}})
-	if err := os.WriteFile(patched, bytes.Replace(code, []byte(decl), []byte("func sched_yield() errno { return 0 }\n"), 1), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(overlay, replace, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := guestbuild.Command(guestbuild.Root(), "./"+pkg, out)
-	cmd.Args = slices.Insert(cmd.Args, 2, "-overlay="+overlay)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", cmd, err, msg)
-	}
-	wasm, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := overlaid(t, pkg, map[string][]byte{src: bytes.Replace(code, []byte(decl), []byte("func sched_yield() errno { return 0 }\n"), 1)})
 	if bytes.Contains(wasm, []byte("\x0bsched_yield")) {
 		t.Fatal("the module still imports sched_yield")
 	}
 	return wasm
+}
+
+// withBallast builds the guest at pkg with a file that makes its
+// initialization hold 48 MiB: a module a host whose memory limit is
+// smaller cannot run.
+func withBallast(t *testing.T, pkg string) []byte {
+	t.Helper()
+	const ballast = "package main\n\nvar ballast []byte\n\nfunc init() {\n\tballast = make([]byte, 48<<20)\n\tballast[len(ballast)-1] = 1\n}\n"
+	return overlaid(t, pkg, map[string][]byte{filepath.Join(guestbuild.Root(), pkg, "ballast_test_overlay.go"): []byte(ballast)})
 }
 
 // fetchLog is a store that notes what each fetch of work took; while
@@ -139,17 +162,16 @@ func (s *fetchLog) waitEmpty(t *testing.T, instances, activities int) {
 	}
 }
 
-// serve opens path and runs a host of runtime on it, its fetches noted,
+// serve opens path and runs a host with opts on it, its fetches noted,
 // its logs in logs (when not nil); its stop closes the store too, for the
 // next host to open.
-func serve(t *testing.T, path, runtime string, logs *bytes.Buffer) (*testHost, *fetchLog) {
+func serve(t *testing.T, path string, opts host.Options, logs *bytes.Buffer) (*testHost, *fetchLog) {
 	t.Helper()
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	opts := host.Options{Runtime: runtime}
 	if logs != nil {
 		opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
@@ -164,17 +186,18 @@ func serve(t *testing.T, path, runtime string, logs *bytes.Buffer) (*testHost, *
 }
 
 // TestHostThatCannotRunAModuleLeavesItsWorkWaiting: instances of a module
-// without the sched_yield import run on wazero until the host stops: one
-// waits for its Approval event, three for their first activity. A host on
-// wasmtime, which cannot run the module, is started on the database: it
+// whose initialization holds 48 MiB run until the host stops: one waits
+// for its Approval event, three for their first activity. A host whose
+// memory limit is 32 MiB, which cannot run the module, is started on the
+// database: it
 // says so at start, in its modules listing and in each instance's
 // details, refuses to deploy the module, accepts an event and a start for
-// it, and takes none of its work: nothing fails. A host on wazero then
+// it, and takes none of its work: nothing fails. A host with the default limit then
 // finishes every instance, and no history records a failure.
 func TestHostThatCannotRunAModuleLeavesItsWorkWaiting(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	wasm := withoutYield(t, "examples/wasm/approval")
+	wasm := withBallast(t, "examples/wasm/approval")
 	path := filepath.Join(t.TempDir(), "durabox.db")
 	request := json.RawMessage(`{"item": "chair", "timeout": "1h"}`)
 	approve := json.RawMessage(`{"approved": true, "by": "ann"}`)
@@ -187,7 +210,7 @@ func TestHostThatCannotRunAModuleLeavesItsWorkWaiting(t *testing.T) {
 	waiting := []string{"a1", "a2", "a3"}
 	all := []string{"b1", "a1", "a2", "a3", "a4"}
 
-	first, firstLog := serve(t, path, host.RuntimeWazero, nil)
+	first, firstLog := serve(t, path, host.Options{}, nil)
 	info, err := first.Deploy(ctx, wasm)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +228,7 @@ func TestHostThatCannotRunAModuleLeavesItsWorkWaiting(t *testing.T) {
 	first.stop()
 
 	var logs bytes.Buffer
-	second, secondLog := serve(t, path, host.RuntimeWasmtime, &logs)
+	second, secondLog := serve(t, path, host.Options{MemoryLimit: 32 << 20}, &logs)
 	waitUntil(t, "the host is ready", func(ctx context.Context) (bool, error) { return second.Ready(ctx) == nil, nil })
 	secondLog.waitEmpty(t, 0, 0)
 	for _, id := range waiting {
@@ -222,10 +245,10 @@ func TestHostThatCannotRunAModuleLeavesItsWorkWaiting(t *testing.T) {
 	// them has come back empty, the host has passed over their work.
 	secondLog.waitEmpty(t, instances, activities)
 
-	if line := logLine(logs.String(), "cannot run"); !strings.Contains(line, info.Hash[:12]) || !strings.Contains(line, "sched_yield") {
+	if line := logLine(logs.String(), "cannot run"); !strings.Contains(line, info.Hash[:12]) || !strings.Contains(line, "32 MiB") {
 		t.Errorf("the host's log says %q; want a line at start naming module %s and why it cannot run it", line, info.Hash[:12])
 	}
-	if _, err := second.Deploy(ctx, wasm); err == nil || !strings.Contains(err.Error(), "wasmtime runs only modules whose loops the sandbox can count") {
+	if _, err := second.Deploy(ctx, wasm); err == nil || !strings.Contains(err.Error(), "32 MiB") {
 		t.Errorf("deploy on wasmtime: %v; want it refused, saying why", err)
 	}
 	handler, err := server.New(second.Host, server.Options{Metrics: second.Host.Metrics()})
@@ -239,7 +262,7 @@ func TestHostThatCannotRunAModuleLeavesItsWorkWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mods) != 1 || !strings.Contains(mods[0].Refused, "sched_yield") {
+	if len(mods) != 1 || !strings.Contains(mods[0].Refused, "32 MiB") {
 		t.Errorf("modules listed: %+v; want the module, with why this host cannot run it", mods)
 	}
 	for _, id := range all {
@@ -256,7 +279,7 @@ func TestHostThatCannotRunAModuleLeavesItsWorkWaiting(t *testing.T) {
 	}
 	second.stop()
 
-	third, _ := serve(t, path, host.RuntimeWazero, nil)
+	third, _ := serve(t, path, host.Options{}, nil)
 	for _, id := range all[1:] {
 		waitForCustomStatus(t, third, id)
 		if err := third.Raise(ctx, id, "Approval", approve, false); err != nil {

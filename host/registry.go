@@ -18,6 +18,8 @@ import (
 	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/host/internal/sandbox"
 	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/host/internal/wasmlimits"
+	"github.com/durabox/durabox/host/internal/wasmrewrite"
 	"github.com/durabox/durabox/store"
 )
 
@@ -28,8 +30,10 @@ type registry struct {
 	// st is where deployed modules are kept (nil for a Replayer, which
 	// stores none).
 	st store.Modules
-	// timeout bounds each call into a module that deploy makes.
-	timeout time.Duration
+	// timeout bounds each call into a module that deploy makes, and
+	// memoryLimit (bytes) is the runtime's, for its messages.
+	timeout     time.Duration
+	memoryLimit uint64
 	// log is told, once, of each module this host cannot run.
 	log *slog.Logger
 	// guard recovers a panic while a module loads, which fails that load
@@ -64,8 +68,8 @@ type module struct {
 	orchestrations []string
 }
 
-func newRegistry(rt sandbox.Runtime, st store.Modules, timeout time.Duration, g guard.Guard) *registry {
-	return &registry{rt: rt, st: st, timeout: timeout, log: g.Log, guard: g, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
+func newRegistry(rt sandbox.Runtime, st store.Modules, opts Options, g guard.Guard) *registry {
+	return &registry{rt: rt, st: st, timeout: opts.ActivationTimeout, memoryLimit: opts.MemoryLimit, log: g.Log, guard: g, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
 }
 
 func hashOf(wasm []byte) string {
@@ -76,23 +80,32 @@ func hashOf(wasm []byte) string {
 var wasmMagic = []byte("\x00asm")
 
 // validate compiles wasm and checks it is a Durabox module: the ABI's
-// exports, the right ABI version, only imports the host provides. It
+// exports, the right ABI version, only imports the host provides, among
+// them sched_yield. It
 // returns the compiled module and what it registers.
 func (r *registry) validate(ctx context.Context, wasm []byte) (sandbox.Module, *abi.Manifest, error) {
-	return validate(ctx, r.rt, wasm, r.timeout)
+	return validate(ctx, r.rt, wasm, r.timeout, r.memoryLimit)
 }
 
-// validate compiles wasm on rt and checks it as deploy does, each call
-// into it under timeout.
-func validate(ctx context.Context, rt sandbox.Runtime, wasm []byte, timeout time.Duration) (sandbox.Module, *abi.Manifest, error) {
+// validate compiles wasm on rt, whose memory limit is memoryLimit bytes,
+// and checks it as deploy does, each call into it under timeout.
+func validate(ctx context.Context, rt sandbox.Runtime, wasm []byte, timeout time.Duration, memoryLimit uint64) (sandbox.Module, *abi.Manifest, error) {
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		return nil, nil, fmt.Errorf("%w: the file is not a WebAssembly module (it does not start with \\0asm); build one with durabox build, or GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared", api.ErrBadModule)
+	}
+	// Before the compile, which would refuse a module without sched_yield
+	// in other words on wasmtime, and take it on wazero, without snapshots
+	// or a step budget; after the size check, which the compile makes
+	// again, so that a module that declares more than it holds is refused
+	// for that.
+	if yields, read := wasmrewrite.ImportsYield(wasm); read && !yields && wasmlimits.Check(wasm) == nil {
+		return nil, nil, fmt.Errorf("%w: it does not import %s.%s, which the host calls to count its loops (for snapshots and --step-budget); import it as a function of no parameters and an i32 result (every Go module does; in C, call sched_yield from <sched.h>)", api.ErrBadModule, wasmrewrite.YieldModule, wasmrewrite.YieldName)
 	}
 	mod, err := rt.Compile(ctx, wasm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", api.ErrBadModule, err)
 	}
-	manifest, err := inspect(ctx, mod, timeout)
+	manifest, err := inspect(ctx, mod, timeout, memoryLimit)
 	if err != nil {
 		mod.Close(ctx)
 		return nil, nil, err
@@ -100,33 +113,10 @@ func validate(ctx context.Context, rt sandbox.Runtime, wasm []byte, timeout time
 	return mod, manifest, nil
 }
 
-// Check checks a module exactly as Deploy does (it compiles it, checks its
-// imports against what a host provides, its exports, its ABI version, and
-// asks a fresh instance for what it registers), without a store and
-// without keeping it, and returns its manifest. It refuses what Deploy
-// refuses, with the same ErrBadModule error. durabox build runs it on the
-// module it builds.
-func Check(ctx context.Context, wasm []byte) (*abi.Manifest, error) {
-	opts := Options{}
-	if err := opts.validate(); err != nil {
-		return nil, err
-	}
-	rt, err := newRuntime(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer rt.Close(ctx)
-	mod, m, err := validate(ctx, rt, wasm, opts.ActivationTimeout)
-	if err != nil {
-		return nil, err
-	}
-	mod.Close(ctx)
-	return m, nil
-}
-
 // inspect checks a compiled module's imports and exports, then asks a fresh
-// instance for its ABI version and manifest, each call under timeout.
-func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration) (*abi.Manifest, error) {
+// instance for its ABI version and manifest, each call under timeout (on a
+// runtime whose memory limit is memoryLimit bytes).
+func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration, memoryLimit uint64) (*abi.Manifest, error) {
 	var unknown []string
 	for _, imp := range mod.Imports() {
 		if !wasi.Provides(imp.Module, imp.Name) {
@@ -150,7 +140,7 @@ func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration) (*a
 		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared", api.ErrBadModule, strings.Join(missing, ", "))
 	}
 	stderr := newCrashLog()
-	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(Seed("deploy", 0), nil, stderr), stderr: stderr, timeout: timeout})
+	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(Seed("deploy", 0), nil, stderr), stderr: stderr, timeout: timeout, memoryLimit: memoryLimit})
 	if err != nil {
 		return nil, fmt.Errorf("%w: it does not start: %v", api.ErrBadModule, err)
 	}

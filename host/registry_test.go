@@ -37,7 +37,7 @@ func TestModuleLoadedOnceForConcurrentCallers(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &countingStore{Store: h.st}
-	reg := newRegistry(h.rt, st, h.opts.ActivationTimeout, h.guard) // a restarted host's registry: nothing compiled yet
+	reg := newRegistry(h.rt, st, h.opts, h.guard) // a restarted host's registry: nothing compiled yet
 	defer reg.close(ctx)
 	const callers = 8
 	got := make([]*module, callers)

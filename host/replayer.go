@@ -31,7 +31,7 @@ func NewReplayer(opts Options) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Replayer{reg: newRegistry(rt, nil, opts.ActivationTimeout, guard.Guard{Log: opts.Logger}), opts: opts}, nil
+	return &Replayer{reg: newRegistry(rt, nil, opts, guard.Guard{Log: opts.Logger}), opts: opts}, nil
 }
 
 // Close releases the compiled modules and the wasm runtime.

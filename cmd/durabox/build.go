@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	"github.com/durabox/durabox/host"
 )
 
 var buildCommand = &command{
@@ -23,10 +19,9 @@ var buildCommand = &command{
 	about: "Build the main package in DIR (default: the current directory) into a module,\n" +
 		"with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath, written to\n" +
 		"FILE (default: DIR's name with .wasm, in the current directory); the compiler's\n" +
-		"errors are printed as go build prints them. Then check the module exactly as a\n" +
-		"host checks it at deploy (its imports, its exports, its ABI version and what it\n" +
-		"registers) and print its orchestrations and activities, or why a host would\n" +
-		"refuse it.",
+		"errors are printed as go build prints them. Then check the module as durabox\n" +
+		"check does, exactly as a host checks it at deploy on each runtime, and print\n" +
+		"its orchestrations and activities, or why a host would refuse it.",
 	optional: []string{"DIR"},
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
 		out := fs.String("o", "", "write the module to `FILE` (default: DIR's name with .wasm, in the current directory)")
@@ -81,12 +76,14 @@ func build(ctx context.Context, e *env, dir, out string, asJSON bool) error {
 	if err != nil {
 		return fmt.Errorf("durabox build: %w", err)
 	}
-	m, err := host.Check(ctx, wasm)
+	c, err := checkModule(ctx, out, wasm)
 	if err != nil {
-		return fmt.Errorf("durabox build: %s is built, but a host would refuse it: %w", out, err)
+		return fmt.Errorf("durabox build: %w", err)
 	}
-	sum := sha256.Sum256(wasm)
-	b := built{File: out, Bytes: len(wasm), Hash: hex.EncodeToString(sum[:]), SDK: m.SDK, Orchestrations: nonNil(m.Orchestrations), Activities: nonNil(m.Activities)}
+	if c.refusal != nil {
+		return fmt.Errorf("durabox build: %s is built, but a host would refuse it: %w", out, c.refusal)
+	}
+	b := built{File: out, Bytes: c.Bytes, Hash: c.Hash, SDK: c.SDK, Orchestrations: c.Orchestrations, Activities: c.Activities}
 	if asJSON {
 		return printJSON(e.stdout, b)
 	}

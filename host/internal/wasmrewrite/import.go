@@ -72,3 +72,26 @@ func parseImports(body []byte) (imported, error) {
 	}
 	return im, r.end("import")
 }
+
+// ImportsYield reports whether the module wasm imports sched_yield
+// (YieldModule.YieldName) as a function. read is false when its header or
+// its sections up to the imports do not read, or its imports are ones
+// Rewrite refuses: then the runtime's compiler says what is wrong.
+func ImportsYield(wasm []byte) (yields, read bool) {
+	if len(wasm) < 8 {
+		return false, false
+	}
+	r := reader{b: wasm[8:]}
+	for !r.done() {
+		id, body, err := r.section()
+		if err != nil {
+			return false, false
+		}
+		if id != secImport {
+			continue
+		}
+		im, err := parseImports(body)
+		return im.hasYield, err == nil
+	}
+	return false, true
+}
