@@ -29,9 +29,9 @@ var figures = []figure{
 	// snapshot (MAP_SHARED), and RSS counts a shared page once for each
 	// mapping that touched it, so it steps up by tens of MiB when a burst
 	// starts activity instances while PSS, which counts the page once,
-	// barely moves (CI's 3-minute form, run here on 2026-11-27 at 12:40: RSS +54.6 MiB in five
-	// seconds, PSS +3.3). PSS is the figure that measures what the host
-	// holds.
+	// barely moves (CI's 3-minute form, run here on 2026-11-27 at 12:40:
+	// RSS +54.6 MiB in five seconds, PSS +3.3). PSS is the figure that
+	// measures what the host holds.
 	{"rss", "MiB", 0, 0, func(s *sample) float64 { return s.RSS / mib }},
 	{"go_heap", "MiB", 16, 1, func(s *sample) float64 { return s.Heap / mib }},
 	{"live_entries", "entries", 20, 2, func(s *sample) float64 { return s.Live }},
