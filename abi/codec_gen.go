@@ -41,6 +41,7 @@ func encodeJob(e *encoder, m *Job) {
 	if m.Failure != nil {
 		e.message(7, func(e *encoder) { encodeFailure(e, m.Failure) })
 	}
+	e.string(8, m.UpdateID)
 }
 
 func decodeJob(b []byte, m *Job) error {
@@ -64,6 +65,8 @@ func decodeJob(b []byte, m *Job) error {
 			if err := decodeFailure(r.raw, m.Failure); err != nil {
 				return err
 			}
+		case 8:
+			m.UpdateID = string(r.raw)
 		}
 	}
 	return r.err
@@ -74,6 +77,7 @@ func encodeActivationResult(e *encoder, m *ActivationResult) {
 		v := &m.Commands[i]
 		e.message(1, func(e *encoder) { encodeCommand(e, v) })
 	}
+	e.bool(2, m.HandlesUpdates)
 }
 
 func decodeActivationResult(b []byte, m *ActivationResult) error {
@@ -86,6 +90,8 @@ func decodeActivationResult(b []byte, m *ActivationResult) error {
 				return err
 			}
 			m.Commands = append(m.Commands, v)
+		case 2:
+			m.HandlesUpdates = r.v != 0
 		}
 	}
 	return r.err
@@ -106,6 +112,7 @@ func encodeCommand(e *encoder, m *Command) {
 	e.bool(10, m.Detached)
 	e.uint(11, m.TimeoutMillis)
 	e.bool(12, m.Persistent)
+	e.string(13, m.UpdateID)
 }
 
 func decodeCommand(b []byte, m *Command) error {
@@ -139,6 +146,8 @@ func decodeCommand(b []byte, m *Command) error {
 			m.TimeoutMillis = r.v
 		case 12:
 			m.Persistent = r.v != 0
+		case 13:
+			m.UpdateID = string(r.raw)
 		}
 	}
 	return r.err
@@ -324,6 +333,9 @@ func encodeQueryResult(e *encoder, m *QueryResult) {
 	for _, v := range m.Handlers {
 		e.element(3, v)
 	}
+	for _, v := range m.UpdateHandlers {
+		e.element(4, v)
+	}
 }
 
 func decodeQueryResult(b []byte, m *QueryResult) error {
@@ -339,6 +351,8 @@ func decodeQueryResult(b []byte, m *QueryResult) error {
 			}
 		case 3:
 			m.Handlers = append(m.Handlers, string(r.raw))
+		case 4:
+			m.UpdateHandlers = append(m.UpdateHandlers, string(r.raw))
 		}
 	}
 	return r.err

@@ -29,6 +29,14 @@ const (
 	// nothing when the event was delivered, with Failure, saying why, when
 	// it was not.
 	JobResolveRaise JobKind = 7
+	// JobUpdate delivers the update UpdateID: a client asks the handler
+	// the orchestration registered for the update Name to run with Input.
+	// The guest runs the handler's validator, if it has one, first: when
+	// it refuses, the guest answers with a single CommandRejectUpdate, and
+	// the host then records nothing of the update (see ABI.md, "Updates");
+	// else it runs the handler, whose answer it gives with
+	// CommandCompleteUpdate.
+	JobUpdate JobKind = 8
 )
 
 // Activation is one step of the host driving a guest: the jobs to apply, in
@@ -67,16 +75,20 @@ type Job struct {
 	Kind JobKind
 	// Seq is the command sequence number the job resolves (resolve jobs).
 	Seq uint64
-	// Name is the orchestration name (JobStart).
+	// Name is the orchestration name (JobStart), the reason (JobCancel)
+	// or the update's name (JobUpdate).
 	Name string
 	// InstanceID is the orchestration instance's id (JobStart).
 	InstanceID string
-	// Input is the orchestration input as JSON (JobStart).
+	// Input is the orchestration input as JSON (JobStart), or the update's
+	// argument (JobUpdate).
 	Input []byte
 	// Result is the activity's result as JSON (JobResolveActivity).
 	Result []byte
 	// Failure, if set, resolves the future with an error instead of Result.
 	Failure *Failure
+	// UpdateID is the update's id, unique in the instance (JobUpdate).
+	UpdateID string
 }
 
 // CommandKind says what a Command asks the host to do.
@@ -130,6 +142,17 @@ const (
 	// with the turn's commit, exactly once, and tells the guest whether it
 	// was delivered (JobResolveRaise).
 	CommandRaise CommandKind = 15
+	// CommandCompleteUpdate answers the update UpdateID, which the
+	// instance accepted (JobUpdate): with Output, the handler's answer as
+	// JSON, or with Failure, its error. Each accepted update is answered
+	// once.
+	CommandCompleteUpdate CommandKind = 16
+	// CommandRejectUpdate refuses the update UpdateID, for the reason in
+	// Failure: its validator refused it, or the instance has no handler
+	// of its name. It is the only command of the activation that
+	// delivered the update, and the host records nothing of it: the
+	// update leaves no trace in history.
+	CommandRejectUpdate CommandKind = 17
 )
 
 // Command is one decision the guest's orchestration code made. Commands that
@@ -148,10 +171,13 @@ type Command struct {
 	Input []byte
 	// Delay is the timer's duration in nanoseconds (CommandStartTimer).
 	Delay int64
-	// Output is the orchestration's result as JSON (CommandComplete), or the
-	// next execution's input (CommandContinueAsNew).
+	// Output is the orchestration's result as JSON (CommandComplete), the
+	// next execution's input (CommandContinueAsNew), or the update
+	// handler's answer (CommandCompleteUpdate).
 	Output []byte
-	// Failure is why the orchestration failed (CommandFail).
+	// Failure is why the orchestration failed (CommandFail), the update
+	// handler's error (CommandCompleteUpdate), or why the update was
+	// refused (CommandRejectUpdate).
 	Failure *Failure
 	// Target is the sequence number of the command a cancel command cancels.
 	Target uint64
@@ -166,10 +192,17 @@ type Command struct {
 	TimeoutMillis uint64
 	// Persistent raises a persistent event (CommandRaise).
 	Persistent bool
+	// UpdateID is the update the command answers (CommandCompleteUpdate,
+	// CommandRejectUpdate).
+	UpdateID string
 }
 
 // ActivationResult is what the guest returns from an activation.
 type ActivationResult struct {
+	// HandlesUpdates is set while the orchestration has an update handler
+	// registered and has not ended: an update can wake it, so the host
+	// does not fail it as waiting on nothing when nothing else is open.
+	HandlesUpdates bool
 	Commands []Command
 }
 
@@ -216,4 +249,7 @@ type QueryResult struct {
 	Failure *Failure
 	// Handlers are the names of the queries the instance handles, sorted.
 	Handlers []string
+	// UpdateHandlers are the names of the updates the instance handles,
+	// sorted.
+	UpdateHandlers []string
 }

@@ -30,6 +30,13 @@ func checkCommand(c *abi.Command) error {
 		return abi.CheckName("child's instance id", c.InstanceID)
 	case abi.CommandSetCustomStatus:
 		return abi.CheckText("custom status", c.Name)
+	case abi.CommandCompleteUpdate, abi.CommandRejectUpdate:
+		if err := abi.CheckName("update id", c.UpdateID); err != nil {
+			return err
+		}
+		if c.Failure != nil {
+			return abi.CheckFailure(c.Failure)
+		}
 	case abi.CommandFail:
 		if c.Failure != nil {
 			return abi.CheckFailure(c.Failure)

@@ -57,6 +57,17 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("Patch(%q)", c.Name)
 	case abi.CommandRaise:
 		return fmt.Sprintf("Raise(%q, %q, %s%s)", c.InstanceID, c.Name, orNull(c.Input), describePersistent(c.Persistent))
+	case abi.CommandCompleteUpdate:
+		if c.Failure != nil {
+			return fmt.Sprintf("CompleteUpdate(%q, failed %q)", c.UpdateID, c.Failure.Message)
+		}
+		return fmt.Sprintf("CompleteUpdate(%q, %s)", c.UpdateID, orNull(c.Output))
+	case abi.CommandRejectUpdate:
+		msg := ""
+		if c.Failure != nil {
+			msg = c.Failure.Message
+		}
+		return fmt.Sprintf("RejectUpdate(%q, %q)", c.UpdateID, msg)
 	}
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
@@ -130,6 +141,13 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.Name = PatchRecorded, c.Name
 	case abi.CommandRaise:
 		ev.Kind, ev.InstanceID, ev.Name, ev.Input, ev.Persistent = ExternalEventSent, c.InstanceID, c.Name, c.Input, c.Persistent
+	case abi.CommandCompleteUpdate:
+		ev.Kind, ev.UpdateID = UpdateCompleted, c.UpdateID
+		if c.Failure != nil {
+			ev.Failure = failureFrom(c.Failure)
+		} else {
+			ev.Result = c.Output
+		}
 	}
 	return ev
 }
@@ -171,6 +189,14 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 	case ExternalEventSent:
 		return c.Kind == abi.CommandRaise && c.InstanceID == ev.InstanceID && c.Name == ev.Name &&
 			bytes.Equal(c.Input, ev.Input) && c.Persistent == ev.Persistent
+	case UpdateCompleted:
+		if c.Kind != abi.CommandCompleteUpdate || c.UpdateID != ev.UpdateID || (c.Failure == nil) != (ev.Failure == nil) {
+			return false
+		}
+		if c.Failure != nil {
+			return c.Failure.Message == ev.Failure.Message
+		}
+		return bytes.Equal(c.Output, ev.Result)
 	}
 	return false
 }

@@ -25,7 +25,7 @@ var ErrCorruptHistory = errors.New("engine: history is corrupt")
 // a turn left running with no operation open: it has not returned, and no
 // activity, timer, event wait or child of it is pending, so nothing could
 // ever wake it. Rather than stay Running for ever, it fails.
-var ErrWaitsOnNothing = errors.New("the orchestration waits on nothing: it has not returned, yet no activity, timer, event wait or child of it is pending, " +
+var ErrWaitsOnNothing = errors.New("the orchestration waits on nothing: it has not returned, yet no activity, timer, event wait or child of it is pending, and it handles no update, " +
 	"so nothing can ever wake it (did a goroutine not started with ctx.Go use its Context, or did it wait on no future at all?)")
 
 // NondeterminismCode classifies a nondeterminism error. The codes are stable.
@@ -48,6 +48,10 @@ const (
 	// UnmatchedCompletion: history completes an operation that no emitted
 	// command scheduled, or completes it twice.
 	UnmatchedCompletion NondeterminismCode = "unmatched-completion"
+	// RefusedUpdate: history has an update the orchestration accepted,
+	// and it refused the update on replay (its handlers or its validator
+	// changed).
+	RefusedUpdate NondeterminismCode = "refused-update"
 )
 
 // NondeterminismError reports that replaying an orchestration did not
@@ -73,6 +77,9 @@ func (e *NondeterminismError) Error() string {
 		return fmt.Sprintf("nondeterminism at event %d: history has %s, the orchestration emitted %s, which history has later (commands reordered)", e.EventID, e.History, e.Emitted)
 	case UnmatchedCompletion:
 		return fmt.Sprintf("nondeterminism at event %d: history has %s, which completes no open operation", e.EventID, e.History)
+	case RefusedUpdate:
+		return fmt.Sprintf("nondeterminism at event %d: history has %s, which the orchestration accepted, and it refused the update on replay with %s "+
+			"(its update handlers or the validator changed)", e.EventID, e.History, e.Emitted)
 	}
 	return fmt.Sprintf("nondeterminism at event %d: history has %s, the orchestration emitted %s", e.EventID, e.History, e.Emitted)
 }

@@ -118,6 +118,16 @@ const (
 	// kept events. The commands the last kept step emits are recorded after
 	// it. It carries nothing to the orchestration.
 	ExecutionReset EventKind = "ExecutionReset"
+	// UpdateAccepted records that the orchestration accepted the update
+	// UpdateID, a client's request that the handler it registered for the
+	// update Name run with Input: it arrives as a message, and is recorded
+	// only once the handler's validator, if any, let it in (a refused
+	// update leaves no trace: TurnResult.Rejected). Its handler's commands
+	// follow it, as for any step.
+	UpdateAccepted EventKind = "UpdateAccepted"
+	// UpdateCompleted records a CompleteUpdate command: the handler of the
+	// update UpdateID answered, with Result or, when it failed, Failure.
+	UpdateCompleted EventKind = "UpdateCompleted"
 )
 
 // Event is one entry of an execution's history. Which optional fields are
@@ -174,6 +184,9 @@ type Event struct {
 	// SeedExecution is the execution whose random seed a reset execution
 	// keeps (ExecutionReset).
 	SeedExecution int64 `json:"seedExecution,omitempty"`
+	// UpdateID is the id of an update, unique in its instance
+	// (UpdateAccepted, UpdateCompleted).
+	UpdateID string `json:"updateId,omitempty"`
 }
 
 // Failure describes an error from an activity or an orchestration.
@@ -194,7 +207,8 @@ func (k EventKind) known() bool {
 		ExternalEventPersistent, SubOrchestrationScheduled, SubOrchestrationCompleted, SubOrchestrationFailed,
 		SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, OrchestrationCancelRequested,
 		OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew, OrchestrationTerminated,
-		PatchRecorded, ModuleChanged, ExecutionReset, ExternalEventSent, ExternalEventDelivered, ExternalEventNotDelivered:
+		PatchRecorded, ModuleChanged, ExecutionReset, ExternalEventSent, ExternalEventDelivered, ExternalEventNotDelivered,
+		UpdateAccepted, UpdateCompleted:
 		return true
 	}
 	return false
@@ -209,6 +223,8 @@ func (e *Event) lacks() string {
 		return "failure"
 	case e.FireAt == nil && e.Kind == TimerCreated:
 		return "fire time"
+	case e.UpdateID == "" && (e.Kind == UpdateAccepted || e.Kind == UpdateCompleted):
+		return "update id"
 	}
 	return ""
 }
@@ -220,7 +236,7 @@ func (e *Event) isSchedule() bool {
 	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
 		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
 		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, PatchRecorded,
-		ExternalEventSent, OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew:
+		ExternalEventSent, UpdateCompleted, OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew:
 		return true
 	}
 	return false
@@ -294,6 +310,13 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(event %d)", e.Kind, e.ScheduleID)
 	case ExternalEventNotDelivered:
 		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, quoteFailure(e.Failure))
+	case UpdateAccepted:
+		return fmt.Sprintf("%s(%q, %q, %s)", e.Kind, e.UpdateID, e.Name, orNull(e.Input))
+	case UpdateCompleted:
+		if e.Failure != nil {
+			return fmt.Sprintf("%s(%q, failed %s)", e.Kind, e.UpdateID, quoteFailure(e.Failure))
+		}
+		return fmt.Sprintf("%s(%q, %s)", e.Kind, e.UpdateID, orNull(e.Result))
 	case OrchestrationCompleted:
 		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Result))
 	case OrchestrationFailed, OrchestrationCanceled:

@@ -72,7 +72,8 @@ type TurnInput struct {
 	// raised events (ExternalEvent, ExternalEventPersistent) with a Name
 	// and their data in Result, and requests from outside
 	// (OrchestrationCancelRequested, OrchestrationTerminated) with a
-	// Reason. The engine binds an ExternalEvent to the oldest active wait of
+	// Reason, and updates (UpdateAccepted, with the UpdateID, Name and
+	// Input a client sent). The engine binds an ExternalEvent to the oldest active wait of
 	// its name, or drops it if there is none. In the first turn of a reset
 	// execution, an ExecutionReset comes first (see the package doc,
 	// "Markers").
@@ -130,6 +131,24 @@ type TurnResult struct {
 	// first messages, and after them the messages the ended execution left
 	// unconsumed that OutlivesExecution keeps.
 	ContinueAsNew *ContinueAsNew
+	// Rejected is set when the turn ended because the orchestration
+	// refused an update: the turn must not be committed. Its guest and
+	// this Execution have applied the refused update, which history will
+	// never hold, so neither may run again: the caller records the
+	// refusal, consumes the update's message, and runs the turn again
+	// without it on a fresh guest and Execution that replay the history.
+	Rejected *UpdateRejection
+}
+
+// UpdateRejection is an update the orchestration refused: its validator
+// refused it, or the orchestration has no handler of its name.
+type UpdateRejection struct {
+	// Message is the index, in TurnInput.Messages, of the update's
+	// message.
+	Message int
+	// UpdateID and Name are the update's; Failure says why it was refused.
+	UpdateID, Name string
+	Failure        *Failure
 }
 
 // ContinueAsNew is how the next execution of an instance starts.
@@ -216,7 +235,14 @@ type Execution struct {
 	status  Status
 	result  json.RawMessage
 	failure *Failure
-	// broken is set once a turn failed the instance from the engine's side.
+	// updates holds the ids of the updates the execution accepted: true
+	// while the handler has not answered. updatable is what the guest's
+	// last answer said of whether an update could wake it
+	// (abi.ActivationResult.HandlesUpdates).
+	updates   map[string]bool
+	updatable bool
+	// broken is set once a turn failed the instance from the engine's side,
+	// or ended refusing an update (errRejected).
 	broken error
 }
 
@@ -226,7 +252,7 @@ func NewExecution() *Execution {
 	return &Execution{
 		nextSeq: 1, status: StatusPending,
 		open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{}, children: map[int64]string{},
-		mailbox: map[string][]Event{}, persistentWaits: map[string][]int64{},
+		mailbox: map[string][]Event{}, persistentWaits: map[string][]int64{}, updates: map[string]bool{},
 	}
 }
 

@@ -79,7 +79,39 @@ var (
 	cancellableCode = program{"wait for approval until cancelled", approvalUntilCancelled}
 	eternalCode     = program{"sleep, then continue as new", eternal}
 	raiserCode      = program{"raise Ping at other and a persistent Ping at gone", raiser}
+	updatesCode     = program{"wait for Done; update Add charges its argument and answers with the receipt", updates}
+	refusingCode    = program{"refuse every update", func(_ *fakeGuest, j abi.Job) []abi.Command {
+		if j.Kind == abi.JobUpdate {
+			return []abi.Command{refuse(j.UpdateID, "closed")}
+		}
+		return updates(nil, j)
+	}}
 )
+
+// updates waits for the event Done, and completes on it; its update Add
+// refuses a negative argument, and charges any other, answering with the
+// charge's receipt.
+func updates(_ *fakeGuest, j abi.Job) []abi.Command {
+	switch j.Kind {
+	case abi.JobStart:
+		return []abi.Command{wait("Done")}
+	case abi.JobUpdate:
+		if strings.HasPrefix(string(j.Input), "-") {
+			return []abi.Command{refuse(j.UpdateID, "a negative amount")}
+		}
+		return []abi.Command{activity("Charge", string(j.Input))}
+	case abi.JobResolveActivity:
+		return []abi.Command{{Kind: abi.CommandCompleteUpdate, UpdateID: "u1", Output: j.Result}}
+	case abi.JobResolveEvent:
+		return []abi.Command{complete(`"done"`)}
+	}
+	return nil
+}
+
+// refuse is a RejectUpdate of update id, for why.
+func refuse(id, why string) abi.Command {
+	return abi.Command{Kind: abi.CommandRejectUpdate, UpdateID: id, Failure: &abi.Failure{Message: why}}
+}
 
 // raiser raises two events and completes with what became of each.
 func raiser(g *fakeGuest, j abi.Job) []abi.Command {
@@ -255,6 +287,12 @@ func scenarios() []scenario {
 				RaiseTask{ScheduleID: 3, InstanceID: "gone", Name: "Ping"}.NotDelivered("it does not exist"),
 			}},
 		}},
+		{name: "an update accepted, its handler charging and answering", code: updatesCode, steps: []gstep{
+			{now: at(0), messages: []Event{started(`null`)}},
+			{now: at(1), messages: []Event{UpdateRequest("u1", "Add", json.RawMessage(`5`))}},
+			{now: at(2), messages: []Event{activityDone(4, `"receipt-5"`)}},
+			{now: at(3), messages: []Event{raised("Done", `null`)}},
+		}},
 		{name: "moved before it started", code: helloCode, steps: []gstep{
 			{now: at(0), host: []Event{moved}, messages: []Event{started(`"world"`)}},
 			{now: at(1), messages: []Event{activityDone(3, `"hi"`)}},
@@ -308,6 +346,18 @@ func scenarios() []scenario {
 			replay: ptr(emitting("raises Pong", raiseAt("other", "Pong", false), raiseAt("gone", "Ping", true)))},
 		{name: "nondeterminism: a raise made positional", code: raiserCode, steps: []gstep{{now: at(0), messages: []Event{started(`null`)}}},
 			replay: ptr(emitting("raises positional events only", raiseAt("other", "Ping", false), raiseAt("gone", "Ping", false)))},
+		{name: "nondeterminism: an accepted update refused on replay", code: updatesCode, steps: []gstep{
+			{now: at(0), messages: []Event{started(`null`)}},
+			{now: at(1), messages: []Event{UpdateRequest("u1", "Add", json.RawMessage(`5`))}},
+		}, replay: &refusingCode},
+		{name: "nondeterminism: an update's answer changed", code: updatesCode, steps: []gstep{
+			{now: at(0), messages: []Event{started(`null`)}},
+			{now: at(1), messages: []Event{UpdateRequest("u1", "Add", json.RawMessage(`5`))}},
+			{now: at(2), messages: []Event{activityDone(4, `"receipt-5"`)}},
+		}, edit: func(h []Event) []Event {
+			h[len(h)-1].Result = json.RawMessage(`"receipt-6"`)
+			return h
+		}},
 		{name: "nondeterminism: a history from before the patch on code that dropped it", code: chargeCode, steps: chargeSteps, replay: &patchlessCode},
 		{name: "nondeterminism: a patched history on the old code", code: patchedCode, steps: patchedSteps, replay: &chargeCode},
 	}
@@ -450,6 +500,8 @@ func describeJob(j abi.Job) string {
 		return fmt.Sprintf("Cancel(%q)", j.Name)
 	case abi.JobResolveRaise:
 		return fmt.Sprintf("ResolveRaise(command %d%s)", j.Seq, failure())
+	case abi.JobUpdate:
+		return fmt.Sprintf("Update(%q, %q, %s)", j.UpdateID, j.Name, orNull(j.Input))
 	}
 	return fmt.Sprintf("job kind %d", j.Kind)
 }

@@ -64,6 +64,13 @@ func (r RaiseTask) Message() Event {
 	return ev
 }
 
+// UpdateRequest returns the message that asks instance's orchestration to
+// run the handler of the update name with input, as the update id: an
+// UpdateAccepted, recorded once the orchestration accepts it.
+func UpdateRequest(id, name string, input json.RawMessage) Event {
+	return Event{Kind: UpdateAccepted, UpdateID: id, Name: name, Input: input}
+}
+
 // Delivered returns the message the sender gets once the event is among
 // the target's messages.
 func (r RaiseTask) Delivered() Event {

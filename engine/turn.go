@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -48,8 +49,10 @@ type Turn struct {
 	resetting bool
 	phase     phase
 	// asked is the event whose activation Next returned and Answer has not
-	// yet answered, or nil.
-	asked *Event
+	// yet answered, or nil; askedReplaying says whether that activation
+	// replays a persisted step.
+	asked          *Event
+	askedReplaying bool
 	// err is what ended the turn early: it fails the instance.
 	err error
 	// execution is the number of the execution, from 1
@@ -128,6 +131,18 @@ func (t *Turn) Next() *abi.Activation {
 	return nil
 }
 
+// AnswerResult gives the turn the guest's whole answer to the activation
+// Next returned, or the error it crashed with: the commands, as Answer
+// takes them, and whether an update could wake the orchestration.
+func (t *Turn) AnswerResult(r *abi.ActivationResult, err error) {
+	if err != nil || r == nil {
+		t.Answer(nil, err)
+		return
+	}
+	t.x.updatable = r.HandlesUpdates
+	t.Answer(r.Commands, nil)
+}
+
 // Answer gives the turn the guest's answer to the activation Next
 // returned: the commands it emitted, or the error it crashed with.
 func (t *Turn) Answer(cmds []abi.Command, err error) {
@@ -139,6 +154,12 @@ func (t *Turn) Answer(cmds []abi.Command, err error) {
 	if err != nil {
 		t.end(fmt.Errorf("orchestration crashed applying event %d: %w", ev.ID, err))
 		return
+	}
+	for i := range cmds {
+		if cmds[i].Kind == abi.CommandRejectUpdate {
+			t.reject(ev, cmds, &cmds[i])
+			return
+		}
 	}
 	for _, c := range cmds {
 		if c.Seq != x.nextSeq {
@@ -153,6 +174,30 @@ func (t *Turn) Answer(cmds []abi.Command, err error) {
 		x.pending = append(x.pending, emitted{cmd: c, at: ev.Time})
 	}
 }
+
+// reject ends the turn on the guest's refusal, c, of the update ev
+// delivered; cmds is the activation's whole answer.
+func (t *Turn) reject(ev *Event, cmds []abi.Command, c *abi.Command) {
+	switch {
+	case ev.Kind != UpdateAccepted || len(cmds) != 1 || c.UpdateID != ev.UpdateID:
+		t.end(fmt.Errorf("engine: the guest answered event %d, %s, with %s among %d commands: an update is refused by a RejectUpdate naming it, "+
+			"the only command of the activation that delivered it (a guest SDK bug)", ev.ID, ev.String(), describeCommand(c), len(cmds)))
+	case t.askedReplaying:
+		t.end(&NondeterminismError{Code: RefusedUpdate, EventID: ev.ID, History: ev.String(), Emitted: describeCommand(c)})
+	default:
+		if err := checkCommand(c); err != nil {
+			t.end(fmt.Errorf("engine: the orchestration's command %d is refused: %w", c.Seq, err))
+			return
+		}
+		t.res.Rejected = &UpdateRejection{Message: t.next - 1, UpdateID: ev.UpdateID, Name: ev.Name, Failure: failureFrom(c.Failure)}
+		t.x.broken = errRejected
+		t.phase = done
+	}
+}
+
+// errRejected is what breaks an Execution whose turn ended refusing an
+// update (TurnResult.Rejected).
+var errRejected = errors.New("its turn refused an update: the guest and the execution applied the update, which history does not hold")
 
 // Result returns what the caller must persist, once Next has returned nil.
 func (t *Turn) Result() *TurnResult {
@@ -237,7 +282,7 @@ func (t *Turn) end(err error) {
 			t.drop(m, "the instance failed")
 		}
 		t.next = len(t.messages)
-	} else if x.status == StatusRunning && len(x.open) == 0 {
+	} else if x.status == StatusRunning && len(x.open) == 0 && !x.updatable {
 		t.failInstance(ErrWaitsOnNothing)
 	}
 	t.res.Status, t.res.Result, t.res.Failure = x.status, x.result, x.failure
@@ -293,6 +338,11 @@ func (t *Turn) admit(m *Event) string {
 		}
 		return ""
 	case OrchestrationTerminated:
+		return ""
+	case UpdateAccepted:
+		if _, seen := x.updates[m.UpdateID]; seen {
+			return fmt.Sprintf("update %q was already accepted by this execution", m.UpdateID)
+		}
 		return ""
 	case ExternalEventPersistent:
 		if x.persistentEvents >= MaxPersistentEvents {
@@ -364,11 +414,11 @@ func (t *Turn) record(ev Event) {
 }
 
 // carried reports whether a message that arrives after its execution
-// continued as new goes on to the next execution: persistent events, and
-// requests to cancel or terminate the instance, which are the instance's,
-// not the execution's.
+// continued as new goes on to the next execution: persistent events,
+// updates, and requests to cancel or terminate the instance, which are
+// the instance's, not the execution's.
 func carried(k EventKind) bool {
-	return k == ExternalEventPersistent || k == OrchestrationCancelRequested || k == OrchestrationTerminated
+	return k == ExternalEventPersistent || k == UpdateAccepted || k == OrchestrationCancelRequested || k == OrchestrationTerminated
 }
 
 // carry hands a message on to the next execution.
@@ -394,6 +444,9 @@ func (t *Turn) flushNext() (*abi.Activation, error) {
 	}
 	if err := checkChosenID(&x.pending[0].cmd); err != nil {
 		return nil, err
+	}
+	if c := &x.pending[0].cmd; c.Kind == abi.CommandCompleteUpdate && !x.updates[c.UpdateID] {
+		return nil, fmt.Errorf("engine: the guest emitted %s, but %q is not an update the execution accepted and has not answered (a guest SDK bug)", describeCommand(c), c.UpdateID)
 	}
 	ev := eventFor(x.pending[0], target)
 	if ev.Kind == OrchestrationFailed && x.cancelRequested {
@@ -431,6 +484,10 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 	if ev.Kind == OrchestrationCancelRequested {
 		x.cancelRequested = true
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobCancel, Name: ev.Reason})
+	}
+	if ev.Kind == UpdateAccepted {
+		x.updates[ev.UpdateID] = true
+		return t.activate(ev, replaying, abi.Job{Kind: abi.JobUpdate, Name: ev.Name, Input: ev.Input, UpdateID: ev.UpdateID})
 	}
 	if ev.Kind == OrchestrationTerminated {
 		// The orchestration is not told: it is over.
@@ -565,6 +622,8 @@ func (t *Turn) bind(i int) (*abi.Activation, error) {
 			x.persistentWaits[ev.Name] = append(x.persistentWaits[ev.Name], ev.ID)
 			x.serve = append(x.serve, i)
 		}
+	case UpdateCompleted:
+		x.updates[ev.UpdateID] = false
 	case TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled, SubOrchestrationCancelRequested:
 		if o := x.open[ev.ScheduleID]; o.kind == ExternalSubscribedPersistent {
 			x.persistentWaits[o.name] = slices.DeleteFunc(x.persistentWaits[o.name], func(id int64) bool { return id == ev.ScheduleID })
@@ -623,7 +682,7 @@ func (t *Turn) activate(ev *Event, replaying bool, job abi.Job) (*abi.Activation
 	if replaying {
 		a.Patches = t.patchesAfter(int(ev.ID - 1))
 	}
-	t.asked = ev
+	t.asked, t.askedReplaying = ev, replaying
 	return a, nil
 }
 

@@ -55,14 +55,14 @@ func (l *live) turn(in engine.TurnInput) (*engine.TurnResult, error) {
 		return nil, err
 	}
 	for a := t.Next(); a != nil; a = t.Next() {
-		t.Answer(l.activate(a))
+		t.AnswerResult(l.activate(a))
 	}
 	return t.Result(), nil
 }
 
 // activate hands an activation to l's guest; a guest that could not start
 // answers each with why, and the engine fails the instance with it.
-func (l *live) activate(a *abi.Activation) ([]abi.Command, error) {
+func (l *live) activate(a *abi.Activation) (*abi.ActivationResult, error) {
 	if l.guest == nil {
 		return nil, l.broken
 	}

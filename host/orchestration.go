@@ -42,7 +42,7 @@ func startOrchestration(ctx context.Context, mod sandbox.Module, opts *Options, 
 	return &orchestrationGuest{wasmGuest: g, ctx: ctx, env: env, log: log, maxPayload: opts.MaxPayload}, nil
 }
 
-func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
+func (o *orchestrationGuest) Activate(a *abi.Activation) (*abi.ActivationResult, error) {
 	o.env.SetActivation(a)
 	if o.log != nil {
 		o.log.setReplaying(a.Replaying)
@@ -66,7 +66,7 @@ func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) 
 	if err := checkCommandJSON(res.Commands); err != nil {
 		return nil, err
 	}
-	return res.Commands, nil
+	return res, nil
 }
 
 // run runs one turn of an execution on a fresh instance of mod, writing

@@ -70,7 +70,7 @@ func exportActivate(addr, length int32) int64 {
 		rt = newRuntime()
 	}
 	cmds := rt.activate(a)
-	res := respond(abi.AppendActivationResult(kept(out), &abi.ActivationResult{Commands: cmds}))
+	res := respond(abi.AppendActivationResult(kept(out), rt.result(cmds)))
 	rt.recycle(cmds)
 	return res
 }

@@ -12,7 +12,7 @@ import (
 func init() {
 	seam.NewGuest = func() seam.Guest {
 		rt := newRuntime()
-		return seam.Guest{Activate: rt.activate, Query: func(req *abi.QueryRequest) *abi.QueryResult { return rt.query(req.Name, req.Input) }}
+		return seam.Guest{Activate: func(a *abi.Activation) *abi.ActivationResult { return rt.result(rt.activate(a)) }, Query: func(req *abi.QueryRequest) *abi.QueryResult { return rt.query(req.Name, req.Input) }}
 	}
 	seam.RunActivity = func(req *abi.ActivityRequest, fn seam.Func) *abi.ActivityResult {
 		if fn == nil {

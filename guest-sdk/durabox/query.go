@@ -51,13 +51,13 @@ type queryMisuse struct{ what string }
 // query answers the query name with input from the handlers registered so
 // far, changing nothing the orchestration or a later step sees.
 func (rt *runtime) query(name string, input []byte) *abi.QueryResult {
-	res := &abi.QueryResult{Handlers: sortedNames(rt.queries)}
+	res := &abi.QueryResult{Handlers: sortedNames(rt.queries), UpdateHandlers: sortedNames(rt.updates)}
 	fn, ok := rt.queries[name]
 	if !ok {
 		res.Failure = &abi.Failure{Message: fmt.Sprintf("durabox: the instance handles no query %q", name)}
 		return res
 	}
-	out, details, err := rt.runQuery(name, fn, input)
+	out, details, err := rt.readOnly(fmt.Sprintf("the handler of query %q", name), "a query", func() ([]byte, error) { return fn(input) })
 	if err != nil {
 		res.Failure = &abi.Failure{Message: err.Error(), Details: details}
 		return res
@@ -66,10 +66,11 @@ func (rt *runtime) query(name string, input []byte) *abi.QueryResult {
 	return res
 }
 
-// runQuery runs the handler fn of the query name, turning a panic into the
-// query's error.
-func (rt *runtime) runQuery(name string, fn queryFunc, input []byte) (out []byte, details string, err error) {
-	rt.querying = name
+// readOnly runs fn, the code what (the handler of a query, the validator
+// of an update: one kind of reader), where it may only read: a panic, or
+// a call of the SDK (queryMisuse), becomes its error.
+func (rt *runtime) readOnly(what, kind string, fn func() ([]byte, error)) (out []byte, details string, err error) {
+	rt.querying = what
 	defer func() {
 		rt.querying = ""
 		r := recover()
@@ -78,12 +79,12 @@ func (rt *runtime) runQuery(name string, fn queryFunc, input []byte) (out []byte
 		}
 		out, details = nil, string(debug.Stack())
 		if m, ok := r.(queryMisuse); ok {
-			err = fmt.Errorf("durabox: the handler of query %q called %s: a query only reads the orchestration's state, and may not use its Context or futures (nothing was scheduled; the instance goes on as before)", name, m.what)
+			err = fmt.Errorf("durabox: %s called %s: %s only reads the orchestration's state, and may not use its Context or futures (nothing was scheduled; the instance goes on as before)", what, m.what, kind)
 			return
 		}
-		err = fmt.Errorf("durabox: panic in the handler of query %q: %v", name, r)
+		err = fmt.Errorf("durabox: panic in %s: %v", what, r)
 	}()
-	out, err = fn(input)
+	out, err = fn()
 	if err != nil {
 		return nil, "", err
 	}

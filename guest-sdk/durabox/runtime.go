@@ -41,13 +41,21 @@ type runtime struct {
 	activation *abi.Activation
 	patched    map[string]bool
 	// queries are the query handlers registered (HandleQuery); querying
-	// is the name of the query whose handler runs, if one does.
+	// names the code that may only read (a query's handler, an update's
+	// validator) while it runs.
 	queries  map[string]queryFunc
 	querying string
+	// updates are the update handlers registered (HandleUpdate);
+	// handlersBegun counts the handlers started, handlersRunning those
+	// that have not returned. refused is set while an activation's update
+	// is refused: its refusal is the activation's only command.
+	updates                        map[string]*updateHandler
+	handlersBegun, handlersRunning int
+	refused                        bool
 }
 
 func newRuntime() *runtime {
-	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}, patched: map[string]bool{}, queries: map[string]queryFunc{}}
+	return &runtime{sched: newScheduler(), futures: map[uint64]*Future{}, patched: map[string]bool{}, queries: map[string]queryFunc{}, updates: map[string]*updateHandler{}}
 }
 
 // command emits c with the next sequence number and returns its future.
@@ -80,8 +88,11 @@ func (rt *runtime) activate(a *abi.Activation) []abi.Command {
 	for _, j := range a.Jobs {
 		rt.apply(j)
 	}
-	rt.sched.changed = true
-	rt.sched.run()
+	if !rt.refused {
+		rt.sched.changed = true
+		rt.sched.run()
+	}
+	rt.refused = false
 	out := rt.commands
 	rt.commands = nil
 	return out
@@ -112,6 +123,8 @@ func (rt *runtime) apply(j abi.Job) {
 		rt.take(j.Seq).resolve(j.Result, j.Failure)
 	case abi.JobCancel:
 		rt.cancel(j.Name)
+	case abi.JobUpdate:
+		rt.update(j)
 	}
 }
 

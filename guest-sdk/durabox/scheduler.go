@@ -98,6 +98,14 @@ func (s *scheduler) spawn(fn func()) {
 	s.runnable = append(s.runnable, u)
 }
 
+// spawnAs creates a unit of id that will run fn from the next round on,
+// as spawn does, outside the structure of branches: an update's handler,
+// which the host, not a unit, starts.
+func (s *scheduler) spawnAs(id []int, fn func()) {
+	s.spawn(fn)
+	s.runnable[len(s.runnable)-1].id = id
+}
+
 // run runs rounds until no unit is runnable or the orchestration has
 // ended, and wakes the units parked in Await to check their conditions,
 // again and again, while that lets one go on.

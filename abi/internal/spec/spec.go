@@ -74,29 +74,31 @@ var Messages = []Message{
 	}},
 	{Name: "Job", Fields: []Field{
 		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "JobKind",
-			Enum: []string{"Start", "ResolveActivity", "FireTimer", "ResolveEvent", "ResolveChild", "Cancel", "ResolveRaise"}},
+			Enum: []string{"Start", "ResolveActivity", "FireTimer", "ResolveEvent", "ResolveChild", "Cancel", "ResolveRaise", "Update"}},
 		{Num: 2, Name: "seq", Go: "Seq", Kind: Uint, Doc: "the command this job resolves (not Start)"},
-		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "orchestration name (Start); the reason (Cancel)"},
+		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "orchestration name (Start); the reason (Cancel); the update's name (Update)"},
 		{Num: 4, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "(Start)"},
-		{Num: 5, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (Start)"},
+		{Num: 5, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (Start; the update's argument for Update)"},
 		{Num: 6, Name: "result", Go: "Result", Kind: Bytes, Doc: "JSON (ResolveActivity, ResolveChild; the event's data for ResolveEvent)"},
 		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the activity or child failed (ResolveActivity, ResolveChild), or the event was not delivered, saying why (ResolveRaise)"},
+		{Num: 8, Name: "update_id", Go: "UpdateID", Kind: String, Doc: "the update's id, unique in the instance (Update)"},
 	}},
 	{Name: "ActivationResult", Fields: []Field{
 		{Num: 1, Name: "commands", Go: "Commands", Kind: RepeatedNested, GoType: "Command"},
+		{Num: 2, Name: "handles_updates", Go: "HandlesUpdates", Kind: Bool, Doc: "1 while the orchestration has an update handler registered and has not ended: an update can wake it, so the host does not fail it as waiting on nothing"},
 	}},
 	{Name: "Command", Fields: []Field{
 		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "CommandKind",
 			Enum: []string{"ScheduleActivity", "StartTimer", "Complete", "Fail", "CancelTimer", "CancelActivity", "WaitEvent",
-				"WaitEventPersistent", "CancelWait", "ContinueAsNew", "StartChild", "CancelChild", "SetCustomStatus", "Patch", "Raise"}},
+				"WaitEventPersistent", "CancelWait", "ContinueAsNew", "StartChild", "CancelChild", "SetCustomStatus", "Patch", "Raise", "CompleteUpdate", "RejectUpdate"}},
 		{Num: 2, Name: "seq", Go: "Seq", Kind: Uint},
 		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "activity name (ScheduleActivity), event name (WaitEvent, WaitEventPersistent), " +
 			"orchestration name (StartChild), the status text (SetCustomStatus), the change id (Patch), the event name (Raise)"},
 		{Num: 4, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (ScheduleActivity, StartChild; the event's data for Raise)"},
 		{Num: 5, Name: "delay", Go: "Delay", Kind: Sint, Doc: "nanoseconds after the activation's time (StartTimer); a timer that would be due after " +
 			"2262-04-11T23:47:16.854775807Z, where Unix nanoseconds overflow an int64, is due then"},
-		{Num: 6, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON (Complete; the next execution's input for ContinueAsNew)"},
-		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "(Fail)"},
+		{Num: 6, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON (Complete; the next execution's input for ContinueAsNew; the handler's answer for CompleteUpdate)"},
+		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "(Fail); the handler's error (CompleteUpdate, when it failed); why the validator refused the update (RejectUpdate)"},
 		{Num: 8, Name: "target", Go: "Target", Kind: Uint, Doc: "the `seq` of the command a cancel command cancels (CancelTimer, CancelActivity, CancelWait, CancelChild)"},
 		{Num: 9, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the child's instance id (StartChild), one a client could choose; " +
 			"empty: the host derives `PARENT~EXECUTION:EVENT` (see \"Instance ids\"); the instance the event is for (Raise)"},
@@ -104,6 +106,7 @@ var Messages = []Message{
 		{Num: 11, Name: "timeout", Go: "TimeoutMillis", Kind: Uint, Doc: "the deadline of each attempt of the activity, in milliseconds; " +
 			"0 (or absent) leaves it to the host's `--activity-timeout` (ScheduleActivity)"},
 		{Num: 12, Name: "persistent", Go: "Persistent", Kind: Bool, Doc: "1 for a persistent event (Raise)"},
+		{Num: 13, Name: "update_id", Go: "UpdateID", Kind: String, Doc: "the id of the update the command answers (CompleteUpdate, RejectUpdate)"},
 	}},
 	{Name: "Failure", Fields: []Field{
 		{Num: 1, Name: "message", Go: "Message", Kind: String},
@@ -132,6 +135,7 @@ var Messages = []Message{
 		{Num: 1, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON, the handler's answer"},
 		{Num: 2, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the query failed: its handler returned an error, panicked or tried to change the instance, or there is none of that name"},
 		{Num: 3, Name: "handlers", Go: "Handlers", Kind: RepeatedString, Doc: "the names of the queries the instance handles, sorted"},
+		{Num: 4, Name: "update_handlers", Go: "UpdateHandlers", Kind: RepeatedString, Doc: "the names of the updates the instance handles, sorted"},
 	}},
 	{Name: "HTTPRequest", Public: true, Fields: []Field{
 		{Num: 1, Name: "method", Go: "Method", Kind: String},

@@ -265,7 +265,8 @@ func (e *Env) nextTurn() *Instance {
 
 // create makes an instance, with its OrchestrationStarted message.
 func (e *Env) create(id, name string, input json.RawMessage) *Instance {
-	inst := &Instance{env: e, id: id, name: name, executions: [][]engine.Event{nil}, exec: engine.NewExecution(), guest: e.newGuest(), status: engine.StatusPending}
+	inst := &Instance{env: e, id: id, name: name, executions: [][]engine.Event{nil}, exec: engine.NewExecution(), guest: e.newGuest(), status: engine.StatusPending,
+		refused: map[string]*engine.Failure{}}
 	e.instances = append(e.instances, inst)
 	e.byID[id] = inst
 	inst.enqueue(engine.StartMessage(id, name, input), e.now)

@@ -32,7 +32,7 @@ func (g *guest) turn(x *engine.Execution, in engine.TurnInput) (*engine.TurnResu
 		return nil, err
 	}
 	for a := t.Next(); a != nil; a = t.Next() {
-		t.Answer(g.Activate(a))
+		t.AnswerResult(g.Activate(a))
 	}
 	return t.Result(), nil
 }
@@ -40,12 +40,12 @@ func (g *guest) turn(x *engine.Execution, in engine.TurnInput) (*engine.TurnResu
 // Activate runs one activation, for timeout at most. The orchestration's
 // code runs on goroutines of the SDK's scheduler; one that never gives the
 // turn back is left blocked, and the instance fails.
-func (g *guest) Activate(a *abi.Activation) ([]abi.Command, error) {
-	cmds, ok := within(g.timeout, func() []abi.Command { return g.rt.Activate(a) })
+func (g *guest) Activate(a *abi.Activation) (*abi.ActivationResult, error) {
+	res, ok := within(g.timeout, func() *abi.ActivationResult { return g.rt.Activate(a) })
 	if !ok {
 		return nil, fmt.Errorf("it ran past its %s deadline for one step: an endless loop, or a wait on something other than the SDK's futures (a channel, a lock, time.Sleep), which a host reports as a deadlock or a blocking sleep", g.timeout)
 	}
-	return cmds, nil
+	return res, nil
 }
 
 // Query answers a query, for timeout at most, as Activate runs a step.

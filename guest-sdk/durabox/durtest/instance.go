@@ -36,6 +36,10 @@ type Instance struct {
 	result  json.RawMessage
 	failure *engine.Failure
 	custom  string
+	// refused holds why each update the orchestration refused was
+	// refused; updates counts the updates sent, to name the next.
+	refused map[string]*engine.Failure
+	updates int
 }
 
 // message is a message waiting for an instance, visible from visible.
@@ -241,4 +245,67 @@ func names(names []string) string {
 		return "none (it has registered no query handler yet)"
 	}
 	return fmt.Sprintf("%q", names)
+}
+
+// Update sends the update name with arg (encoded to JSON) to the
+// instance, as durabox update does, runs what follows until the update is
+// answered (moving the clock from one due moment to the next while its
+// handler waits on activities or timers, as AdvanceToNext does) and
+// decodes the handler's answer into out (nil to ignore it). The error is
+// the handler's, or says that the update was refused (by its validator,
+// or for want of a handler of that name), leaving no trace in history, or
+// that the instance ended before it answered. It fails the test if the
+// handler waits for something only the test can give, such as an event.
+func (i *Instance) Update(name string, arg, out any) error {
+	i.env.t.Helper()
+	if err := abi.CheckName("update name", name); err != nil {
+		i.env.t.Fatal("durtest: " + err.Error())
+	}
+	i.updates++
+	id := fmt.Sprintf("update-%d", i.updates)
+	i.enqueue(engine.UpdateRequest(id, name, i.env.encode("the argument of update "+name, arg)), i.env.now)
+	i.env.settle()
+	for range maxSteps {
+		if done, err := i.answer(id, name, out); done {
+			return err
+		}
+		if !i.env.AdvanceToNext() {
+			i.env.t.Fatalf("durtest: update %q (%s) of instance %s is not answered and nothing more is due: its handler waits for something only the test can give, such as an event; the history ends with %s", name, id, i.id, i.last())
+		}
+	}
+	i.env.t.Fatalf("durtest: update %q of instance %s is not answered after the clock moved %d times", name, i.id, maxSteps)
+	return nil
+}
+
+// answer reports whether the update id (of the update name) is answered,
+// and its answer: decoded into out, or the error.
+func (i *Instance) answer(id, name string, out any) (bool, error) {
+	if f := i.refused[id]; f != nil {
+		return true, fmt.Errorf("durtest: instance %s refused update %q: %s", i.id, name, f.Message)
+	}
+	accepted := false
+	for n, h := range i.executions {
+		for _, ev := range h {
+			switch {
+			case ev.UpdateID != id:
+			case ev.Kind == engine.UpdateAccepted:
+				accepted = n < len(i.executions)-1
+			case ev.Kind == engine.UpdateCompleted && ev.Failure != nil:
+				return true, fmt.Errorf("durtest: update %q of instance %s failed: %s", name, i.id, ev.Failure.Message)
+			case ev.Kind == engine.UpdateCompleted && (out == nil || len(ev.Result) == 0):
+				return true, nil
+			case ev.Kind == engine.UpdateCompleted:
+				if err := json.Unmarshal(ev.Result, out); err != nil {
+					return true, fmt.Errorf("durtest: the answer of update %q of instance %s, %s, does not decode into %T: %w", name, i.id, ev.Result, out, err)
+				}
+				return true, nil
+			}
+		}
+	}
+	if accepted || i.status.IsTerminal() {
+		// Its execution ended, or the instance did, before the handler
+		// answered (or before the update was delivered).
+		return true, fmt.Errorf("durtest: instance %s ended an execution (it is now %s) before update %q was answered", i.id, i.status, name)
+	}
+	return false, nil
 }

@@ -2,6 +2,7 @@ package durtest
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
@@ -35,6 +36,15 @@ func (i *Instance) turn() {
 		return
 	}
 	res, err := i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1)})
+	for err == nil && res.Rejected != nil {
+		// As a host does: the refusal is the update's answer, and the turn
+		// runs again without it, on a fresh runtime that replays history.
+		r := res.Rejected
+		i.refused[r.UpdateID] = r.Failure
+		messages = slices.Delete(messages, r.Message, r.Message+1)
+		i.exec, i.guest = engine.NewExecution(), e.newGuest()
+		res, err = i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1)})
+	}
 	if err != nil {
 		e.t.Fatalf("durtest: the engine refused a turn of instance %s (a bug in durtest): %v", i.id, err)
 	}

@@ -33,7 +33,7 @@ var (
 type Guest struct {
 	// Activate applies an activation's jobs, runs the orchestration until
 	// it is quiescent and returns the commands it emitted.
-	Activate func(a *abi.Activation) []abi.Command
+	Activate func(a *abi.Activation) *abi.ActivationResult
 	// Query answers a query from the handlers registered so far.
 	Query func(req *abi.QueryRequest) *abi.QueryResult
 }
