@@ -203,7 +203,7 @@ type ActivationResult struct {
 	// registered and has not ended: an update can wake it, so the host
 	// does not fail it as waiting on nothing when nothing else is open.
 	HandlesUpdates bool
-	Commands []Command
+	Commands       []Command
 }
 
 // Failure describes an error raised by guest code.
