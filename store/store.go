@@ -258,6 +258,48 @@ type NewInstance struct {
 	Now        time.Time
 }
 
+// UpdateState is where an update is: waiting to be delivered, accepted
+// (its handler runs), or answered (completed, failed or refused).
+type UpdateState string
+
+// The states of an update.
+const (
+	UpdateRequested UpdateState = "Requested"
+	UpdateAccepted  UpdateState = "Accepted"
+	UpdateCompleted UpdateState = "Completed"
+	UpdateFailed    UpdateState = "Failed"
+	UpdateRefused   UpdateState = "Refused"
+)
+
+// Answered reports whether the update has its answer.
+func (s UpdateState) Answered() bool {
+	return s == UpdateCompleted || s == UpdateFailed || s == UpdateRefused
+}
+
+// Update is a client's update of an instance and what became of it. Its
+// ID is unique in the instance: a request with an ID the instance has
+// already had gets this record, and runs nothing again.
+type Update struct {
+	InstanceID, ID, Name string
+	Input                json.RawMessage
+	State                UpdateState
+	// Result is the handler's answer (UpdateCompleted); Failure its error
+	// (UpdateFailed), why it was refused (UpdateRefused), or why the
+	// instance never answered (UpdateFailed).
+	Result      json.RawMessage
+	Failure     *engine.Failure
+	RequestedAt time.Time
+	// AnsweredAt is when it was answered; zero until then.
+	AnsweredAt time.Time
+}
+
+// RefusedUpdate is an update the orchestration refused, in the turn that
+// refused it (TurnCommit.Refused).
+type RefusedUpdate struct {
+	UpdateID string
+	Failure  *engine.Failure
+}
+
 // Outgoing is a message for another instance.
 type Outgoing struct {
 	InstanceID string
@@ -371,6 +413,17 @@ type TurnCommit struct {
 	// report to nobody, and its children no longer report. A commit whose
 	// Started is not an OrchestrationStarted is refused.
 	ContinueAsNew *engine.ContinueAsNew
+	// Refused, when set, is an update the orchestration refused
+	// (engine.TurnResult.Rejected): a commit that records it consumes only
+	// its message, appends nothing, and leaves the instance as it was
+	// (Status, Result and Failure as they are), so that the turn runs
+	// again without the update. Every commit also answers the instance's
+	// updates from what it records: an UpdateAccepted makes its update
+	// UpdateAccepted, an UpdateCompleted answers it, and an execution that
+	// ends (or continues as new) answers those it accepted and never
+	// answered, and, when the instance ends, those never delivered, with
+	// a failure saying so.
+	Refused *RefusedUpdate
 }
 
 // CommitStats describes one write transaction a store committed (or
@@ -537,6 +590,18 @@ type Queue interface {
 	// instance's current execution has taken (in its history) and has
 	// waiting (messages) already number max: the engine would drop it.
 	EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time) error
+	// RequestUpdate records the update u (its ID, Name and Input) of the
+	// instance and enqueues its message (engine.UpdateRequest), atomically,
+	// at now, and returns it, Requested; when the instance already has an
+	// update of that ID, it returns that one, as it is, and enqueues
+	// nothing. With start not nil, it is update with start: it first
+	// creates the instance start (start.ID is instanceID), as
+	// CreateInstance does, unless the id is taken, and reports whether it
+	// did. It returns ErrNotFound if the instance does not exist, or
+	// ErrFinished if it has finished (and has no update of that ID).
+	RequestUpdate(ctx context.Context, start *NewInstance, instanceID string, u Update, now time.Time) (got Update, started bool, err error)
+	// GetUpdate returns the instance's update of id, or ErrNotFound.
+	GetUpdate(ctx context.Context, instanceID, id string) (Update, error)
 
 	// LockNextInstances locks up to max instances (max ≥ 1) that have
 	// visible messages (visible: due at or before now) and are not locked,

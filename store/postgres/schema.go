@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -25,7 +25,24 @@ var migrations = map[int]string{
 	// its activity call (durabox.WithTimeout), in milliseconds; 0, as for
 	// the tasks already there, leaves it to the host.
 	2: `ALTER TABLE activity_tasks ADD COLUMN timeout_ms bigint NOT NULL DEFAULT 0;`,
+	// Version 4: the updates clients send instances, and their answers.
+	3: updatesTable,
 }
+
+// updatesTable is the table of updates, which version 4 adds: one row an
+// update a client sent an instance, by the id that makes it unique there.
+const updatesTable = `CREATE TABLE updates (
+	instance_id  text COLLATE "C" NOT NULL,
+	update_id    text COLLATE "C" NOT NULL,
+	name         text NOT NULL,
+	input        bytea,
+	state        text NOT NULL,
+	result       bytea,
+	failure      text,
+	requested_at bigint NOT NULL,
+	answered_at  bigint,
+	PRIMARY KEY (instance_id, update_id)
+);`
 
 // indexes2 are the indexes of the fair order of activity tasks, which
 // version 2 adds.
@@ -130,7 +147,7 @@ CREATE TABLE activity_tasks (
 );
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
-` + indexes2
+` + indexes2 + updatesTable
 
 // prepareSchemaLock is the advisory lock hosts take while they prepare the
 // schema, so that two starting at once do not both create it.

@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 9
+const schemaVersion = 10
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -70,7 +70,24 @@ var migrations = map[int]string{
 		ALTER TABLE activity_tasks DROP COLUMN lock_token;
 		ALTER TABLE activity_tasks DROP COLUMN locked_until;
 		ALTER TABLE activity_tasks ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;`,
+	// Version 10: the updates clients send instances, and their answers.
+	9: updatesTable,
 }
+
+// updatesTable is the table of updates, which version 10 adds: one row an
+// update a client sent an instance, by the id that makes it unique there.
+const updatesTable = `CREATE TABLE updates (
+	instance_id  TEXT NOT NULL,
+	update_id    TEXT NOT NULL,
+	name         TEXT NOT NULL,
+	input        BLOB,
+	state        TEXT NOT NULL,
+	result       BLOB,
+	failure      TEXT,
+	requested_at INTEGER NOT NULL,
+	answered_at  INTEGER,
+	PRIMARY KEY (instance_id, update_id)
+) WITHOUT ROWID;`
 
 // continuedExecutions is the table of when each execution that continued
 // as new ended, which version 6 adds.
@@ -165,7 +182,7 @@ CREATE TABLE activity_tasks (
 	timeout_ms   INTEGER NOT NULL DEFAULT 0,
 	counted_run  INTEGER NOT NULL DEFAULT 0
 );
-` + indexes6 + indexes7
+` + indexes6 + indexes7 + updatesTable
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")

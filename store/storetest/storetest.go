@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PersistentEventLimit", testPersistentEventLimit},
 		{"Raises", testRaises},
 		{"CreateWithEvent", testCreateWithEvent},
+		{"Updates", testUpdates},
 		{"DeleteModule", testDeleteModule},
 		{"PurgeInstances", testPurgeInstances},
 		{"DeleteExecutions", testDeleteExecutions},

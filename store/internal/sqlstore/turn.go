@@ -79,6 +79,9 @@ type TurnTx interface {
 	// its activity tasks not yet leased are dropped, and when it ended is
 	// recorded.
 	NextExecution(ctx context.Context, c store.TurnCommit) error
+	// AnswerUpdates brings the instance's updates to what the commit
+	// records (store.TurnCommit.Refused).
+	AnswerUpdates(ctx context.Context, c store.TurnCommit) error
 	// Finish records the turn's outcome in the instance's row (status,
 	// result, failure, custom status, lastEventID, persistent events
 	// taken) and unlocks it.
@@ -109,6 +112,9 @@ func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 	}
 	if err := writeWork(ctx, tx, c, l.ModuleHash); err != nil {
 		return err
+	}
+	if err := tx.AnswerUpdates(ctx, c); err != nil {
+		return fmt.Errorf("updates: %w", err)
 	}
 	for _, child := range c.Children {
 		if err := startChild(ctx, tx, c.InstanceID, child, c.Now); err != nil {

@@ -123,6 +123,7 @@ func (t Tx) DeleteInstance(ctx context.Context, id string) error {
 		`DELETE FROM continued_executions WHERE instance_id = ?`,
 		`DELETE FROM messages WHERE instance_id = ?`,
 		`DELETE FROM activity_tasks WHERE instance_id = ?`,
+		`DELETE FROM updates WHERE instance_id = ?`,
 		`DELETE FROM instances WHERE id = ?`,
 	} {
 		if _, err := t.exec(ctx, statement, id); err != nil {
