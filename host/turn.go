@@ -99,6 +99,12 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		h.unlock(ctx, item, "turn refused", err)
 		return nil
 	}
+	if res.Rejected != nil {
+		// The guest applied the refused update: it runs no more.
+		l.close(guestCtx)
+		h.refuse(ctx, item, res.Rejected, in.Now)
+		return nil
+	}
 	children, err := h.children(ctx, inst.ModuleHash, res.Children)
 	if err != nil {
 		l.close(guestCtx)
@@ -136,6 +142,16 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 	h.stopAttempts(inst, res)
 	for _, c := range t.children {
 		h.metrics.Started(c.Name)
+	}
+	for _, ev := range res.NewEvents {
+		switch {
+		case ev.Kind == engine.UpdateAccepted:
+			h.metrics.Update("accepted")
+		case ev.Kind == engine.UpdateCompleted && ev.Failure != nil:
+			h.metrics.Update("failed")
+		case ev.Kind == engine.UpdateCompleted:
+			h.metrics.Update("completed")
+		}
 	}
 	for _, d := range res.Dropped {
 		h.opts.Logger.Warn("message dropped", "instance", inst.ID, "kind", d.Message.Kind, "name", d.Message.Name, "scheduleId", d.Message.ScheduleID, "reason", d.Reason)

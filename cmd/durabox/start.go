@@ -18,7 +18,7 @@ import (
 
 var startCommand = &command{
 	name:     "start",
-	synopsis: "NAME [--input JSON|-] [--input-file FILE] [--id ID] [--raise EVENT] [--wait]",
+	synopsis: "NAME [--input JSON|-] [--id ID] [--raise EVENT|--update NAME] [--wait] [flags]",
 	summary:  "start an orchestration instance",
 	about: "Start an instance of the orchestration NAME, on the newest module that\n" +
 		"registers it or on the module HASH, and print its id. With --wait, wait for it\n" +
@@ -32,7 +32,11 @@ var startCommand = &command{
 		"event EVENT (its data from --data or --data-file, --persistent for a persistent\n" +
 		"one) raised at it, in one transaction; if the instance ID exists, the event is\n" +
 		"only raised at it, as durabox raise does, and nothing starts. --json says which\n" +
-		"(\"started\").",
+		"(\"started\").\n\n" +
+		"With --update NAME (and --id), update with start: the instance starts with the\n" +
+		"update NAME (its argument from --data or --data-file, its id from --update-id)\n" +
+		"sent to it, in one transaction, and the command prints the update's answer, as\n" +
+		"durabox update does; if the instance ID exists, the update is only sent to it.",
 	args:   []string{"NAME"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error {
@@ -41,8 +45,10 @@ var startCommand = &command{
 		id := fs.String("id", "", "the new instance's `ID` (default: the host picks one)")
 		module := fs.String("module", "", "start it on the module `HASH`, or a unique prefix, which must register NAME (default: the newest that does)")
 		raise := fs.String("raise", "", "raise the event `EVENT` at the instance, starting it only if it does not exist (needs --id)")
-		data := fs.String("data", "null", "with --raise, the event's data, as `JSON`; - reads it from stdin (default null)")
-		dataFile := fs.String("data-file", "", "with --raise, read the event's data, as JSON, from `FILE`")
+		update := fs.String("update", "", "send the update `NAME` to the instance, starting it only if it does not exist (needs --id), and print its answer")
+		updateID := fs.String("update-id", "", "with --update, the update's id, `UID`, unique in the instance (default: a new one)")
+		data := fs.String("data", "null", "with --raise or --update, the event's data or the update's argument, as `JSON`; - reads it from stdin (default null)")
+		dataFile := fs.String("data-file", "", "with --raise or --update, read the event's data or the update's argument, as JSON, from `FILE`")
 		persistent := fs.Bool("persistent", false, "with --raise, raise a persistent event")
 		wait := fs.Bool("wait", false, "wait for the instance to finish")
 		var timeout time.Duration
@@ -59,6 +65,12 @@ var startCommand = &command{
 				return usagef("--timeout is for --wait")
 			}
 			req := api.StartRequest{Name: e.args[0], Input: input, ID: *id, Module: *module}
+			if *update != "" {
+				return startWithUpdate(ctx, e, fs, req, *update, *data, *dataFile, *updateID, *raise != "" || *persistent || *wait)
+			}
+			if *updateID != "" {
+				return usagef("--update-id is for --update")
+			}
 			if req.Raise, err = raised(e, fs, *raise, *data, *dataFile, *persistent); err != nil {
 				return err
 			}
@@ -81,7 +93,7 @@ func raised(e *env, fs *flag.FlagSet, name, data, dataFile string, persistent bo
 			}
 		})
 		if set != "" {
-			return nil, usagef("--%s is for --raise", set)
+			return nil, usagef("--%s is for --raise or --update", set)
 		}
 		return nil, nil
 	}
@@ -93,6 +105,32 @@ func raised(e *env, fs *flag.FlagSet, name, data, dataFile string, persistent bo
 		return nil, err
 	}
 	return &api.RaiseRequest{Name: name, Data: raw, Persistent: persistent}, nil
+}
+
+// startWithUpdate serves start --update: it starts the instance req with
+// the update name sent to it, and prints the update's answer. other is set
+// when a flag that goes with no update (--raise, --persistent, --wait) is
+// given.
+func startWithUpdate(ctx context.Context, e *env, fs *flag.FlagSet, req api.StartRequest, name, data, dataFile, updateID string, other bool) error {
+	switch {
+	case other:
+		return usagef("--update goes without --raise, --persistent and --wait: it waits for the update's answer")
+	case req.ID == "":
+		return usagef("--update needs --id: the instance to start, or to update if it exists")
+	}
+	up, err := updateRequest(e, fs, name, data, dataFile, updateID)
+	if err != nil {
+		return err
+	}
+	req.Update = &up
+	u, err := e.client.StartWithUpdate(ctx, req)
+	if err != nil {
+		return err
+	}
+	if u.Started != nil && !*u.Started {
+		fmt.Fprintf(e.stderr, "durabox: %s exists: the update %s was sent to it, and nothing started\n", req.ID, name)
+	}
+	return printUpdate(e, u)
 }
 
 // payload returns the JSON that the flag name of fs (such as input)

@@ -121,6 +121,12 @@ type StartRequest struct {
 	// that starts it or, when instance ID exists already, only raised at
 	// it, as POST /v1/instances/{id}/events does.
 	Raise *RaiseRequest `json:"raise,omitempty"`
+	// Update, when set, is update with start: the update is sent to the
+	// instance ID (which the request must give) in the same transaction
+	// that starts it or, when instance ID exists already, only sent to it,
+	// as POST /v1/instances/{id}/updates/{name} does; the answer is the
+	// Update, as that route's is. Not with Raise.
+	Update *UpdateRequest `json:"update,omitempty"`
 }
 
 // RaiseRequest is the body of POST /v1/instances/{id}/events, answered with
@@ -154,6 +160,51 @@ type QueryResponse struct {
 type CancelRequest struct {
 	// Reason says why, for the orchestration and its history.
 	Reason string `json:"reason,omitempty"`
+}
+
+// UpdateRequest is the body of POST /v1/instances/{id}/updates/{name},
+// which answers with the Update once it is answered (200 OK) or, when the
+// wait runs out first, as it stands (202 Accepted): ask for it again with
+// GET /v1/instances/{id}/updates/{updateId}. In a start (StartRequest.Update)
+// it is update with start.
+type UpdateRequest struct {
+	// Name is the update's name: the route's {name}, which it takes when
+	// empty; required in a start.
+	Name string `json:"name,omitempty"`
+	// Data is the handler's argument. Empty means JSON null.
+	Data json.RawMessage `json:"data,omitempty"`
+	// ID is the update's id, unique in the instance: a request again with
+	// an id the instance has had gets that update's answer, and runs
+	// nothing again (so a caller that retries gives each update an id of
+	// its own). Empty means the host picks one.
+	ID string `json:"id,omitempty"`
+}
+
+// Update is an update of an instance and what became of it.
+type Update struct {
+	InstanceID string `json:"instanceId"`
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	// State is Requested (not yet delivered), Accepted (its handler
+	// runs), or, answered: Completed (Result is the handler's answer),
+	// Failed (Failure is its error, or why the instance never answered)
+	// or Refused (by the orchestration's validator, or for want of a
+	// handler of its name; nothing of it is in history).
+	State   string          `json:"state"`
+	Input   json.RawMessage `json:"input,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Failure *engine.Failure `json:"failure,omitempty"`
+	// Started, for update with start, says whether the instance was
+	// started (201 Created) or was there already (200 OK).
+	Started     *bool     `json:"started,omitempty"`
+	RequestedAt time.Time `json:"requestedAt"`
+	AnsweredAt  time.Time `json:"answeredAt,omitzero"`
+}
+
+// Answered reports whether the update has its answer (Completed, Failed
+// or Refused).
+func (u *Update) Answered() bool {
+	return u.State == "Completed" || u.State == "Failed" || u.State == "Refused"
 }
 
 // StartResponse is the answer to POST /v1/instances.

@@ -42,6 +42,7 @@ type Metrics struct {
 	sandboxStarts   *prometheus.CounterVec
 	panics          *prometheus.CounterVec
 	queries         *prometheus.CounterVec
+	updates         *prometheus.CounterVec
 	querySeconds    *prometheus.HistogramVec
 }
 
@@ -100,6 +101,9 @@ func New() *Metrics {
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "durabox_queries_total", Help: "Queries of instances, by outcome (answered, failed, unknown, refused, crashed) and by how they were answered (live, replayed, none).",
 		}, []string{"outcome", "from"}),
+		updates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "durabox_updates_total", Help: "Updates of instances, by what became of them: accepted (in history, its handler runs), completed or failed (the handler answered), refused (by the orchestration: no trace in history).",
+		}, []string{"outcome"}),
 		querySeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "durabox_query_duration_seconds",
 			Help:    "Queries of instances, from the request to the answer, by how they were answered (live, replayed).",
@@ -108,7 +112,7 @@ func New() *Metrics {
 	}
 	m.reg.MustRegister(m.turns, m.turnSeconds, m.started, m.finished, m.activities, m.activitySeconds,
 		m.cacheHits, m.cacheMisses, m.commitSeconds, m.commitWrites, m.commitFailures, m.sandboxStarts, m.panics,
-		m.queries, m.querySeconds, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.queries, m.updates, m.querySeconds, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -163,6 +167,10 @@ func (m *Metrics) Failed(orchestration string) {
 // CacheMiss one that replayed it.
 func (m *Metrics) CacheHit()  { m.cacheHits.Inc() }
 func (m *Metrics) CacheMiss() { m.cacheMisses.Inc() }
+
+// Update counts what became of an update: accepted, completed, failed or
+// refused.
+func (m *Metrics) Update(outcome string) { m.updates.WithLabelValues(outcome).Inc() }
 
 // Query counts a query and how it ended: outcome is answered, failed (its
 // handler's error, or a handler that tried to change the instance),

@@ -138,6 +138,10 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 	if len(req.Input) == 0 {
 		req.Input = json.RawMessage("null")
 	}
+	if req.Update != nil {
+		s.startWithUpdate(w, r, req)
+		return
+	}
 	if req.Raise != nil {
 		s.startWithEvent(w, r, req)
 		return

@@ -41,6 +41,9 @@ type API interface {
 	Queue(ctx context.Context) (store.QueueStats, error)
 	Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error
 	Query(ctx context.Context, id, name string, data json.RawMessage) (json.RawMessage, error)
+	Update(ctx context.Context, id string, req api.UpdateRequest, wait time.Duration) (store.Update, error)
+	StartWithUpdate(ctx context.Context, module, name string, input json.RawMessage, id string, req api.UpdateRequest, wait time.Duration) (store.Update, bool, error)
+	AwaitUpdate(ctx context.Context, id, updateID string, wait time.Duration) (store.Update, error)
 	Cancel(ctx context.Context, id, reason string) error
 	Terminate(ctx context.Context, id, reason string) error
 	Purge(ctx context.Context, id string) error
@@ -238,6 +241,8 @@ var routes = []route{
 	{"POST", "/v1/instances/{id}/events", admin, (*server).raise},
 	{"GET", "/v1/instances/{id}/queries/{name}", read, (*server).query},
 	{"POST", "/v1/instances/{id}/queries/{name}", admin, (*server).query},
+	{"POST", "/v1/instances/{id}/updates/{name}", admin, (*server).update},
+	{"GET", "/v1/instances/{id}/updates/{updateId}", read, (*server).getUpdate},
 	{"POST", "/v1/instances/{id}/cancel", admin, (*server).cancel},
 	{"POST", "/v1/instances/{id}/terminate", admin, (*server).terminate},
 	{"GET", "/v1/queue", read, (*server).queue},

@@ -91,6 +91,10 @@ type Host struct {
 	refused map[string]error
 	// queries are the query handlers every instance has, by name.
 	queries map[string]QueryHandler
+	// updateHandlers are the update handlers every instance has, by name;
+	// updates the updates sent, by instance and update id.
+	updateHandlers map[string]UpdateHandler
+	updates        map[string]store.Update
 }
 
 // QueryHandler is a fake query handler: it answers the query of instance
@@ -108,6 +112,8 @@ func New(orchestrations map[string]Orchestration) *Host {
 		history:        map[string][]engine.Event{},
 		fail:           map[string]error{},
 		queries:        map[string]QueryHandler{},
+		updateHandlers: map[string]UpdateHandler{},
+		updates:        map[string]store.Update{},
 	}
 }
 
