@@ -133,25 +133,26 @@ func usage(t *testing.T, command string) string {
 const overviewText = `Durabox runs durable orchestrations, written in Go and compiled to WebAssembly.
 
 usage:
-  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]                                   start a project: a module, its tests, a README
-  durabox build [DIR] [-o FILE]                                                               build a module and check it as a host will
-  durabox check FILE.wasm                                                                     check a module as a host will, on each runtime
-  durabox serve --db FILE|URL [--addr ADDR] [--token-file FILE] [flags]                       run a host on a SQLite file, or one of several on PostgreSQL
-  durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]                                 deploy a module to the host
-  durabox modules [rm HASH]                                                                   list the modules, or remove one
-  durabox start NAME [--input JSON|-] [--input-file FILE] [--id ID] [--raise EVENT] [--wait]  start an orchestration instance
-  durabox raise ID NAME [--data JSON|-] [--data-file FILE] [--persistent]                     raise an external event for an instance
-  durabox query ID NAME [--data JSON|-] [--data-file FILE]                                    ask an instance a query its orchestration handles
-  durabox cancel ID [--reason TEXT]                                                           cancel an instance
-  durabox terminate ID [--reason TEXT]                                                        end an instance now, without its cooperation
-  durabox purge [ID] [--status STATUS] [--before T] [flags]                                   delete finished instances and their histories
-  durabox status ID                                                                           show an instance
-  durabox history ID [--execution N]                                                          show an instance's history
-  durabox list [--status STATUS] [--limit N] [flags]                                          list the instances
-  durabox upgrade FROM [TO] [--dry-run] [--instances IDS] [--parallel N]                      move the open instances of a module to a new one that replays them
-  durabox replay ID|FILE.dbx [--module HASH|FILE.wasm] [--execution N]                        check that code reproduces an instance's history
-  durabox export ID [-o FILE]                                                                 write an instance's repro bundle
-  durabox reset ID --to-event N [--module HASH] [--dry-run]                                   run an instance again from an event of its history, on new code
+  durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]                                     start a project: a module, its tests, a README
+  durabox build [DIR] [-o FILE]                                                                 build a module and check it as a host will
+  durabox check FILE.wasm                                                                       check a module as a host will, on each runtime
+  durabox serve --db FILE|URL [--addr ADDR] [--token-file FILE] [flags]                         run a host on a SQLite file, or one of several on PostgreSQL
+  durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]                                   deploy a module to the host
+  durabox modules [rm HASH]                                                                     list the modules, or remove one
+  durabox start NAME [--input JSON|-] [--id ID] [--raise EVENT|--update NAME] [--wait] [flags]  start an orchestration instance
+  durabox raise ID NAME [--data JSON|-] [--data-file FILE] [--persistent]                       raise an external event for an instance
+  durabox query ID NAME [--data JSON|-] [--data-file FILE]                                      ask an instance a query its orchestration handles
+  durabox update ID NAME [--data JSON|-] [--data-file FILE] [--update-id UID]                   send an instance an update its orchestration handles, and print the answer
+  durabox cancel ID [--reason TEXT]                                                             cancel an instance
+  durabox terminate ID [--reason TEXT]                                                          end an instance now, without its cooperation
+  durabox purge [ID] [--status STATUS] [--before T] [flags]                                     delete finished instances and their histories
+  durabox status ID                                                                             show an instance
+  durabox history ID [--execution N]                                                            show an instance's history
+  durabox list [--status STATUS] [--limit N] [flags]                                            list the instances
+  durabox upgrade FROM [TO] [--dry-run] [--instances IDS] [--parallel N]                        move the open instances of a module to a new one that replays them
+  durabox replay ID|FILE.dbx [--module HASH|FILE.wasm] [--execution N]                          check that code reproduces an instance's history
+  durabox export ID [-o FILE]                                                                   write an instance's repro bundle
+  durabox reset ID --to-event N [--module HASH] [--dry-run]                                     run an instance again from an event of its history, on new code
 
 Every command but new, build, check and serve (and replay of a bundle) talks to the
 host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
@@ -159,7 +160,7 @@ of --token-file, else $DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `
 
-const startUsage = `usage: durabox start NAME [--input JSON|-] [--input-file FILE] [--id ID] [--raise EVENT] [--wait] [--addr ADDR] [--json]
+const startUsage = `usage: durabox start NAME [--input JSON|-] [--id ID] [--raise EVENT|--update NAME] [--wait] [flags] [--addr ADDR] [--json]
 
 Start an instance of the orchestration NAME, on the newest module that
 registers it or on the module HASH, and print its id. With --wait, wait for it
@@ -177,9 +178,14 @@ one) raised at it, in one transaction; if the instance ID exists, the event is
 only raised at it, as durabox raise does, and nothing starts. --json says which
 ("started").
 
+With --update NAME (and --id), update with start: the instance starts with the
+update NAME (its argument from --data or --data-file, its id from --update-id)
+sent to it, in one transaction, and the command prints the update's answer, as
+durabox update does; if the instance ID exists, the update is only sent to it.
+
   --addr ADDR        the host's ADDR, as host:port or a URL such as https://host:port (default $DURABOX_ADDR, else 127.0.0.1:7070)
-  --data JSON        with --raise, the event's data, as JSON; - reads it from stdin (default null)
-  --data-file FILE   with --raise, read the event's data, as JSON, from FILE
+  --data JSON        with --raise or --update, the event's data or the update's argument, as JSON; - reads it from stdin (default null)
+  --data-file FILE   with --raise or --update, read the event's data or the update's argument, as JSON, from FILE
   --id ID            the new instance's ID (default: the host picks one)
   --input JSON       the orchestration's input, as JSON; - reads it from stdin (default null)
   --input-file FILE  read the orchestration's input, as JSON, from FILE
@@ -190,6 +196,8 @@ only raised at it, as durabox raise does, and nothing starts. --json says which
   --timeout D        with --wait, give up waiting after D, such as 10m (default: wait as long as it takes)
   --tls-ca FILE      trust the certificate authorities in the PEM FILE for an https host, which an --addr without a scheme then is (default the system's)
   --token-file FILE  send the token in FILE to the host (default $DURABOX_TOKEN, if set)
+  --update NAME      send the update NAME to the instance, starting it only if it does not exist (needs --id), and print its answer
+  --update-id UID    with --update, the update's id, UID, unique in the instance (default: a new one)
   --wait             wait for the instance to finish
 `
 

@@ -165,7 +165,7 @@ type CancelRequest struct {
 // UpdateRequest is the body of POST /v1/instances/{id}/updates/{name},
 // which answers with the Update once it is answered (200 OK) or, when the
 // wait runs out first, as it stands (202 Accepted): ask for it again with
-// GET /v1/instances/{id}/updates/{updateId}. In a start (StartRequest.Update)
+// GET /v1/instances/{id}/updates/{name}/{updateId}. In a start (StartRequest.Update)
 // it is update with start.
 type UpdateRequest struct {
 	// Name is the update's name: the route's {name}, which it takes when

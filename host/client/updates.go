@@ -65,10 +65,11 @@ func (c *Client) StartWithUpdate(ctx context.Context, req api.StartRequest) (api
 	return u, err
 }
 
-// GetUpdate returns instance id's update of updateID as it stands.
-func (c *Client) GetUpdate(ctx context.Context, id, updateID string) (api.Update, error) {
+// GetUpdate returns instance id's update of updateID, an update name, as
+// it stands.
+func (c *Client) GetUpdate(ctx context.Context, id, name, updateID string) (api.Update, error) {
 	var u api.Update
-	err := c.do(ctx, "get update", http.MethodGet, instancePath(id)+"/updates/"+url.PathEscape(updateID), "", nil, &u)
+	err := c.do(ctx, "get update", http.MethodGet, instancePath(id)+"/updates/"+url.PathEscape(name)+"/"+url.PathEscape(updateID), "", nil, &u)
 	return u, err
 }
 
@@ -76,7 +77,7 @@ func (c *Client) GetUpdate(ctx context.Context, id, updateID string) (api.Update
 func (c *Client) awaitUpdate(ctx context.Context, u api.Update) (api.Update, error) {
 	for !u.Answered() {
 		var next api.Update
-		path := instancePath(u.InstanceID) + "/updates/" + url.PathEscape(u.ID) + "?wait=" + longPoll.String()
+		path := instancePath(u.InstanceID) + "/updates/" + url.PathEscape(u.Name) + "/" + url.PathEscape(u.ID) + "?wait=" + longPoll.String()
 		if err := c.do(ctx, "wait for update", http.MethodGet, path, "", nil, &next); err != nil {
 			return u, err
 		}

@@ -242,7 +242,7 @@ var routes = []route{
 	{"GET", "/v1/instances/{id}/queries/{name}", read, (*server).query},
 	{"POST", "/v1/instances/{id}/queries/{name}", admin, (*server).query},
 	{"POST", "/v1/instances/{id}/updates/{name}", admin, (*server).update},
-	{"GET", "/v1/instances/{id}/updates/{updateId}", read, (*server).getUpdate},
+	{"GET", "/v1/instances/{id}/updates/{name}/{updateId}", read, (*server).getUpdate},
 	{"POST", "/v1/instances/{id}/cancel", admin, (*server).cancel},
 	{"POST", "/v1/instances/{id}/terminate", admin, (*server).terminate},
 	{"GET", "/v1/queue", read, (*server).queue},

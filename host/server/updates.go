@@ -72,6 +72,9 @@ func (s *server) getUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u, err := s.api.AwaitUpdate(r.Context(), r.PathValue("id"), r.PathValue("updateId"), d)
+	if err == nil && u.Name != r.PathValue("name") {
+		err = fmt.Errorf("%w: update %q of %q is an update %q, not %q", api.ErrNotFound, u.ID, u.InstanceID, u.Name, r.PathValue("name"))
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
