@@ -179,6 +179,7 @@ func encodeManifest(e *encoder, m *Manifest) {
 	for _, v := range m.Activities {
 		e.element(3, v)
 	}
+	e.bool(4, m.Updates)
 }
 
 func decodeManifest(b []byte, m *Manifest) error {
@@ -191,6 +192,8 @@ func decodeManifest(b []byte, m *Manifest) error {
 			m.Orchestrations = append(m.Orchestrations, string(r.raw))
 		case 3:
 			m.Activities = append(m.Activities, string(r.raw))
+		case 4:
+			m.Updates = r.v != 0
 		}
 	}
 	return r.err

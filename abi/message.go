@@ -220,6 +220,11 @@ type Manifest struct {
 	SDK            string
 	Orchestrations []string
 	Activities     []string
+	// Updates says that the module delivers updates (JobUpdate) to the
+	// handlers its orchestrations register, refusing those they have none
+	// for: a host refuses updates to the instances of a module without it,
+	// which would take an update and never answer it.
+	Updates bool
 }
 
 // ActivityRequest asks a guest to run one activity attempt.

@@ -66,6 +66,8 @@ type module struct {
 	sandbox.Module
 	env            []string
 	orchestrations []string
+	// updates is the manifest's: the module delivers updates.
+	updates bool
 }
 
 func newRegistry(rt sandbox.Runtime, st store.Modules, opts Options, g guard.Guard) *registry {
@@ -219,7 +221,7 @@ func (r *registry) deploy(ctx context.Context, wasm []byte, env []string, replac
 		mod.Close(ctx)
 		return store.ModuleInfo{}, fmt.Errorf("host: store module: %w", err)
 	}
-	r.keep(ctx, hash, &module{Module: mod, env: env, orchestrations: m.Orchestrations})
+	r.keep(ctx, hash, &module{Module: mod, env: env, orchestrations: m.Orchestrations, updates: m.Updates})
 	return store.ModuleInfo{Hash: hash, Orchestrations: m.Orchestrations, Activities: m.Activities, Env: env, DeployedAt: now}, nil
 }
 
@@ -312,14 +314,14 @@ func (r *registry) load(ctx context.Context, hash string) (m *module, err error)
 	if err != nil {
 		return nil, fmt.Errorf("host: module %s: %w", api.Short(hash), err)
 	}
-	mod, _, err := r.validate(ctx, sm.Wasm)
+	mod, manifest, err := r.validate(ctx, sm.Wasm)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("host: load module %s: %w", api.Short(hash), ctx.Err())
 		}
 		return nil, r.refuse(hash, err)
 	}
-	return r.keep(ctx, hash, &module{Module: mod, env: sm.Env, orchestrations: sm.Orchestrations}), nil
+	return r.keep(ctx, hash, &module{Module: mod, env: sm.Env, orchestrations: sm.Orchestrations, updates: manifest.Updates}), nil
 }
 
 func (r *registry) close(ctx context.Context) {

@@ -58,6 +58,9 @@ func (h *Host) update(ctx context.Context, start *store.NewInstance, id string, 
 	if err != nil {
 		return u, false, err
 	}
+	if err := h.updatable(ctx, start, id); err != nil {
+		return u, false, err
+	}
 	got, started, err := h.st.RequestUpdate(ctx, start, id, u, h.opts.Clock())
 	if err := h.enqueued(ctx, id, "update "+abi.Quote(u.Name)+" of", err); err != nil {
 		return got, started, err
@@ -68,6 +71,30 @@ func (h *Host) update(ctx context.Context, start *store.NewInstance, id string, 
 	}
 	got, err = h.AwaitUpdate(ctx, id, got.ID, wait)
 	return got, started, err
+}
+
+// updatable refuses an update of instance id, or of the instance start
+// creates when there is none, when its module takes no updates (built
+// before updates existed: it would take the update and never answer).
+func (h *Host) updatable(ctx context.Context, start *store.NewInstance, id string) error {
+	inst, err := h.st.GetInstance(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && start != nil:
+		inst.ModuleHash = start.ModuleHash
+	case errors.Is(err, store.ErrNotFound):
+		return api.NotFound(id)
+	case err != nil:
+		return fmt.Errorf("host: update %s: %w", abi.Quote(id), err)
+	}
+	mod, err := h.reg.module(ctx, inst.ModuleHash)
+	if err != nil {
+		return fmt.Errorf("host: update %s: %w", abi.Quote(id), err)
+	}
+	if !mod.updates {
+		return fmt.Errorf("%w: the module of %s, %s, was built before updates existed (its manifest does not say it takes them); "+
+			"rebuild it with a current SDK and move the instance to it (durabox upgrade)", api.ErrNotUpdatable, abi.Quote(id), api.Short(inst.ModuleHash))
+	}
+	return nil
 }
 
 // checkUpdate checks an update a client sends and returns it as the store

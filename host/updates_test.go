@@ -142,3 +142,20 @@ func TestUpdateWithStart(t *testing.T) {
 		t.Fatalf("cart-2 is %s; want Canceled", inst.Status)
 	}
 }
+
+// TestUpdateOfAModuleThatTakesNone: a module whose manifest does not say
+// it takes updates (built before they existed) would take one and never
+// answer it: the host refuses the update, saying what to do.
+func TestUpdateOfAModuleThatTakesNone(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, host.Options{})
+	h.deploy(t, boundaryGuest)
+	id := h.start(t, "Emit", `null`)
+	_, err := h.Update(context.Background(), id, api.UpdateRequest{Name: "Add", ID: "u1"}, time.Minute)
+	if !errors.Is(err, api.ErrNotUpdatable) || !strings.Contains(err.Error(), "built before updates existed") {
+		t.Fatalf("an update of an instance on a module that takes none: %v; want ErrNotUpdatable", err)
+	}
+	if _, err := h.st.GetUpdate(context.Background(), id, "u1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused update was recorded: %v", err)
+	}
+}

@@ -61,5 +61,5 @@ func callActivity(req *abi.ActivityRequest, fn activityFunc) (res *abi.ActivityR
 
 // manifest describes what the module registers.
 func manifest() *abi.Manifest {
-	return &abi.Manifest{SDK: sdkName, Orchestrations: sortedNames(orchestrations), Activities: sortedNames(activities)}
+	return &abi.Manifest{SDK: sdkName, Orchestrations: sortedNames(orchestrations), Activities: sortedNames(activities), Updates: true}
 }

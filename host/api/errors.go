@@ -79,6 +79,9 @@ var (
 	// queries as it stands: its module was built before queries existed,
 	// it has not begun, or its module does not replay its history.
 	ErrNotQueryable = errors.New("host: the instance cannot be queried")
+	// ErrNotUpdatable is returned by Update when the instance's module
+	// takes no updates: it was built before updates existed.
+	ErrNotUpdatable = errors.New("host: the instance takes no updates")
 )
 
 // NotFound is ErrNotFound for the instance id, which it quotes cut short

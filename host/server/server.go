@@ -411,6 +411,7 @@ var statuses = []struct {
 	{api.ErrUnknownQuery, http.StatusNotFound},
 	{api.ErrQueryFailed, http.StatusUnprocessableEntity},
 	{api.ErrNotQueryable, http.StatusConflict},
+	{api.ErrNotUpdatable, http.StatusConflict},
 	{api.ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{api.ErrBadModule, http.StatusUnprocessableEntity},
 	{api.ErrCannotRun, http.StatusUnprocessableEntity},

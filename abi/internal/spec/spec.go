@@ -116,6 +116,7 @@ var Messages = []Message{
 		{Num: 1, Name: "sdk", Go: "SDK", Kind: String, Doc: "SDK name and version, for diagnostics"},
 		{Num: 2, Name: "orchestrations", Go: "Orchestrations", Kind: RepeatedString},
 		{Num: 3, Name: "activities", Go: "Activities", Kind: RepeatedString},
+		{Num: 4, Name: "updates", Go: "Updates", Kind: Bool, Doc: "1 when the module delivers updates (Update jobs) to its orchestrations' handlers, and refuses those it has none for; a host refuses updates to the instances of a module without it"},
 	}},
 	{Name: "ActivityRequest", Public: true, Fields: []Field{
 		{Num: 1, Name: "name", Go: "Name", Kind: String},
