@@ -8,7 +8,7 @@
 // History is a list of events, numbered from 1 without gaps. Schedule events
 // record commands the orchestration emitted: ActivityScheduled,
 // TimerCreated, ExternalSubscribed(Persistent), SubOrchestrationScheduled,
-// OrchestrationChained, CustomStatusSet, ExternalEventSent, the cancellations (TimerCancelled,
+// OrchestrationChained, CustomStatusSet, ExternalEventSent, UpdateCompleted, the cancellations (TimerCancelled,
 // ActivityCancelRequested, ExternalSubscribedCancelled,
 // SubOrchestrationCancelRequested) and the endings (OrchestrationCompleted,
 // OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew).
@@ -17,8 +17,8 @@
 // there, and replay as they did: Canceled). Completion events
 // (ActivityCompleted/Failed, TimerFired, SubOrchestrationCompleted/Failed,
 // ExternalEvent, ExternalEventDelivered/NotDelivered) carry the ScheduleID of the schedule event they complete.
-// ExternalEventPersistent and OrchestrationCancelRequested carry information
-// without completing anything. OrchestrationTerminated ends the execution
+// ExternalEventPersistent, OrchestrationCancelRequested and UpdateAccepted
+// carry information without completing anything. OrchestrationTerminated ends the execution
 // from outside: the orchestration is not activated for it, its children
 // still running are to be terminated too (TurnResult.TerminateChildren),
 // and the instance ends StatusTerminated. PatchRecorded records a patch the
@@ -40,6 +40,17 @@
 // delivers with the turn's commit (RaiseTask), telling the sender the
 // outcome as a message, ExternalEventDelivered or ExternalEventNotDelivered:
 // the raise is open until then, and cannot be cancelled.
+// An update (UpdateAccepted, a message with its id, name and argument) is
+// recorded and delivered to the guest, which either starts its handler,
+// whose answer it gives later as a CompleteUpdate command (UpdateCompleted,
+// compared on replay by id and answer), or refuses it with a lone
+// RejectUpdate: then the turn ends with TurnResult.Rejected, which the
+// caller must not commit, and the Execution is spent (see
+// TurnResult.Rejected). An update id is taken once an execution, and the
+// updates waiting when it continues as new go on to the next one. An
+// orchestration whose guest says an update could wake it
+// (abi.ActivationResult.HandlesUpdates) is not failed as waiting on
+// nothing.
 // A completion for a cancelled or completed operation is dropped. A request
 // to cancel or terminate the instance, or a persistent event, that arrives
 // in the turn that continues as new goes on to the next execution. A timer

@@ -162,6 +162,19 @@
 // instance. A module built before HandleQuery existed has no query export,
 // and a host refuses queries to its instances with a message saying so.
 //
+// # Updates
+//
+// An orchestration takes requests that change it with HandleUpdate: a
+// client sends one (durabox update ID NAME --data JSON) and gets the
+// handler's answer on the same call. The handler runs as a branch (see
+// Go), may use the Context like any branch, and its acceptance and answer
+// are recorded in history. Its validator (WithValidator), like a query's
+// handler, only reads, and refuses an update before anything of it is
+// recorded; an update the instance has no handler of is refused too. An
+// orchestration that ends, or continues as new, answers the updates whose
+// handlers still run with an error: ctx.Await(ctx.AllHandlersFinished)
+// waits for them first.
+//
 // # Names, texts and JSON
 //
 // A host holds what a module hands it to one rule (abi.CheckName,
