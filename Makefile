@@ -2,7 +2,7 @@
 # `make check` is the quick tier a developer runs on every change.
 
 GO       ?= go
-EXAMPLES := hello retry parentchild approval fanout eternal mutex
+EXAMPLES := hello retry parentchild approval fanout eternal mutex order
 WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1

@@ -48,6 +48,9 @@ func details(ev engine.Event) string {
 	if ev.Name != "" {
 		d = append(d, "name="+ev.Name)
 	}
+	if ev.UpdateID != "" {
+		d = append(d, "updateId="+ev.UpdateID)
+	}
 	if ev.ScheduleID != 0 {
 		d = append(d, fmt.Sprintf("scheduleId=%d", ev.ScheduleID))
 	}

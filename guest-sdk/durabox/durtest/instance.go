@@ -254,12 +254,15 @@ func names(names []string) string {
 // decodes the handler's answer into out (nil to ignore it). The error is
 // the handler's, or says that the update was refused (by its validator,
 // or for want of a handler of that name), leaving no trace in history, or
-// that the instance ended before it answered. It fails the test if the
+// that the instance ended before it answered, or had ended already. It fails the test if the
 // handler waits for something only the test can give, such as an event.
 func (i *Instance) Update(name string, arg, out any) error {
 	i.env.t.Helper()
 	if err := abi.CheckName("update name", name); err != nil {
 		i.env.t.Fatal("durtest: " + err.Error())
+	}
+	if i.status.IsTerminal() {
+		return fmt.Errorf("durtest: instance %s is %s: a host refuses an update of a finished instance", i.id, i.status)
 	}
 	i.updates++
 	id := fmt.Sprintf("update-%d", i.updates)
