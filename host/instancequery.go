@@ -88,17 +88,59 @@ func (h *Host) query(ctx context.Context, id, name string, data json.RawMessage)
 	if err := ijson.Check("the query's argument", data); err != nil {
 		return nil, fromNone, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
+	inst, res, from, err := h.ask(ctx, id, &abi.QueryRequest{Name: name, Input: data})
+	if err != nil && res == nil {
+		return nil, from, err
+	}
+	out, err := h.answer(inst, name, res, err)
+	return out, from, err
+}
+
+// Handlers returns the names of the queries and the updates instance id
+// handles: what its orchestration registered so far, from the answer of
+// a query, as Query asks one (so the wasm instance that answers runs no
+// turn after it: the next turn replays).
+func (h *Host) Handlers(ctx context.Context, id string) (api.Handlers, error) {
+	_, res, _, err := h.ask(ctx, id, &abi.QueryRequest{Input: json.RawMessage("null")})
+	if err != nil {
+		if res != nil {
+			err = fmt.Errorf("%w: %w: the handlers of %s: %w", api.ErrQueryFailed, errQueryCrashed, abi.Quote(id), err)
+		}
+		return api.Handlers{}, err
+	}
+	for _, names := range [][]string{res.Handlers, res.UpdateHandlers} {
+		for _, n := range names {
+			if err := abi.CheckName("handler name", n); err != nil {
+				return api.Handlers{}, fmt.Errorf("%w: the handlers of %s: the guest's list is refused: %w", api.ErrQueryFailed, abi.Quote(id), err)
+			}
+		}
+	}
+	return api.Handlers{Queries: nonNil(res.Handlers), Updates: nonNil(res.UpdateHandlers)}, nil
+}
+
+// nonNil is names, or an empty list for none, which JSON shows as [].
+func nonNil(names []string) []string {
+	if names == nil {
+		return []string{}
+	}
+	return names
+}
+
+// ask runs req on a wasm instance that has applied instance id's
+// committed history, and returns the instance as it read it and the
+// guest's answer. An error with no answer refuses the request; an error
+// with one (an empty one) is the guest's crash.
+func (h *Host) ask(ctx context.Context, id string, req *abi.QueryRequest) (store.Instance, *abi.QueryResult, string, error) {
 	inst, err := h.st.GetInstance(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fromNone, api.NotFound(id)
+		return inst, nil, fromNone, api.NotFound(id)
 	}
 	if err != nil {
-		return nil, fromNone, fmt.Errorf("host: query %s: %w", abi.Quote(id), err)
+		return inst, nil, fromNone, fmt.Errorf("host: query %s: %w", abi.Quote(id), err)
 	}
 	if err := h.queryable(ctx, inst); err != nil {
-		return nil, fromNone, err
+		return inst, nil, fromNone, err
 	}
-	req := &abi.QueryRequest{Name: name, Input: data}
 	guestCtx := context.WithoutCancel(ctx)
 	from, l := fromLive, h.cache.take(id)
 	if l != nil {
@@ -117,7 +159,7 @@ func (h *Host) query(ctx context.Context, id, name string, data json.RawMessage)
 	}
 	if l == nil {
 		if l, err = h.replayed(ctx, inst); err != nil {
-			return nil, fromNone, err
+			return inst, nil, fromNone, err
 		}
 		from = fromReplayed
 	}
@@ -128,8 +170,10 @@ func (h *Host) query(ctx context.Context, id, name string, data json.RawMessage)
 	} else {
 		h.cache.putBack(guestCtx, id, l)
 	}
-	out, err := h.answer(inst, name, res, err)
-	return out, from, err
+	if err != nil {
+		res = &abi.QueryResult{}
+	}
+	return inst, res, from, err
 }
 
 // current reports whether l, kept in the live cache for inst, has applied

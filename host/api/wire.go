@@ -207,6 +207,14 @@ func (u *Update) Answered() bool {
 	return u.State == "Completed" || u.State == "Failed" || u.State == "Refused"
 }
 
+// Handlers is the answer to GET /v1/instances/{id}/handlers: the names of
+// the queries and the updates the instance's orchestration registered so
+// far, sorted.
+type Handlers struct {
+	Queries []string `json:"queries"`
+	Updates []string `json:"updates"`
+}
+
 // StartResponse is the answer to POST /v1/instances.
 type StartResponse struct {
 	ID string `json:"id"`

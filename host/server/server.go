@@ -44,6 +44,7 @@ type API interface {
 	Update(ctx context.Context, id string, req api.UpdateRequest, wait time.Duration) (store.Update, error)
 	StartWithUpdate(ctx context.Context, module, name string, input json.RawMessage, id string, req api.UpdateRequest, wait time.Duration) (store.Update, bool, error)
 	AwaitUpdate(ctx context.Context, id, updateID string, wait time.Duration) (store.Update, error)
+	Handlers(ctx context.Context, id string) (api.Handlers, error)
 	Cancel(ctx context.Context, id, reason string) error
 	Terminate(ctx context.Context, id, reason string) error
 	Purge(ctx context.Context, id string) error
@@ -243,6 +244,7 @@ var routes = []route{
 	{"POST", "/v1/instances/{id}/queries/{name}", admin, (*server).query},
 	{"POST", "/v1/instances/{id}/updates/{name}", admin, (*server).update},
 	{"GET", "/v1/instances/{id}/updates/{name}/{updateId}", read, (*server).getUpdate},
+	{"GET", "/v1/instances/{id}/handlers", read, (*server).handlers},
 	{"POST", "/v1/instances/{id}/cancel", admin, (*server).cancel},
 	{"POST", "/v1/instances/{id}/terminate", admin, (*server).terminate},
 	{"GET", "/v1/queue", read, (*server).queue},

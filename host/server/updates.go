@@ -82,6 +82,16 @@ func (s *server) getUpdate(w http.ResponseWriter, r *http.Request) {
 	s.replyUpdate(w, r, u, nil)
 }
 
+// handlers answers with the queries and updates an instance handles.
+func (s *server) handlers(w http.ResponseWriter, r *http.Request) {
+	hs, err := s.api.Handlers(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, hs)
+}
+
 // updateWait reads the ?wait of a request that sends an update: maxWait
 // when absent.
 func updateWait(r *http.Request) (time.Duration, error) {

@@ -83,6 +83,16 @@ func (h *Host) StartWithUpdate(ctx context.Context, module, name string, input j
 	return u, !exists, err
 }
 
+// Handlers lists the query and update handlers every instance has.
+func (h *Host) Handlers(ctx context.Context, id string) (api.Handlers, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.find(id); !ok {
+		return api.Handlers{}, api.NotFound(id)
+	}
+	return api.Handlers{Queries: slices.Sorted(maps.Keys(h.queries)), Updates: slices.Sorted(maps.Keys(h.updateHandlers))}, nil
+}
+
 // AwaitUpdate returns the update as it stands: the fake's handlers answer
 // at once, or never.
 func (h *Host) AwaitUpdate(ctx context.Context, id, updateID string, wait time.Duration) (store.Update, error) {

@@ -1,5 +1,6 @@
-// One instance: what it is, what it may be asked (raise, cancel, terminate,
-// purge), a query to run, its custom status, input and result or failure,
+// One instance: what it is, what it may be asked (raise, update, cancel,
+// terminate, purge), a query to run, the handlers it has, its custom
+// status, input and result or failure,
 // its executions, the history of one of them as a timeline, and its tree
 // of children.
 
@@ -195,6 +196,7 @@ function timeline(events, live, diverged) {
 }
 
 function category(kind) {
+  if (kind.startsWith("Update")) return "update";
   if (kind.startsWith("Activity")) return "activity";
   if (kind.startsWith("Timer")) return "timer";
   if (kind.startsWith("External")) return "event";
@@ -205,6 +207,7 @@ function category(kind) {
 // data shows what an event carries.
 function data(e, opener) {
   const parts = [];
+  if (e.updateId) parts.push(h("pre", {}, "update " + e.updateId));
   if (e.input !== undefined) parts.push(h("pre", {}, "input " + json(e.input)));
   if (e.result !== undefined) parts.push(h("pre", {}, (e.kind.startsWith("External") ? "data " : "result ") + json(e.result)));
   if (e.failure) parts.push(h("pre", {class: "failure-text"}, e.failure.message));
@@ -275,17 +278,28 @@ function asking(button, out, what, ask) {
 
 // newQuery makes the form that runs a query of the instance and shows its
 // answer: a GET, which the read-only token may send, and which writes
-// nothing.
+// nothing; and the button that lists the queries and updates the
+// instance handles (asked only on a click: asking costs the instance's
+// next turn a replay).
 function newQuery(path, el) {
-  const name = h("input", {name: "name", id: "query-name", required: true, placeholder: "Progress"});
+  const name = h("input", {name: "name", id: "query-name", required: true, placeholder: "Progress", list: "query-names"});
+  const names = h("datalist", {id: "query-names"});
   const data = h("input", {name: "data", id: "query-data", size: 24, placeholder: "null"});
   const answer = h("pre", {id: "query-answer"});
   const button = h("button", {type: "submit"}, "Query");
+  const listed = h("p", {id: "handlers", class: "muted"});
+  const list = h("button", {type: "button", id: "list-handlers"}, "List handlers");
+  list.onclick = asking(list, listed, "the handlers", async () => {
+    const r = await api(path + "/handlers");
+    replace(names, r.queries.map(n => h("option", {value: n})));
+    listed.className = "ok";
+    listed.textContent = "Queries: " + (r.queries.join(", ") || "none") + ". Updates: " + (r.updates.join(", ") || "none") + ".";
+  });
   replace(el, h("form", {id: "query-form", onsubmit: asking(button, answer, "query", async () => {
     const r = await api(path + "/queries/" + encodeURIComponent(name.value) + query({data: data.value}));
     answer.className = "ok";
     answer.textContent = JSON.stringify(r.result, null, 2);
-  })}, h("label", {}, "Query ", name), " ", h("label", {}, "with (JSON) ", data), " ", button), answer);
+  })}, h("label", {}, "Query ", name), names, " ", h("label", {}, "with (JSON) ", data), " ", button, " ", list), answer, listed);
 }
 
 // newActions makes the instance's actions: each opens a small form; all
@@ -334,6 +348,44 @@ function newActions(id, path, el) {
         h("label", {}, persistent, " persistent"), " ", h("button", {type: "submit"}, "Raise"));
       return [form, name];
     },
+    update: () => {
+      const name = h("input", {name: "name", id: "update-name", required: true, placeholder: "Approve", list: "update-names"});
+      const names = h("datalist", {id: "update-names"});
+      const payload = h("textarea", {name: "data", id: "update-data", rows: 2, cols: 40}, "null");
+      const updateId = h("input", {name: "id", id: "update-id", size: 16, placeholder: "(a new one)"});
+      const button = h("button", {type: "submit"}, "Update");
+      // The names it handles, for the list: asked once, when the form opens.
+      api(path + "/handlers").then(r => replace(names, r.updates.map(n => h("option", {value: n}))), () => {});
+      const form = h("form", {id: "update-form", onsubmit: async e => {
+        e.preventDefault();
+        let value;
+        try {
+          value = JSON.parse(payload.value || "null");
+        } catch (err) {
+          message.className = "action-message error";
+          message.textContent = "The data is not JSON: " + err.message;
+          return;
+        }
+        button.disabled = true;
+        try {
+          const u = await api(path + "/updates/" + encodeURIComponent(name.value), {method: "POST", body: {data: value, id: updateId.value || undefined}});
+          message.className = "action-message " + (u.state === "Completed" ? "ok" : "error");
+          message.textContent = u.state === "Completed" ? "Update " + u.name + " (" + u.id + ") answered " + JSON.stringify(u.result) + "." :
+            u.state === "Refused" ? "Update " + u.name + " refused, and nothing of it written: " + u.failure.message :
+            u.state === "Failed" ? "Update " + u.name + " failed: " + u.failure.message :
+            "Update " + u.name + " (" + u.id + ") is " + u.state + ": no answer yet.";
+          refresh();
+        } catch (err) {
+          message.className = "action-message error";
+          message.textContent = "update refused: " + err.message;
+        } finally {
+          button.disabled = false;
+        }
+      }},
+        h("p", {class: "muted"}, "Runs the orchestration's handler and waits for its answer; the handler's validator may refuse it, writing nothing."),
+        h("label", {}, "Update ", name), names, " ", h("label", {}, "Data (JSON) ", payload), " ", h("label", {}, "Id ", updateId), " ", button);
+      return [form, name];
+    },
     cancel: () => reasonForm("cancel", "Cancel", "The orchestration sees the request and may clean up before it ends.",
       reason => send("cancel", "POST", path + "/cancel", {reason}, "Cancellation requested.")),
     terminate: () => reasonForm("terminate", "Terminate", "Ends it now, without its cooperation; its children still running end with it.",
@@ -344,7 +396,7 @@ function newActions(id, path, el) {
       return [form, form.querySelector("button")];
     },
   };
-  const labels = {raise: "Raise event…", cancel: "Cancel…", terminate: "Terminate…", purge: "Purge…"};
+  const labels = {raise: "Raise event…", update: "Update…", cancel: "Cancel…", terminate: "Terminate…", purge: "Purge…"};
   for (const [what, label] of Object.entries(labels)) {
     // Disabled until the instance's status is known.
     buttons[what] = h("button", {type: "button", id: "action-" + what, disabled: true, onclick: () => {
