@@ -287,3 +287,23 @@ func TestRaisedEventTakesTheOldestWait(t *testing.T) {
 		}
 	}
 }
+
+// TestPersistentEventLimitIsTheCallers: TurnInput.MaxPersistentEvents sets
+// how many persistent events an execution takes.
+func TestPersistentEventLimitIsTheCallers(t *testing.T) {
+	t.Parallel()
+	x := newExecution(newGuest(func(_ *fakeGuest, j abi.Job) []abi.Command {
+		if j.Kind == abi.JobStart {
+			return []abi.Command{waitPersistent("Never")}
+		}
+		return nil
+	}))
+	res, err := x.Turn(TurnInput{Now: at(0), MaxPersistentEvents: 2,
+		Messages: []Event{started(`null`), raisedPersistent("X", `1`), raisedPersistent("X", `2`), raisedPersistent("X", `3`)}})
+	if err != nil || res.Err != nil {
+		t.Fatal(err, res.Err)
+	}
+	if len(res.Dropped) != 1 || res.Dropped[0].Reason != `the execution already took 2 persistent events, the limit; persistent event "X" is dropped` {
+		t.Fatalf("dropped %+v; want the third", res.Dropped)
+	}
+}

@@ -86,6 +86,12 @@ type TurnInput struct {
 	// the turn starts without an id of their own derive from it (see
 	// ChildTask). Zero counts as 1.
 	Execution int64
+	// MaxPersistentEvents is how many persistent events the execution
+	// takes: one past them is dropped, and continue-as-new carries the
+	// newest that many. It is the caller's setting, the same for every
+	// turn of an instance; it decides what arrives, never what a replay
+	// does. Zero means MaxPersistentEvents, the constant.
+	MaxPersistentEvents int
 }
 
 // TurnResult is what one turn produces. The caller must persist NewEvents,
@@ -181,7 +187,8 @@ type open struct {
 	name string
 }
 
-// MaxPersistentEvents is how many persistent events one execution takes;
+// MaxPersistentEvents is how many persistent events one execution takes
+// unless the caller sets another limit (TurnInput.MaxPersistentEvents);
 // more are dropped. A host refuses to raise an event past it: the
 // execution's persistent events taken and waiting must stay within it.
 // Continue-as-new carries the newest MaxPersistentEvents untaken ones to

@@ -58,6 +58,9 @@ type Turn struct {
 	// execution is the number of the execution, from 1
 	// (TurnInput.Execution).
 	execution int64
+	// maxPersistent is how many persistent events the execution takes
+	// (TurnInput.MaxPersistentEvents).
+	maxPersistent int
 }
 
 // phase is where a Turn is.
@@ -99,7 +102,8 @@ func (x *Execution) Begin(in TurnInput) (*Turn, error) {
 	if err := checkHistory(in.History, x.applied, x.lastID, x.status != StatusPending); err != nil {
 		return nil, err
 	}
-	t := &Turn{x: x, persisted: in.History, messages: in.Messages, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History), execution: max(in.Execution, 1)}
+	t := &Turn{x: x, persisted: in.History, messages: in.Messages, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History), execution: max(in.Execution, 1),
+		maxPersistent: cmp.Or(in.MaxPersistentEvents, MaxPersistentEvents)}
 	if len(in.Messages) > 0 && in.Messages[0].Kind == ExecutionReset && len(in.History) > 0 {
 		// The first turn of a reset execution runs its last kept step
 		// anew, which a guest that has applied it already cannot.
@@ -289,14 +293,13 @@ func (t *Turn) end(err error) {
 }
 
 // limitCarried keeps the persistent events carried to the next execution
-// within the limit of one execution: the newest MaxPersistentEvents of
-// them. The older ones are dropped, as the external-events reference says.
+// within the limit of one execution: the newest maxPersistent of them. The older ones are dropped, as the external-events reference says.
 func (t *Turn) limitCarried() {
 	c := t.res.ContinueAsNew
 	if c == nil {
 		return
 	}
-	over := -MaxPersistentEvents
+	over := -t.maxPersistent
 	for _, m := range c.Carried {
 		if m.Kind == ExternalEventPersistent {
 			over++
@@ -307,7 +310,7 @@ func (t *Turn) limitCarried() {
 			return false
 		}
 		over--
-		t.drop(m, fmt.Sprintf("the next execution takes %d persistent events, the limit, and this one is older than those it takes", MaxPersistentEvents))
+		t.drop(m, fmt.Sprintf("the next execution takes %d persistent events, the limit, and this one is older than those it takes", t.maxPersistent))
 		return true
 	})
 }
@@ -345,8 +348,8 @@ func (t *Turn) admit(m *Event) string {
 		}
 		return ""
 	case ExternalEventPersistent:
-		if x.persistentEvents >= MaxPersistentEvents {
-			return fmt.Sprintf("the execution already took %d persistent events, the limit; persistent event %q is dropped", MaxPersistentEvents, m.Name)
+		if x.persistentEvents >= t.maxPersistent {
+			return fmt.Sprintf("the execution already took %d persistent events, the limit; persistent event %q is dropped", t.maxPersistent, m.Name)
 		}
 		return ""
 	case ActivityCompleted, ActivityFailed, TimerFired, SubOrchestrationCompleted, SubOrchestrationFailed,

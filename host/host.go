@@ -248,7 +248,7 @@ func (h *Host) StartWithEvent(ctx context.Context, ref, name string, input json.
 	if err != nil {
 		return false, err
 	}
-	created, err := h.st.CreateWithEvent(ctx, n, msg, persistentMax(ev.Persistent))
+	created, err := h.st.CreateWithEvent(ctx, n, msg, h.persistentMax(ev.Persistent))
 	if err = h.raised(ctx, id, ev.Name, err); err != nil {
 		return false, err
 	}
@@ -324,7 +324,7 @@ func newID() string {
 // for an instance. A positional event goes to the oldest wait for it that is
 // active when the instance takes the event, and is dropped if there is none;
 // a persistent one waits in the instance's mailbox for a persistent wait.
-// An execution takes engine.MaxPersistentEvents persistent events: one
+// An execution takes Options.MaxPersistentEvents persistent events: one
 // past them is refused with ErrTooManyEvents, not accepted and dropped. An
 // instance that has finished is refused with ErrFinished.
 func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
@@ -333,7 +333,7 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 		return err
 	}
 	if persistent {
-		err = h.st.EnqueuePersistent(ctx, id, ev, persistentMax(persistent), h.opts.Clock())
+		err = h.st.EnqueuePersistent(ctx, id, ev, h.persistentMax(persistent), h.opts.Clock())
 	} else {
 		err = h.st.Enqueue(ctx, id, ev, h.opts.Clock())
 	}
@@ -364,9 +364,9 @@ func (h *Host) event(name string, data json.RawMessage, persistent bool) (engine
 
 // persistentMax is the max of the store's enqueue of an event: 0 for a
 // positional one.
-func persistentMax(persistent bool) int {
+func (h *Host) persistentMax(persistent bool) int {
 	if persistent {
-		return engine.MaxPersistentEvents
+		return h.opts.MaxPersistentEvents
 	}
 	return 0
 }
@@ -376,7 +376,7 @@ func persistentMax(persistent bool) int {
 func (h *Host) raised(ctx context.Context, id, name string, err error) error {
 	if errors.Is(err, store.ErrTooManyEvents) {
 		return fmt.Errorf("%w: %q already has %d persistent events taken or waiting, as many as an execution takes; "+
-			"raise it once the orchestration has taken some, or after it continues as new", api.ErrTooManyEvents, id, engine.MaxPersistentEvents)
+			"raise it once the orchestration has taken some, or after it continues as new", api.ErrTooManyEvents, id, h.opts.MaxPersistentEvents)
 	}
 	return h.enqueued(ctx, id, "raise "+abi.Quote(name)+" for", err)
 }

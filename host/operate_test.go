@@ -1,9 +1,11 @@
 package host_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -82,25 +84,33 @@ func TestFinishedInstancesRefuseMessages(t *testing.T) {
 }
 
 // TestPersistentEventLimit: an execution takes engine.MaxPersistentEvents
-// persistent events; the one past them, counting those taken and those
-// waiting, is refused to its caller.
+// persistent events, or the host's Options.MaxPersistentEvents; the one
+// past them, counting those taken and those waiting, is refused to its
+// caller.
 func TestPersistentEventLimit(t *testing.T) {
 	t.Parallel()
-	h := eventsHost(t)
-	id := h.start(t, "WaitPersistent", `{"times": 21}`)
-	h.until(t, id, "the first wait", has(1, engine.ExternalSubscribedPersistent))
-	// A positional event does not count.
-	h.raise(t, id, `"positional"`, false)
-	for i := range engine.MaxPersistentEvents {
-		h.raise(t, id, `"`+string(rune('a'+i))+`"`, true)
+	for _, limit := range []int{0, 3} {
+		t.Run(fmt.Sprintf("limit %d", limit), func(t *testing.T) {
+			t.Parallel()
+			want := cmp.Or(limit, engine.MaxPersistentEvents)
+			h := startHost(t, host.Options{MaxPersistentEvents: limit})
+			h.deploy(t, "host/testdata/guests/events")
+			id := h.start(t, "WaitPersistent", fmt.Sprintf(`{"times": %d}`, want+1))
+			h.until(t, id, "the first wait", has(1, engine.ExternalSubscribedPersistent))
+			// A positional event does not count.
+			h.raise(t, id, `"positional"`, false)
+			for i := range want {
+				h.raise(t, id, `"`+string(rune('a'+i))+`"`, true)
+			}
+			err := h.Raise(context.Background(), id, "X", json.RawMessage(`"past"`), true)
+			if !errors.Is(err, api.ErrTooManyEvents) || !strings.Contains(err.Error(), fmt.Sprintf("already has %d persistent events taken or waiting", want)) {
+				t.Fatalf("persistent event %d: %v; want ErrTooManyEvents", want+1, err)
+			}
+			// They are taken; the orchestration waits for one more it cannot
+			// have.
+			h.until(t, id, "every event taken", has(want, engine.ExternalEventPersistent))
+		})
 	}
-	err := h.Raise(context.Background(), id, "X", json.RawMessage(`"past"`), true)
-	if !errors.Is(err, api.ErrTooManyEvents) || !strings.Contains(err.Error(), "already has 20 persistent events taken or waiting") {
-		t.Fatalf("the 21st persistent event: %v; want ErrTooManyEvents", err)
-	}
-	// The twenty are taken; the orchestration waits for a 21st it cannot
-	// have.
-	h.until(t, id, "twenty events taken", has(engine.MaxPersistentEvents, engine.ExternalEventPersistent))
 }
 
 // TestTimerPastMaxTime: a timer past what the store can keep (the longest

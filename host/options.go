@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/option"
 	"github.com/durabox/durabox/host/metrics"
@@ -62,6 +63,14 @@ type Options struct {
 	// replay (after an eviction from the live cache, or a restart) reads it
 	// whole. Zero means api.DefaultHistoryWarning.
 	HistoryWarning int
+	// MaxPersistentEvents is how many persistent events one execution of
+	// an instance takes (taken and waiting together): a raise past them is
+	// refused with ErrTooManyEvents, one an orchestration raises past them
+	// is not delivered (its sender is told), and continue-as-new carries
+	// the newest that many. Every host sharing a store should set the
+	// same. Zero means engine.MaxPersistentEvents, 20, the external-events
+	// reference's number.
+	MaxPersistentEvents int
 	// ActivationTimeout is the wall-clock deadline for one activation of
 	// an orchestration (one history event applied), and for each call
 	// deploy makes into a module (its initialization, version and
@@ -144,6 +153,7 @@ func (o *Options) validate() error {
 		{Name: "PoisonAfter", Value: &o.PoisonAfter, Default: 8},
 		{Name: "MaxPayload", Value: &o.MaxPayload, Default: api.DefaultMaxPayload},
 		{Name: "HistoryWarning", Value: &o.HistoryWarning, Default: api.DefaultHistoryWarning},
+		{Name: "MaxPersistentEvents", Value: &o.MaxPersistentEvents, Default: engine.MaxPersistentEvents},
 	}); err != nil {
 		return err
 	}

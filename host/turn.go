@@ -64,7 +64,7 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
 		return nil
 	}
-	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID}
+	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID, MaxPersistentEvents: h.opts.MaxPersistentEvents}
 	for _, m := range item.Messages {
 		if m.Corrupt != nil {
 			// Running the turn again would read the same row.
@@ -113,7 +113,9 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 	}
 	h.keep(guestCtx, inst.ID, l, res, in.Now)
 	l = nil // the cache has it now, or it is closed
-	if err := h.st.CommitTurn(ctx, commitOf(item, in.Now, res, children)); err != nil {
+	c := commitOf(item, in.Now, res, children)
+	c.MaxPersistentEvents = h.opts.MaxPersistentEvents
+	if err := h.st.CommitTurn(ctx, c); err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
 		h.cache.drop(guestCtx, inst.ID)
 		h.unlock(ctx, item, "turn not committed", err)

@@ -424,6 +424,10 @@ type TurnCommit struct {
 	// answered, and, when the instance ends, those never delivered, with
 	// a failure saying so.
 	Refused *RefusedUpdate
+	// MaxPersistentEvents is how many persistent events an execution
+	// takes, for the Raises: the host's setting. Zero means
+	// engine.MaxPersistentEvents.
+	MaxPersistentEvents int
 }
 
 // CommitStats describes one write transaction a store committed (or

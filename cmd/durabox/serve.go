@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/metrics"
@@ -78,6 +79,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.runtime, "runtime", host.RuntimeWazero, "the WebAssembly `RUNTIME` that runs the guests: wazero (pure Go) or wasmtime (Cranelift); either replays the other's histories")
 		wholeVar(fs, &c.cacheMiB, "cache-mib", 0, span{max: maxCacheMiB, note: "0 for the default, a quarter of the machine's memory; the most is 16 EiB in bytes"}, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
 		wholeVar(fs, &c.historyWarning, "history-warning", 0, span{max: math.MaxInt64, note: fmt.Sprintf("0 for the default, %d", api.DefaultHistoryWarning)}, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", api.DefaultHistoryWarning))
+		wholeVar(fs, &c.maxPersistentEvents, "max-persistent-events", 0, span{max: math.MaxInt32, note: fmt.Sprintf("0 for the default, %d", engine.MaxPersistentEvents)}, fmt.Sprintf("how many persistent events one execution of an instance takes, `N`: a raise past them is refused, and continue-as-new carries the newest N; give every host of a store the same (default %d)", engine.MaxPersistentEvents))
 		durationVar(fs, &c.activityTimeout, "activity-timeout", "0 for the default, 5m", "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m); a call that sets its own with durabox.WithTimeout has that one")
 		wholeVar(fs, &c.memoryMiB, "memory-mib", 0, span{min: minMemoryMiB, max: maxMemoryMiB, orZero: true,
 			note: fmt.Sprintf("0 for the default, 256; a Go guest needs %d MiB, and a wasm instance addresses at most %d", minMemoryMiB, maxMemoryMiB)}, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
@@ -103,6 +105,7 @@ type serveConfig struct {
 	memoryMiB, cacheMiB      uint64
 	stepBudget               uint64
 	historyWarning           int
+	maxPersistentEvents      int
 	maxPayloadMiB            int
 	allowHTTP, durability    string
 	allowedHosts             string
@@ -218,7 +221,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 	}
 
 	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: commaList(c.allowHTTP), ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
-		HistoryWarning: c.historyWarning, Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayload: c.maxPayloadMiB << 20,
+		HistoryWarning: c.historyWarning, MaxPersistentEvents: c.maxPersistentEvents, Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayload: c.maxPayloadMiB << 20,
 		Logger: logger, CacheDir: c.cacheDir, Metrics: metrics.New(), Lease: c.lease, Shared: c.postgres()}
 	if opts.CacheDir == "" {
 		if opts.CacheDir, err = c.defaultCacheDir(); err != nil {

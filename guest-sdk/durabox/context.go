@@ -133,7 +133,8 @@ func (c *Context) WaitEvent(name string) *Future {
 // WaitEventPersistent returns a future for the oldest persistent event
 // called name that no wait has taken yet, raised before or after this call.
 // Persistent events survive a wait that lost a Select; an execution takes
-// at most 20 of them.
+// at most 20 of them (unless the host sets another limit: durabox serve
+// --max-persistent-events).
 func (c *Context) WaitEventPersistent(name string) *Future {
 	c.rt.own("ctx.WaitEventPersistent")
 	return c.op(abi.Command{Kind: abi.CommandWaitEventPersistent, Name: name})
@@ -207,7 +208,8 @@ func Call[T any](ctx *Context, name string, input any, opts ...CallOption) (T, e
 // function, ends this execution and starts a new one of the same
 // orchestration with input (encoded to JSON) and a fresh, empty history. Use
 // it for orchestrations that run forever. Persistent events no wait took yet
-// are carried over to the new execution (the newest 20, its limit).
+// are carried over to the new execution (the newest 20, its limit, unless
+// the host sets another).
 //
 //	return nil, ctx.ContinueAsNew(next)
 func (c *Context) ContinueAsNew(input any) error {

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,7 +128,7 @@ func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 		}
 	}
 	for _, r := range c.Raises {
-		if err := deliverRaise(ctx, tx, c.InstanceID, r, c.Now); err != nil {
+		if err := deliverRaise(ctx, tx, c.InstanceID, r, cmp.Or(c.MaxPersistentEvents, engine.MaxPersistentEvents), c.Now); err != nil {
 			return fmt.Errorf("event %q raised at %q: %w", r.Name, r.InstanceID, err)
 		}
 	}
@@ -231,13 +232,14 @@ func startChild(ctx context.Context, tx TurnTx, parent string, c store.NewChild,
 
 // deliverRaise delivers the event the instance sender raised at now to its
 // target, under the rules of store.Store.Enqueue and EnqueuePersistent, and
-// tells the sender the outcome, as the engine words it: a target that does
+// tells the sender the outcome, as the engine words it (limit: the
+// persistent events an execution takes): a target that does
 // not exist, has finished or takes no more persistent events is an outcome,
 // and only the store's own failures end the commit.
-func deliverRaise(ctx context.Context, tx TurnTx, sender string, r engine.RaiseTask, now time.Time) error {
+func deliverRaise(ctx context.Context, tx TurnTx, sender string, r engine.RaiseTask, limit int, now time.Time) error {
 	max := 0
 	if r.Persistent {
-		max = engine.MaxPersistentEvents
+		max = limit
 	}
 	outcome := r.Delivered()
 	err := EnqueueFor(ctx, tx, r.InstanceID, r.Message(), max, now)
