@@ -297,6 +297,227 @@ var hostCases = []hostCase{
 					`OrchestrationStarted("Sequence", [])`, `OrchestrationCompleted([])`)
 			})
 	}},
+	{"fanout", func(d *driver) error {
+		return each(
+			func() error { return d.start("fanout", "FanOut", `3`) },
+			func() error { return d.settle(true) },
+			func() error {
+				return d.expect("FanOut", "fanout", end{status: engine.StatusCompleted, result: `[0,1,2]`}, 0,
+					`OrchestrationStarted("FanOut", 3)`,
+					`ActivityScheduled("Echo", 0)`, `ActivityScheduled("Echo", 1)`, `ActivityScheduled("Echo", 2)`,
+					`ActivityCompleted(event 4, 2)`, `ActivityCompleted(event 3, 1)`, `ActivityCompleted(event 2, 0)`,
+					`OrchestrationCompleted([0,1,2])`)
+			})
+	}},
+	{"fails", func(d *driver) error {
+		return each(
+			func() error { return d.start("fails", "Fails", `"x"`) },
+			func() error { return d.settle(false) },
+			func() error {
+				return d.expect("Fails", "fails", end{status: engine.StatusFailed, failure: "boom: x"}, 0,
+					`OrchestrationStarted("Fails", "x")`, `ActivityScheduled("Boom", "x")`,
+					`ActivityFailed(event 2, "…")`, `OrchestrationFailed("…")`)
+			},
+			func() error { return d.failureContains("Boom", "fails", 3, "boom: x") })
+	}},
+	{"timer", func(d *driver) error {
+		return each(
+			func() error { return d.start("timer", "Timer", `30`) },
+			func() error { return d.settle(false) },
+			func() error { d.advance(30 * time.Second); return d.settle(false) },
+			func() error {
+				return d.expect("Timer", "timer", end{status: engine.StatusCompleted, result: `30`}, 0,
+					`OrchestrationStarted("Timer", 30)`, `TimerCreated(+30s)`, `TimerFired(event 2)`, `OrchestrationCompleted(30)`)
+			})
+	}},
+	{"race", func(d *driver) error {
+		return each(
+			func() error { return d.start("race", "Race", `null`) },
+			func() error { return d.settle(false) },
+			func() error {
+				return d.expect("Race", "race", end{status: engine.StatusCompleted, result: `"fast"`}, 0,
+					`OrchestrationStarted("Race", null)`, `ActivityScheduled("Echo", "fast")`, `TimerCreated(+1h0m0s)`,
+					`ActivityCompleted(event 2, "fast")`, `TimerCancelled(event 3)`, `OrchestrationCompleted("fast")`)
+			})
+	}},
+	{"events", func(d *driver) error {
+		return each(
+			func() error { return d.start("events", "Events", `null`) },
+			func() error { return d.settle(false) },
+			func() error { return d.raise("events", "second", `2`, true) },
+			func() error { return d.raise("events", "first", ``, false) },
+			func() error {
+				return d.expect("Events", "events", end{status: engine.StatusCompleted, result: `[null,2]`}, 0,
+					`OrchestrationStarted("Events", null)`, `ExternalSubscribed("first")`, `ExternalSubscribedPersistent("second")`,
+					`ExternalEventPersistent("second", 2)`, `ExternalEvent("first", null, for event 2)`, `OrchestrationCompleted([null,2])`)
+			})
+	}},
+	{"cancel", func(d *driver) error {
+		return each(
+			func() error { return d.start("cancellable", "Cancellable", `null`) },
+			func() error { _, err := d.h.RunTurns(d.ctx, d.clock()); return err },
+			func() error { return d.cancel("cancellable", "stop") },
+			func() error { return d.settle(false) },
+			func() error {
+				return d.expect("Cancellable", "cancellable", end{status: engine.StatusCanceled, failure: "stop"}, 0,
+					`OrchestrationStarted("Cancellable", null)`, `ActivityScheduled("Echo", "never")`, `TimerCreated(+1h0m0s)`,
+					`ExternalSubscribed("never")`, `ExternalSubscribedPersistent("never-persistent")`,
+					`SubOrchestrationScheduled("Waiter", "cancellable~1:6", null)`, `OrchestrationCancelRequested("stop")`,
+					`ActivityCancelRequested(event 2)`, `TimerCancelled(event 3)`, `ExternalSubscribedCancelled(event 4)`,
+					`ExternalSubscribedCancelled(event 5)`, `SubOrchestrationCancelRequested(event 6)`, `OrchestrationCanceled("…")`)
+			},
+			func() error {
+				return d.expect("Waiter", "cancellable~1:6", end{status: engine.StatusCanceled}, 0)
+			})
+	}},
+	{"children", func(d *driver) error {
+		return each(
+			func() error { return d.start("parent", "Parent", `"x"`) },
+			func() error { return d.settle(false) },
+			func() error {
+				return d.expect("Parent", "parent", end{status: engine.StatusCompleted, result: `["x"]`}, 0,
+					`OrchestrationStarted("Parent", "x")`, `SubOrchestrationScheduled("Sequence", "parent~1:2", ["x"])`,
+					`OrchestrationChained("Waiter", "parent-waiter", null)`, `SubOrchestrationCompleted(event 2, ["x"])`,
+					`OrchestrationCompleted(["x"])`)
+			},
+			func() error {
+				return d.expect("Sequence", "parent~1:2", end{status: engine.StatusCompleted, result: `["x"]`}, 0)
+			},
+			func() error { return d.raise("parent-waiter", "go", `"bye"`, false) },
+			func() error {
+				return d.expect("Waiter", "parent-waiter", end{status: engine.StatusCompleted, result: `"bye"`}, 0,
+					`OrchestrationStarted("Waiter", null)`, `ExternalSubscribed("go")`, `ExternalEvent("go", "bye", for event 2)`,
+					`OrchestrationCompleted("bye")`)
+			})
+	}},
+	{"continue-as-new", func(d *driver) error {
+		return each(
+			func() error { return d.start("countdown", "Countdown", `2`) },
+			func() error { return d.settle(false) },
+			func() error {
+				return d.expect("Countdown", "countdown", end{status: engine.StatusCompleted, result: `"liftoff"`}, 1,
+					`OrchestrationStarted("Countdown", 2)`, `ActivityScheduled("Echo", 2)`, `ActivityCompleted(event 2, 2)`,
+					`OrchestrationContinuedAsNew(1)`)
+			},
+			func() error {
+				return d.expect("Countdown", "countdown", end{status: engine.StatusCompleted, result: `"liftoff"`}, 3,
+					`OrchestrationStarted("Countdown", 0)`, `ActivityScheduled("Echo", 0)`, `ActivityCompleted(event 2, 0)`,
+					`OrchestrationCompleted("liftoff")`)
+			},
+			func() error { return d.replays("countdown") })
+	}},
+	{"status-and-patch", func(d *driver) error {
+		return each(
+			func() error { return d.start("status", "Status", `null`) },
+			func() error { return d.settle(false) },
+			func() error {
+				return d.expect("Status", "status", end{status: engine.StatusCompleted, result: `"patched"`}, 0,
+					`OrchestrationStarted("Status", null)`, `CustomStatusSet("working")`, `PatchRecorded("kit-change")`,
+					`ActivityScheduled("Echo", "patched")`, `ActivityCompleted(event 4, "patched")`, `CustomStatusSet("done")`,
+					`OrchestrationCompleted("patched")`)
+			})
+	}},
+	{"raise", func(d *driver) error {
+		return each(
+			func() error { return d.start("raise-target", "Waiter", `null`) },
+			func() error { return d.settle(false) },
+			func() error { return d.start("raiser", "Raiser", `"raise-target"`) },
+			func() error { return d.start("raiser-nobody", "Raiser", `"nobody-here"`) },
+			func() error { return d.settle(false) },
+			func() error {
+				return d.expect("Raiser", "raiser", end{status: engine.StatusCompleted, result: `true`}, 0,
+					`OrchestrationStarted("Raiser", "raise-target")`, `ExternalEventSent("raise-target", "go", "raised")`,
+					`ExternalEventDelivered(event 2)`, `OrchestrationCompleted(true)`)
+			},
+			func() error {
+				return d.expect("Waiter", "raise-target", end{status: engine.StatusCompleted, result: `"raised"`}, 0)
+			},
+			func() error {
+				return d.expect("Raiser", "raiser-nobody", end{status: engine.StatusCompleted, result: `false`}, 0,
+					`OrchestrationStarted("Raiser", "nobody-here")`, `ExternalEventSent("nobody-here", "go", "raised")`,
+					`ExternalEventNotDelivered(event 2, "…")`, `OrchestrationCompleted(false)`)
+			})
+	}},
+	{queryCase, func(d *driver) error {
+		return each(
+			func() error { return d.start("queryable", queryableName, `null`) },
+			func() error { return d.settle(false) },
+			func() error { return d.query("queryable", `"initial"`) },
+			d.unknownQuery,
+			func() error { return d.raise("queryable", "set", `"changed"`, false) },
+			func() error { return d.query("queryable", `"changed"`) },
+			func() error { return d.raise("queryable", "stop", ``, false) },
+			func() error {
+				return d.expect(queryableName, "queryable", end{status: engine.StatusCompleted, result: `"changed"`}, 0,
+					`OrchestrationStarted("Queryable", null)`, `ExternalSubscribed("set")`, `ExternalEvent("set", "changed", for event 2)`,
+					`ExternalSubscribed("stop")`, `ExternalEvent("stop", null, for event 4)`, `OrchestrationCompleted("changed")`)
+			},
+			func() error { return d.query("queryable", `"changed"`) })
+	}},
+}
+
+// raise raises an event (data empty: none) and settles.
+func (d *driver) raise(id, name, data string, persistent bool) error {
+	var raw json.RawMessage
+	if data != "" {
+		raw = json.RawMessage(data)
+	}
+	if err := d.h.Raise(d.ctx, id, name, raw, persistent); err != nil {
+		return fmt.Errorf("raise %s for instance %s: %v%s", name, id, err, d.state(id))
+	}
+	return d.settle(false)
+}
+
+// cancel cancels instance id.
+func (d *driver) cancel(id, reason string) error {
+	if err := d.h.Cancel(d.ctx, id, reason); err != nil {
+		return fmt.Errorf("cancel instance %s: %v%s", id, err, d.state(id))
+	}
+	return nil
+}
+
+// state says where instance id is, for a message: its status, and its
+// failure if it has one.
+func (d *driver) state(id string) string {
+	inst, err := d.h.Instance(d.ctx, id)
+	if err != nil || inst.Failure == nil {
+		return ""
+	}
+	return fmt.Sprintf("\nit is %s: %s", inst.Status, inst.Failure.Message)
+}
+
+// failureContains checks that event n of instance id's history failed
+// with a message that contains want.
+func (d *driver) failureContains(spec, id string, n int, want string) error {
+	events, err := d.h.History(d.ctx, id)
+	if err != nil {
+		return err
+	}
+	if f := events[n-1].Failure; f == nil || !strings.Contains(f.Message, want) {
+		return fmt.Errorf("instance %s: event %d, %s, should say %q; see docs/conformance.md, %q", id, n, events[n-1].String(), want, spec)
+	}
+	return nil
+}
+
+// query asks instance id the query state and checks the answer.
+func (d *driver) query(id, want string) error {
+	got, err := d.h.Query(d.ctx, id, "state", nil)
+	if err != nil {
+		return fmt.Errorf("the query state of instance %s: %v; expected %s (docs/conformance.md, %q)", id, err, want, queryableName)
+	}
+	if canonical(got) != canonical([]byte(want)) {
+		return fmt.Errorf("the query state of instance %s answered %s; expected %s (docs/conformance.md, %q)", id, canonical(got), want, queryableName)
+	}
+	return nil
+}
+
+// unknownQuery asks the queryable instance a query it does not handle.
+func (d *driver) unknownQuery() error {
+	_, err := d.h.Query(d.ctx, "queryable", "nope", nil)
+	if !errors.Is(err, api.ErrUnknownQuery) || !strings.Contains(err.Error(), "state") {
+		return fmt.Errorf("the query nope, which Queryable does not handle: %v; expected a failure, with the handlers [state] (ABI.md, \"Queries\")", err)
+	}
+	return nil
 }
 
 // refusedModule reports whether err is a host's refusal of a module.

@@ -204,7 +204,7 @@ func runScript(ctx context.Context, p *host.Probe, s *script, live [][]byte, bef
 			return nil, fmt.Errorf("%s: %v\nthe module answered\n%s", s.where(i), err, describeAll(res.Commands))
 		}
 		if err := compare(s.steps[i].want, res.Commands); err != nil {
-			return nil, fmt.Errorf("%s: %v; see docs/conformance.md, %q", s.where(i), err, s.orchestration)
+			return nil, fmt.Errorf("%s: %v\nsee docs/conformance.md, %q", s.where(i), err, s.orchestration)
 		}
 	}
 	return got, nil
@@ -270,7 +270,7 @@ func again(ctx context.Context, p *host.Probe, how string, replaying bool, befor
 			err = sameLive(ctx, p, s, live, before)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w; a guest's answers may depend only on the activations it was given (ABI.md, \"Instances\")", how, err)
+			return fmt.Errorf("%s: %w\na guest's answers may depend only on the activations it was given (ABI.md, \"Instances\")", how, err)
 		}
 	}
 	return nil
@@ -312,7 +312,7 @@ func disturb(inst *host.ProbeInstance) error {
 func unknownOrchestration(ctx context.Context, p *host.Probe) error {
 	s := &script{orchestration: "NoSuchOrchestration", id: "unknown", input: `null`, steps: []step{{want: []cmd{fail(1, "NoSuchOrchestration")}}}}
 	if _, err := runScript(ctx, p, s, nil, nil); err != nil {
-		return fmt.Errorf("%w; ABI.md, \"An orchestration the module lacks\": answer a Start of an orchestration the module does not register with Fail(1, …) naming it and those it registers, without trapping", err)
+		return fmt.Errorf("%w\nABI.md, \"An orchestration the module lacks\": answer a Start of an orchestration the module does not register with Fail(1, …) naming it and those it registers, without trapping", err)
 	}
 	return nil
 }
@@ -327,7 +327,7 @@ func allJobsThenCode(ctx context.Context, p *host.Probe) error {
 		{jobs: []abi.Job{resolve(1, `"fast"`), {Kind: abi.JobFireTimer, Seq: 2}}, after: time.Hour, want: []cmd{complete(3, `"fast"`)}},
 	}}
 	if _, err := runScript(ctx, p, s, nil, nil); err != nil {
-		return fmt.Errorf("%w; ABI.md, \"All jobs, then the code\": apply every job of an activation before the orchestration's code runs", err)
+		return fmt.Errorf("%w\nABI.md, \"All jobs, then the code\": apply every job of an activation before the orchestration's code runs", err)
 	}
 	return nil
 }
