@@ -185,7 +185,7 @@ func (k *kit) run() error {
 	k.add(manifestCase, nil)
 	for _, c := range rawCases {
 		if k.selected(c.name) {
-			k.add(c.name, runRaw(k.ctx, probe, c))
+			k.add(c.name, c.run(k.ctx, probe))
 		}
 	}
 	return k.runHostCases()

@@ -12,9 +12,6 @@ import (
 	"github.com/durabox/durabox/host/internal/ijson"
 )
 
-// rawStart is the logical time of a raw script's first activation.
-var rawStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-
 // A script is the activations of one orchestration instance on the raw
 // ABI, each with the commands it must answer.
 type script struct {
@@ -23,7 +20,7 @@ type script struct {
 }
 
 // A step is one activation: its jobs (the first script step's is the
-// Start job, which the script adds), how far after rawStart it is, and
+// Start job, which the script adds), how far after kitStart it is, and
 // the commands the guest must answer.
 type step struct {
 	jobs  []abi.Job
@@ -101,7 +98,7 @@ func (s *script) activation(i int, replaying bool) *abi.Activation {
 	if i == 0 {
 		jobs = []abi.Job{{Kind: abi.JobStart, Name: s.orchestration, InstanceID: s.id, Input: []byte(s.input)}}
 	}
-	return &abi.Activation{Time: rawStart.Add(st.after).UnixNano(), Replaying: replaying, Jobs: jobs}
+	return &abi.Activation{Time: kitStart.Add(st.after).UnixNano(), Replaying: replaying, Jobs: jobs}
 }
 
 // where names step i of s for a message.
@@ -160,8 +157,6 @@ var rawCases = []rawCase{
 		return again(ctx, p, "on a fresh instance whose heap the kit disturbed first", false, disturb)
 	}},
 }
-
-func runRaw(ctx context.Context, p *host.Probe, c rawCase) error { return c.run(ctx, p) }
 
 // runScript runs s on a fresh instance, each activation after before (when
 // set), and checks every answer: the commands s expects; with live set,
