@@ -26,5 +26,7 @@
 // compares every history byte for byte.
 //
 // A module a host would refuse at deploy fails the first case,
-// "manifest", with the host's words, and nothing else runs.
+// "manifest", with the host's words, and nothing else runs. One that
+// lacks some of the names docs/conformance.md lists fails "manifest",
+// saying which, and the cases that run them; the others run as usual.
 package guestkit

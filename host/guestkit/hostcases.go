@@ -166,8 +166,10 @@ func allHistories(d *driver) (map[string]string, error) {
 
 // start starts an instance of orchestration name with input.
 func (d *driver) start(id, name, input string) error {
-	_, err := d.h.Start(d.ctx, name, json.RawMessage(input), id)
-	return err
+	if _, err := d.h.Start(d.ctx, name, json.RawMessage(input), id); err != nil {
+		return fmt.Errorf("start %s(%s) as instance %s: %v", name, input, id, err)
+	}
+	return nil
 }
 
 // settle runs every turn and every activity due, again and again, until

@@ -2,6 +2,7 @@ package guestkit_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,5 +93,38 @@ func TestConformanceRefusedModule(t *testing.T) {
 	if len(report.Results) != 1 || report.Results[0].Case != "manifest" || report.Results[0].Status != guestkit.Fail ||
 		!strings.Contains(report.Results[0].Message, "a host refuses the module, so no case can run: host: module refused: the file is not a WebAssembly module") {
 		t.Fatalf("%+v", report.Results)
+	}
+}
+
+// TestConformanceModuleLackingNames runs the kit on a module that is no
+// conformance module (the hello example): the manifest case fails, naming
+// what it lacks, the cases that need those fail saying why, and a case
+// that needs none of them still passes.
+func TestConformanceModuleLackingNames(t *testing.T) {
+	t.Parallel()
+	wasm, err := guestbuild.Wasm("examples/wasm/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := guestkit.Check(context.Background(), wasm, guestkit.Options{Runtimes: []string{host.RuntimeWazero}, Run: regexp.MustCompile(`^(unknown-orchestration|sequence)$`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name   string
+		status guestkit.Status
+		says   string
+	}{
+		{"manifest", guestkit.Fail, "the module does not register orchestration Sequence, orchestration FanOut,"},
+		{"unknown-orchestration", guestkit.Pass, ""},
+		{"sequence", guestkit.Fail, `start Sequence(["a","b","c"]) as instance sequence: host: unknown orchestration "Sequence": no deployed module registers it`},
+	}
+	if len(report.Results) != len(want) {
+		t.Fatalf("%+v", report.Results)
+	}
+	for i, w := range want {
+		if r := report.Results[i]; r.Case != w.name || r.Status != w.status || !strings.Contains(r.Message, w.says) {
+			t.Errorf("%s: %s %s, want %s saying %s", r.Case, r.Status, r.Message, w.status, w.says)
+		}
 	}
 }
