@@ -90,6 +90,9 @@ func (k *kit) runHostCases() error {
 		}
 	}
 	if len(cases) == 0 {
+		if k.selected(liveEqualsReplayed) {
+			k.add(liveEqualsReplayed, skipped("it compares the histories of the host cases, and none was selected"))
+		}
 		return nil
 	}
 	live, closeLive, err := k.openHost("live", host.Options{})
