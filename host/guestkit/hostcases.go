@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -124,8 +125,8 @@ func (k *kit) runHostCases() error {
 	return nil
 }
 
-// sameHistories compares every execution of every instance of two hosts
-// byte for byte.
+// sameHistories compares every execution of every instance of two hosts,
+// event by event, byte for byte.
 func sameHistories(live, cold *driver) error {
 	a, err := allHistories(live)
 	if err != nil {
@@ -135,9 +136,22 @@ func sameHistories(live, cold *driver) error {
 	if err != nil {
 		return err
 	}
-	for key, events := range a {
-		if other, ok := b[key]; !ok || other != events {
-			return fmt.Errorf("%s: a host that replays every turn on a fresh instance recorded another history than one that kept the instance live:\nlive:\n%s\nreplayed:\n%s\na guest must do the same work whatever the replaying flag says, and decide nothing by its heap (ABI.md, \"The protocol\")", key, events, other)
+	for _, key := range slices.Sorted(maps.Keys(a)) {
+		other, ok := b[key]
+		if !ok {
+			return fmt.Errorf("%s: a host that replays every turn on a fresh instance has no such execution; one that kept the instances live has", key)
+		}
+		for i := range max(len(a[key]), len(other)) {
+			l, r := "(none)", "(none)"
+			if i < len(a[key]) {
+				l = a[key][i]
+			}
+			if i < len(other) {
+				r = other[i]
+			}
+			if l != r {
+				return fmt.Errorf("%s, event %d: a host that replays every turn on a fresh instance recorded another event than one that kept the instance live:\nlive:     %s\nreplayed: %s\na guest must do the same work whatever the replaying flag says, and decide nothing by its heap (ABI.md, \"The protocol\")", key, i+1, l, r)
+			}
 		}
 	}
 	if len(a) != len(b) {
@@ -146,10 +160,10 @@ func sameHistories(live, cold *driver) error {
 	return nil
 }
 
-// allHistories returns every execution's history, as JSON, by instance
-// and execution.
-func allHistories(d *driver) (map[string]string, error) {
-	out := map[string]string{}
+// allHistories returns every execution's history, each event as JSON, by
+// instance and execution.
+func allHistories(d *driver) (map[string][]string, error) {
+	out := map[string][]string{}
 	page, err := d.h.List(d.ctx, store.InstanceQuery{Limit: 1000})
 	if err != nil {
 		return nil, err
@@ -160,8 +174,14 @@ func allHistories(d *driver) (map[string]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			b, _ := json.MarshalIndent(events, "", " ")
-			out[fmt.Sprintf("instance %s, execution %d", inst.ID, x)] = string(b)
+			key := fmt.Sprintf("instance %s, execution %d", inst.ID, x)
+			for _, e := range events {
+				b, err := json.Marshal(e)
+				if err != nil {
+					return nil, err
+				}
+				out[key] = append(out[key], string(b))
+			}
 		}
 	}
 	return out, nil

@@ -24,9 +24,10 @@ func TestConformanceGoSDK(t *testing.T) {
 	}
 }
 
-// TestConformanceFailsABrokenModule runs the kit on a module with two
+// TestConformanceFailsABrokenModule runs the kit on a module with
 // deliberate bugs (testdata/broken): its Sequence numbers every command 1,
-// and its Race cancels its timer by a seq that names no operation. On
+// its Race cancels its timer by a seq that names no operation, and its
+// Status words a command otherwise when it replays or its heap grew. On
 // each runtime the kit fails it, in the raw cases and on the host, and
 // says which command is wrong and why; what the module does not get wrong
 // passes.
@@ -51,10 +52,16 @@ func TestConformanceFailsABrokenModule(t *testing.T) {
 		"all-jobs-then-code": {guestkit.Fail, []string{`Race(null), activation 2 (ResolveActivity 1 with "fast", FireTimer 2): command 1, CancelTimer(3, target 9) names command 9, which is not an open operation it cancels`}},
 		"sequence": {guestkit.Fail, []string{`instance sequence of Sequence: expected it Completed with ["a","b","c"]; it is Failed: engine: the guest numbered a command 1 where 2 was next (a guest SDK bug)`,
 			`see docs/conformance.md, "Sequence"`}},
-		"race":   {guestkit.Fail, []string{`instance race of Race: expected it Completed with "fast"; it is Failed: engine: the guest emitted CancelTimer(command 9), but command 9 is not an open TimerCreated`}},
-		"fanout": {guestkit.Fail, []string{`it is Failed: the broken module does not implement FanOut`}},
-		"events": {guestkit.Fail, []string{"raise second for instance events: host: instance finished", "it is Failed: the broken module does not implement Events"}},
-		"query":  {guestkit.Skip, []string{"the module does not register the optional orchestration Queryable"}},
+		"race":             {guestkit.Fail, []string{`instance race of Race: expected it Completed with "fast"; it is Failed: engine: the guest emitted CancelTimer(command 9), but command 9 is not an open TimerCreated`}},
+		"fanout":           {guestkit.Fail, []string{`it is Failed: the broken module does not implement FanOut`}},
+		"events":           {guestkit.Fail, []string{"raise second for instance events: host: instance finished", "it is Failed: the broken module does not implement Events"}},
+		"status-and-patch": {guestkit.Fail, []string{`durabox replay of instance status fails`, `CustomStatusSet("working"), the orchestration emitted SetCustomStatus("working (replaying)")`}},
+		"replay-same-bytes": {guestkit.Fail, []string{`replayed on a fresh instance: Status(null), activation 1 (Start Status): answered other bytes than the same activation did live`,
+			"live it commanded\n  SetCustomStatus(1, working)", "this time\n  SetCustomStatus(1, working (replaying))"}},
+		"heap-independent": {guestkit.Fail, []string{"on a fresh instance whose heap the kit disturbed first: Status(null), activation 1 (Start Status): command 1 differs",
+			"the module answered\n  SetCustomStatus(1, working (the heap grew))"}},
+		"live-equals-replayed": {guestkit.Fail, []string{"instance status, execution 1, event 5: a host that replays every turn on a fresh instance recorded another event than one that kept the instance live"}},
+		"query":                {guestkit.Skip, []string{"the module does not register the optional orchestration Queryable"}},
 	}
 	seen := map[string]int{}
 	for _, r := range report.Results {

@@ -1,9 +1,12 @@
-// Command broken is a conformance module with two deliberate bugs, written
-// on the raw ABI (no SDK), for the kit's test that the kit fails it: its
+// Command broken is a conformance module with deliberate bugs, written on
+// the raw ABI (no SDK), for the kit's test that the kit fails it: its
 // Sequence numbers every command 1, so its second activation's command
 // has a seq the host has used already; its Race, once the activity wins,
 // cancels the timer by a seq that names no operation (9 where the timer
-// is 2). It registers every name the kit asks for; every other
+// is 2); its Status answers as the kit expects live, but words its first
+// custom status otherwise when it replays, or when the host has asked it
+// for more buffers than it had activations (as a guest that decides by its
+// heap would). It registers every name the kit asks for; every other
 // orchestration fails at once.
 package main
 
@@ -23,6 +26,9 @@ var (
 	// Sequence, the inputs it has still to echo.
 	name string
 	todo []string
+	// allocs and activations count the calls of durabox_alloc and
+	// durabox_activate.
+	allocs, activations int
 )
 
 //go:wasmexport durabox_abi_version
@@ -30,6 +36,7 @@ func version() int32 { return abi.Version }
 
 //go:wasmexport durabox_alloc
 func alloc(size int32) int32 {
+	allocs++
 	in = make([]byte, size)
 	if size == 0 {
 		return 0
@@ -69,6 +76,7 @@ func activity(addr, n int32) int64 {
 
 //go:wasmexport durabox_activate
 func activate(addr, n int32) int64 {
+	activations++
 	a, err := abi.DecodeActivation(in[:n])
 	if err != nil {
 		panic(err)
@@ -78,7 +86,7 @@ func activate(addr, n int32) int64 {
 		if j.Kind == abi.JobStart {
 			name = j.Name
 			json.Unmarshal(j.Input, &todo)
-			cmds = start()
+			cmds = start(a.Replaying)
 			continue
 		}
 		cmds = next()
@@ -87,8 +95,21 @@ func activate(addr, n int32) int64 {
 }
 
 // start answers the Start job.
-func start() []abi.Command {
+func start(replaying bool) []abi.Command {
 	switch name {
+	case "Status":
+		status := "working"
+		switch {
+		case replaying:
+			status = "working (replaying)" // the bug
+		case allocs > activations:
+			status = "working (the heap grew)" // the bug
+		}
+		return []abi.Command{
+			{Kind: abi.CommandSetCustomStatus, Seq: 1, Name: status},
+			{Kind: abi.CommandPatch, Seq: 2, Name: "kit-change"},
+			{Kind: abi.CommandScheduleActivity, Seq: 3, Name: "Echo", Input: []byte(`"patched"`)},
+		}
 	case "Sequence":
 		return next()
 	case "Race":
@@ -102,7 +123,10 @@ func start() []abi.Command {
 
 // next answers the job that resolves the orchestration's operation.
 func next() []abi.Command {
-	if name == "Race" {
+	switch name {
+	case "Status":
+		return []abi.Command{{Kind: abi.CommandSetCustomStatus, Seq: 4, Name: "done"}, {Kind: abi.CommandComplete, Seq: 5, Output: []byte(`"patched"`)}}
+	case "Race":
 		// The bug: the timer is 2.
 		return []abi.Command{{Kind: abi.CommandCancelTimer, Seq: 3, Target: 9}, {Kind: abi.CommandComplete, Seq: 4, Output: []byte(`"fast"`)}}
 	}
