@@ -46,7 +46,7 @@ func TestValidatorRefusesWhatTheEngineRefuses(t *testing.T) {
 		{"a command after the end", []answer{{nil, []cmd{complete(1, `1`), schedule(2, "Echo", `1`)}}},
 			`command 2, ScheduleActivity(2, Echo, 1) comes after the orchestration ended`},
 		{"a kind the ABI does not know", []answer{{nil, []cmd{{Command: abi.Command{Kind: 99, Seq: 1}}}}},
-			`command 1, command kind 99(1) is of no kind ABI.md knows (1 to 15)`},
+			`command 1, command kind 99(1) is of no kind ABI.md knows (1 to 17)`},
 		{"an input that is not JSON", []answer{{nil, []cmd{schedule(1, "Echo", `{"a":1,"a":2}`)}}},
 			`its JSON is not I-JSON (RFC 7493): the name "a" appears twice in one object`},
 	}

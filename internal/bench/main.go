@@ -43,6 +43,7 @@ type config struct {
 	cacheMiB        uint64
 	payloadMiB      int
 	queryCalls      int
+	updates         int
 	queries         int
 	workers         int
 	activityWorkers int
@@ -77,11 +78,12 @@ func main() {
 	flag.IntVar(&c.payloadMiB, "payload-mib", 10, "the size of the payload figures' input and activity result, in MiB")
 	flag.IntVar(&c.queryCalls, "query-calls", 1000, "how many activities the queried instance calls before it waits: its history is twice as long")
 	flag.IntVar(&c.queries, "queries", 200, "how many queries each query figure takes the median of")
+	flag.IntVar(&c.updates, "updates", 400, "how many updates each update figure sends: to one instance one after another, then over 64 instances at once")
 	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
 	flag.Float64Var(&c.otherShare, "other-share", 0.1, "the share of the hello, sequential, waiting and wake-up counts the figures of runtimes other than wazero take")
 	runtimes := flag.String("runtimes", host.RuntimeWazero+","+host.RuntimeWasmtime, "the WebAssembly runtimes to take the figures on, in order, separated by commas")
-	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu, query), on each runtime")
+	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu, query, update), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
 	flag.StringVar(&c.postgres, "postgres", "", "run the hello and sequential figures on PostgreSQL at `URL`, or \"auto\" (the server the tests find), instead of SQLite")
@@ -175,6 +177,7 @@ func run(c *config) error {
 			{"payload", payload},
 			{"cpu", cpuHeavyStep},
 			{"query", queries},
+			{"update", updates},
 		} {
 			if c.only != "" && c.only != step.name {
 				continue

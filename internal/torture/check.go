@@ -1,6 +1,7 @@
 package torture
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,7 +23,9 @@ type findings struct {
 	// marks is how many Mark activities the histories hold; rerun is how
 	// many of them ran more than once.
 	marks, rerun int
-	violations   []string
+	// updates counts the updates the histories answered.
+	updates    int
+	violations []string
 }
 
 // listAll lists every instance the host has, a page at a time.
@@ -48,7 +51,7 @@ func (f *findings) violate(format string, args ...any) {
 // is well formed, every raised event was taken or dropped by the rules,
 // and every Mark activity a history says completed really ran. marks
 // lists, per Mark key, the delivery number of each run.
-func check(ctx context.Context, c *client.Client, planned []*expect, raised map[string][]raise, marks map[string][]int) (*findings, error) {
+func check(ctx context.Context, c *client.Client, planned []*expect, raised map[string][]raise, answers map[string]map[string]api.Update, marks map[string][]int) (*findings, error) {
 	all, err := listAll(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("list the instances: %w", err)
@@ -82,6 +85,7 @@ func check(ctx context.Context, c *client.Client, planned []*expect, raised map[
 			}
 		}
 		f.checkInstance(inst, e, histories, raised[inst.ID], marks)
+		f.checkUpdates(inst.ID, histories, answers[inst.ID])
 		for _, h := range histories {
 			for _, ev := range h {
 				if ev.Kind == engine.SubOrchestrationScheduled || ev.Kind == engine.OrchestrationChained {
@@ -153,6 +157,45 @@ func (f *findings) checkInstance(inst api.Instance, e *expect, histories [][]eng
 	}
 	f.taken += len(taken)
 	f.checkRaised(inst.ID, raised, taken)
+}
+
+// checkUpdates checks that every update the driver had answered is in
+// the instance's history once, accepted and answered with the answer the
+// driver got, and that a refused one is not there at all.
+func (f *findings) checkUpdates(id string, histories [][]engine.Event, answers map[string]api.Update) {
+	accepted, completed := map[string]int{}, map[string]engine.Event{}
+	for _, h := range histories {
+		for _, ev := range h {
+			switch ev.Kind {
+			case engine.UpdateAccepted:
+				accepted[ev.UpdateID]++
+			case engine.UpdateCompleted:
+				if _, twice := completed[ev.UpdateID]; twice {
+					f.violate("instance %s answered update %s twice", id, ev.UpdateID)
+				}
+				completed[ev.UpdateID] = ev
+			}
+		}
+	}
+	for uid, u := range answers {
+		ev, done := completed[uid]
+		switch {
+		case u.State == "Refused" && (accepted[uid] > 0 || done):
+			f.violate("instance %s refused update %s, and its history has it", id, uid)
+		case u.State == "Refused":
+		case accepted[uid] != 1 || !done:
+			f.violate("instance %s: update %s, answered %s, is accepted %d times in its history and answered %v", id, uid, u.State, accepted[uid], done)
+		case !bytes.Equal(ev.Result, u.Result):
+			f.violate("instance %s: update %s answered the driver %s, and its history says %s", id, uid, u.Result, ev.Result)
+		default:
+			f.updates++
+		}
+	}
+	for uid := range accepted {
+		if _, sent := answers[uid]; !sent {
+			f.violate("instance %s accepted update %s, which the driver has no answer for", id, uid)
+		}
+	}
 }
 
 // checkRaised checks that the Approval events the instance took follow

@@ -39,6 +39,10 @@ type driver struct {
 	raised map[string][]raise
 	// failures are requests the host refused, which is a violation.
 	failures []string
+	// answers are the answers to the updates the driver sent, by
+	// instance and update id; queries counts the queries answered.
+	answers map[string]map[string]api.Update
+	queries int
 }
 
 // raise is an Approval event the host acknowledged.
@@ -51,7 +55,7 @@ type raise struct {
 
 // newDriver plans planned in batches batches.
 func newDriver(c *client.Client, planned []*expect, batches int) *driver {
-	d := &driver{c: c, planned: planned, raised: map[string][]raise{}}
+	d := &driver{c: c, planned: planned, raised: map[string][]raise{}, answers: map[string]map[string]api.Update{}}
 	for range batches {
 		d.release = append(d.release, make(chan struct{}))
 	}
@@ -135,6 +139,63 @@ func (d *driver) play(ctx context.Context, e *expect) error {
 			err = errors.New("the host acknowledged an Approval raised after the instance finished; it must refuse it (409)")
 		}
 		return err
+	case sendUpdates:
+		return d.order(ctx, e)
+	}
+	return nil
+}
+
+// order sends an Order its updates, one after the other, each again with
+// the same id until a host answers it, and checks each answer; between
+// them it asks the order's Summary, which must count the lines answered.
+func (d *driver) order(ctx context.Context, e *expect) error {
+	var i int
+	fmt.Sscanf(e.id, "order-%d", &i)
+	lines := 0
+	for _, up := range orderUpdates(e.id, i) {
+		data, _ := json.Marshal(up.data)
+		var u api.Update
+		err := d.retry(ctx, func() (err error) {
+			u, err = d.c.Update(ctx, e.id, api.UpdateRequest{Name: up.name, Data: data, ID: up.id})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("update %s: %w", up.id, err)
+		}
+		d.mu.Lock()
+		if d.answers[e.id] == nil {
+			d.answers[e.id] = map[string]api.Update{}
+		}
+		d.answers[e.id][up.id] = u
+		d.mu.Unlock()
+		switch {
+		case up.refused && u.State != "Refused":
+			return fmt.Errorf("update %s is %s (%s); want it refused by the validator", up.id, u.State, u.Result)
+		case !up.refused && (u.State != "Completed" || !sameJSON(u.Result, up.result)):
+			return fmt.Errorf("update %s is %s with %s %+v; want Completed with %v", up.id, u.State, u.Result, u.Failure, up.result)
+		case !up.refused && up.name == "AddLine":
+			lines++
+		}
+		if up.name == "Submit" {
+			break
+		}
+		var s struct{ Lines []json.RawMessage }
+		err = d.retry(ctx, func() error {
+			out, err := d.c.Query(ctx, e.id, "Summary", nil)
+			if err == nil {
+				err = json.Unmarshal(out, &s)
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("query Summary after %s: %w", up.id, err)
+		}
+		if len(s.Lines) != lines {
+			return fmt.Errorf("query Summary after %s answered %d lines; %d were added", up.id, len(s.Lines), lines)
+		}
+		d.mu.Lock()
+		d.queries++
+		d.mu.Unlock()
 	}
 	return nil
 }

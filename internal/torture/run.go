@@ -127,6 +127,9 @@ type Report struct {
 	// log says it delivered more than once (by instance and schedule id,
 	// so the executions of a continued-as-new instance count as one).
 	Redelivered int
+	// Updates counts the updates a history answered as the driver was
+	// answered; Queries the queries answered between them.
+	Updates, Queries int
 	// Retries counts client requests repeated because no host answered.
 	Retries int64
 	// Postgres says the hosts shared a PostgreSQL database, Hosts how many
@@ -298,19 +301,20 @@ func Run(c Config) (r *Report, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the host's log: %w", err)
 	}
-	f, err := check(context.Background(), cl, planned, d.raised, hl.marks)
+	f, err := check(context.Background(), cl, planned, d.raised, d.answers, hl.marks)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	r.Instances, r.Events, r.Raised, r.Taken, r.Marks, r.Rerun = f.instances, f.events, f.raised, f.taken, f.marks, f.rerun
+	r.Updates, r.Queries = f.updates, d.queries
 	r.Violations = append(d.failures, f.violations...)
 	r.Retries, r.Redelivered = d.retries.Load(), hl.redelivered
 	r.Took = time.Since(start)
 	for _, v := range r.Violations {
 		fmt.Fprintln(c.Out, "crashtest: LOST:", v)
 	}
-	fmt.Fprintf(c.Out, "crashtest: %d Approval events raised, %d taken, %d dropped by the rules; %d client requests repeated; the host's log shows %d activities delivered more than once; %s\n",
-		r.Raised, r.Taken, r.Raised-r.Taken, r.Retries, r.Redelivered, r.Took.Round(time.Millisecond))
+	fmt.Fprintf(c.Out, "crashtest: %d Approval events raised, %d taken, %d dropped by the rules; %d updates answered once each, as their histories say, and %d queries answered; %d client requests repeated; the host's log shows %d activities delivered more than once; %s\n",
+		r.Raised, r.Taken, r.Raised-r.Taken, r.Updates, r.Queries, r.Retries, r.Redelivered, r.Took.Round(time.Millisecond))
 	return r, nil
 }
 

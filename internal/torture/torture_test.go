@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -31,6 +32,42 @@ func TestShortRun(t *testing.T) {
 	t.Logf("%s%s", out.String(), r.Summary())
 	if len(r.Violations) > 0 || r.Kills != 4 {
 		t.Fatalf("%s", r.Summary())
+	}
+	// Each order's two lines and its submit, answered once each.
+	if r.Updates != 3*2 || r.Queries != 3*2 {
+		t.Fatalf("%d updates answered and %d queries; want 6 and 6", r.Updates, r.Queries)
+	}
+}
+
+// TestCheckUpdates shows the update check finds each kind of damage it
+// looks for.
+func TestCheckUpdates(t *testing.T) {
+	t.Parallel()
+	accepted := engine.Event{Kind: engine.UpdateAccepted, UpdateID: "u1"}
+	answered := engine.Event{Kind: engine.UpdateCompleted, UpdateID: "u1", Result: []byte(`1`)}
+	ok := map[string]api.Update{"u1": {State: "Completed", Result: []byte(`1`)}}
+	for _, tt := range []struct {
+		name    string
+		history []engine.Event
+		answers map[string]api.Update
+		want    string // "" for none
+	}{
+		{"good", []engine.Event{accepted, answered}, ok, ""},
+		{"answered twice", []engine.Event{accepted, answered, answered}, ok, "answered update u1 twice"},
+		{"accepted twice", []engine.Event{accepted, accepted, answered}, ok, "is accepted 2 times"},
+		{"another answer", []engine.Event{accepted, answered}, map[string]api.Update{"u1": {State: "Completed", Result: []byte(`2`)}}, "answered the driver 2, and its history says 1"},
+		{"refused, in history", []engine.Event{accepted}, map[string]api.Update{"u1": {State: "Refused"}}, "refused update u1, and its history has it"},
+		{"never sent", []engine.Event{accepted, answered}, nil, "accepted update u1, which the driver has no answer for"},
+		{"lost", nil, ok, "is accepted 0 times in its history and answered false"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var f findings
+			f.checkUpdates("order-1", [][]engine.Event{tt.history}, tt.answers)
+			got := strings.Join(f.violations, "\n")
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Fatalf("violations %q; want %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // repository's root.
 var modules = []string{
 	"examples/wasm/hello", "examples/wasm/retry", "examples/wasm/fanout", "examples/wasm/parentchild",
-	"examples/wasm/eternal", "examples/wasm/approval", "internal/torture/testdata/tally",
+	"examples/wasm/eternal", "examples/wasm/approval", "examples/wasm/order", "internal/torture/testdata/tally",
 }
 
 // expect is one instance and what it must end with.
@@ -44,6 +44,7 @@ type expect struct {
 var countedKinds = []engine.EventKind{
 	engine.ActivityScheduled, engine.TimerCreated, engine.SubOrchestrationScheduled,
 	engine.OrchestrationChained, engine.ExternalSubscribed, engine.ExternalEvent,
+	engine.UpdateAccepted, engine.UpdateCompleted,
 }
 
 // raisePlan is what the driver raises for an Approval instance.
@@ -60,7 +61,35 @@ const (
 	// raiseAfterEnd raises an Approval once the instance has finished,
 	// which the host must refuse (409).
 	raiseAfterEnd
+	// sendUpdates sends an Order its updates (orderUpdates) one after the
+	// other, each until a host answers it, and asks its Summary between
+	// them.
+	sendUpdates
 )
+
+// orderUpdate is an update the driver sends an Order, by the id that
+// makes a retried one run once, and the answer it must get: a result, or
+// a refusal.
+type orderUpdate struct {
+	id, name string
+	data     any
+	// result is the answer of an update that completes; refused, one the
+	// order's validator refuses, which leaves no trace in history.
+	result  any
+	refused bool
+}
+
+// orderUpdates returns what the driver sends the Order of order id i:
+// two lines (the second after a line its validator refuses), then Submit.
+func orderUpdates(id string, i int) []orderUpdate {
+	q := 1 + i%3
+	return []orderUpdate{
+		{id: id + "/line-1", name: "AddLine", data: map[string]any{"sku": "A-" + fmt.Sprint(i), "qty": q}, result: 250 * q},
+		{id: id + "/bad", name: "AddLine", data: map[string]any{"sku": "B-" + fmt.Sprint(i), "qty": 0}, refused: true},
+		{id: id + "/line-2", name: "AddLine", data: map[string]any{"sku": "B-" + fmt.Sprint(i), "qty": 2}, result: 250 * (q + 2)},
+		{id: id + "/submit", name: "Submit", result: fmt.Sprintf("receipt-%d", 250*(q+2))},
+	}
+}
 
 // Who approves, in the Approval events the driver raises, by when it
 // raises them.
@@ -104,6 +133,10 @@ func plan(scale int) []*expect {
 			&expect{id: fmt.Sprint("expire-", i), name: "Approval", input: map[string]string{"item": item, "timeout": "300ms"},
 				result: item + ": no decision in 300ms, request expired", executions: 1, raise: raiseAfterEnd,
 				steps: waits(steps(2, 1), 0)},
+			&expect{id: fmt.Sprint("order-", i), name: "Order", input: fmt.Sprint("c-", i), raise: sendUpdates, executions: 1,
+				result: map[string]any{"customer": fmt.Sprint("c-", i), "status": "paid", "cents": 250 * (3 + i%3), "receipt": fmt.Sprintf("receipt-%d", 250*(3+i%3)),
+					"lines": []map[string]any{{"sku": fmt.Sprint("A-", i), "qty": 1 + i%3, "cents": 250 * (1 + i%3)}, {"sku": fmt.Sprint("B-", i), "qty": 2, "cents": 500}}},
+				steps: map[engine.EventKind]int{engine.ActivityScheduled: 3, engine.TimerCreated: 1, engine.UpdateAccepted: 3, engine.UpdateCompleted: 3}},
 			&expect{id: fmt.Sprint("tally-", i), name: "Tally", input: map[string]any{"keys": keys, "pause": "100ms", "workMillis": 30},
 				result: tallyKeys + 1, executions: 1, steps: steps(tallyKeys+1, 1)},
 		)

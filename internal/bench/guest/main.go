@@ -16,6 +16,7 @@ func init() {
 	durabox.RegisterOrchestration("Crunch", Crunch)
 	durabox.RegisterOrchestration("Payload", Payload)
 	durabox.RegisterOrchestration("Queried", Queried)
+	durabox.RegisterOrchestration("Updated", Updated)
 	durabox.RegisterActivity("Echo", func(_ context.Context, i int) (int, error) { return i, nil })
 	durabox.RegisterActivity("Bytes", func(_ context.Context, n int) (string, error) { return strings.Repeat("r", n), nil })
 }
@@ -87,6 +88,18 @@ func Queried(ctx *durabox.Context, n int) (int, error) {
 		}
 	}
 	return done, ctx.WaitEvent("Wake").Get(nil)
+}
+
+// Updated takes Add updates until it is cancelled: each adds its argument
+// to a sum and answers with the sum, with no activity, so that an
+// update's round trip is the request, one turn and its commit.
+func Updated(ctx *durabox.Context, _ struct{}) (int, error) {
+	sum := 0
+	durabox.HandleUpdate(ctx, "Add", func(_ *durabox.Context, n int) (int, error) {
+		sum += n
+		return sum, nil
+	})
+	return sum, ctx.Await(func() bool { return false })
 }
 
 func main() {}
