@@ -54,7 +54,7 @@ func TestStartRaise(t *testing.T) {
 			name:       "--data without --raise",
 			args:       []string{"start", "Greeting", "--data", "1"},
 			wantCode:   2,
-			wantStderr: "durabox start: --data is for --raise\n", wantUsage: true,
+			wantStderr: "durabox start: --data is for --raise or --update\n", wantUsage: true,
 			check: wantNoInstance("inst2"),
 		},
 	})

@@ -106,6 +106,10 @@ func (k *kit) runHostCases() error {
 			k.add(c.name, skipped("the module does not register the optional orchestration Queryable"))
 			continue
 		}
+		if c.name == updateCase && !k.updatable {
+			k.add(c.name, skipped("the module does not register the optional orchestration Updatable"))
+			continue
+		}
 		k.add(c.name, c.run(live))
 	}
 	if !k.selected(liveEqualsReplayed) {
@@ -117,7 +121,7 @@ func (k *kit) runHostCases() error {
 	}
 	defer closeCold()
 	for _, c := range cases {
-		if c.name != queryCase || k.queryable {
+		if (c.name != queryCase || k.queryable) && (c.name != updateCase || k.updatable) {
 			c.run(cold) // its outcome is the histories, compared below
 		}
 	}
@@ -296,8 +300,12 @@ func each(steps ...func() error) error {
 	return nil
 }
 
-// queryCase names the case of the optional Queryable.
-const queryCase = "query"
+// queryCase names the case of the optional Queryable, updateCase that of
+// the optional Updatable.
+const (
+	queryCase  = "query"
+	updateCase = "update"
+)
 
 var hostCases = []hostCase{
 	{"sequence", func(d *driver) error {
@@ -474,6 +482,48 @@ var hostCases = []hostCase{
 			},
 			func() error { return d.query("queryable", `"changed"`) })
 	}},
+	{updateCase, func(d *driver) error {
+		return each(
+			func() error { return d.start("updatable", updatableName, `null`) },
+			func() error { return d.settle(false) },
+			func() error { return d.update("add", "u1", `2`, "Completed", `2`) },
+			func() error { return d.update("add", "u2", `-1`, "Refused", "") },
+			func() error { return d.update("nope", "u3", `1`, "Refused", "") },
+			func() error { return d.update("add", "u1", `5`, "Completed", `2`) },
+			func() error { return d.raise("updatable", "stop", ``, false) },
+			func() error {
+				return d.expect(updatableName, "updatable", end{status: engine.StatusCompleted, result: `2`}, 0,
+					`OrchestrationStarted("Updatable", null)`, `ExternalSubscribed("stop")`, `UpdateAccepted("u1", "add", 2)`,
+					`ActivityScheduled("Echo", 2)`, `ActivityCompleted(event 4, 2)`, `UpdateCompleted("u1", 2)`,
+					`ExternalEvent("stop", null, for event 2)`, `OrchestrationCompleted(2)`)
+			})
+	}},
+}
+
+// update sends the updatable instance the update name as id with data,
+// runs what follows, and checks that it ended in state, answered want (a
+// refusal, with nothing in history, when state is Refused).
+func (d *driver) update(name, id, data, state, want string) error {
+	if _, err := d.h.Update(d.ctx, "updatable", api.UpdateRequest{Name: name, ID: id, Data: json.RawMessage(data)}, 0); err != nil {
+		return fmt.Errorf("update %s (%s) of instance updatable: %v%s", name, id, err, d.state("updatable"))
+	}
+	if err := d.settle(false); err != nil {
+		return err
+	}
+	u, err := d.h.AwaitUpdate(d.ctx, "updatable", id, 0)
+	if err != nil {
+		return fmt.Errorf("update %s (%s) of instance updatable: %v", name, id, err)
+	}
+	got := string(u.State)
+	if u.State == store.UpdateCompleted {
+		got += " with " + canonical(u.Result)
+	} else if u.Failure != nil {
+		got += ": " + u.Failure.Message
+	}
+	if string(u.State) != state || (want != "" && canonical(u.Result) != canonical([]byte(want))) {
+		return fmt.Errorf("update %s(%s) as %s is %s; expected %s %s (docs/conformance.md, %q; ABI.md, \"Updates\")", name, data, id, got, state, want, updatableName)
+	}
+	return nil
 }
 
 // raise raises an event (data empty: none) and settles.

@@ -135,8 +135,9 @@ type kit struct {
 	dir    string
 	only   *regexp.Regexp
 	report *Report
-	// queryable says the module registers the optional Queryable.
-	queryable bool
+	// queryable says the module registers the optional Queryable,
+	// updatable the optional Updatable.
+	queryable, updatable bool
 }
 
 // compiled is the directory of the modules the kit's hosts compile.
@@ -178,6 +179,7 @@ func (k *kit) run() error {
 		k.report.SDK = probe.Manifest().SDK
 	}
 	k.queryable = slices.Contains(probe.Manifest().Orchestrations, queryableName)
+	k.updatable = slices.Contains(probe.Manifest().Orchestrations, updatableName)
 	// A module that lacks names still runs the cases that do not need
 	// them: an SDK on its way to conformance sees how far it has come.
 	k.add(manifestCase, checkManifest(probe))

@@ -12,8 +12,12 @@ import (
 // manifestCase names the case that checks what the module registers.
 const manifestCase = "manifest"
 
-// queryableName is the optional orchestration of the query case.
-const queryableName = "Queryable"
+// queryableName is the optional orchestration of the query case,
+// updatableName that of the update case.
+const (
+	queryableName = "Queryable"
+	updatableName = "Updatable"
+)
 
 // The names docs/conformance.md says a conformance module registers.
 var (
@@ -42,6 +46,9 @@ func checkManifest(p *host.Probe) error {
 	}
 	if slices.Contains(m.Orchestrations, queryableName) && !slices.Contains(p.Exports(), abi.ExportQuery) {
 		return fmt.Errorf("the module registers %s but does not export %s: register it only in a module that answers queries", queryableName, abi.ExportQuery)
+	}
+	if slices.Contains(m.Orchestrations, updatableName) && !m.Updates {
+		return fmt.Errorf("the module registers %s but its manifest does not say it takes updates (updates): register it only in a module that takes them", updatableName)
 	}
 	return nil
 }

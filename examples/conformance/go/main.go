@@ -30,6 +30,7 @@ func init() {
 	durabox.RegisterOrchestration("Status", status)
 	durabox.RegisterOrchestration("Raiser", raiser)
 	durabox.RegisterOrchestration("Queryable", queryable)
+	durabox.RegisterOrchestration("Updatable", updatable)
 }
 
 // sequence calls Echo with each string in turn.
@@ -161,6 +162,30 @@ func queryable(ctx *durabox.Context, _ any) (any, error) {
 		return nil, err
 	}
 	return state, nil
+}
+
+// updatable takes the update add: its validator refuses a negative
+// number, its handler echoes the number and adds it to the sum, answering
+// the sum; it completes with the sum on the event stop.
+func updatable(ctx *durabox.Context, _ any) (int, error) {
+	sum := 0
+	durabox.HandleUpdate(ctx, "add", func(ctx *durabox.Context, n int) (int, error) {
+		echoed, err := durabox.Call[int](ctx, "Echo", n)
+		if err != nil {
+			return 0, err
+		}
+		sum += echoed
+		return sum, nil
+	}, durabox.WithValidator(func(n int) error {
+		if n < 0 {
+			return errors.New("a negative number")
+		}
+		return nil
+	}))
+	if err := ctx.WaitEvent("stop").Get(nil); err != nil {
+		return 0, err
+	}
+	return sum, nil
 }
 
 func main() {}
