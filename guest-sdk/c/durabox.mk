@@ -30,4 +30,9 @@ durabox_c_missing = $(shell $(DURABOX_CC) --version >/dev/null 2>&1 || echo "$(D
 durabox-module:
 	$(DURABOX_CC) $(DURABOX_CFLAGS) $(EXTRA) -o $(OUT) $(DURABOX_C_SDK) $(SRC)
 
-.PHONY: durabox-module
+# durabox-c-missing prints what of the toolchain is missing, nothing when
+# nothing is.
+durabox-c-missing:
+	@echo '$(strip $(durabox_c_missing))'
+
+.PHONY: durabox-module durabox-c-missing
