@@ -6,7 +6,7 @@ EXAMPLES := hello retry parentchild approval fanout eternal mutex
 WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 # The C examples (guest-sdk/c), twins of the Go ones of the same names.
 C_EXAMPLES := hello approval fanout
-C_WASM     := $(foreach e,$(C_EXAMPLES),examples/c/$(e)/$(e).wasm)
+C_WASM     := $(foreach e,$(C_EXAMPLES),examples/c/$(e)/$(e).wasm) examples/conformance/c/conformance.wasm
 
 export CGO_ENABLED = 1
 
@@ -32,7 +32,8 @@ c-examples:
 	if [ -n "$$missing" ]; then echo "make: the C examples are not built: missing $$missing (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32)"; \
 	else $(MAKE) --no-print-directory $(C_WASM); fi
 
-examples/c/%.wasm: examples/c/%.c $(DURABOX_C_DEPS)
+# A C module is built from the one C file beside it, with the SDK.
+examples/%.wasm: examples/%.c $(DURABOX_C_DEPS)
 	$(DURABOX_CC) $(DURABOX_CFLAGS) -o $@ $(DURABOX_C_SDK) $<
 
 # Durabox is four modules (RATIONALE.md): abi, engine and guest-sdk, each

@@ -170,16 +170,19 @@ dbx_step dbx_continue_as_new(dbx_ctx *ctx, dbx_bytes input);
 
 /* The instance. */
 const char *dbx_instance_id(const dbx_ctx *ctx);
-/* dbx_now is the logical time, in Unix nanoseconds: the time the step being
- * applied was recorded, the same on every replay. */
-int64_t dbx_now(const dbx_ctx *ctx);
-/* dbx_is_replaying says whether the step was recorded in an earlier turn.
- * Decide nothing by it. */
+/* dbx_now is the logical time, in Unix nanoseconds: the time of the step in
+ * which the code first reached this call, the same on every later run and
+ * every replay (read the time with it, not with time() or clock_gettime(),
+ * which say the time of the step being applied). */
+int64_t dbx_now(dbx_ctx *ctx);
+/* dbx_is_replaying says whether the step being applied was recorded in an
+ * earlier turn. Decide nothing by it. */
 bool dbx_is_replaying(const dbx_ctx *ctx);
-/* dbx_cancelled is the reason given once the instance's cancellation was
- * requested (perhaps ""), else NULL. The operations open then fail; new
- * ones, to clean up, run as usual. */
-const char *dbx_cancelled(const dbx_ctx *ctx);
+/* dbx_cancelled is the reason given (perhaps "") if the instance's
+ * cancellation had been requested when the code first reached this call,
+ * else NULL. The operations open then fail; new ones, to clean up, run as
+ * usual. */
+const char *dbx_cancelled(dbx_ctx *ctx);
 /* dbx_set_custom_status records a short text about the instance's progress. */
 void dbx_set_custom_status(dbx_ctx *ctx, const char *text);
 /* dbx_patched says whether this instance takes the new code path of the

@@ -5,7 +5,7 @@
  *
  * The orchestration function runs again from its first line after every
  * activation (run). Each call that emits a command, or decides something a
- * later run must decide the same way (a select's winner), takes the next
+ * later run must decide the same way (a select's winner, the time it read), takes the next
  * entry of the tape: the first run that reaches it records the entry (and
  * emits the command, with the next seq), and later runs find it there and
  * get the same future, or the same decision, back. An entry that differs
@@ -23,21 +23,24 @@
 struct dbx_future {
 	uint64_t seq;  /* of the command that started it; 0 for none */
 	uint64_t kind; /* that command's kind */
-	bool resolved, open;
+	bool resolved;
+	bool open; /* its job has not come, and it was not cancelled */
 	char *name; /* the activity's, child's or event's name, for messages */
 	dbx_bytes result;
 	char *error; /* NULL when it succeeded */
 	char *details;
 };
 
-enum { TAPE_SELECT = 100 };
+/* Entries of the tape that are not commands: what a call read, for later
+ * runs to read the same. */
+enum { TAPE_SELECT = 100, TAPE_NOW, TAPE_CANCELLED };
 
 typedef struct {
-	uint64_t kind; /* a command's kind, or TAPE_SELECT */
-	uint64_t hash; /* of what the call was given */
+	uint64_t kind;    /* a command's kind, or a TAPE_ kind */
+	uint64_t hash;    /* of what the call was given */
 	const char *what; /* the call, for a divergence's message */
 	dbx_future *future;
-	int winner; /* TAPE_SELECT */
+	int64_t value; /* what a TAPE_ entry read: a select's winner, the time */
 } tape_entry;
 
 typedef struct {
@@ -120,7 +123,7 @@ static const char *const kind_names[] = {
 };
 
 static const char *describe(uint64_t kind, const char *name) {
-	const char *call = kind == TAPE_SELECT ? "dbx_select" : kind_names[kind];
+	const char *call = kind == TAPE_SELECT ? "dbx_select" : kind == TAPE_NOW ? "dbx_now" : kind == TAPE_CANCELLED ? "dbx_cancelled" : kind_names[kind];
 	return name ? dbx_fmt("%s(\"%s\")", call, name) : call;
 }
 
@@ -196,7 +199,7 @@ static dbx_future *operation(wire_command *c, const char *call) {
 		f->resolved = true;
 		return f;
 	}
-	f->open = c->kind != CMD_RAISE; /* a raise cannot be cancelled */
+	f->open = true;
 	if (o.seq >= o.nfutures) {
 		size_t n = o.nfutures ? o.nfutures * 2 : 64;
 		while (n <= o.seq)
@@ -265,6 +268,11 @@ static void settle(dbx_future *f, dbx_bytes result, char *error, char *details) 
 		o.futures[f->seq] = NULL;
 }
 
+/* cancellable says whether f's operation can be cancelled: it is open and
+ * not a raise (delivered with the commit that records it, whose outcome
+ * comes whatever happens). */
+static bool cancellable(const dbx_future *f) { return f->open && f->kind != CMD_RAISE; }
+
 /* cancel_command emits the command that cancels f's operation and fails f
  * with error. */
 static void cancel_command(dbx_future *f, const char *error) {
@@ -289,7 +297,7 @@ void dbx_cancel(dbx_ctx *ctx, dbx_future *f) {
 		o.cursor++;
 		return;
 	}
-	if (!f->open)
+	if (!cancellable(f))
 		return;
 	if (o.cursor < o.ntape) {
 		diverge("dbx_cancel");
@@ -310,7 +318,7 @@ static int select_first(dbx_ctx *ctx, dbx_future *const *fs, int n, bool cancel_
 	int winner = -1;
 	tape_entry *e = replayed(TAPE_SELECT, h, NULL);
 	if (e)
-		winner = e->winner;
+		winner = (int)e->value;
 	else if (o.ended)
 		return -1;
 	else {
@@ -319,7 +327,7 @@ static int select_first(dbx_ctx *ctx, dbx_future *const *fs, int n, bool cancel_
 				winner = i;
 		if (winner < 0)
 			return -1;
-		record(TAPE_SELECT, h, NULL)->winner = winner;
+		record(TAPE_SELECT, h, NULL)->value = winner;
 	}
 	for (int i = 0; cancel_rest && i < n; i++)
 		if (i != winner)
@@ -392,9 +400,23 @@ const char *dbx_instance_id(const dbx_ctx *ctx) {
 	return o.instance_id;
 }
 
-int64_t dbx_now(const dbx_ctx *ctx) {
+/* memo returns what the code read at this point on its first run: now,
+ * that time; later, what it read then. */
+static int64_t memo(uint64_t kind, int64_t now) {
+	if (o.querying || o.ended)
+		return now;
+	tape_entry *e = replayed(kind, 0, NULL);
+	if (e)
+		return e->value;
+	if (o.ended)
+		return now;
+	record(kind, 0, NULL)->value = now;
+	return now;
+}
+
+int64_t dbx_now(dbx_ctx *ctx) {
 	(void)ctx;
-	return o.now;
+	return memo(TAPE_NOW, o.now);
 }
 
 bool dbx_is_replaying(const dbx_ctx *ctx) {
@@ -402,9 +424,9 @@ bool dbx_is_replaying(const dbx_ctx *ctx) {
 	return o.replaying;
 }
 
-const char *dbx_cancelled(const dbx_ctx *ctx) {
+const char *dbx_cancelled(dbx_ctx *ctx) {
 	(void)ctx;
-	return o.cancelled;
+	return memo(TAPE_CANCELLED, o.cancelled != NULL) ? o.cancelled : NULL;
 }
 
 void dbx_set_custom_status(dbx_ctx *ctx, const char *text) {
@@ -497,7 +519,7 @@ static void cancel_instance(dbx_bytes reason) {
 	o.cancelled = keep_str(reason);
 	const char *error = reason.len ? dbx_fmt("durabox: the instance was cancelled: %s", o.cancelled) : "durabox: the instance was cancelled";
 	for (size_t seq = 1; seq < o.nfutures; seq++)
-		if (o.futures[seq] && o.futures[seq]->open)
+		if (o.futures[seq] && cancellable(o.futures[seq]))
 			cancel_command(o.futures[seq], error);
 }
 
