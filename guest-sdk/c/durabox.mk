@@ -35,4 +35,11 @@ durabox-module:
 durabox-c-missing:
 	@echo '$(strip $(durabox_c_missing))'
 
-.PHONY: durabox-module durabox-c-missing
+
+
+# durabox-fuzz builds the SDK's fuzz target (fuzz/fuzz.c) natively, with
+# libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer, as OUT.
+durabox-fuzz:
+	$(DURABOX_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-Wno-unknown-attributes -Wno-ignored-attributes -o $(OUT) $(DURABOX_C_DIR)/fuzz/fuzz.c
+.PHONY: durabox-module durabox-c-missing durabox-fuzz

@@ -76,6 +76,7 @@ func Build(t testing.TB, src string, extra ...string) string {
 	mu.Lock()
 	defer mu.Unlock()
 	key := strings.Join(append([]string{src}, extra...), " ")
+	readSources(t, src)
 	if out, ok := built[key]; ok {
 		return out
 	}
@@ -92,6 +93,27 @@ func Build(t testing.TB, src string, extra ...string) string {
 	}
 	built[key] = out
 	return out
+}
+
+// readSources reads every file a build of src reads: go test records the
+// files a test opens, and runs it again, instead of reporting its cached
+// result, once one of them changes (clang's reads, in another process, it
+// does not see).
+func readSources(t testing.TB, src string) {
+	t.Helper()
+	sdk, err := filepath.Glob(filepath.Join(Root(), "guest-sdk", "c", "*.[ch]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := filepath.Glob(filepath.Join(Root(), "guest-sdk", "c", "src", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(append(sdk, inner...), filepath.Join(Root(), "guest-sdk", "c", "durabox.mk"), filepath.Join(Root(), src)) {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Wasm builds the module as Build does and returns its bytes.

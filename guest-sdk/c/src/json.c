@@ -270,49 +270,56 @@ static const uint8_t *json_skip(const uint8_t *p, const uint8_t *end, int depth)
 	}
 }
 
-/* whole returns the start of the one value json holds, or NULL when it
- * holds anything else (nothing, more than one, not JSON). */
-static const uint8_t *whole(dbx_bytes json) {
-	const uint8_t *end = json.ptr + json.len, *p = skip_space(json.ptr, end);
-	const uint8_t *after = json_skip(p, end, 0);
-	return after && skip_space(after, end) == end ? p : NULL;
+/* whole finds the one value json holds: it sets *start to it and *end to
+ * the end of json, and returns false when json holds anything else
+ * (nothing, more than one, not JSON). */
+static bool whole(dbx_bytes json, const uint8_t **start, const uint8_t **end) {
+	if (!json.ptr)
+		return false;
+	*end = json.ptr + json.len;
+	*start = skip_space(json.ptr, *end);
+	const uint8_t *after = json_skip(*start, *end, 0);
+	return after && skip_space(after, *end) == *end;
 }
 
-bool dbx_json_valid(dbx_bytes json) { return json.ptr && whole(json) != NULL; }
+bool dbx_json_valid(dbx_bytes json) {
+	const uint8_t *p, *end;
+	return whole(json, &p, &end);
+}
 
 /* scratch_string copies b's bytes into scratch memory, NUL-terminated. */
 static char *scratch_string(const buf *b) {
 	char *s = scratch_alloc(b->len + 1);
-	memcpy(s, b->ptr, b->len);
+	if (b->len)
+		memcpy(s, b->ptr, b->len);
 	s[b->len] = 0;
 	return s;
 }
 
 int dbx_json_string(dbx_bytes json, char **out) {
 	static buf b;
-	const uint8_t *p = json.ptr ? whole(json) : NULL;
+	const uint8_t *p, *end;
 	b.len = 0;
-	if (!p || !read_string(p, json.ptr + json.len, &b))
+	if (!whole(json, &p, &end) || !read_string(p, end, &b))
 		return -1;
 	*out = scratch_string(&b);
 	return 0;
 }
 
 int dbx_json_bool(dbx_bytes json, bool *out) {
-	const uint8_t *p = json.ptr ? whole(json) : NULL;
-	if (!p || (*p != 't' && *p != 'f'))
+	const uint8_t *p, *end;
+	if (!whole(json, &p, &end) || (*p != 't' && *p != 'f'))
 		return -1;
 	*out = *p == 't';
 	return 0;
 }
 
 int dbx_json_int(dbx_bytes json, int64_t *out) {
-	const uint8_t *p = json.ptr ? whole(json) : NULL;
-	if (!p || (*p != '-' && (*p < '0' || *p > '9')))
+	const uint8_t *p, *end;
+	if (!whole(json, &p, &end) || (*p != '-' && (*p < '0' || *p > '9')))
 		return -1;
 	bool neg = *p == '-';
 	uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	const uint8_t *end = json.ptr + json.len;
 	for (p += neg; p < end && *p >= '0' && *p <= '9'; p++) {
 		if (v > (limit - (uint64_t)(*p - '0')) / 10)
 			return -1;
@@ -326,8 +333,8 @@ int dbx_json_int(dbx_bytes json, int64_t *out) {
 
 int dbx_json_field(dbx_bytes json, const char *name, dbx_bytes *value) {
 	static buf key;
-	const uint8_t *end = json.ptr + json.len, *p = json.ptr ? whole(json) : NULL;
-	if (!p || *p != '{')
+	const uint8_t *p, *end;
+	if (!whole(json, &p, &end) || *p != '{')
 		return -1;
 	p = skip_space(p + 1, end);
 	if (*p == '}')
@@ -350,8 +357,8 @@ int dbx_json_field(dbx_bytes json, const char *name, dbx_bytes *value) {
 }
 
 long dbx_json_array(dbx_bytes json, dbx_bytes **elems) {
-	const uint8_t *end = json.ptr + json.len, *p = json.ptr ? whole(json) : NULL;
-	if (!p || *p != '[')
+	const uint8_t *p, *end;
+	if (!whole(json, &p, &end) || *p != '[')
 		return -1;
 	/* Count, then fill: whole checked the array, so each step is sound. */
 	long n = 0;

@@ -37,7 +37,8 @@ static void *xrealloc(void *p, size_t n) {
 
 static char *xstrndup(const char *s, size_t n) {
 	char *d = xmalloc(n + 1);
-	memcpy(d, s, n);
+	if (n)
+		memcpy(d, s, n);
 	d[n] = 0;
 	return d;
 }

@@ -505,7 +505,8 @@ void dbx_handle_query(dbx_ctx *ctx, const char *name, dbx_query_fn fn, void *dat
 
 static dbx_bytes keep(dbx_bytes b) {
 	uint8_t *p = xmalloc(b.len);
-	memcpy(p, b.ptr, b.len);
+	if (b.len)
+		memcpy(p, b.ptr, b.len);
 	return (dbx_bytes){p, b.len};
 }
 
