@@ -27,8 +27,9 @@
  *     static void say_hello(dbx_reply *r, dbx_bytes input) {
  *         char *name;
  *         if (dbx_json_string(input, &name) != 0)
- *             return dbx_reply_fail(r, "the input is not a JSON string");
- *         dbx_reply_string(r, dbx_fmt("Hello, %s!", name));
+ *             dbx_reply_fail(r, "the input is not a JSON string");
+ *         else
+ *             dbx_reply_string(r, dbx_fmt("Hello, %s!", name));
  *     }
  *
  *     void dbx_main(void) {
