@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -22,7 +21,7 @@ import (
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/internal/cguest"
 	"github.com/durabox/durabox/internal/guestbuild"
-	"github.com/durabox/durabox/store/sqlite"
+	"github.com/durabox/durabox/internal/testhost"
 )
 
 func TestMain(m *testing.M) {
@@ -93,7 +92,7 @@ func TestCExamplesMatchGo(t *testing.T) {
 	for _, rt := range host.Runtimes {
 		t.Run(rt, func(t *testing.T) {
 			t.Parallel()
-			hosts := map[string]*host.Host{"go": startHost(t, rt, modules["go"]), "c": startHost(t, rt, modules["c"])}
+			hosts := map[string]*host.Host{"go": testhost.Start(t, host.Options{Runtime: rt}, modules["go"]...), "c": testhost.Start(t, host.Options{Runtime: rt}, modules["c"]...)}
 			for _, sc := range scenarios {
 				t.Run(sc.id, func(t *testing.T) {
 					goOut, cOut := run(t, hosts["go"], sc), run(t, hosts["c"], sc)
@@ -107,37 +106,6 @@ func TestCExamplesMatchGo(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startHost runs a host on runtime rt, on a fresh SQLite file, with the
-// modules deployed.
-func startHost(t *testing.T, rt string, modules [][]byte) *host.Host {
-	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(st, host.Options{Runtime: rt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-		h.Close()
-		st.Close()
-	})
-	for _, wasm := range modules {
-		if _, err := h.Deploy(ctx, wasm); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return h
 }
 
 // run runs a scenario to its end and returns how it ended, with the

@@ -12,10 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/durabox/durabox/internal/guestbuild"
 )
 
 var (
@@ -25,16 +26,10 @@ var (
 	dir   string
 )
 
-// Root returns the repository's root directory.
-func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
 // makeMk runs make on durabox.mk at the repository's root with args.
 func makeMk(args ...string) (string, error) {
 	cmd := exec.Command("make", append([]string{"-s", "--no-print-directory", "-f", "guest-sdk/c/durabox.mk"}, args...)...)
-	cmd.Dir = Root()
+	cmd.Dir = guestbuild.Root()
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
@@ -101,15 +96,15 @@ func Build(t testing.TB, src string, extra ...string) string {
 // does not see).
 func readSources(t testing.TB, src string) {
 	t.Helper()
-	sdk, err := filepath.Glob(filepath.Join(Root(), "guest-sdk", "c", "*.[ch]"))
+	sdk, err := filepath.Glob(filepath.Join(guestbuild.Root(), "guest-sdk", "c", "*.[ch]"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	inner, err := filepath.Glob(filepath.Join(Root(), "guest-sdk", "c", "src", "*"))
+	inner, err := filepath.Glob(filepath.Join(guestbuild.Root(), "guest-sdk", "c", "src", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range append(append(sdk, inner...), filepath.Join(Root(), "guest-sdk", "c", "durabox.mk"), filepath.Join(Root(), src)) {
+	for _, f := range append(append(sdk, inner...), filepath.Join(guestbuild.Root(), "guest-sdk", "c", "durabox.mk"), filepath.Join(guestbuild.Root(), src)) {
 		if _, err := os.ReadFile(f); err != nil {
 			t.Fatal(err)
 		}
