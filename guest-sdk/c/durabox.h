@@ -88,9 +88,9 @@ typedef void (*dbx_query_fn)(dbx_reply *r, dbx_bytes arg, void *data);
 void dbx_main(void);
 
 /* Register fn under name (1 to 256 bytes of UTF-8 without control
- * characters, as a host requires). A bad or repeated name traps at start-up,
- * with a message on stderr, so that durabox check and deploy refuse the
- * module. */
+ * characters, as a host requires: durabox check and deploy refuse a module
+ * that registers another, naming it). A name registered twice traps while
+ * the module starts, saying so on stderr. */
 void dbx_register_orchestration(const char *name, dbx_orchestration_fn fn);
 void dbx_register_activity(const char *name, dbx_activity_fn fn);
 

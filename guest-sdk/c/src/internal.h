@@ -43,10 +43,6 @@ static void scratch_reset(void);
 static void json_quote(buf *b, const char *s, size_t n);
 static const uint8_t *json_skip(const uint8_t *p, const uint8_t *end, int depth);
 
-/* valid_name says whether s is a name a host takes (abi.CheckName): 1 to
- * 256 bytes of UTF-8 without control characters. */
-static bool valid_name(const char *s);
-
 /* The wire format. A reader walks a message's fields; every read is
  * bounds-checked and a malformed message is an error, never a read past the
  * end. */

@@ -36,20 +36,6 @@ static int32_t utf8_next(const uint8_t *p, const uint8_t *end, size_t *size) {
 	return r;
 }
 
-static bool valid_name(const char *s) {
-	const uint8_t *p = (const uint8_t *)s, *end = p + strlen(s);
-	if (p == end || end - p > 256)
-		return false;
-	while (p < end) {
-		size_t n;
-		int32_t r = utf8_next(p, end, &n);
-		if (r < 0x20 || (r >= 0x7f && r <= 0x9f))
-			return false;
-		p += n;
-	}
-	return true;
-}
-
 static void json_quote(buf *b, const char *s, size_t len) {
 	static const char hex[] = "0123456789abcdef";
 	const uint8_t *p = (const uint8_t *)s, *end = p + len;

@@ -52,6 +52,7 @@ typedef struct {
 typedef struct {
 	char *change;
 	bool taken;
+	size_t run; /* the last run that asked */
 } patch_answer;
 
 struct dbx_ctx {
@@ -75,6 +76,7 @@ static struct {
 	size_t ntape, cursor;
 	buf commands; /* the activation's, encoded */
 	size_t logs, log_index;
+	size_t runs; /* how many runs began */
 	query_handler *queries;
 	size_t nqueries;
 	patch_answer *patches;
@@ -448,16 +450,19 @@ bool dbx_patched(dbx_ctx *ctx, const char *change) {
 	if (!usable("dbx_patched"))
 		return false;
 	for (size_t i = 0; i < o.npatches; i++) {
-		if (strcmp(o.patches[i].change, change) == 0) {
-			/* Asked before: the Patch command, if any, is on the tape. */
-			if (o.patches[i].taken)
+		patch_answer *p = &o.patches[i];
+		if (strcmp(p->change, change) == 0) {
+			/* Asked on an earlier run: its first question of the change
+			 * is where the Patch command, if any, is on the tape. */
+			if (p->taken && p->run != o.runs)
 				replayed(CMD_PATCH, hash_command(&(wire_command){.kind = CMD_PATCH, .name = change}), change);
-			return o.patches[i].taken;
+			p->run = o.runs;
+			return p->taken;
 		}
 	}
 	bool taken = dbx__host_patched(change, strlen(change)) == 1;
 	o.patches = xrealloc(o.patches, (o.npatches + 1) * sizeof *o.patches);
-	o.patches[o.npatches++] = (patch_answer){xstrndup(change, strlen(change)), taken};
+	o.patches[o.npatches++] = (patch_answer){xstrndup(change, strlen(change)), taken, o.runs};
 	if (taken) {
 		wire_command c = {.kind = CMD_PATCH, .name = change};
 		if (o.cursor < o.ntape)
@@ -566,6 +571,7 @@ static void run(void) {
 	sched_yield(); /* ABI.md: every module imports it; a run is a step */
 	o.cursor = 0;
 	o.log_index = 0;
+	o.runs++;
 	dbx_step s = o.fn(&o.ctx, o.input);
 	if (o.ended)
 		return;
