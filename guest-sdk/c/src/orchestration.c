@@ -55,8 +55,9 @@ typedef struct {
 	size_t run; /* the last run that asked */
 } patch_answer;
 
+/* dbx_ctx is a handle only: the instance's state is o, below. */
 struct dbx_ctx {
-	int dummy;
+	char unused;
 };
 
 static struct {
@@ -125,7 +126,10 @@ static const char *const kind_names[] = {
 };
 
 static const char *describe(uint64_t kind, const char *name) {
-	const char *call = kind == TAPE_SELECT ? "dbx_select" : kind == TAPE_NOW ? "dbx_now" : kind == TAPE_CANCELLED ? "dbx_cancelled" : kind_names[kind];
+	const char *call = kind == TAPE_SELECT      ? "dbx_select"
+	                   : kind == TAPE_NOW       ? "dbx_now"
+	                   : kind == TAPE_CANCELLED ? "dbx_cancelled"
+	                                            : kind_names[kind];
 	return name ? dbx_fmt("%s(\"%s\")", call, name) : call;
 }
 
