@@ -23,7 +23,9 @@ const cVersions = "host/testdata/guests/cversions/versions.c"
 // (guest-sdk/c) through the real command line and a real durabox serve,
 // on each runtime: checked, deployed, started, an approval killed (-9)
 // and restarted while it waits, then raised and finished; every history
-// replays identically, on the host and from a repro bundle with no host;
+// replays identically, on the host and from a repro bundle with no host
+// (which shows a line the orchestration logged once, though it ran four
+// times);
 // and an upgrade's dry run across versions of a C module finds the
 // instances that diverge, and none once the change is behind a patch.
 func TestCModulesThroughTheCLI(t *testing.T) {
@@ -130,6 +132,12 @@ flow-2    compatible  2
 			untilAll(t, s.client(), ids[:1], "the end", func(inst api.InstanceSummary) bool { return inst.Status.IsTerminal() })
 			if got := results(t, s.client(), ids[:1])["flow-0"]; got != `Completed "step a by v1, finished by v1"` {
 				t.Fatalf("flow-0: %s", got)
+			}
+			// Flow ran four times from its first line; its log line, once.
+			bundle := filepath.Join(t.TempDir(), "flow-0.dbx")
+			mustRun("exported flow-0", "export", "flow-0", "-o", bundle)
+			if code, stdout, stderr := durabox("replay", bundle); code != 0 || strings.Count(stdout, "the first go came (v1)") != 1 {
+				t.Fatalf("durabox replay %s: exit code %d, want the log line once:\n%s%s", bundle, code, stdout, stderr)
 			}
 		})
 	}

@@ -22,8 +22,8 @@ func TestMain(m *testing.M) {
 // TestSDKHoldsAuthorsToItsModel runs testdata/sdk.c's orchestrations on a
 // host, on each runtime: code that does not repeat itself on its second
 // run fails its instance naming the call, a change asked about twice in a
-// run is one Patch, an orchestration that returns DBX_DONE without ending
-// fails saying so, and a query handler that schedules fails the query and
+// run is one Patch, dbx_select_keep and dbx_cancel replay as they ran, an
+// orchestration that returns DBX_DONE without ending fails saying so, and a query handler that schedules fails the query and
 // leaves the instance as it was.
 func TestSDKHoldsAuthorsToItsModel(t *testing.T) {
 	t.Parallel()
@@ -61,6 +61,12 @@ func TestSDKHoldsAuthorsToItsModel(t *testing.T) {
 			}
 			if got := strings.Count(kinds(history), "PatchRecorded"); got != 1 {
 				t.Errorf("PatchedTwice recorded %d patches: %s", got, kinds(history))
+			}
+			if status, result, failure := end("Keep"); status != engine.StatusCompleted || result != `"the wait was cancelled"` {
+				t.Errorf("Keep: %s %s, failure %q", status, result, failure)
+			}
+			if got, want := historyKinds(t, h, "Keep"), "OrchestrationStarted ExternalSubscribed TimerCreated TimerFired ExternalSubscribedCancelled ActivityScheduled ActivityCompleted OrchestrationCompleted"; got != want {
+				t.Errorf("Keep's history:\n got %s\nwant %s", got, want)
 			}
 			if status, _, failure := end("DoneWithoutEnding"); status != engine.StatusFailed || failure != `durabox: orchestration "DoneWithoutEnding" returned DBX_DONE without ending: return dbx_complete, dbx_fail or dbx_continue_as_new` {
 				t.Errorf("DoneWithoutEnding: %s, failure %q", status, failure)

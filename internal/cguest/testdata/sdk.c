@@ -30,6 +30,21 @@ static dbx_step patched_twice(dbx_ctx *ctx, dbx_bytes input) {
 	return dbx_complete(ctx, dbx_str(first && again ? "\"patched both times\"" : "\"not\""));
 }
 
+/* keep races a wait with a short timer without cancelling the loser,
+ * cancels the wait itself, then calls an activity, so that later runs
+ * replay both the choice and the cancel. */
+static dbx_step keep(dbx_ctx *ctx, dbx_bytes input) {
+	(void)input;
+	dbx_future *fs[] = {dbx_wait_event(ctx, "never"), dbx_timer(ctx, 1000000)};
+	int won = dbx_select_keep(ctx, fs, 2);
+	if (won < 0)
+		return DBX_BLOCKED;
+	dbx_cancel(ctx, fs[0]);
+	dbx_future *f = dbx_activity(ctx, "Echo", dbx_str(dbx_fmt("%d", won)));
+	DBX_TRY(ctx, f);
+	return dbx_complete(ctx, dbx_str(dbx_error(fs[0]) ? "\"the wait was cancelled\"" : "\"the wait was not\""));
+}
+
 static dbx_step done_without_ending(dbx_ctx *ctx, dbx_bytes input) {
 	(void)ctx, (void)input;
 	return DBX_DONE;
@@ -61,6 +76,7 @@ void dbx_main(void) {
 	dbx_register_orchestration("Diverges", diverges);
 	dbx_register_orchestration("PatchedTwice", patched_twice);
 	dbx_register_orchestration("DoneWithoutEnding", done_without_ending);
+	dbx_register_orchestration("Keep", keep);
 #ifdef BAD_NAME
 	dbx_register_orchestration("bad\x01name", done_without_ending);
 #endif
