@@ -65,6 +65,7 @@ static struct {
 	dbx_orchestration_fn fn;
 	const char *fn_name;
 	bool started, ended;
+	bool running; /* the orchestration function runs */
 	char *instance_id;
 	dbx_bytes input;
 	int64_t now;
@@ -180,6 +181,10 @@ static bool usable(const char *call) {
 			o.misuse = call;
 		return false;
 	}
+	if (!o.running)
+		die("%s was called outside a run of an orchestration (from an activity, or from dbx_main): only the "
+		    "orchestration function may use its context, while it runs",
+		    call);
 	return !o.ended;
 }
 
@@ -409,7 +414,7 @@ const char *dbx_instance_id(const dbx_ctx *ctx) {
 /* memo returns what the code read at this point on its first run: now,
  * that time; later, what it read then. */
 static int64_t memo(uint64_t kind, int64_t now) {
-	if (o.querying || o.ended)
+	if (o.querying || o.ended || !o.running)
 		return now;
 	tape_entry *e = replayed(kind, 0, NULL);
 	if (e)
@@ -576,7 +581,9 @@ static void run(void) {
 	o.cursor = 0;
 	o.log_index = 0;
 	o.runs++;
+	o.running = true;
 	dbx_step s = o.fn(&o.ctx, o.input);
+	o.running = false;
 	if (o.ended)
 		return;
 	if (s == DBX_DONE)
