@@ -296,6 +296,8 @@ var closes = map[engine.EventKind]engine.EventKind{
 	engine.SubOrchestrationCompleted:       engine.SubOrchestrationScheduled,
 	engine.SubOrchestrationFailed:          engine.SubOrchestrationScheduled,
 	engine.SubOrchestrationCancelRequested: engine.SubOrchestrationScheduled,
+	engine.ExternalEventDelivered:          engine.ExternalEventSent,
+	engine.ExternalEventNotDelivered:       engine.ExternalEventSent,
 }
 
 // wellFormed lists what is wrong with one execution's history: ids that
@@ -352,7 +354,7 @@ func wellFormed(history []engine.Event) []string {
 	var open []string
 	for id := int64(1); id <= int64(n); id++ {
 		switch kinds[id] {
-		case engine.ActivityScheduled, engine.TimerCreated, engine.ExternalSubscribed, engine.SubOrchestrationScheduled:
+		case engine.ActivityScheduled, engine.TimerCreated, engine.ExternalSubscribed, engine.SubOrchestrationScheduled, engine.ExternalEventSent:
 			if _, ok := closedBy[id]; !ok {
 				open = append(open, fmt.Sprintf("%d (%s)", id, kinds[id]))
 			}

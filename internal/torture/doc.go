@@ -7,7 +7,10 @@
 // (retry, eternal, tally), fan-out (fanout, tally), children (parentchild),
 // continue-as-new (eternal), and Approval events raised from outside
 // (approval), some before the instance waits, one while it waits, one after
-// it took an event, one after it ended. Every instance has a fixed id and a
+// it took an event, one after it ended; orders (order) sent updates, one
+// its validator refuses, each sent again with its id until a host answers,
+// with a query between them; and a Relay (tally) that starts a Collector
+// and raises persistent events at it (ctx.Raise). Every instance has a fixed id and a
 // result worked out from the examples' code. Starts and raises go on while
 // the host is killed with SIGKILL, again and again, after a random time
 // (seeded: a run prints its seed, and the same seed gives the same kill
@@ -22,6 +25,9 @@
 //     its kind and only once, nothing left open at the end, and exactly the
 //     expected number of each kind of step (so a schedule recorded twice
 //     shows);
+//   - every update the host answered is in its instance's history once,
+//     with the answer the client got, and a refused one not at all; every
+//     event a Relay raised was delivered once (the counts of steps);
 //   - every Approval event the host acknowledged was taken, or dropped by the
 //     rules of positional events: events of one instance arrive in the order
 //     raised, so the one taken must be no later than the first raised after

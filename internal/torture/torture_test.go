@@ -105,6 +105,8 @@ func TestWellFormed(t *testing.T) {
 			ev(4, engine.TimerFired, 2), ev(5, end, 0)}, "which event 3 closed already"},
 		{"left open", []engine.Event{start, ev(2, engine.ActivityScheduled, 0), ev(3, end, 0)},
 			"ended with events 2 (ActivityScheduled) neither completed nor cancelled"},
+		{"raise left open", []engine.Event{start, ev(2, engine.ExternalEventSent, 0), ev(3, end, 0)},
+			"ended with events 2 (ExternalEventSent) neither completed nor cancelled"},
 		{"left open by a failure", []engine.Event{start, ev(2, engine.ActivityScheduled, 0), ev(3, engine.OrchestrationFailed, 0)}, ""},
 		{"child started twice", []engine.Event{start, child(2, "p:2"), child(3, "p:2"), ev(4, engine.SubOrchestrationCompleted, 2),
 			ev(5, engine.SubOrchestrationCompleted, 3), ev(6, end, 0)}, "event 3 starts child p:2, which event 2 started already"},

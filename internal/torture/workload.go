@@ -44,7 +44,7 @@ type expect struct {
 var countedKinds = []engine.EventKind{
 	engine.ActivityScheduled, engine.TimerCreated, engine.SubOrchestrationScheduled,
 	engine.OrchestrationChained, engine.ExternalSubscribed, engine.ExternalEvent,
-	engine.UpdateAccepted, engine.UpdateCompleted,
+	engine.UpdateAccepted, engine.UpdateCompleted, engine.ExternalEventSent, engine.ExternalSubscribedPersistent, engine.ExternalEventPersistent,
 }
 
 // raisePlan is what the driver raises for an Approval instance.
@@ -104,6 +104,9 @@ const (
 // more runs after its sleep).
 const tallyKeys = 4
 
+// hops is how many events a Relay raises at the Collector it starts.
+const hops = 3
+
 // plan returns the instances to start, scale of each kind, in the order to
 // start them: the kinds interleaved.
 func plan(scale int) []*expect {
@@ -137,6 +140,8 @@ func plan(scale int) []*expect {
 				result: map[string]any{"customer": fmt.Sprint("c-", i), "status": "paid", "cents": 250 * (3 + i%3), "receipt": fmt.Sprintf("receipt-%d", 250*(3+i%3)),
 					"lines": []map[string]any{{"sku": fmt.Sprint("A-", i), "qty": 1 + i%3, "cents": 250 * (1 + i%3)}, {"sku": fmt.Sprint("B-", i), "qty": 2, "cents": 500}}},
 				steps: map[engine.EventKind]int{engine.ActivityScheduled: 3, engine.TimerCreated: 1, engine.UpdateAccepted: 3, engine.UpdateCompleted: 3}},
+			&expect{id: fmt.Sprint("relay-", i), name: "Relay", input: map[string]any{"to": fmt.Sprint("collector-", i), "n": hops},
+				result: hops, executions: 1, steps: map[engine.EventKind]int{engine.OrchestrationChained: 1, engine.ExternalEventSent: hops}},
 			&expect{id: fmt.Sprint("tally-", i), name: "Tally", input: map[string]any{"keys": keys, "pause": "100ms", "workMillis": 30},
 				result: tallyKeys + 1, executions: 1, steps: steps(tallyKeys+1, 1)},
 		)
@@ -172,6 +177,9 @@ func childOf(id, name string, input json.RawMessage) (*expect, error) {
 			return nil, fmt.Errorf("an Audit child's input %s is not a number: %w", input, err)
 		}
 		return &expect{id: id, name: name, result: fmt.Sprintf("audited an order of %d parcels", n), executions: 1, steps: steps(0, 0)}, nil
+	case "Collector":
+		return &expect{id: id, name: name, result: hops * (hops + 1) / 2, executions: 1,
+			steps: map[engine.EventKind]int{engine.ExternalSubscribedPersistent: hops, engine.ExternalEventPersistent: hops}}, nil
 	}
 	return nil, fmt.Errorf("no instance of %s was expected", name)
 }

@@ -1,6 +1,7 @@
 // Command tally is the torture test's own module: an orchestration whose
 // activities report every run, so that the test can see how many times
-// each one really ran. Mark prints its key and delivery number (the host
+// each one really ran; and two that signal each other, Relay raising at
+// Collector, so that the test sees each event delivered once. Mark prints its key and delivery number (the host
 // logs what an activity prints, as it prints it) and then works for a
 // while, which is when a kill makes it run again.
 package main
@@ -15,6 +16,8 @@ import (
 
 func init() {
 	durabox.RegisterOrchestration("Tally", Tally)
+	durabox.RegisterOrchestration("Relay", Relay)
+	durabox.RegisterOrchestration("Collector", Collector)
 	durabox.RegisterActivity("Mark", Mark)
 }
 
@@ -70,3 +73,41 @@ func Mark(ctx context.Context, r Run) (string, error) {
 }
 
 func main() {}
+
+// Hops is Relay's input: start a Collector of N events as the instance To
+// (detached: the relay does not wait for it), then raise N persistent
+// events "hop" at it, with data 1 to N, one after another, each once the
+// host says the last was delivered.
+type Hops struct {
+	To string `json:"to"`
+	N  int    `json:"n"`
+}
+
+// Relay starts its Collector, raises its hops and returns how many were
+// delivered.
+func Relay(ctx *durabox.Context, h Hops) (int, error) {
+	if err := ctx.StartDetached("Collector", h.N, h.To); err != nil {
+		return 0, err
+	}
+	delivered := 0
+	for i := 1; i <= h.N; i++ {
+		if err := ctx.Raise(h.To, "hop", i, true).Get(nil); err == nil {
+			delivered++
+		}
+	}
+	return delivered, nil
+}
+
+// Collector takes n persistent events "hop" and returns the sum of their
+// data.
+func Collector(ctx *durabox.Context, n int) (int, error) {
+	sum := 0
+	for range n {
+		var v int
+		if err := ctx.WaitEventPersistent("hop").Get(&v); err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
