@@ -220,7 +220,7 @@ func TestRustExamplesReplayGoHistories(t *testing.T) {
 // the approval example's, natively, built with rustc --test.
 func TestRustUnitTests(t *testing.T) {
 	t.Parallel()
-	guestbuild.RustWasm(t, "examples/rust/hello/lib.rs") // skips or fails, saying why, without a toolchain
+	guestbuild.RustModule(t, "examples/rust/hello/lib.rs") // skips or fails, saying why, without a toolchain
 	rustc := os.Getenv("DURABOX_RUSTC")
 	if rustc == "" {
 		rustc = "/usr/bin/rustc"

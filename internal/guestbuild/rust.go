@@ -94,10 +94,10 @@ func rustKey(root, src string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// RustWasm builds src as BuildRust does and returns the module's bytes.
+// RustModule builds src as BuildRust does and returns the module's path.
 // Without the Rust toolchain it skips t, saying what to install, or fails
 // it when $DURABOX_REQUIRE_RUST is 1.
-func RustWasm(t testing.TB, src string) []byte {
+func RustModule(t testing.TB, src string) string {
 	t.Helper()
 	path, err := BuildRust(src)
 	if errors.Is(err, ErrNoRust) {
@@ -109,7 +109,13 @@ func RustWasm(t testing.TB, src string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wasm, err := os.ReadFile(path)
+	return path
+}
+
+// RustWasm is RustModule, returning the module's bytes.
+func RustWasm(t testing.TB, src string) []byte {
+	t.Helper()
+	wasm, err := os.ReadFile(RustModule(t, src))
 	if err != nil {
 		t.Fatal(err)
 	}
