@@ -39,7 +39,7 @@ pub const CONTINUE_AS_NEW: u64 = 10;
 pub const START_CHILD: u64 = 11;
 pub const CANCEL_CHILD: u64 = 12;
 pub const SET_CUSTOM_STATUS: u64 = 13;
-// 14, Patch, is not emitted: the crate has no Patched yet.
+pub const PATCH: u64 = 14;
 pub const RAISE: u64 = 15;
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -71,6 +71,7 @@ mod executor;
 pub mod exports;
 pub mod json;
 mod op;
+mod patch;
 mod registry;
 mod runtime;
 

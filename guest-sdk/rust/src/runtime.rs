@@ -46,6 +46,8 @@ pub(crate) struct State {
     /// first thing it tried that a query may not.
     querying: Option<String>,
     misuse: Option<String>,
+    /// Every answer `patched` gave in this execution, by change id.
+    pub(crate) patched: BTreeMap<String, bool>,
 }
 
 impl Shared {
@@ -415,6 +417,10 @@ mod tests {
             ctx.call_activity::<()>("Cleanup", &errors).await?;
             Err::<(), _>(ctx.cancellation().unwrap())
         });
+        r.orchestration("Patchy", |ctx: Context, _: ()| async move {
+            let first = ctx.patched("change");
+            Ok(vec![first, ctx.patched("change")])
+        });
         r.orchestration("Again", |ctx: Context, n: u32| async move {
             ctx.set_custom_status(&format!("round {}", n));
             Err::<(), _>(ctx.continue_as_new(&(n + 1)))
@@ -484,7 +490,7 @@ mod tests {
     #[test]
     fn an_orchestration_the_module_lacks_fails_with_seq_1() {
         let mut d = Driver::new();
-        let want = "durabox: this module registers no orchestration \"Nope\" (it registers [Again Branches Cancellable Hello Queried Race])";
+        let want = "durabox: this module registers no orchestration \"Nope\" (it registers [Again Branches Cancellable Hello Patchy Queried Race])";
         assert_eq!(d.activate(vec![start("Nope", "null")]), vec![fail(1, want)]);
     }
 
@@ -563,6 +569,13 @@ mod tests {
             d.activate(vec![resolve(JOB_RESOLVE_ACTIVITY, 10, "null")]),
             vec![fail(11, "durabox: the instance was cancelled: why")]
         );
+    }
+
+    #[test]
+    fn a_patch_is_asked_once_and_recorded_when_taken() {
+        let mut d = Driver::new();
+        let got = d.activate(vec![start("Patchy", "null")]);
+        assert_eq!(got, vec![named(PATCH, 1, "change", ""), complete(2, "[true,true]")]);
     }
 
     #[test]
