@@ -53,9 +53,10 @@
 //! - I/O and side effects go in activities, never in the orchestration.
 //! - Wait only on the crate's futures ([`Op`], [`Branch`], [`Select`] and
 //!   what is built of them): a future of another runtime never wakes, and
-//!   the instance then fails as waiting on nothing. Iterate a `HashMap` in
-//!   a sorted order (its seed is the module's, the same in every instance,
-//!   but it is still not an order to rely on).
+//!   the instance then fails as waiting on nothing. A `HashMap`'s order
+//!   replays (its seed comes from the instance's random stream, which the
+//!   host repeats) but differs between instances: use a `BTreeMap` where
+//!   the order decides anything.
 //! - Changing the order or arguments of operations changes the
 //!   orchestration: an instance runs on the module it started with until
 //!   `durabox upgrade` moves it to one that replays its history.
