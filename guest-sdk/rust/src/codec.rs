@@ -478,6 +478,39 @@ pub(crate) mod tests {
         );
     }
 
+    /// Decodes ten thousand mutations of the example activation (bytes
+    /// flipped, dropped, repeated), drawn from a fixed xorshift stream:
+    /// each decodes or is refused, and none panics.
+    #[test]
+    fn decodes_mutations_without_panicking() {
+        let base = hex(ACTIVATION);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..10_000 {
+            let mut buf = base.clone();
+            for _ in 0..1 + next() % 4 {
+                let i = (next() % buf.len() as u64) as usize;
+                match next() % 3 {
+                    0 => buf[i] = next() as u8,
+                    1 => {
+                        buf.remove(i);
+                    }
+                    _ => buf.insert(i, buf[i]),
+                }
+                if buf.is_empty() {
+                    break;
+                }
+            }
+            let _ = decode_activation(&buf);
+            let _ = decode_activity_request(&buf);
+        }
+    }
+
     #[test]
     fn decodes_every_prefix_without_panicking() {
         let buf = hex(ACTIVATION);

@@ -622,6 +622,25 @@ mod tests {
         assert_eq!(parse(&v.to_bytes()).unwrap(), v);
     }
 
+    /// Parses every prefix of a document holding each kind of value, and
+    /// the document with each byte replaced by each of a few others: each
+    /// parses or is refused, and none panics.
+    #[test]
+    fn parses_damaged_text_without_panicking() {
+        let doc = br#"{"a":[1,-2.5e3,true,false,null],"b":"x\u00e9\ud83d\ude00
+","c":{}}"#;
+        for n in 0..doc.len() {
+            let _ = parse(&doc[..n]);
+        }
+        for i in 0..doc.len() {
+            for b in [b'"', b'\\', b'[', b'{', b'}', b',', b'0', b'e', 0xc3, 0x00] {
+                let mut d = doc.to_vec();
+                d[i] = b;
+                let _ = parse(&d);
+            }
+        }
+    }
+
     #[test]
     fn names_types_briefly() {
         assert_eq!(type_name::<Vec<Option<String>>>(), "Vec<Option<String>>");
