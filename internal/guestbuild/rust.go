@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,7 +47,7 @@ func BuildRust(src string) (string, error) {
 		msg, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == 3 {
-			return fmt.Errorf("%w: %s", ErrNoRust, msg)
+			return fmt.Errorf("%w: %s", ErrNoRust, strings.TrimSpace(string(msg)))
 		}
 		if err != nil {
 			return fmt.Errorf("build %s to wasm: %v\n%s", src, err, msg)
