@@ -46,7 +46,7 @@ flags=(--edition 2021 --target "$target" -O)
 	"$sdk/src/lib.rs" -o "$tmp/libdurabox.rlib"
 # A reactor's _initialize comes from wasi-libc's crt1-reactor.o, which
 # rustc links into a cdylib by itself only from rust-lang/rust#161421 on
-# (Rust 1.100): an older one is given it, and a newer one, which then finds
+# (August 2026): an older one is given it, and a newer one, which then finds
 # it twice, is not.
 reactor=$sysroot/lib/rustlib/$target/lib/self-contained/crt1-reactor.o
 while [ $# -gt 0 ]; do
