@@ -52,7 +52,9 @@ vet:
 # odd database of store/sqlite (a real host, 12 s) and the torture test's
 # runs skip. Left to make test: host (8 to 12 minutes), cmd/durabox (real
 # durabox serve processes, a minute), host/internal/sandbox (31 s),
-# store/postgres (18 s), host/replaytest (10 s), the examples (2 to 4 s
+# store/postgres (18 s), host/replaytest (10 s), host/guestkit (30 to 90 s,
+# the conformance kit on each SDK's module and a broken one, on both
+# runtimes), the examples (2 to 4 s
 # each, building and replaying their module), host/internal/wasmrewrite
 # and internal/kitparity (3 s each, running modules). docs/testing.md
 # lists the same packages.
