@@ -7,7 +7,7 @@ WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples vet check test race fuzz demo bench bench-scale bench-pg crashtest crashtest-pg soaktest FORCE
+.PHONY: build examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg crashtest crashtest-pg soaktest FORCE
 
 build: bin/durabox examples
 
@@ -120,6 +120,13 @@ bench:
 # tenth of it). It prints the same BENCH lines.
 bench-scale:
 	$(GO) run ./internal/bench --only waiting --waiting 1000000 --wake 100000 $(BENCHFLAGS)
+
+# The backlog figures at issue 35's sizes: one instance's fan-out of 1,000,
+# 10,000 and 100,000 activities, of 1,000 and 10,000 children, and 1,000,
+# 10,000 and 100,000 events raised at it, each with the cost of an item and
+# how it grows (make bench takes 1,000 of each), on wazero.
+bench-backlog:
+	$(GO) run ./internal/bench --only backlog --backlog 1000,10000,100000 --runtimes wazero $(BENCHFLAGS)
 
 # The hello and sequential figures on PostgreSQL, with 1, 2 and 3 hosts
 # sharing the database (found as the tests find it), for BENCHMARKS.md.
