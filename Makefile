@@ -34,7 +34,9 @@ vet:
 # (go test -json, 2026-11-27, 2 cores at a load of 4 to 7): none runs a
 # module in a wasm runtime, and each takes under 2 s but
 # internal/guestbuild (2 to 6 s, building small modules) and store/sqlite
-# (11 to 16 s, the store conformance suite among them). Under -short the
+# (11 to 16 s, the store conformance suite among them, and about 12 s more
+# for its cost tests, which count SQLite's steps over backlogs of 10,000:
+# 45 s in all at a load of 16). Under -short the
 # odd database of store/sqlite (a real host, 12 s) and the torture test's
 # runs skip. Left to make test: host (8 to 12 minutes), cmd/durabox (real
 # durabox serve processes, a minute), host/internal/sandbox (31 s),
