@@ -52,23 +52,17 @@ func CheckModule(ctx context.Context, wasm []byte, runtimes []string) (*CheckRep
 	}
 	report := &CheckReport{}
 	for _, name := range runtimes {
-		opts := Options{Runtime: name}
-		if err := opts.validate(); err != nil {
-			return nil, err
-		}
-		rt, err := newRuntime(ctx, opts)
+		p, refusal, err := openProbe(ctx, wasm, Options{Runtime: name})
 		if err != nil {
 			return nil, err
 		}
-		mod, m, err := validate(ctx, rt, wasm, opts.ActivationTimeout, opts.MemoryLimit)
-		if err == nil {
-			mod.Close(ctx)
+		if p != nil {
 			if report.Manifest == nil {
-				report.Manifest = m
+				report.Manifest = p.manifest
 			}
+			p.Close(ctx)
 		}
-		report.Runtimes = append(report.Runtimes, RuntimeCheck{Runtime: name, Err: err})
-		rt.Close(ctx)
+		report.Runtimes = append(report.Runtimes, RuntimeCheck{Runtime: name, Err: refusal})
 	}
 	return report, nil
 }

@@ -64,7 +64,7 @@ func TestCheckModule(t *testing.T) {
 		want string
 	}{
 		{"not wasm", []byte("hello.go"), "host: module refused: the file is not a WebAssembly module (it does not start with \\0asm); build one with durabox build"},
-		{"without the ABI's exports", []byte(onlyYield), "host: module refused: it lacks the exports of the Durabox guest SDK (_initialize, durabox_abi_version, durabox_alloc, durabox_describe, durabox_activate, durabox_activity); import github.com/durabox/durabox/guest-sdk/durabox"},
+		{"without the ABI's exports", []byte(onlyYield), "host: module refused: it lacks the exports of the Durabox guest SDK (_initialize, durabox_abi_version, durabox_alloc, durabox_describe, durabox_activate, durabox_activity); in Go, import github.com/durabox/durabox/guest-sdk/durabox"},
 		{"an empty orchestration name", build(boundaryGuest, "main.orchestration=x"), `host: module refused: orchestration name "" is empty: ` + nameRule},
 		{"a NUL in an orchestration name", build(boundaryGuest, "main.orchestration=x"+hex.EncodeToString([]byte("Pay\x00ment"))), `host: module refused: orchestration name "Pay\x00ment" holds a control character (U+0000 at byte 3): ` + nameRule},
 		{"without sched_yield", withoutYield(t, "examples/wasm/hello"), "host: module refused: it does not import wasi_snapshot_preview1.sched_yield, which the host calls to count its loops (for snapshots and --step-budget); import it as a function of no parameters and an i32 result (every Go module does; in C, call sched_yield from <sched.h>)"},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -389,26 +388,12 @@ func runWorkload(t *testing.T, h *Host, wasm []byte, now time.Time, name, input 
 // nothing left to run.
 func drive(t *testing.T, h *Host, now time.Time, reverse bool) {
 	t.Helper()
-	ctx := context.Background()
 	for progress := true; progress; {
 		progress = runTurns(t, h, now)
-		var leased []*store.ActivityWork
-		for {
-			w, err := leaseNext(ctx, h.st, now, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if w == nil {
-				break
-			}
-			leased = append(leased, w)
+		ran, err := h.RunActivities(context.Background(), now, reverse)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if reverse {
-			slices.Reverse(leased)
-		}
-		for _, w := range leased {
-			h.complete(ctx, w)
-			progress = true
-		}
+		progress = progress || ran > 0
 	}
 }

@@ -98,6 +98,17 @@
 // replays with no store at all, as durabox replay does and package
 // host/replaytest does in an author's go test.
 //
+// # Checking a module, and driving a host by hand
+//
+// CheckModule makes Deploy's checks on each runtime with no store (durabox
+// check). A Probe is a module so checked whose orchestrations a caller
+// runs on the raw ABI, handing its wasm instances activations it wrote
+// itself. RunTurns and RunActivities run, in the calling goroutine and in
+// place of Run's dispatchers, the turns and activity tasks due at a time
+// the caller gives, so that a caller decides which work runs when: the
+// guest conformance kit (package host/guestkit, durabox conformance) uses
+// all three, and the host's own tests the last two.
+//
 // # Metrics and readiness
 //
 // Metrics (package host/metrics) count turns, starts, ends, activities and wasm

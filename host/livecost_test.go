@@ -67,19 +67,11 @@ func TestLiveMemoryCountsWhatInstancesHold(t *testing.T) {
 // leaving their activities waiting, and reports whether it ran any.
 func runTurns(t *testing.T, h *Host, now time.Time) bool {
 	t.Helper()
-	ctx := context.Background()
-	ran := false
-	for {
-		item, err := lockNext(ctx, h.st, now, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if item == nil {
-			return ran
-		}
-		h.turn(ctx, item)
-		ran = true
+	ran, err := h.RunTurns(context.Background(), now)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return ran > 0
 }
 
 // pss is the process's proportional set size, in bytes, once a full GC

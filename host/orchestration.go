@@ -43,14 +43,7 @@ func startOrchestration(ctx context.Context, mod sandbox.Module, opts *Options, 
 }
 
 func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) {
-	o.env.SetActivation(a)
-	if o.log != nil {
-		o.log.setReplaying(a.Replaying)
-	}
-	raw, err := o.exchange(o.ctx, abi.ExportActivate, abi.EncodeActivation(a))
-	if o.log != nil {
-		o.log.endStep()
-	}
+	raw, err := o.activate(a)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +60,20 @@ func (o *orchestrationGuest) Activate(a *abi.Activation) ([]abi.Command, error) 
 		return nil, err
 	}
 	return res.Commands, nil
+}
+
+// activate applies a with the guest's clock and replay flag set from it,
+// and returns the bytes of the ActivationResult it answers.
+func (o *orchestrationGuest) activate(a *abi.Activation) ([]byte, error) {
+	o.env.SetActivation(a)
+	if o.log != nil {
+		o.log.setReplaying(a.Replaying)
+	}
+	raw, err := o.exchange(o.ctx, abi.ExportActivate, abi.EncodeActivation(a))
+	if o.log != nil {
+		o.log.endStep()
+	}
+	return raw, err
 }
 
 // run runs one turn of an execution on a fresh instance of mod, writing

@@ -137,7 +137,7 @@ func inspect(ctx context.Context, mod sandbox.Module, timeout time.Duration, mem
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared", api.ErrBadModule, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w: it lacks the exports of the Durabox guest SDK (%s); in Go, import github.com/durabox/durabox/guest-sdk/durabox and build with -buildmode=c-shared; in C, compile guest-sdk/c/durabox.c with the module (guest-sdk/c/README.md)", api.ErrBadModule, strings.Join(missing, ", "))
 	}
 	stderr := newCrashLog()
 	g, err := newGuest(ctx, mod, guestConfig{env: wasi.NewDeterministic(Seed("deploy", 0), nil, stderr), stderr: stderr, timeout: timeout, memoryLimit: memoryLimit})

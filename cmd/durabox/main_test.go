@@ -136,6 +136,7 @@ usage:
   durabox new DIR [--name NAME] [--module PATH] [--sdk DIR]                                   start a project: a module, its tests, a README
   durabox build [DIR] [-o FILE]                                                               build a module and check it as a host will
   durabox check FILE.wasm                                                                     check a module as a host will, on each runtime
+  durabox conformance FILE.wasm [--runtime wazero|wasmtime|both] [--run REGEXP]               run the guest conformance kit on a module built with any SDK
   durabox serve --db FILE|URL [--addr ADDR] [--token-file FILE] [flags]                       run a host on a SQLite file, or one of several on PostgreSQL
   durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]                                 deploy a module to the host
   durabox modules [rm HASH]                                                                   list the modules, or remove one
@@ -153,8 +154,8 @@ usage:
   durabox export ID [-o FILE]                                                                 write an instance's repro bundle
   durabox reset ID --to-event N [--module HASH] [--dry-run]                                   run an instance again from an event of its history, on new code
 
-Every command but new, build, check and serve (and replay of a bundle) talks to the
-host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
+Every command but new, build, check, conformance and serve (and replay of a
+bundle) talks to the host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
 of --token-file, else $DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `

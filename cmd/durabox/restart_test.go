@@ -21,6 +21,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/internal/cguest"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/pgtest"
 )
@@ -38,6 +39,7 @@ var (
 func TestMain(m *testing.M) {
 	code := pgtest.Main(m)
 	guestbuild.Cleanup()
+	cguest.Cleanup()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

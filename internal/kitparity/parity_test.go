@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
-	"github.com/durabox/durabox/store/sqlite"
+	"github.com/durabox/durabox/internal/testhost"
 )
 
 func TestMain(m *testing.M) {
@@ -202,33 +201,11 @@ func (a kitActor) cancel(reason string) { a.inst.Cancel(reason) }
 // startHost runs a host on a fresh SQLite file with this module deployed.
 func startHost(t *testing.T) *host.Host {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(st, host.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-		h.Close()
-		st.Close()
-	})
 	wasm, err := guestbuild.Wasm("internal/kitparity")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Deploy(ctx, wasm); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return testhost.Start(t, host.Options{}, wasm)
 }
 
 // runOnHost runs a scenario on the host, in real time, looking at the
