@@ -307,3 +307,37 @@ func TestPersistentEventLimitIsTheCallers(t *testing.T) {
 		t.Fatalf("dropped %+v; want the third", res.Dropped)
 	}
 }
+
+// TestBindingAnEventCostsTheSameAfterManyEvents: an execution that has
+// taken 1,000 events, each for a wait of its own, binds the next one after
+// looking at no more waits than it did for the first: it keeps only the
+// waits not yet matched (issue 35: each event looked at every wait the
+// execution ever made, and 100,000 events raised at one instance cost
+// twice as much each as 1,000). Counted in the waits it keeps, which are
+// those it looks at.
+func TestBindingAnEventCostsTheSameAfterManyEvents(t *testing.T) {
+	t.Parallel()
+	const n = 1000
+	waitAgain := func(_ *fakeGuest, j abi.Job) []abi.Command {
+		if j.Kind == abi.JobStart || j.Kind == abi.JobResolveEvent {
+			return []abi.Command{wait("E"), wait("Other")}
+		}
+		return nil
+	}
+	x := newExecution(newGuest(waitAgain))
+	var history []Event
+	for i := range n + 1 {
+		msg := raised("E", fmt.Sprint(i))
+		if i == 0 {
+			msg = started(`null`)
+		}
+		res, err := x.Turn(TurnInput{History: history, Messages: []Event{msg}, Now: at(i)})
+		if err != nil || res.Err != nil || len(res.Dropped) > 0 {
+			t.Fatalf("turn %d: %v, %v, dropped %v", i, err, res.Err, res.Dropped)
+		}
+		history = append(history, res.NewEvents...)
+		if kept := len(x.waits["E"]); kept > 2 {
+			t.Fatalf("after %d events the execution keeps %d waits for E, which binding the next one looks at; want at most 2 (the one open, and the one just matched)", i, kept)
+		}
+	}
+}

@@ -226,9 +226,12 @@ type Execution struct {
 	// of operations cancelled before they completed.
 	scheduled map[uint64]int64
 	cancelled map[int64]bool
-	// waits are the positional waits in history order (matched and
-	// cancelled ones are skipped when binding an event).
-	waits []int64
+	// waits are the positional waits of each name in history order; the
+	// matched and cancelled ones at the front are dropped when an event
+	// is bound, so that binding costs the same after a million events as
+	// after one (issue 35: a scan of every wait the execution ever made,
+	// for each event, made 100,000 events cost twice as much each).
+	waits map[string][]int64
 	// mailbox holds the persistent events not yet taken, and persistentWaits
 	// the persistent waits not yet served, per name, oldest first;
 	// persistentEvents counts the persistent events taken in.
@@ -259,7 +262,7 @@ func NewExecution() *Execution {
 	return &Execution{
 		nextSeq: 1, status: StatusPending,
 		open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{}, children: map[int64]string{},
-		mailbox: map[string][]Event{}, persistentWaits: map[string][]int64{}, updates: map[string]bool{},
+		mailbox: map[string][]Event{}, persistentWaits: map[string][]int64{}, waits: map[string][]int64{}, updates: map[string]bool{},
 	}
 }
 

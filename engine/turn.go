@@ -328,12 +328,15 @@ func (t *Turn) admit(m *Event) string {
 		}
 		return ""
 	case ExternalEvent:
-		for _, id := range x.waits {
-			if o, ok := x.open[id]; ok && o.kind == ExternalSubscribed && o.name == m.Name {
-				m.ScheduleID = id
+		waits := x.waits[m.Name]
+		for ; len(waits) > 0; waits = waits[1:] {
+			if o, ok := x.open[waits[0]]; ok && o.kind == ExternalSubscribed {
+				x.waits[m.Name] = waits
+				m.ScheduleID = waits[0]
 				return ""
 			}
 		}
+		delete(x.waits, m.Name)
 		return fmt.Sprintf("no wait for event %q is active: an event raised before its wait, or while its wait was cancelled, is dropped", m.Name)
 	case OrchestrationCancelRequested:
 		if x.cancelRequested {
@@ -620,7 +623,7 @@ func (t *Turn) bind(i int) (*abi.Activation, error) {
 		case SubOrchestrationScheduled:
 			x.children[ev.ID] = ev.InstanceID
 		case ExternalSubscribed:
-			x.waits = append(x.waits, ev.ID)
+			x.waits[ev.Name] = append(x.waits[ev.Name], ev.ID)
 		case ExternalSubscribedPersistent:
 			x.persistentWaits[ev.Name] = append(x.persistentWaits[ev.Name], ev.ID)
 			x.serve = append(x.serve, i)

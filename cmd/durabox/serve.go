@@ -21,8 +21,8 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
-	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/host/server"
+	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -162,11 +162,15 @@ func (c *serveConfig) check() error {
 }
 
 func (c *serveConfig) logger(e *env) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: logLevels[c.logLevel]}
-	if c.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(e.stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(e.stderr, opts))
+	return serving.Logger(e.stderr, c.logFormat == "json", logLevels[c.logLevel])
+}
+
+// hostConfig is the host's part of the command line.
+func (c *serveConfig) hostConfig(logger *slog.Logger) serving.Config {
+	return serving.Config{Runtime: c.runtime, StepBudget: c.stepBudget, AllowHTTP: commaList(c.allowHTTP), StepTimeout: c.stepTimeout,
+		ActivityTimeout: c.activityTimeout, MemoryMiB: c.memoryMiB, CacheMiB: c.cacheMiB, HistoryWarning: c.historyWarning, MaxPersistentEvents: c.maxPersistentEvents,
+		Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayloadMiB: c.maxPayloadMiB, Logger: logger,
+		CacheDir: c.cacheDir, Lease: c.lease, Shared: c.postgres()}
 }
 
 // serve listens first, then opens the store and runs the host: a port
@@ -186,6 +190,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 			}
 		}()
 	}
+	// Checked before anything is made; runHost makes the server's own.
 	handlerOpts := server.Options{Logger: logger, MaxPayload: c.maxPayloadMiB << 20, Hosts: commaList(c.allowedHosts)}
 	if handlerOpts.Token, err = readToken("--token-file", c.tokenFile, os.Getenv("DURABOX_TOKEN")); err != nil {
 		return err
@@ -210,7 +215,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
 	defer ln.Close()
-	handlerOpts.Hosts = append(listenHosts(c.addr, ln.Addr()), commaList(c.allowedHosts)...)
+	hosts := append(listenHosts(c.addr, ln.Addr()), commaList(c.allowedHosts)...)
 	loopback := isLoopback(ln.Addr())
 	if !loopback && handlerOpts.Token == "" {
 		return fmt.Errorf("durabox: serve: --addr %s listens beyond loopback, where anyone who reaches it could deploy code and read every instance; "+
@@ -220,15 +225,13 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		logger.Warn("serving beyond loopback without TLS: the token and the data travel in clear; give --tls-cert and --tls-key, or put a TLS proxy in front")
 	}
 
-	opts := host.Options{Runtime: c.runtime, StepBudget: c.stepBudget, HTTPAllowList: commaList(c.allowHTTP), ActivationTimeout: c.stepTimeout, ActivityTimeout: c.activityTimeout, MemoryLimit: c.memoryMiB << 20, MaxLiveMemory: c.cacheMiB << 20,
-		HistoryWarning: c.historyWarning, MaxPersistentEvents: c.maxPersistentEvents, Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayload: c.maxPayloadMiB << 20,
-		Logger: logger, CacheDir: c.cacheDir, Metrics: metrics.New(), Lease: c.lease, Shared: c.postgres()}
-	if opts.CacheDir == "" {
-		if opts.CacheDir, err = c.defaultCacheDir(); err != nil {
+	hc := c.hostConfig(logger)
+	if hc.CacheDir == "" {
+		if hc.CacheDir, err = c.defaultCacheDir(); err != nil {
 			return err
 		}
 	}
-	return runHost(ctx, e, c, ln, tlsConfig, opts, handlerOpts)
+	return runHost(ctx, e, c, ln, tlsConfig, hc, hosts, handlerOpts)
 }
 
 // commaList returns the items of a comma-separated flag, without white
@@ -298,13 +301,14 @@ func isLoopback(addr net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
-// runHost runs a host on the store of c.db, served on ln until ctx is done
-// or a signal comes.
-func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsConfig *tls.Config, opts host.Options, handlerOpts server.Options) (err error) {
+// runHost runs a host configured by hc on the store of c.db, served on ln
+// for hosts, with the tokens of tokens, until ctx is done or a signal
+// comes.
+func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsConfig *tls.Config, hc serving.Config, hosts []string, tokens server.Options) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger := opts.Logger
-	st, err := c.open(logger, opts.Metrics.ObserveCommit)
+	logger, opts := hc.Logger, hc.Host()
+	st, err := c.open(opts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
@@ -322,7 +326,8 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 			err = errors.Join(err, fmt.Errorf("durabox: serve: close the host: %w", closeErr))
 		}
 	}()
-	handlerOpts.Metrics = h.Metrics()
+	handlerOpts := hc.Server(h, hosts)
+	handlerOpts.Token, handlerOpts.ReadToken = tokens.Token, tokens.ReadToken
 	handler, err := server.New(h, handlerOpts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)

@@ -2,24 +2,25 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/postgres"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
-// open opens the store --db names: a SQLite file, or a PostgreSQL
-// database this host shares as --host-id.
-func (c *serveConfig) open(logger *slog.Logger, onCommit func(store.CommitStats)) (store.Store, error) {
+// open opens the store --db names, for a host with opts: a SQLite file,
+// or a PostgreSQL database this host shares as --host-id.
+func (c *serveConfig) open(opts host.Options) (store.Store, error) {
 	if c.postgres() {
-		return postgres.Open(c.db, postgres.Options{HostID: c.id(), Logger: logger, OnCommit: onCommit})
+		return postgres.Open(c.db, serving.Postgres(opts, c.id(), nil))
 	}
-	return sqlite.Open(c.db, sqlite.Options{Durability: durabilities[c.durability], Logger: logger, OnCommit: onCommit})
+	return sqlite.Open(c.db, serving.SQLite(opts, durabilities[c.durability], nil))
 }
 
 // id is the host's id on PostgreSQL: --host-id, or the machine's name.

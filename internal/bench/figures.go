@@ -19,6 +19,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -60,7 +61,7 @@ func commitRate(path string, d sqlite.Durability) (float64, error) {
 // and the spread of start-to-completion latency under that load. Then, on
 // the idle host, the latency of one instance at a time.
 func helloThroughput(c *config, commits float64) error {
-	b, err := newBench(c, "hello", c.helloModule, host.Options{})
+	b, err := newBench(c, "hello", c.helloModule, serving.Config{})
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func hellos(n int, hosts []*host.Host) ([]time.Duration, time.Time, error) {
 // on a fresh wasm instance (the median of three), and reports the cost per
 // event, from which a shorter run scales.
 func sequential(c *config, commits float64) error {
-	b, err := newBench(c, "sequential", c.benchModule, host.Options{})
+	b, err := newBench(c, "sequential", c.benchModule, serving.Config{})
 	if err != nil {
 		return err
 	}
@@ -199,7 +200,7 @@ func sequential(c *config, commits float64) error {
 // fanOut runs one instance that starts c.fanOut activities at once and
 // joins them.
 func fanOut(c *config, _ float64) error {
-	b, err := newBench(c, "fanout", c.benchModule, host.Options{})
+	b, err := newBench(c, "fanout", c.benchModule, serving.Config{})
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func fanOut(c *config, _ float64) error {
 // Sequential instance of about c.replay events (the median of five), and
 // of an instance of one step: the instance start.
 func coldReplay(c *config, _ float64) error {
-	b, err := newBench(c, "replay", c.benchModule, host.Options{})
+	b, err := newBench(c, "replay", c.benchModule, serving.Config{})
 	if err != nil {
 		return err
 	}
@@ -275,7 +276,7 @@ func medianReplay(b *bench, id string, n int) (time.Duration, error) {
 // reads, counts once, shared among them), and its resident set size,
 // which counts such a page once for every instance that maps it.
 func idleMemory(c *config, _ float64) error {
-	b, err := newBench(c, "idle", c.benchModule, host.Options{})
+	b, err := newBench(c, "idle", c.benchModule, serving.Config{})
 	if err != nil {
 		return err
 	}
@@ -391,7 +392,7 @@ func readMemory() (memory, error) {
 // completion, as its client sees it (the median of five): mostly the speed
 // of the runtime's compiled code.
 func cpuHeavyStep(c *config, _ float64) error {
-	b, err := newBench(c, "cpu", c.benchModule, host.Options{})
+	b, err := newBench(c, "cpu", c.benchModule, serving.Config{})
 	if err != nil {
 		return err
 	}

@@ -16,27 +16,37 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
 // config is what one run measures, from the flags.
 type config struct {
-	dir             string
-	durability      sqlite.Durability
-	hello           int
-	sequential      int
-	fanOut          int
+	dir        string
+	durability sqlite.Durability
+	hello      int
+	sequential int
+	fanOut     int
+	// backlog are the sizes of the backlog figures, smallest first.
+	backlog         []int
 	replay          int
 	idle            int
 	waiting, wake   int
@@ -70,6 +80,7 @@ func main() {
 	flag.IntVar(&c.hello, "hello", 10000, "how many Greeting instances the hello throughput runs")
 	flag.IntVar(&c.sequential, "sequential", 100000, "how many activities the sequential instance calls: its history is the long history")
 	flag.IntVar(&c.fanOut, "fanout", 1000, "how many activities the fan-out starts at once")
+	backlogSizes := flag.String("backlog", "1000", "the sizes of one instance's backlog of activities, children (up to 10,000) and raised events the backlog figures take, separated by commas, smallest first (make bench-backlog: 1000,10000,100000)")
 	flag.IntVar(&c.replay, "replay-events", 10000, "about how many events the cold replay's history has")
 	flag.IntVar(&c.idle, "idle", 200, "how many idle instances the memory figure averages over")
 	flag.IntVar(&c.waiting, "waiting", 100000, "how many instances wait for an event in the many-waiting figures (make bench-scale: 1,000,000)")
@@ -83,13 +94,21 @@ func main() {
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
 	flag.Float64Var(&c.otherShare, "other-share", 0.1, "the share of the hello, sequential, waiting and wake-up counts the figures of runtimes other than wazero take")
 	runtimes := flag.String("runtimes", host.RuntimeWazero+","+host.RuntimeWasmtime, "the WebAssembly runtimes to take the figures on, in order, separated by commas")
-	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, replay, restart, memory, waiting, payload, cpu, query, update), on each runtime")
+	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, backlog, replay, restart, memory, waiting, payload, cpu, query, update), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
 	flag.StringVar(&c.postgres, "postgres", "", "run the hello and sequential figures on PostgreSQL at `URL`, or \"auto\" (the server the tests find), instead of SQLite")
 	flag.IntVar(&c.hosts, "hosts", 1, "with --postgres, how many hosts share the database (in this process)")
 	flag.Parse()
 	c.only = *only
+	for _, size := range strings.Split(*backlogSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(size))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bench: --backlog is %q; it must be sizes of 1 or more separated by commas, such as 1000,10000\n", *backlogSizes)
+			os.Exit(2)
+		}
+		c.backlog = append(c.backlog, n)
+	}
 	c.runtimes = strings.Split(*runtimes, ",")
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -170,6 +189,7 @@ func run(c *config) error {
 			{"hello", helloThroughput},
 			{"sequential", sequential},
 			{"fanout", fanOut},
+			{"backlog", backlog},
 			{"replay", coldReplay},
 			{"restart", restart},
 			{"memory", idleMemory},
@@ -212,61 +232,106 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // us is d in microseconds.
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// bench is a host running on its own SQLite file in the run's directory.
+// bench is a host running on its own SQLite file in the run's directory,
+// configured as durabox serve configures it, and serving its HTTP API on
+// loopback as serve does.
 type bench struct {
 	st   *sqlite.Store
 	h    *host.Host
 	stop context.CancelFunc
 	done chan error
+	// srv serves the host's API on loopback, to c.
+	srv *http.Server
+	c   *client.Client
 	// writes and transactions count what the store committed.
 	writes, transactions atomic.Int64
 }
 
-// newBench starts a host on dir/name.db with the compile cache beside it,
-// as durabox serve does, and deploys module.
-func newBench(c *config, name string, module []byte, opts host.Options) (*bench, error) {
+// newBench starts a host on dir/name.db, configured by cfg and with the
+// compile cache beside the file, as durabox serve --db dir/name.db starts
+// it (serving.Config's zero value is serve's defaults: cfg changes only
+// the flags a figure needs), then changed by unlike, what a figure
+// measures on purpose that serve cannot be told (a host with no live
+// cache); serves its API on loopback; and deploys module.
+func newBench(c *config, name string, module []byte, cfg serving.Config, unlike ...func(*host.Options)) (*bench, error) {
 	path := filepath.Join(c.dir, c.runtime+"-"+name+".db")
 	b := &bench{done: make(chan error, 1)}
-	st, err := sqlite.Open(path, sqlite.Options{Durability: c.durability, OnCommit: func(s store.CommitStats) {
+	cfg.CacheDir, cfg.Runtime = path+".wasmcache", c.runtime
+	// serve's default logger: text, at info, to stderr.
+	cfg.Logger = serving.Logger(os.Stderr, false, slog.LevelInfo)
+	opts := cfg.Host()
+	st, err := sqlite.Open(path, serving.SQLite(opts, c.durability, func(s store.CommitStats) {
 		b.writes.Add(int64(s.Writes))
 		b.transactions.Add(1)
-	}})
+	}))
 	if err != nil {
 		return nil, err
 	}
-	opts.CacheDir = path + ".wasmcache"
-	opts.Runtime = c.runtime
-	opts.OrchestrationWorkers, opts.ActivityWorkers = c.workers, c.activityWorkers
+	c.workersOn(&opts)
+	for _, change := range unlike {
+		change(&opts)
+	}
 	h, err := host.New(st, opts)
 	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err == nil {
+		var handler http.Handler
+		if handler, err = server.New(h, cfg.Server(h, []string{ln.Addr().String()})); err != nil {
+			ln.Close()
+		} else {
+			b.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+			go b.srv.Serve(ln)
+			b.c = client.New("http://"+ln.Addr().String(), nil)
+		}
+	}
+	if err != nil {
+		h.Close()
 		st.Close()
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	b.st, b.h, b.stop = st, h, stop
 	go func() { b.done <- h.Run(ctx) }()
-	if _, err := h.Deploy(ctx, module); err != nil {
+	if _, err := b.c.Deploy(ctx, module); err != nil {
 		b.close()
 		return nil, err
 	}
 	return b, nil
 }
 
-func (b *bench) close() error {
-	b.stop()
-	return errors.Join(<-b.done, b.h.Close(), b.st.Close())
+// workersOn sets the workers of --workers and --activity-workers, the
+// benchmark's own flags, on opts: unless they are given, a host has its
+// defaults, as under durabox serve.
+func (c *config) workersOn(opts *host.Options) {
+	if c.workers > 0 {
+		opts.OrchestrationWorkers = c.workers
+	}
+	if c.activityWorkers > 0 {
+		opts.ActivityWorkers = c.activityWorkers
+	}
 }
 
-// runOne starts an instance and waits for it to complete with want.
+func (b *bench) close() error {
+	b.stop()
+	return errors.Join(b.srv.Close(), <-b.done, b.h.Close(), b.st.Close())
+}
+
+// runOne starts an instance and waits for it to complete with want,
+// through the HTTP API as a client of durabox serve does, and returns the
+// time from the start's request to the wait's answer.
 func (b *bench) runOne(name, id string, input, want any) (time.Duration, error) {
 	ctx := context.Background()
 	in, _ := json.Marshal(input)
-	if _, err := b.h.Start(ctx, name, in, id); err != nil {
+	began := time.Now()
+	if _, err := b.c.Start(ctx, api.StartRequest{Name: name, Input: in, ID: id}); err != nil {
 		return 0, err
 	}
-	inst, err := b.h.Wait(ctx, id)
+	inst, err := b.c.Wait(ctx, id)
 	if err != nil {
 		return 0, err
 	}
-	return inst.UpdatedAt.Sub(inst.CreatedAt), check(inst.ID, inst.Status, inst.Result, want)
+	return time.Since(began), check(inst.ID, inst.Status, inst.Result, want)
 }

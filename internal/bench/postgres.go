@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/pgtest"
+	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/postgres"
 )
@@ -120,17 +122,21 @@ func newFleet(c *config, base, name string, module []byte) (*fleet, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	f := &fleet{stop: stop, done: make(chan error, c.hosts), drop: drop}
 	for i := range c.hosts {
-		st, err := postgres.Open(url, postgres.Options{HostID: fmt.Sprintf("bench-%d", i), OnCommit: func(s store.CommitStats) {
+		// As durabox serve --db postgres://… configures a host (see
+		// newBench), but for the workers' flags of the benchmark's own.
+		opts := serving.Config{Shared: true, CacheDir: filepath.Join(c.dir, name, fmt.Sprint(i)),
+			Logger: serving.Logger(os.Stderr, false, slog.LevelInfo)}.Host()
+		c.workersOn(&opts)
+		st, err := postgres.Open(url, serving.Postgres(opts, fmt.Sprintf("bench-%d", i), func(s store.CommitStats) {
 			f.commits.Add(1)
 			f.busy.Add(int64(s.Duration))
-		}})
+		}))
 		if err != nil {
 			f.close()
 			return nil, err
 		}
 		f.stores = append(f.stores, st)
-		h, err := host.New(st, host.Options{Shared: true, CacheDir: filepath.Join(c.dir, name, fmt.Sprint(i)),
-			OrchestrationWorkers: c.workers, ActivityWorkers: c.activityWorkers})
+		h, err := host.New(st, opts)
 		if err != nil {
 			f.close()
 			return nil, err

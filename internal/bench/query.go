@@ -10,6 +10,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/internal/serving"
 )
 
 // queries measures a query of an instance that waits after c.queryCalls
@@ -20,13 +21,13 @@ import (
 // after another.
 func queries(c *config, _ float64) error {
 	for _, fig := range []struct {
-		name string
-		opts host.Options
+		name   string
+		unlike []func(*host.Options)
 	}{
-		{"query_cached", host.Options{}},
-		{"query_uncached", host.Options{NoLiveCache: true}},
+		{"query_cached", nil},
+		{"query_uncached", []func(*host.Options){func(o *host.Options) { o.NoLiveCache = true }}},
 	} {
-		b, err := newBench(c, fig.name, c.benchModule, fig.opts)
+		b, err := newBench(c, fig.name, c.benchModule, serving.Config{}, fig.unlike...)
 		if err != nil {
 			return err
 		}

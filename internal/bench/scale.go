@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store"
 )
 
@@ -38,7 +38,7 @@ const wokenAlone = 200
 // instance's completion (under the backlog, and alone), and
 // the process's peak memory beside the cache's bound.
 func waiting(c *config, commits float64) error {
-	b, err := newBench(c, "waiting", c.benchModule, host.Options{MaxLiveMemory: c.cacheMiB << 20})
+	b, err := newBench(c, "waiting", c.benchModule, serving.Config{CacheMiB: c.cacheMiB})
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (p *peakSampler) stop() (pss, rss int64) {
 // whose activity returns as much: the time from start to completion, and
 // the growth of the process's peak resident memory.
 func payload(c *config, _ float64) error {
-	b, err := newBench(c, "payload", c.benchModule, host.Options{})
+	b, err := newBench(c, "payload", c.benchModule, serving.Config{})
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store"
 )
 
@@ -20,7 +20,7 @@ import (
 // many spread over 64 instances with 64 in flight at once, one client an
 // instance (update_64_p50, update_64_p99, and their rate).
 func updates(c *config, commits float64) error {
-	b, err := newBench(c, "update", c.benchModule, host.Options{})
+	b, err := newBench(c, "update", c.benchModule, serving.Config{})
 	if err != nil {
 		return err
 	}

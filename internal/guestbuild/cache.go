@@ -47,6 +47,18 @@ func (c cache) build(dir, pkg string, vars []string) (path string, built bool, e
 	if err != nil {
 		return "", false, fmt.Errorf("guestbuild: the inputs of %s: %w", pkg, err)
 	}
+	return c.keyed(k, func(out string) error {
+		if msg, err := Command(dir, pkg, out, vars...).CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s to wasm: %v\n%s", pkg, err, msg)
+		}
+		return nil
+	})
+}
+
+// keyed returns the path of the module of key k, from the cache or built
+// into it by run (which writes the module to out), and whether it built
+// it.
+func (c cache) keyed(k string, run func(out string) error) (path string, built bool, err error) {
 	path = filepath.Join(c.dir, k+".wasm")
 	if info, err := os.Stat(path); err == nil {
 		if time.Since(info.ModTime()) > markEvery {
@@ -64,8 +76,8 @@ func (c cache) build(dir, pkg string, vars []string) (path string, built bool, e
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "module.wasm")
-	if msg, err := Command(dir, pkg, out, vars...).CombinedOutput(); err != nil {
-		return "", false, fmt.Errorf("build %s to wasm: %v\n%s", pkg, err, msg)
+	if err := run(out); err != nil {
+		return "", false, err
 	}
 	if err := os.Rename(out, path); err != nil {
 		return "", false, fmt.Errorf("guestbuild: %w", err)

@@ -25,6 +25,8 @@ import (
 //     transactions and savepoints prepared (conn).
 //   - The write connection keeps its statement journal in memory, and
 //     limits the WAL it starts over to walLimit (writerSettings).
+//   - While countSteps is set (the store's tests), every connection counts
+//     the steps of SQLite's virtual machine (steps.go).
 const driverName = "durabox-sqlite3"
 
 var registerDriver sync.Once
@@ -34,6 +36,9 @@ func register() {
 	registerDriver.Do(func() {
 		sql.Register(driverName, storeDriver{&sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 			if _, err := stablePlans(c, 1); err != nil {
+				return err
+			}
+			if err := countStepsOn(c); err != nil {
 				return err
 			}
 			return writerSettings(c)

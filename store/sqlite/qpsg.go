@@ -19,6 +19,7 @@ import "C"
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
@@ -26,15 +27,24 @@ import (
 // stablePlans sets the query planner stability guarantee on c as
 // durabox_qpsg does, and reports whether it is on.
 func stablePlans(c *sqlite3.SQLiteConn, set int) (on bool, err error) {
-	// go-sqlite3 does not expose sqlite3_db_config, nor the handle it
-	// needs: the handle is read from its connection's field.
-	db := reflect.ValueOf(c).Elem().FieldByName("db")
-	if !db.IsValid() || db.Kind() != reflect.Pointer || db.IsNil() {
-		return false, fmt.Errorf("sqlite: set up a connection: go-sqlite3 keeps its SQLite handle in no field db any more; the store must be updated for this go-sqlite3")
+	db, err := handle(c)
+	if err != nil {
+		return false, err
 	}
 	var state C.int
-	if rc := C.durabox_qpsg(db.UnsafePointer(), C.int(set), &state); rc != 0 {
+	if rc := C.durabox_qpsg(db, C.int(set), &state); rc != 0 {
 		return false, fmt.Errorf("sqlite: set up a connection: the query planner stability guarantee: SQLite result code %d", int(rc))
 	}
 	return state == 1, nil
+}
+
+// handle returns c's SQLite handle. go-sqlite3 does not expose
+// sqlite3_db_config, nor the handle it needs: the handle is read from its
+// connection's field.
+func handle(c *sqlite3.SQLiteConn) (unsafe.Pointer, error) {
+	db := reflect.ValueOf(c).Elem().FieldByName("db")
+	if !db.IsValid() || db.Kind() != reflect.Pointer || db.IsNil() {
+		return nil, fmt.Errorf("sqlite: set up a connection: go-sqlite3 keeps its SQLite handle in no field db any more; the store must be updated for this go-sqlite3")
+	}
+	return db.UnsafePointer(), nil
 }

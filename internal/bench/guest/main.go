@@ -17,6 +17,9 @@ func init() {
 	durabox.RegisterOrchestration("Payload", Payload)
 	durabox.RegisterOrchestration("Queried", Queried)
 	durabox.RegisterOrchestration("Updated", Updated)
+	durabox.RegisterOrchestration("Children", Children)
+	durabox.RegisterOrchestration("Child", Child)
+	durabox.RegisterOrchestration("Events", Events)
 	durabox.RegisterActivity("Echo", func(_ context.Context, i int) (int, error) { return i, nil })
 	durabox.RegisterActivity("Bytes", func(_ context.Context, n int) (string, error) { return strings.Repeat("r", n), nil })
 }
@@ -100,6 +103,37 @@ func Updated(ctx *durabox.Context, _ struct{}) (int, error) {
 		return sum, nil
 	})
 	return sum, ctx.Await(func() bool { return false })
+}
+
+// Children starts n Child instances at once, joins them, and sums their
+// results.
+func Children(ctx *durabox.Context, n int) (int, error) {
+	futures := make([]*durabox.Future, n)
+	for i := range futures {
+		futures[i] = ctx.CallChild("Child", i)
+	}
+	results, err := durabox.All[int](futures...)
+	sum := 0
+	for _, v := range results {
+		sum += v
+	}
+	return sum, err
+}
+
+// Child returns its input: an instance of one step.
+func Child(_ *durabox.Context, i int) (int, error) { return i, nil }
+
+// Events waits for n E events, one after another, and sums their data.
+func Events(ctx *durabox.Context, n int) (int, error) {
+	sum := 0
+	for range n {
+		var v int
+		if err := ctx.WaitEvent("E").Get(&v); err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
 }
 
 func main() {}

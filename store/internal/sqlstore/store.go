@@ -378,6 +378,30 @@ func (s *Store) CountInstances(ctx context.Context, f store.InstanceFilter) ([]s
 	return out, nil
 }
 
+// executionsQuery reads an instance's executions with history (?1),
+// oldest first: each one's number, its first event's id and payload, and
+// its last event's. It costs a few lookups in history's primary key per
+// execution, whatever the length of each: the executions are found one
+// after another by the least execution_id above the last (a recursive
+// query), and the first and last events by their ids. (A count of the
+// events, or a join with an aggregate of them, reads every event, and
+// SQLite 3.54 plans that join as a scan of the history for each event:
+// a status of an instance of 8,000 events took 14 s.) The engine numbers
+// an execution's events from 1 without a gap and history only appends, so
+// the length of an execution is its last id less its first, plus one.
+const executionsQuery = `
+	WITH RECURSIVE x(e) AS (
+		SELECT min(execution_id) FROM history WHERE instance_id = ?1
+		UNION ALL
+		SELECT (SELECT min(execution_id) FROM history WHERE instance_id = ?1 AND execution_id > x.e) FROM x WHERE x.e IS NOT NULL
+	)
+	SELECT x.e, f.event_id, f.payload, l.event_id, l.payload FROM x
+	JOIN history f ON f.instance_id = ?1 AND f.execution_id = x.e AND f.event_id =
+		(SELECT min(event_id) FROM history WHERE instance_id = ?1 AND execution_id = x.e)
+	JOIN history l ON l.instance_id = ?1 AND l.execution_id = x.e AND l.event_id =
+		(SELECT max(event_id) FROM history WHERE instance_id = ?1 AND execution_id = x.e)
+	ORDER BY x.e`
+
 // Executions describes the executions of an instance whose history is
 // kept, oldest first, from the first and last event of each.
 func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, error) {
@@ -387,18 +411,12 @@ func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, e
 		if err != nil {
 			return err
 		}
-		rows, err := r.Query(ctx, s.d.Rebind(`
-			SELECT h.execution_id, h.n, f.payload, l.payload FROM (
-				SELECT execution_id, count(*) AS n, min(event_id) AS first, max(event_id) AS last
-				FROM history WHERE instance_id = ?1 GROUP BY execution_id) h
-			JOIN history f ON f.instance_id = ?1 AND f.execution_id = h.execution_id AND f.event_id = h.first
-			JOIN history l ON l.instance_id = ?1 AND l.execution_id = h.execution_id AND l.event_id = h.last
-			ORDER BY h.execution_id`), id)
+		rows, err := r.Query(ctx, s.d.Rebind(executionsQuery), id)
 		out, err = collect(rows, err, func(r Rows) (store.Execution, error) {
-			var execution, n int64
+			var execution, firstID, lastID int64
 			var first, last []byte
-			err := r.Scan(&execution, &n, &first, &last)
-			return Execution(execution, n, first, last), err
+			err := r.Scan(&execution, &firstID, &first, &lastID, &last)
+			return Execution(execution, lastID-firstID+1, first, last), err
 		})
 		out = WithCurrent(out, current)
 		return err
