@@ -10,7 +10,9 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/testhost"
+	"github.com/durabox/durabox/store"
 )
 
 func TestMain(m *testing.M) {
@@ -91,6 +93,74 @@ func TestSDKHoldsAuthorsToItsModel(t *testing.T) {
 			}
 			if want := "OrchestrationStarted ExternalSubscribed ExternalEvent OrchestrationCompleted"; inst.Status != engine.StatusCompleted || historyKinds(t, h, "misuse") != want {
 				t.Errorf("after the query: %s, history %s, want %s", inst.Status, historyKinds(t, h, "misuse"), want)
+			}
+		})
+	}
+}
+
+// TestUpdatesRunAsBranches runs testdata/sdk.c's Cart on a host, on each
+// runtime: an orchestration that waits for updates alone is not failed as
+// waiting on nothing; an update of no handler, and one whose validator
+// uses the context, are refused, leaving no trace; a handler whose
+// activity fails answers with the failure and the instance goes on; a
+// handler that waits goes on answering after another has; and the
+// orchestration, waiting for dbx_all_handlers_finished, ends after both,
+// with what the handlers changed.
+func TestUpdatesRunAsBranches(t *testing.T) {
+	t.Parallel()
+	wasm := Wasm(t, "internal/cguest/testdata/sdk.c")
+	for _, rt := range host.Runtimes {
+		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
+			h := testhost.Start(t, host.Options{Runtime: rt}, wasm)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := h.Start(ctx, "Cart", nil, "cart"); err != nil {
+				t.Fatal(err)
+			}
+			update := func(name, id, data string, wait time.Duration) (store.UpdateState, string, string) {
+				t.Helper()
+				u, err := h.Update(ctx, "cart", api.UpdateRequest{Name: name, ID: id, Data: json.RawMessage(data)}, wait)
+				if err != nil {
+					t.Fatal(err)
+				}
+				failure := ""
+				if u.Failure != nil {
+					failure = u.Failure.Message
+				}
+				return u.State, string(u.Result), failure
+			}
+			for _, c := range []struct{ name, id, data, state, result, failure string }{
+				{"nope", "u1", `1`, "Refused", "", `durabox: the instance handles no update "nope" (it handles [add close fail])`},
+				{"add", "u2", `""`, "Refused", "", "an empty item"},
+				{"add", "u3", `"misuse"`, "Refused", "", `durabox: the validator of update "add" called dbx_timer: a validator only reads the orchestration's state, and may not use its context or futures (the update was refused)`},
+				{"fail", "u4", `1`, "Failed", "", `activity "Boom" failed: boom`},
+			} {
+				if state, result, failure := update(c.name, c.id, c.data, time.Minute); string(state) != c.state || result != c.result || failure != c.failure {
+					t.Errorf("update %s %s: %s %s, failure %q; want %s %s, failure %q", c.name, c.data, state, result, failure, c.state, c.result, c.failure)
+				}
+			}
+			update("add", "u5", `"apple"`, 0)
+			if state, result, _ := update("close", "u6", ``, time.Minute); state != store.UpdateCompleted || result != `0` {
+				t.Errorf("close: %s %s, want Completed 0", state, result)
+			}
+			if err := h.Raise(ctx, "cart", "go", json.RawMessage(`null`), true); err != nil {
+				t.Fatal(err)
+			}
+			u, err := h.AwaitUpdate(ctx, "cart", "u5", time.Minute)
+			if err != nil || u.State != store.UpdateCompleted || string(u.Result) != `1` {
+				t.Errorf("add apple: %+v, %v; want Completed 1", u, err)
+			}
+			inst, err := h.Wait(ctx, "cart")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inst.Status != engine.StatusCompleted || string(inst.Result) != `1` {
+				t.Errorf("cart: %s %s, failure %+v; want Completed 1", inst.Status, inst.Result, inst.Failure)
+			}
+			want := "OrchestrationStarted UpdateAccepted ActivityScheduled ActivityFailed UpdateCompleted UpdateAccepted ExternalSubscribedPersistent UpdateAccepted UpdateCompleted ExternalEventPersistent ActivityScheduled ActivityCompleted UpdateCompleted OrchestrationCompleted"
+			if got := historyKinds(t, h, "cart"); got != want {
+				t.Errorf("cart's history:\n got %s\nwant %s", got, want)
 			}
 		})
 	}
