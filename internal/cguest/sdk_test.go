@@ -3,6 +3,7 @@ package cguest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -98,7 +99,8 @@ func TestSDKHoldsAuthorsToItsModel(t *testing.T) {
 // activity fails answers with the failure and the instance goes on; a
 // handler that waits goes on answering after another has; and the
 // orchestration, waiting for dbx_all_handlers_finished, ends after both,
-// with what the handlers changed.
+// with what the handlers changed. The instance lists its update handlers,
+// and goes on after a replay.
 func TestUpdatesRunAsBranches(t *testing.T) {
 	t.Parallel()
 	onSDKHost(t, func(t *testing.T, ctx context.Context, h *host.Host) {
@@ -126,6 +128,11 @@ func TestUpdatesRunAsBranches(t *testing.T) {
 			if state, result, failure := update(c.name, c.id, c.data, time.Minute); string(state) != c.state || result != c.result || failure != c.failure {
 				t.Errorf("update %s %s: %s %s, failure %q; want %s %s, failure %q", c.name, c.data, state, result, failure, c.state, c.result, c.failure)
 			}
+		}
+		// The query for the handlers leaves its wasm instance out of turns:
+		// the next turn replays what came so far on a fresh one.
+		if hs, err := h.Handlers(ctx, "cart"); err != nil || fmt.Sprint(hs.Queries, hs.Updates) != "[] [add close fail]" {
+			t.Errorf("the handlers: %+v, %v; want no query and the updates [add close fail]", hs, err)
 		}
 		update("add", "u5", `"apple"`, 0)
 		if state, result, _ := update("close", "u6", ``, time.Minute); state != store.UpdateCompleted || result != `0` {
