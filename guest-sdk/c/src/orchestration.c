@@ -724,7 +724,7 @@ static void run_branch(branch *b) {
 		                       .fail_message = dbx_fmt("durabox: the handler of update \"%s\" returned DBX_DONE without "
 		                                               "answering: return dbx_complete, dbx_fail or dbx_return_future",
 		                                               b->update_name)});
-	else if (b->cursor < b->ntape)
+	else if (replaying_more())
 		diverge("return DBX_BLOCKED");
 }
 
