@@ -81,6 +81,8 @@ typedef enum { DBX_BLOCKED = 0, DBX_DONE = 1 } dbx_step;
 typedef dbx_step (*dbx_orchestration_fn)(dbx_ctx *ctx, dbx_bytes input);
 typedef void (*dbx_activity_fn)(dbx_reply *r, dbx_bytes input);
 typedef void (*dbx_query_fn)(dbx_reply *r, dbx_bytes arg, void *data);
+typedef dbx_step (*dbx_update_fn)(dbx_ctx *ctx, dbx_bytes arg, void *data);
+typedef const char *(*dbx_validate_fn)(dbx_bytes arg, void *data);
 
 /* dbx_main is the module's to write: it registers its orchestrations and
  * activities, and runs once, while the module starts (before any other
@@ -199,6 +201,38 @@ void dbx_log(dbx_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2
  * (what data points to must outlive the run: a static variable, or the
  * bytes of a future's result), and answers with dbx_reply_*. */
 void dbx_handle_query(dbx_ctx *ctx, const char *name, dbx_query_fn fn, void *data);
+/* dbx_handle_update registers fn as the handler of the update name: a
+ * client's durabox update ID NAME runs fn(ctx, arg, data) and gets its
+ * answer on the same call. Registering a name again replaces its handler.
+ *
+ * An update is recorded in history and replayed like everything else. Its
+ * handler is code of the orchestration, run as the orchestration function
+ * is (from its first line, after every activation, with DBX_AWAIT and the
+ * rest), beside it, until it answers: dbx_complete(ctx, output) answers
+ * the update, dbx_fail (or DBX_TRY on a failed future) answers it with a
+ * failure, and the instance goes on either way. The orchestration code
+ * runs first in a step, then each handler in the order the updates came;
+ * once a handler answers, the orchestration runs again in the same step.
+ * A handler runs again until it answers, so it changes the orchestration's
+ * state (static variables, which the orchestration function does not
+ * reset) only after its last DBX_AWAIT, just before it answers.
+ *
+ * validate, if not NULL, runs first, when the update arrives: it returns
+ * NULL to accept the update, or why it refuses it (dbx_fmt's memory will
+ * do); a refused update leaves no trace, and the caller gets the reason,
+ * as for an update of a name no handler has. Like a query's handler it
+ * only reads: using the context refuses the update. It must decide by the
+ * state and arg alone: it runs again on every replay, and must accept
+ * again what it accepted. data is as for dbx_handle_query. */
+void dbx_handle_update(dbx_ctx *ctx, const char *name, dbx_update_fn fn, dbx_validate_fn validate, void *data);
+/* dbx_all_handlers_finished says whether every update handler that began
+ * has answered. The orchestration's end, or its continuing as new, answers
+ * the updates whose handlers have not with a failure; to let them finish:
+ *
+ *     if (!dbx_all_handlers_finished(ctx))
+ *         return DBX_BLOCKED;
+ */
+bool dbx_all_handlers_finished(const dbx_ctx *ctx);
 
 /* ---- Activities and queries answer through a dbx_reply ------------------ */
 

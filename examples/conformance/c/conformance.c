@@ -173,6 +173,37 @@ static dbx_step queryable(dbx_ctx *ctx, dbx_bytes input) {
 	return dbx_complete(ctx, state);
 }
 
+/* sum is Updatable's sum, which its update add grows. A handler runs
+ * again until it answers: it adds to the sum once, as it answers. */
+static int64_t sum;
+
+static const char *add_validate(dbx_bytes arg, void *data) {
+	(void)data;
+	int64_t n;
+	if (dbx_json_int(arg, &n) != 0)
+		return "the argument is not a number";
+	return n < 0 ? "a negative number" : NULL;
+}
+
+static dbx_step add(dbx_ctx *ctx, dbx_bytes arg, void *data) {
+	(void)data;
+	dbx_future *echo = dbx_activity(ctx, "Echo", arg);
+	DBX_TRY(ctx, echo);
+	int64_t echoed;
+	if (dbx_json_int(dbx_result(echo), &echoed) != 0)
+		return dbx_fail(ctx, "add: Echo answered no number");
+	sum += echoed;
+	return dbx_complete(ctx, integer(sum));
+}
+
+static dbx_step updatable(dbx_ctx *ctx, dbx_bytes input) {
+	(void)input;
+	dbx_handle_update(ctx, "add", add, add_validate, NULL);
+	dbx_future *stop = dbx_wait_event(ctx, "stop");
+	DBX_TRY(ctx, stop);
+	return dbx_complete(ctx, integer(sum));
+}
+
 void dbx_main(void) {
 	dbx_register_activity("Echo", echo);
 	dbx_register_activity("Boom", boom);
@@ -189,4 +220,5 @@ void dbx_main(void) {
 	dbx_register_orchestration("Status", status);
 	dbx_register_orchestration("Raiser", raiser);
 	dbx_register_orchestration("Queryable", queryable);
+	dbx_register_orchestration("Updatable", updatable);
 }

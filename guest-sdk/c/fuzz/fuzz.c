@@ -5,7 +5,7 @@
  * includes the whole SDK, so that it reaches its static functions, and
  * feeds each input to the wire decoders, the JSON readers and, when it
  * decodes as an activation, to the runtime, which runs a small
- * orchestration that uses every kind of operation. A malformed input must
+ * orchestration that uses every kind of operation, and an update handler. A malformed input must
  * be refused, never read past its end. durabox.mk's durabox-fuzz builds it;
  * internal/cguest runs it.
  */
@@ -14,7 +14,21 @@
 /* The host's import, which a native build has no host to give. */
 int32_t dbx__host_patched(const char *change, size_t len) { return len % 2 == 0 && change[0] != 'x'; }
 
+static const char *validate(dbx_bytes arg, void *data) {
+	(void)data;
+	int64_t n;
+	return dbx_json_int(arg, &n) == 0 && n < 0 ? "negative" : NULL;
+}
+
+static dbx_step handle(dbx_ctx *ctx, dbx_bytes arg, void *data) {
+	(void)data;
+	dbx_future *t = dbx_timer(ctx, 5);
+	DBX_TRY(ctx, t);
+	return dbx_complete(ctx, arg);
+}
+
 static dbx_step everything(dbx_ctx *ctx, dbx_bytes input) {
+	dbx_handle_update(ctx, "u", handle, validate, NULL);
 	dbx_set_custom_status(ctx, "running");
 	bool patched = dbx_patched(ctx, "change");
 	dbx_future *fs[] = {dbx_activity(ctx, "A", input), dbx_timer(ctx, 1000), dbx_wait_event(ctx, "e"),
@@ -24,7 +38,8 @@ static dbx_step everything(dbx_ctx *ctx, dbx_bytes input) {
 	int64_t now = dbx_now(ctx);
 	int won;
 	DBX_SELECT(won, ctx, fs, 3);
-	dbx_log(ctx, "won %d at %lld, cancelled: %s", won, (long long)now, dbx_cancelled(ctx) ? "yes" : "no");
+	dbx_log(ctx, "won %d at %lld, cancelled: %s, handlers finished: %d", won, (long long)now,
+	        dbx_cancelled(ctx) ? "yes" : "no", dbx_all_handlers_finished(ctx));
 	DBX_AWAIT(fs[3]);
 	dbx_cancel(ctx, fs[4]);
 	if (dbx_select_keep(ctx, fs + 4, 2) < 0)
@@ -34,7 +49,13 @@ static dbx_step everything(dbx_ctx *ctx, dbx_bytes input) {
 	return dbx_continue_as_new(ctx, dbx_result(fs[3]));
 }
 
-void dbx_main(void) { dbx_register_orchestration("Everything", everything); }
+/* Greeting too, the name the example activation starts: the state of the
+ * instance outlives an input, so the first Start the fuzzer runs is the
+ * one that counts, and it is the seed's. */
+void dbx_main(void) {
+	dbx_register_orchestration("Everything", everything);
+	dbx_register_orchestration("Greeting", everything);
+}
 
 static void read_json(dbx_bytes b) {
 	char *s;

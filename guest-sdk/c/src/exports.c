@@ -53,22 +53,22 @@ static void (*find(const registered *items, size_t n, const char *name))(void) {
 	return NULL;
 }
 
-/* names_list formats the names registered as Go prints a []string: [A B]. */
-static char *names_list(const registered *items, size_t n) {
+static const char *names_list(const void *items, size_t n, size_t size) {
 	static buf b;
 	b.len = 0;
 	buf_byte(&b, '[');
 	for (size_t i = 0; i < n; i++) {
+		const char *name = *(const char *const *)((const uint8_t *)items + i * size);
 		if (i)
 			buf_byte(&b, ' ');
-		buf_put(&b, items[i].name, strlen(items[i].name));
+		buf_put(&b, name, strlen(name));
 	}
 	buf_byte(&b, ']');
 	return dbx_fmt("%.*s", (int)b.len, (const char *)b.ptr);
 }
 
 static dbx_orchestration_fn lookup_orchestration(const char *name, const char **registered) {
-	*registered = names_list(orchestrations.items, orchestrations.n);
+	*registered = names_list(orchestrations.items, orchestrations.n, sizeof *orchestrations.items);
 	return (dbx_orchestration_fn)find(orchestrations.items, orchestrations.n, name);
 }
 
@@ -172,6 +172,7 @@ __attribute__((export_name("durabox_describe"))) int64_t durabox_describe(void) 
 		wire_str(&answer, 2, orchestrations.items[i].name);
 	for (size_t i = 0; i < activities.n; i++)
 		wire_str(&answer, 3, activities.items[i].name);
+	wire_uint(&answer, 4, 1); /* updates: the SDK delivers them (orchestration.c) */
 	return (int64_t)region(buf_bytes(&answer));
 }
 
@@ -197,7 +198,7 @@ __attribute__((export_name("durabox_activity"))) int64_t durabox_activity(int32_
 	dbx_activity_fn fn = (dbx_activity_fn)find(activities.items, activities.n, r->name);
 	if (!fn)
 		reply_failf(r, "this module registers no activity \"%s\" (it registers %s)", r->name,
-		            names_list(activities.items, activities.n));
+		            names_list(activities.items, activities.n, sizeof *activities.items));
 	else
 		fn(r, q.input.len ? q.input : dbx_str("null"));
 	answer.len = 0;

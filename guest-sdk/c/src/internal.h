@@ -75,7 +75,7 @@ typedef struct {
 
 typedef struct {
 	uint64_t kind, seq;
-	dbx_bytes name, instance_id, input, result;
+	dbx_bytes name, instance_id, input, result, update_id;
 	wire_failure failure;
 } wire_job;
 
@@ -109,6 +109,7 @@ enum {
 	JOB_RESOLVE_CHILD = 5,
 	JOB_CANCEL = 6,
 	JOB_RESOLVE_RAISE = 7,
+	JOB_UPDATE = 8,
 };
 
 enum {
@@ -127,12 +128,14 @@ enum {
 	CMD_SET_CUSTOM_STATUS = 13,
 	CMD_PATCH = 14,
 	CMD_RAISE = 15,
+	CMD_COMPLETE_UPDATE = 16,
+	CMD_REJECT_UPDATE = 17,
 };
 
 /* A command, to encode: the fields a kind does not use stay zero. */
 typedef struct {
 	uint64_t kind, seq, target, timeout_ms;
-	const char *name, *instance_id;
+	const char *name, *instance_id, *update_id;
 	dbx_bytes input, output;
 	int64_t delay;
 	bool detached, persistent;
@@ -144,6 +147,9 @@ static void wire_encode_failure(buf *b, uint32_t num, const char *message, const
 
 /* Between the two halves of the runtime (exports.c, orchestration.c). */
 static dbx_orchestration_fn lookup_orchestration(const char *name, const char **registered);
+/* names_list formats the names of n items of size bytes, each of which
+ * begins with its name (a char pointer), as Go prints a []string: [A B]. */
+static const char *names_list(const void *items, size_t n, size_t size);
 /* activate applies an activation's jobs, in order, runs the orchestration
  * once, and returns the commands, encoded as an ActivationResult. */
 static dbx_bytes activate(const wire_activation *a);

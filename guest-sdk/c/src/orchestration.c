@@ -13,6 +13,14 @@
  * the instance fails, saying where (diverge). Jobs resolve futures by seq;
  * the instance's cancellation emits its cancel commands outside the tape,
  * while jobs are applied.
+ *
+ * An update's handler is a branch of its own (abi/ABI.md, "Updates"): it
+ * too runs again from its first line after every activation, with a tape
+ * of its own, until it answers; its commands take the instance's seqs. An
+ * activation runs the orchestration function, then each handler that has
+ * not answered, in the order their updates came, and does it all again
+ * while a handler answered in the pass (so that what a handler changed by
+ * then is seen by the orchestration in the same step).
  */
 #include <sched.h>
 #include <stdio.h>
@@ -43,16 +51,33 @@ typedef struct {
 	int64_t value; /* what a TAPE_ entry read: a select's winner, the time */
 } tape_entry;
 
+/* handler is a query's or an update's handler, as registered. */
 typedef struct {
 	char *name;
-	dbx_query_fn fn;
+	void (*fn)(void); /* a dbx_query_fn or a dbx_update_fn */
+	dbx_validate_fn validate;
 	void *data;
-} query_handler;
+} handler;
+
+/* branch is code that runs again from its first line after every
+ * activation: the orchestration function, or the handler of an update. */
+typedef struct {
+	tape_entry *tape;
+	size_t ntape, cursor;
+	size_t logs, log_index;
+	/* For an update's handler: */
+	char *update_id, *update_name;
+	dbx_update_fn fn;
+	void *data;
+	dbx_bytes arg;
+	bool answered;
+} branch;
 
 typedef struct {
 	char *change;
 	bool taken;
-	size_t run; /* the last run that asked */
+	branch *owner; /* the branch whose tape holds the Patch */
+	size_t run;    /* the last run of owner that asked */
 } patch_answer;
 
 /* dbx_ctx is a handle only: the instance's state is o, below. */
@@ -74,19 +99,21 @@ static struct {
 	uint64_t seq;
 	dbx_future **futures; /* by seq: the futures of open operations */
 	size_t nfutures;
-	tape_entry *tape;
-	size_t ntape, cursor;
+	branch main;       /* the orchestration function's */
+	branch *cur;       /* the branch that runs */
+	branch **updates;  /* the handlers of the updates accepted, in order */
+	size_t nupdates, answered;
 	buf commands; /* the activation's, encoded */
-	size_t logs, log_index;
-	size_t runs; /* how many runs began */
-	query_handler *queries;
-	size_t nqueries;
+	size_t runs;  /* how many runs began, of any branch */
+	handler *queries, *update_handlers;
+	size_t nqueries, nupdate_handlers;
 	patch_answer *patches;
 	size_t npatches;
-	/* querying is the name of the query whose handler runs; misuse what it
-	 * called that a query may not. */
+	/* querying is the name of the query whose handler (or of the update
+	 * whose validator) runs; misuse what it called that it may not. */
 	const char *querying, *misuse;
-} o;
+	bool refused; /* the activation refused an update */
+} o = {.cur = &o.main};
 
 /* never is the future of an operation that does not start: one asked for
  * after the end, or by a query's handler. It never resolves. */
@@ -139,11 +166,13 @@ static void end_with(wire_command *c);
 /* diverge fails the instance: the code asked for now where the tape holds
  * what it asked for at this point before. */
 static void diverge(const char *now) {
-	const char *before = o.cursor < o.ntape ? o.tape[o.cursor].what : "nothing more";
-	char *msg = dbx_fmt("durabox: the orchestration did not repeat itself: run again from the start, "
+	branch *b = o.cur;
+	const char *before = b->cursor < b->ntape ? b->tape[b->cursor].what : "nothing more";
+	const char *who = b == &o.main ? "the orchestration" : dbx_fmt("the handler of update \"%s\"", b->update_name);
+	char *msg = dbx_fmt("durabox: %s did not repeat itself: run again from the start, "
 	                    "its call %zu was %s where it was %s before; an orchestration must decide only from its "
 	                    "input and its futures' results (race futures with dbx_select, not dbx_ready)",
-	                    o.cursor + 1, now, before);
+	                    who, b->cursor + 1, now, before);
 	end_with(&(wire_command){.kind = CMD_FAIL, .fail_message = msg});
 }
 
@@ -152,29 +181,36 @@ static void diverge(const char *now) {
  * further than before (and the caller records the call), or when the
  * instance ended on a divergence. */
 static tape_entry *replayed(uint64_t kind, uint64_t hash, const char *name) {
-	if (o.cursor >= o.ntape)
+	branch *b = o.cur;
+	if (b->cursor >= b->ntape)
 		return NULL;
-	tape_entry *e = &o.tape[o.cursor];
+	tape_entry *e = &b->tape[b->cursor];
 	if (e->kind != kind || e->hash != hash) {
 		diverge(describe(kind, name));
 		return NULL;
 	}
-	o.cursor++;
+	b->cursor++;
 	return e;
 }
 
+/* replaying_more says whether the running branch's tape holds more than
+ * its code asked for yet in this run. */
+static bool replaying_more(void) { return o.cur->cursor < o.cur->ntape; }
+
 static tape_entry *record(uint64_t kind, uint64_t hash, const char *name) {
-	if (o.ntape % 64 == 0)
-		o.tape = xrealloc(o.tape, (o.ntape + 64) * sizeof *o.tape);
-	tape_entry *e = &o.tape[o.ntape++];
+	branch *b = o.cur;
+	if (b->ntape % 64 == 0)
+		b->tape = xrealloc(b->tape, (b->ntape + 64) * sizeof *b->tape);
+	tape_entry *e = &b->tape[b->ntape++];
 	char *what = (char *)describe(kind, name);
 	*e = (tape_entry){.kind = kind, .hash = hash, .what = xstrndup(what, strlen(what))};
-	o.cursor = o.ntape;
+	b->cursor = b->ntape;
 	return e;
 }
 
 /* usable says whether the orchestration may act now: not while a query's
- * handler runs (which fails the query), nor after the end. */
+ * handler or an update's validator runs (which fails the query, or refuses
+ * the update), nor after the end, nor in a handler after its answer. */
 static bool usable(const char *call) {
 	if (o.querying) {
 		if (!o.misuse)
@@ -185,7 +221,7 @@ static bool usable(const char *call) {
 		die("%s was called outside a run of an orchestration (from an activity, or from dbx_main): only the "
 		    "orchestration function may use its context, while it runs",
 		    call);
-	return !o.ended;
+	return !o.ended && !o.cur->answered;
 }
 
 static dbx_bytes or_null(dbx_bytes json) { return json.len ? json : dbx_str("null"); }
@@ -304,13 +340,14 @@ void dbx_cancel(dbx_ctx *ctx, dbx_future *f) {
 	/* A cancel the code made on an earlier run is on the tape; one of an
 	 * operation that had ended by then is not, and is nothing now. */
 	uint64_t h = fnv(0, &f->seq, sizeof f->seq);
-	if (o.cursor < o.ntape && o.tape[o.cursor].kind == CMD_CANCEL_ACTIVITY && o.tape[o.cursor].hash == h) {
-		o.cursor++;
+	branch *b = o.cur;
+	if (b->cursor < b->ntape && b->tape[b->cursor].kind == CMD_CANCEL_ACTIVITY && b->tape[b->cursor].hash == h) {
+		b->cursor++;
 		return;
 	}
 	if (!cancellable(f))
 		return;
-	if (o.cursor < o.ntape) {
+	if (replaying_more()) {
 		diverge("dbx_cancel");
 		return;
 	}
@@ -357,13 +394,35 @@ static void end_with(wire_command *c) {
 	emit(c);
 }
 
+/* answer ends the running update handler with c, the end the code asked
+ * for: its output, or its failure, answers the update. */
+static void answer_update(const wire_command *c) {
+	branch *b = o.cur;
+	wire_command a = {.kind = CMD_COMPLETE_UPDATE, .update_id = b->update_id};
+	if (c->kind == CMD_COMPLETE)
+		a.output = c->output;
+	else if (c->kind == CMD_FAIL)
+		a.fail_message = c->fail_message, a.fail_details = c->fail_details;
+	else
+		a.fail_message = dbx_fmt("durabox: the handler of update \"%s\" called dbx_continue_as_new, which only the "
+		                         "orchestration function may: a handler answers with dbx_complete, dbx_fail or "
+		                         "dbx_return_future",
+		                         b->update_name);
+	b->answered = true;
+	o.answered++;
+	emit(&a);
+}
+
 /* ending checks that the code ends where it ended before, if it did: it
- * never has, since nothing runs after the end, so the tape must be done. */
+ * never has, since nothing runs after the end, so the tape must be done.
+ * In an update's handler, the end answers the update. */
 static dbx_step ending(wire_command *c, const char *call) {
 	if (!usable(call))
 		return DBX_DONE;
-	if (o.cursor < o.ntape)
+	if (replaying_more())
 		diverge(call);
+	else if (o.cur != &o.main)
+		answer_update(c);
 	else
 		end_with(c);
 	return DBX_DONE;
@@ -461,8 +520,11 @@ bool dbx_patched(dbx_ctx *ctx, const char *change) {
 	for (size_t i = 0; i < o.npatches; i++) {
 		patch_answer *p = &o.patches[i];
 		if (strcmp(p->change, change) == 0) {
-			/* Asked on an earlier run: its first question of the change
-			 * is where the Patch command, if any, is on the tape. */
+			/* Asked on an earlier run: its owner's first question of
+			 * the change is where the Patch command, if any, is on
+			 * its tape. */
+			if (p->owner != o.cur)
+				return p->taken;
 			if (p->taken && p->run != o.runs)
 				replayed(CMD_PATCH, hash_command(&(wire_command){.kind = CMD_PATCH, .name = change}), change);
 			p->run = o.runs;
@@ -471,10 +533,10 @@ bool dbx_patched(dbx_ctx *ctx, const char *change) {
 	}
 	bool taken = dbx__host_patched(change, strlen(change)) == 1;
 	o.patches = xrealloc(o.patches, (o.npatches + 1) * sizeof *o.patches);
-	o.patches[o.npatches++] = (patch_answer){xstrndup(change, strlen(change)), taken, o.runs};
+	o.patches[o.npatches++] = (patch_answer){xstrndup(change, strlen(change)), taken, o.cur, o.runs};
 	if (taken) {
 		wire_command c = {.kind = CMD_PATCH, .name = change};
-		if (o.cursor < o.ntape)
+		if (replaying_more())
 			diverge(describe(CMD_PATCH, change));
 		else {
 			record(CMD_PATCH, hash_command(&c), change);
@@ -489,9 +551,9 @@ void dbx_log(dbx_ctx *ctx, const char *fmt, ...) {
 	/* The lines of a run are numbered; only those past the last run's are
 	 * new. The same work whatever replaying says: the host drops what a
 	 * replay writes. */
-	if (o.querying || o.log_index++ < o.logs)
+	if (o.querying || o.cur->log_index++ < o.cur->logs)
 		return;
-	o.logs = o.log_index;
+	o.cur->logs = o.cur->log_index;
 	va_list ap;
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
@@ -500,21 +562,47 @@ void dbx_log(dbx_ctx *ctx, const char *fmt, ...) {
 	fflush(stdout);
 }
 
-void dbx_handle_query(dbx_ctx *ctx, const char *name, dbx_query_fn fn, void *data) {
-	(void)ctx;
-	if (!usable("dbx_handle_query"))
-		return;
+/* set_handler registers h in the list hs of n, in name order, replacing
+ * the handler of the same name. */
+static void set_handler(handler **hs, size_t *n, handler h) {
 	size_t i = 0;
-	while (i < o.nqueries && strcmp(o.queries[i].name, name) < 0)
+	while (i < *n && strcmp((*hs)[i].name, h.name) < 0)
 		i++;
-	if (i < o.nqueries && strcmp(o.queries[i].name, name) == 0) {
-		o.queries[i].fn = fn, o.queries[i].data = data;
+	if (i < *n && strcmp((*hs)[i].name, h.name) == 0) {
+		h.name = (*hs)[i].name;
+		(*hs)[i] = h;
 		return;
 	}
-	o.queries = xrealloc(o.queries, (o.nqueries + 1) * sizeof *o.queries);
-	memmove(o.queries + i + 1, o.queries + i, (o.nqueries - i) * sizeof *o.queries);
-	o.queries[i] = (query_handler){xstrndup(name, strlen(name)), fn, data};
-	o.nqueries++;
+	*hs = xrealloc(*hs, (*n + 1) * sizeof **hs);
+	memmove(*hs + i + 1, *hs + i, (*n - i) * sizeof **hs);
+	h.name = xstrndup(h.name, strlen(h.name));
+	(*hs)[i] = h;
+	(*n)++;
+}
+
+static const handler *find_handler(const handler *hs, size_t n, const char *name) {
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(hs[i].name, name) == 0)
+			return &hs[i];
+	return NULL;
+}
+
+void dbx_handle_query(dbx_ctx *ctx, const char *name, dbx_query_fn fn, void *data) {
+	(void)ctx;
+	if (usable("dbx_handle_query"))
+		set_handler(&o.queries, &o.nqueries, (handler){.name = (char *)name, .fn = (void (*)(void))fn, .data = data});
+}
+
+void dbx_handle_update(dbx_ctx *ctx, const char *name, dbx_update_fn fn, dbx_validate_fn validate, void *data) {
+	(void)ctx;
+	if (usable("dbx_handle_update"))
+		set_handler(&o.update_handlers, &o.nupdate_handlers,
+		            (handler){.name = (char *)name, .fn = (void (*)(void))fn, .validate = validate, .data = data});
+}
+
+bool dbx_all_handlers_finished(const dbx_ctx *ctx) {
+	(void)ctx;
+	return o.answered == o.nupdates;
 }
 
 static dbx_bytes keep(dbx_bytes b) {
@@ -573,33 +661,95 @@ static void start(const wire_job *j) {
 		                                                 name, registered)});
 }
 
-/* run runs the orchestration function from its first line. */
-static void run(void) {
-	if (!o.fn || o.ended)
+/* refuse answers the activation with the refusal of the update id, for
+ * why, and nothing else: the host records nothing of the step, and runs it
+ * again without the update on a fresh wasm instance. */
+static void refuse(dbx_bytes id, const char *why) {
+	o.refused = true;
+	o.commands.len = 0;
+	emit(&(wire_command){.kind = CMD_REJECT_UPDATE, .update_id = dbx_fmt("%.*s", (int)id.len, id.ptr), .fail_message = why});
+}
+
+/* update applies the delivery of an update: it refuses it when the
+ * instance has no handler of its name, or the handler's validator refuses
+ * it, and otherwise starts the handler, as a branch of its own. */
+static void update(const wire_job *j) {
+	char *name = dbx_fmt("%.*s", (int)j->name.len, j->name.ptr);
+	dbx_bytes arg = or_null(j->input);
+	const handler *h = o.ended ? NULL : find_handler(o.update_handlers, o.nupdate_handlers, name);
+	if (!h) {
+		refuse(j->update_id, dbx_fmt("durabox: the instance handles no update \"%s\" (it handles %s)", name,
+		                             names_list(o.update_handlers, o.nupdate_handlers, sizeof *o.update_handlers)));
 		return;
-	sched_yield(); /* ABI.md: every module imports it; a run is a step */
-	o.cursor = 0;
-	o.log_index = 0;
+	}
+	if (h->validate) {
+		o.querying = name;
+		o.misuse = NULL;
+		const char *why = h->validate(arg, h->data);
+		o.querying = NULL;
+		if (o.misuse)
+			why = dbx_fmt("durabox: the validator of update \"%s\" called %s: a validator only reads the "
+			              "orchestration's state, and may not use its context or futures (the update was refused)",
+			              name, o.misuse);
+		if (why) {
+			refuse(j->update_id, why);
+			return;
+		}
+	}
+	branch *b = xmalloc(sizeof *b);
+	*b = (branch){.update_id = keep_str(j->update_id), .update_name = keep_str(j->name),
+	              .fn = (dbx_update_fn)h->fn, .data = h->data, .arg = keep(arg)};
+	o.updates = xrealloc(o.updates, (o.nupdates + 1) * sizeof *o.updates);
+	o.updates[o.nupdates++] = b;
+}
+
+/* run_branch runs b's code from its first line. */
+static void run_branch(branch *b) {
+	o.cur = b;
+	b->cursor = 0;
+	b->log_index = 0;
 	o.runs++;
 	o.running = true;
-	dbx_step s = o.fn(&o.ctx, o.input);
+	dbx_step s = b == &o.main ? o.fn(&o.ctx, o.input) : b->fn(&o.ctx, b->arg, b->data);
 	o.running = false;
-	if (o.ended)
+	if (o.ended || b->answered)
 		return;
-	if (s == DBX_DONE)
+	if (s == DBX_DONE && b == &o.main)
 		end_with(&(wire_command){.kind = CMD_FAIL,
 		                         .fail_message = dbx_fmt("durabox: orchestration \"%s\" returned DBX_DONE without ending: return "
 		                                                 "dbx_complete, dbx_fail or dbx_continue_as_new",
 		                                                 o.fn_name)});
-	else if (o.cursor < o.ntape)
+	else if (s == DBX_DONE)
+		answer_update(&(wire_command){.kind = CMD_FAIL,
+		                       .fail_message = dbx_fmt("durabox: the handler of update \"%s\" returned DBX_DONE without "
+		                                               "answering: return dbx_complete, dbx_fail or dbx_return_future",
+		                                               b->update_name)});
+	else if (replaying_more())
 		diverge("return DBX_BLOCKED");
+}
+
+/* run runs the orchestration function, then each update handler that has
+ * not answered; again while a handler answered in the pass. */
+static void run(void) {
+	if (!o.fn || o.ended)
+		return;
+	sched_yield(); /* ABI.md: every module imports it; a run is a step */
+	size_t answered;
+	do {
+		answered = o.answered;
+		run_branch(&o.main);
+		for (size_t i = 0; i < o.nupdates && !o.ended; i++)
+			if (!o.updates[i]->answered)
+				run_branch(o.updates[i]);
+	} while (o.answered != answered && !o.ended);
 }
 
 static dbx_bytes activate(const wire_activation *a) {
 	o.commands.len = 0;
+	o.refused = false;
 	o.now = a->time;
 	o.replaying = a->replaying;
-	for (size_t i = 0; i < a->njobs; i++) {
+	for (size_t i = 0; i < a->njobs && !o.refused; i++) {
 		const wire_job *j = &a->jobs[i];
 		switch (j->kind) {
 		case JOB_START:
@@ -615,9 +765,14 @@ static dbx_bytes activate(const wire_activation *a) {
 		case JOB_CANCEL:
 			cancel_instance(j->name);
 			break;
+		case JOB_UPDATE:
+			update(j);
+			break;
 		}
 	}
-	run();
+	if (!o.refused)
+		run();
+	wire_uint(&o.commands, 2, o.nupdate_handlers > 0 && !o.ended);
 	return buf_bytes(&o.commands);
 }
 
@@ -626,15 +781,13 @@ static dbx_bytes activate(const wire_activation *a) {
 static void query(const wire_query_request *q, buf *out, dbx_reply *r) {
 	char *name = dbx_fmt("%.*s", (int)q->name.len, q->name.ptr);
 	reply_init(r);
-	size_t i = 0;
-	while (i < o.nqueries && strcmp(o.queries[i].name, name) != 0)
-		i++;
-	if (i == o.nqueries)
+	const handler *h = find_handler(o.queries, o.nqueries, name);
+	if (!h)
 		reply_failf(r, "durabox: the instance handles no query \"%s\"", name);
 	else {
 		o.querying = name;
 		o.misuse = NULL;
-		o.queries[i].fn(r, or_null(q->input), o.queries[i].data);
+		((dbx_query_fn)h->fn)(r, or_null(q->input), h->data);
 		if (o.misuse)
 			reply_failf(r,
 			            "durabox: the handler of query \"%s\" called %s: a query only reads the orchestration's state, "
@@ -646,4 +799,6 @@ static void query(const wire_query_request *q, buf *out, dbx_reply *r) {
 	reply_encode(out, r, 1, 2);
 	for (size_t k = 0; k < o.nqueries; k++)
 		wire_str(out, 3, o.queries[k].name);
+	for (size_t k = 0; k < o.nupdate_handlers; k++)
+		wire_str(out, 4, o.update_handlers[k].name);
 }

@@ -100,6 +100,10 @@ static const char *decode_job(dbx_bytes in, wire_job *j) {
 				return err;
 			break;
 		}
+		case 8:
+			WANT(f, WIRE_BYTES);
+			j->update_id = f.bytes;
+			break;
 		}
 	}
 	return got < 0 ? "a malformed Job" : NULL;
@@ -238,5 +242,6 @@ static void wire_encode_command(buf *b, const wire_command *c) {
 	wire_uint(&m, 10, c->detached);
 	wire_uint(&m, 11, c->timeout_ms);
 	wire_uint(&m, 12, c->persistent);
+	wire_str(&m, 13, c->update_id);
 	wire_nested(b, 1, &m);
 }

@@ -3,6 +3,8 @@
  * where a mistake of the author's, or a question asked twice, is involved
  * (sdk_test.go runs them).
  */
+#include <string.h>
+
 #include "durabox.h"
 
 static void echo(dbx_reply *r, dbx_bytes input) { dbx_reply_json(r, input); }
@@ -69,6 +71,65 @@ static dbx_step query_misuse(dbx_ctx *ctx, dbx_bytes input) {
 	return dbx_complete(ctx, dbx_quote("went"));
 }
 
+static void boom(dbx_reply *r, dbx_bytes input) {
+	(void)input;
+	dbx_reply_fail(r, "boom");
+}
+
+/* The cart: Cart waits for updates alone until close, and then for the
+ * handlers still running. add waits for the event go, so that close can
+ * answer first; fail answers with an activity's failure; add's validator
+ * uses the context when asked to, which must refuse the update. */
+static bool closed;
+static int64_t items;
+static dbx_ctx *cart;
+
+static const char *add_validate(dbx_bytes arg, void *data) {
+	(void)data;
+	char *s;
+	if (dbx_json_string(arg, &s) != 0)
+		return "the argument is not a string";
+	if (s[0] == '\0')
+		return "an empty item";
+	if (strcmp(s, "misuse") == 0)
+		dbx_timer(cart, 1);
+	return NULL;
+}
+
+static dbx_step add(dbx_ctx *ctx, dbx_bytes arg, void *data) {
+	(void)data;
+	dbx_future *go = dbx_wait_event_persistent(ctx, "go");
+	DBX_TRY(ctx, go);
+	dbx_future *echo = dbx_activity(ctx, "Echo", arg);
+	DBX_TRY(ctx, echo);
+	items++;
+	return dbx_complete(ctx, dbx_str(dbx_fmt("%lld", (long long)items)));
+}
+
+static dbx_step fail(dbx_ctx *ctx, dbx_bytes arg, void *data) {
+	(void)data;
+	dbx_future *f = dbx_activity(ctx, "Boom", arg);
+	DBX_TRY(ctx, f);
+	return dbx_complete(ctx, dbx_str("\"Boom did not fail\""));
+}
+
+static dbx_step close_cart(dbx_ctx *ctx, dbx_bytes arg, void *data) {
+	(void)arg, (void)data;
+	closed = true;
+	return dbx_complete(ctx, dbx_str(dbx_fmt("%lld", (long long)items)));
+}
+
+static dbx_step cart_fn(dbx_ctx *ctx, dbx_bytes input) {
+	(void)input;
+	cart = ctx;
+	dbx_handle_update(ctx, "add", add, add_validate, NULL);
+	dbx_handle_update(ctx, "fail", fail, NULL, NULL);
+	dbx_handle_update(ctx, "close", close_cart, NULL, NULL);
+	if (!closed || !dbx_all_handlers_finished(ctx))
+		return DBX_BLOCKED;
+	return dbx_complete(ctx, dbx_str(dbx_fmt("%lld", (long long)items)));
+}
+
 void dbx_main(void) {
 	dbx_register_activity("Echo", echo);
 	dbx_register_activity("A", echo);
@@ -81,4 +142,6 @@ void dbx_main(void) {
 	dbx_register_orchestration("bad\x01name", done_without_ending);
 #endif
 	dbx_register_orchestration("QueryMisuse", query_misuse);
+	dbx_register_activity("Boom", boom);
+	dbx_register_orchestration("Cart", cart_fn);
 }
