@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestSchemaRefused(t *testing.T) {
 		{"another application", `CREATE TABLE durabox_meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO durabox_meta VALUES ('application', 'other'), ('schema_version', '1')`,
 			"is not a Durabox database"},
 		{"newer", `CREATE TABLE durabox_meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO durabox_meta VALUES ('application', 'durabox'), ('schema_version', '99')`,
-			"has Durabox schema version 99, newer than this durabox understands (3); upgrade durabox to use it"},
+			fmt.Sprintf("has Durabox schema version 99, newer than this durabox understands (%d); upgrade durabox to use it", schemaVersion)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
