@@ -498,6 +498,14 @@ mod tests {
                     let _ = c2.timer(Duration::from_secs(1));
                     Ok(())
                 });
+            // A query may not register a handler, nor give one a validator.
+            let c3 = ctx.clone();
+            ctx.handle_query("meddle", move |_: ()| {
+                let _ = c3
+                    .handle_update("add", |_: Context, _: i64| async { Ok(0) })
+                    .validator(|_: &i64| Err(Error::msg("meddled")));
+                Ok(())
+            });
             ctx.wait_event::<()>("stop").await?;
             ctx.all_handlers_finished().await;
             Ok(sum.get())
@@ -746,7 +754,6 @@ mod tests {
     fn refusal(seq: u64, id: &str, message: &str) -> Command {
         Command {
             kind: REJECT_UPDATE,
-            output: Vec::new(),
             ..answer(seq, id, "", Some(message))
         }
     }
@@ -768,6 +775,9 @@ mod tests {
     fn updates_run_their_handlers_and_answer() {
         let (mut d, started) = updatable();
         assert_eq!(started, (vec![named(WAIT_EVENT, 1, "stop", "")], true));
+        let meddled = "durabox: the handler of query \"meddle\" called ctx.handle_update: a query only reads the orchestration's \
+                       state, and may not use its Context or futures (nothing was scheduled; the instance goes on as before)";
+        assert_eq!(d.rt.query("meddle", b"").0.unwrap_err().message, meddled);
         assert_eq!(
             d.activate(vec![update("add", "u1", "2")]),
             vec![named(SCHEDULE_ACTIVITY, 2, "Echo", "2")]

@@ -53,7 +53,9 @@ impl Updates {
 /// gives it a validator.
 pub struct UpdateHandler<I> {
     shared: Rc<Shared>,
-    name: String,
+    /// The update's name; None when the handler was not registered (code
+    /// that only reads tried to), so that no validator is given to another.
+    name: Option<String>,
     _i: PhantomData<fn(I)>,
 }
 
@@ -69,9 +71,13 @@ impl<I: FromJson + 'static> UpdateHandler<I> {
     where
         F: Fn(&I) -> Result<(), Error> + 'static,
     {
-        let what = format!("update {:?}", self.name);
+        let name = match &self.name {
+            Some(name) => name,
+            None => return self,
+        };
+        let what = format!("update {:?}", name);
         let validate = move |raw: &[u8]| check(&input::<I>(&what, raw)?);
-        if let Some(h) = self.shared.updates.borrow_mut().handlers.get_mut(&self.name) {
+        if let Some(h) = self.shared.updates.borrow_mut().handlers.get_mut(name) {
             h.validate = Some(Rc::new(validate));
         }
         self
@@ -123,7 +129,8 @@ impl Context {
         F: Fn(Context, I) -> Fut + 'static,
         Fut: Future<Output = Result<O, Error>> + 'static,
     {
-        if self.shared.allowed("ctx.handle_update") {
+        let registered = self.shared.allowed("ctx.handle_update");
+        if registered {
             let h = Handler {
                 run: Rc::new(on_json(format!("update {:?}", name), handler)),
                 validate: None,
@@ -132,7 +139,7 @@ impl Context {
         }
         UpdateHandler {
             shared: self.shared.clone(),
-            name: name.to_string(),
+            name: registered.then(|| name.to_string()),
             _i: PhantomData,
         }
     }
