@@ -84,7 +84,8 @@ impl Shared {
     }
 
     /// Starts the operation c describes and returns its cell, which its job
-    /// settles; what (the API called) fails a query that tries it.
+    /// settles; what (the API called) fails the query or validator that
+    /// tries it.
     pub(crate) fn start(&self, what: &str, c: Command) -> Rc<OpCell> {
         if !self.allowed(what) {
             let kind = self.state.borrow().reading.unwrap_or_default();
