@@ -3,7 +3,7 @@
 //! (host/guestkit, durabox conformance) runs on the real host and on the
 //! raw ABI. Each does what examples/conformance/go does, in Rust's terms.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -132,6 +132,28 @@ async fn queryable(ctx: Context, _: Json) -> Result<Json, Error> {
     Ok(end)
 }
 
+/// Takes the update add: its validator refuses a negative number, its
+/// handler echoes the number and adds it to the sum, answering the sum; it
+/// completes with the sum on the event stop.
+async fn updatable(ctx: Context, _: Json) -> Result<i64, Error> {
+    let sum = Rc::new(Cell::new(0i64));
+    let total = sum.clone();
+    ctx.handle_update("add", move |ctx: Context, n: i64| {
+        let total = total.clone();
+        async move {
+            let echoed = ctx.call_activity::<i64>("Echo", &n).await?;
+            total.set(total.get() + echoed);
+            Ok(total.get())
+        }
+    })
+    .validator(|n: &i64| match *n < 0 {
+        true => Err(Error::msg("a negative number")),
+        false => Ok(()),
+    });
+    ctx.wait_event::<Json>("stop").await?;
+    Ok(sum.get())
+}
+
 fn register(r: &mut Registry) {
     r.activity("Echo", echo);
     r.activity("Boom", boom);
@@ -148,6 +170,7 @@ fn register(r: &mut Registry) {
     r.orchestration("Status", status);
     r.orchestration("Raiser", raiser);
     r.orchestration("Queryable", queryable);
+    r.orchestration("Updatable", updatable);
 }
 
 durabox::module!(register);

@@ -24,6 +24,7 @@ pub const JOB_RESOLVE_EVENT: u64 = 4;
 pub const JOB_RESOLVE_CHILD: u64 = 5;
 pub const JOB_CANCEL: u64 = 6;
 pub const JOB_RESOLVE_RAISE: u64 = 7;
+pub const JOB_UPDATE: u64 = 8;
 
 // Command kinds.
 pub const SCHEDULE_ACTIVITY: u64 = 1;
@@ -41,6 +42,8 @@ pub const CANCEL_CHILD: u64 = 12;
 pub const SET_CUSTOM_STATUS: u64 = 13;
 pub const PATCH: u64 = 14;
 pub const RAISE: u64 = 15;
+pub const COMPLETE_UPDATE: u64 = 16;
+pub const REJECT_UPDATE: u64 = 17;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Failure {
@@ -64,6 +67,7 @@ pub struct Job {
     pub input: Vec<u8>,
     pub result: Vec<u8>,
     pub failure: Option<Failure>,
+    pub update_id: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -80,6 +84,7 @@ pub struct Command {
     pub detached: bool,
     pub timeout: u64,
     pub persistent: bool,
+    pub update_id: String,
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -221,6 +226,7 @@ fn decode_job(buf: &[u8]) -> Result<Job, DecodeError> {
             5 => j.input = r.bytes_of(num, v)?.to_vec(),
             6 => j.result = r.bytes_of(num, v)?.to_vec(),
             7 => j.failure = Some(decode_failure(r.bytes_of(num, v)?)?),
+            8 => j.update_id = r.string_of(num, v)?,
             _ => {}
         }
         Ok(())
@@ -327,17 +333,22 @@ pub fn encode_command(c: &Command) -> Vec<u8> {
     w.varint(10, c.detached as u64);
     w.varint(11, c.timeout);
     w.varint(12, c.persistent as u64);
+    w.bytes(13, c.update_id.as_bytes());
     w.0
 }
 
-pub fn encode_activation_result(commands: &[Command]) -> Vec<u8> {
+/// An ActivationResult: the commands, and whether an update could wake
+/// the orchestration (handles_updates).
+pub fn encode_activation_result(commands: &[Command], handles_updates: bool) -> Vec<u8> {
     let mut w = Writer::default();
     for c in commands {
         w.always(1, &encode_command(c));
     }
+    w.varint(2, handles_updates as u64);
     w.0
 }
 
+/// A Manifest; the SDK delivers updates (field 4), so every module says so.
 pub fn encode_manifest(sdk: &str, orchestrations: &[&str], activities: &[&str]) -> Vec<u8> {
     let mut w = Writer::default();
     w.bytes(1, sdk.as_bytes());
@@ -347,12 +358,13 @@ pub fn encode_manifest(sdk: &str, orchestrations: &[&str], activities: &[&str]) 
     for a in activities {
         w.always(3, a.as_bytes());
     }
+    w.varint(4, 1);
     w.0
 }
 
 /// An ActivityResult or a QueryResult: the output, or the failure; a
-/// QueryResult adds the names of the queries handled.
-pub fn encode_result(outcome: &Result<Vec<u8>, Failure>, handlers: &[&str]) -> Vec<u8> {
+/// QueryResult adds the names of the queries and of the updates handled.
+pub fn encode_result(outcome: &Result<Vec<u8>, Failure>, handlers: &[&str], update_handlers: &[&str]) -> Vec<u8> {
     let mut w = Writer::default();
     match outcome {
         Ok(output) => w.bytes(1, output),
@@ -360,6 +372,9 @@ pub fn encode_result(outcome: &Result<Vec<u8>, Failure>, handlers: &[&str]) -> V
     }
     for h in handlers {
         w.always(3, h.as_bytes());
+    }
+    for h in update_handlers {
+        w.always(4, h.as_bytes());
     }
     w.0
 }
@@ -384,6 +399,7 @@ pub(crate) mod tests {
             jw.bytes(5, &j.input);
             jw.bytes(6, &j.result);
             jw.failure(7, &j.failure);
+            jw.bytes(8, j.update_id.as_bytes());
             w.always(3, &jw.0);
         }
         w.0
@@ -425,7 +441,38 @@ pub(crate) mod tests {
             input: b"\"world\"".to_vec(),
             ..Command::default()
         };
-        assert_eq!(encode_activation_result(&[c]), hex(RESULT));
+        assert_eq!(encode_activation_result(&[c], false), hex(RESULT));
+    }
+
+    #[test]
+    fn update_fields() {
+        // An Update job (kind 8) naming "add" with the argument 2 as "u1"
+        // (field 8), and the answer: CompleteUpdate (kind 16) with the
+        // update's id in field 13, and handles_updates (field 2) set.
+        let a = decode_activation(&hex("07 0e 02 08 07 03 61 64 64 0b 01 32 11 02 75 31")).unwrap();
+        let want = Job {
+            kind: JOB_UPDATE,
+            name: "add".into(),
+            input: b"2".to_vec(),
+            update_id: "u1".into(),
+            ..Job::default()
+        };
+        assert_eq!(a.jobs, vec![want]);
+        let c = Command {
+            kind: COMPLETE_UPDATE,
+            seq: 3,
+            output: b"2".to_vec(),
+            update_id: "u1".into(),
+            ..Command::default()
+        };
+        assert_eq!(
+            encode_activation_result(&[c], true),
+            hex("03 0b 02 10 04 03 0d 01 32 1b 02 75 31 04 01")
+        );
+        // The manifest says updates (field 4); a query result lists the
+        // update handlers in field 4.
+        assert_eq!(encode_manifest("s", &[], &[]), hex("03 01 73 08 01"));
+        assert_eq!(encode_result(&Ok(Vec::new()), &["q"], &["u"]), hex("07 01 71 09 01 75"));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 use std::fmt;
 
-/// The error of an orchestration, an activity, a query handler or one of
-/// their operations. Its `Display` is the message a host records: an
+use crate::codec::Failure;
+
+/// The error of an orchestration, an activity, a query or update handler
+/// or one of their operations. Its `Display` is the message a host records: an
 /// orchestration that returns `Err(e)` fails with `e.to_string()` (or
 /// continues as new, for [`Error::ContinueAsNew`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -55,6 +57,14 @@ impl Error {
         match self {
             Error::Activity { details, .. } | Error::Child { details, .. } | Error::Failed { details, .. } => details,
             _ => "",
+        }
+    }
+
+    /// The failure a host records for it: its message and details.
+    pub(crate) fn failure(&self) -> Failure {
+        Failure {
+            message: self.to_string(),
+            details: self.details().to_string(),
         }
     }
 }

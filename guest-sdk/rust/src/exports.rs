@@ -73,6 +73,10 @@ fn respond(b: Vec<u8>) -> i64 {
     })
 }
 
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
 pub fn abi_version() -> i32 {
     ABI_VERSION
 }
@@ -106,16 +110,16 @@ pub fn activate(register: fn(&mut Registry), addr: i32, len: i32) -> i64 {
     let mut rt = GUEST
         .with(|g| g.borrow_mut().runtime.take())
         .unwrap_or_else(Runtime::new);
-    let commands = rt.activate(&reg, a);
+    let (commands, handles_updates) = rt.activate(&reg, a);
     GUEST.with(|g| g.borrow_mut().runtime = Some(rt));
-    respond(codec::encode_activation_result(&commands))
+    respond(codec::encode_activation_result(&commands, handles_updates))
 }
 
 pub fn activity(register: fn(&mut Registry), addr: i32, len: i32) -> i64 {
     let reg = registry(register);
     let req = codec::decode_activity_request(&request(addr, len))
         .unwrap_or_else(|e| panic!("durabox: the host sent an activity request that does not decode: {}", e));
-    respond(codec::encode_result(&reg.run_activity(req), &[]))
+    respond(codec::encode_result(&reg.run_activity(req), &[], &[]))
 }
 
 pub fn query(register: fn(&mut Registry), addr: i32, len: i32) -> i64 {
@@ -125,8 +129,7 @@ pub fn query(register: fn(&mut Registry), addr: i32, len: i32) -> i64 {
     let rt = GUEST
         .with(|g| g.borrow_mut().runtime.take())
         .unwrap_or_else(Runtime::new);
-    let (outcome, handlers) = rt.query(&req.name, &req.input);
+    let (outcome, queries, updates) = rt.query(&req.name, &req.input);
     GUEST.with(|g| g.borrow_mut().runtime = Some(rt));
-    let handlers: Vec<&str> = handlers.iter().map(String::as_str).collect();
-    respond(codec::encode_result(&outcome, &handlers))
+    respond(codec::encode_result(&outcome, &strs(&queries), &strs(&updates)))
 }

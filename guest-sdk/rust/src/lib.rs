@@ -39,6 +39,9 @@
 //! progress, then hands the host the commands emitted; the host records
 //! them and, when an outcome arrives, calls again. [`Context::select`]
 //! races operations and cancels the losers; [`all`] joins them in order.
+//! [`Context::handle_query`] answers queries from the orchestration's
+//! state; [`Context::handle_update`] takes updates, each handler running
+//! as a branch of its own whose answer is recorded.
 //!
 //! # Orchestrations are replayed
 //!
@@ -75,11 +78,13 @@ mod op;
 mod patch;
 mod registry;
 mod runtime;
+mod update;
 
 pub use context::Context;
 pub use error::Error;
 pub use op::{all, Branch, Op, Select, Selectable};
 pub use registry::{ActivityInfo, Registry};
+pub use update::UpdateHandler;
 
 /// Defines the module's exports (abi/ABI.md), given the function that
 /// registers its orchestrations and activities: put it once in the

@@ -36,8 +36,30 @@ pub struct Registry {
     activities: BTreeMap<String, Box<ActivityFn>>,
 }
 
+/// f, an async function of the Context and its input (an orchestration,
+/// an update's handler), on JSON: its input decoded for what
+/// (`orchestration "X"`), which fails the future when it does not decode,
+/// and its output encoded.
+pub(crate) fn on_json<I, O, F, Fut>(what: String, f: F) -> impl Fn(Context, Vec<u8>) -> Run
+where
+    I: FromJson + 'static,
+    O: ToJson + 'static,
+    F: Fn(Context, I) -> Fut + 'static,
+    Fut: Future<Output = Result<O, Error>> + 'static,
+{
+    move |ctx: Context, raw: Vec<u8>| -> Run {
+        match input::<I>(&what, &raw) {
+            Ok(i) => {
+                let fut = f(ctx, i);
+                Box::pin(async move { fut.await.map(|o| json::to_vec(&o)) })
+            }
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+}
+
 /// Decodes an input for what (`orchestration "X"`), saying why not.
-fn input<I: FromJson>(what: &str, raw: &[u8]) -> Result<I, Error> {
+pub(crate) fn input<I: FromJson>(what: &str, raw: &[u8]) -> Result<I, Error> {
     json::from_slice(raw).map_err(|e| {
         Error::Invalid(format!(
             "{}: input {} does not decode into {}: {}",
@@ -67,16 +89,7 @@ impl Registry {
             "durabox: orchestration {:?} is registered twice",
             name
         );
-        let what = format!("orchestration {:?}", name);
-        let run = move |ctx: Context, raw: Vec<u8>| -> Run {
-            match input::<I>(&what, &raw) {
-                Ok(i) => {
-                    let fut = f(ctx, i);
-                    Box::pin(async move { fut.await.map(|o| json::to_vec(&o)) })
-                }
-                Err(e) => Box::pin(async move { Err(e) }),
-            }
-        };
+        let run = on_json(format!("orchestration {:?}", name), f);
         self.orchestrations.insert(name.to_string(), Rc::new(run));
         self
     }
@@ -132,9 +145,6 @@ impl Registry {
             instance_id: req.instance_id,
             attempt: req.attempt,
         };
-        f(&info, &req.input).map_err(|e| Failure {
-            message: e.to_string(),
-            details: e.details().to_string(),
-        })
+        f(&info, &req.input).map_err(|e| e.failure())
     }
 }

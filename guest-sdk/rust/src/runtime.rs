@@ -10,6 +10,7 @@ use crate::codec::{self, Activation, Command, Failure, Job};
 use crate::executor::{Executor, Task};
 use crate::op::OpCell;
 use crate::registry::Registry;
+use crate::update::{self, Updates};
 use crate::{Context, Error};
 
 /// A query handler on JSON: the argument in, the answer out.
@@ -22,6 +23,8 @@ pub(crate) struct Shared {
     /// The query handlers registered, by name; apart from state, so that a
     /// handler runs with state free (and may try, and fail, to use it).
     pub(crate) queries: RefCell<BTreeMap<String, Rc<QueryFn>>>,
+    /// The update handlers registered, and those running.
+    pub(crate) updates: RefCell<Updates>,
     /// Tasks spawned since the executor last took them.
     pub(crate) spawned: RefCell<Vec<Task>>,
 }
@@ -42,9 +45,12 @@ pub(crate) struct State {
     /// The reason, once the instance's cancellation was requested.
     pub(crate) cancelled: Option<String>,
     ended: bool,
-    /// The name of the query whose handler runs, if one does, and the
-    /// first thing it tried that a query may not.
-    querying: Option<String>,
+    /// Set when the activation's update is refused: its refusal is the
+    /// activation's only command, and no code runs after it.
+    refused: bool,
+    /// What kind of code that may only read runs, if some does ("a query",
+    /// "a validator"), and the first thing it tried that it may not.
+    reading: Option<&'static str>,
     misuse: Option<String>,
     /// Every answer `patched` gave in this execution, by change id.
     pub(crate) patched: BTreeMap<String, bool>,
@@ -52,10 +58,10 @@ pub(crate) struct State {
 
 impl Shared {
     /// Whether the caller, doing what, may go on: false while a query's
-    /// handler runs, which fails the query instead.
+    /// handler or an update's validator runs, which fails instead.
     pub(crate) fn allowed(&self, what: &str) -> bool {
         let mut st = self.state.borrow_mut();
-        if st.querying.is_none() {
+        if st.reading.is_none() {
             return true;
         }
         if st.misuse.is_none() {
@@ -78,12 +84,14 @@ impl Shared {
     }
 
     /// Starts the operation c describes and returns its cell, which its job
-    /// settles; what (the API called) fails a query that tries it.
+    /// settles; what (the API called) fails the query or validator that
+    /// tries it.
     pub(crate) fn start(&self, what: &str, c: Command) -> Rc<OpCell> {
         if !self.allowed(what) {
+            let kind = self.state.borrow().reading.unwrap_or_default();
             return OpCell::settled(Err(Error::Invalid(format!(
-                "durabox: {} is not allowed in a query handler",
-                what
+                "durabox: {} is not allowed in {}",
+                what, kind
             ))));
         }
         let (kind, name, detached) = (c.kind, c.name.clone(), c.detached);
@@ -123,6 +131,45 @@ impl Shared {
         self.state.borrow().ended
     }
 
+    /// Makes c, the refusal of the update the activation delivers, the
+    /// activation's only command: the host records nothing else of it, and
+    /// runs the step again without the update on a fresh instance.
+    pub(crate) fn refuse(&self, mut c: Command) {
+        let mut st = self.state.borrow_mut();
+        st.seq += 1;
+        c.seq = st.seq;
+        st.commands = vec![c];
+        st.refused = true;
+    }
+
+    /// Runs f, the code what (the handler of a query, the validator of an
+    /// update: code of the kind that may only read), and returns its
+    /// answer, or its failure: its error, or the first use of the Context
+    /// it tried.
+    pub(crate) fn read_only(
+        &self,
+        what: &str,
+        kind: &'static str,
+        f: impl FnOnce() -> Result<Vec<u8>, Error>,
+    ) -> Result<Vec<u8>, Failure> {
+        self.state.borrow_mut().reading = Some(kind);
+        let out = f();
+        let misuse = {
+            let mut st = self.state.borrow_mut();
+            st.reading = None;
+            st.misuse.take()
+        };
+        match (misuse, out) {
+            (Some(used), _) => Err(failure(format!(
+                "durabox: {} called {}: {} only reads the orchestration's state, and may not use its Context or futures \
+                 (nothing was scheduled; the instance goes on as before)",
+                what, used, kind
+            ))),
+            (None, Ok(out)) => Ok(out),
+            (None, Err(e)) => Err(e.failure()),
+        }
+    }
+
     /// Emits the command that ends the orchestration with its outcome.
     fn finish(&self, outcome: Result<Vec<u8>, Error>) {
         let c = match outcome {
@@ -138,10 +185,7 @@ impl Shared {
             },
             Err(e) => Command {
                 kind: codec::FAIL,
-                failure: Some(Failure {
-                    message: e.to_string(),
-                    details: e.details().to_string(),
-                }),
+                failure: Some(e.failure()),
                 ..Command::default()
             },
         };
@@ -165,9 +209,10 @@ impl Runtime {
     }
 
     /// Applies an activation's jobs, all of them, then runs the
-    /// orchestration until nothing more can progress, and returns the
-    /// commands it emitted.
-    pub(crate) fn activate(&mut self, reg: &Registry, a: Activation) -> Vec<Command> {
+    /// orchestration until nothing more can progress (unless the activation
+    /// refused an update), and returns the commands it emitted and whether
+    /// an update could wake it (handles_updates).
+    pub(crate) fn activate(&mut self, reg: &Registry, a: Activation) -> (Vec<Command>, bool) {
         {
             let mut st = self.shared.state.borrow_mut();
             st.now = a.time;
@@ -177,9 +222,12 @@ impl Runtime {
             self.apply(reg, j);
         }
         let shared = &self.shared;
-        self.executor
-            .run(|| std::mem::take(&mut *shared.spawned.borrow_mut()), || shared.ended());
-        std::mem::take(&mut self.shared.state.borrow_mut().commands)
+        if !std::mem::take(&mut shared.state.borrow_mut().refused) {
+            self.executor
+                .run(|| std::mem::take(&mut *shared.spawned.borrow_mut()), || shared.ended());
+        }
+        let handles_updates = shared.updates.borrow().any() && !shared.ended();
+        (std::mem::take(&mut shared.state.borrow_mut().commands), handles_updates)
     }
 
     fn apply(&mut self, reg: &Registry, j: Job) {
@@ -236,44 +284,33 @@ impl Runtime {
                     op.resolve(j.result, j.failure);
                 }
             }
+            codec::JOB_UPDATE => {
+                if let Some(task) = update::deliver(shared, j) {
+                    self.executor.spawn(task);
+                }
+            }
             // A kind of a later ABI version, which this one never sends.
             _ => {}
         }
     }
 
     /// Answers the query name with input from the handlers registered so
-    /// far, and the sorted names of those handlers.
-    pub(crate) fn query(&self, name: &str, input: &[u8]) -> (Result<Vec<u8>, Failure>, Vec<String>) {
+    /// far; with the answer, the sorted names of the query handlers and of
+    /// the update handlers.
+    pub(crate) fn query(&self, name: &str, input: &[u8]) -> (Result<Vec<u8>, Failure>, Vec<String>, Vec<String>) {
         let (handler, names) = {
             let q = self.shared.queries.borrow();
             (q.get(name).cloned(), q.keys().cloned().collect())
         };
-        let handler = match handler {
-            Some(h) => h,
-            None => {
-                return (
-                    Err(failure(format!("durabox: the instance handles no query {:?}", name))),
-                    names,
-                )
+        let updates = self.shared.updates.borrow().names();
+        let outcome = match handler {
+            Some(h) => {
+                let what = format!("the handler of query {:?}", name);
+                self.shared.read_only(&what, "a query", || h(input))
             }
+            None => Err(failure(format!("durabox: the instance handles no query {:?}", name))),
         };
-        self.shared.state.borrow_mut().querying = Some(name.to_string());
-        let out = handler(input);
-        let misuse = {
-            let mut st = self.shared.state.borrow_mut();
-            st.querying = None;
-            st.misuse.take()
-        };
-        let outcome = match (misuse, out) {
-            (Some(what), _) => Err(failure(format!(
-                "durabox: the handler of query {:?} called {}: a query only reads the orchestration's state, and may not use its Context \
-                 or futures (nothing was scheduled; the instance goes on as before)",
-                name, what
-            ))),
-            (None, Ok(out)) => Ok(out),
-            (None, Err(e)) => Err(Failure { message: e.to_string(), details: e.details().to_string() }),
-        };
-        (outcome, names)
+        (outcome, names, updates)
     }
 }
 
@@ -289,6 +326,7 @@ mod tests {
     use super::*;
     use crate::codec::*;
     use crate::ActivityInfo;
+    use std::cell::Cell;
     use std::time::Duration;
 
     fn job(kind: u64, seq: u64) -> Job {
@@ -379,7 +417,7 @@ mod tests {
                 replaying: false,
                 jobs,
             });
-            self.rt.activate(&self.reg, decode_activation(&bytes).unwrap())
+            self.rt.activate(&self.reg, decode_activation(&bytes).unwrap()).0
         }
     }
 
@@ -440,6 +478,39 @@ mod tests {
             ctx.handle_query("Fails", |_: ()| Err::<(), _>(Error::msg("no answer")));
             ctx.wait_event::<()>("Never").await
         });
+        r.orchestration("Updatable", |ctx: Context, _: ()| async move {
+            let sum = Rc::new(Cell::new(0i64));
+            let s = sum.clone();
+            ctx.handle_update("add", move |ctx: Context, n: i64| {
+                let s = s.clone();
+                async move {
+                    let echoed = ctx.call_activity::<i64>("Echo", &n).await?;
+                    s.set(s.get() + echoed);
+                    Ok(s.get())
+                }
+            })
+            .validator(|n: &i64| match *n < 0 {
+                true => Err(Error::msg("a negative number")),
+                false => Ok(()),
+            });
+            let c2 = ctx.clone();
+            ctx.handle_update("sneaky", |_: Context, _: ()| async { Ok(()) })
+                .validator(move |_: &()| {
+                    let _ = c2.timer(Duration::from_secs(1));
+                    Ok(())
+                });
+            // A query may not register a handler, nor give one a validator.
+            let c3 = ctx.clone();
+            ctx.handle_query("meddle", move |_: ()| {
+                let _ = c3
+                    .handle_update("add", |_: Context, _: i64| async { Ok(0) })
+                    .validator(|_: &i64| Err(Error::msg("meddled")));
+                Ok(())
+            });
+            ctx.wait_event::<()>("stop").await?;
+            ctx.all_handlers_finished().await;
+            Ok(sum.get())
+        });
         r.activity("SayHello", |_: &ActivityInfo, name: String| {
             Ok(format!("Hello, {}!", name))
         });
@@ -490,7 +561,7 @@ mod tests {
     #[test]
     fn an_orchestration_the_module_lacks_fails_with_seq_1() {
         let mut d = Driver::new();
-        let want = "durabox: this module registers no orchestration \"Nope\" (it registers [Again Branches Cancellable Hello Patchy Queried Race])";
+        let want = "durabox: this module registers no orchestration \"Nope\" (it registers [Again Branches Cancellable Hello Patchy Queried Race Updatable])";
         assert_eq!(d.activate(vec![start("Nope", "null")]), vec![fail(1, want)]);
     }
 
@@ -625,7 +696,10 @@ mod tests {
             vec![named(WAIT_EVENT, 1, "Never", "")]
         );
         let names = vec!["Echo".to_string(), "Fails".to_string(), "Sneaky".to_string()];
-        assert_eq!(d.rt.query("Echo", b"\"hi\""), (Ok(b"\"hi\"".to_vec()), names.clone()));
+        assert_eq!(
+            d.rt.query("Echo", b"\"hi\""),
+            (Ok(b"\"hi\"".to_vec()), names.clone(), vec![])
+        );
         let failed = |m: &str| {
             (
                 Err(Failure {
@@ -633,6 +707,7 @@ mod tests {
                     details: String::new(),
                 }),
                 names.clone(),
+                vec![],
             )
         };
         assert_eq!(d.rt.query("Fails", b""), failed("no answer"));
@@ -654,6 +729,119 @@ mod tests {
             vec![complete(2, "null")]
         );
         assert_eq!(d.rt.query("Echo", b"\"after\"").0, Ok(b"\"after\"".to_vec()));
+    }
+
+    fn update(name: &str, id: &str, input: &str) -> Job {
+        Job {
+            name: name.into(),
+            update_id: id.into(),
+            input: input.as_bytes().to_vec(),
+            ..job(JOB_UPDATE, 0)
+        }
+    }
+
+    fn answer(seq: u64, id: &str, output: &str, failure: Option<&str>) -> Command {
+        Command {
+            update_id: id.into(),
+            output: output.as_bytes().to_vec(),
+            failure: failure.map(|m| Failure {
+                message: m.into(),
+                details: String::new(),
+            }),
+            ..cmd(COMPLETE_UPDATE, seq)
+        }
+    }
+
+    fn refusal(seq: u64, id: &str, message: &str) -> Command {
+        Command {
+            kind: REJECT_UPDATE,
+            ..answer(seq, id, "", Some(message))
+        }
+    }
+
+    /// A Driver whose Updatable has started, and the commands its start
+    /// emitted, with handles_updates.
+    fn updatable() -> (Driver, (Vec<Command>, bool)) {
+        let mut d = Driver::new();
+        let a = Activation {
+            time: 1_000,
+            replaying: false,
+            jobs: vec![start("Updatable", "null")],
+        };
+        let started = d.rt.activate(&d.reg, a);
+        (d, started)
+    }
+
+    #[test]
+    fn updates_run_their_handlers_and_answer() {
+        let (mut d, started) = updatable();
+        assert_eq!(started, (vec![named(WAIT_EVENT, 1, "stop", "")], true));
+        let meddled = "durabox: the handler of query \"meddle\" called ctx.handle_update: a query only reads the orchestration's \
+                       state, and may not use its Context or futures (nothing was scheduled; the instance goes on as before)";
+        assert_eq!(d.rt.query("meddle", b"").0.unwrap_err().message, meddled);
+        assert_eq!(
+            d.activate(vec![update("add", "u1", "2")]),
+            vec![named(SCHEDULE_ACTIVITY, 2, "Echo", "2")]
+        );
+        assert_eq!(
+            d.activate(vec![resolve(JOB_RESOLVE_ACTIVITY, 2, "2")]),
+            vec![answer(3, "u1", "2", None)]
+        );
+        // A handler's error answers its update; the instance goes on.
+        d.activate(vec![update("add", "u2", "5")]);
+        let failed = Job {
+            failure: Some(Failure {
+                message: "no echo".into(),
+                details: String::new(),
+            }),
+            ..job(JOB_RESOLVE_ACTIVITY, 4)
+        };
+        assert_eq!(
+            d.activate(vec![failed]),
+            vec![answer(5, "u2", "", Some("activity \"Echo\" failed: no echo"))]
+        );
+        assert_eq!(d.rt.query("Nope", b"").2, vec!["add".to_string(), "sneaky".to_string()]);
+        // stop comes while a handler runs: the orchestration waits for it
+        // (all_handlers_finished), then completes, and takes no more.
+        assert_eq!(
+            d.activate(vec![update("add", "u3", "1")]),
+            vec![named(SCHEDULE_ACTIVITY, 6, "Echo", "1")]
+        );
+        assert_eq!(d.activate(vec![resolve(JOB_RESOLVE_EVENT, 1, "")]), vec![]);
+        let last = Activation {
+            time: 2_000,
+            replaying: false,
+            jobs: vec![resolve(JOB_RESOLVE_ACTIVITY, 6, "1")],
+        };
+        assert_eq!(
+            d.rt.activate(&d.reg, last),
+            (vec![answer(7, "u3", "3", None), complete(8, "3")], false)
+        );
+    }
+
+    #[test]
+    fn updates_are_refused_alone() {
+        for (name, input, message) in [
+            ("add", "-1", "a negative number"),
+            ("nope", "1", "durabox: the instance handles no update \"nope\" (it handles [add sneaky])"),
+            (
+                "add",
+                "\"x\"",
+                "update \"add\": input \"x\" does not decode into i64: expected a number, found a string",
+            ),
+            (
+                "sneaky",
+                "null",
+                "durabox: the validator of update \"sneaky\" called ctx.timer: a validator only reads the orchestration's state, \
+                 and may not use its Context or futures (nothing was scheduled; the instance goes on as before)",
+            ),
+        ] {
+            let (mut d, _) = updatable();
+            // The event and the update in one activation: the refusal is
+            // its only command, and the orchestration does not run on.
+            let got = d.activate(vec![resolve(JOB_RESOLVE_EVENT, 1, ""), update(name, "u", input)]);
+            assert_eq!(got, vec![refusal(2, "u", message)], "{} {}", name, input);
+        }
     }
 
     #[test]
