@@ -21,7 +21,7 @@ import (
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/replaytest"
 	"github.com/durabox/durabox/internal/guestbuild"
-	"github.com/durabox/durabox/store/sqlite"
+	"github.com/durabox/durabox/internal/testhost"
 )
 
 func TestMain(m *testing.M) {
@@ -38,29 +38,7 @@ type runner struct {
 
 func newRunner(t *testing.T, runtime string, wasm []byte) *runner {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(st, host.Options{Runtime: runtime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-		h.Close()
-		st.Close()
-	})
-	if _, err := h.Deploy(ctx, wasm); err != nil {
-		t.Fatal(err)
-	}
-	return &runner{Host: h, t: t}
+	return &runner{Host: testhost.Start(t, host.Options{Runtime: runtime}, wasm), t: t}
 }
 
 func (r *runner) start(name, id, input string) {
