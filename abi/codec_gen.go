@@ -113,6 +113,8 @@ func encodeCommand(e *encoder, m *Command) {
 	e.uint(11, m.TimeoutMillis)
 	e.bool(12, m.Persistent)
 	e.string(13, m.UpdateID)
+	e.string(14, m.TaskQueue)
+	e.uint(15, m.HeartbeatTimeoutMillis)
 }
 
 func decodeCommand(b []byte, m *Command) error {
@@ -148,6 +150,10 @@ func decodeCommand(b []byte, m *Command) error {
 			m.Persistent = r.v != 0
 		case 13:
 			m.UpdateID = string(r.raw)
+		case 14:
+			m.TaskQueue = string(r.raw)
+		case 15:
+			m.HeartbeatTimeoutMillis = r.v
 		}
 	}
 	return r.err
@@ -220,6 +226,7 @@ func encodeActivityRequest(e *encoder, m *ActivityRequest) {
 	e.bytes(2, m.Input)
 	e.string(3, m.InstanceID)
 	e.uint(4, uint64(m.Attempt))
+	e.bytes(5, m.Heartbeat)
 }
 
 func decodeActivityRequest(b []byte, m *ActivityRequest) error {
@@ -234,6 +241,8 @@ func decodeActivityRequest(b []byte, m *ActivityRequest) error {
 			m.InstanceID = string(r.raw)
 		case 4:
 			m.Attempt = uint32(r.v)
+		case 5:
+			m.Heartbeat = clone(r.raw)
 		}
 	}
 	return r.err

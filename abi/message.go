@@ -195,6 +195,15 @@ type Command struct {
 	// UpdateID is the update the command answers (CommandCompleteUpdate,
 	// CommandRejectUpdate).
 	UpdateID string
+	// TaskQueue is the task queue of the activity's tasks
+	// (CommandScheduleActivity): empty runs it in the module, in the host;
+	// a name gives it to the workers that serve that queue.
+	TaskQueue string
+	// HeartbeatTimeoutMillis is how long, in milliseconds, an attempt of
+	// the activity may go without a heartbeat before the host counts it as
+	// failed and delivers the task again (CommandScheduleActivity); zero
+	// asks for no heartbeat.
+	HeartbeatTimeoutMillis uint64
 }
 
 // ActivationResult is what the guest returns from an activation.
@@ -233,6 +242,9 @@ type ActivityRequest struct {
 	Input      []byte
 	InstanceID string
 	Attempt    uint32
+	// Heartbeat is the details of the last heartbeat an earlier attempt
+	// of this call sent (JSON), if any.
+	Heartbeat []byte
 }
 
 // ActivityResult is the outcome of one activity attempt.

@@ -13,7 +13,10 @@ import "github.com/durabox/durabox/abi"
 func checkCommand(c *abi.Command) error {
 	switch c.Kind {
 	case abi.CommandScheduleActivity:
-		return abi.CheckName("activity name", c.Name)
+		if err := abi.CheckName("activity name", c.Name); err != nil || c.TaskQueue == "" {
+			return err
+		}
+		return abi.CheckTaskQueue(c.TaskQueue)
 	case abi.CommandWaitEvent, abi.CommandWaitEventPersistent:
 		return abi.CheckName("event name", c.Name)
 	case abi.CommandPatch:

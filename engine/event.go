@@ -164,6 +164,14 @@ type Event struct {
 	// for each attempt of the activity (ActivityScheduled); zero leaves it
 	// to the host's --activity-timeout.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// TaskQueue is the task queue of the activity's tasks
+	// (ActivityScheduled): empty runs it in the module, in the host; a
+	// name gives it to the workers that serve that queue.
+	TaskQueue string `json:"taskQueue,omitempty"`
+	// HeartbeatTimeoutMs is how long, in milliseconds, an attempt of the
+	// activity may go without a heartbeat before it counts as failed
+	// (ActivityScheduled); zero asks for no heartbeat.
+	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs,omitempty"`
 	// Result is the JSON result of an activity or of the orchestration.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Failure is why an activity or the orchestration failed.
@@ -280,7 +288,7 @@ func (e *Event) String() string {
 	case ExecutionReset:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case ActivityScheduled:
-		return fmt.Sprintf("%s(%q, %s%s)", e.Kind, e.Name, orNull(e.Input), describeTimeout(e.TimeoutMs))
+		return fmt.Sprintf("%s(%q, %s%s)", e.Kind, e.Name, orNull(e.Input), describeCall(e.TimeoutMs, e.TaskQueue, e.HeartbeatTimeoutMs))
 	case ActivityCompleted:
 		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, orNull(e.Result))
 	case ActivityFailed:

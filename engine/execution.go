@@ -16,11 +16,19 @@ type ActivityTask struct {
 	// Timeout is the deadline of each attempt the orchestration set for
 	// this call; zero leaves it to the host.
 	Timeout time.Duration
+	// Queue is the task queue the orchestration named for this call:
+	// empty runs it in the module, in the host; a name gives it to the
+	// workers that serve that queue.
+	Queue string
+	// HeartbeatTimeout is how long an attempt may go without a heartbeat
+	// before it counts as failed; zero asks for no heartbeat.
+	HeartbeatTimeout time.Duration
 }
 
 // activityTask is the task an ActivityScheduled event asks for.
 func activityTask(ev *Event) ActivityTask {
-	return ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond}
+	return ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond,
+		Queue: ev.TaskQueue, HeartbeatTimeout: time.Duration(ev.HeartbeatTimeoutMs) * time.Millisecond}
 }
 
 // ChildTask is a child instance the caller must start, in the same commit,

@@ -238,14 +238,20 @@ func withTimeout(c abi.Command, ms uint64) abi.Command {
 	return c
 }
 
-// TestActivityTimeoutIsRecordedAndReplayed pins that a call's timeout is
-// in its ActivityScheduled event and its task, and that the same command
+func onQueue(c abi.Command, queue string, heartbeatMs uint64) abi.Command {
+	c.TaskQueue, c.HeartbeatTimeoutMillis = queue, heartbeatMs
+	return c
+}
+
+// TestActivityTimeoutIsRecordedAndReplayed pins that a call's timeout,
+// task queue and heartbeat timeout are in its ActivityScheduled event and
+// its task, and that the same command
 // replays against that event.
 func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
 	t.Parallel()
 	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
 		if j.Kind == abi.JobStart {
-			return []abi.Command{withTimeout(activity("Charge", `5`), 1500)}
+			return []abi.Command{onQueue(withTimeout(activity("Charge", `5`), 1500), "payments", 800)}
 		}
 		return nil
 	}
@@ -253,10 +259,11 @@ func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
 	}
-	if got := res.NewEvents[len(res.NewEvents)-1]; got.Kind != ActivityScheduled || got.TimeoutMs != 1500 {
-		t.Fatalf("recorded %+v, want ActivityScheduled with TimeoutMs 1500", got)
+	if got := res.NewEvents[len(res.NewEvents)-1]; got.Kind != ActivityScheduled || got.TimeoutMs != 1500 || got.TaskQueue != "payments" || got.HeartbeatTimeoutMs != 800 {
+		t.Fatalf("recorded %+v, want ActivityScheduled with TimeoutMs 1500, TaskQueue payments, HeartbeatTimeoutMs 800", got)
 	}
-	if want := []ActivityTask{{ScheduleID: 2, Name: "Charge", Input: json.RawMessage(`5`), Timeout: 1500 * time.Millisecond}}; !reflect.DeepEqual(res.Activities, want) {
+	if want := []ActivityTask{{ScheduleID: 2, Name: "Charge", Input: json.RawMessage(`5`), Timeout: 1500 * time.Millisecond,
+		Queue: "payments", HeartbeatTimeout: 800 * time.Millisecond}}; !reflect.DeepEqual(res.Activities, want) {
 		t.Fatalf("activities %+v, want %+v", res.Activities, want)
 	}
 	replayed, err := newExecution(newGuest(handle)).Turn(TurnInput{History: res.NewEvents, Now: at(2)})
@@ -308,6 +315,12 @@ func TestNondeterminism(t *testing.T) {
 			name: "activity timeout added", handle: emits(withTimeout(activity("SayHello", `"world"`), 200)), history: hist(started(`"world"`), sayHello),
 			wantCode: ChangedCommand,
 			wantErr:  `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world"), the orchestration emitted ScheduleActivity("SayHello", "world", timeout 200ms)`,
+		},
+		{
+			name: "changed task queue", handle: emits(onQueue(activity("SayHello", `"world"`), "payments", 0)),
+			history:  hist(started(`"world"`), Event{Kind: ActivityScheduled, Name: "SayHello", Input: json.RawMessage(`"world"`), TaskQueue: "billing", HeartbeatTimeoutMs: 5000}),
+			wantCode: ChangedCommand,
+			wantErr:  `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world", queue "billing", heartbeat timeout 5s), the orchestration emitted ScheduleActivity("SayHello", "world", queue "payments")`,
 		},
 		{
 			name: "changed kind", handle: emits(timer(30 * time.Second)), history: hist(started(`"world"`), sayHello),

@@ -77,7 +77,7 @@ func (c *Context) CallActivity(name string, input any, opts ...CallOption) *Futu
 	if err != nil {
 		err = fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err)
 	}
-	cmd := abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw}
+	cmd := abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw, TaskQueue: defaultQueue}
 	for _, o := range opts {
 		if err == nil {
 			err = o.apply(name, &cmd)
@@ -92,7 +92,7 @@ func (c *Context) CallActivity(name string, input any, opts ...CallOption) *Futu
 // CallOption changes how one activity call runs: pass it to CallActivity,
 // Call or CallWithRetry.
 type CallOption struct {
-	timeout time.Duration
+	apply func(name string, cmd *abi.Command) error
 }
 
 // WithTimeout sets the deadline of each attempt of this activity call: an
@@ -100,14 +100,68 @@ type CallOption struct {
 // *ActivityError that names the deadline. It replaces the host's default
 // (durabox serve --activity-timeout), shorter or longer. d is rounded up to
 // a whole millisecond and must be positive.
-func WithTimeout(d time.Duration) CallOption { return CallOption{timeout: d} }
+func WithTimeout(d time.Duration) CallOption {
+	return CallOption{func(name string, cmd *abi.Command) error {
+		ms, err := positiveMillis("WithTimeout", name, d)
+		cmd.TimeoutMillis = ms
+		return err
+	}}
+}
 
-func (o CallOption) apply(name string, cmd *abi.Command) error {
-	if o.timeout <= 0 {
-		return fmt.Errorf("durabox: WithTimeout(%s) for activity %q: the timeout must be positive (leave the option out for the host's default)", o.timeout, name)
+// OnQueue gives this activity call's tasks to the task queue queue: they
+// are run not by the host, in the module, but by the workers that serve
+// that queue (package worker, or any program that speaks the worker
+// protocol of docs/workers.md). Tasks on a queue no worker serves wait
+// until one does; other queues go on. It replaces the module's default
+// (DefaultQueue).
+func OnQueue(queue string) CallOption {
+	return CallOption{func(name string, cmd *abi.Command) error {
+		if err := abi.CheckTaskQueue(queue); err != nil {
+			return fmt.Errorf("durabox: OnQueue(%q) for activity %q: %w", queue, name, err)
+		}
+		cmd.TaskQueue = queue
+		return nil
+	}}
+}
+
+// WithHeartbeatTimeout asks each attempt of this activity call to send a
+// heartbeat (Heartbeat) at least every d: an attempt silent for longer
+// counts as failed, and the task is delivered again, to this host or
+// another worker, with the last heartbeat's details (LastHeartbeat). Use it
+// for long activities, so that a stuck or lost attempt is found long before
+// its deadline. d is rounded up to a whole millisecond and must be
+// positive.
+func WithHeartbeatTimeout(d time.Duration) CallOption {
+	return CallOption{func(name string, cmd *abi.Command) error {
+		ms, err := positiveMillis("WithHeartbeatTimeout", name, d)
+		cmd.HeartbeatTimeoutMillis = ms
+		return err
+	}}
+}
+
+// positiveMillis rounds d up to whole milliseconds, or says why option
+// cannot take it.
+func positiveMillis(option, name string, d time.Duration) (uint64, error) {
+	if d <= 0 {
+		return 0, fmt.Errorf("durabox: %s(%s) for activity %q: the duration must be positive (leave the option out for the host's default)", option, d, name)
 	}
-	cmd.TimeoutMillis = uint64((o.timeout + time.Millisecond - 1) / time.Millisecond)
-	return nil
+	return uint64((d + time.Millisecond - 1) / time.Millisecond), nil
+}
+
+// defaultQueue is the task queue of the calls that name none
+// (DefaultQueue).
+var defaultQueue string
+
+// DefaultQueue sets the task queue of every activity call of this module
+// that does not name one with OnQueue; call it in init. The empty name, the
+// default, runs activities in the module, in the host.
+func DefaultQueue(queue string) {
+	if queue != "" {
+		if err := abi.CheckTaskQueue(queue); err != nil {
+			panic(fmt.Sprintf("durabox: DefaultQueue(%q): %v", queue, err))
+		}
+	}
+	defaultQueue = queue
 }
 
 // NewTimer starts a durable timer that fires d after the current logical

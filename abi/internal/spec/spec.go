@@ -107,6 +107,10 @@ var Messages = []Message{
 			"0 (or absent) leaves it to the host's `--activity-timeout` (ScheduleActivity)"},
 		{Num: 12, Name: "persistent", Go: "Persistent", Kind: Bool, Doc: "1 for a persistent event (Raise)"},
 		{Num: 13, Name: "update_id", Go: "UpdateID", Kind: String, Doc: "the id of the update the command answers (CompleteUpdate, RejectUpdate)"},
+		{Num: 14, Name: "task_queue", Go: "TaskQueue", Kind: String, Doc: "the task queue of the activity's tasks: empty (or absent) runs it in the module, in the host; " +
+			"a name gives it to the workers that serve that queue (ScheduleActivity)"},
+		{Num: 15, Name: "heartbeat_timeout", Go: "HeartbeatTimeoutMillis", Kind: Uint, Doc: "milliseconds an attempt may go without a heartbeat before the host counts it as failed " +
+			"and delivers the task again; 0 (or absent): no heartbeat is asked for (ScheduleActivity)"},
 	}},
 	{Name: "Failure", Fields: []Field{
 		{Num: 1, Name: "message", Go: "Message", Kind: String},
@@ -123,6 +127,7 @@ var Messages = []Message{
 		{Num: 2, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON"},
 		{Num: 3, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the calling orchestration instance"},
 		{Num: 4, Name: "attempt", Go: "Attempt", Kind: Uint, GoType: "uint32", Doc: "1 for the first delivery"},
+		{Num: 5, Name: "heartbeat", Go: "Heartbeat", Kind: Bytes, Doc: "JSON, the details of the last heartbeat an earlier attempt of this call sent, if any"},
 	}},
 	{Name: "ActivityResult", Public: true, Fields: []Field{
 		{Num: 1, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON"},
