@@ -359,6 +359,41 @@ type ActivityWork struct {
 	// Attempt counts deliveries of this task, from 1.
 	Attempt   int
 	LockToken string
+	// Heartbeat is the details of the last heartbeat an earlier delivery
+	// sent (Activities.Heartbeat), if any.
+	Heartbeat json.RawMessage
+}
+
+// LeaseFor is the lease a delivery of w is given when a worker asks for
+// lease: its call's heartbeat timeout, if the orchestration set one (an
+// attempt that sends no heartbeat for that long is over, and its task
+// goes to another worker), or else lease.
+func LeaseFor(w *ActivityWork, lease time.Duration) time.Duration {
+	if w.Task.HeartbeatTimeout > 0 {
+		return w.Task.HeartbeatTimeout
+	}
+	return lease
+}
+
+// TaskPoll is what a worker outside the host asks for
+// (Activities.LockQueuedActivities): tasks of its task queue, Queue, and
+// of the activity names it serves, Names (any, if empty).
+type TaskPoll struct {
+	Queue string
+	Names []string
+}
+
+// Check says what is wrong with p, if anything.
+func (p TaskPoll) Check() error {
+	if err := abi.CheckTaskQueue(p.Queue); err != nil {
+		return err
+	}
+	for _, n := range p.Names {
+		if err := abi.CheckName("activity name", n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TurnCommit is everything one turn changes, committed atomically.
@@ -643,12 +678,16 @@ type Queue interface {
 }
 
 // Activities is the activity tasks a turn queued (CommitTurn), leased to
-// the host's activity workers, which take them (LockNextActivities), keep
-// them while an attempt runs long (ExtendLease) and hand back each
-// outcome (CompleteActivity).
+// the host's activity workers, which take them (LockNextActivities), and
+// to workers outside the host, which poll for them through the host's API
+// (LockQueuedActivities); a worker keeps a task while an attempt runs
+// long (ExtendLease, Heartbeat) and hands back each outcome
+// (CompleteActivity).
 type Activities interface {
 	// LockNextActivities leases up to max (max ≥ 1) unleased activity
-	// tasks until now+lease, or returns none when there is none. It
+	// tasks of the host's own queue (engine.ActivityTask.Queue empty, the
+	// activities that run in the module) until now+lease (store.LeaseFor),
+	// or returns none when there is none. It
 	// leases fairly across instances: the tasks an instance schedules take
 	// turns, one each, with the tasks of the others still waiting, in the
 	// order each instance scheduled them, so that an instance that
@@ -657,11 +696,22 @@ type Activities interface {
 	// It passes over the tasks of modules whose hash skip holds, as
 	// LockNextInstances does their instances.
 	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*ActivityWork, error)
+	// LockQueuedActivities leases, as LockNextActivities does (fairly
+	// across instances, within the queue), up to max unleased tasks of
+	// the task queue p.Queue whose name p.Names holds (any, if it holds
+	// none), for a worker outside the host. It refuses a poll p.Check
+	// refuses.
+	LockQueuedActivities(ctx context.Context, now time.Time, lease time.Duration, max int, p TaskPoll) ([]*ActivityWork, error)
 	// ExtendLease extends w's lease to now+lease, so that an attempt that
 	// runs longer than a lease is not handed to another worker meanwhile.
 	// It returns ErrLeaseLost if the lease is no longer held. A lost
 	// extension loses nothing: the lease is then as it was.
 	ExtendLease(ctx context.Context, w *ActivityWork, now time.Time, lease time.Duration) error
+	// Heartbeat is ExtendLease that also keeps details (JSON; nil keeps
+	// those there) as the task's last heartbeat, which the next delivery
+	// gets in ActivityWork.Heartbeat. Like a lease, it need not survive a
+	// crash: a lost heartbeat leaves the one before it.
+	Heartbeat(ctx context.Context, w *ActivityWork, details json.RawMessage, now time.Time, lease time.Duration) error
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
 	// ScheduleID) as a message for its instance at now, atomically. It returns

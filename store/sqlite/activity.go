@@ -13,36 +13,45 @@ import (
 )
 
 // LockNextActivities leases, until now+lease, up to max of the activity
-// tasks no worker holds (or whose lease has expired) and whose module skip
-// does not name, first in the fair order (see writeTx.QueueActivities),
-// counting the delivery in each one's Attempt. It returns none when there
-// is none. The leases are in memory (locks.go): it reads on the read
-// connections, and writes only to count deliveries not counted in advance
-// (one write for them all).
+// tasks of the host's own queue ("") no worker holds (or whose lease has
+// expired) and whose module skip does not name, first in the fair order
+// (see writeTx.QueueActivities), counting the delivery in each one's
+// Attempt. It returns none when there is none. The leases are in memory
+// (locks.go): it reads on the read connections, and writes only to count
+// deliveries not counted in advance (one write for them all).
 func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
+	return s.lockActivities(ctx, "lock next activities", now, lease, max, store.TaskPoll{}, skip)
+}
+
+// LockQueuedActivities leases, as LockNextActivities does, the tasks of
+// the task queue p.Queue whose name p.Names holds (any, if it holds
+// none), for a worker outside the host.
+func (s *Store) LockQueuedActivities(ctx context.Context, now time.Time, lease time.Duration, max int, p store.TaskPoll) ([]*store.ActivityWork, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite: lock queued activities: %w", err)
+	}
+	return s.lockActivities(ctx, "lock queued activities", now, lease, max, p, nil)
+}
+
+func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, lease time.Duration, max int, p store.TaskPoll, skip []string) ([]*store.ActivityWork, error) {
 	if max < 1 {
-		return nil, fmt.Errorf("sqlite: lock next activities: max is %d; it must be at least 1", max)
+		return nil, fmt.Errorf("sqlite: %s: max is %d; it must be at least 1", what, max)
 	}
 	s.leases.fetching.Lock()
 	defer s.leases.fetching.Unlock()
-	ws, err := s.leaseSome(ctx, now, lease, max, skip)
+	ws, err := s.leaseSome(ctx, now, lease, max, p, skip)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
+		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	return ws, nil
 }
 
-// nextTasks selects the tasks to lease, in the fair order, but those whose
-// id is in the JSON list ?1 (leased); nextTasksSkipping also passes over
-// those of the modules in the JSON list ?3.
-var (
-	nextTasks         = fmt.Sprintf(tasksQuery, "")
-	nextTasksSkipping = fmt.Sprintf(tasksQuery, " AND module_hash NOT IN (SELECT value FROM json_each(?3))")
-)
-
+// tasksQuery selects the tasks of a queue to lease, but those whose id is
+// in a JSON list (leased); leaseSome adds the conditions of the modules it
+// passes over and the names it takes, and the fair order.
 const tasksQuery = `
-		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms
-		FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?1))%s ORDER BY fair_rank, id LIMIT ?2`
+		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, queue, heartbeat_timeout_ms, heartbeat
+		FROM activity_tasks WHERE queue = ? AND id NOT IN (SELECT value FROM json_each(?))`
 
 // leasedTask is a task leaseSome leased.
 type leasedTask struct {
@@ -53,20 +62,26 @@ type leasedTask struct {
 	run     int64
 }
 
-func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
-	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
+func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int, p store.TaskPoll, skip []string) ([]*store.ActivityWork, error) {
+	at := sqlstore.Nanos(now)
 	held, err := idList(s.leases.held(at, false))
 	if err != nil {
 		return nil, err
 	}
-	query, args := nextTasks, []any{held, max}
-	if len(skip) > 0 {
-		skipped, err := idList(skip)
-		if err != nil {
-			return nil, err
+	query, args := tasksQuery, []any{p.Queue, held}
+	for _, c := range []struct {
+		cond string
+		list []string
+	}{{" AND module_hash NOT IN (SELECT value FROM json_each(?))", skip}, {" AND name IN (SELECT value FROM json_each(?))", p.Names}} {
+		if len(c.list) > 0 {
+			list, err := idList(c.list)
+			if err != nil {
+				return nil, err
+			}
+			query, args = query+c.cond, append(args, list)
 		}
-		query, args = nextTasksSkipping, []any{held, max, skipped}
 	}
+	query, args = query+" ORDER BY fair_rank, id LIMIT ?", append(args, max)
 	rows, err := s.readers.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -75,16 +90,18 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 	for rows.Next() {
 		t := &leasedTask{w: &store.ActivityWork{LockToken: sqlstore.NewToken()}}
 		w := t.w
-		var input []byte
-		var timeoutMs int64
-		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs); err != nil {
+		var input, heartbeat []byte
+		var timeoutMs, heartbeatMs int64
+		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs,
+			&w.Task.Queue, &heartbeatMs, &heartbeat); err != nil {
 			rows.Close()
 			s.unleaseAll(leased)
 			return nil, err
 		}
-		w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
+		w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
+		w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
 		var ok bool
-		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, until, nil); !ok {
+		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, sqlstore.Nanos(now.Add(store.LeaseFor(w, lease))), nil); !ok {
 			continue // an expired lease a worker is completing
 		}
 		leased = append(leased, t)
@@ -126,6 +143,25 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) error {
 	if !s.leases.extend(w.ID, w.LockToken, sqlstore.Nanos(now.Add(lease))) {
 		return fmt.Errorf("sqlite: extend the lease of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	}
+	return nil
+}
+
+// Heartbeat extends w's lease to now+lease, in memory (locks.go), and
+// keeps details (JSON, or nil to keep those there) for the task's next
+// delivery, written without waiting for the disk to sync: a heartbeat
+// lost in a crash leaves the one before it. It returns an error wrapping
+// store.ErrLeaseLost if w's lease no longer holds the task.
+func (s *Store) Heartbeat(ctx context.Context, w *store.ActivityWork, details json.RawMessage, now time.Time, lease time.Duration) error {
+	if err := s.ExtendLease(ctx, w, now, lease); err != nil || details == nil {
+		return err
+	}
+	err := s.writeUnsynced(ctx, func(ctx context.Context, tx txConn) error {
+		_, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET heartbeat = ? WHERE id = ?`, []byte(details), w.ID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: keep the heartbeat of activity %d: %w", w.ID, err)
 	}
 	return nil
 }

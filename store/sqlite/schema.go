@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 10
+const schemaVersion = 11
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -72,6 +72,14 @@ var migrations = map[int]string{
 		ALTER TABLE activity_tasks ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;`,
 	// Version 10: the updates clients send instances, and their answers.
 	9: updatesTable,
+	// Version 11: each activity task's task queue ('' for the host's own,
+	// as for the tasks already there), its heartbeat timeout and the
+	// details of its last heartbeat; the fair order is kept per queue.
+	10: `ALTER TABLE activity_tasks ADD COLUMN queue TEXT NOT NULL DEFAULT '';
+		ALTER TABLE activity_tasks ADD COLUMN heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0;
+		ALTER TABLE activity_tasks ADD COLUMN heartbeat BLOB;
+		DROP INDEX activity_tasks_fair;
+		DROP INDEX activity_tasks_instance;` + indexes11,
 }
 
 // updatesTable is the table of updates, which version 10 adds: one row an
@@ -115,6 +123,13 @@ CREATE INDEX instances_finished ON instances(status, updated_at);
 const indexes7 = `
 CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id, fair_rank);
+`
+
+// indexes11 are the indexes of the fair order of activity tasks per task
+// queue, which version 11 makes of indexes7.
+const indexes11 = `
+CREATE INDEX activity_tasks_fair ON activity_tasks(queue, fair_rank, id);
+CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id, queue, fair_rank);
 `
 
 const schema = `
@@ -180,9 +195,12 @@ CREATE TABLE activity_tasks (
 	enqueued_at  INTEGER NOT NULL DEFAULT 0,
 	fair_rank    INTEGER NOT NULL DEFAULT 0,
 	timeout_ms   INTEGER NOT NULL DEFAULT 0,
-	counted_run  INTEGER NOT NULL DEFAULT 0
+	counted_run  INTEGER NOT NULL DEFAULT 0,
+	queue        TEXT NOT NULL DEFAULT '',
+	heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0,
+	heartbeat    BLOB
 );
-` + indexes6 + indexes7 + updatesTable
+` + indexes6 + indexes11 + updatesTable
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")
