@@ -50,11 +50,8 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engin
 		result = engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID,
 			Failure: p.Failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}
 	}, "instance", w.InstanceID, "activity", w.Task.Name)
-	if w.Attempt > h.opts.PoisonAfter {
-		h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
-		return engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
-			Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
-				"each time the host crashed, was killed or the attempt outlived its lease (the host's log tells what it was doing)", w.Task.Name, w.Attempt-1)}}, 0
+	if failure, ok := h.poisoned(w); ok {
+		return failure, 0
 	}
 	if w.Attempt > 1 {
 		h.opts.Logger.Info("activity delivered again: an earlier delivery did not finish (a crash, or a lease that expired)",
@@ -66,6 +63,18 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engin
 	stopExtending := h.extendLease(attemptCtx, w)
 	defer stopExtending()
 	return h.runActivity(attemptCtx, w), time.Since(began)
+}
+
+// poisoned returns the failure of a task delivered more times than
+// Options.PoisonAfter allows, and true; false for any other.
+func (h *Host) poisoned(w *store.ActivityWork) (engine.Event, bool) {
+	if w.Attempt <= h.opts.PoisonAfter {
+		return engine.Event{}, false
+	}
+	h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
+	return engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
+		Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
+			"each time the host or worker running it crashed, was killed or the attempt outlived its lease (their logs tell what it was doing)", w.Task.Name, w.Attempt-1)}}, true
 }
 
 // record records the outcome of an activity attempt, which ran for ran.

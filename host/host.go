@@ -33,6 +33,9 @@ type Host struct {
 	pool  *activityPool
 	// attempts are the activity attempts running, to stop.
 	attempts *attempts
+	// queues are the task queues workers outside the host poll
+	// (workers.go).
+	queues *queues
 	metrics  *metrics.Metrics
 	// guard recovers the panics of the host's own code at its boundaries
 	// (panics.go).
@@ -71,6 +74,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		reg:               newRegistry(rt, st, opts, g),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		attempts:          newAttempts(),
+		queues:            newQueues(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),
 	}
 	h.pool = newActivityPool(h)

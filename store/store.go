@@ -237,6 +237,16 @@ type QueueStats struct {
 	// OldestActivity is the waiting activity task that has waited longest,
 	// if any.
 	OldestActivity *WaitingItem
+	// Queues describes the named task queues that hold tasks, by name
+	// (their tasks are also in Activities and Running).
+	Queues []TaskQueueStats
+}
+
+// TaskQueueStats counts the tasks of one task queue: those waiting for a
+// worker, and those a worker holds.
+type TaskQueueStats struct {
+	Queue            string
+	Waiting, Running int
 }
 
 // WaitingItem is a message or an activity task that waits.

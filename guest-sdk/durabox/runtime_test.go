@@ -80,7 +80,7 @@ func TestWithTimeoutIsInTheCommand(t *testing.T) {
 		{30 * time.Second, []abi.Command{{Kind: abi.CommandScheduleActivity, Seq: 1, Name: "Hello", Input: []byte(`"timed"`), TimeoutMillis: 30000}}},
 		{time.Microsecond, []abi.Command{{Kind: abi.CommandScheduleActivity, Seq: 1, Name: "Hello", Input: []byte(`"timed"`), TimeoutMillis: 1}}},
 		{-time.Second, []abi.Command{{Kind: abi.CommandFail, Seq: 1, Failure: &abi.Failure{
-			Message: `durabox: WithTimeout(-1s) for activity "Hello": the timeout must be positive (leave the option out for the host's default)`}}}},
+			Message: `durabox: WithTimeout(-1s) for activity "Hello": the duration must be positive (leave the option out for the host's default)`}}}},
 	}
 	for _, tt := range tests {
 		got := newRuntime().activate(activation(0, start("Timed", fmt.Sprint(int64(tt.timeout)))))

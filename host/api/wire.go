@@ -284,6 +284,9 @@ type QueueResponse struct {
 	ActivitiesRunning int `json:"activitiesRunning"`
 	// OldestActivity is the waiting activity task that has waited longest.
 	OldestActivity *WaitingItem `json:"oldestActivity,omitempty"`
+	// TaskQueues describes the task queues of workers outside the host
+	// that hold tasks or that a worker polled through this host, by name.
+	TaskQueues []TaskQueue `json:"taskQueues,omitempty"`
 }
 
 // WaitingItem is a message or an activity task that waits.

@@ -473,6 +473,7 @@ func (s *server) queue(w http.ResponseWriter, r *http.Request) {
 		Ready: q.Ready, ReadyInstances: q.ReadyInstances, Starts: q.Starts, OldestReady: wireItem(q.OldestReady),
 		Timers: q.Timers, NextTimer: timeOrNil(q.NextTimer), Running: q.Locked,
 		Activities: q.Activities, ActivitiesRunning: q.Running, OldestActivity: wireItem(q.OldestActivity),
+		TaskQueues: s.taskQueues(q.Queues),
 	})
 }
 

@@ -44,6 +44,12 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 		}
 		q.OldestActivity, err = dialect.Oldest(ctx, sqlDB{r}, `
 			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE locked_until <= $1 ORDER BY id LIMIT 1`, sqlstore.Nanos(now))
+		if err != nil {
+			return err
+		}
+		q.Queues, err = sqlstore.QueueCounts(ctx, sqlDB{r}, `
+			SELECT queue, count(*) FILTER (WHERE locked_until <= $1), count(*) FILTER (WHERE locked_until > $1)
+			FROM activity_tasks WHERE queue <> '' GROUP BY queue ORDER BY queue`, sqlstore.Nanos(now))
 		return err
 	})
 	if err != nil {

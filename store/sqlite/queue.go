@@ -63,6 +63,11 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 		q.OldestActivity, err = s.dialect.Oldest(ctx, sqlDB{s.readers}, `
 			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`, held)
 	}
+	if err == nil {
+		q.Queues, err = sqlstore.QueueCounts(ctx, sqlDB{s.readers}, `
+			SELECT queue, sum(id NOT IN (SELECT value FROM json_each(?1))), sum(id IN (SELECT value FROM json_each(?1)))
+			FROM activity_tasks WHERE queue != '' GROUP BY queue ORDER BY queue`, held)
+	}
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}

@@ -38,6 +38,15 @@ func testTaskQueues(f *fixture) {
 	if names := f.activities(t0); !slices.Equal(names, []string{"Local"}) {
 		f.t.Fatalf("the host's own leases took %q; want only the task of no queue, [Local]", names)
 	}
+	queues := func(want ...store.TaskQueueStats) {
+		f.t.Helper()
+		q, err := f.s.QueueStats(f.ctx, t0)
+		f.must(err, "QueueStats")
+		if !slices.Equal(q.Queues, want) {
+			f.t.Fatalf("QueueStats.Queues = %+v; want %+v", q.Queues, want)
+		}
+	}
+	queues(store.TaskQueueStats{Queue: "payments", Waiting: 2}, store.TaskQueueStats{Queue: "shipping", Waiting: 1})
 	if names := f.poll(t0, store.TaskPoll{Queue: "payments", Names: []string{"Refund"}}); !slices.Equal(names, []string{"Refund"}) {
 		f.t.Fatalf("a poll of payments for Refund took %q; want [Refund]", names)
 	}
@@ -49,6 +58,7 @@ func testTaskQueues(f *fixture) {
 	if len(ws) != 1 || ws[0].Task.Name != "Ship" || ws[0].Task.Queue != "shipping" || ws[0].Attempt != 1 || ws[0].InstanceID != "i1" {
 		f.t.Fatalf("a poll of shipping leased %+v; want Ship of i1, on shipping, attempt 1", ws)
 	}
+	queues(store.TaskQueueStats{Queue: "payments", Running: 2}, store.TaskQueueStats{Queue: "shipping", Running: 1})
 	f.must(f.s.CompleteActivity(f.ctx, ws[0], activityCompleted(ws[0].Task.ScheduleID, `"shipped"`), t0), "CompleteActivity of a queued task")
 	var te *abi.TextError
 	for _, bad := range []store.TaskPoll{{}, {Queue: "pay ments"}, {Queue: "payments", Names: []string{""}}} {
