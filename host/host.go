@@ -35,8 +35,8 @@ type Host struct {
 	attempts *attempts
 	// queues are the task queues workers outside the host poll
 	// (workers.go).
-	queues *queues
-	metrics  *metrics.Metrics
+	queues  *queues
+	metrics *metrics.Metrics
 	// guard recovers the panics of the host's own code at its boundaries
 	// (panics.go).
 	guard guard.Guard

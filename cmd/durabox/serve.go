@@ -103,20 +103,20 @@ type serveConfig struct {
 	workerTokenFile          string
 	activityQueues           string
 	// queueMap is activityQueues read.
-	queueMap map[string]string
-	tlsCert, tlsKey          string
-	retention, stepTimeout   time.Duration
-	sweepInterval            time.Duration
-	activityTimeout          time.Duration
-	logFormat, logLevel      string
-	memoryMiB, cacheMiB      uint64
-	stepBudget               uint64
-	historyWarning           int
-	maxPersistentEvents      int
-	maxPayloadMiB            int
-	allowHTTP, durability    string
-	allowedHosts             string
-	runtime                  string
+	queueMap               map[string]string
+	tlsCert, tlsKey        string
+	retention, stepTimeout time.Duration
+	sweepInterval          time.Duration
+	activityTimeout        time.Duration
+	logFormat, logLevel    string
+	memoryMiB, cacheMiB    uint64
+	stepBudget             uint64
+	historyWarning         int
+	maxPersistentEvents    int
+	maxPayloadMiB          int
+	allowHTTP, durability  string
+	allowedHosts           string
+	runtime                string
 }
 
 var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}
