@@ -13,6 +13,7 @@ import (
 	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/host/internal/ijson"
 	"github.com/durabox/durabox/host/internal/size"
+	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/store"
 )
 
@@ -34,9 +35,10 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 		return
 	}
 	result, ran := h.attempt(ctx, w)
-	if ctx.Err() != nil {
-		// Shutting down: the attempt was cut short, so record nothing; the
-		// task is delivered again after the restart.
+	if ctx.Err() != nil || result.Kind == "" {
+		// Shutting down, or stopped for its silence: the attempt was cut
+		// short, so record nothing; the task is delivered again after the
+		// restart, or when its lease ends.
 		return
 	}
 	h.record(ctx, w, result, ran)
@@ -58,11 +60,62 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engin
 			"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
 	}
 	began := time.Now()
-	attemptCtx, done := h.attempts.start(ctx, attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID})
+	key := attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID}
+	attemptCtx, run, done := h.attempts.start(ctx, key)
 	defer done()
-	stopExtending := h.extendLease(attemptCtx, w)
-	defer stopExtending()
-	return h.runActivity(attemptCtx, w), time.Since(began)
+	b := &beats{h: h, w: w, run: run, key: key}
+	if w.Task.HeartbeatTimeout > 0 {
+		// Only heartbeats keep the lease of a call that asks for them; one
+		// silent for its heartbeat timeout is stopped.
+		b.silence = time.AfterFunc(w.Task.HeartbeatTimeout, b.silent)
+		defer b.silence.Stop()
+	} else {
+		stopExtending := h.extendLease(attemptCtx, w)
+		defer stopExtending()
+	}
+	result = h.runActivity(attemptCtx, w, b)
+	if s := stopCause(attemptCtx); s != nil && s.redeliver {
+		return engine.Event{}, 0
+	}
+	return result, time.Since(began)
+}
+
+// beats takes the heartbeats of an attempt the host runs (the heartbeat
+// import).
+type beats struct {
+	h   *Host
+	w   *store.ActivityWork
+	run *runningAttempt
+	key attemptKey
+	// silence stops the attempt when its call's heartbeat timeout passes
+	// without one.
+	silence *time.Timer
+}
+
+// beat renews the attempt's lease and keeps details for the next
+// attempt, and answers as the heartbeat import does.
+func (b *beats) beat(ctx context.Context, details []byte) uint32 {
+	if err := b.h.st.Heartbeat(ctx, b.w, details, b.h.opts.Clock(), store.LeaseFor(b.w, b.h.opts.Lease)); err != nil {
+		b.h.opts.Logger.Warn("activity heartbeat not taken", "instance", b.w.InstanceID, "activity", b.w.Task.Name, "err", err)
+		return wasi.HeartbeatRefused
+	}
+	if b.silence != nil {
+		b.silence.Reset(b.w.Task.HeartbeatTimeout)
+	}
+	b.run.beaten.Store(true)
+	if b.run.unwanted.Load() {
+		return wasi.HeartbeatUnwanted
+	}
+	return wasi.HeartbeatTaken
+}
+
+// silent stops an attempt that sent no heartbeat for its call's heartbeat
+// timeout, recording nothing: its lease ends with the timeout, and the
+// task goes to the next attempt.
+func (b *beats) silent() {
+	b.h.opts.Logger.Warn("activity attempt sent no heartbeat in time; it is stopped and its task delivered again",
+		"instance", b.w.InstanceID, "activity", b.w.Task.Name, "attempt", b.w.Attempt, "heartbeatTimeout", b.w.Task.HeartbeatTimeout)
+	b.h.attempts.stop(b.key, &stoppedError{why: fmt.Sprintf("it sent no heartbeat for %s, its heartbeat timeout", b.w.Task.HeartbeatTimeout), redeliver: true})
 }
 
 // poisoned returns the failure of a task delivered more times than
@@ -140,9 +193,9 @@ func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop fun
 
 // runActivity runs one attempt of an activity task and returns the message
 // that reports its outcome.
-func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork) engine.Event {
+func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork, b *beats) engine.Event {
 	ev := engine.Event{Kind: engine.ActivityCompleted, ScheduleID: w.Task.ScheduleID}
-	out, failure := h.callActivity(ctx, w)
+	out, failure := h.callActivity(ctx, w, b)
 	if failure != nil {
 		ev.Kind, ev.Failure = engine.ActivityFailed, failure
 	} else {
@@ -151,7 +204,7 @@ func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork) engine.Ev
 	return ev
 }
 
-func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte, *engine.Failure) {
+func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats) ([]byte, *engine.Failure) {
 	g, err := h.pool.get(ctx, w.ModuleHash, "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID)
 	if err != nil {
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q could not start: %v", w.Task.Name, err)}
@@ -174,9 +227,11 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	if g.cfg.callTimeout {
 		g.cfg.timeout = w.Task.Timeout
 	}
-	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt)})
+	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt), Heartbeat: w.Heartbeat})
 	guard.MayPanic(guard.PointActivity, w.InstanceID)
+	g.cfg.env.SetHeartbeat(b.beat)
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
+	g.cfg.env.SetHeartbeat(nil)
 	g.cfg.log.endStep()
 	if s := stopCause(ctx); s != nil {
 		h.opts.Logger.Info("activity stopped", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "why", s.why)

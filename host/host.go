@@ -73,7 +73,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		st: st, opts: opts, rt: rt, metrics: opts.Metrics, guard: g,
 		reg:               newRegistry(rt, st, opts, g),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
-		attempts:          newAttempts(),
+		attempts:          newAttempts(opts.CancelGrace),
 		queues:            newQueues(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),
 	}

@@ -102,6 +102,12 @@ type Options struct {
 	// attempt whose result nobody will take (its instance ended, or the
 	// orchestration cancelled the activity) is stopped at once.
 	ActivityTimeout time.Duration
+	// CancelGrace is how long an activity attempt whose result is no
+	// longer wanted has to clean up before the host stops it, when it
+	// sends heartbeats (the heartbeat that follows tells it, and the SDK
+	// cancels its context): an attempt that sends none cannot be told,
+	// and is stopped at once. Zero means 10s.
+	CancelGrace time.Duration
 	// Lease is how long a locked instance or activity task stays locked
 	// before another worker may take it over. Zero means 1m.
 	Lease time.Duration
@@ -169,6 +175,7 @@ func (o *Options) validate() error {
 		{Name: "ActivationTimeout", Value: &o.ActivationTimeout, Default: 5 * time.Second},
 		{Name: "ActivityTimeout", Value: &o.ActivityTimeout, Default: 5 * time.Minute},
 		{Name: "Lease", Value: &o.Lease, Default: time.Minute},
+		{Name: "CancelGrace", Value: &o.CancelGrace, Default: 10 * time.Second},
 		{Name: "Retention", Value: &o.Retention, Default: 0},
 		{Name: "SweepInterval", Value: &o.SweepInterval, Default: min(max(o.Retention/10, time.Minute), time.Hour)},
 	}); err != nil {

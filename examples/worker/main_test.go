@@ -48,6 +48,12 @@ type setup struct {
 
 func newSetup(t *testing.T) *setup {
 	t.Helper()
+	return newSetupWith(t, server.Options{})
+}
+
+// newSetupWith is newSetup with the server's options opts.
+func newSetupWith(t *testing.T, opts server.Options) *setup {
+	t.Helper()
 	wasm, err := guestbuild.Wasm("examples/wasm/fulfil")
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +61,7 @@ func newSetup(t *testing.T) *setup {
 	// A short lease, so that a worker's automatic heartbeats (every
 	// third of it) tell it of a cancellation within a second.
 	h := testhost.Start(t, host.Options{Lease: 3 * time.Second}, wasm)
-	handler, err := server.New(h, server.Options{})
+	handler, err := server.New(h, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +225,38 @@ func TestACancelledActivityCleansUp(t *testing.T) {
 			t.Fatalf("the report's cleanup did not run within a minute of its cancellation: %s is %q (%v)", key, v, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAWorkerInPython runs examples/worker-python/worker.py, which speaks
+// the worker protocol with Python's standard library and a worker token,
+// for the events queue, beside this worker for the orders queue: the
+// order's event id is the Python worker's.
+func TestAWorkerInPython(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is not on the PATH; it is on every machine this project builds on (apt-get install python3)")
+	}
+	const admin, workerToken = "admin-0123456789abcdef", "work-0123456789abcdef"
+	s := newSetupWith(t, server.Options{Token: admin, WorkerToken: workerToken})
+	t.Setenv("DURABOX_TOKEN", workerToken) // for this process's worker too
+	s.runWorker(t, "orders")
+	tokenFile := filepath.Join(t.TempDir(), "worker.token")
+	if err := os.WriteFile(tokenFile, []byte(workerToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := "o-py-" + s.tag
+	s.start(t, "Fulfil", id, Order{ID: id, Customer: "c-7", Cents: 5})
+	py := exec.Command(python, "../worker-python/worker.py", "--host", s.url, "--token-file", tokenFile, "--tasks", "1")
+	out, err := py.CombinedOutput()
+	if err != nil {
+		t.Fatalf("worker.py: %v\n%s", err, out)
+	}
+	if got, want := s.finish(t, id), `"event":"py-`+id+`"`; !strings.Contains(got, want) {
+		t.Fatalf("result %s; want the Python worker's event id, %s", got, want)
+	}
+	if !strings.Contains(string(out), "PublishOrder of "+id+" done") {
+		t.Fatalf("worker.py said %q; want it to report the task", out)
 	}
 }
 

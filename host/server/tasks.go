@@ -43,7 +43,7 @@ const (
 func (s *server) workers(w http.ResponseWriter, r *http.Request) (Workers, bool) {
 	ws, ok := s.api.(Workers)
 	if !ok {
-		s.fail(w, r, fmt.Errorf("%w: this host serves no workers outside it", errNoRoute))
+		s.fail(w, r, fmt.Errorf("%w: %s: this host takes no workers outside it", errNoRoute, r.URL.Path))
 	}
 	return ws, ok
 }
