@@ -2,7 +2,7 @@
 # `make check` is the quick tier a developer runs on every change.
 
 GO       ?= go
-EXAMPLES := hello retry parentchild approval fanout eternal mutex order
+EXAMPLES := hello retry parentchild approval fanout eternal mutex order fulfil
 WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 # The C examples (guest-sdk/c), twins of the Go ones of the same names.
 C_EXAMPLES := hello approval fanout

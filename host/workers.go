@@ -315,3 +315,23 @@ func checkTaskPayload(activity, what string, b json.RawMessage, max int) error {
 // TaskQueuePolls returns when a worker last polled each task queue
 // through this host, since it started.
 func (h *Host) TaskQueuePolls() map[string]time.Time { return h.queues.lastPolls() }
+
+// pendingShown is how many activity calls GET /v1/instances/{id} lists.
+const pendingShown = 100
+
+// PendingActivities describes the activity calls instance id waits on,
+// oldest first, up to 100.
+func (h *Host) PendingActivities(ctx context.Context, id string) ([]api.PendingActivity, error) {
+	tasks, err := h.st.ActivityTasks(ctx, id, h.opts.Clock(), pendingShown)
+	if err != nil {
+		return nil, err
+	}
+	polls := h.queues.lastPolls()
+	out := make([]api.PendingActivity, len(tasks))
+	for i, t := range tasks {
+		_, polled := polls[t.Queue]
+		out[i] = api.PendingActivity{Activity: t.Name, Queue: t.Queue, Attempt: t.Attempt, Running: t.Running, LastHeartbeat: t.Heartbeat,
+			Since: t.EnqueuedAt, NoWorker: t.Queue != "" && !t.Running && !polled}
+	}
+	return out, nil
+}

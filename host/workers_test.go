@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
 )
 
@@ -121,8 +123,32 @@ func TestActivityQueuesRouteCallsToWorkers(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, host.Options{ActivityQueues: map[string]string{"SayHello": "greetings"}})
 	h.deploy(t, "examples/wasm/hello")
+	handler, err := server.New(h.Host, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	id := h.start(t, "Greeting", `"world"`)
+	details := func() api.InstanceDetails {
+		t.Helper()
+		var d api.InstanceDetails
+		for deadline := time.Now().Add(time.Minute); len(d.Activities) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			rec := httptest.NewRecorder()
+			handler.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/v1/instances/"+id, nil))
+			d = api.InstanceDetails{}
+			if err := json.Unmarshal(rec.Body.Bytes(), &d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	if d := details(); len(d.Activities) != 1 || !d.Activities[0].NoWorker || d.Activities[0].Queue != "greetings" || d.Activities[0].Running ||
+		len(d.Warnings) != 1 || d.Warnings[0] != "its call of SayHello waits on task queue greetings, which no worker has polled (through this host, since it started)" {
+		t.Fatalf("details %+v; want SayHello waiting on greetings, which no worker polled, and a warning saying so", d)
+	}
 	task := h.pollOne(t, "greetings", 30*time.Second)
+	if d := details(); len(d.Activities) != 1 || d.Activities[0].NoWorker || !d.Activities[0].Running || d.Activities[0].Attempt != 1 || len(d.Warnings) != 0 {
+		t.Fatalf("details %+v; want SayHello's attempt 1 running, and no warning", d)
+	}
 	if task.Activity != "SayHello" || string(task.Input) != `"world"` {
 		t.Fatalf("task %+v; want SayHello of world", task)
 	}

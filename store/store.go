@@ -385,6 +385,21 @@ func LeaseFor(w *ActivityWork, lease time.Duration) time.Duration {
 	return lease
 }
 
+// ActivityTaskInfo describes an activity task (Activities.ActivityTasks).
+type ActivityTaskInfo struct {
+	ScheduleID int64
+	Name       string
+	// Queue is its task queue; empty: the host's own.
+	Queue string
+	// Attempt counts its deliveries so far; Running says whether a
+	// worker holds it now.
+	Attempt int
+	Running bool
+	// Heartbeat is the details of the last heartbeat an attempt sent.
+	Heartbeat  json.RawMessage
+	EnqueuedAt time.Time
+}
+
 // TaskPoll is what a worker outside the host asks for
 // (Activities.LockQueuedActivities): tasks of its task queue, Queue, and
 // of the activity names it serves, Names (any, if empty).
@@ -722,6 +737,10 @@ type Activities interface {
 	// gets in ActivityWork.Heartbeat. Like a lease, it need not survive a
 	// crash: a lost heartbeat leaves the one before it.
 	Heartbeat(ctx context.Context, w *ActivityWork, details json.RawMessage, now time.Time, lease time.Duration) error
+	// ActivityTasks describes up to max of the activity tasks of an
+	// instance, oldest first, as they stand at now: for people (durabox
+	// status, the dashboard), who want to know what it waits on.
+	ActivityTasks(ctx context.Context, instanceID string, now time.Time, max int) ([]ActivityTaskInfo, error)
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
 	// ScheduleID) as a message for its instance at now, atomically. It returns

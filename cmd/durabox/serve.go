@@ -82,6 +82,7 @@ var serveCommand = &command{
 		wholeVar(fs, &c.cacheMiB, "cache-mib", 0, span{max: maxCacheMiB, note: "0 for the default, a quarter of the machine's memory; the most is 16 EiB in bytes"}, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
 		wholeVar(fs, &c.historyWarning, "history-warning", 0, span{max: math.MaxInt64, note: fmt.Sprintf("0 for the default, %d", api.DefaultHistoryWarning)}, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", api.DefaultHistoryWarning))
 		wholeVar(fs, &c.maxPersistentEvents, "max-persistent-events", 0, span{max: math.MaxInt32, note: fmt.Sprintf("0 for the default, %d", engine.MaxPersistentEvents)}, fmt.Sprintf("how many persistent events one execution of an instance takes, `N`: a raise past them is refused, and continue-as-new carries the newest N; give every host of a store the same (default %d)", engine.MaxPersistentEvents))
+		durationVar(fs, &c.cancelGrace, "cancel-grace", "0 for the default, 10s", "how long `D` an activity attempt whose result is no longer wanted has to clean up, once its next heartbeat told it, before the host stops it; an attempt that sends no heartbeats is stopped at once (default 10s)")
 		durationVar(fs, &c.activityTimeout, "activity-timeout", "0 for the default, 5m", "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m); a call that sets its own with durabox.WithTimeout has that one")
 		wholeVar(fs, &c.memoryMiB, "memory-mib", 0, span{min: minMemoryMiB, max: maxMemoryMiB, orZero: true,
 			note: fmt.Sprintf("0 for the default, 256; a Go guest needs %d MiB, and a wasm instance addresses at most %d", minMemoryMiB, maxMemoryMiB)}, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
@@ -103,20 +104,20 @@ type serveConfig struct {
 	workerTokenFile          string
 	activityQueues           string
 	// queueMap is activityQueues read.
-	queueMap               map[string]string
-	tlsCert, tlsKey        string
-	retention, stepTimeout time.Duration
-	sweepInterval          time.Duration
-	activityTimeout        time.Duration
-	logFormat, logLevel    string
-	memoryMiB, cacheMiB    uint64
-	stepBudget             uint64
-	historyWarning         int
-	maxPersistentEvents    int
-	maxPayloadMiB          int
-	allowHTTP, durability  string
-	allowedHosts           string
-	runtime                string
+	queueMap                     map[string]string
+	tlsCert, tlsKey              string
+	retention, stepTimeout       time.Duration
+	sweepInterval                time.Duration
+	activityTimeout, cancelGrace time.Duration
+	logFormat, logLevel          string
+	memoryMiB, cacheMiB          uint64
+	stepBudget                   uint64
+	historyWarning               int
+	maxPersistentEvents          int
+	maxPayloadMiB                int
+	allowHTTP, durability        string
+	allowedHosts                 string
+	runtime                      string
 }
 
 var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}
@@ -177,7 +178,7 @@ func (c *serveConfig) hostConfig(logger *slog.Logger) serving.Config {
 	return serving.Config{Runtime: c.runtime, StepBudget: c.stepBudget, AllowHTTP: commaList(c.allowHTTP), StepTimeout: c.stepTimeout,
 		ActivityTimeout: c.activityTimeout, MemoryMiB: c.memoryMiB, CacheMiB: c.cacheMiB, HistoryWarning: c.historyWarning, MaxPersistentEvents: c.maxPersistentEvents,
 		Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayloadMiB: c.maxPayloadMiB, Logger: logger,
-		CacheDir: c.cacheDir, Lease: c.lease, Shared: c.postgres(), ActivityQueues: c.queueMap}
+		CacheDir: c.cacheDir, Lease: c.lease, Shared: c.postgres(), ActivityQueues: c.queueMap, CancelGrace: c.cancelGrace}
 }
 
 // activityQueues reads --activity-queue: NAME=QUEUE pairs, comma-separated.

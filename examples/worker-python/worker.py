@@ -8,7 +8,7 @@ sends a heartbeat, and completes each with an event id of its own making,
 "py-ORDER". It shows that a worker needs no Durabox package: any language
 that speaks HTTP and JSON will do.
 
-    python3 examples/worker-python/worker.py --host http://127.0.0.1:8080 \\
+    python3 examples/worker-python/worker.py --host http://127.0.0.1:7070 \\
         --token-file worker.token [--tasks N]
 
 With --tasks N it stops after N tasks; without, it runs until interrupted.
@@ -66,7 +66,8 @@ ACTIVITIES = {"PublishOrder": publish_order}
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--host", default=os.environ.get("DURABOX_HOST", "http://127.0.0.1:8080"))
+    addr = os.environ.get("DURABOX_ADDR", "127.0.0.1:7070")
+    p.add_argument("--host", default=addr if "://" in addr else "http://" + addr)
     p.add_argument("--token-file", help="the worker token (default $DURABOX_TOKEN)")
     p.add_argument("--queue", default="events")
     p.add_argument("--tasks", type=int, default=0, help="stop after this many tasks (0: never)")

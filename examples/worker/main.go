@@ -141,7 +141,7 @@ func (a *activities) SlowReport(ctx context.Context, _ time.Duration) (string, e
 func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	hostURL := fs.String("host", envOr("DURABOX_HOST", "http://127.0.0.1:8080"), "the Durabox host's `URL`")
+	hostURL := fs.String("host", hostAddr(os.Getenv("DURABOX_ADDR")), "the Durabox host's `URL` (default $DURABOX_ADDR, else http://127.0.0.1:7070, as durabox's)")
 	tokenFile := fs.String("token-file", "", "send the worker token in `FILE` (default $DURABOX_TOKEN)")
 	pgURL := fs.String("postgres", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "the PostgreSQL `URL` RecordOrder writes to")
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "the Redis `ADDR` PublishOrder and SlowReport write to")
@@ -194,9 +194,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	return g.Wait()
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
+// hostAddr is the host's URL from $DURABOX_ADDR, which may leave out the
+// scheme (http), as durabox's --addr may.
+func hostAddr(addr string) string {
+	switch {
+	case addr == "":
+		return "http://127.0.0.1:7070"
+	case strings.Contains(addr, "://"):
+		return addr
 	}
-	return def
+	return "http://" + addr
 }

@@ -124,6 +124,7 @@ func (s *setup) finish(t *testing.T, id string) string {
 // the worker: each order's row is in PostgreSQL and its event in the
 // Redis stream, as the receipts say.
 func TestFulfilWritesToPostgresAndRedis(t *testing.T) {
+	t.Parallel()
 	s := newSetup(t)
 	s.runWorker(t, "orders,events")
 	ids := []string{"o-1-" + s.tag, "o-2-" + s.tag, "o-3-" + s.tag}
@@ -160,6 +161,7 @@ func TestFulfilWritesToPostgresAndRedis(t *testing.T) {
 // deadline (the host's 5m), and resumes after the last frame the first
 // one reported.
 func TestAKilledWorkersTaskGoesToAnother(t *testing.T) {
+	t.Parallel()
 	s := newSetup(t)
 	bin := filepath.Join(t.TempDir(), "worker")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -207,6 +209,7 @@ func TestAKilledWorkersTaskGoesToAnother(t *testing.T) {
 // that the result is no longer wanted, and the activity's cleanup runs
 // (it writes a key in Redis).
 func TestACancelledActivityCleansUp(t *testing.T) {
+	t.Parallel()
 	s := newSetup(t)
 	s.runWorker(t, "media")
 	id := "race-" + s.tag
@@ -233,18 +236,18 @@ func TestACancelledActivityCleansUp(t *testing.T) {
 // for the events queue, beside this worker for the orders queue: the
 // order's event id is the Python worker's.
 func TestAWorkerInPython(t *testing.T) {
+	t.Parallel()
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatal("python3 is not on the PATH; it is on every machine this project builds on (apt-get install python3)")
 	}
 	const admin, workerToken = "admin-0123456789abcdef", "work-0123456789abcdef"
 	s := newSetupWith(t, server.Options{Token: admin, WorkerToken: workerToken})
-	t.Setenv("DURABOX_TOKEN", workerToken) // for this process's worker too
-	s.runWorker(t, "orders")
 	tokenFile := filepath.Join(t.TempDir(), "worker.token")
 	if err := os.WriteFile(tokenFile, []byte(workerToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	s.runWorker(t, "orders", "--token-file", tokenFile)
 	id := "o-py-" + s.tag
 	s.start(t, "Fulfil", id, Order{ID: id, Customer: "c-7", Cents: 5})
 	py := exec.Command(python, "../worker-python/worker.py", "--host", s.url, "--token-file", tokenFile, "--tasks", "1")

@@ -91,3 +91,21 @@ type TaskQueue struct {
 	Running  int        `json:"running"`
 	LastPoll *time.Time `json:"lastPoll,omitempty"`
 }
+
+// PendingActivity is an activity call an instance waits on
+// (InstanceDetails.Activities).
+type PendingActivity struct {
+	Activity string `json:"activity"`
+	// Queue is its task queue; absent: it runs in the module, on a host.
+	Queue string `json:"queue,omitempty"`
+	// Attempt counts the attempts begun; Running says whether one runs
+	// now (else the task waits for a worker).
+	Attempt int  `json:"attempt"`
+	Running bool `json:"running"`
+	// LastHeartbeat is the details of the last heartbeat an attempt sent.
+	LastHeartbeat json.RawMessage `json:"lastHeartbeat,omitempty"`
+	Since         time.Time       `json:"since"`
+	// NoWorker, when set, says that no worker has polled its queue
+	// through the host that answers since it started.
+	NoWorker bool `json:"noWorker,omitempty"`
+}

@@ -25,6 +25,9 @@ type Workers interface {
 	// TaskQueuePolls returns when a worker last polled each task queue
 	// through this host.
 	TaskQueuePolls() map[string]time.Time
+	// PendingActivities describes the activity calls an instance waits
+	// on (GET /v1/instances/{id}).
+	PendingActivities(ctx context.Context, id string) ([]api.PendingActivity, error)
 }
 
 // pollWait is how long a poll waits for a task when its ?wait does not

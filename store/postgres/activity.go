@@ -100,6 +100,36 @@ func (s *Store) Heartbeat(ctx context.Context, w *store.ActivityWork, details js
 	})
 }
 
+// ActivityTasks describes up to max of the instance's activity tasks,
+// oldest first; those whose lease holds at now are running.
+func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.Time, max int) ([]store.ActivityTaskInfo, error) {
+	var out []store.ActivityTaskInfo
+	err := s.read(ctx, func(r db) error {
+		out = nil
+		rows, err := r.Query(ctx, `SELECT schedule_id, name, queue, attempt, heartbeat, enqueued_at, locked_until > $2 FROM activity_tasks
+			WHERE instance_id = $1 ORDER BY id LIMIT $3`, instanceID, sqlstore.Nanos(now), max)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t store.ActivityTaskInfo
+			var enqueued int64
+			var heartbeat []byte
+			if err := rows.Scan(&t.ScheduleID, &t.Name, &t.Queue, &t.Attempt, &heartbeat, &enqueued, &t.Running); err != nil {
+				return err
+			}
+			t.Heartbeat, t.EnqueuedAt = heartbeat, sqlstore.FromNanos(enqueued)
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: activity tasks of %q: %w", instanceID, err)
+	}
+	return out, nil
+}
+
 // CompleteActivity removes a leased activity task and enqueues its result
 // for its instance at now, visible at once, atomically. It returns an error
 // wrapping store.ErrLeaseLost if w's lease no longer holds the task.

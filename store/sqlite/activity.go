@@ -166,6 +166,44 @@ func (s *Store) Heartbeat(ctx context.Context, w *store.ActivityWork, details js
 	return nil
 }
 
+// ActivityTasks describes up to max of the instance's activity tasks,
+// oldest first; those whose lease (in memory) holds at now are running.
+// A task completed whose result is kept for the next turn (results.go)
+// is done, and left out.
+func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.Time, max int) ([]store.ActivityTaskInfo, error) {
+	held, done := map[int64]bool{}, map[int64]bool{}
+	for _, id := range s.leases.held(sqlstore.Nanos(now), false) {
+		held[id] = true
+	}
+	for _, r := range s.results.of(instanceID) {
+		done[r.task] = true // completed, its result kept for the next turn
+	}
+	rows, err := s.readers.QueryContext(ctx, `SELECT id, schedule_id, name, queue, attempt, heartbeat, enqueued_at FROM activity_tasks
+		WHERE instance_id = ? ORDER BY id LIMIT ?`, instanceID, max)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: activity tasks of %q: %w", instanceID, err)
+	}
+	defer rows.Close()
+	var out []store.ActivityTaskInfo
+	for rows.Next() {
+		var t store.ActivityTaskInfo
+		var id, enqueued int64
+		var heartbeat []byte
+		if err := rows.Scan(&id, &t.ScheduleID, &t.Name, &t.Queue, &t.Attempt, &heartbeat, &enqueued); err != nil {
+			return nil, fmt.Errorf("sqlite: activity tasks of %q: %w", instanceID, err)
+		}
+		if done[id] {
+			continue
+		}
+		t.Running, t.Heartbeat, t.EnqueuedAt = held[id], heartbeat, sqlstore.FromNanos(enqueued)
+		if !t.Running {
+			t.Attempt-- // the delivery a commit counts in advance has not happened
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
 // unleaseAll undoes the leases of tasks leaseSome hands out none of.
 func (s *Store) unleaseAll(ts []*leasedTask) {
 	for _, t := range ts {

@@ -35,6 +35,11 @@ func testTaskQueues(f *fixture) {
 	f.create("i1")
 	f.run("i1", t0, started("i1", input("i1")), scheduled("Local"), queued("Charge", "payments"), queued("Refund", "payments"),
 		queued("Ship", "shipping"))
+	tasks, err := f.s.ActivityTasks(f.ctx, "i1", t0, 2)
+	f.must(err, "ActivityTasks")
+	if len(tasks) != 2 || tasks[0].Name != "Local" || tasks[0].Running || tasks[0].Attempt != 0 || tasks[1].Queue != "payments" {
+		f.t.Fatalf("ActivityTasks with max 2 = %+v; want the first two, Local and Charge on payments, waiting, never delivered", tasks)
+	}
 	if names := f.activities(t0); !slices.Equal(names, []string{"Local"}) {
 		f.t.Fatalf("the host's own leases took %q; want only the task of no queue, [Local]", names)
 	}
@@ -120,6 +125,11 @@ func testHeartbeat(f *fixture) {
 		f.t.Fatalf("delivered again before its heartbeat timeout: %+v", again)
 	}
 	f.must(f.s.Heartbeat(f.ctx, first, json.RawMessage(`{"frame":40}`), t0.Add(9*time.Second), first.Task.HeartbeatTimeout), "Heartbeat")
+	tasks, err := f.s.ActivityTasks(f.ctx, "i1", t0.Add(9*time.Second), 10)
+	f.must(err, "ActivityTasks")
+	if len(tasks) != 1 || !tasks[0].Running || tasks[0].Attempt != 1 || tasks[0].Queue != "media" || tasks[0].Name != "Transcode" || string(tasks[0].Heartbeat) != `{"frame":40}` {
+		f.t.Fatalf("ActivityTasks = %+v; want Transcode on media, running its attempt 1, with the heartbeat's details", tasks)
+	}
 	if again := poll(t0.Add(15 * time.Second)); again != nil {
 		f.t.Fatalf("delivered again 6s after a heartbeat with a 10s timeout: %+v", again)
 	}
@@ -135,5 +145,8 @@ func testHeartbeat(f *fixture) {
 	f.wantErr(f.s.Heartbeat(f.ctx, first, json.RawMessage(`{"frame":41}`), t0.Add(26*time.Second), time.Minute), store.ErrLeaseLost,
 		"Heartbeat by the worker whose lease was handed on")
 	f.must(f.s.CompleteActivity(f.ctx, second, activityCompleted(second.Task.ScheduleID, `"done"`), t0.Add(27*time.Second)), "CompleteActivity")
+	if tasks, err := f.s.ActivityTasks(f.ctx, "i1", t0.Add(27*time.Second), 10); err != nil || len(tasks) != 0 {
+		f.t.Fatalf("ActivityTasks after the completion = %+v, %v; want none", tasks, err)
+	}
 	f.wantErr(f.s.Heartbeat(f.ctx, second, nil, t0.Add(27*time.Second), time.Minute), store.ErrLeaseLost, "Heartbeat of a completed task")
 }
