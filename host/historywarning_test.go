@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/server"
 )
@@ -58,5 +62,74 @@ func TestHistoryWarning(t *testing.T) {
 				t.Fatalf("with %d events and the warning at %d: warnings %q", n, tt.warning, d.Warnings)
 			}
 		})
+	}
+}
+
+// TestShouldContinueAsNew runs the history guest's Loop, which calls an
+// activity for each of its 7 items and continues as new when
+// ctx.ShouldContinueAsNew says so, on a host that warns past 6 events and
+// keeps no instance live (every turn replays the execution from its
+// start). Each item takes 2 events, so an execution decides at lengths 1,
+// 3, 5 and 7: it continues as new after 3 items, the third execution does
+// the last one, and each activity's input, the length and size its
+// orchestration was told, is compared on every replay: a replay told
+// otherwise would fail the instance. Replaying each execution afterwards,
+// on a host whose warning has changed, reproduces it too.
+func TestShouldContinueAsNew(t *testing.T) {
+	t.Parallel()
+	opts := Options{HistoryWarning: 6, NoLiveCache: true, Clock: func() time.Time { return conformanceNow }}
+	h := newBareHostWith(t, opts)
+	deployGuest(t, h, "host/testdata/guests/history", nil)
+	ctx := context.Background()
+	if _, err := h.Start(ctx, "Loop", json.RawMessage(`7`), "loop"); err != nil {
+		t.Fatal(err)
+	}
+	drive(t, h, conformanceNow, false)
+	inst, err := h.Instance(ctx, "loop")
+	if err != nil || inst.Status != engine.StatusCompleted || inst.ExecutionID != 3 {
+		t.Fatalf("instance: %+v, %v; want Completed in execution 3", inst, err)
+	}
+	wantLengths := [][]int{{1, 3, 5}, {1, 3, 5}, {1}}
+	wantEnd := []engine.EventKind{engine.OrchestrationContinuedAsNew, engine.OrchestrationContinuedAsNew, engine.OrchestrationCompleted}
+	for x := int64(1); x <= 3; x++ {
+		events, err := h.ExecutionHistory(ctx, "loop", x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if events[0].HistoryWarning != 6 {
+			t.Errorf("execution %d: its OrchestrationStarted records the warning %d, want 6", x, events[0].HistoryWarning)
+		}
+		if end := events[len(events)-1].Kind; end != wantEnd[x-1] {
+			t.Errorf("execution %d ends with %s, want %s", x, end, wantEnd[x-1])
+		}
+		var lengths []int
+		size := 0
+		for _, ev := range events {
+			if ev.Kind != engine.ActivityScheduled {
+				continue
+			}
+			var note string
+			var length, sz int
+			if err := json.Unmarshal(ev.Input, &note); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fmt.Sscanf(note, "%d %d", &length, &sz); err != nil {
+				t.Fatalf("execution %d: note %q: %v", x, note, err)
+			}
+			if sz <= size {
+				t.Errorf("execution %d: history size %d after %d", x, sz, size)
+			}
+			lengths, size = append(lengths, length), sz
+		}
+		if !reflect.DeepEqual(lengths, wantLengths[x-1]) {
+			t.Errorf("execution %d: the orchestration was told history lengths %v, want %v", x, lengths, wantLengths[x-1])
+		}
+	}
+	h.opts.HistoryWarning = 2
+	for x := int64(1); x <= 3; x++ {
+		rep, err := h.Replay(ctx, "loop", api.ReplayRequest{Execution: x})
+		if err != nil || !rep.OK() {
+			t.Errorf("execution %d replays: %+v, %v", x, rep, err)
+		}
 	}
 }

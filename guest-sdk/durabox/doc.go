@@ -114,6 +114,9 @@
 //     orchestration will release: use futures. (A branch runs only while
 //     the others wait on futures, so a channel between branches
 //     deadlocks.)
+//   - ctx.HistoryLength, ctx.HistorySize and ctx.ShouldContinueAsNew say
+//     how long the history was when the step first ran, the same on every
+//     replay: decide by them when to ContinueAsNew.
 //   - ctx.IsReplaying is the one thing that differs between the first run
 //     of a step and its replays: false while the host applies the steps the
 //     current turn records, true while it re-applies steps recorded in an
