@@ -22,6 +22,24 @@ func infos(activations []abi.Activation) []historyInfo {
 	return out
 }
 
+// liveRetry runs the retry walkthrough on one Execution and guest, with
+// the caller's history warning at warning, and returns the history it
+// recorded and the guest, which kept every activation.
+func liveRetry(t *testing.T, warning int64) ([]Event, *fakeGuest) {
+	t.Helper()
+	g := newGuest(retry)
+	x := newExecution(g)
+	var history []Event
+	for _, s := range retrySteps {
+		res, err := x.Turn(TurnInput{History: history, Messages: s.messages, Now: s.now, HistoryWarning: warning})
+		if err != nil || res.Err != nil {
+			t.Fatal(err, res.Err)
+		}
+		history = append(history, res.NewEvents...)
+	}
+	return history, g
+}
+
 // TestActivationsTellHistory runs the retry walkthrough live, with the
 // history warning at 4 events, and replays its history on a fresh guest
 // with the caller's warning at 1,000 and at 0: each activation says how
@@ -30,16 +48,7 @@ func infos(activations []abi.Activation) []historyInfo {
 // as its first run did.
 func TestActivationsTellHistory(t *testing.T) {
 	t.Parallel()
-	g := newGuest(retry)
-	x := newExecution(g)
-	var history []Event
-	for _, s := range retrySteps {
-		res, err := x.Turn(TurnInput{History: history, Messages: s.messages, Now: s.now, HistoryWarning: 4})
-		if err != nil || res.Err != nil {
-			t.Fatal(err, res.Err)
-		}
-		history = append(history, res.NewEvents...)
-	}
+	history, g := liveRetry(t, 4)
 	if got := history[0].HistoryWarning; got != 4 {
 		t.Fatalf("the OrchestrationStarted records the warning %d, want 4", got)
 	}
@@ -70,16 +79,7 @@ func TestActivationsTellHistory(t *testing.T) {
 // to continue as new, however long it runs.
 func TestNoWarningNeverSuggests(t *testing.T) {
 	t.Parallel()
-	g := newGuest(retry)
-	x := newExecution(g)
-	var history []Event
-	for _, s := range retrySteps {
-		res, err := x.Turn(TurnInput{History: history, Messages: s.messages, Now: s.now})
-		if err != nil || res.Err != nil {
-			t.Fatal(err, res.Err)
-		}
-		history = append(history, res.NewEvents...)
-	}
+	history, g := liveRetry(t, 0)
 	if history[0].HistoryWarning != 0 {
 		t.Fatalf("the OrchestrationStarted records the warning %d, want none", history[0].HistoryWarning)
 	}
