@@ -89,8 +89,13 @@ func (g *guestLog) endStep() {
 }
 
 // line logs one line of output, cut when it was longer than maxLogLine,
-// unless the guest is over its rate.
+// at its level, unless the log leaves out that level (a line it leaves out
+// counts for nothing) or the guest is over its rate.
 func (g *guestLog) line(line []byte, cut bool) {
+	level, text := lineLevel(line)
+	if !g.logger.Enabled(context.Background(), level) {
+		return
+	}
 	if !g.limit.AllowN(g.clock(), 1) {
 		if g.dropped == 0 {
 			g.logger.Warn(fmt.Sprintf("guest output is over the limit of %d lines a second (bursts of %d): its lines are dropped until it slows down", logLinesPerSecond, logBurst))
@@ -103,7 +108,6 @@ func (g *guestLog) line(line []byte, cut bool) {
 		g.logger.Warn(fmt.Sprintf("guest output was dropped: %d lines (%d bytes or more) over the limit of %d lines a second", g.dropped, g.droppedBytes, logLinesPerSecond))
 		g.dropped, g.droppedBytes = 0, 0
 	}
-	level, text := lineLevel(line)
 	g.logger.Log(context.Background(), level, "guest: "+string(text))
 	if cut {
 		g.logger.Warn(fmt.Sprintf("guest output was cut: the line above was longer than %d KiB; the rest of it, up to its next newline, is dropped", maxLogLine>>10))

@@ -166,3 +166,19 @@ func describeRecords[T any](records []T) string {
 	}
 	return b.String()
 }
+
+// TestLinesLeftOutDoNotCount: on a log at warn, a guest's debug lines,
+// more than its burst, are left out without counting against its rate: its
+// error line after them is logged, and nothing is said to be dropped.
+func TestLinesLeftOutDoNotCount(t *testing.T) {
+	t.Parallel()
+	var log logbuf.Buffer
+	g := newGuestLog(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn})), func() time.Time { return conformanceNow }, "instance", "i")
+	for range 2 * logBurst {
+		g.Write([]byte("<7>detail\n"))
+	}
+	g.Write([]byte("<3>failed\n"))
+	if want := `level=ERROR msg="guest: failed" instance=i` + "\n"; !strings.HasSuffix(log.String(), want) || strings.Count(log.String(), "\n") != 1 {
+		t.Errorf("the log:\n%s\nwant one line, ending %q", log.String(), want)
+	}
+}
