@@ -63,7 +63,7 @@ func init() {
 		if ctx.Err() == nil {
 			return "", errors.New("cancelled, but the context is not done")
 		}
-		return "cleaned up", post(reportURL+"?cleaned")
+		return "cleaned up", post(reportURL + "?cleaned")
 	})
 	durabox.RegisterOrchestration("Count", func(ctx *durabox.Context, c Count) (string, error) {
 		return durabox.Call[string](ctx, "Count", c, durabox.WithHeartbeatTimeout(time.Second))
