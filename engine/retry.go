@@ -57,7 +57,7 @@ func (p *RetryPolicy) Next(attempt int, f *Failure) (wait time.Duration, retry b
 			return limit, true
 		}
 	}
-	return min(time.Duration(d), limit), true
+	return max(min(time.Duration(d), limit), 0), true // 0: a stored policy with a negative interval
 }
 
 // retryPolicyFrom is the policy a ScheduleActivity command asks for, as
