@@ -356,9 +356,16 @@ type ActivityWork struct {
 	ExecutionID int64
 	ModuleHash  string
 	Task        engine.ActivityTask
-	// Attempt counts deliveries of this task, from 1.
-	Attempt   int
-	LockToken string
+	// Attempt counts deliveries of this task since it was queued, or
+	// retried (RetryActivity), from 1.
+	Attempt int
+	// Failures counts the attempts of this task that failed and were
+	// retried (RetryActivity): the attempt this delivery runs is
+	// Failures+1 of its retry policy. LastFailure is the failure of the
+	// last of them; nil when there is none.
+	Failures    int
+	LastFailure *engine.Failure
+	LockToken   string
 }
 
 // TurnCommit is everything one turn changes, committed atomically.
@@ -629,7 +636,8 @@ type Queue interface {
 	AbandonInstance(ctx context.Context, id, lockToken string) error
 
 	// NextVisibleAt returns the earliest time after now at which a message
-	// becomes visible or a lock or lease expires, so a dispatcher knows when
+	// or a retried activity task (RetryActivity) becomes visible or a lock
+	// or lease expires, so a dispatcher knows when
 	// to look again. Workers call it whenever they find no work, so it must
 	// not cost more with a bigger backlog.
 	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
@@ -648,7 +656,8 @@ type Queue interface {
 // outcome (CompleteActivity).
 type Activities interface {
 	// LockNextActivities leases up to max (max ≥ 1) unleased activity
-	// tasks until now+lease, or returns none when there is none. It
+	// tasks until now+lease, or returns none when there is none. A task
+	// RetryActivity let go is not leased before its visibleAt. It
 	// leases fairly across instances: the tasks an instance schedules take
 	// turns, one each, with the tasks of the others still waiting, in the
 	// order each instance scheduled them, so that an instance that
@@ -673,6 +682,17 @@ type Activities interface {
 	// a store does, the instance gets the result once, as a message, in
 	// its place among the messages stored before and after it.
 	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time) error
+	// RetryActivity lets go of a leased activity task whose attempt
+	// failed with failure and whose retry policy allows another
+	// (engine.RetryPolicy.Next), atomically: it counts the failure (the
+	// task's next delivery has Failures one higher and LastFailure
+	// failure), counts its deliveries anew (the next has Attempt 1), and
+	// leaves it unleased, visible to LockNextActivities at visibleAt and
+	// not before (NextVisibleAt names that time). Nothing reaches the
+	// instance. It returns ErrLeaseLost if the lease is no longer held.
+	// Like CompleteActivity, it need not wait until it would survive a
+	// crash: losing it runs the failed attempt again.
+	RetryActivity(ctx context.Context, w *ActivityWork, failure *engine.Failure, visibleAt time.Time) error
 }
 
 // Operations are the changes that are not turns, which

@@ -32,8 +32,8 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 		token := sqlstore.NewToken()
 		rows, err := tx.Query(ctx, `
 			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, locked_until = $3, attempt = attempt + 1
-			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 AND NOT (module_hash = ANY($6)) ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
-			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms`,
+			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 AND visible_at <= $4 AND NOT (module_hash = ANY($6)) ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
+			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms, retry, failures, last_failure`,
 			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max, array(skip))
 		if err != nil {
 			return err
@@ -43,10 +43,13 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 			w := &store.ActivityWork{}
 			var input []byte
 			var timeoutMs int64
-			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs); err != nil {
+			var retry, lastFailure *string
+			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs,
+				&retry, &w.Failures, &lastFailure); err != nil {
 				return err
 			}
 			w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
+			w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
 			ws = append(ws, w)
 		}
 		return rows.Err()
@@ -70,6 +73,25 @@ func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("postgres: extend the lease of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		}
+		return nil
+	})
+}
+
+// RetryActivity lets go of a leased activity task to run again at
+// visibleAt, counting the failed attempt, atomically. It returns an error
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task. Like a
+// lease, it does not wait for the WAL flush.
+func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
+	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = $1, visible_at = $2, attempt = 0,
+			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
+			sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), w.ID, w.LockToken)
+		if err != nil {
+			return fmt.Errorf("postgres: retry activity %d: %w", w.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
 		}
 		return nil
 	})

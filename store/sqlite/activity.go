@@ -33,16 +33,17 @@ func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease tim
 }
 
 // nextTasks selects the tasks to lease, in the fair order, but those whose
-// id is in the JSON list ?1 (leased); nextTasksSkipping also passes over
-// those of the modules in the JSON list ?3.
+// id is in the JSON list ?1 (leased) and those waiting to be retried after
+// ?3 (now); nextTasksSkipping also passes over those of the modules in the
+// JSON list ?4.
 var (
 	nextTasks         = fmt.Sprintf(tasksQuery, "")
-	nextTasksSkipping = fmt.Sprintf(tasksQuery, " AND module_hash NOT IN (SELECT value FROM json_each(?3))")
+	nextTasksSkipping = fmt.Sprintf(tasksQuery, " AND module_hash NOT IN (SELECT value FROM json_each(?4))")
 )
 
 const tasksQuery = `
-		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms
-		FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?1))%s ORDER BY fair_rank, id LIMIT ?2`
+		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, retry, failures, last_failure
+		FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?1)) AND visible_at <= ?3%s ORDER BY fair_rank, id LIMIT ?2`
 
 // leasedTask is a task leaseSome leased.
 type leasedTask struct {
@@ -59,13 +60,13 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	query, args := nextTasks, []any{held, max}
+	query, args := nextTasks, []any{held, max, at}
 	if len(skip) > 0 {
 		skipped, err := idList(skip)
 		if err != nil {
 			return nil, err
 		}
-		query, args = nextTasksSkipping, []any{held, max, skipped}
+		query, args = nextTasksSkipping, []any{held, max, at, skipped}
 	}
 	rows, err := s.readers.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -77,12 +78,15 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 		w := t.w
 		var input []byte
 		var timeoutMs int64
-		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs); err != nil {
+		var retry, lastFailure *string
+		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs,
+			&retry, &w.Failures, &lastFailure); err != nil {
 			rows.Close()
 			s.unleaseAll(leased)
 			return nil, err
 		}
 		w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
+		w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
 		var ok bool
 		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, until, nil); !ok {
 			continue // an expired lease a worker is completing
@@ -145,6 +149,36 @@ func idList[T int64 | string](ids []T) (string, error) {
 	}
 	b, err := json.Marshal(ids)
 	return string(b), err
+}
+
+// RetryActivity lets go of a leased activity task to run again at
+// visibleAt, counting the failed attempt, atomically. It returns an error
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task. Like
+// a commit, it counts the next delivery in advance (locks.go), and it
+// does not wait for the disk to sync.
+func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
+	lost := fmt.Errorf("sqlite: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
+		fn: func(ctx context.Context, tx txConn) error {
+			if !s.leases.write(w.ID, w.LockToken) {
+				return lost
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = ?, visible_at = ?, attempt = 1, counted_run = ?
+				WHERE id = ?`, sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), s.run, w.ID)
+			var updated int64
+			if err == nil {
+				updated, err = res.RowsAffected()
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: retry activity %d: %w", w.ID, err)
+			}
+			if updated == 0 {
+				return lost // purged with its instance
+			}
+			return nil
+		},
+		after: func(err error) { s.leases.written(w.ID, w.LockToken, err == nil) },
+	})
 }
 
 // CompleteActivity removes a leased activity task and enqueues its result

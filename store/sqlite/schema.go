@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 10
+const schemaVersion = 11
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -72,7 +72,20 @@ var migrations = map[int]string{
 		ALTER TABLE activity_tasks ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;`,
 	// Version 10: the updates clients send instances, and their answers.
 	9: updatesTable,
+	// Version 11: host-driven retries of activities: each task's retry
+	// policy (JSON; NULL, as for the tasks already there: none), the
+	// attempts of it that failed and the last failure, and when the task
+	// may run again (0: at once).
+	10: retryColumns,
 }
+
+// retryColumns are the columns of activity tasks' retries, which version
+// 11 adds, and the index NextVisibleAt reads.
+const retryColumns = `ALTER TABLE activity_tasks ADD COLUMN retry TEXT;
+	ALTER TABLE activity_tasks ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE activity_tasks ADD COLUMN last_failure TEXT;
+	ALTER TABLE activity_tasks ADD COLUMN visible_at INTEGER NOT NULL DEFAULT 0;
+	CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);`
 
 // updatesTable is the table of updates, which version 10 adds: one row an
 // update a client sent an instance, by the id that makes it unique there.
@@ -180,8 +193,13 @@ CREATE TABLE activity_tasks (
 	enqueued_at  INTEGER NOT NULL DEFAULT 0,
 	fair_rank    INTEGER NOT NULL DEFAULT 0,
 	timeout_ms   INTEGER NOT NULL DEFAULT 0,
-	counted_run  INTEGER NOT NULL DEFAULT 0
+	counted_run  INTEGER NOT NULL DEFAULT 0,
+	retry        TEXT,
+	failures     INTEGER NOT NULL DEFAULT 0,
+	last_failure TEXT,
+	visible_at   INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 ` + indexes6 + indexes7 + updatesTable
 
 // sqliteHeader begins every SQLite database file.

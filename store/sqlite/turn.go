@@ -158,9 +158,10 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 		rank = max(rank, last.Int64+1)
 	}
 	for i, a := range tasks {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms, attempt, counted_run)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds(), t.s.run); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms, attempt, counted_run, retry)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds(), t.s.run,
+			sqlstore.EncodeRetry(a.Retry)); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}

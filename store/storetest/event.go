@@ -23,7 +23,7 @@ func turn(item *store.WorkItem, events ...engine.Event) store.TurnCommit {
 		ev.Time = t0.Add(time.Duration(ev.ID) * time.Second)
 		switch ev.Kind {
 		case engine.ActivityScheduled:
-			c.Activities = append(c.Activities, engine.ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond})
+			c.Activities = append(c.Activities, engine.ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond, Retry: ev.Retry})
 		case engine.TimerCreated:
 			c.Timers = append(c.Timers, engine.TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
 		case engine.OrchestrationCompleted:

@@ -52,6 +52,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ActivityTimeout", testActivityTimeout},
 		{"ActivityCompletedOnce", testActivityCompletedOnce},
 		{"ActivityResultForAnotherSchedule", testActivityResultForAnotherSchedule},
+		{"ActivityRetry", testActivityRetry},
+		{"ActivityRetryPurged", testActivityRetryPurged},
 		{"ReleaseAllLeases", testReleaseAllLeases},
 		{"Timers", testTimers},
 		{"ContinueAsNew", testContinueAsNew},

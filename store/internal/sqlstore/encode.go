@@ -57,6 +57,30 @@ func DecodeFailure(s *string) *engine.Failure {
 	return f
 }
 
+// EncodeRetry is the JSON of an activity call's retry policy, nil (NULL)
+// when it has none.
+func EncodeRetry(p *engine.RetryPolicy) *string {
+	if p == nil {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	s := string(b)
+	return &s
+}
+
+// DecodeRetry decodes what EncodeRetry made. A text that does not decode
+// (a damaged or edited row) is no policy: the task's attempt is its last.
+func DecodeRetry(s *string) *engine.RetryPolicy {
+	if s == nil {
+		return nil
+	}
+	p := &engine.RetryPolicy{}
+	if json.Unmarshal([]byte(*s), p) != nil {
+		return nil
+	}
+	return p
+}
+
 // NullIfEmpty keeps absent JSON as NULL rather than empty bytes.
 func NullIfEmpty(b []byte) any {
 	if len(b) == 0 {
