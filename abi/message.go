@@ -275,7 +275,10 @@ type ActivityRequest struct {
 	Name       string
 	Input      []byte
 	InstanceID string
-	Attempt    uint32
+	// Attempt counts the attempts of the call, from 1: each retry its
+	// policy made and each delivery again (after a crash or a lost lease)
+	// adds one.
+	Attempt uint32
 	// Heartbeat is the details of the last heartbeat an earlier attempt
 	// of this call sent (JSON), if any.
 	Heartbeat []byte

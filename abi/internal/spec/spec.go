@@ -139,7 +139,7 @@ var Messages = []Message{
 		{Num: 1, Name: "name", Go: "Name", Kind: String},
 		{Num: 2, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON"},
 		{Num: 3, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the calling orchestration instance"},
-		{Num: 4, Name: "attempt", Go: "Attempt", Kind: Uint, GoType: "uint32", Doc: "1 for the first delivery"},
+		{Num: 4, Name: "attempt", Go: "Attempt", Kind: Uint, GoType: "uint32", Doc: "1 for the first; one more for each retry the call's policy made and each delivery again after a crash or a lost lease"},
 		{Num: 5, Name: "heartbeat", Go: "Heartbeat", Kind: Bytes, Doc: "JSON, the details of the last heartbeat an earlier attempt of this call sent, if any"},
 	}},
 	{Name: "ActivityResult", Public: true, Fields: []Field{

@@ -1,0 +1,72 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/store"
+)
+
+// finish ends an attempt of the activity task w, leased by this host,
+// with its outcome o: when the attempt failed and the call's retry policy
+// allows another (engine.RetryPolicy.Next), it lets the task go, to run
+// again after the policy's wait, and records nothing in history;
+// otherwise it records the outcome, for the instance's next turn, with
+// the number of attempts when the call has a policy. An attempt's
+// timeout, or a heartbeat timeout, is a failure like any other; an
+// outcome marked final is never retried. Every attempt, wherever it ran
+// (in the module, in a worker), ends here. A panic is logged: the outcome
+// may have been recorded; if not, the task is delivered again when its
+// lease ends.
+func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) {
+	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
+	now := h.opts.Clock()
+	attempt := w.Failures + 1
+	if wait, retry := h.retry(w, o); retry {
+		if !h.record(ctx, w, "activity retry not recorded", h.st.RetryActivity(ctx, w, o.result.Failure, now.Add(wait))) {
+			return
+		}
+		h.opts.Logger.Info("activity attempt failed; it runs again", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID,
+			"attempt", attempt, "in", wait, "failure", o.result.Failure.Message)
+		h.metrics.Activity(w.Task.Name, o.result.Kind, o.ran)
+		h.activityWork.Notify()
+		return
+	}
+	result := o.result
+	if w.Task.Retry != nil {
+		result.Attempts = int64(attempt)
+	}
+	if h.record(ctx, w, "activity result not recorded", h.st.CompleteActivity(ctx, w, result, now)) {
+		guard.MayPanic(guard.PointActivityDone, w.InstanceID)
+		h.metrics.Activity(w.Task.Name, result.Kind, o.ran)
+		h.orchestrationWork.Notify()
+	}
+}
+
+// retry reports whether the attempt of w that ended with o is followed by
+// another, and after how long: when it failed, not finally, and its
+// call's retry policy allows it.
+func (h *Host) retry(w *store.ActivityWork, o outcome) (time.Duration, bool) {
+	if o.final || o.result.Kind != engine.ActivityFailed {
+		return 0, false
+	}
+	return w.Task.Retry.Next(w.Failures+1, o.result.Failure)
+}
+
+// record reports whether err, the error of recording an attempt's outcome
+// in the store, is nil, and logs it, saying what, when it is not. An
+// outcome not recorded is not lost: the task is delivered again when its
+// lease ends.
+func (h *Host) record(ctx context.Context, w *store.ActivityWork, what string, err error) bool {
+	switch {
+	case err == nil:
+		return true
+	case cutShort(ctx, err):
+		h.opts.Logger.Info(what+": the host is stopping; the activity runs again at the next start", "instance", w.InstanceID, "activity", w.Task.Name)
+	default:
+		h.opts.Logger.Error(what, "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
+	}
+	return false
+}
