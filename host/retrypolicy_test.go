@@ -71,6 +71,9 @@ func TestRetryPolicyExhausted(t *testing.T) {
 		t.Fatalf("a millisecond before the retry is due, the store hands out %+v, %v; want nothing", ws, err)
 	}
 	expectShape(t, h.history(t, id), "OrchestrationStarted(Hourly)", "ActivityScheduled(Flaky)")
+	if q, err := h.Queue(context.Background()); err != nil || q.Retrying != 1 || q.Activities != 0 {
+		t.Fatalf("queue %+v, %v; want the task retrying, none waiting", q, err)
+	}
 	clock.set(t0.Add(time.Hour))
 	h.awaitRetry(t, t0.Add(time.Hour), t0.Add(3*time.Hour))
 	expectShape(t, h.history(t, id), "OrchestrationStarted(Hourly)", "ActivityScheduled(Flaky)")

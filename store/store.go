@@ -232,10 +232,11 @@ type QueueStats struct {
 	// Locked counts the instances that a worker holds (running a turn).
 	Locked int
 	// Activities counts the activity tasks waiting for a worker, Running
-	// those a worker holds.
-	Activities, Running int
-	// OldestActivity is the waiting activity task that has waited longest,
-	// if any.
+	// those a worker holds, and Retrying those waiting for the next
+	// attempt their retry policy allows (RetryActivity), not yet due.
+	Activities, Running, Retrying int
+	// OldestActivity is the waiting activity task that has waited longest
+	// (since it was queued, or since its retry came due), if any.
 	OldestActivity *WaitingItem
 }
 

@@ -36,6 +36,8 @@ func testActivityRetry(f *fixture) {
 	}
 	f.noActivity(visible.Add(-time.Second))
 	f.noWork(visible)
+	f.retryingStats(visible.Add(-time.Second), 1, 0, nil)
+	f.retryingStats(visible.Add(time.Second), 0, 1, &store.WaitingItem{InstanceID: "i1", What: "Charge", Since: visible})
 	second := f.lease(visible)
 	if second.ID != first.ID || second.Failures != 1 || !reflect.DeepEqual(second.LastFailure, failure) || second.Attempt != 1 ||
 		!reflect.DeepEqual(second.Task.Retry, policy) || second.LockToken == first.LockToken {
@@ -70,4 +72,16 @@ func testActivityRetryPurged(f *fixture) {
 		f.t.Fatal("RetryActivity of a purged task succeeded; want an error")
 	}
 	f.noActivity(t0.Add(time.Hour))
+}
+
+// retryingStats fails the test unless QueueStats at now counts retrying
+// tasks waiting for their retry and waiting tasks waiting for a worker,
+// the oldest of them oldest.
+func (f *fixture) retryingStats(now time.Time, retrying, waiting int, oldest *store.WaitingItem) {
+	f.t.Helper()
+	q, err := f.s.QueueStats(f.ctx, now)
+	f.must(err, "QueueStats")
+	if q.Retrying != retrying || q.Activities != waiting || !reflect.DeepEqual(q.OldestActivity, oldest) {
+		f.t.Fatalf("QueueStats at %s: %d retrying, %d waiting, the oldest %+v; want %d, %d, %+v", clock(now), q.Retrying, q.Activities, q.OldestActivity, retrying, waiting, oldest)
+	}
 }
