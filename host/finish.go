@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/durabox/durabox/engine"
@@ -16,7 +17,8 @@ import (
 // otherwise it records the outcome, for the instance's next turn, with
 // the number of attempts when the call has a policy. An attempt's
 // timeout, or a heartbeat timeout, is a failure like any other; an
-// outcome marked final is never retried. Every attempt, wherever it ran
+// outcome marked final, or one of an execution that has ended, is never
+// retried. Every attempt, wherever it ran
 // (in the module, in a worker), ends here. A panic is logged: the outcome
 // may have been recorded; if not, the task is delivered again when its
 // lease ends.
@@ -24,7 +26,7 @@ func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) {
 	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
 	now := h.opts.Clock()
 	attempt := w.Failures + 1
-	if wait, retry := h.retry(w, o); retry {
+	if wait, retry := h.retry(w, o); retry && h.wanted(ctx, w) {
 		if !h.record(ctx, w, "activity retry not recorded", h.st.RetryActivity(ctx, w, o.result.Failure, now.Add(wait))) {
 			return
 		}
@@ -43,6 +45,15 @@ func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) {
 		h.metrics.Activity(w.Task.Name, result.Kind, o.ran)
 		h.orchestrationWork.Notify()
 	}
+}
+
+// wanted reports whether the execution that scheduled w still runs, so
+// that another attempt's result would reach it; when the store cannot
+// tell, it reports true. The attempt of a task whose execution has ended
+// is the last.
+func (h *Host) wanted(ctx context.Context, w *store.ActivityWork) bool {
+	inst, err := h.st.GetInstance(ctx, w.InstanceID)
+	return err != nil && !errors.Is(err, store.ErrNotFound) || err == nil && inst.ExecutionID == w.ExecutionID && !inst.Status.IsTerminal()
 }
 
 // retry reports whether the attempt of w that ended with o is followed by

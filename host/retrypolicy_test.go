@@ -9,6 +9,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/store"
 )
 
 // retriesGuest calls activities with retry policies the host follows.
@@ -129,5 +130,43 @@ func TestRetryPolicyOutcomes(t *testing.T) {
 			}
 			h.replays(t, id)
 		})
+	}
+}
+
+// TestNoRetryForAnEndedInstance: an attempt whose instance has ended
+// meanwhile is the call's last, whatever attempts its policy has left.
+func TestNoRetryForAnEndedInstance(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := newFrozenClock(t0)
+	h := retryHost(t, clock)
+	id := h.start(t, "Impatient", `null`)
+	h.awaitQueue(t, "the first attempt failed, the task waits for its retry", func(q store.QueueStats) bool { return q.Retrying == 1 })
+	clock.set(t0.Add(30 * time.Minute))
+	h.finish(t, id, `"gave up waiting"`)
+	clock.set(t0.Add(time.Hour))
+	// The second attempt runs, fails, and is not retried: no task is
+	// left, retrying or otherwise.
+	h.awaitQueue(t, "no task left", func(q store.QueueStats) bool { return q.Retrying == 0 && q.Activities == 0 && q.Running == 0 })
+	if next, ok, err := h.st.NextVisibleAt(context.Background(), t0.Add(time.Hour)); err != nil || ok && next.Equal(t0.Add(3*time.Hour)) {
+		t.Fatalf("next visible work %s, %t, %v; want no retry at %s", next, ok, err, t0.Add(3*time.Hour))
+	}
+}
+
+// awaitQueue waits, a minute at most, until the host's queue is as done
+// says, which what describes.
+func (h *testHost) awaitQueue(t *testing.T, what string, done func(store.QueueStats) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		q, err := h.Queue(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(q) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute, the queue is %+v; want %s", q, what)
+		}
 	}
 }
