@@ -34,11 +34,14 @@ const (
 func DueAt(t time.Time) int64 { return max(Nanos(t), FirstDue) }
 
 // EncodeFailure is the JSON of f, nil (NULL) when f is.
-func EncodeFailure(f *engine.Failure) *string {
-	if f == nil {
+func EncodeFailure(f *engine.Failure) *string { return encodeJSON(f) }
+
+// encodeJSON is the JSON of v, nil (NULL) when v is.
+func encodeJSON[T any](v *T) *string {
+	if v == nil {
 		return nil
 	}
-	b, _ := json.Marshal(f)
+	b, _ := json.Marshal(v)
 	s := string(b)
 	return &s
 }
@@ -59,14 +62,7 @@ func DecodeFailure(s *string) *engine.Failure {
 
 // EncodeRetry is the JSON of an activity call's retry policy, nil (NULL)
 // when it has none.
-func EncodeRetry(p *engine.RetryPolicy) *string {
-	if p == nil {
-		return nil
-	}
-	b, _ := json.Marshal(p)
-	s := string(b)
-	return &s
-}
+func EncodeRetry(p *engine.RetryPolicy) *string { return encodeJSON(p) }
 
 // DecodeRetry decodes what EncodeRetry made. A text that does not decode
 // (a damaged or edited row) is no policy: the task's attempt is its last.
