@@ -26,7 +26,7 @@ func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) {
 	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
 	now := h.opts.Clock()
 	attempt := w.Failures + 1
-	if wait, retry := h.retry(w, o); retry && h.wanted(ctx, w) {
+	if wait, retry := nextAttempt(w, o); retry && h.wanted(ctx, w) {
 		if !h.record(ctx, w, "activity retry not recorded", h.st.RetryActivity(ctx, w, o.result.Failure, now.Add(wait))) {
 			return
 		}
@@ -56,10 +56,10 @@ func (h *Host) wanted(ctx context.Context, w *store.ActivityWork) bool {
 	return err != nil && !errors.Is(err, store.ErrNotFound) || err == nil && inst.ExecutionID == w.ExecutionID && !inst.Status.IsTerminal()
 }
 
-// retry reports whether the attempt of w that ended with o is followed by
-// another, and after how long: when it failed, not finally, and its
-// call's retry policy allows it.
-func (h *Host) retry(w *store.ActivityWork, o outcome) (time.Duration, bool) {
+// nextAttempt reports whether the attempt of w that ended with o is
+// followed by another, and after how long: when it failed, not finally,
+// and its call's retry policy allows it.
+func nextAttempt(w *store.ActivityWork, o outcome) (time.Duration, bool) {
 	if o.final || o.result.Kind != engine.ActivityFailed {
 		return 0, false
 	}
