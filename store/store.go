@@ -411,6 +411,12 @@ type TurnCommit struct {
 	// left unconsumed (timers not due among them) and its activity tasks
 	// that no worker holds. For an execution that ends without waiting for
 	// what it started (a terminated instance).
+	//
+	// Whatever it says, a commit removes the tasks waiting for a retry
+	// (RetryActivity) that no worker holds of the activities whose
+	// ActivityCancelRequested it records, and, when Status ends the
+	// execution, all of the execution's: nobody would take what their
+	// next attempts bring.
 	DropWaiting bool
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending

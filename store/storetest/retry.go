@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/engine"
@@ -84,4 +85,50 @@ func (f *fixture) retryingStats(now time.Time, retrying, waiting int, oldest *st
 	if q.Retrying != retrying || q.Activities != waiting || !reflect.DeepEqual(q.OldestActivity, oldest) {
 		f.t.Fatalf("QueueStats at %s: %d retrying, %d waiting, the oldest %+v; want %d, %d, %+v", clock(now), q.Retrying, q.Activities, q.OldestActivity, retrying, waiting, oldest)
 	}
+}
+
+// testRetriesDropped: a commit that cancels an activity drops its task
+// waiting for a retry, and one that ends the execution drops them all;
+// the other tasks stay.
+func testRetriesDropped(f *fixture) {
+	policy := &engine.RetryPolicy{MaximumAttempts: 5, InitialIntervalMs: 3_600_000}
+	retried := func(name string) engine.Event {
+		ev := scheduled(name)
+		ev.Retry = policy
+		return ev
+	}
+	f.create("i1")
+	events := f.run("i1", t0, started("i1", input("i1")), retried("Charge"), retried("Refund"), retried("Notify"), scheduled("Log"))
+	due := t0.Add(time.Hour)
+	for range 3 {
+		w := f.lease(t0)
+		f.must(f.s.RetryActivity(f.ctx, w, &engine.Failure{Message: "busy"}, due), "RetryActivity of "+w.Task.Name)
+	}
+	log := f.lease(t0)
+	if log.Task.Name != "Log" {
+		f.t.Fatalf("leased %s; want Log, the only task not waiting for a retry", log.Task.Name)
+	}
+	f.must(f.s.CompleteActivity(f.ctx, log, activityCompleted(log.Task.ScheduleID, `"logged"`), t0), "CompleteActivity of Log")
+	f.run("i1", t0, engine.Event{Kind: engine.ActivityCancelRequested, ScheduleID: events[1].ID})
+	got := f.activities(due)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"Notify", "Refund"}) {
+		f.t.Fatalf("tasks leased once the retries are due: %v; want Notify and Refund, not the cancelled Charge", got)
+	}
+}
+
+// testRetriesDroppedAtTheEnd: a commit that ends the execution drops its
+// tasks waiting for a retry, and leaves those a worker holds.
+func testRetriesDroppedAtTheEnd(f *fixture) {
+	charge := scheduled("Charge")
+	charge.Retry = &engine.RetryPolicy{MaximumAttempts: 5, InitialIntervalMs: 3_600_000}
+	f.create("i1")
+	f.run("i1", t0, started("i1", input("i1")), charge, scheduled("Log"))
+	w := f.lease(t0)
+	f.must(f.s.RetryActivity(f.ctx, w, &engine.Failure{Message: "busy"}, t0.Add(time.Hour)), "RetryActivity")
+	log := f.lease(t0)
+	f.enqueue("i1", raised("Stop"))
+	f.run("i1", t0, completed(`"done"`))
+	f.must(f.s.CompleteActivity(f.ctx, log, activityCompleted(log.Task.ScheduleID, `"logged"`), t0), "CompleteActivity of the task a worker held")
+	f.noActivity(t0.Add(2 * time.Hour))
 }

@@ -54,6 +54,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ActivityResultForAnotherSchedule", testActivityResultForAnotherSchedule},
 		{"ActivityRetry", testActivityRetry},
 		{"ActivityRetryPurged", testActivityRetryPurged},
+		{"RetriesDropped", testRetriesDropped},
+		{"RetriesDroppedAtTheEnd", testRetriesDroppedAtTheEnd},
 		{"ReleaseAllLeases", testReleaseAllLeases},
 		{"Timers", testTimers},
 		{"ContinueAsNew", testContinueAsNew},
