@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -39,5 +41,55 @@ func TestNextAttempt(t *testing.T) {
 				t.Fatalf("nextAttempt = %s, %t; want %s, %t", wait, retry, tt.wantWait, tt.wantRetry)
 			}
 		})
+	}
+}
+
+// TestWanted: another attempt is wanted while the execution that
+// scheduled the task runs, and not once it has ended, continued as new or
+// been purged.
+func TestWanted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newBareHostWith(t, Options{})
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := h.st.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w"), Orchestrations: []string{"O"}, DeployedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(id string, status engine.Status) {
+		if err := h.st.CreateInstance(ctx, store.NewInstance{ID: id, Name: "O", ModuleHash: "h1", Input: json.RawMessage(`1`), Now: now}); err != nil {
+			t.Fatal(err)
+		}
+		items, err := h.st.LockNextInstances(ctx, now, time.Minute, 1, nil)
+		if err != nil || len(items) != 1 {
+			t.Fatalf("lock %s: %v, %v", id, items, err)
+		}
+		started := items[0].Messages[0].Event
+		started.ID, started.Time = 1, now
+		c := store.TurnCommit{InstanceID: id, ExecutionID: 1, LockToken: items[0].LockToken, Now: now, NewEvents: []engine.Event{started},
+			Status: status, Consumed: []int64{items[0].Messages[0].ID}}
+		if status == engine.StatusCompleted {
+			c.NewEvents = append(c.NewEvents, engine.Event{ID: 2, Kind: engine.OrchestrationCompleted, Time: now, Result: json.RawMessage(`1`)})
+			c.Result = json.RawMessage(`1`)
+		}
+		if err := h.st.CommitTurn(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("running", engine.StatusRunning)
+	run("done", engine.StatusCompleted)
+	for _, tt := range []struct {
+		instance  string
+		execution int64
+		want      bool
+	}{
+		{"running", 1, true},
+		{"running", 2, false},
+		{"done", 1, false},
+		{"purged", 1, false},
+	} {
+		w := &store.ActivityWork{InstanceID: tt.instance, ExecutionID: tt.execution}
+		if got := h.wanted(ctx, w); got != tt.want {
+			t.Errorf("wanted(%s, execution %d) = %t, want %t", tt.instance, tt.execution, got, tt.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,9 +134,9 @@ func TestRetryPolicyOutcomes(t *testing.T) {
 	}
 }
 
-// TestNoRetryForAnEndedInstance: an attempt whose instance has ended
-// meanwhile is the call's last, whatever attempts its policy has left.
-func TestNoRetryForAnEndedInstance(t *testing.T) {
+// TestNoRetryForACancelledCall: a call cancelled while it waits for its
+// next attempt is dropped, though its instance runs on.
+func TestNoRetryForACancelledCall(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	clock := newFrozenClock(t0)
@@ -143,14 +144,15 @@ func TestNoRetryForAnEndedInstance(t *testing.T) {
 	id := h.start(t, "Impatient", `null`)
 	h.awaitQueue(t, "the first attempt failed, the task waits for its retry", func(q store.QueueStats) bool { return q.Retrying == 1 })
 	clock.set(t0.Add(30 * time.Minute))
-	h.finish(t, id, `"gave up waiting"`)
-	clock.set(t0.Add(time.Hour))
-	// The second attempt runs, fails, and is not retried: no task is
-	// left, retrying or otherwise.
+	h.until(t, id, "the call cancelled", func(events []engine.Event) bool {
+		return slices.ContainsFunc(events, func(e engine.Event) bool { return e.Kind == engine.ActivityCancelRequested })
+	})
 	h.awaitQueue(t, "no task left", func(q store.QueueStats) bool { return q.Retrying == 0 && q.Activities == 0 && q.Running == 0 })
-	if next, ok, err := h.st.NextVisibleAt(context.Background(), t0.Add(time.Hour)); err != nil || ok && next.Equal(t0.Add(3*time.Hour)) {
-		t.Fatalf("next visible work %s, %t, %v; want no retry at %s", next, ok, err, t0.Add(3*time.Hour))
+	if inst, err := h.Instance(context.Background(), id); err != nil || inst.Status != engine.StatusRunning {
+		t.Fatalf("instance %s, %v; want it running, asleep", inst.Status, err)
 	}
+	clock.set(t0.Add(90 * time.Minute))
+	h.finish(t, id, `"gave up waiting"`)
 }
 
 // awaitQueue waits, a minute at most, until the host's queue is as done

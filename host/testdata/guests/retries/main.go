@@ -41,13 +41,13 @@ func init() {
 		return fmt.Sprintf("done on attempt %d", info.Attempt), nil
 	})
 	// Impatient waits half an hour for a call whose retries are an hour
-	// apart, and ends without its result.
+	// apart, then an hour more, and ends without its result.
 	durabox.RegisterOrchestration("Impatient", func(ctx *durabox.Context, _ any) (string, error) {
 		work := ctx.CallActivity("Flaky", 99, durabox.WithRetry(durabox.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Hour}))
-		if ctx.Select(work, ctx.NewTimer(30*time.Minute)) == 1 {
-			return "gave up waiting", nil
+		if ctx.Select(work, ctx.NewTimer(30*time.Minute)) == 0 {
+			return durabox.Await[string](work)
 		}
-		return durabox.Await[string](work)
+		return "gave up waiting", ctx.Sleep(time.Hour)
 	})
 	durabox.RegisterOrchestration("SlowFirst", func(ctx *durabox.Context, _ any) (string, error) {
 		return report(durabox.Call[string](ctx, "Slow", nil, durabox.WithTimeout(100*time.Millisecond), durabox.WithRetry(durabox.RetryPolicy{MaxAttempts: 2})))
