@@ -18,10 +18,9 @@ import (
 // the number of attempts when the call has a policy. An attempt's
 // timeout, or a heartbeat timeout, is a failure like any other; an
 // outcome marked final, or one of an execution that has ended, is never
-// retried. Every attempt, wherever it ran
-// (in the module, in a worker), ends here. A panic is logged: the outcome
-// may have been recorded; if not, the task is delivered again when its
-// lease ends.
+// retried. Every attempt, wherever it ran (in the module, in a worker),
+// ends here. A panic is logged: the outcome may have been recorded; if
+// not, the task is delivered again when its lease ends.
 func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) {
 	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
 	now := h.opts.Clock()

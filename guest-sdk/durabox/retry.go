@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -40,7 +41,7 @@ func (p RetryPolicy) wire(option string) (*abi.RetryPolicy, error) {
 		return nil, fmt.Errorf("durabox: %s: "+format, append([]any{option}, args...)...)
 	}
 	switch {
-	case p.MaxAttempts < 0 || p.MaxAttempts > math.MaxUint32:
+	case p.MaxAttempts < 0 || int64(p.MaxAttempts) > math.MaxUint32:
 		return bad("MaxAttempts is %d; it must be 0 or more (0 and 1 both make one attempt)", p.MaxAttempts)
 	case p.InitialInterval < 0:
 		return bad("InitialInterval is %s; it must not be negative", p.InitialInterval)
@@ -52,7 +53,7 @@ func (p RetryPolicy) wire(option string) (*abi.RetryPolicy, error) {
 		return bad("BackoffCoefficient is %g; it must be at most 1000000", p.BackoffCoefficient)
 	}
 	w := &abi.RetryPolicy{MaximumAttempts: uint32(p.MaxAttempts), InitialIntervalMillis: millisUp(p.InitialInterval),
-		BackoffThousandths: uint64(math.Round(p.BackoffCoefficient * 1000)), MaximumIntervalMillis: millisUp(p.MaxInterval), NonRetryable: p.NonRetryableErrors}
+		BackoffThousandths: uint64(math.Round(p.BackoffCoefficient * 1000)), MaximumIntervalMillis: millisUp(p.MaxInterval), NonRetryable: slices.Clone(p.NonRetryableErrors)}
 	if err := abi.CheckRetryPolicy(w); err != nil {
 		return bad("%v", err)
 	}
