@@ -99,6 +99,10 @@ type Job struct {
 	Failure *Failure
 	// UpdateID is the update's id, unique in the instance (JobUpdate).
 	UpdateID string
+	// Attempts is how many attempts the activity took, the last one
+	// included, when its call had a retry policy (Command.Retry); zero when
+	// it had none (JobResolveActivity).
+	Attempts uint32
 }
 
 // CommandKind says what a Command asks the host to do.
@@ -214,6 +218,33 @@ type Command struct {
 	// failed and delivers the task again (CommandScheduleActivity); zero
 	// asks for no heartbeat.
 	HeartbeatTimeoutMillis uint64
+	// Retry, if set, is how the host retries a failed attempt of the
+	// activity (CommandScheduleActivity): history records one outcome,
+	// after the last attempt. Nil: one attempt.
+	Retry *RetryPolicy
+}
+
+// RetryPolicy says how the host retries an activity call whose attempt
+// failed: after the nth failed attempt it waits
+// min(InitialIntervalMillis × coefficientⁿ⁻¹, MaximumIntervalMillis)
+// and delivers the task again, until an attempt succeeds, MaximumAttempts
+// have been made, or a failure's type is one of NonRetryable.
+type RetryPolicy struct {
+	// MaximumAttempts is how many attempts at most, the first included;
+	// 0 or 1: one.
+	MaximumAttempts uint32
+	// InitialIntervalMillis is the wait, in milliseconds, between a failed
+	// first attempt and the second; zero: none.
+	InitialIntervalMillis uint64
+	// BackoffThousandths is what each wait multiplies the one before by,
+	// in thousandths (2000 doubles it); zero means 2000; otherwise at least
+	// 1000.
+	BackoffThousandths uint64
+	// MaximumIntervalMillis caps each wait, in milliseconds; zero: no cap.
+	MaximumIntervalMillis uint64
+	// NonRetryable are the error types (Failure.Type) that end the call at
+	// the first failure.
+	NonRetryable []string
 }
 
 // ActivationResult is what the guest returns from an activation.
@@ -231,6 +262,9 @@ type Failure struct {
 	Message string
 	// Details is extra diagnostic text, such as a panic's stack trace.
 	Details string
+	// Type is the error's type, a name the failing code chose: a retry
+	// policy's NonRetryable lists the types it does not retry. Empty: none.
+	Type string
 }
 
 // Manifest describes what a module registers.
@@ -251,7 +285,10 @@ type ActivityRequest struct {
 	Name       string
 	Input      []byte
 	InstanceID string
-	Attempt    uint32
+	// Attempt counts the attempts of the call, from 1: each retry its
+	// policy made and each delivery again (after a crash or a lost lease)
+	// adds one.
+	Attempt uint32
 	// Heartbeat is the details of the last heartbeat an earlier attempt
 	// of this call sent (JSON), if any.
 	Heartbeat []byte

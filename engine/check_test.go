@@ -33,6 +33,8 @@ func TestCommandsWithBadNamesOrTextsFailTheInstance(t *testing.T) {
 			refused + `task queue "pay ments" has ' '` + queueRule},
 		{"a task queue too long", abi.Command{Kind: abi.CommandScheduleActivity, Name: "Charge", Input: []byte("null"), TaskQueue: strings.Repeat("q", 101)},
 			refused + `task queue "` + strings.Repeat("q", 64) + `"… is 101 bytes` + queueRule},
+		{"a retry policy with a bad error type", withRetry(activity("Charge", "null"), &abi.RetryPolicy{NonRetryable: []string{"a\x00"}}),
+			refused + `retry policy: non-retryable error type "a\x00" holds a control character (U+0000 at byte 1)` + nameRule},
 		{"an event name with NUL", abi.Command{Kind: abi.CommandWaitEvent, Name: "go\x00"},
 			refused + `event name "go\x00" holds a control character (U+0000 at byte 2)` + nameRule},
 		{"a persistent event name too long", abi.Command{Kind: abi.CommandWaitEventPersistent, Name: strings.Repeat("e", 257)},

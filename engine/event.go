@@ -172,6 +172,14 @@ type Event struct {
 	// activity may go without a heartbeat before it counts as failed
 	// (ActivityScheduled); zero asks for no heartbeat.
 	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs,omitempty"`
+	// Retry is how the host retries a failed attempt of the activity
+	// (ActivityScheduled); nil: one attempt.
+	Retry *RetryPolicy `json:"retry,omitempty"`
+	// Attempts is how many attempts the activity took, the last one
+	// included, when its call had a retry policy (ActivityCompleted,
+	// ActivityFailed); zero when it had none. The failed attempts before
+	// the last are in no event: the host retried them (RetryPolicy.Next).
+	Attempts int64 `json:"attempts,omitempty"`
 	// Result is the JSON result of an activity or of the orchestration.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Failure is why an activity or the orchestration failed.
@@ -211,6 +219,10 @@ type Failure struct {
 	Message string `json:"message"`
 	// Details is extra diagnostic text, such as a stack trace.
 	Details string `json:"details,omitempty"`
+	// Type is the error's type, a name the failing code chose
+	// (durabox.NewError); a retry policy does not retry the types it
+	// lists as non-retryable. Empty: none.
+	Type string `json:"type,omitempty"`
 }
 
 func (f *Failure) Error() string { return f.Message }
@@ -296,11 +308,11 @@ func (e *Event) String() string {
 	case ExecutionReset:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case ActivityScheduled:
-		return fmt.Sprintf("%s(%q, %s%s)", e.Kind, e.Name, orNull(e.Input), describeCall(e.TimeoutMs, e.TaskQueue, e.HeartbeatTimeoutMs))
+		return fmt.Sprintf("%s(%q, %s%s)", e.Kind, e.Name, orNull(e.Input), describeCall(e.TimeoutMs, e.TaskQueue, e.HeartbeatTimeoutMs, e.Retry))
 	case ActivityCompleted:
-		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, orNull(e.Result))
+		return fmt.Sprintf("%s(event %d, %s%s)", e.Kind, e.ScheduleID, orNull(e.Result), describeAttempts(e.Attempts))
 	case ActivityFailed:
-		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, quoteFailure(e.Failure))
+		return fmt.Sprintf("%s(event %d, %s%s)", e.Kind, e.ScheduleID, quoteFailure(e.Failure), describeAttempts(e.Attempts))
 	case TimerCreated:
 		if e.FireAt == nil {
 			return fmt.Sprintf("%s(no fire time)", e.Kind)

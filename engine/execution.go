@@ -23,12 +23,15 @@ type ActivityTask struct {
 	// HeartbeatTimeout is how long an attempt may go without a heartbeat
 	// before it counts as failed; zero asks for no heartbeat.
 	HeartbeatTimeout time.Duration
+	// Retry is how the host retries a failed attempt (RetryPolicy.Next);
+	// nil: one attempt.
+	Retry *RetryPolicy
 }
 
 // activityTask is the task an ActivityScheduled event asks for.
 func activityTask(ev *Event) ActivityTask {
 	return ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond,
-		Queue: ev.TaskQueue, HeartbeatTimeout: time.Duration(ev.HeartbeatTimeoutMs) * time.Millisecond}
+		Queue: ev.TaskQueue, HeartbeatTimeout: time.Duration(ev.HeartbeatTimeoutMs) * time.Millisecond, Retry: ev.Retry}
 }
 
 // ChildTask is a child instance the caller must start, in the same commit,

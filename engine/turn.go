@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -519,7 +520,7 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 		return nil, &NondeterminismError{Code: UnmatchedCompletion, EventID: ev.ID, History: ev.String()}
 	}
 	delete(x.open, ev.ScheduleID)
-	job := abi.Job{Kind: abi.JobResolveActivity, Seq: o.seq, Result: ev.Result}
+	job := abi.Job{Kind: abi.JobResolveActivity, Seq: o.seq, Result: ev.Result, Attempts: uint32(min(max(ev.Attempts, 0), math.MaxUint32))}
 	switch ev.Kind {
 	case ActivityFailed:
 		job.Failure = failureTo(ev.Failure)

@@ -34,26 +34,39 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, api.ErrCannotRun) {
 		return
 	}
-	result, ran := h.attempt(ctx, w)
-	if ctx.Err() != nil || result.Kind == "" {
+	o := h.attempt(ctx, w)
+	if ctx.Err() != nil || o.result.Kind == "" {
 		// Shutting down, or stopped for its silence: the attempt was cut
 		// short, so record nothing; the task is delivered again after the
 		// restart, or when its lease ends.
 		return
 	}
-	h.record(ctx, w, result, ran)
+	h.record(ctx, w, h.finish(ctx, w, o))
+}
+
+// outcome is how an attempt of an activity task ended.
+type outcome struct {
+	// result reports it: an ActivityCompleted or an ActivityFailed naming
+	// the task's ScheduleID.
+	result engine.Event
+	// ran is how long the attempt ran; zero when unknown.
+	ran time.Duration
+	// final marks a failure that no retry may follow, whatever the call's
+	// policy: the attempt was stopped because nobody wants its result, or
+	// the task was given up as poison.
+	final bool
 }
 
 // attempt runs an attempt of an activity task, or gives up on the task as
-// poison, and returns the message that reports its outcome and how long it
-// ran. A panic fails the attempt, with the panic and its stack.
-func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engine.Event, ran time.Duration) {
+// poison, and returns its outcome. A panic fails the attempt, with the
+// panic and its stack.
+func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (o outcome) {
 	defer h.guard.Catch(guard.Activity, func(p *guard.Panic) {
-		result = engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID,
-			Failure: p.Failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}
+		o = outcome{result: engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID,
+			Failure: p.Failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}}
 	}, "instance", w.InstanceID, "activity", w.Task.Name)
 	if failure, ok := h.poisoned(w); ok {
-		return failure, 0
+		return outcome{result: failure, final: true}
 	}
 	if w.Attempt > 1 {
 		h.opts.Logger.Info("activity delivered again: an earlier delivery did not finish (a crash, or a lease that expired)",
@@ -73,11 +86,12 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engin
 		stopExtending := h.extendLease(attemptCtx, w)
 		defer stopExtending()
 	}
-	result = h.runActivity(attemptCtx, w, b)
-	if s := stopCause(attemptCtx); s != nil && s.redeliver {
-		return engine.Event{}, 0
+	result := h.runActivity(attemptCtx, w, b)
+	stopped := stopCause(attemptCtx)
+	if stopped != nil && stopped.redeliver {
+		return outcome{}
 	}
-	return result, time.Since(began)
+	return outcome{result: result, ran: time.Since(began), final: stopped != nil}
 }
 
 // beats takes the heartbeats of an attempt the host runs (the heartbeat
@@ -128,24 +142,6 @@ func (h *Host) poisoned(w *store.ActivityWork) (engine.Event, bool) {
 	return engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
 		Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
 			"each time the host or worker running it crashed, was killed or the attempt outlived its lease (their logs tell what it was doing)", w.Task.Name, w.Attempt-1)}}, true
-}
-
-// record records the outcome of an activity attempt, which ran for ran.
-// A panic is logged: the outcome may have been recorded; if not, the task
-// is delivered again when its lease ends.
-func (h *Host) record(ctx context.Context, w *store.ActivityWork, result engine.Event, ran time.Duration) {
-	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
-	if err := h.st.CompleteActivity(ctx, w, result, h.opts.Clock()); err != nil {
-		if cutShort(ctx, err) {
-			h.opts.Logger.Info("activity result not recorded: the host is stopping; the activity runs again at the next start", "instance", w.InstanceID, "activity", w.Task.Name)
-		} else {
-			h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
-		}
-		return
-	}
-	guard.MayPanic(guard.PointActivityDone, w.InstanceID)
-	h.metrics.Activity(w.Task.Name, result.Kind, ran)
-	h.orchestrationWork.Notify()
 }
 
 // extendLease extends w's lease every third of a lease while its attempt
@@ -227,7 +223,8 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats
 	if g.cfg.callTimeout {
 		g.cfg.timeout = w.Task.Timeout
 	}
-	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt), Heartbeat: w.Heartbeat})
+	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID,
+		Attempt: uint32(w.Failures + w.Attempt), Heartbeat: w.Heartbeat})
 	guard.MayPanic(guard.PointActivity, w.InstanceID)
 	g.cfg.env.SetHeartbeat(b.beat)
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
@@ -271,5 +268,5 @@ func activityFailure(name string, f *abi.Failure) *engine.Failure {
 	if err := abi.CheckFailure(f); err != nil {
 		return &engine.Failure{Message: fmt.Sprintf("activity %q: %v", name, err)}
 	}
-	return &engine.Failure{Message: f.Message, Details: f.Details}
+	return &engine.Failure{Message: f.Message, Details: f.Details, Type: f.Type}
 }

@@ -25,7 +25,10 @@
 // store hands the workers the tasks of the instances in turn, and an
 // attempt runs under the deadline its call set (durabox.WithTimeout), else
 // Options.ActivityTimeout, and is stopped when nobody will take its result
-// (its instance ended, or the orchestration cancelled it). Timers have no
+// (its instance ended, or the orchestration cancelled it). An attempt that
+// fails, when its call's retry policy allows another, goes back to the
+// store instead, due after the policy's wait (Host.finish,
+// store.Store.RetryActivity), and history records only the last. Timers have no
 // dispatcher: they are messages that become visible when due, which the
 // orchestration dispatcher takes as it takes any other.
 //

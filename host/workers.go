@@ -58,10 +58,15 @@ type taskToken struct {
 	ExecutionID int64  `json:"e"`
 	ScheduleID  int64  `json:"s"`
 	Name        string `json:"a"`
+	Queue       string `json:"q"`
 	// HeartbeatMs is the call's heartbeat timeout, the lease each
 	// heartbeat renews; Deadline (Unix nanoseconds) ends the attempt.
 	HeartbeatMs int64 `json:"h,omitempty"`
 	Deadline    int64 `json:"d"`
+	// Retry is the call's retry policy, and Failures the attempts of it
+	// that failed before this one, for the retry decision (finish).
+	Retry    *engine.RetryPolicy `json:"r,omitempty"`
+	Failures int                 `json:"f,omitempty"`
 	// Leased is when the poll leased the task (Unix nanoseconds).
 	Leased int64 `json:"t"`
 }
@@ -85,8 +90,8 @@ func decodeTaskToken(s string) (taskToken, error) {
 
 // work is the store's view of the task the token names.
 func (t taskToken) work() *store.ActivityWork {
-	return &store.ActivityWork{ID: t.ID, LockToken: t.Lock, InstanceID: t.InstanceID, ExecutionID: t.ExecutionID,
-		Task: engine.ActivityTask{ScheduleID: t.ScheduleID, Name: t.Name, HeartbeatTimeout: time.Duration(t.HeartbeatMs) * time.Millisecond}}
+	return &store.ActivityWork{ID: t.ID, LockToken: t.Lock, InstanceID: t.InstanceID, ExecutionID: t.ExecutionID, Failures: t.Failures,
+		Task: engine.ActivityTask{ScheduleID: t.ScheduleID, Name: t.Name, Queue: t.Queue, HeartbeatTimeout: time.Duration(t.HeartbeatMs) * time.Millisecond, Retry: t.Retry}}
 }
 
 // queues is what the host knows of the task queues workers poll: when a
@@ -174,7 +179,7 @@ func (h *Host) leaseTasks(ctx context.Context, p store.TaskPoll, max int, now ti
 	tasks := make([]api.Task, 0, len(ws))
 	for _, w := range ws {
 		if failure, ok := h.poisoned(w); ok {
-			h.record(ctx, w, failure, 0)
+			h.record(ctx, w, h.finish(ctx, w, outcome{result: failure, final: true}))
 			continue
 		}
 		timeout := h.opts.ActivityTimeout
@@ -182,10 +187,11 @@ func (h *Host) leaseTasks(ctx context.Context, p store.TaskPoll, max int, now ti
 			timeout = w.Task.Timeout
 		}
 		tok := taskToken{ID: w.ID, Lock: w.LockToken, InstanceID: w.InstanceID, ExecutionID: w.ExecutionID, ScheduleID: w.Task.ScheduleID,
-			Name: w.Task.Name, HeartbeatMs: w.Task.HeartbeatTimeout.Milliseconds(), Deadline: now.Add(timeout).UnixNano(), Leased: now.UnixNano()}
+			Name: w.Task.Name, Queue: w.Task.Queue, HeartbeatMs: w.Task.HeartbeatTimeout.Milliseconds(), Deadline: now.Add(timeout).UnixNano(), Leased: now.UnixNano(),
+			Retry: w.Task.Retry, Failures: w.Failures}
 		tasks = append(tasks, api.Task{
 			Token: encodeTaskToken(tok), Queue: w.Task.Queue, Activity: w.Task.Name, InstanceID: w.InstanceID, Input: w.Task.Input,
-			Attempt: w.Attempt, LastHeartbeat: w.Heartbeat, HeartbeatTimeoutMs: tok.HeartbeatMs,
+			Attempt: w.Failures + w.Attempt, LastHeartbeat: w.Heartbeat, HeartbeatTimeoutMs: tok.HeartbeatMs,
 			LeaseMs: store.LeaseFor(w, h.opts.Lease).Milliseconds(), Deadline: now.Add(timeout),
 		})
 	}
@@ -279,14 +285,10 @@ func (h *Host) FailTask(ctx context.Context, token string, f engine.Failure) err
 	return h.finishTask(ctx, t.work(), engine.Event{Kind: engine.ActivityFailed, ScheduleID: t.ScheduleID, Failure: &f}, t)
 }
 
-// finishTask records the outcome of an attempt a worker ran.
+// finishTask ends an attempt a worker ran with result, as finish does
+// for all: a failure may be retried, by the call's policy.
 func (h *Host) finishTask(ctx context.Context, w *store.ActivityWork, result engine.Event, t taskToken) error {
-	if err := h.st.CompleteActivity(ctx, w, result, h.opts.Clock()); err != nil {
-		return taskError(err)
-	}
-	h.metrics.Activity(w.Task.Name, result.Kind, time.Since(time.Unix(0, t.Leased)))
-	h.orchestrationWork.Notify()
-	return nil
+	return taskError(h.finish(ctx, w, outcome{result: result, ran: time.Since(time.Unix(0, t.Leased))}))
 }
 
 // taskError is err as a worker should see it: a lost lease is

@@ -232,10 +232,11 @@ type QueueStats struct {
 	// Locked counts the instances that a worker holds (running a turn).
 	Locked int
 	// Activities counts the activity tasks waiting for a worker, Running
-	// those a worker holds.
-	Activities, Running int
-	// OldestActivity is the waiting activity task that has waited longest,
-	// if any.
+	// those a worker holds, and Retrying those waiting for the next
+	// attempt their retry policy allows (RetryActivity), not yet due.
+	Activities, Running, Retrying int
+	// OldestActivity is the waiting activity task that has waited longest
+	// (since it was queued, or since its retry came due), if any.
 	OldestActivity *WaitingItem
 	// Queues describes the named task queues that hold tasks, by name
 	// (their tasks are also in Activities and Running).
@@ -366,9 +367,16 @@ type ActivityWork struct {
 	ExecutionID int64
 	ModuleHash  string
 	Task        engine.ActivityTask
-	// Attempt counts deliveries of this task, from 1.
-	Attempt   int
-	LockToken string
+	// Attempt counts deliveries of this task since it was queued, or
+	// retried (RetryActivity), from 1.
+	Attempt int
+	// Failures counts the attempts of this task that failed and were
+	// retried (RetryActivity): the attempt this delivery runs is
+	// Failures+1 of its retry policy. LastFailure is the failure of the
+	// last of them; nil when there is none.
+	Failures    int
+	LastFailure *engine.Failure
+	LockToken   string
 	// Heartbeat is the details of the last heartbeat an earlier delivery
 	// sent (Activities.Heartbeat), if any.
 	Heartbeat json.RawMessage
@@ -463,6 +471,12 @@ type TurnCommit struct {
 	// left unconsumed (timers not due among them) and its activity tasks
 	// that no worker holds. For an execution that ends without waiting for
 	// what it started (a terminated instance).
+	//
+	// Whatever it says, a commit removes the tasks waiting for a retry
+	// (RetryActivity) that no worker holds of the activities whose
+	// ActivityCancelRequested it records, and, when Status ends the
+	// execution, all of the execution's: nobody would take what their
+	// next attempts bring.
 	DropWaiting bool
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
@@ -689,7 +703,8 @@ type Queue interface {
 	AbandonInstance(ctx context.Context, id, lockToken string) error
 
 	// NextVisibleAt returns the earliest time after now at which a message
-	// becomes visible or a lock or lease expires, so a dispatcher knows when
+	// or a retried activity task (RetryActivity) becomes visible or a lock
+	// or lease expires, so a dispatcher knows when
 	// to look again. Workers call it whenever they find no work, so it must
 	// not cost more with a bigger backlog.
 	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
@@ -712,7 +727,8 @@ type Activities interface {
 	// LockNextActivities leases up to max (max ≥ 1) unleased activity
 	// tasks of the host's own queue (engine.ActivityTask.Queue empty, the
 	// activities that run in the module) until now+lease (store.LeaseFor),
-	// or returns none when there is none. It
+	// or returns none when there is none. A task RetryActivity let go is
+	// not leased before its visibleAt. It
 	// leases fairly across instances: the tasks an instance schedules take
 	// turns, one each, with the tasks of the others still waiting, in the
 	// order each instance scheduled them, so that an instance that
@@ -752,6 +768,17 @@ type Activities interface {
 	// a store does, the instance gets the result once, as a message, in
 	// its place among the messages stored before and after it.
 	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time) error
+	// RetryActivity lets go of a leased activity task whose attempt
+	// failed with failure and whose retry policy allows another
+	// (engine.RetryPolicy.Next), atomically: it counts the failure (the
+	// task's next delivery has Failures one higher and LastFailure
+	// failure), counts its deliveries anew (the next has Attempt 1), and
+	// leaves it unleased, visible to LockNextActivities at visibleAt and
+	// not before (NextVisibleAt names that time). Nothing reaches the
+	// instance. It returns ErrLeaseLost if the lease is no longer held.
+	// Like CompleteActivity, it need not wait until it would survive a
+	// crash: losing it runs the failed attempt again.
+	RetryActivity(ctx context.Context, w *ActivityWork, failure *engine.Failure, visibleAt time.Time) error
 }
 
 // Operations are the changes that are not turns, which

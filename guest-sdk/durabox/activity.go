@@ -17,9 +17,10 @@ type ActivityInfo struct {
 	Name string
 	// InstanceID is the orchestration instance that called it.
 	InstanceID string
-	// Attempt counts deliveries of this call, from 1. An attempt above 1
-	// means an earlier one may have run, in part or whole, before a crash:
-	// activities run at least once, so make them idempotent.
+	// Attempt counts the attempts of this call, from 1: each retry its
+	// policy made (WithRetry) and each delivery again after a crash adds
+	// one. An attempt above 1 means an earlier one may have run, in part
+	// or whole: activities run at least once, so make them idempotent.
 	Attempt int
 }
 
@@ -139,7 +140,7 @@ func callActivity(req *abi.ActivityRequest, fn activityFunc) (res *abi.ActivityR
 	defer a.cancel()
 	out, err := fn(ctx, req.Input)
 	if err != nil {
-		return &abi.ActivityResult{Failure: &abi.Failure{Message: err.Error()}}
+		return &abi.ActivityResult{Failure: &abi.Failure{Message: err.Error(), Type: ErrorType(err)}}
 	}
 	return &abi.ActivityResult{Output: out}
 }

@@ -106,7 +106,7 @@ func (c *Context) CallActivity(name string, input any, opts ...CallOption) *Futu
 	if err != nil {
 		err = fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err)
 	}
-	cmd := abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw, TaskQueue: defaultQueue}
+	cmd := abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw, TaskQueue: defaultQueue, Retry: defaultRetry}
 	for _, o := range opts {
 		if err == nil {
 			err = o.apply(name, &cmd)
@@ -174,7 +174,7 @@ func positiveMillis(option, name string, d time.Duration) (uint64, error) {
 	if d <= 0 {
 		return 0, fmt.Errorf("durabox: %s(%s) for activity %q: the duration must be positive (leave the option out for the host's default)", option, d, name)
 	}
-	return uint64((d + time.Millisecond - 1) / time.Millisecond), nil
+	return millisUp(d), nil
 }
 
 // defaultQueue is the task queue of the calls that name none

@@ -127,7 +127,8 @@
 //     runs under it changes the heap, so an orchestration that decides by
 //     its heap must not use it.
 //   - Changing the order or arguments of activity calls (their options,
-//     such as WithTimeout, included) and timers changes
+//     such as WithTimeout and WithRetry, and the module's
+//     DefaultRetryPolicy, included) and timers changes
 //     the orchestration; an instance runs on the exact module it started
 //     with until durabox upgrade moves it to a new module whose code
 //     replays its history. (A module built with another Go version or SDK
@@ -139,7 +140,12 @@
 //
 // Activities are ordinary Go: they run in separate instances of the same
 // module with the real clock and real randomness, and may fail; their
-// failures reach the orchestration as *ActivityError.
+// failures reach the orchestration as *ActivityError, whose Type is the
+// error's type when the activity named one (NewError). A call with a retry
+// policy (WithRetry, or the module's DefaultRetryPolicy) is retried by the
+// host, and history records its one outcome, with the attempts
+// (ActivityError.Attempts); CallWithRetry retries in the orchestration
+// instead, every attempt and wait in history.
 //
 // # Waiting, racing and cancelling
 //

@@ -182,7 +182,7 @@ func TestRunActivity(t *testing.T) {
 func TestManifestListsRegistrations(t *testing.T) {
 	t.Parallel()
 	m := manifest()
-	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "BranchRace", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "LockCancelled", "Loop", "NamesChildren", "Panics", "Parallel", "PlainGo", "Race", "Retrying", "Scopes", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
+	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "BranchRace", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "LockCancelled", "Loop", "NamesChildren", "Panics", "Parallel", "PlainGo", "Race", "Retried", "Retrying", "Scopes", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
 		t.Fatalf("manifest %+v", m)
 	}
 }

@@ -47,10 +47,11 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 		rows, err := tx.Query(ctx, `
 			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, attempt = attempt + 1,
 				locked_until = CASE WHEN heartbeat_timeout_ms > 0 THEN $4 + heartbeat_timeout_ms * 1000000 ELSE $3 END
-			WHERE id IN (SELECT id FROM activity_tasks WHERE queue = $7 AND locked_until <= $4 AND NOT (module_hash = ANY($6))
+			WHERE id IN (SELECT id FROM activity_tasks WHERE queue = $7 AND locked_until <= $4 AND visible_at <= $4 AND NOT (module_hash = ANY($6))
 				AND (cardinality($8::text[]) = 0 OR name = ANY($8))
 				ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
-			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms, queue, heartbeat_timeout_ms, heartbeat`,
+			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
+				retry, failures, last_failure`,
 			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max, array(skip), p.Queue, array(p.Names))
 		if err != nil {
 			return err
@@ -60,12 +61,14 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 			w := &store.ActivityWork{}
 			var input, heartbeat []byte
 			var timeoutMs, heartbeatMs int64
+			var retry, lastFailure *string
 			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs,
-				&w.Task.Queue, &heartbeatMs, &heartbeat); err != nil {
+				&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure); err != nil {
 				return err
 			}
 			w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
 			w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
+			w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
 			ws = append(ws, w)
 		}
 		return rows.Err()
@@ -128,6 +131,25 @@ func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.T
 		return nil, fmt.Errorf("postgres: activity tasks of %q: %w", instanceID, err)
 	}
 	return out, nil
+}
+
+// RetryActivity lets go of a leased activity task to run again at
+// visibleAt, counting the failed attempt, atomically. It returns an error
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task. Like a
+// lease, it does not wait for the WAL flush.
+func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
+	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = $1, visible_at = $2, attempt = 0,
+			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
+			sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), w.ID, w.LockToken)
+		if err != nil {
+			return fmt.Errorf("postgres: retry activity %d: %w", w.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		}
+		return nil
+	})
 }
 
 // CompleteActivity removes a leased activity task and enqueues its result

@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -35,7 +35,20 @@ var migrations = map[int]string{
 		ALTER TABLE activity_tasks ADD COLUMN heartbeat bytea;
 		DROP INDEX activity_tasks_fair;
 		DROP INDEX activity_tasks_instance_rank;` + indexes5,
+	// Version 6: host-driven retries of activities: each task's retry
+	// policy (JSON; NULL, as for the tasks already there: none), the
+	// attempts of it that failed and the last failure, and when the task
+	// may run again (0: at once).
+	5: retryColumns,
 }
+
+// retryColumns are the columns of activity tasks' retries, which version
+// 6 adds, and the index NextVisibleAt reads.
+const retryColumns = `ALTER TABLE activity_tasks ADD COLUMN retry text;
+	ALTER TABLE activity_tasks ADD COLUMN failures integer NOT NULL DEFAULT 0;
+	ALTER TABLE activity_tasks ADD COLUMN last_failure text;
+	ALTER TABLE activity_tasks ADD COLUMN visible_at bigint NOT NULL DEFAULT 0;
+	CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);`
 
 // updatesTable is the table of updates, which version 4 adds: one row an
 // update a client sent an instance, by the id that makes it unique there.
@@ -161,8 +174,13 @@ CREATE TABLE activity_tasks (
 	timeout_ms   bigint NOT NULL DEFAULT 0,
 	queue        text COLLATE "C" NOT NULL DEFAULT '',
 	heartbeat_timeout_ms bigint NOT NULL DEFAULT 0,
-	heartbeat    bytea
+	heartbeat    bytea,
+	retry        text,
+	failures     integer NOT NULL DEFAULT 0,
+	last_failure text,
+	visible_at   bigint NOT NULL DEFAULT 0
 );
+CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
 ` + indexes5 + updatesTable

@@ -47,11 +47,13 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 }
 
 // tasksQuery selects the tasks of a queue to lease, but those whose id is
-// in a JSON list (leased); leaseSome adds the conditions of the modules it
-// passes over and the names it takes, and the fair order.
+// in a JSON list (leased) and those waiting to be retried after now;
+// leaseSome adds the conditions of the modules it passes over and the
+// names it takes, and the fair order.
 const tasksQuery = `
-		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, queue, heartbeat_timeout_ms, heartbeat
-		FROM activity_tasks WHERE queue = ? AND id NOT IN (SELECT value FROM json_each(?))`
+		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
+			retry, failures, last_failure
+		FROM activity_tasks WHERE queue = ? AND id NOT IN (SELECT value FROM json_each(?)) AND visible_at <= ?`
 
 // leasedTask is a task leaseSome leased.
 type leasedTask struct {
@@ -68,7 +70,7 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	query, args := tasksQuery, []any{p.Queue, held}
+	query, args := tasksQuery, []any{p.Queue, held, at}
 	for _, c := range []struct {
 		cond string
 		list []string
@@ -92,14 +94,16 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 		w := t.w
 		var input, heartbeat []byte
 		var timeoutMs, heartbeatMs int64
+		var retry, lastFailure *string
 		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs,
-			&w.Task.Queue, &heartbeatMs, &heartbeat); err != nil {
+			&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure); err != nil {
 			rows.Close()
 			s.unleaseAll(leased)
 			return nil, err
 		}
 		w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
 		w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
+		w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
 		var ok bool
 		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, sqlstore.Nanos(now.Add(store.LeaseFor(w, lease))), nil); !ok {
 			continue // an expired lease a worker is completing
@@ -219,6 +223,36 @@ func idList[T int64 | string](ids []T) (string, error) {
 	}
 	b, err := json.Marshal(ids)
 	return string(b), err
+}
+
+// RetryActivity lets go of a leased activity task to run again at
+// visibleAt, counting the failed attempt, atomically. It returns an error
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task. Like
+// a commit, it counts the next delivery in advance (locks.go), and it
+// does not wait for the disk to sync.
+func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
+	lost := fmt.Errorf("sqlite: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
+		fn: func(ctx context.Context, tx txConn) error {
+			if !s.leases.write(w.ID, w.LockToken) {
+				return lost
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = ?, visible_at = ?, attempt = 1, counted_run = ?
+				WHERE id = ?`, sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), s.run, w.ID)
+			var updated int64
+			if err == nil {
+				updated, err = res.RowsAffected()
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: retry activity %d: %w", w.ID, err)
+			}
+			if updated == 0 {
+				return lost // purged with its instance
+			}
+			return nil
+		},
+		after: func(err error) { s.leases.written(w.ID, w.LockToken, err == nil) },
+	})
 }
 
 // CompleteActivity removes a leased activity task and enqueues its result

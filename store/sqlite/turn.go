@@ -165,10 +165,10 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 		}
 		next[a.Queue] = rank + 1
 		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
-				attempt, counted_run, queue, heartbeat_timeout_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
+				attempt, counted_run, queue, heartbeat_timeout_ms, retry)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
 			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank, a.Timeout.Milliseconds(), t.s.run,
-			a.Queue, a.HeartbeatTimeout.Milliseconds()); err != nil {
+			a.Queue, a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}

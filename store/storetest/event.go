@@ -24,7 +24,7 @@ func turn(item *store.WorkItem, events ...engine.Event) store.TurnCommit {
 		switch ev.Kind {
 		case engine.ActivityScheduled:
 			c.Activities = append(c.Activities, engine.ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond,
-				Queue: ev.TaskQueue, HeartbeatTimeout: time.Duration(ev.HeartbeatTimeoutMs) * time.Millisecond})
+				Queue: ev.TaskQueue, HeartbeatTimeout: time.Duration(ev.HeartbeatTimeoutMs) * time.Millisecond, Retry: ev.Retry})
 		case engine.TimerCreated:
 			c.Timers = append(c.Timers, engine.TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
 		case engine.OrchestrationCompleted:

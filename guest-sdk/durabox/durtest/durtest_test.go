@@ -110,6 +110,10 @@ func init() {
 	durabox.RegisterOrchestration("Persevere", func(ctx *durabox.Context, _ any) (string, error) {
 		return durabox.CallWithRetry[string](ctx, durabox.RetryPolicy{MaxAttempts: 4, InitialInterval: time.Second, BackoffCoefficient: 3}, "Flaky", nil)
 	})
+	durabox.RegisterOrchestration("PersevereOnTheHost", func(ctx *durabox.Context, _ any) (string, error) {
+		return durabox.Call[string](ctx, "Flaky", nil, durabox.WithRetry(durabox.RetryPolicy{MaxAttempts: 4, InitialInterval: time.Second, BackoffCoefficient: 3,
+			NonRetryableErrors: []string{"Fatal"}}))
+	})
 	durabox.RegisterOrchestration("Versioned", func(ctx *durabox.Context, _ any) (string, error) {
 		if version == 2 {
 			return durabox.Call[string](ctx, "Hello", "v2")

@@ -93,6 +93,9 @@ type task struct {
 	// timedOut says the call takes longer than its timeout: it fails, at
 	// due, without running.
 	timedOut bool
+	// failures counts its attempts that failed and were retried, as its
+	// call's retry policy says.
+	failures int
 }
 
 // callback is a function the test asked to run at a given time.
