@@ -16,12 +16,17 @@ import (
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
-// toVersion9 undoes what version 10 changed.
-const toVersion9 = `
+// toVersion10 undoes what version 11 changed.
+const toVersion10 = `
+	DROP INDEX schedule_runs_schedule; DROP TABLE schedule_runs; DROP TABLE schedules;
+	PRAGMA user_version = 10;`
+
+// toVersion9 undoes what versions 11 and 10 changed.
+const toVersion9 = toVersion10 + `
 	DROP TABLE updates;
 	PRAGMA user_version = 9;`
 
-// toVersion8 undoes what versions 10 and 9 changed.
+// toVersion8 undoes what versions 11 to 9 changed.
 const toVersion8 = toVersion9 + `
 	ALTER TABLE instances DROP COLUMN counted_run;
 	ALTER TABLE instances ADD COLUMN lock_token TEXT;
@@ -33,18 +38,18 @@ const toVersion8 = toVersion9 + `
 	CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
 	PRAGMA user_version = 8;`
 
-// toVersion7 undoes what versions 10 to 8 changed.
+// toVersion7 undoes what versions 11 to 8 changed.
 const toVersion7 = toVersion8 + `
 	ALTER TABLE activity_tasks DROP COLUMN timeout_ms;
 	PRAGMA user_version = 7;`
 
-// toVersion6 undoes what versions 10 to 7 changed.
+// toVersion6 undoes what versions 11 to 7 changed.
 const toVersion6 = toVersion7 + `
 	DROP INDEX activity_tasks_fair; DROP INDEX activity_tasks_instance;
 	ALTER TABLE activity_tasks DROP COLUMN fair_rank;
 	PRAGMA user_version = 6;`
 
-// toVersion5 undoes what versions 10 to 6 changed.
+// toVersion5 undoes what versions 11 to 6 changed.
 const toVersion5 = toVersion6 + `
 	DROP INDEX continued_executions_ended; DROP INDEX instances_status; DROP INDEX instances_name; DROP INDEX instances_module;
 	DROP INDEX instances_parent; DROP INDEX instances_finished;
