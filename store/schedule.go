@@ -88,6 +88,8 @@ const (
 	// RunExisted: the run's instance id was taken already: the slot had
 	// fired.
 	RunExisted RunOutcome = "existed"
+	// RunFailed: its run could not start (ScheduleRun.Error says why).
+	RunFailed RunOutcome = "failed"
 )
 
 // ScheduleRun is one slot of a schedule and what became of it.
@@ -101,6 +103,8 @@ type ScheduleRun struct {
 	InstanceID string
 	// Manual marks a run triggered by hand.
 	Manual bool
+	// Error says why the run could not start (RunFailed).
+	Error string
 }
 
 // ScheduleFire is one decision of a scheduler about one schedule, made

@@ -64,7 +64,8 @@ CREATE TABLE schedule_runs (
 	fired_at    bigint NOT NULL,
 	outcome     text NOT NULL,
 	instance_id text NOT NULL,
-	manual      boolean NOT NULL
+	manual      boolean NOT NULL,
+	error       text NOT NULL
 );
 CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule, id);`
 

@@ -109,7 +109,8 @@ CREATE TABLE schedule_runs (
 	fired_at    INTEGER NOT NULL,
 	outcome     TEXT NOT NULL,
 	instance_id TEXT NOT NULL,
-	manual      INTEGER NOT NULL
+	manual      INTEGER NOT NULL,
+	error       TEXT NOT NULL
 );
 CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule, id);`
 

@@ -172,8 +172,8 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.S
 			case store.RunSkipped:
 				skipped = 1
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO schedule_runs (schedule, slot, fired_at, outcome, instance_id, manual) VALUES (?, ?, ?, ?, ?, ?)`,
-				f.Name, Nanos(run.Slot), Nanos(run.FiredAt), string(run.Outcome), run.InstanceID, run.Manual); err != nil {
+			if _, err := tx.exec(ctx, `INSERT INTO schedule_runs (schedule, slot, fired_at, outcome, instance_id, manual, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				f.Name, Nanos(run.Slot), Nanos(run.FiredAt), string(run.Outcome), run.InstanceID, run.Manual, run.Error); err != nil {
 				return err
 			}
 			if _, err := tx.exec(ctx, `DELETE FROM schedule_runs WHERE schedule = ? AND id <= (SELECT id FROM schedule_runs WHERE schedule = ?
@@ -202,13 +202,13 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.S
 func (s *Store) ScheduleRuns(ctx context.Context, name string, max int) ([]store.ScheduleRun, error) {
 	var out []store.ScheduleRun
 	err := s.read(ctx, func(q DB) error {
-		rows, err := q.Query(ctx, s.d.Rebind(`SELECT slot, fired_at, outcome, instance_id, manual FROM schedule_runs
+		rows, err := q.Query(ctx, s.d.Rebind(`SELECT slot, fired_at, outcome, instance_id, manual, error FROM schedule_runs
 			WHERE schedule = ? ORDER BY id DESC LIMIT ?`), name, max)
 		out, err = collect(rows, err, func(r Rows) (store.ScheduleRun, error) {
 			run := store.ScheduleRun{Schedule: name}
 			var slot, fired int64
 			var outcome string
-			err := r.Scan(&slot, &fired, &outcome, &run.InstanceID, &run.Manual)
+			err := r.Scan(&slot, &fired, &outcome, &run.InstanceID, &run.Manual, &run.Error)
 			run.Slot, run.FiredAt, run.Outcome = FromNanos(slot), FromNanos(fired), store.RunOutcome(outcome)
 			return run, err
 		})
