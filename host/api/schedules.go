@@ -84,6 +84,12 @@ type Schedule struct {
 	Runs []ScheduleRun `json:"runs,omitempty"`
 }
 
+// ScheduleList is the answer to GET /v1/schedules: every schedule, by
+// name, without their runs.
+type ScheduleList struct {
+	Schedules []Schedule `json:"schedules"`
+}
+
 // ScheduleRun is one slot of a schedule and what became of it (the answer
 // to POST /v1/schedules/{name}/trigger, and each of Schedule.Runs).
 type ScheduleRun struct {
