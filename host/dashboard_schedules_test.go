@@ -24,9 +24,7 @@ import (
 func TestDashboardSchedules(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t)
-	clock := newFakeClock(at0)
-	h := startHost(t, clock.options())
-	h.deploy(t, scheduledGuest)
+	h, clock := startScheduled(t)
 	handler, err := server.New(h.Host, server.Options{Token: adminToken, ReadToken: readToken})
 	if err != nil {
 		t.Fatal(err)

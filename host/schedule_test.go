@@ -15,6 +15,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/pgtest"
 	"github.com/durabox/durabox/store"
@@ -53,7 +54,17 @@ func every(name, overlap, plan string) api.ScheduleRequest {
 	return api.ScheduleRequest{Name: name, Every: "1m", Orchestration: "Count", Input: json.RawMessage(plan), Overlap: overlap}
 }
 
-// create creates the schedule req on h.
+// startScheduled runs a host on a fake clock at at0, with the scheduled
+// guest deployed.
+func startScheduled(t *testing.T) (*testHost, *fakeClock) {
+	t.Helper()
+	clock := newFakeClock(at0)
+	h := startHost(t, clock.options())
+	h.deploy(t, scheduledGuest)
+	return h, clock
+}
+
+// createSchedule creates the schedule req on h.
 func createSchedule(t *testing.T, h *host.Host, req api.ScheduleRequest) api.Schedule {
 	t.Helper()
 	sc, err := h.CreateSchedule(context.Background(), req)
@@ -239,9 +250,7 @@ func TestScheduleOverlap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.overlap, func(t *testing.T) {
 			t.Parallel()
-			clock := newFakeClock(at0)
-			h := startHost(t, clock.options())
-			h.deploy(t, scheduledGuest)
+			h, clock := startScheduled(t)
 			createSchedule(t, h.Host, every("held", tt.overlap, `{"hold": true}`))
 			var runs []api.ScheduleRun
 			for _, n := range tt.after {
@@ -285,7 +294,9 @@ func TestScheduleCatchup(t *testing.T) {
 	h.stop()
 
 	clock.Add(20 * time.Minute) // slots 1 to 20 pass: 16 to 20 are within 5m
-	h = startHostOn(t, st, clock.options())
+	opts := clock.options()
+	opts.Metrics = metrics.New()
+	h = startHostOn(t, st, opts)
 	runs := decided(t, h.Host, "late", 5)
 	want := []string{"16 started", "17 started", "18 started", "19 started", "20 started"}
 	if got := outcomes(runs); !reflect.DeepEqual(got, want) {
@@ -295,15 +306,19 @@ func TestScheduleCatchup(t *testing.T) {
 	if err != nil || sc.Missed != 15 || sc.Started != 5 {
 		t.Fatalf("schedule %+v, %v; want 15 missed, 5 started", sc, err)
 	}
+	fires := func(outcome string) float64 {
+		return counted(t, opts.Metrics, "durabox_schedule_fires_total", "outcome", outcome, "schedule", "late")
+	}
+	if missed, started := fires("missed"), fires("started"); missed != 15 || started != 5 {
+		t.Fatalf("durabox_schedule_fires_total: %v missed, %v started; want 15 and 5", missed, started)
+	}
 }
 
 // TestScheduleLastRun: each run is handed the last run's result, or its
 // failure.
 func TestScheduleLastRun(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock(at0)
-	h := startHost(t, clock.options())
-	h.deploy(t, scheduledGuest)
+	h, clock := startScheduled(t)
 	createSchedule(t, h.Host, every("counter", "", `{"fail": 3}`))
 	var got []string
 	for n := 1; n <= 5; n++ {
@@ -324,9 +339,7 @@ func TestScheduleLastRun(t *testing.T) {
 // goes on from the next slot; deleted, it is gone and its runs stay.
 func TestSchedulePauseResumeTriggerDelete(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock(at0)
-	h := startHost(t, clock.options())
-	h.deploy(t, scheduledGuest)
+	h, clock := startScheduled(t)
 	ctx := context.Background()
 	createSchedule(t, h.Host, every("paused", "", `{}`))
 	createSchedule(t, h.Host, every("witness", "", `{}`))
@@ -386,9 +399,7 @@ func TestSchedulePauseResumeTriggerDelete(t *testing.T) {
 // schedule's slot of the same time starts.
 func TestScheduleJitter(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock(at0)
-	h := startHost(t, clock.options())
-	h.deploy(t, scheduledGuest)
+	h, clock := startScheduled(t)
 	req := every("jittery", "", `{}`)
 	req.Jitter = "50s"
 	sc := createSchedule(t, h.Host, req)

@@ -89,6 +89,9 @@ func (h *Host) fireDue(ctx context.Context, sc store.Schedule) (time.Time, error
 		run, err := h.st.FireSchedule(ctx, *f)
 		if err == nil {
 			h.fired(sc, *f, run)
+			if run.Outcome == store.RunBuffered && sc.Overlap == store.OverlapCancelOther {
+				h.cancelRun(ctx, sc)
+			}
 		} else if !errors.Is(err, store.ErrChanged) {
 			return time.Time{}, err
 		}
@@ -112,14 +115,9 @@ func (h *Host) decide(ctx context.Context, sc store.Schedule, sl slots, now time
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	if !sc.Buffered.IsZero() {
-		if !running {
-			f.NextBuffered = time.Time{}
-			return f, time.Time{}, h.start(ctx, sc, f, sc.Buffered, false)
-		}
-		if sc.Overlap == store.OverlapCancelOther {
-			h.cancelRun(ctx, sc)
-		}
+	if !sc.Buffered.IsZero() && !running {
+		f.NextBuffered = time.Time{}
+		return f, time.Time{}, h.start(ctx, sc, f, sc.Buffered, false)
 	}
 	if sc.NextSlot.IsZero() {
 		return nil, time.Time{}, nil // a cron expression that names no more times
@@ -146,11 +144,8 @@ func (h *Host) decide(ctx context.Context, sc store.Schedule, sl slots, now time
 		return f, time.Time{}, h.start(ctx, sc, f, slot, false)
 	case sc.Overlap == store.OverlapSkip || !sc.Buffered.IsZero():
 		f.Run.Outcome = store.RunSkipped
-	default: // buffer-one, cancel-other
+	default: // buffer-one, cancel-other (fired cancels the run)
 		f.Run.Outcome, f.NextBuffered = store.RunBuffered, slot
-		if sc.Overlap == store.OverlapCancelOther {
-			h.cancelRun(ctx, sc)
-		}
 	}
 	return f, time.Time{}, nil
 }
@@ -218,8 +213,10 @@ func (h *Host) lastRun(ctx context.Context, name string) (*store.LastRun, error)
 }
 
 // cancelRun requests the cancellation of sc's last run, for a slot that
-// came while it ran (store.OverlapCancelOther). A run that has finished
-// meanwhile needs none.
+// came while it ran and is now held back until it ends
+// (store.OverlapCancelOther), once. A run that has finished meanwhile
+// needs none. (A host that stops between the two leaves the slot held
+// back until the run ends of itself.)
 func (h *Host) cancelRun(ctx context.Context, sc store.Schedule) {
 	err := h.Cancel(ctx, sc.LastInstance, "schedule "+sc.Name+": a new slot came while this run ran (overlap policy cancel-other)")
 	if err != nil && !errors.Is(err, api.ErrFinished) {
