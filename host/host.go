@@ -41,8 +41,10 @@ type Host struct {
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
 	changed                         *changes
-	// scheduleWork wakes the scheduler (scheduler.go).
+	// scheduleWork wakes the scheduler (scheduler.go); scheduleErrs holds
+	// the text of each schedule's last error, to log it once.
 	scheduleWork wakeup
+	scheduleErrs sync.Map
 	// ops carries out the operations that are not turns (operations.go).
 	ops *ops.Ops
 	// state is where Run is: notRunning, warming, running or stopped.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/logbuf"
 	"github.com/durabox/durabox/internal/pgtest"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/postgres"
@@ -417,6 +419,35 @@ func TestScheduleJitter(t *testing.T) {
 	runs := decided(t, h.Host, "jittery", 1)
 	if !runs[0].Slot.Equal(slot(1)) || !runs[0].FiredAt.Equal(sc.NextRuns[0]) {
 		t.Fatalf("run %+v; want slot %v fired at %v", runs[0], slot(1), sc.NextRuns[0])
+	}
+}
+
+// TestScheduleStoredBadly: a schedule row that does not read (edited by
+// hand) holds up nothing: the others fire, it is shown without next runs,
+// and its error is logged once, not at every pass.
+func TestScheduleStoredBadly(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock(at0)
+	var logs logbuf.Buffer
+	opts := clock.options()
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	h := startHost(t, opts)
+	h.deploy(t, scheduledGuest)
+	bad := store.Schedule{Name: "bad", Cron: "every day", Orchestration: "Count", Overlap: "whenever", NextSlot: slot(1), CreatedAt: at0, UpdatedAt: at0}
+	if err := h.st.CreateSchedule(context.Background(), bad); err != nil {
+		t.Fatal(err)
+	}
+	createSchedule(t, h.Host, every("good", "", `{}`))
+	for n := 1; n <= 3; n++ {
+		clock.Add(time.Minute)
+		decided(t, h.Host, "good", n)
+	}
+	sc, err := h.Schedule(context.Background(), "bad")
+	if err != nil || len(sc.NextRuns) != 0 || len(sc.Runs) != 0 {
+		t.Fatalf("the bad schedule: %+v, %v; want it shown, with no next run and no run", sc, err)
+	}
+	if n := strings.Count(logs.String(), `msg="cannot fire a schedule`); n != 1 || !strings.Contains(logs.String(), `the cron expression \"every day\" does not parse`) {
+		t.Fatalf("the log says %d times that it cannot fire, want once, saying why:\n%s", n, logs.String())
 	}
 }
 

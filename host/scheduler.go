@@ -50,11 +50,10 @@ func (h *Host) scheduleOnce(ctx context.Context) (next time.Time, err error) {
 	}
 	for _, sc := range all {
 		due, err := h.fireDue(ctx, sc)
-		if err != nil {
-			if ctx.Err() != nil {
-				return time.Time{}, nil
-			}
-			h.opts.Logger.Error("cannot fire a schedule; trying again", "schedule", sc.Name, "err", err)
+		if ctx.Err() != nil {
+			return time.Time{}, nil
+		}
+		if h.scheduleFailed(sc.Name, err) {
 			continue
 		}
 		if !due.IsZero() && (next.IsZero() || due.Before(next)) {
@@ -62,6 +61,19 @@ func (h *Host) scheduleOnce(ctx context.Context) (next time.Time, err error) {
 		}
 	}
 	return next, nil
+}
+
+// scheduleFailed logs the error of the schedule name's pass, once for as
+// long as the schedule fails alike, and reports whether there was one.
+func (h *Host) scheduleFailed(name string, err error) bool {
+	text := ""
+	if err != nil {
+		text = err.Error()
+	}
+	if last, _ := h.scheduleErrs.Swap(name, text); err != nil && last != text {
+		h.opts.Logger.Error("cannot fire a schedule; trying again at each pass (said once until the error changes)", "schedule", name, "err", err)
+	}
+	return err != nil
 }
 
 // maxFires bounds the slots one pass decides for one schedule, so that a
@@ -142,10 +154,10 @@ func (h *Host) decide(ctx context.Context, sc store.Schedule, sl slots, now time
 	switch {
 	case !running || sc.Overlap == store.OverlapAllowAll:
 		return f, time.Time{}, h.start(ctx, sc, f, slot, false)
-	case sc.Overlap == store.OverlapSkip || !sc.Buffered.IsZero():
+	case sc.Buffered.IsZero() && (sc.Overlap == store.OverlapBufferOne || sc.Overlap == store.OverlapCancelOther):
+		f.Run.Outcome, f.NextBuffered = store.RunBuffered, slot // fired cancels the run of cancel-other
+	default: // skip, a slot held back already, or a policy a hand-edited row made up
 		f.Run.Outcome = store.RunSkipped
-	default: // buffer-one, cancel-other (fired cancels the run)
-		f.Run.Outcome, f.NextBuffered = store.RunBuffered, slot
 	}
 	return f, time.Time{}, nil
 }
