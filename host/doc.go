@@ -27,7 +27,11 @@
 // Options.ActivityTimeout, and is stopped when nobody will take its result
 // (its instance ended, or the orchestration cancelled it). Timers have no
 // dispatcher: they are messages that become visible when due, which the
-// orchestration dispatcher takes as it takes any other.
+// orchestration dispatcher takes as it takes any other. A scheduler
+// (scheduler.go) fires the slots of the schedules in the store
+// (CreateSchedule): each slot's run is created, and the schedule moved on,
+// in one store transaction conditional on the slot (so one host fires it,
+// once), and a run reads the last one's end (ctx.LastRun) from its start.
 //
 // # The sandbox
 //
