@@ -455,9 +455,12 @@ func TestScheduleStoredBadly(t *testing.T) {
 func TestScheduleRefused(t *testing.T) {
 	t.Parallel()
 	h := startHost(t, host.Options{})
-	h.deploy(t, scheduledGuest)
+	info := h.deploy(t, scheduledGuest)
 	ok := every("ok", "", `{}`)
-	createSchedule(t, h.Host, ok)
+	ok.Module = info.Hash[:10]
+	if sc := createSchedule(t, h.Host, ok); sc.Module != info.Hash {
+		t.Fatalf("a schedule on module %s runs on %q; want its whole hash %s", ok.Module, sc.Module, info.Hash)
+	}
 	tests := []struct {
 		name string
 		edit func(r *api.ScheduleRequest)
@@ -477,6 +480,7 @@ func TestScheduleRefused(t *testing.T) {
 		{"bad jitter", func(r *api.ScheduleRequest) { r.Jitter = "-1s" }, "the jitter", api.ErrBadInput},
 		{"bad name", func(r *api.ScheduleRequest) { r.Name = "a:b" }, "the schedule name", api.ErrBadInput},
 		{"bad input", func(r *api.ScheduleRequest) { r.Input = json.RawMessage(`{`) }, "the input", api.ErrBadInput},
+		{"unknown module", func(r *api.ScheduleRequest) { r.Module = "ffffffff" }, "ffffffff", api.ErrModuleNotFound},
 		{"unknown orchestration", func(r *api.ScheduleRequest) { r.Orchestration = "Nope" }, `"Nope": no deployed module registers it`, api.ErrUnknownOrchestration},
 		{"taken", func(r *api.ScheduleRequest) { r.Name = "ok" }, `"ok"; delete it first`, api.ErrScheduleExists},
 	}
