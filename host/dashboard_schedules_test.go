@@ -78,6 +78,14 @@ func TestDashboardSchedules(t *testing.T) {
 	b.do("follow a run", chromedp.Click(chromedp.CSS("#schedule-runs tbody tr:last-child a")))
 	b.waitFor("the run's instance", `location.hash === "#/instances/" + encodeURIComponent(`+quoted(first)+`) && document.querySelector('#instance-status [data-status="Completed"]') !== null`)
 
+	// With the read-only token, the actions are there, disabled.
+	b.do("forget the token", chromedp.Click(chromedp.CSS("#forget")))
+	b.giveToken(readToken)
+	b.open("#/schedules/tick", "#schedule-trigger")
+	if !eval[bool](b, `document.querySelector("#schedule-trigger").disabled && document.querySelector("#schedule-resume").disabled`) {
+		t.Error("with the read-only token, Trigger now or Resume is enabled")
+	}
+
 	dir := t.TempDir()
 	if *update {
 		dir = filepath.Join(guestbuild.Root(), "docs")
