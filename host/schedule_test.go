@@ -178,6 +178,7 @@ func TestScheduleTwoHostsOnPostgres(t *testing.T) {
 	url := pgtest.Schema(t)
 	clock := newFakeClock(at0)
 	var hosts []*host.Host
+	var counts []*metrics.Metrics
 	for range 2 {
 		st, err := postgres.Open(url, postgres.Options{})
 		if err != nil {
@@ -185,7 +186,8 @@ func TestScheduleTwoHostsOnPostgres(t *testing.T) {
 		}
 		t.Cleanup(func() { st.Close() })
 		opts := clock.options()
-		opts.Shared, opts.CacheDir = true, host.TestCacheDir
+		opts.Shared, opts.CacheDir, opts.Metrics = true, host.TestCacheDir, metrics.New()
+		counts = append(counts, opts.Metrics)
 		h, err := host.New(st, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -223,6 +225,14 @@ func TestScheduleTwoHostsOnPostgres(t *testing.T) {
 			t.Fatalf("run %s: %v, %v", r.InstanceID, inst.Status, err)
 		}
 	}
+	var started []float64
+	for _, m := range counts {
+		started = append(started, counted(t, m, "durabox_schedule_fires_total", "outcome", "started", "schedule", "tick"))
+	}
+	if started[0]+started[1] != 10 {
+		t.Fatalf("the hosts counted %v slots started; want 10 between them", started)
+	}
+	t.Logf("slots started by each host: %v", started)
 }
 
 // TestScheduleOverlap: a run held running when the next slot comes: skip
