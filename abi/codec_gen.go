@@ -10,6 +10,9 @@ func encodeActivation(e *encoder, m *Activation) {
 		v := &m.Jobs[i]
 		e.message(3, func(e *encoder) { encodeJob(e, v) })
 	}
+	e.uint(4, m.HistoryLength)
+	e.uint(5, m.HistorySize)
+	e.bool(6, m.ContinueAsNewSuggested)
 }
 
 func decodeActivation(b []byte, m *Activation) error {
@@ -26,6 +29,12 @@ func decodeActivation(b []byte, m *Activation) error {
 				return err
 			}
 			m.Jobs = append(m.Jobs, v)
+		case 4:
+			m.HistoryLength = r.v
+		case 5:
+			m.HistorySize = r.v
+		case 6:
+			m.ContinueAsNewSuggested = r.v != 0
 		}
 	}
 	return r.err

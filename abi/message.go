@@ -53,6 +53,16 @@ type Activation struct {
 	Replaying bool
 	// Jobs to apply, in order.
 	Jobs []Job
+	// HistoryLength is the number of events of the execution's history
+	// the orchestration has applied, this activation's included, and
+	// HistorySize the bytes of payload they carry (names, inputs,
+	// results, failures, texts). Both are worked out from history, so a
+	// step's replays are told what its first run was.
+	HistoryLength, HistorySize uint64
+	// ContinueAsNewSuggested is set once HistoryLength is past the host's
+	// history warning (durabox serve --history-warning) as it stood when
+	// the execution started: the orchestration should continue as new.
+	ContinueAsNewSuggested bool
 	// Patches are the change ids of the patch markers history records for
 	// this step (see CommandPatch), set when Replaying. They are not part
 	// of the encoded activation, which is the same size live and on

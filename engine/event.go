@@ -190,6 +190,14 @@ type Event struct {
 	// UpdateID is the id of an update, unique in its instance
 	// (UpdateAccepted, UpdateCompleted).
 	UpdateID string `json:"updateId,omitempty"`
+	// HistoryWarning is the length of history, in events, past which the
+	// execution's orchestration is told to continue as new
+	// (abi.Activation.ContinueAsNewSuggested): the caller's setting
+	// (TurnInput.HistoryWarning) when the engine recorded the execution's
+	// OrchestrationStarted, kept there so that every replay is told the
+	// same whatever the setting is by then. Zero (an execution recorded
+	// without it) means never.
+	HistoryWarning int64 `json:"historyWarning,omitempty"`
 }
 
 // Failure describes an error from an activity or an orchestration.

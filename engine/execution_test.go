@@ -142,8 +142,10 @@ func TestActivationsCarryLogicalTimeAndReplayFlag(t *testing.T) {
 		t.Fatal(err, res.Err)
 	}
 	want := []abi.Activation{
-		{Time: at(0).UnixNano(), Replaying: true, Jobs: []abi.Job{{Kind: abi.JobStart, Name: "Test", InstanceID: "i1", Input: []byte(`"world"`)}}},
-		{Time: at(10).UnixNano(), Replaying: false, Jobs: []abi.Job{{Kind: abi.JobResolveActivity, Seq: 1, Result: []byte(`"hi"`)}}},
+		{Time: at(0).UnixNano(), Replaying: true, Jobs: []abi.Job{{Kind: abi.JobStart, Name: "Test", InstanceID: "i1", Input: []byte(`"world"`)}},
+			HistoryLength: 1, HistorySize: 13},
+		{Time: at(10).UnixNano(), Replaying: false, Jobs: []abi.Job{{Kind: abi.JobResolveActivity, Seq: 1, Result: []byte(`"hi"`)}},
+			HistoryLength: 3, HistorySize: 32},
 	}
 	if !reflect.DeepEqual(g.activations, want) {
 		t.Fatalf("activations:\n got %+v\nwant %+v", g.activations, want)

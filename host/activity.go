@@ -143,7 +143,7 @@ func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork) engine.Ev
 }
 
 func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte, *engine.Failure) {
-	g, err := h.pool.get(ctx, w.ModuleHash, "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID)
+	g, err := h.pool.get(ctx, w.ModuleHash, "instance", w.InstanceID, "execution", w.ExecutionID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "attempt", w.Attempt)
 	if err != nil {
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q could not start: %v", w.Task.Name, err)}
 	}

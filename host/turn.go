@@ -64,7 +64,8 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
 		return nil
 	}
-	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID, MaxPersistentEvents: h.opts.MaxPersistentEvents}
+	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID, MaxPersistentEvents: h.opts.MaxPersistentEvents,
+		HistoryWarning: int64(h.opts.HistoryWarning)}
 	for _, m := range item.Messages {
 		if m.Corrupt != nil {
 			// Running the turn again would read the same row.

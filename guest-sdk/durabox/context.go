@@ -98,6 +98,35 @@ func (c *Context) IsReplaying() bool {
 	return c.rt.replaying
 }
 
+// HistoryLength returns the number of events of the execution's history
+// the orchestration has applied, the current step's included: the length
+// its history had when this step first ran, the same on every replay.
+// With HistorySize and ShouldContinueAsNew it lets an orchestration that
+// runs long decide when to continue as new.
+func (c *Context) HistoryLength() int {
+	c.rt.own("ctx.HistoryLength")
+	return int(c.rt.activation.HistoryLength)
+}
+
+// HistorySize returns the bytes of payload those events carry: their
+// names, inputs, results, failures and texts (not the kind, time and ids
+// each has). Like HistoryLength, it is the same on every replay.
+func (c *Context) HistorySize() int {
+	c.rt.own("ctx.HistorySize")
+	return int(c.rt.activation.HistorySize)
+}
+
+// ShouldContinueAsNew reports whether the history is past the host's
+// history warning (durabox serve --history-warning, as it stood when the
+// execution started), the length past which the host warns about the
+// instance: the orchestration should finish what it is doing and call
+// ContinueAsNew. It is the same on every replay, and false in an execution
+// a host older than this call started.
+func (c *Context) ShouldContinueAsNew() bool {
+	c.rt.own("ctx.ShouldContinueAsNew")
+	return c.rt.activation.ContinueAsNewSuggested
+}
+
 // CallActivity schedules the activity name with input (encoded to JSON) and
 // returns a future for its result. Options such as WithTimeout change how
 // this call runs; they are in history, and replay compares them like the

@@ -77,6 +77,9 @@
 //   - fmt.Println, the log package and ctx.Logger write to the instance's
 //     log; the host drops what is written while replaying, so each line is
 //     logged once (durabox replay of a repro bundle shows them all).
+//     ctx.Logger's records, and ActivityLogger's in activities, are
+//     logged at their level, so durabox serve --log-level warn keeps
+//     their warnings and errors; other output is logged at info.
 //   - an endless loop, unbounded allocation, recursion past 4 MiB of stack,
 //     a deadlock, os.Exit, runtime.Goexit or a panic fail that instance
 //     only, with the cause in its history; so does an orchestration left
@@ -114,6 +117,9 @@
 //     orchestration will release: use futures. (A branch runs only while
 //     the others wait on futures, so a channel between branches
 //     deadlocks.)
+//   - ctx.HistoryLength, ctx.HistorySize and ctx.ShouldContinueAsNew say
+//     how long the history was when the step first ran, the same on every
+//     replay: decide by them when to ContinueAsNew.
 //   - ctx.IsReplaying is the one thing that differs between the first run
 //     of a step and its replays: false while the host applies the steps the
 //     current turn records, true while it re-applies steps recorded in an

@@ -71,6 +71,9 @@ var Messages = []Message{
 		{Num: 1, Name: "time", Go: "Time", Kind: Sint, Doc: "Unix nanoseconds, the logical time"},
 		{Num: 2, Name: "replaying", Go: "Replaying", Kind: Flag, Doc: "1 if replaying, 0 if not; always present"},
 		{Num: 3, Name: "jobs", Go: "Jobs", Kind: RepeatedNested, GoType: "Job"},
+		{Num: 4, Name: "history_length", Go: "HistoryLength", Kind: Uint, Doc: "the number of events of the execution's history the orchestration has applied, this activation's included: the same on every replay of the step as when it first ran (see \"History awareness\")"},
+		{Num: 5, Name: "history_size", Go: "HistorySize", Kind: Uint, Doc: "the bytes of payload (names, inputs, results, failures, texts) those events carry"},
+		{Num: 6, Name: "continue_as_new_suggested", Go: "ContinueAsNewSuggested", Kind: Bool, Doc: "1 once `history_length` is past the host's history warning, as it stood when the execution started"},
 	}},
 	{Name: "Job", Fields: []Field{
 		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "JobKind",

@@ -194,6 +194,30 @@ func TestPersistentEventsWaitAndCarryOverToTheNextExecution(t *testing.T) {
 		`ExternalEventPersistent("Note", "one")`, `ExternalEventPersistent("Note", "two")`, `OrchestrationCompleted(["one","two"])`)
 }
 
+// TestShouldContinueAsNew: with Options.HistoryWarning at 4, Loop is
+// told to continue as new once its history is past 4 events, at length 5
+// (the start, then 2 events a name): two names an execution. Each call's
+// input holds the length it was told, which every replay (the Env's at the
+// test's end) compares.
+func TestShouldContinueAsNew(t *testing.T) {
+	t.Parallel()
+	env := durtest.New(t, durtest.Options{HistoryWarning: 4})
+	inst := env.Start("Loop", []string{"a", "b", "c", "d", "e"})
+	expectResult(t, inst, `"done"`)
+	if inst.Executions() != 3 {
+		t.Fatalf("%d executions, want 3", inst.Executions())
+	}
+	first := describe(inst.ExecutionHistory(1))
+	want := []string{`OrchestrationStarted("Loop", ["a","b","c","d","e"])`, `ActivityScheduled("Hello", "a at 1")`, `ActivityCompleted(event 2, "Hello, a at 1")`,
+		`ActivityScheduled("Hello", "b at 3")`, `ActivityCompleted(event 4, "Hello, b at 3")`, `OrchestrationContinuedAsNew(["c","d","e"])`}
+	if !reflect.DeepEqual(first, want) {
+		t.Fatalf("execution 1: %q, want %q", first, want)
+	}
+	if w := inst.ExecutionHistory(1)[0].HistoryWarning; w != 4 {
+		t.Fatalf("the start records the warning %d, want 4", w)
+	}
+}
+
 func TestChildren(t *testing.T) {
 	t.Parallel()
 	env := durtest.New(t, durtest.Options{})

@@ -35,7 +35,8 @@ func (i *Instance) turn() {
 		}
 		return
 	}
-	res, err := i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1)})
+	in := engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1), HistoryWarning: int64(e.opts.HistoryWarning)}
+	res, err := i.guest.turn(i.exec, in)
 	for err == nil && res.Rejected != nil {
 		// As a host does: the refusal is the update's answer, and the turn
 		// runs again without it, on a fresh runtime that replays history.
@@ -43,7 +44,8 @@ func (i *Instance) turn() {
 		i.refused[r.UpdateID] = r.Failure
 		messages = slices.Delete(messages, r.Message, r.Message+1)
 		i.exec, i.guest = engine.NewExecution(), e.newGuest()
-		res, err = i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1)})
+		in.Messages = messages
+		res, err = i.guest.turn(i.exec, in)
 	}
 	if err != nil {
 		e.t.Fatalf("durtest: the engine refused a turn of instance %s (a bug in durtest): %v", i.id, err)
