@@ -461,6 +461,33 @@ func TestScheduleStoredBadly(t *testing.T) {
 	}
 }
 
+// TestScheduleRunThatCannotStart: a slot whose run cannot start (its
+// module was removed) is recorded failed, saying why, and the schedule
+// goes on to its next slot.
+func TestScheduleRunThatCannotStart(t *testing.T) {
+	t.Parallel()
+	h, clock := startScheduled(t)
+	mods, err := h.Modules(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := every("orphan", "", `{}`)
+	req.Module = mods[0].Hash
+	createSchedule(t, h.Host, req)
+	if err := h.RemoveModule(context.Background(), mods[0].Hash); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(time.Minute)
+	runs := decided(t, h.Host, "orphan", 1)
+	if runs[0].Outcome != "failed" || runs[0].InstanceID != "" || !strings.Contains(runs[0].Error, "module not found") {
+		t.Fatalf("run %+v; want it failed, saying its module is not found", runs[0])
+	}
+	clock.Add(time.Minute)
+	if runs := decided(t, h.Host, "orphan", 2); !runs[1].Slot.Equal(slot(2)) {
+		t.Fatalf("runs %+v; want the next slot decided too", runs)
+	}
+}
+
 // TestScheduleRefused: what a schedule cannot be is refused, saying why.
 func TestScheduleRefused(t *testing.T) {
 	t.Parallel()

@@ -104,6 +104,8 @@ func (h *Host) fireDue(ctx context.Context, sc store.Schedule) (time.Time, error
 			if run.Outcome == store.RunBuffered && sc.Overlap == store.OverlapCancelOther {
 				h.cancelRun(ctx, sc)
 			}
+		} else if errors.Is(err, store.ErrNotFound) {
+			return time.Time{}, nil // deleted meanwhile
 		} else if !errors.Is(err, store.ErrChanged) {
 			return time.Time{}, err
 		}

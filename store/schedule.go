@@ -148,8 +148,9 @@ type Schedules interface {
 	DeleteSchedule(ctx context.Context, name string) error
 	// FireSchedule carries out f in one transaction: it checks that the
 	// schedule is as f read it (not paused, unless Manual), creates the
-	// run's instance (an id taken already makes the run RunExisted, and
-	// creates nothing), records the run, and moves the schedule on: its
+	// run's instance (an id taken already makes the run RunExisted, and a
+	// module that is no longer there RunFailed: both create nothing),
+	// records the run, and moves the schedule on: its
 	// slot, its buffered slot, its counts and last instance. It returns
 	// ErrChanged when the schedule is not as f read it (another host fired
 	// the slot, or it was paused or changed), ErrNotFound when it does not

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -131,6 +132,25 @@ func testSchedules(f *fixture) {
 	if !reflect.DeepEqual(outcomes, want) || !runs[1].Manual || runs[4].InstanceID != fire.Start.ID || !runs[4].Slot.Equal(slot) {
 		f.t.Fatalf("ScheduleRuns: %+v; want %v, newest first", runs, want)
 	}
+
+	// A run whose module is not there fails, and the schedule moves on.
+	gone := newSchedule(slot)
+	gone.Name = "gone"
+	f.must(f.s.CreateSchedule(f.ctx, gone), "CreateSchedule gone")
+	lost := fireStart(gone, slot, next, nil)
+	lost.Start.ModuleHash = "0ff"
+	run, err = f.s.FireSchedule(f.ctx, lost)
+	f.must(err, "FireSchedule of a module not deployed")
+	if run.Outcome != store.RunFailed || run.InstanceID != "" || !strings.Contains(run.Error, "0ff") {
+		f.t.Fatalf("FireSchedule of a module not deployed: %+v; want it failed, naming the module", run)
+	}
+	got, err = f.s.GetSchedule(f.ctx, "gone")
+	f.must(err, "GetSchedule gone")
+	if got.Started != 0 || !got.NextSlot.Equal(next) {
+		f.t.Fatalf("after a run that failed: %+v; want none started, the next slot %v", got, next)
+	}
+	_, err = f.s.GetInstance(f.ctx, lost.Start.ID)
+	f.wantErr(err, store.ErrNotFound, "GetInstance of a run that failed")
 
 	// Only the last MaxScheduleRuns are kept.
 	sk := newSchedule(slot)

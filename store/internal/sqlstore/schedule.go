@@ -162,13 +162,14 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.S
 				err := tx.InsertInstance(ctx, *f.Start, VisibleToStart, nil, nil)
 				switch {
 				case errors.Is(err, store.ErrInstanceExists):
-					run.Outcome = store.RunExisted
+					run.Outcome, run.InstanceID = store.RunExisted, f.Start.ID
+				case errors.Is(err, store.ErrNotFound): // its module was removed meanwhile
+					run.Outcome, run.Error = store.RunFailed, "the run could not start: "+err.Error()
 				case err != nil:
 					return err
 				default:
-					started, last = 1, f.Start.ID
+					started, last, run.InstanceID = 1, f.Start.ID, f.Start.ID
 				}
-				run.InstanceID = f.Start.ID
 			case store.RunSkipped:
 				skipped = 1
 			}
