@@ -125,13 +125,17 @@ func (h *Host) fireDue(ctx context.Context, sc store.Schedule) (time.Time, error
 // due, as its overlap policy says; or nil, with when to look again.
 func (h *Host) decide(ctx context.Context, sc store.Schedule, sl slots, now time.Time) (*store.ScheduleFire, time.Time, error) {
 	f := &store.ScheduleFire{Name: sc.Name, Slot: sc.NextSlot, Buffered: sc.Buffered, NextSlot: sc.NextSlot, NextBuffered: sc.Buffered, Now: now}
-	running, err := h.running(ctx, sc.LastInstance)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	if !sc.Buffered.IsZero() && !running {
-		f.NextBuffered = time.Time{}
-		return f, time.Time{}, h.start(ctx, sc, f, sc.Buffered, false)
+	// The last run's status is read only when a slot waits for it or is
+	// due: a pass over schedules with nothing due reads no instance.
+	if !sc.Buffered.IsZero() {
+		running, err := h.running(ctx, sc.LastInstance)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		if !running {
+			f.NextBuffered = time.Time{}
+			return f, time.Time{}, h.start(ctx, sc, f, sc.Buffered, false)
+		}
 	}
 	if sc.NextSlot.IsZero() {
 		return nil, time.Time{}, nil // a cron expression that names no more times
@@ -149,6 +153,10 @@ func (h *Host) decide(ctx context.Context, sc store.Schedule, sl slots, now time
 			return nil, now.Add(h.opts.SchedulePoll), nil
 		}
 		return nil, due, nil
+	}
+	running, err := h.running(ctx, sc.LastInstance)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
 	slot := sc.NextSlot
 	f.NextSlot = sl.next(slot)
