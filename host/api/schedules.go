@@ -79,8 +79,9 @@ type Schedule struct {
 	Skipped   int64     `json:"skipped"`
 	Missed    int64     `json:"missed"`
 	CreatedAt time.Time `json:"createdAt"`
-	// Runs are the last slots decided, newest first (GET
-	// /v1/schedules/{name} only, up to 20).
+	// Runs are the last slots decided, newest first, up to 20: in the
+	// answers about one schedule (GET /v1/schedules/{name}, and those of
+	// pause, resume and delete), not in the list.
 	Runs []ScheduleRun `json:"runs,omitempty"`
 }
 
