@@ -180,9 +180,12 @@ type Event struct {
 	// ActivityFailed); zero when it had none. The failed attempts before
 	// the last are in no event: the host retried them (RetryPolicy.Next).
 	Attempts int64 `json:"attempts,omitempty"`
-	// Result is the JSON result of an activity or of the orchestration.
+	// Result is the JSON result of an activity or of the orchestration;
+	// on the OrchestrationStarted of a schedule's run, the result of the
+	// schedule's last run (ScheduledStart).
 	Result json.RawMessage `json:"result,omitempty"`
-	// Failure is why an activity or the orchestration failed.
+	// Failure is why an activity or the orchestration failed; on the
+	// OrchestrationStarted of a schedule's run, why its last run failed.
 	Failure *Failure `json:"failure,omitempty"`
 	// FireAt is when a timer is due (TimerCreated, TimerFired).
 	FireAt *time.Time `json:"fireAt,omitempty"`

@@ -22,6 +22,23 @@ func StartMessage(id, name string, input json.RawMessage) Event {
 	return Event{Kind: OrchestrationStarted, Name: name, InstanceID: id, Input: input}
 }
 
+// ScheduledStart is StartMessage for a run of a schedule: it carries the
+// result or the failure of the schedule's last run that finished, which
+// the orchestration reads (the Start job's result and failure; ctx.LastRun
+// in the Go SDK). An empty result without a failure is JSON null.
+func ScheduledStart(id, name string, input, lastResult json.RawMessage, lastFailure *Failure) Event {
+	ev := StartMessage(id, name, input)
+	switch {
+	case lastFailure != nil:
+		ev.Failure = lastFailure
+	case len(lastResult) == 0:
+		ev.Result = json.RawMessage("null")
+	default:
+		ev.Result = lastResult
+	}
+	return ev
+}
+
 // Start returns the message that begins the child.
 func (c ChildTask) Start() Event { return StartMessage(c.InstanceID, c.Name, c.Input) }
 

@@ -9,6 +9,40 @@ import (
 	"github.com/durabox/durabox/abi"
 )
 
+// TestStartCarriesTheLastRun: the Start job of a schedule's run carries
+// the last run's result or failure from its OrchestrationStarted, live
+// and on replay.
+func TestStartCarriesTheLastRun(t *testing.T) {
+	t.Parallel()
+	for _, start := range []Event{
+		ScheduledStart("s:1", "Order", json.RawMessage(`1`), json.RawMessage(`{"n":2}`), nil),
+		ScheduledStart("s:1", "Order", json.RawMessage(`1`), nil, &Failure{Message: "broke", Details: "at line 3"}),
+	} {
+		var got []abi.Job
+		g := newGuest(func(_ *fakeGuest, j abi.Job) []abi.Command {
+			got = append(got, j)
+			return []abi.Command{complete(`"done"`)}
+		})
+		res, err := newExecution(g).Turn(TurnInput{Messages: []Event{start}, Now: at(0)})
+		if err != nil || res.Err != nil {
+			t.Fatal(err, res.Err)
+		}
+		if _, err := newExecution(g).Turn(TurnInput{History: res.NewEvents, Now: at(1)}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 {
+			t.Fatalf("%d jobs, want the start live and on replay", len(got))
+		}
+		for _, j := range got {
+			f := j.Failure
+			if j.Kind != abi.JobStart || string(j.Result) != string(start.Result) ||
+				(start.Failure == nil) != (f == nil) || (f != nil && (f.Message != start.Failure.Message || f.Details != start.Failure.Details)) {
+				t.Fatalf("the start job %+v; want the result %s and failure %+v of %+v", j, j.Result, start.Failure, start)
+			}
+		}
+	}
+}
+
 // TestMessagesTheCallerDelivers pins the messages the engine makes for a
 // store to deliver with facts only the store knows.
 func TestMessagesTheCallerDelivers(t *testing.T) {
@@ -24,6 +58,12 @@ func TestMessagesTheCallerDelivers(t *testing.T) {
 	}{
 		{"start", StartMessage("i1", "Order", json.RawMessage(`1`)),
 			Event{Kind: OrchestrationStarted, Name: "Order", InstanceID: "i1", Input: json.RawMessage(`1`)}},
+		{"scheduled start after a result", ScheduledStart("s:1", "Order", json.RawMessage(`1`), json.RawMessage(`"ok"`), nil),
+			Event{Kind: OrchestrationStarted, Name: "Order", InstanceID: "s:1", Input: json.RawMessage(`1`), Result: json.RawMessage(`"ok"`)}},
+		{"scheduled start after an empty result", ScheduledStart("s:1", "Order", json.RawMessage(`1`), nil, nil),
+			Event{Kind: OrchestrationStarted, Name: "Order", InstanceID: "s:1", Input: json.RawMessage(`1`), Result: json.RawMessage(`null`)}},
+		{"scheduled start after a failure", ScheduledStart("s:1", "Order", json.RawMessage(`1`), nil, f),
+			Event{Kind: OrchestrationStarted, Name: "Order", InstanceID: "s:1", Input: json.RawMessage(`1`), Failure: f}},
 		{"child start", ChildTask{ScheduleID: 2, InstanceID: "i1~1:2", Name: "Ship", Input: json.RawMessage(`2`)}.Start(),
 			Event{Kind: OrchestrationStarted, Name: "Ship", InstanceID: "i1~1:2", Input: json.RawMessage(`2`)}},
 		{"child not started", ChildNotStarted(2, "Ship", `instance id "x" is already taken`),

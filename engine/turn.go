@@ -487,7 +487,11 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 		return nil, t.checkNoPending(ev)
 	case ev.Kind == OrchestrationStarted:
 		x.status, x.instanceID, x.name, x.warning = StatusRunning, ev.InstanceID, ev.Name, ev.HistoryWarning
-		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
+		job := abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input, Result: ev.Result}
+		if ev.Failure != nil {
+			job.Failure = failureTo(ev.Failure)
+		}
+		return t.activate(ev, replaying, job)
 	case ev.isSchedule():
 		return t.bind(i)
 	}

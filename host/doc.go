@@ -30,7 +30,11 @@
 // store instead, due after the policy's wait (Host.finish,
 // store.Store.RetryActivity), and history records only the last. Timers have no
 // dispatcher: they are messages that become visible when due, which the
-// orchestration dispatcher takes as it takes any other.
+// orchestration dispatcher takes as it takes any other. A scheduler
+// (scheduler.go) fires the slots of the schedules in the store
+// (CreateSchedule): each slot's run is created, and the schedule moved on,
+// in one store transaction conditional on the slot (so one host fires it,
+// once), and a run reads the last one's end (ctx.LastRun) from its start.
 //
 // # The sandbox
 //

@@ -44,6 +44,10 @@ type Host struct {
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
 	changed                         *changes
+	// scheduleWork wakes the scheduler (scheduler.go); scheduleErrs holds
+	// the text of each schedule's last error, to log it once.
+	scheduleWork wakeup
+	scheduleErrs sync.Map
 	// ops carries out the operations that are not turns (operations.go).
 	ops *ops.Ops
 	// state is where Run is: notRunning, warming, running or stopped.
@@ -75,7 +79,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		attempts:          newAttempts(opts.CancelGrace),
 		queues:            newQueues(),
-		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),
+		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(), scheduleWork: newWakeup(),
 	}
 	h.pool = newActivityPool(h)
 	h.ops = ops.New(st, opsRuntime{h}, ops.Options{Clock: opts.Clock, Logger: opts.Logger, Retention: opts.Retention, SweepInterval: opts.SweepInterval, Guard: g})
@@ -105,8 +109,8 @@ func newRuntime(ctx context.Context, opts Options) (sandbox.Runtime, error) {
 	return rt, nil
 }
 
-// Run runs the dispatchers (and, with Options.Retention, the sweeps) until
-// ctx is done, then waits for the turns and activities in progress to end.
+// Run runs the dispatchers and the scheduler (and, with Options.Retention,
+// the sweeps) until ctx is done, then waits for the turns and activities in progress to end.
 // Work left unfinished is picked up by the next Run on the same store; what
 // the end of ctx cut short is no failure, and is logged at INFO.
 func (h *Host) Run(ctx context.Context) error {
@@ -124,6 +128,7 @@ func (h *Host) Run(ctx context.Context) error {
 	wg.Go(func() { h.dispatchOrchestrations(ctx) })
 	wg.Go(func() { h.dispatchActivities(ctx) })
 	wg.Go(func() { h.ops.Sweeps(ctx) })
+	wg.Go(func() { h.runSchedules(ctx) })
 	wg.Wait()
 	return nil
 }

@@ -147,6 +147,11 @@ type Options struct {
 	// SweepInterval is how often the host applies Retention. Zero means a
 	// tenth of Retention, between a minute and an hour.
 	SweepInterval time.Duration
+	// SchedulePoll is how long, at most, the scheduler waits before it
+	// reads the schedules again, for what it was not told of: schedules
+	// another host changed, and a run that ended while a slot waited for
+	// it (overlap buffer-one). Zero means 1s.
+	SchedulePoll time.Duration
 	// Clock returns the current time. Nil means time.Now.
 	Clock func() time.Time
 	// Metrics receive what the host does, and are served by its handler at
@@ -177,6 +182,7 @@ func (o *Options) validate() error {
 		{Name: "Lease", Value: &o.Lease, Default: time.Minute},
 		{Name: "CancelGrace", Value: &o.CancelGrace, Default: 10 * time.Second},
 		{Name: "Retention", Value: &o.Retention, Default: 0},
+		{Name: "SchedulePoll", Value: &o.SchedulePoll, Default: time.Second},
 		{Name: "SweepInterval", Value: &o.SweepInterval, Default: min(max(o.Retention/10, time.Minute), time.Hour)},
 	}); err != nil {
 		return err

@@ -660,6 +660,56 @@ func TestHandler(t *testing.T) {
 			wantStatus: 405, wantBody: `{"error":"method not allowed: PUT is not served for /v1/instances/done; it serves DELETE, GET, HEAD"}`,
 		},
 		{
+			name:   "create a schedule",
+			method: "POST", path: "/v1/schedules", body: `{"name": "nightly", "cron": "0 3 * * *", "orchestration": "Greeting", "input": "world"}`,
+			wantStatus: 201,
+			wantBody:   `{"name":"nightly","cron":"0 3 * * *","orchestration":"Greeting","input":"world","overlap":"skip","catchupWindow":"","paused":false,"nextRuns":[],"started":0,"skipped":0,"missed":0,"createdAt":"2025-01-02T03:04:10Z"}`,
+		},
+		{
+			name:   "a schedule refused",
+			method: "POST", path: "/v1/schedules", body: `{"name": "nightly", "orchestration": "Greeting"}`,
+			wantStatus: 400, wantBody: `{"error":"bad input: a schedule needs a name, and a cron expression or an interval"}`,
+		},
+		{
+			name:   "a schedule with a field it does not know",
+			method: "POST", path: "/v1/schedules", body: `{"name": "nightly", "every": "1m", "orchestration": "Greeting", "overlap_policy": "skip"}`,
+			wantStatus: 400, wantBody: `{"error":"bad input: the request body is not a JSON object such as ` + scheduleExampleJSON + `: json: unknown field \"overlap_policy\""}`,
+		},
+		{
+			name:   "list schedules",
+			setup:  withSchedule,
+			method: "GET", path: "/v1/schedules",
+			wantStatus: 200, wantBody: `{"schedules":[` + scheduleJSON + `]}`,
+		},
+		{
+			name:   "pause a schedule",
+			setup:  withSchedule,
+			method: "POST", path: "/v1/schedules/nightly/pause", body: `{"note": "database down"}`,
+			wantStatus: 200, wantBody: strings.Replace(scheduleJSON, `"paused":false`, `"paused":true,"note":"database down"`, 1),
+		},
+		{
+			name:   "trigger a schedule",
+			setup:  withSchedule,
+			method: "POST", path: "/v1/schedules/nightly/trigger",
+			wantStatus: 201, wantBody: `{"slot":"2025-01-02T03:04:11Z","firedAt":"2025-01-02T03:04:11Z","outcome":"started","instanceId":"nightly:manual:2025-01-02T03:04:11Z","manual":true}`,
+		},
+		{
+			name:   "delete a schedule",
+			setup:  withSchedule,
+			method: "DELETE", path: "/v1/schedules/nightly",
+			wantStatus: 200, wantBody: scheduleJSON,
+			check: func(t *testing.T, h *fakehost.Host) {
+				if all, _ := h.Schedules(context.Background()); len(all) != 0 {
+					t.Errorf("schedules %+v; want none", all)
+				}
+			},
+		},
+		{
+			name:   "a schedule that does not exist",
+			method: "GET", path: "/v1/schedules/nope",
+			wantStatus: 404, wantBody: `{"error":"schedule not found: \"nope\""}`,
+		},
+		{
 			name:   "raise for an unknown instance",
 			method: "POST", path: "/v1/instances/nope/events", body: `{"name": "Approve"}`,
 			wantStatus: 404, wantBody: `{"error":"instance not found: \"nope\""}`,
@@ -713,6 +763,21 @@ func TestHandler(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// scheduleJSON is the schedule withSchedule creates, as the fake answers
+// with it.
+const scheduleJSON = `{"name":"nightly","every":"1h","orchestration":"Greeting","input":"world","overlap":"skip","catchupWindow":"","paused":false,"nextRuns":[],"started":0,"skipped":0,"missed":0,"createdAt":"2025-01-02T03:04:10Z"}`
+
+// scheduleExampleJSON is the example of a schedule the server's errors give.
+const scheduleExampleJSON = `{\"name\": \"nightly\", \"cron\": \"0 3 * * *\", \"timezone\": \"Europe/Paris\", \"orchestration\": \"Report\", \"input\": {\"day\": \"yesterday\"}}`
+
+// withSchedule creates the schedule "nightly", every hour.
+func withSchedule(t *testing.T, h *fakehost.Host) {
+	t.Helper()
+	if _, err := h.CreateSchedule(context.Background(), api.ScheduleRequest{Name: "nightly", Every: "1h", Orchestration: "Greeting", Input: json.RawMessage(`"world"`)}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -267,6 +267,17 @@ type NewInstance struct {
 	ModuleHash string
 	Input      json.RawMessage
 	Now        time.Time
+	// LastRun, for a run of a schedule, is the schedule's last run that
+	// finished, whose result or failure its start message carries
+	// (engine.ScheduledStart); nil for none.
+	LastRun *LastRun
+}
+
+// LastRun is the end of a schedule's last run that finished: its result,
+// or its failure.
+type LastRun struct {
+	Result  json.RawMessage
+	Failure *engine.Failure
 }
 
 // UpdateState is where an update is: waiting to be delivered, accepted
@@ -579,6 +590,7 @@ type Store interface {
 	Queue
 	Activities
 	Operations
+	Schedules
 	Health
 
 	Close() error

@@ -154,6 +154,7 @@ usage:
   durabox replay ID|FILE.dbx [--module HASH|FILE.wasm] [--execution N]                          check that code reproduces an instance's history
   durabox export ID [-o FILE]                                                                   write an instance's repro bundle
   durabox reset ID --to-event N [--module HASH] [--dry-run]                                     run an instance again from an event of its history, on new code
+  durabox schedule create|list|show|pause|resume|trigger|delete [NAME] [flags]                  run an orchestration on a schedule
 
 Every command but new, build, check, conformance and serve (and replay of a
 bundle) talks to the host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token

@@ -25,6 +25,37 @@ func (c *Context) InstanceID() string {
 	return c.rt.instanceID
 }
 
+// LastRun reports how the previous run of the schedule that started this
+// instance ended (durabox schedule): the newest of its runs that had
+// finished when this one started. ok is false when the instance is not a
+// schedule's run, or no run had finished before it. err is a
+// *LastRunError when that run failed (or was canceled or terminated);
+// otherwise its result is decoded into out (nil leaves it). It is
+// recorded in the instance's start, so it replays.
+func (c *Context) LastRun(out any) (ok bool, err error) {
+	c.rt.own("ctx.LastRun")
+	switch {
+	case c.rt.lastFailure != nil:
+		return true, &LastRunError{Message: c.rt.lastFailure.Message, Details: c.rt.lastFailure.Details}
+	case len(c.rt.lastResult) == 0:
+		return false, nil
+	case out == nil:
+		return true, nil
+	}
+	if err := plainjson.Unmarshal(c.rt.lastResult, out); err != nil {
+		return true, fmt.Errorf("durabox: the last run's result %s does not decode into %T: %w", c.rt.lastResult, out, err)
+	}
+	return true, nil
+}
+
+// LastRunError is the failure of a schedule's previous run (ctx.LastRun).
+type LastRunError struct {
+	Message string
+	Details string
+}
+
+func (e *LastRunError) Error() string { return "the last run failed: " + e.Message }
+
 // Now returns the logical time: the time the step being applied was
 // recorded. It is the same on every replay (and so is time.Now).
 func (c *Context) Now() time.Time {

@@ -27,6 +27,11 @@ type runtime struct {
 	// guids counts NewGUID calls.
 	startedAt int64
 	guids     uint64
+	// lastResult and lastFailure are the end of the previous run of the
+	// schedule that started the instance (the Start job's); both empty
+	// when there is none.
+	lastResult  []byte
+	lastFailure *abi.Failure
 	// rand is ctx.Rand's source, made on first use.
 	rand *rand.Rand
 	// cancelled holds the reason once the instance's cancellation was
@@ -112,6 +117,7 @@ func (rt *runtime) apply(j abi.Job) {
 			return
 		}
 		rt.started, rt.instanceID, rt.startedAt = true, j.InstanceID, rt.now.UnixNano()
+		rt.lastResult, rt.lastFailure = j.Result, j.Failure
 		rt.start(j.Name, j.Input)
 	case abi.JobResolveActivity:
 		rt.take(j.Seq).resolveActivity(j)

@@ -43,6 +43,7 @@ type Metrics struct {
 	panics          *prometheus.CounterVec
 	queries         *prometheus.CounterVec
 	updates         *prometheus.CounterVec
+	scheduleFires   *prometheus.CounterVec
 	querySeconds    *prometheus.HistogramVec
 }
 
@@ -101,6 +102,9 @@ func New() *Metrics {
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "durabox_queries_total", Help: "Queries of instances, by outcome (answered, failed, unknown, refused, crashed) and by how they were answered (live, replayed, none).",
 		}, []string{"outcome", "from"}),
+		scheduleFires: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "durabox_schedule_fires_total", Help: "Slots of schedules this host decided, by schedule and outcome: started (its run started), skipped (its last run was running), buffered (held back until its last run ends), existed (its run's instance id was taken: it had fired), missed (it came too late, outside the catch-up window), triggered (a run started by hand).",
+		}, []string{"schedule", "outcome"}),
 		updates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "durabox_updates_total", Help: "Updates of instances, by what became of them: accepted (in history, its handler runs), completed or failed (the handler answered), refused (by the orchestration: no trace in history).",
 		}, []string{"outcome"}),
@@ -112,7 +116,7 @@ func New() *Metrics {
 	}
 	m.reg.MustRegister(m.turns, m.turnSeconds, m.started, m.finished, m.activities, m.activitySeconds,
 		m.cacheHits, m.cacheMisses, m.commitSeconds, m.commitWrites, m.commitFailures, m.sandboxStarts, m.panics,
-		m.queries, m.updates, m.querySeconds, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.queries, m.updates, m.scheduleFires, m.querySeconds, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -171,6 +175,12 @@ func (m *Metrics) CacheMiss() { m.cacheMisses.Inc() }
 // Update counts what became of an update: accepted, completed, failed or
 // refused.
 func (m *Metrics) Update(outcome string) { m.updates.WithLabelValues(outcome).Inc() }
+
+// ScheduleFires counts n slots of a schedule decided with outcome (the
+// Help of durabox_schedule_fires_total lists them).
+func (m *Metrics) ScheduleFires(schedule, outcome string, n int64) {
+	m.scheduleFires.WithLabelValues(schedule, outcome).Add(float64(n))
+}
 
 // Query counts a query and how it ended: outcome is answered, failed (its
 // handler's error, or a handler that tried to change the instance),

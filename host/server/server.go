@@ -53,6 +53,13 @@ type API interface {
 	Upgrade(ctx context.Context, req api.UpgradeRequest, progress func(api.UpgradeLine)) (api.UpgradeReport, error)
 	Export(ctx context.Context, id string) (*bundle.Bundle, error)
 	Reset(ctx context.Context, id string, req api.ResetRequest) (api.ResetPlan, error)
+	CreateSchedule(ctx context.Context, req api.ScheduleRequest) (api.Schedule, error)
+	Schedules(ctx context.Context) ([]api.Schedule, error)
+	Schedule(ctx context.Context, name string) (api.Schedule, error)
+	PauseSchedule(ctx context.Context, name, note string) error
+	ResumeSchedule(ctx context.Context, name string) error
+	TriggerSchedule(ctx context.Context, name string) (api.ScheduleRun, error)
+	DeleteSchedule(ctx context.Context, name string) error
 	// HistoryWarning returns the length of history past which GET
 	// /v1/instances/{id} warns.
 	HistoryWarning() int
@@ -268,6 +275,13 @@ var routes = []route{
 	{"POST", "/v1/tasks/{token}/heartbeat", worker, (*server).heartbeatTask},
 	{"POST", "/v1/tasks/{token}/complete", worker, (*server).completeTask},
 	{"POST", "/v1/tasks/{token}/fail", worker, (*server).failTask},
+	{"POST", "/v1/schedules", admin, (*server).createSchedule},
+	{"GET", "/v1/schedules", read, (*server).schedules},
+	{"GET", "/v1/schedules/{name}", read, (*server).schedule},
+	{"DELETE", "/v1/schedules/{name}", admin, (*server).deleteSchedule},
+	{"POST", "/v1/schedules/{name}/pause", admin, (*server).pauseSchedule},
+	{"POST", "/v1/schedules/{name}/resume", admin, (*server).resumeSchedule},
+	{"POST", "/v1/schedules/{name}/trigger", admin, (*server).triggerSchedule},
 	{"GET", "/v1/access", read, (*server).access},
 	{"GET", "/healthz", public, (*server).healthz},
 	{"GET", "/readyz", public, (*server).readyz},
@@ -416,9 +430,11 @@ var statuses = []struct {
 	{api.ErrNotFound, http.StatusNotFound},
 	{api.ErrExecutionNotFound, http.StatusNotFound},
 	{api.ErrModuleNotFound, http.StatusNotFound},
+	{api.ErrScheduleNotFound, http.StatusNotFound},
 	{errNoRoute, http.StatusNotFound},
 	{errMethod, http.StatusMethodNotAllowed},
 	{api.ErrInstanceExists, http.StatusConflict},
+	{api.ErrScheduleExists, http.StatusConflict},
 	{api.ErrNotFinished, http.StatusConflict},
 	{api.ErrFinished, http.StatusConflict},
 	{api.ErrTooManyEvents, http.StatusConflict},

@@ -44,10 +44,12 @@ func TestImportsFlowOneWay(t *testing.T) {
 		// pbnjay/memory) reads the memory the live cache's default bound
 		// is a quarter of. x/time/rate rate-limits a guest's log.
 		// go-json-experiment's jsontext checks that JSON entering the
-		// host is I-JSON (RFC 7493).
+		// host is I-JSON (RFC 7493). robfig/cron reads schedules' cron
+		// expressions.
 		{pkg: "host", allowed: []string{"host/", "engine", "abi", "store", "github.com/tetratelabs/wazero", "github.com/bytecodealliance/wasmtime-go/v39", "golang.org/x/sys",
 			"github.com/prometheus", "github.com/beorn7/perks", "github.com/cespare/xxhash/v2", "github.com/munnerz/goautoneg", "go.yaml.in/yaml/v2", "google.golang.org/protobuf",
-			"github.com/KimMachineGun/automemlimit", "github.com/pbnjay/memory", "golang.org/x/time", "github.com/go-json-experiment/json"}},
+			"github.com/KimMachineGun/automemlimit", "github.com/pbnjay/memory", "golang.org/x/time", "github.com/go-json-experiment/json",
+			"github.com/robfig/cron/v3"}},
 		// The HTTP server serves any API (a Host, or the fake): it links no
 		// wasm runtime; Prometheus's client serves the metrics, and
 		// jsontext checks request bodies.

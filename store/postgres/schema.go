@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 6
+const schemaVersion = 7
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -40,6 +40,8 @@ var migrations = map[int]string{
 	// attempts of it that failed and the last failure, and when the task
 	// may run again (0: at once).
 	5: retryColumns,
+	// Version 7: schedules, and the runs they started.
+	6: schedulesTables,
 }
 
 // retryColumns are the columns of activity tasks' retries, which version
@@ -49,6 +51,44 @@ const retryColumns = `ALTER TABLE activity_tasks ADD COLUMN retry text;
 	ALTER TABLE activity_tasks ADD COLUMN last_failure text;
 	ALTER TABLE activity_tasks ADD COLUMN visible_at bigint NOT NULL DEFAULT 0;
 	CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);`
+
+// schedulesTables are the tables of schedules, which version 7 adds: one
+// row a schedule, and one a slot it decided (the last
+// store.MaxScheduleRuns of each). Times and durations are nanoseconds;
+// buffered is 0 when no slot is held back.
+const schedulesTables = `CREATE TABLE schedules (
+	name          text COLLATE "C" PRIMARY KEY,
+	cron          text NOT NULL,
+	every_ns      bigint NOT NULL,
+	timezone      text NOT NULL,
+	jitter_ns     bigint NOT NULL,
+	orchestration text NOT NULL,
+	module_hash   text NOT NULL,
+	input         bytea,
+	overlap       text NOT NULL,
+	catchup_ns    bigint NOT NULL,
+	paused        boolean NOT NULL,
+	note          text NOT NULL,
+	next_slot     bigint NOT NULL,
+	buffered      bigint NOT NULL,
+	last_instance text NOT NULL,
+	started       bigint NOT NULL,
+	skipped       bigint NOT NULL,
+	missed        bigint NOT NULL,
+	created_at    bigint NOT NULL,
+	updated_at    bigint NOT NULL
+);
+CREATE TABLE schedule_runs (
+	id          bigserial PRIMARY KEY,
+	schedule    text COLLATE "C" NOT NULL,
+	slot        bigint NOT NULL,
+	fired_at    bigint NOT NULL,
+	outcome     text NOT NULL,
+	instance_id text NOT NULL,
+	manual      boolean NOT NULL,
+	error       text NOT NULL
+);
+CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule, id);`
 
 // updatesTable is the table of updates, which version 4 adds: one row an
 // update a client sent an instance, by the id that makes it unique there.
@@ -183,7 +223,7 @@ CREATE TABLE activity_tasks (
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
-` + indexes5 + updatesTable
+` + indexes5 + updatesTable + schedulesTables
 
 // prepareSchemaLock is the advisory lock hosts take while they prepare the
 // schema, so that two starting at once do not both create it.

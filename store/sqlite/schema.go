@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 12
+const schemaVersion = 13
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -94,6 +94,44 @@ const retryColumns = `ALTER TABLE activity_tasks ADD COLUMN retry TEXT;
 	ALTER TABLE activity_tasks ADD COLUMN last_failure TEXT;
 	ALTER TABLE activity_tasks ADD COLUMN visible_at INTEGER NOT NULL DEFAULT 0;
 	CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);`
+
+// schedulesTables are the tables of schedules, which version 13 adds: one
+// row a schedule, and one a slot it decided (the last
+// store.MaxScheduleRuns of each). Times and durations are nanoseconds;
+// buffered is 0 when no slot is held back.
+const schedulesTables = `CREATE TABLE schedules (
+	name          TEXT PRIMARY KEY,
+	cron          TEXT NOT NULL,
+	every_ns      INTEGER NOT NULL,
+	timezone      TEXT NOT NULL,
+	jitter_ns     INTEGER NOT NULL,
+	orchestration TEXT NOT NULL,
+	module_hash   TEXT NOT NULL,
+	input         BLOB,
+	overlap       TEXT NOT NULL,
+	catchup_ns    INTEGER NOT NULL,
+	paused        INTEGER NOT NULL,
+	note          TEXT NOT NULL,
+	next_slot     INTEGER NOT NULL,
+	buffered      INTEGER NOT NULL,
+	last_instance TEXT NOT NULL,
+	started       INTEGER NOT NULL,
+	skipped       INTEGER NOT NULL,
+	missed        INTEGER NOT NULL,
+	created_at    INTEGER NOT NULL,
+	updated_at    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE schedule_runs (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	schedule    TEXT NOT NULL,
+	slot        INTEGER NOT NULL,
+	fired_at    INTEGER NOT NULL,
+	outcome     TEXT NOT NULL,
+	instance_id TEXT NOT NULL,
+	manual      INTEGER NOT NULL,
+	error       TEXT NOT NULL
+);
+CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule, id);`
 
 // updatesTable is the table of updates, which version 10 adds: one row an
 // update a client sent an instance, by the id that makes it unique there.
@@ -218,7 +256,7 @@ CREATE TABLE activity_tasks (
 	visible_at   INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
-` + indexes6 + indexes11 + updatesTable
+` + indexes6 + indexes11 + updatesTable + schedulesTables
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")

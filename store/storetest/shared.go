@@ -23,6 +23,7 @@ func RunShared(t *testing.T, open func(t *testing.T) (store.Store, store.Store))
 		{"NoActivityLeasedTwice", testNoActivityLeasedTwice},
 		{"StaleCommitRefused", testStaleCommitRefused},
 		{"ReleaseOwnLeases", testReleaseOwnLeases},
+		{"ScheduleFiredOnce", testScheduleFiredOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

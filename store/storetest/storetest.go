@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MoveRefused", testMoveRefused},
 		{"ResetInstance", testResetInstance},
 		{"ResetRefused", testResetRefused},
+		{"Schedules", testSchedules},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.test(newFixture(t, open)) })

@@ -82,8 +82,8 @@ var Messages = []Message{
 		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "orchestration name (Start); the reason (Cancel); the update's name (Update)"},
 		{Num: 4, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "(Start)"},
 		{Num: 5, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (Start; the update's argument for Update)"},
-		{Num: 6, Name: "result", Go: "Result", Kind: Bytes, Doc: "JSON (ResolveActivity, ResolveChild; the event's data for ResolveEvent)"},
-		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the activity or child failed (ResolveActivity, ResolveChild), or the event was not delivered, saying why (ResolveRaise)"},
+		{Num: 6, Name: "result", Go: "Result", Kind: Bytes, Doc: "JSON (ResolveActivity, ResolveChild; the event's data for ResolveEvent; for Start, the result of the previous run of the schedule that started the instance, absent when none had finished or it failed)"},
+		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the activity or child failed (ResolveActivity, ResolveChild), the event was not delivered, saying why (ResolveRaise), or the previous run of the schedule that started the instance failed (Start)"},
 		{Num: 8, Name: "update_id", Go: "UpdateID", Kind: String, Doc: "the update's id, unique in the instance (Update)"},
 		{Num: 9, Name: "attempts", Go: "Attempts", Kind: Uint, GoType: "uint32", Doc: "how many attempts the activity took, the last one included, when its call had a retry policy; " +
 			"0 (or absent) when it had none (ResolveActivity)"},

@@ -39,6 +39,8 @@
 //   - ActivityTakes makes an activity's result arrive later on the fake
 //     clock, and After runs a function at a chosen moment, so a test can
 //     raise an event or cancel while an activity runs.
+//   - StartRun starts an instance as a schedule's run, with the last run's
+//     result or failure for ctx.LastRun.
 //
 // When the test ends, the Env replays every history it produced on a fresh
 // runtime, as a host does when it drops an instance from memory, and

@@ -128,6 +128,28 @@ func (e *Env) Now() time.Time { return e.now }
 // the package under test, or a package it imports).
 func (e *Env) Start(name string, input any, id ...string) *Instance {
 	e.t.Helper()
+	return e.start(name, input, nil, id)
+}
+
+// StartRun is Start for a schedule's run: ctx.LastRun reads how the
+// schedule's last run ended, its result lastResult (encoded to JSON) or,
+// when failure is not empty, its failure with that message.
+func (e *Env) StartRun(name string, input, lastResult any, failure string, id ...string) *Instance {
+	e.t.Helper()
+	last := &engine.Failure{Message: failure}
+	var result json.RawMessage
+	if failure == "" {
+		last, result = nil, e.encode("the last run's result", lastResult)
+	}
+	return e.start(name, input, func(id string, input json.RawMessage) engine.Event {
+		return engine.ScheduledStart(id, name, input, result, last)
+	}, id)
+}
+
+// start starts an instance as Start does, with the start message made by
+// startMessage (nil: engine.StartMessage).
+func (e *Env) start(name string, input any, startMessage func(id string, input json.RawMessage) engine.Event, id []string) *Instance {
+	e.t.Helper()
 	if !registered(name) {
 		e.t.Fatalf("durtest: no orchestration %q is registered (the test binary registers %v); register it with durabox.RegisterOrchestration in an init function", name, seam.Manifest().Orchestrations)
 	}
@@ -139,7 +161,11 @@ func (e *Env) Start(name string, input any, id ...string) *Instance {
 	if e.byID[instanceID] != nil {
 		e.t.Fatalf("durtest: instance id %q is already taken", instanceID)
 	}
-	inst := e.create(instanceID, name, raw)
+	msg := engine.StartMessage(instanceID, name, raw)
+	if startMessage != nil {
+		msg = startMessage(instanceID, raw)
+	}
+	inst := e.createWith(instanceID, name, msg)
 	e.settle()
 	return inst
 }
@@ -279,11 +305,16 @@ func (e *Env) nextTurn() *Instance {
 
 // create makes an instance, with its OrchestrationStarted message.
 func (e *Env) create(id, name string, input json.RawMessage) *Instance {
+	return e.createWith(id, name, engine.StartMessage(id, name, input))
+}
+
+// createWith makes an instance, with start its first message.
+func (e *Env) createWith(id, name string, start engine.Event) *Instance {
 	inst := &Instance{env: e, id: id, name: name, executions: [][]engine.Event{nil}, exec: engine.NewExecution(), guest: e.newGuest(), status: engine.StatusPending,
 		refused: map[string]*engine.Failure{}}
 	e.instances = append(e.instances, inst)
 	e.byID[id] = inst
-	inst.enqueue(engine.StartMessage(id, name, input), e.now)
+	inst.enqueue(start, e.now)
 	return inst
 }
 

@@ -95,6 +95,8 @@ type Host struct {
 	// updates the updates sent, by instance and update id.
 	updateHandlers map[string]UpdateHandler
 	updates        map[string]store.Update
+	// schedules are the schedules, by name (schedules.go).
+	schedules []api.Schedule
 }
 
 // QueryHandler is a fake query handler: it answers the query of instance

@@ -5,6 +5,8 @@
 //   #/instances/ID?execution=N    one instance: history, executions, children, actions
 //   #/modules                     the deployed modules
 //   #/queue                       the work waiting
+//   #/schedules                   the schedules
+//   #/schedules/NAME              one schedule: next runs, last runs, actions
 //
 // A page's section says which location it shows (data-hash) and, once it
 // has shown what the host said, data-loaded.
@@ -15,6 +17,7 @@ import {instancesView} from "./instances.js";
 import {instanceView} from "./instance.js";
 import {modulesView} from "./modules.js";
 import {queueView} from "./queue.js";
+import {scheduleView, schedulesView} from "./schedules.js";
 
 // pollMillis is how often the page asks the host again.
 const pollMillis = 2000;
@@ -45,6 +48,8 @@ function route() {
       return modulesView();
     case "queue":
       return queueView();
+    case "schedules":
+      return parts.length > 1 ? scheduleView(parts.slice(1).join("/")) : schedulesView();
     case "instances":
       if (parts.length > 1) return instanceView(parts.slice(1).join("/"), params);
   }

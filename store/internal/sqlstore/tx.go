@@ -69,7 +69,11 @@ func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, visible int
 		}
 		return fmt.Errorf("module %s %w", n.ModuleHash, store.ErrNotFound)
 	}
-	_, err = t.enqueue(ctx, n.ID, engine.StartMessage(n.ID, n.Name, n.Input), visible, n.Now)
+	start := engine.StartMessage(n.ID, n.Name, n.Input)
+	if n.LastRun != nil {
+		start = engine.ScheduledStart(n.ID, n.Name, n.Input, n.LastRun.Result, n.LastRun.Failure)
+	}
+	_, err = t.enqueue(ctx, n.ID, start, visible, n.Now)
 	return err
 }
 
