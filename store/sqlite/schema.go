@@ -85,6 +85,8 @@ var migrations = map[int]string{
 	// attempts of it that failed and the last failure, and when the task
 	// may run again (0: at once).
 	11: retryColumns,
+	// Version 13: schedules, and the runs they started.
+	12: schedulesTables,
 }
 
 // retryColumns are the columns of activity tasks' retries, which version
