@@ -76,6 +76,9 @@ func (s *Store) open(path string) error {
 	if err := checkHeader(path); err != nil {
 		return err
 	}
+	if _, problems, err := checkFile(path); err != nil || len(problems) > 0 {
+		return errors.Join(err, damagedIf(path, problems))
+	}
 	// SQLite gives the -wal and -shm files the mode of the database file:
 	// create it for its owner alone, as it holds the modules' secrets.
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
