@@ -321,7 +321,7 @@ func TestCheck(t *testing.T) {
 	}
 	ran := []string{
 		"the file's header and its WAL (0 frames to apply)", "the schema's version, 10", "SQLite's integrity_check", "SQLite's foreign_key_check",
-		"the store's invariants, over 3 instances, 4 executions, 6 events and 2 messages",
+		"the store's invariants (instances 3, executions 4, events 6, messages 2)",
 	}
 	if !slices.Equal(c.Ran, ran) {
 		t.Errorf("Check ran %q\nwant %q", c.Ran, ran)

@@ -46,7 +46,7 @@ func CheckInvariants(ctx context.Context, q DB, c *store.Check) error {
 	if err := q.QueryRow(ctx, `SELECT count(*) FROM instances`).Scan(&instances); err != nil {
 		return fmt.Errorf("count instances: %w", err)
 	}
-	c.Did("the store's invariants, over %d instances, %d executions, %d events and %d messages", instances, executions, events, messages)
+	c.Did("the store's invariants (instances %d, executions %d, events %d, messages %d)", instances, executions, events, messages)
 	return nil
 }
 
