@@ -38,9 +38,9 @@ type OpenCheck string
 const (
 	// OpenCheckQuick (the default) also runs SQLite's quick_check over the
 	// whole file: every page of every table and index is read once, which
-	// costs about 3 s a GB when the file is in the page cache and about
-	// 30 s a GB when it is not, on the machine BENCHMARKS.md describes
-	// (RATIONALE, "Why does serve check the whole file when it starts?").
+	// cost 3.1 to 3.6 s a GB from the page cache and 34 s a GB from a cold,
+	// slow disk (RATIONALE, "Why does serve check the whole file when it
+	// starts, and read the WAL itself?").
 	OpenCheckQuick OpenCheck = "quick"
 	// OpenCheckHeader checks no more than the header, the schema's version
 	// and the WAL: damage in the pages is found when they are read, as an
