@@ -247,3 +247,7 @@ func (s *Store) prepareSchema(ctx context.Context) error {
 		return nil
 	})
 }
+
+// SchemaVersion is the schema version this store writes: Open migrates a
+// database of an older one, and refuses one of a newer.
+const SchemaVersion = schemaVersion

@@ -281,3 +281,7 @@ func (s *Store) inTx(statements string) error {
 	}
 	return tx.Commit()
 }
+
+// SchemaVersion is the schema version this store writes: Open migrates a
+// database of an older one, and refuses one of a newer.
+const SchemaVersion = schemaVersion
