@@ -139,6 +139,8 @@ usage:
   durabox conformance FILE.wasm [--runtime wazero|wasmtime|both] [--run REGEXP]                 run the guest conformance kit on a module built with any SDK
   durabox serve --db FILE|URL [--addr ADDR] [--token-file FILE] [flags]                         run a host on a SQLite file, or one of several on PostgreSQL
   durabox check-db --db FILE|URL [--json]                                                       check a database for damage, changing nothing
+  durabox backup --db FILE -o COPY                                                              copy a SQLite database, consistently, while a host serves it
+  durabox restore --from COPY --db FILE                                                         put a backup in place of a SQLite database
   durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]                                   deploy a module to the host
   durabox modules [rm HASH]                                                                     list the modules, or remove one
   durabox start NAME [--input JSON|-] [--id ID] [--raise EVENT|--update NAME] [--wait] [flags]  start an orchestration instance
@@ -157,8 +159,8 @@ usage:
   durabox reset ID --to-event N [--module HASH] [--dry-run]                                     run an instance again from an event of its history, on new code
   durabox version [--host]                                                                      print what durabox, or the host, was built from
 
-Every command but new, build, check, conformance, serve and check-db (and
-replay of a bundle, and version without --host) talks to the host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
+Every command but new, build, check, conformance, serve, check-db, backup and
+restore (and replay of a bundle, and version without --host) talks to the host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
 of --token-file, else $DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `

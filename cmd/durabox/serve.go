@@ -286,9 +286,7 @@ func listenHosts(addr string, ln net.Addr) []string {
 }
 
 // postgres reports whether --db names a PostgreSQL database.
-func (c *serveConfig) postgres() bool {
-	return strings.HasPrefix(c.db, "postgres://") || strings.HasPrefix(c.db, "postgresql://")
-}
+func (c *serveConfig) postgres() bool { return isPostgres(c.db) }
 
 // servedAt is the address serve says it serves on: the host --addr gave
 // (0.0.0.0, not the [::] the listener reports for it), with the port it

@@ -16,7 +16,9 @@
 // silently; check.go, wal.go), and, unless Options.OpenCheck says
 // OpenCheckHeader, pages that fail SQLite's quick_check. Check reads a
 // file the way durabox check-db reports it: those, integrity_check,
-// foreign_key_check and the store's invariants.
+// foreign_key_check and the store's invariants. Backup copies a file a
+// host is serving, consistently, with SQLite's online backup; Restore puts
+// a copy in place of a file no host holds.
 //
 // The schema:
 //
