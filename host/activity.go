@@ -20,6 +20,9 @@ import (
 func (h *Host) dispatchActivities(ctx context.Context) {
 	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
 		func(max int) ([]*store.ActivityWork, error) {
+			if err := h.spaceAgain(ctx); err != nil {
+				return nil, err
+			}
 			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max, h.reg.skipped())
 		},
 		func(w *store.ActivityWork) { h.complete(ctx, w) })
@@ -74,6 +77,7 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engin
 func (h *Host) record(ctx context.Context, w *store.ActivityWork, result engine.Event, ran time.Duration) {
 	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
 	if err := h.st.CompleteActivity(ctx, w, result, h.opts.Clock()); err != nil {
+		h.noteFull(err)
 		if cutShort(ctx, err) {
 			h.opts.Logger.Info("activity result not recorded: the host is stopping; the activity runs again at the next start", "instance", w.InstanceID, "activity", w.Task.Name)
 		} else {

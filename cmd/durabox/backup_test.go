@@ -19,15 +19,16 @@ import (
 	"github.com/durabox/durabox/store/sqlite"
 )
 
-// hostOn runs a host on the SQLite file at path until the test ends, with
-// modules deployed.
-func hostOn(t *testing.T, path string, modules ...[]byte) *host.Host {
+// hostOn runs a host with opts on the SQLite file at path until the test
+// ends, with modules deployed.
+func hostOn(t *testing.T, path string, opts host.Options, modules ...[]byte) *host.Host {
 	t.Helper()
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(st, host.Options{CacheDir: t.TempDir()})
+	opts.CacheDir = t.TempDir()
+	h, err := host.New(st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	}
 	dir := t.TempDir()
 	served, backup, restored := filepath.Join(dir, "served.db"), filepath.Join(dir, "backup.db"), filepath.Join(dir, "restored.db")
-	a := hostOn(t, served, modules...)
+	a := hostOn(t, served, host.Options{}, modules...)
 	var approvals []string
 	for i := range 10 {
 		id := fmt.Sprintf("approval-%d", i)
@@ -189,7 +190,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	t.Logf("the backup holds %d instances, %d of them unfinished; the first host started %d", len(copied), unfinished, len(approvals)+len(greeted))
 
 	// A host on the restored file finishes them, as the first host does.
-	b := hostOn(t, restored)
+	b := hostOn(t, restored, host.Options{})
 	for _, h := range []*host.Host{a, b} {
 		for _, id := range approvals {
 			if err := h.Raise(ctx, id, "Approval", json.RawMessage(`{"approved": true, "by": "ada"}`), false); err != nil {

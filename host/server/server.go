@@ -423,6 +423,7 @@ var statuses = []struct {
 	{api.ErrBadModule, http.StatusUnprocessableEntity},
 	{api.ErrCannotRun, http.StatusUnprocessableEntity},
 	{api.ErrNotReady, http.StatusServiceUnavailable},
+	{store.ErrFull, http.StatusServiceUnavailable},
 	{api.ErrUnknownOrchestration, http.StatusUnprocessableEntity},
 }
 
