@@ -18,7 +18,9 @@
 // file the way durabox check-db reports it: those, integrity_check,
 // foreign_key_check and the store's invariants. Backup copies a file a
 // host is serving, consistently, with SQLite's online backup; Restore puts
-// a copy in place of a file no host holds.
+// a copy in place of a file no host holds. A write that the disk refuses
+// for want of space fails with store.ErrFull, and Ping fails with it until
+// there is space again (full.go).
 //
 // The schema:
 //
