@@ -15,41 +15,10 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/testhost"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/sqlite"
 )
-
-// hostOn runs a host with opts on the SQLite file at path until the test
-// ends, with modules deployed.
-func hostOn(t *testing.T, path string, opts host.Options, modules ...[]byte) *host.Host {
-	t.Helper()
-	st, err := sqlite.Open(path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.CacheDir = t.TempDir()
-	h, err := host.New(st, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-		h.Close()
-		st.Close()
-	})
-	for _, wasm := range modules {
-		if _, err := h.Deploy(ctx, wasm); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return h
-}
 
 // histories reads the history of every instance of the store at path,
 // which no host holds, by id.
@@ -108,7 +77,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	}
 	dir := t.TempDir()
 	served, backup, restored := filepath.Join(dir, "served.db"), filepath.Join(dir, "backup.db"), filepath.Join(dir, "restored.db")
-	a := hostOn(t, served, host.Options{}, modules...)
+	a := testhost.At(t, served, host.Options{CacheDir: t.TempDir()}, modules...)
 	var approvals []string
 	for i := range 10 {
 		id := fmt.Sprintf("approval-%d", i)
@@ -190,7 +159,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	t.Logf("the backup holds %d instances, %d of them unfinished; the first host started %d", len(copied), unfinished, len(approvals)+len(greeted))
 
 	// A host on the restored file finishes them, as the first host does.
-	b := hostOn(t, restored, host.Options{})
+	b := testhost.At(t, restored, host.Options{CacheDir: t.TempDir()})
 	for _, h := range []*host.Host{a, b} {
 		for _, id := range approvals {
 			if err := h.Raise(ctx, id, "Approval", json.RawMessage(`{"approved": true, "by": "ada"}`), false); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/logbuf"
 	"github.com/durabox/durabox/internal/smalldisk"
+	"github.com/durabox/durabox/internal/testhost"
 )
 
 // TestFullDisk: a host whose SQLite file is on a disk that fills refuses
@@ -36,7 +37,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	const workers = 4
 	log := &logbuf.Buffer{}
-	h := hostOn(t, filepath.Join(disk, "durabox.db"), host.Options{OrchestrationWorkers: workers, Logger: slog.New(slog.NewTextHandler(log, nil))}, hello)
+	h := testhost.At(t, filepath.Join(disk, "durabox.db"), host.Options{CacheDir: t.TempDir(), OrchestrationWorkers: workers, Logger: slog.New(slog.NewTextHandler(log, nil))}, hello)
 	handler, err := server.New(h, server.Options{})
 	if err != nil {
 		t.Fatal(err)
