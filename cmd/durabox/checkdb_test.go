@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durabox/durabox/internal/pgtest"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/postgres"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -97,5 +99,25 @@ func TestCheckDB(t *testing.T) {
 	code, _, stderr = durabox("check-db", "--db", filepath.Join(dir, "none.db"))
 	if code != 1 || !strings.Contains(stderr, "no such file or directory") {
 		t.Fatalf("a missing file: exit code %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestCheckDBOnPostgres: check-db on a PostgreSQL schema a store made
+// finds nothing, and names the schema of a URL that holds none.
+func TestCheckDBOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Schema(t)
+	code, stdout, _ := durabox("check-db", "--db", url)
+	if code != 1 || !strings.Contains(stdout, "problem  schema ") || !strings.Contains(stdout, "holds no tables: no Durabox database is there") {
+		t.Fatalf("an empty schema: exit code %d, stdout:\n%s", code, stdout)
+	}
+	st, err := postgres.Open(url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, stdout, stderr := durabox("check-db", "--db", url)
+	if code != 0 || stderr != "" || !strings.Contains(stdout, "checked  the store's invariants (instances 0, executions 0, events 0, messages 0)\n") || !strings.HasSuffix(stdout, ": no problems found\n") {
+		t.Fatalf("exit code %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
