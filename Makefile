@@ -2,7 +2,7 @@
 # `make check` is the quick tier a developer runs on every change.
 
 GO       ?= go
-EXAMPLES := hello retry parentchild approval fanout eternal mutex order
+EXAMPLES := hello retry parentchild approval fanout eternal mutex order fulfil
 WASM     := $(foreach e,$(EXAMPLES),examples/wasm/$(e)/$(e).wasm)
 # The C examples (guest-sdk/c), twins of the Go ones of the same names.
 C_EXAMPLES := hello approval fanout
@@ -10,7 +10,7 @@ C_WASM     := $(foreach e,$(C_EXAMPLES),examples/c/$(e)/$(e).wasm) examples/conf
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples c-examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg crashtest crashtest-pg soaktest FORCE
+.PHONY: build examples c-examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg crashtest crashtest-workers crashtest-pg soaktest FORCE
 
 build: bin/durabox examples c-examples
 
@@ -133,6 +133,11 @@ crashtest: bin/durabox
 # The torture test on PostgreSQL: three hosts sharing one database, killed
 # 30 times in all (sometimes two at once), their connections cut by the
 # server, then the same checks. It finds PostgreSQL as the tests do.
+# crashtest with every activity in 3 worker processes outside the host
+# (package worker), which are killed too.
+crashtest-workers: bin/durabox
+	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --workers 3 $(CRASHFLAGS)
+
 crashtest-pg: bin/durabox
 	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres auto --hosts 3 --kills 30 $(CRASHFLAGS)
 

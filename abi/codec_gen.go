@@ -10,6 +10,9 @@ func encodeActivation(e *encoder, m *Activation) {
 		v := &m.Jobs[i]
 		e.message(3, func(e *encoder) { encodeJob(e, v) })
 	}
+	e.uint(4, m.HistoryLength)
+	e.uint(5, m.HistorySize)
+	e.bool(6, m.ContinueAsNewSuggested)
 }
 
 func decodeActivation(b []byte, m *Activation) error {
@@ -26,6 +29,12 @@ func decodeActivation(b []byte, m *Activation) error {
 				return err
 			}
 			m.Jobs = append(m.Jobs, v)
+		case 4:
+			m.HistoryLength = r.v
+		case 5:
+			m.HistorySize = r.v
+		case 6:
+			m.ContinueAsNewSuggested = r.v != 0
 		}
 	}
 	return r.err
@@ -42,6 +51,7 @@ func encodeJob(e *encoder, m *Job) {
 		e.message(7, func(e *encoder) { encodeFailure(e, m.Failure) })
 	}
 	e.string(8, m.UpdateID)
+	e.uint(9, uint64(m.Attempts))
 }
 
 func decodeJob(b []byte, m *Job) error {
@@ -67,6 +77,8 @@ func decodeJob(b []byte, m *Job) error {
 			}
 		case 8:
 			m.UpdateID = string(r.raw)
+		case 9:
+			m.Attempts = uint32(r.v)
 		}
 	}
 	return r.err
@@ -113,6 +125,11 @@ func encodeCommand(e *encoder, m *Command) {
 	e.uint(11, m.TimeoutMillis)
 	e.bool(12, m.Persistent)
 	e.string(13, m.UpdateID)
+	e.string(14, m.TaskQueue)
+	e.uint(15, m.HeartbeatTimeoutMillis)
+	if m.Retry != nil {
+		e.message(16, func(e *encoder) { encodeRetryPolicy(e, m.Retry) })
+	}
 }
 
 func decodeCommand(b []byte, m *Command) error {
@@ -148,6 +165,44 @@ func decodeCommand(b []byte, m *Command) error {
 			m.Persistent = r.v != 0
 		case 13:
 			m.UpdateID = string(r.raw)
+		case 14:
+			m.TaskQueue = string(r.raw)
+		case 15:
+			m.HeartbeatTimeoutMillis = r.v
+		case 16:
+			m.Retry = &RetryPolicy{}
+			if err := decodeRetryPolicy(r.raw, m.Retry); err != nil {
+				return err
+			}
+		}
+	}
+	return r.err
+}
+
+func encodeRetryPolicy(e *encoder, m *RetryPolicy) {
+	e.uint(1, uint64(m.MaximumAttempts))
+	e.uint(2, m.InitialIntervalMillis)
+	e.uint(3, m.BackoffThousandths)
+	e.uint(4, m.MaximumIntervalMillis)
+	for _, v := range m.NonRetryable {
+		e.element(5, v)
+	}
+}
+
+func decodeRetryPolicy(b []byte, m *RetryPolicy) error {
+	r := readFields(b, "RetryPolicy")
+	for r.next() {
+		switch r.field {
+		case 1:
+			m.MaximumAttempts = uint32(r.v)
+		case 2:
+			m.InitialIntervalMillis = r.v
+		case 3:
+			m.BackoffThousandths = r.v
+		case 4:
+			m.MaximumIntervalMillis = r.v
+		case 5:
+			m.NonRetryable = append(m.NonRetryable, string(r.raw))
 		}
 	}
 	return r.err
@@ -156,6 +211,7 @@ func decodeCommand(b []byte, m *Command) error {
 func encodeFailure(e *encoder, m *Failure) {
 	e.string(1, m.Message)
 	e.string(2, m.Details)
+	e.string(3, m.Type)
 }
 
 func decodeFailure(b []byte, m *Failure) error {
@@ -166,6 +222,8 @@ func decodeFailure(b []byte, m *Failure) error {
 			m.Message = string(r.raw)
 		case 2:
 			m.Details = string(r.raw)
+		case 3:
+			m.Type = string(r.raw)
 		}
 	}
 	return r.err
@@ -220,6 +278,7 @@ func encodeActivityRequest(e *encoder, m *ActivityRequest) {
 	e.bytes(2, m.Input)
 	e.string(3, m.InstanceID)
 	e.uint(4, uint64(m.Attempt))
+	e.bytes(5, m.Heartbeat)
 }
 
 func decodeActivityRequest(b []byte, m *ActivityRequest) error {
@@ -234,6 +293,8 @@ func decodeActivityRequest(b []byte, m *ActivityRequest) error {
 			m.InstanceID = string(r.raw)
 		case 4:
 			m.Attempt = uint32(r.v)
+		case 5:
+			m.Heartbeat = clone(r.raw)
 		}
 	}
 	return r.err

@@ -2,7 +2,8 @@ package abi
 
 // The host's own imports (module "durabox"). Guests reach the network only
 // through the host: activities call the HTTP imports, and the host performs
-// the request if its allow-list permits; orchestrations ask about patches.
+// the request if its allow-list permits, and send heartbeats;
+// orchestrations ask about patches.
 // See ABI.md, "Imports".
 const (
 	// ImportModule is the module name of the host's own imports.
@@ -18,6 +19,12 @@ const (
 	// id and returns 1 (i32) if the orchestration takes the change's new
 	// code path in the step being applied (Activation.Patched), else 0.
 	ImportPatched = "patched"
+	// ImportHeartbeat takes the region (address i32, length i32) of an
+	// activity's heartbeat details (JSON; length 0 for none), renews the
+	// attempt's lease and keeps the details for the call's next attempt;
+	// it returns 0 (i32) when taken, 1 when taken but the result is no
+	// longer wanted (the attempt should stop), 2 when not taken.
+	ImportHeartbeat = "heartbeat"
 )
 
 // HTTPRequest is an outbound HTTP request.

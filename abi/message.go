@@ -53,6 +53,16 @@ type Activation struct {
 	Replaying bool
 	// Jobs to apply, in order.
 	Jobs []Job
+	// HistoryLength is the number of events of the execution's history
+	// the orchestration has applied, this activation's included, and
+	// HistorySize the bytes of payload they carry (names, inputs,
+	// results, failures, texts). Both are worked out from history, so a
+	// step's replays are told what its first run was.
+	HistoryLength, HistorySize uint64
+	// ContinueAsNewSuggested is set once HistoryLength is past the host's
+	// history warning (durabox serve --history-warning) as it stood when
+	// the execution started: the orchestration should continue as new.
+	ContinueAsNewSuggested bool
 	// Patches are the change ids of the patch markers history records for
 	// this step (see CommandPatch), set when Replaying. They are not part
 	// of the encoded activation, which is the same size live and on
@@ -89,6 +99,10 @@ type Job struct {
 	Failure *Failure
 	// UpdateID is the update's id, unique in the instance (JobUpdate).
 	UpdateID string
+	// Attempts is how many attempts the activity took, the last one
+	// included, when its call had a retry policy (Command.Retry); zero when
+	// it had none (JobResolveActivity).
+	Attempts uint32
 }
 
 // CommandKind says what a Command asks the host to do.
@@ -195,6 +209,42 @@ type Command struct {
 	// UpdateID is the update the command answers (CommandCompleteUpdate,
 	// CommandRejectUpdate).
 	UpdateID string
+	// TaskQueue is the task queue of the activity's tasks
+	// (CommandScheduleActivity): empty runs it in the module, in the host;
+	// a name gives it to the workers that serve that queue.
+	TaskQueue string
+	// HeartbeatTimeoutMillis is how long, in milliseconds, an attempt of
+	// the activity may go without a heartbeat before the host counts it as
+	// failed and delivers the task again (CommandScheduleActivity); zero
+	// asks for no heartbeat.
+	HeartbeatTimeoutMillis uint64
+	// Retry, if set, is how the host retries a failed attempt of the
+	// activity (CommandScheduleActivity): history records one outcome,
+	// after the last attempt. Nil: one attempt.
+	Retry *RetryPolicy
+}
+
+// RetryPolicy says how the host retries an activity call whose attempt
+// failed: after the nth failed attempt it waits
+// min(InitialIntervalMillis × coefficientⁿ⁻¹, MaximumIntervalMillis)
+// and delivers the task again, until an attempt succeeds, MaximumAttempts
+// have been made, or a failure's type is one of NonRetryable.
+type RetryPolicy struct {
+	// MaximumAttempts is how many attempts at most, the first included;
+	// 0 or 1: one.
+	MaximumAttempts uint32
+	// InitialIntervalMillis is the wait, in milliseconds, between a failed
+	// first attempt and the second; zero: none.
+	InitialIntervalMillis uint64
+	// BackoffThousandths is what each wait multiplies the one before by,
+	// in thousandths (2000 doubles it); zero means 2000; otherwise at least
+	// 1000.
+	BackoffThousandths uint64
+	// MaximumIntervalMillis caps each wait, in milliseconds; zero: no cap.
+	MaximumIntervalMillis uint64
+	// NonRetryable are the error types (Failure.Type) that end the call at
+	// the first failure.
+	NonRetryable []string
 }
 
 // ActivationResult is what the guest returns from an activation.
@@ -212,6 +262,9 @@ type Failure struct {
 	Message string
 	// Details is extra diagnostic text, such as a panic's stack trace.
 	Details string
+	// Type is the error's type, a name the failing code chose: a retry
+	// policy's NonRetryable lists the types it does not retry. Empty: none.
+	Type string
 }
 
 // Manifest describes what a module registers.
@@ -232,7 +285,13 @@ type ActivityRequest struct {
 	Name       string
 	Input      []byte
 	InstanceID string
-	Attempt    uint32
+	// Attempt counts the attempts of the call, from 1: each retry its
+	// policy made and each delivery again (after a crash or a lost lease)
+	// adds one.
+	Attempt uint32
+	// Heartbeat is the details of the last heartbeat an earlier attempt
+	// of this call sent (JSON), if any.
+	Heartbeat []byte
 }
 
 // ActivityResult is the outcome of one activity attempt.

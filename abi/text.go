@@ -96,10 +96,15 @@ func CheckReason(what, reason string) error {
 }
 
 // CheckFailure returns a *TextError unless f's message and details are
-// valid UTF-8 (CheckText).
+// valid UTF-8 (CheckText) and its type, if any, is a name (CheckName).
 func CheckFailure(f *Failure) error {
 	if err := CheckText("failure message", f.Message); err != nil {
 		return err
+	}
+	if f.Type != "" {
+		if err := CheckName("failure type", f.Type); err != nil {
+			return err
+		}
 	}
 	return CheckText("failure details", f.Details)
 }

@@ -13,7 +13,17 @@ import "github.com/durabox/durabox/abi"
 func checkCommand(c *abi.Command) error {
 	switch c.Kind {
 	case abi.CommandScheduleActivity:
-		return abi.CheckName("activity name", c.Name)
+		if err := abi.CheckName("activity name", c.Name); err != nil {
+			return err
+		}
+		if c.TaskQueue != "" {
+			if err := abi.CheckTaskQueue(c.TaskQueue); err != nil {
+				return err
+			}
+		}
+		if c.Retry != nil {
+			return abi.CheckRetryPolicy(c.Retry)
+		}
 	case abi.CommandWaitEvent, abi.CommandWaitEventPersistent:
 		return abi.CheckName("event name", c.Name)
 	case abi.CommandPatch:

@@ -19,6 +19,7 @@ func TestCommandsWithBadNamesOrTextsFailTheInstance(t *testing.T) {
 	t.Parallel()
 	const refused = "engine: the orchestration's command 2 is refused: "
 	const nameRule = ": a name is 1 to 256 bytes of UTF-8 without control characters"
+	const queueRule = ": a task queue's name is 1 to 100 letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
 	tests := []struct {
 		name string
 		cmd  abi.Command
@@ -28,6 +29,12 @@ func TestCommandsWithBadNamesOrTextsFailTheInstance(t *testing.T) {
 			refused + `activity name "Charge\xff" is not valid UTF-8 (at byte 6)` + nameRule},
 		{"an empty activity name", activity("", "null"),
 			refused + `activity name "" is empty` + nameRule},
+		{"a task queue with a space", abi.Command{Kind: abi.CommandScheduleActivity, Name: "Charge", Input: []byte("null"), TaskQueue: "pay ments"},
+			refused + `task queue "pay ments" has ' '` + queueRule},
+		{"a task queue too long", abi.Command{Kind: abi.CommandScheduleActivity, Name: "Charge", Input: []byte("null"), TaskQueue: strings.Repeat("q", 101)},
+			refused + `task queue "` + strings.Repeat("q", 64) + `"… is 101 bytes` + queueRule},
+		{"a retry policy with a bad error type", withRetry(activity("Charge", "null"), &abi.RetryPolicy{NonRetryable: []string{"a\x00"}}),
+			refused + `retry policy: non-retryable error type "a\x00" holds a control character (U+0000 at byte 1)` + nameRule},
 		{"an event name with NUL", abi.Command{Kind: abi.CommandWaitEvent, Name: "go\x00"},
 			refused + `event name "go\x00" holds a control character (U+0000 at byte 2)` + nameRule},
 		{"a persistent event name too long", abi.Command{Kind: abi.CommandWaitEventPersistent, Name: strings.Repeat("e", 257)},

@@ -20,7 +20,7 @@ type emitted struct {
 func describeCommand(c *abi.Command) string {
 	switch c.Kind {
 	case abi.CommandScheduleActivity:
-		return fmt.Sprintf("ScheduleActivity(%q, %s%s)", c.Name, orNull(c.Input), describeTimeout(int64(c.TimeoutMillis)))
+		return fmt.Sprintf("ScheduleActivity(%q, %s%s)", c.Name, orNull(c.Input), describeCall(int64(c.TimeoutMillis), c.TaskQueue, int64(c.HeartbeatTimeoutMillis), retryPolicyFrom(c.Retry)))
 	case abi.CommandStartTimer:
 		return fmt.Sprintf("StartTimer(%s)", time.Duration(c.Delay))
 	case abi.CommandComplete:
@@ -72,13 +72,24 @@ func describeCommand(c *abi.Command) string {
 	return fmt.Sprintf("unknown command kind %d", c.Kind)
 }
 
-// describeTimeout formats an activity's per-call timeout for
-// describeCommand and Event.String: nothing when the host's applies.
-func describeTimeout(ms int64) string {
-	if ms == 0 {
-		return ""
+// describeCall describes an activity call's options for describeCommand
+// and Event.String: its timeout, its task queue, its heartbeat timeout and
+// its retry policy, each when set; nothing when the host's defaults apply.
+func describeCall(timeoutMs int64, queue string, heartbeatMs int64, retry *RetryPolicy) string {
+	var s string
+	if timeoutMs != 0 {
+		s += fmt.Sprintf(", timeout %s", time.Duration(timeoutMs)*time.Millisecond)
 	}
-	return fmt.Sprintf(", timeout %s", time.Duration(ms)*time.Millisecond)
+	if queue != "" {
+		s += fmt.Sprintf(", queue %q", queue)
+	}
+	if heartbeatMs != 0 {
+		s += fmt.Sprintf(", heartbeat timeout %s", time.Duration(heartbeatMs)*time.Millisecond)
+	}
+	if retry != nil {
+		s += ", " + retry.String()
+	}
+	return s
 }
 
 // describePersistent marks a persistent raise for describeCommand and
@@ -106,6 +117,7 @@ func eventFor(e emitted, target int64) Event {
 	switch c.Kind {
 	case abi.CommandScheduleActivity:
 		ev.Kind, ev.Name, ev.Input, ev.TimeoutMs = ActivityScheduled, c.Name, c.Input, int64(c.TimeoutMillis)
+		ev.TaskQueue, ev.HeartbeatTimeoutMs, ev.Retry = c.TaskQueue, int64(c.HeartbeatTimeoutMillis), retryPolicyFrom(c.Retry)
 	case abi.CommandStartTimer:
 		fireAt := e.at.Add(time.Duration(c.Delay))
 		if fireAt.After(MaxTime) {
@@ -168,7 +180,8 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 	case ExternalSubscribedPersistent:
 		return c.Kind == abi.CommandWaitEventPersistent && c.Name == ev.Name
 	case ActivityScheduled:
-		return c.Kind == abi.CommandScheduleActivity && c.Name == ev.Name && bytes.Equal(c.Input, ev.Input) && int64(c.TimeoutMillis) == ev.TimeoutMs
+		return c.Kind == abi.CommandScheduleActivity && c.Name == ev.Name && bytes.Equal(c.Input, ev.Input) && int64(c.TimeoutMillis) == ev.TimeoutMs &&
+			c.TaskQueue == ev.TaskQueue && int64(c.HeartbeatTimeoutMillis) == ev.HeartbeatTimeoutMs && sameRetry(c.Retry, ev.Retry)
 	case TimerCreated:
 		return c.Kind == abi.CommandStartTimer
 	case OrchestrationCompleted:
@@ -227,9 +240,9 @@ func failureFrom(f *abi.Failure) *Failure {
 	if f == nil {
 		return &Failure{Message: "orchestration failed without a message"}
 	}
-	return &Failure{Message: f.Message, Details: f.Details}
+	return &Failure{Message: f.Message, Details: f.Details, Type: f.Type}
 }
 
 func failureTo(f *Failure) *abi.Failure {
-	return &abi.Failure{Message: f.Message, Details: f.Details}
+	return &abi.Failure{Message: f.Message, Details: f.Details, Type: f.Type}
 }

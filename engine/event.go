@@ -164,6 +164,22 @@ type Event struct {
 	// for each attempt of the activity (ActivityScheduled); zero leaves it
 	// to the host's --activity-timeout.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// TaskQueue is the task queue of the activity's tasks
+	// (ActivityScheduled): empty runs it in the module, in the host; a
+	// name gives it to the workers that serve that queue.
+	TaskQueue string `json:"taskQueue,omitempty"`
+	// HeartbeatTimeoutMs is how long, in milliseconds, an attempt of the
+	// activity may go without a heartbeat before it counts as failed
+	// (ActivityScheduled); zero asks for no heartbeat.
+	HeartbeatTimeoutMs int64 `json:"heartbeatTimeoutMs,omitempty"`
+	// Retry is how the host retries a failed attempt of the activity
+	// (ActivityScheduled); nil: one attempt.
+	Retry *RetryPolicy `json:"retry,omitempty"`
+	// Attempts is how many attempts the activity took, the last one
+	// included, when its call had a retry policy (ActivityCompleted,
+	// ActivityFailed); zero when it had none. The failed attempts before
+	// the last are in no event: the host retried them (RetryPolicy.Next).
+	Attempts int64 `json:"attempts,omitempty"`
 	// Result is the JSON result of an activity or of the orchestration.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Failure is why an activity or the orchestration failed.
@@ -187,6 +203,14 @@ type Event struct {
 	// UpdateID is the id of an update, unique in its instance
 	// (UpdateAccepted, UpdateCompleted).
 	UpdateID string `json:"updateId,omitempty"`
+	// HistoryWarning is the length of history, in events, past which the
+	// execution's orchestration is told to continue as new
+	// (abi.Activation.ContinueAsNewSuggested): the caller's setting
+	// (TurnInput.HistoryWarning) when the engine recorded the execution's
+	// OrchestrationStarted, kept there so that every replay is told the
+	// same whatever the setting is by then. Zero (an execution recorded
+	// without it) means never.
+	HistoryWarning int64 `json:"historyWarning,omitempty"`
 }
 
 // Failure describes an error from an activity or an orchestration.
@@ -195,6 +219,10 @@ type Failure struct {
 	Message string `json:"message"`
 	// Details is extra diagnostic text, such as a stack trace.
 	Details string `json:"details,omitempty"`
+	// Type is the error's type, a name the failing code chose
+	// (durabox.NewError); a retry policy does not retry the types it
+	// lists as non-retryable. Empty: none.
+	Type string `json:"type,omitempty"`
 }
 
 func (f *Failure) Error() string { return f.Message }
@@ -280,11 +308,11 @@ func (e *Event) String() string {
 	case ExecutionReset:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case ActivityScheduled:
-		return fmt.Sprintf("%s(%q, %s%s)", e.Kind, e.Name, orNull(e.Input), describeTimeout(e.TimeoutMs))
+		return fmt.Sprintf("%s(%q, %s%s)", e.Kind, e.Name, orNull(e.Input), describeCall(e.TimeoutMs, e.TaskQueue, e.HeartbeatTimeoutMs, e.Retry))
 	case ActivityCompleted:
-		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, orNull(e.Result))
+		return fmt.Sprintf("%s(event %d, %s%s)", e.Kind, e.ScheduleID, orNull(e.Result), describeAttempts(e.Attempts))
 	case ActivityFailed:
-		return fmt.Sprintf("%s(event %d, %s)", e.Kind, e.ScheduleID, quoteFailure(e.Failure))
+		return fmt.Sprintf("%s(event %d, %s%s)", e.Kind, e.ScheduleID, quoteFailure(e.Failure), describeAttempts(e.Attempts))
 	case TimerCreated:
 		if e.FireAt == nil {
 			return fmt.Sprintf("%s(no fire time)", e.Kind)

@@ -16,11 +16,22 @@ type ActivityTask struct {
 	// Timeout is the deadline of each attempt the orchestration set for
 	// this call; zero leaves it to the host.
 	Timeout time.Duration
+	// Queue is the task queue the orchestration named for this call:
+	// empty runs it in the module, in the host; a name gives it to the
+	// workers that serve that queue.
+	Queue string
+	// HeartbeatTimeout is how long an attempt may go without a heartbeat
+	// before it counts as failed; zero asks for no heartbeat.
+	HeartbeatTimeout time.Duration
+	// Retry is how the host retries a failed attempt (RetryPolicy.Next);
+	// nil: one attempt.
+	Retry *RetryPolicy
 }
 
 // activityTask is the task an ActivityScheduled event asks for.
 func activityTask(ev *Event) ActivityTask {
-	return ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond}
+	return ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond,
+		Queue: ev.TaskQueue, HeartbeatTimeout: time.Duration(ev.HeartbeatTimeoutMs) * time.Millisecond, Retry: ev.Retry}
 }
 
 // ChildTask is a child instance the caller must start, in the same commit,
@@ -92,6 +103,13 @@ type TurnInput struct {
 	// turn of an instance; it decides what arrives, never what a replay
 	// does. Zero means MaxPersistentEvents, the constant.
 	MaxPersistentEvents int
+	// HistoryWarning is the length of history, in events, past which an
+	// orchestration is told to continue as new: the engine records it in
+	// the OrchestrationStarted of an execution it starts
+	// (Event.HistoryWarning), and from there, not from here, tells each
+	// step of the execution, live and on replay. Zero records nothing:
+	// the execution is never told.
+	HistoryWarning int64
 }
 
 // TurnResult is what one turn produces. The caller must persist NewEvents,
@@ -195,6 +213,11 @@ type open struct {
 // the next execution.
 const MaxPersistentEvents = 20
 
+// DefaultHistoryWarning is the history warning a host uses unless it is
+// told otherwise (TurnInput.HistoryWarning; durabox serve
+// --history-warning): 50,000 events.
+const DefaultHistoryWarning = 50000
+
 // Execution is the engine's side of one execution of an orchestration
 // instance, which a live guest (one wasm instance of its module) applies
 // alongside it: the two advance together, turn by turn, the caller handing
@@ -216,6 +239,10 @@ type Execution struct {
 	// the last one.
 	applied int
 	lastID  int64
+	// size is the bytes of payload of the events applied so far
+	// (payloadSize); warning is the HistoryWarning of the execution's
+	// OrchestrationStarted.
+	size, warning int64
 	// pending are emitted commands not yet matched to history, oldest first.
 	pending []emitted
 	// nextSeq is the sequence number the guest's next command must carry.

@@ -142,8 +142,10 @@ func TestActivationsCarryLogicalTimeAndReplayFlag(t *testing.T) {
 		t.Fatal(err, res.Err)
 	}
 	want := []abi.Activation{
-		{Time: at(0).UnixNano(), Replaying: true, Jobs: []abi.Job{{Kind: abi.JobStart, Name: "Test", InstanceID: "i1", Input: []byte(`"world"`)}}},
-		{Time: at(10).UnixNano(), Replaying: false, Jobs: []abi.Job{{Kind: abi.JobResolveActivity, Seq: 1, Result: []byte(`"hi"`)}}},
+		{Time: at(0).UnixNano(), Replaying: true, Jobs: []abi.Job{{Kind: abi.JobStart, Name: "Test", InstanceID: "i1", Input: []byte(`"world"`)}},
+			HistoryLength: 1, HistorySize: 13},
+		{Time: at(10).UnixNano(), Replaying: false, Jobs: []abi.Job{{Kind: abi.JobResolveActivity, Seq: 1, Result: []byte(`"hi"`)}},
+			HistoryLength: 3, HistorySize: 32},
 	}
 	if !reflect.DeepEqual(g.activations, want) {
 		t.Fatalf("activations:\n got %+v\nwant %+v", g.activations, want)
@@ -238,14 +240,27 @@ func withTimeout(c abi.Command, ms uint64) abi.Command {
 	return c
 }
 
-// TestActivityTimeoutIsRecordedAndReplayed pins that a call's timeout is
-// in its ActivityScheduled event and its task, and that the same command
+func withRetry(c abi.Command, p *abi.RetryPolicy) abi.Command {
+	c.Retry = p
+	return c
+}
+
+func onQueue(c abi.Command, queue string, heartbeatMs uint64) abi.Command {
+	c.TaskQueue, c.HeartbeatTimeoutMillis = queue, heartbeatMs
+	return c
+}
+
+// TestActivityTimeoutIsRecordedAndReplayed pins that a call's timeout,
+// task queue, heartbeat timeout and retry policy are in its
+// ActivityScheduled event and its task, and that the same command
 // replays against that event.
 func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
 	t.Parallel()
 	handle := func(_ *fakeGuest, j abi.Job) []abi.Command {
 		if j.Kind == abi.JobStart {
-			return []abi.Command{withTimeout(activity("Charge", `5`), 1500)}
+			c := onQueue(withTimeout(activity("Charge", `5`), 1500), "payments", 800)
+			c.Retry = &abi.RetryPolicy{MaximumAttempts: 3, InitialIntervalMillis: 100, NonRetryable: []string{"Declined"}}
+			return []abi.Command{c}
 		}
 		return nil
 	}
@@ -253,10 +268,13 @@ func TestActivityTimeoutIsRecordedAndReplayed(t *testing.T) {
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)
 	}
-	if got := res.NewEvents[len(res.NewEvents)-1]; got.Kind != ActivityScheduled || got.TimeoutMs != 1500 {
-		t.Fatalf("recorded %+v, want ActivityScheduled with TimeoutMs 1500", got)
+	policy := &RetryPolicy{MaximumAttempts: 3, InitialIntervalMs: 100, NonRetryable: []string{"Declined"}}
+	if got := res.NewEvents[len(res.NewEvents)-1]; got.Kind != ActivityScheduled || got.TimeoutMs != 1500 || got.TaskQueue != "payments" || got.HeartbeatTimeoutMs != 800 ||
+		!reflect.DeepEqual(got.Retry, policy) {
+		t.Fatalf("recorded %+v, want ActivityScheduled with TimeoutMs 1500, TaskQueue payments, HeartbeatTimeoutMs 800, Retry %+v", got, policy)
 	}
-	if want := []ActivityTask{{ScheduleID: 2, Name: "Charge", Input: json.RawMessage(`5`), Timeout: 1500 * time.Millisecond}}; !reflect.DeepEqual(res.Activities, want) {
+	if want := []ActivityTask{{ScheduleID: 2, Name: "Charge", Input: json.RawMessage(`5`), Timeout: 1500 * time.Millisecond,
+		Queue: "payments", HeartbeatTimeout: 800 * time.Millisecond, Retry: policy}}; !reflect.DeepEqual(res.Activities, want) {
 		t.Fatalf("activities %+v, want %+v", res.Activities, want)
 	}
 	replayed, err := newExecution(newGuest(handle)).Turn(TurnInput{History: res.NewEvents, Now: at(2)})
@@ -308,6 +326,25 @@ func TestNondeterminism(t *testing.T) {
 			name: "activity timeout added", handle: emits(withTimeout(activity("SayHello", `"world"`), 200)), history: hist(started(`"world"`), sayHello),
 			wantCode: ChangedCommand,
 			wantErr:  `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world"), the orchestration emitted ScheduleActivity("SayHello", "world", timeout 200ms)`,
+		},
+		{
+			name: "changed task queue", handle: emits(onQueue(activity("SayHello", `"world"`), "payments", 0)),
+			history:  hist(started(`"world"`), Event{Kind: ActivityScheduled, Name: "SayHello", Input: json.RawMessage(`"world"`), TaskQueue: "billing", HeartbeatTimeoutMs: 5000}),
+			wantCode: ChangedCommand,
+			wantErr:  `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world", queue "billing", heartbeat timeout 5s), the orchestration emitted ScheduleActivity("SayHello", "world", queue "payments")`,
+		},
+		{
+			name: "changed retry policy", handle: emits(withRetry(activity("SayHello", `"world"`), &abi.RetryPolicy{MaximumAttempts: 5, InitialIntervalMillis: 1000})),
+			history: hist(started(`"world"`), Event{Kind: ActivityScheduled, Name: "SayHello", Input: json.RawMessage(`"world"`),
+				Retry: &RetryPolicy{MaximumAttempts: 3, InitialIntervalMs: 1000, BackoffThousandths: 1500, MaximumIntervalMs: 60000, NonRetryable: []string{"Declined"}}}),
+			wantCode: ChangedCommand,
+			wantErr: `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world", retry up to 3 attempts, 1s ×1.5 at most 1m0s, not ["Declined"]), ` +
+				`the orchestration emitted ScheduleActivity("SayHello", "world", retry up to 5 attempts, 1s ×2)`,
+		},
+		{
+			name: "a retry policy where history has none", handle: emits(withRetry(activity("SayHello", `"world"`), &abi.RetryPolicy{})),
+			history: hist(started(`"world"`), sayHello), wantCode: ChangedCommand,
+			wantErr: `nondeterminism at event 2: history has ActivityScheduled("SayHello", "world"), the orchestration emitted ScheduleActivity("SayHello", "world", retry up to 1 attempts, 0s ×2)`,
 		},
 		{
 			name: "changed kind", handle: emits(timer(30 * time.Second)), history: hist(started(`"world"`), sayHello),

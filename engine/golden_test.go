@@ -80,6 +80,7 @@ var (
 	eternalCode     = program{"sleep, then continue as new", eternal}
 	raiserCode      = program{"raise Ping at other and a persistent Ping at gone", raiser}
 	updatesCode     = program{"wait for Done; update Add charges its argument and answers with the receipt", updates}
+	retryPolicyCode = program{"charge with a retry policy; fail with its failure", chargeRetried(chargePolicy)}
 	refusingCode    = program{"refuse every update", func(_ *fakeGuest, j abi.Job) []abi.Command {
 		if j.Kind == abi.JobUpdate {
 			return []abi.Command{refuse(j.UpdateID, "closed")}
@@ -106,6 +107,23 @@ func updates(_ *fakeGuest, j abi.Job) []abi.Command {
 		return []abi.Command{complete(`"done"`)}
 	}
 	return nil
+}
+
+// chargePolicy is the retry policy of retryPolicyCode's call.
+var chargePolicy = &abi.RetryPolicy{MaximumAttempts: 3, InitialIntervalMillis: 1000, BackoffThousandths: 1500, NonRetryable: []string{"Declined"}}
+
+// chargeRetried charges 5 with the retry policy p, and ends as the call
+// did.
+func chargeRetried(p *abi.RetryPolicy) func(*fakeGuest, abi.Job) []abi.Command {
+	return func(_ *fakeGuest, j abi.Job) []abi.Command {
+		switch {
+		case j.Kind == abi.JobStart:
+			return []abi.Command{withRetry(activity("Charge", `5`), p)}
+		case j.Failure != nil:
+			return []abi.Command{fail(fmt.Sprintf("%s after %d attempts", j.Failure.Message, j.Attempts))}
+		}
+		return []abi.Command{complete(string(j.Result))}
+	}
 }
 
 // refuse is a RejectUpdate of update id, for why.
@@ -293,6 +311,10 @@ func scenarios() []scenario {
 			{now: at(2), messages: []Event{activityDone(4, `"receipt-5"`)}},
 			{now: at(3), messages: []Event{raised("Done", `null`)}},
 		}},
+		{name: "a retry policy: one schedule, one failure after 3 attempts", code: retryPolicyCode, steps: []gstep{
+			{now: at(0), messages: []Event{started(`null`)}},
+			{now: at(4), messages: []Event{{Kind: ActivityFailed, ScheduleID: 2, Failure: &Failure{Message: "busy", Type: "Busy"}, Attempts: 3}}},
+		}},
 		{name: "moved before it started", code: helloCode, steps: []gstep{
 			{now: at(0), host: []Event{moved}, messages: []Event{started(`"world"`)}},
 			{now: at(1), messages: []Event{activityDone(3, `"hi"`)}},
@@ -318,6 +340,8 @@ func scenarios() []scenario {
 		{name: "nondeterminism: an activity renamed", code: helloCode, steps: helloSteps, replay: ptr(emitting("says goodbye", activity("SayGoodbye", `"world"`)))},
 		{name: "nondeterminism: an activity's input changed", code: helloCode, steps: helloSteps, replay: ptr(emitting("says hello to the moon", activity("SayHello", `"moon"`)))},
 		{name: "nondeterminism: a timer instead of an activity", code: helloCode, steps: helloSteps, replay: ptr(emitting("sleeps", timer(30*time.Second)))},
+		{name: "nondeterminism: a retry policy changed", code: retryPolicyCode, steps: []gstep{{now: at(0), messages: []Event{started(`null`)}}},
+			replay: ptr(program{"charge with five attempts", chargeRetried(&abi.RetryPolicy{MaximumAttempts: 5, InitialIntervalMillis: 1000})})},
 		{name: "nondeterminism: two activities reordered", code: emitting("A then B", activity("A", "null"), activity("B", "null")),
 			steps: []gstep{{now: at(0), messages: []Event{started(`null`)}}}, replay: ptr(emitting("B then A", activity("B", "null"), activity("A", "null")))},
 		{name: "nondeterminism: two waits reordered", code: emitting("Paid then Shipped", wait("Paid"), wait("Shipped")),
@@ -480,10 +504,19 @@ func historyJSON(t *testing.T, history []Event) []byte {
 
 func describeJob(j abi.Job) string {
 	failure := func() string {
-		if j.Failure != nil {
-			return fmt.Sprintf(", failed %q", j.Failure.Message)
+		var s string
+		switch {
+		case j.Failure != nil && j.Failure.Type != "":
+			s = fmt.Sprintf(", failed %q (type %q)", j.Failure.Message, j.Failure.Type)
+		case j.Failure != nil:
+			s = fmt.Sprintf(", failed %q", j.Failure.Message)
+		default:
+			s = ", " + orNull(j.Result)
 		}
-		return ", " + orNull(j.Result)
+		if j.Attempts > 0 {
+			s += fmt.Sprintf(", after %d attempts", j.Attempts)
+		}
+		return s
 	}
 	switch j.Kind {
 	case abi.JobStart:

@@ -79,3 +79,16 @@ func scheduleKind(k EventKind) EventKind {
 	}
 	return ""
 }
+
+// payloadSize is what an event adds to abi.Activation.HistorySize: the
+// bytes of the payloads it carries (names, ids, inputs, results, failures
+// and texts), which grow a history as its events' fixed part (a kind, a
+// time, ids) does not; HistoryLength counts that part.
+func payloadSize(ev *Event) int64 {
+	n := len(ev.Name) + len(ev.InstanceID) + len(ev.Input) + len(ev.Result) + len(ev.Reason) + len(ev.CustomStatus) +
+		len(ev.Module) + len(ev.FromModule) + len(ev.UpdateID)
+	if ev.Failure != nil {
+		n += len(ev.Failure.Message) + len(ev.Failure.Details)
+	}
+	return int64(n)
+}

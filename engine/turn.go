@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -61,6 +62,8 @@ type Turn struct {
 	// maxPersistent is how many persistent events the execution takes
 	// (TurnInput.MaxPersistentEvents).
 	maxPersistent int
+	// historyWarning is TurnInput.HistoryWarning.
+	historyWarning int64
 }
 
 // phase is where a Turn is.
@@ -103,7 +106,7 @@ func (x *Execution) Begin(in TurnInput) (*Turn, error) {
 		return nil, err
 	}
 	t := &Turn{x: x, persisted: in.History, messages: in.Messages, res: &TurnResult{}, now: in.Now, liveFrom: len(in.History), execution: max(in.Execution, 1),
-		maxPersistent: cmp.Or(in.MaxPersistentEvents, MaxPersistentEvents)}
+		maxPersistent: cmp.Or(in.MaxPersistentEvents, MaxPersistentEvents), historyWarning: in.HistoryWarning}
 	if len(in.Messages) > 0 && in.Messages[0].Kind == ExecutionReset && len(in.History) > 0 {
 		// The first turn of a reset execution runs its last kept step
 		// anew, which a guest that has applied it already cannot.
@@ -380,6 +383,9 @@ func (t *Turn) drop(m Event, reason string) {
 // output.
 func (t *Turn) record(ev Event) {
 	ev.ID, ev.Time = int64(t.historyLen())+1, t.now
+	if ev.Kind == OrchestrationStarted {
+		ev.HistoryWarning = t.historyWarning
+	}
 	if (ev.Kind == SubOrchestrationScheduled || ev.Kind == OrchestrationChained) && ev.InstanceID == "" {
 		ev.InstanceID = childID(t.x.instanceID, t.execution, ev.ID)
 	}
@@ -470,6 +476,7 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 	i := x.applied
 	ev := t.event(i)
 	x.applied, x.lastID = i+1, ev.ID
+	x.size += payloadSize(ev)
 	replaying := i < t.liveFrom
 	switch {
 	case ev.Kind == ExecutionReset:
@@ -479,7 +486,7 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 		// A move happens between two steps.
 		return nil, t.checkNoPending(ev)
 	case ev.Kind == OrchestrationStarted:
-		x.status, x.instanceID, x.name = StatusRunning, ev.InstanceID, ev.Name
+		x.status, x.instanceID, x.name, x.warning = StatusRunning, ev.InstanceID, ev.Name, ev.HistoryWarning
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobStart, Name: ev.Name, InstanceID: ev.InstanceID, Input: ev.Input})
 	case ev.isSchedule():
 		return t.bind(i)
@@ -513,7 +520,7 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 		return nil, &NondeterminismError{Code: UnmatchedCompletion, EventID: ev.ID, History: ev.String()}
 	}
 	delete(x.open, ev.ScheduleID)
-	job := abi.Job{Kind: abi.JobResolveActivity, Seq: o.seq, Result: ev.Result}
+	job := abi.Job{Kind: abi.JobResolveActivity, Seq: o.seq, Result: ev.Result, Attempts: uint32(min(max(ev.Attempts, 0), math.MaxUint32))}
 	switch ev.Kind {
 	case ActivityFailed:
 		job.Failure = failureTo(ev.Failure)
@@ -682,9 +689,14 @@ func (t *Turn) checkNoPending(ev *Event) error {
 }
 
 // activate returns the activation that hands job to the guest at ev, whose
-// answer comes back through Answer.
+// answer comes back through Answer. What it says of the history is what
+// the guest has applied: the events up to the one that wakes it, and, for
+// a persistent wait served after its step's commands (serveNext), those
+// commands too; the same on every replay of the step as on its first run.
 func (t *Turn) activate(ev *Event, replaying bool, job abi.Job) (*abi.Activation, error) {
-	a := &abi.Activation{Time: ev.Time.UnixNano(), Replaying: replaying, Jobs: []abi.Job{job}}
+	x := t.x
+	a := &abi.Activation{Time: ev.Time.UnixNano(), Replaying: replaying, Jobs: []abi.Job{job},
+		HistoryLength: uint64(x.applied), HistorySize: uint64(x.size), ContinueAsNewSuggested: x.warning > 0 && int64(x.applied) > x.warning}
 	if replaying {
 		a.Patches = t.patchesAfter(int(ev.ID - 1))
 	}

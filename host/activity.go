@@ -13,6 +13,7 @@ import (
 	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/host/internal/ijson"
 	"github.com/durabox/durabox/host/internal/size"
+	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/store"
 )
 
@@ -36,58 +37,114 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, api.ErrCannotRun) {
 		return
 	}
-	result, ran := h.attempt(ctx, w)
-	if ctx.Err() != nil {
-		// Shutting down: the attempt was cut short, so record nothing; the
-		// task is delivered again after the restart.
+	o := h.attempt(ctx, w)
+	if ctx.Err() != nil || o.result.Kind == "" {
+		// Shutting down, or stopped for its silence: the attempt was cut
+		// short, so record nothing; the task is delivered again after the
+		// restart, or when its lease ends.
 		return
 	}
-	h.record(ctx, w, result, ran)
+	h.record(ctx, w, h.finish(ctx, w, o))
+}
+
+// outcome is how an attempt of an activity task ended.
+type outcome struct {
+	// result reports it: an ActivityCompleted or an ActivityFailed naming
+	// the task's ScheduleID.
+	result engine.Event
+	// ran is how long the attempt ran; zero when unknown.
+	ran time.Duration
+	// final marks a failure that no retry may follow, whatever the call's
+	// policy: the attempt was stopped because nobody wants its result, or
+	// the task was given up as poison.
+	final bool
 }
 
 // attempt runs an attempt of an activity task, or gives up on the task as
-// poison, and returns the message that reports its outcome and how long it
-// ran. A panic fails the attempt, with the panic and its stack.
-func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (result engine.Event, ran time.Duration) {
+// poison, and returns its outcome. A panic fails the attempt, with the
+// panic and its stack.
+func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (o outcome) {
 	defer h.guard.Catch(guard.Activity, func(p *guard.Panic) {
-		result = engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID,
-			Failure: p.Failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}
+		o = outcome{result: engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID,
+			Failure: p.Failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}}
 	}, "instance", w.InstanceID, "activity", w.Task.Name)
-	if w.Attempt > h.opts.PoisonAfter {
-		h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
-		return engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
-			Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
-				"each time the host crashed, was killed or the attempt outlived its lease (the host's log tells what it was doing)", w.Task.Name, w.Attempt-1)}}, 0
+	if failure, ok := h.poisoned(w); ok {
+		return outcome{result: failure, final: true}
 	}
 	if w.Attempt > 1 {
 		h.opts.Logger.Info("activity delivered again: an earlier delivery did not finish (a crash, or a lease that expired)",
 			"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
 	}
 	began := time.Now()
-	attemptCtx, done := h.attempts.start(ctx, attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID})
+	key := attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID}
+	attemptCtx, run, done := h.attempts.start(ctx, key)
 	defer done()
-	stopExtending := h.extendLease(attemptCtx, w)
-	defer stopExtending()
-	return h.runActivity(attemptCtx, w), time.Since(began)
+	b := &beats{h: h, w: w, run: run, key: key}
+	if w.Task.HeartbeatTimeout > 0 {
+		// Only heartbeats keep the lease of a call that asks for them; one
+		// silent for its heartbeat timeout is stopped.
+		b.silence = time.AfterFunc(w.Task.HeartbeatTimeout, b.silent)
+		defer b.silence.Stop()
+	} else {
+		stopExtending := h.extendLease(attemptCtx, w)
+		defer stopExtending()
+	}
+	result := h.runActivity(attemptCtx, w, b)
+	stopped := stopCause(attemptCtx)
+	if stopped != nil && stopped.redeliver {
+		return outcome{}
+	}
+	return outcome{result: result, ran: time.Since(began), final: stopped != nil}
 }
 
-// record records the outcome of an activity attempt, which ran for ran.
-// A panic is logged: the outcome may have been recorded; if not, the task
-// is delivered again when its lease ends.
-func (h *Host) record(ctx context.Context, w *store.ActivityWork, result engine.Event, ran time.Duration) {
-	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
-	if err := h.st.CompleteActivity(ctx, w, result, h.opts.Clock()); err != nil {
-		h.noteFull(err)
-		if cutShort(ctx, err) {
-			h.opts.Logger.Info("activity result not recorded: the host is stopping; the activity runs again at the next start", "instance", w.InstanceID, "activity", w.Task.Name)
-		} else {
-			h.opts.Logger.Error("activity result not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
-		}
-		return
+// beats takes the heartbeats of an attempt the host runs (the heartbeat
+// import).
+type beats struct {
+	h   *Host
+	w   *store.ActivityWork
+	run *runningAttempt
+	key attemptKey
+	// silence stops the attempt when its call's heartbeat timeout passes
+	// without one.
+	silence *time.Timer
+}
+
+// beat renews the attempt's lease and keeps details for the next
+// attempt, and answers as the heartbeat import does.
+func (b *beats) beat(ctx context.Context, details []byte) uint32 {
+	if err := b.h.st.Heartbeat(ctx, b.w, details, b.h.opts.Clock(), store.LeaseFor(b.w, b.h.opts.Lease)); err != nil {
+		b.h.opts.Logger.Warn("activity heartbeat not taken", "instance", b.w.InstanceID, "activity", b.w.Task.Name, "err", err)
+		return wasi.HeartbeatRefused
 	}
-	guard.MayPanic(guard.PointActivityDone, w.InstanceID)
-	h.metrics.Activity(w.Task.Name, result.Kind, ran)
-	h.orchestrationWork.Notify()
+	if b.silence != nil {
+		b.silence.Reset(b.w.Task.HeartbeatTimeout)
+	}
+	b.run.beaten.Store(true)
+	if b.run.unwanted.Load() {
+		return wasi.HeartbeatUnwanted
+	}
+	return wasi.HeartbeatTaken
+}
+
+// silent stops an attempt that sent no heartbeat for its call's heartbeat
+// timeout, recording nothing: its lease ends with the timeout, and the
+// task goes to the next attempt.
+func (b *beats) silent() {
+	b.h.opts.Logger.Warn("activity attempt sent no heartbeat in time; it is stopped and its task delivered again",
+		"instance", b.w.InstanceID, "activity", b.w.Task.Name, "attempt", b.w.Attempt, "heartbeatTimeout", b.w.Task.HeartbeatTimeout)
+	b.h.attempts.stop(b.key, &stoppedError{why: fmt.Sprintf("it sent no heartbeat for %s, its heartbeat timeout", b.w.Task.HeartbeatTimeout), redeliver: true})
+}
+
+// poisoned returns the failure of a task delivered more times than
+// Options.PoisonAfter allows, and true; false for any other.
+func (h *Host) poisoned(w *store.ActivityWork) (engine.Event, bool) {
+	if w.Attempt <= h.opts.PoisonAfter {
+		return engine.Event{}, false
+	}
+	h.opts.Logger.Error("activity failed as poison", "instance", w.InstanceID, "activity", w.Task.Name, "deliveries", w.Attempt-1)
+	return engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
+		Message: fmt.Sprintf("durabox gave up on activity %s: it was started %d times and never finished; "+
+			"each time the host or worker running it crashed, was killed or the attempt outlived its lease (their logs tell what it was doing)", w.Task.Name, w.Attempt-1)}}, true
 }
 
 // extendLease extends w's lease every third of a lease while its attempt
@@ -135,9 +192,9 @@ func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop fun
 
 // runActivity runs one attempt of an activity task and returns the message
 // that reports its outcome.
-func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork) engine.Event {
+func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork, b *beats) engine.Event {
 	ev := engine.Event{Kind: engine.ActivityCompleted, ScheduleID: w.Task.ScheduleID}
-	out, failure := h.callActivity(ctx, w)
+	out, failure := h.callActivity(ctx, w, b)
 	if failure != nil {
 		ev.Kind, ev.Failure = engine.ActivityFailed, failure
 	} else {
@@ -146,8 +203,8 @@ func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork) engine.Ev
 	return ev
 }
 
-func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte, *engine.Failure) {
-	g, err := h.pool.get(ctx, w.ModuleHash, "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID)
+func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats) ([]byte, *engine.Failure) {
+	g, err := h.pool.get(ctx, w.ModuleHash, "instance", w.InstanceID, "execution", w.ExecutionID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "attempt", w.Attempt)
 	if err != nil {
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q could not start: %v", w.Task.Name, err)}
 	}
@@ -169,9 +226,12 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork) ([]byte,
 	if g.cfg.callTimeout {
 		g.cfg.timeout = w.Task.Timeout
 	}
-	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID, Attempt: uint32(w.Attempt)})
+	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID,
+		Attempt: uint32(w.Failures + w.Attempt), Heartbeat: w.Heartbeat})
 	guard.MayPanic(guard.PointActivity, w.InstanceID)
+	g.cfg.env.SetHeartbeat(b.beat)
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
+	g.cfg.env.SetHeartbeat(nil)
 	g.cfg.log.endStep()
 	if s := stopCause(ctx); s != nil {
 		h.opts.Logger.Info("activity stopped", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "why", s.why)
@@ -211,5 +271,5 @@ func activityFailure(name string, f *abi.Failure) *engine.Failure {
 	if err := abi.CheckFailure(f); err != nil {
 		return &engine.Failure{Message: fmt.Sprintf("activity %q: %v", name, err)}
 	}
-	return &engine.Failure{Message: f.Message, Details: f.Details}
+	return &engine.Failure{Message: f.Message, Details: f.Details, Type: f.Type}
 }

@@ -13,8 +13,8 @@ import (
 
 // TestAuth: with tokens, a request without one, or with one the host does
 // not know, is refused (401); the read-only token reads and is refused
-// (403) everything else; the admin token does everything. No token is
-// ever logged.
+// (403) everything else; the worker token may use the worker protocol and
+// nothing else; the admin token does everything. No token is ever logged.
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	const (
@@ -49,6 +49,18 @@ func TestAuth(t *testing.T) {
 		{"no token, for access", "GET", "/v1/access", "", "", 401, unauthorized},
 		{"no token, for the metrics", "GET", "/metrics", "", "", 401, unauthorized},
 		{"the read-only token, for the metrics", "GET", "/metrics", "", "Bearer " + readToken, 200, ""},
+		// The fixture's API (package fakehost) takes no workers: a request
+		// that passes the token's check gets 404.
+		{"the worker token polls", "POST", "/v1/tasks/poll?wait=0s", `{"queue": "payments"}`, "Bearer " + workerToken, 404,
+			`{"error":"no such path: /v1/tasks/poll: this host takes no workers outside it"}`},
+		{"the worker token starts", "POST", "/v1/instances", `{"name": "Greeting"}`, "Bearer " + workerToken, 403,
+			`{"error":"forbidden: this token is a worker's: it may only poll for, heartbeat, complete and fail tasks (/v1/tasks/...); POST /v1/instances needs the admin token"}`},
+		{"the worker token reads", "GET", "/v1/instances", "", "Bearer " + workerToken, 403,
+			`{"error":"forbidden: this token is a worker's: it may only poll for, heartbeat, complete and fail tasks (/v1/tasks/...); GET /v1/instances needs the admin token"}`},
+		{"the read-only token polls", "POST", "/v1/tasks/poll?wait=0s", `{"queue": "payments"}`, "Bearer " + readToken, 403,
+			`{"error":"forbidden: this token may only read (GET); POST /v1/tasks/poll needs a worker's token or the admin token"}`},
+		{"the admin token polls", "POST", "/v1/tasks/poll?wait=0s", `{"queue": "payments"}`, "Bearer " + adminToken, 404, ""},
+		{"no token, for a poll", "POST", "/v1/tasks/poll?wait=0s", `{"queue": "payments"}`, "", 401, unauthorized},
 		{"no token, for the health check", "GET", "/healthz", "", "", 200, `{"status":"ok"}`},
 		{"no token, for the readiness check", "GET", "/readyz", "", "", 200, `{"status":"ready"}`},
 		{"no token, for the dashboard", "GET", "/", "", "", 200, ""},
@@ -58,7 +70,7 @@ func TestAuth(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var log bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			handler := fixture(t).Handler(server.Options{Token: adminToken, ReadToken: readToken, Logger: logger})
+			handler := fixture(t).Handler(server.Options{Token: adminToken, ReadToken: readToken, WorkerToken: workerToken, Logger: logger})
 			req := httptest.NewRequest(tt.method, "http://localhost"+tt.path, strings.NewReader(tt.body))
 			if tt.body != "" {
 				req.Header.Set("Content-Type", "application/json")
@@ -77,7 +89,7 @@ func TestAuth(t *testing.T) {
 			if rec.Code/100 == 4 && rec.Code != 404 && !strings.Contains(log.String(), `msg="request refused"`) {
 				t.Errorf("log %q; want the refusal", log.String())
 			}
-			for _, token := range []string{adminToken, readToken, adminToken[:10]} {
+			for _, token := range []string{adminToken, readToken, workerToken, adminToken[:10]} {
 				if strings.Contains(log.String(), token) {
 					t.Errorf("the log shows a token: %q", log.String())
 				}
@@ -115,6 +127,10 @@ func TestHandlerOptions(t *testing.T) {
 			"host: a read-only token needs an admin token beside it: with none, nothing could deploy or start"},
 		{"one token for both", server.Options{Token: adminToken, ReadToken: adminToken},
 			"host: the read-only token is the admin token; give it a token of its own"},
+		{"a worker token alone", server.Options{WorkerToken: workerToken},
+			"host: a worker token needs an admin token beside it: with none, every request is the admin's and a worker token would limit nothing"},
+		{"the read-only token for workers", server.Options{Token: adminToken, ReadToken: readToken, WorkerToken: readToken},
+			"host: the worker token is the admin or the read-only token; give it a token of its own"},
 		{"a short token", server.Options{Token: "s3cret"},
 			"host: the admin token is 6 characters; use at least 16 random ones (openssl rand -hex 32 makes 64)"},
 		{"a short read-only token", server.Options{Token: adminToken, ReadToken: "short"},

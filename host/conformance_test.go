@@ -202,7 +202,7 @@ func TestReplayAwareCallsSeeTheEngineFlag(t *testing.T) {
 			}
 			var want, got []string
 			for i := range steps {
-				want = append(want, fmt.Sprintf("logged step instance=Steps i=%d seen=%s", i, tt.flags(i)), fmt.Sprintf("printed step %d seen %s", i, tt.flags(i)))
+				want = append(want, fmt.Sprintf("logged step i=%d seen=%s", i, tt.flags(i)), fmt.Sprintf("printed step %d seen %s", i, tt.flags(i)))
 			}
 			for _, line := range strings.Split(log.String(), "\n") {
 				if m := guestStep.FindStringSubmatch(line); m != nil {
@@ -216,9 +216,10 @@ func TestReplayAwareCallsSeeTheEngineFlag(t *testing.T) {
 	}
 }
 
-// guestStep finds the Steps orchestration's lines in a host's log: what
-// it printed, and what its logger wrote (a record inside the record).
-var guestStep = regexp.MustCompile(`msg="guest: (?:(printed step \d+ seen [RL]+)|.*level=INFO msg=\\"(logged step)\\"( instance=Steps i=\d+ seen=[RL]+))"`)
+// guestStep finds the Steps orchestration's lines in a host's log, at
+// info level and tagged with its instance and execution: what it printed,
+// and what its logger wrote.
+var guestStep = regexp.MustCompile(`level=INFO msg="guest: (printed step \d+ seen [RL]+|logged step i=\d+ seen=[RL]+)" instance=Steps execution=1$`)
 
 // TestNewGUIDIsStableAcrossColdReplays: the GUIDs an orchestration makes go
 // into its activity calls, so a replay that made others would not match

@@ -25,7 +25,10 @@
 // store hands the workers the tasks of the instances in turn, and an
 // attempt runs under the deadline its call set (durabox.WithTimeout), else
 // Options.ActivityTimeout, and is stopped when nobody will take its result
-// (its instance ended, or the orchestration cancelled it). Timers have no
+// (its instance ended, or the orchestration cancelled it). An attempt that
+// fails, when its call's retry policy allows another, goes back to the
+// store instead, due after the policy's wait (Host.finish,
+// store.Store.RetryActivity), and history records only the last. Timers have no
 // dispatcher: they are messages that become visible when due, which the
 // orchestration dispatcher takes as it takes any other.
 //
@@ -37,8 +40,10 @@
 // execution (the Go runtime's own, behind map order and math/rand's global
 // source, is seeded while the module starts, the same in every instance),
 // and there are no files, sockets, environment or arguments.
-// Output to stdout and stderr becomes log lines tagged with the instance,
-// and is silent while the instance replays; a line is cut at 16 KiB and a
+// Output to stdout and stderr becomes log lines at the level each line's
+// prefix names (abi/ABI.md, "Log lines"), tagged with the instance and its
+// execution (and an activity's name, schedule id and attempt), and is
+// silent while the instance replays; a line is cut at 16 KiB and a
 // guest's log is rate-limited (100 lines a second, bursts of 1000), so that
 // a guest's output costs the host a bounded buffer, and the log says what it
 // cut or dropped. Each step of an orchestration runs under a wall-clock

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -21,11 +22,12 @@ const (
 	logBurst          = 1000
 )
 
-// guestLog turns what a guest prints into log records, a line each, tagged
-// with where it came from (an orchestration's instance; an activity's
-// module, instance, name and schedule id), and says in that log when it cut a line or
-// dropped lines. While its orchestration replays it writes nothing: those
-// lines were logged when the steps first ran.
+// guestLog turns what a guest prints into log records, a line each, at the
+// level the line's prefix names (lineLevel), tagged with where it came from
+// (an orchestration's instance and execution; an activity's module,
+// instance, execution, name, schedule id and attempt), and says in that
+// log when it cut a line or dropped lines. While its orchestration replays
+// it writes nothing: those lines were logged when the steps first ran.
 type guestLog struct {
 	// base is the log with the tags of the guest; logger, with those of
 	// the activity attempt it runs too (see tag).
@@ -87,8 +89,13 @@ func (g *guestLog) endStep() {
 }
 
 // line logs one line of output, cut when it was longer than maxLogLine,
-// unless the guest is over its rate.
+// at its level, unless the log leaves out that level (a line it leaves out
+// counts for nothing) or the guest is over its rate.
 func (g *guestLog) line(line []byte, cut bool) {
+	level, text := lineLevel(line)
+	if !g.logger.Enabled(context.Background(), level) {
+		return
+	}
 	if !g.limit.AllowN(g.clock(), 1) {
 		if g.dropped == 0 {
 			g.logger.Warn(fmt.Sprintf("guest output is over the limit of %d lines a second (bursts of %d): its lines are dropped until it slows down", logLinesPerSecond, logBurst))
@@ -101,10 +108,32 @@ func (g *guestLog) line(line []byte, cut bool) {
 		g.logger.Warn(fmt.Sprintf("guest output was dropped: %d lines (%d bytes or more) over the limit of %d lines a second", g.dropped, g.droppedBytes, logLinesPerSecond))
 		g.dropped, g.droppedBytes = 0, 0
 	}
-	g.logger.Info("guest: " + string(line))
+	g.logger.Log(context.Background(), level, "guest: "+string(text))
 	if cut {
 		g.logger.Warn(fmt.Sprintf("guest output was cut: the line above was longer than %d KiB; the rest of it, up to its next newline, is dropped", maxLogLine>>10))
 	}
+}
+
+// lineLevel returns the level of a line of guest output and its text: a
+// line that begins with a syslog priority in angle brackets, "<0>" to
+// "<7>", as systemd's journal reads them (sd-daemon.h), is logged at the
+// slog level of that priority (0 to 3, emergency to error: Error; 4,
+// warning: Warn; 5 and 6, notice and info: Info; 7, debug: Debug) without
+// the prefix; any other line at Info (abi/ABI.md, "Log lines").
+func lineLevel(line []byte) (slog.Level, []byte) {
+	if len(line) < 3 || line[0] != '<' || line[1] < '0' || line[1] > '7' || line[2] != '>' {
+		return slog.LevelInfo, line
+	}
+	level := slog.LevelInfo
+	switch p := line[1] - '0'; {
+	case p <= 3:
+		level = slog.LevelError
+	case p == 4:
+		level = slog.LevelWarn
+	case p == 7:
+		level = slog.LevelDebug
+	}
+	return level, line[3:]
 }
 
 // lineSplitter splits a stream of output into lines without holding more

@@ -1,9 +1,17 @@
 package host
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/internal/logbuf"
 )
 
 // TestLineSplitterCutsLongLines splits streams written in several parts:
@@ -54,5 +62,123 @@ func TestLineSplitterCutsLongLines(t *testing.T) {
 				t.Errorf("the splitter holds %d bytes; its limit is 4", cap(s.partial))
 			}
 		})
+	}
+}
+
+// TestLineLevel reads the level a guest's line names: a syslog priority in
+// angle brackets, taken off the line; anything else is a line at Info as it
+// stands.
+func TestLineLevel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		line  string
+		level slog.Level
+		text  string
+	}{
+		{"<0>emergency", slog.LevelError, "emergency"},
+		{"<2>critical", slog.LevelError, "critical"},
+		{"<3>error", slog.LevelError, "error"},
+		{"<4>warning", slog.LevelWarn, "warning"},
+		{"<5>notice", slog.LevelInfo, "notice"},
+		{"<6>info", slog.LevelInfo, "info"},
+		{"<7>debug", slog.LevelDebug, "debug"},
+		{"<3>", slog.LevelError, ""},
+		{"<8>not a priority", slog.LevelInfo, "<8>not a priority"},
+		{"<33>two digits", slog.LevelInfo, "<33>two digits"},
+		{"<3 no bracket", slog.LevelInfo, "<3 no bracket"},
+		{" <3>indented", slog.LevelInfo, " <3>indented"},
+		{"<", slog.LevelInfo, "<"},
+		{"", slog.LevelInfo, ""},
+		{"plain", slog.LevelInfo, "plain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			level, text := lineLevel([]byte(tt.line))
+			if level != tt.level || string(text) != tt.text {
+				t.Errorf("%q: %s %q, want %s %q", tt.line, level, text, tt.level, tt.text)
+			}
+		})
+	}
+}
+
+// TestGuestLogLevels runs the levels guest, which logs at every level from
+// an orchestration and an activity, on a host whose log is at warn, as
+// durabox serve --log-level warn makes it, and keeps no instance live (each
+// turn replays the steps before it). The log has each warning and error
+// once, at its level, tagged with the instance and its execution, and an
+// activity's with the activity, its schedule id and the attempt too; it has
+// none of the guest's info and debug lines, and no line of a replayed step
+// again.
+func TestGuestLogLevels(t *testing.T) {
+	t.Parallel()
+	var log logbuf.Buffer
+	h := newBareHostWith(t, Options{NoLiveCache: true, Clock: func() time.Time { return conformanceNow },
+		Logger: slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	deployGuest(t, h, "host/testdata/guests/levels", nil)
+	if _, err := h.Start(context.Background(), "Levels", nil, "levels"); err != nil {
+		t.Fatal(err)
+	}
+	drive(t, h, conformanceNow, false)
+	if inst, err := h.Instance(context.Background(), "levels"); err != nil || inst.Status != engine.StatusCompleted {
+		t.Fatalf("instance: %+v, %v", inst, err)
+	}
+	type record struct {
+		Level, Msg, Instance, Activity string
+		Execution, ScheduleID, Attempt int64
+	}
+	var got []record
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var r record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if strings.HasPrefix(r.Msg, "guest: ") {
+			got = append(got, r)
+		}
+	}
+	var want []record
+	for step := range 3 {
+		want = append(want,
+			record{Level: "WARN", Msg: fmt.Sprintf("guest: orchestration warning step=%d", step), Instance: "levels", Execution: 1},
+			record{Level: "ERROR", Msg: fmt.Sprintf("guest: orchestration error step=%d", step), Instance: "levels", Execution: 1})
+		if step == 2 {
+			break
+		}
+		shout := record{Instance: "levels", Execution: 1, Activity: "Shout", ScheduleID: int64(2 + 2*step), Attempt: 1}
+		for _, r := range []struct{ level, msg string }{
+			{"WARN", fmt.Sprintf("activity warning step=%d", step)},
+			{"ERROR", fmt.Sprintf("activity error step=%d", step)},
+			{"ERROR", "activity raw critical"},
+		} {
+			shout.Level, shout.Msg = r.level, "guest: "+r.msg
+			want = append(want, shout)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the guest's lines in a log at warn:\n%s\nwant:\n%s\nthe log:\n%s", describeRecords(got), describeRecords(want), log.String())
+	}
+}
+
+func describeRecords[T any](records []T) string {
+	var b strings.Builder
+	for _, r := range records {
+		fmt.Fprintf(&b, "  %+v\n", r)
+	}
+	return b.String()
+}
+
+// TestLinesLeftOutDoNotCount: on a log at warn, a guest's debug lines,
+// more than its burst, are left out without counting against its rate: its
+// error line after them is logged, and nothing is said to be dropped.
+func TestLinesLeftOutDoNotCount(t *testing.T) {
+	t.Parallel()
+	var log logbuf.Buffer
+	g := newGuestLog(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn})), func() time.Time { return conformanceNow }, "instance", "i")
+	for range 2 * logBurst {
+		g.Write([]byte("<7>detail\n"))
+	}
+	g.Write([]byte("<3>failed\n"))
+	if want := `level=ERROR msg="guest: failed" instance=i` + "\n"; !strings.HasSuffix(log.String(), want) || strings.Count(log.String(), "\n") != 1 {
+		t.Errorf("the log:\n%s\nwant one line, ending %q", log.String(), want)
 	}
 }

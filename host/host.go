@@ -33,7 +33,10 @@ type Host struct {
 	pool  *activityPool
 	// attempts are the activity attempts running, to stop.
 	attempts *attempts
-	metrics  *metrics.Metrics
+	// queues are the task queues workers outside the host poll
+	// (workers.go).
+	queues  *queues
+	metrics *metrics.Metrics
 	// guard recovers the panics of the host's own code at its boundaries
 	// (panics.go).
 	guard guard.Guard
@@ -73,7 +76,8 @@ func New(st store.Store, opts Options) (*Host, error) {
 		st: st, opts: opts, rt: rt, metrics: opts.Metrics, guard: g,
 		reg:               newRegistry(rt, st, opts, g),
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
-		attempts:          newAttempts(),
+		attempts:          newAttempts(opts.CancelGrace),
+		queues:            newQueues(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(),
 	}
 	h.pool = newActivityPool(h)

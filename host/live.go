@@ -84,7 +84,7 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) 
 		l.broken = err
 		return l
 	}
-	log := newGuestLog(h.opts.Logger, h.opts.Clock, "instance", inst.ID)
+	log := newGuestLog(h.opts.Logger, h.opts.Clock, "instance", inst.ID, "execution", inst.ExecutionID)
 	if l.guest, err = startOrchestration(ctx, mod, &h.opts, seed, log, log); err != nil {
 		l.broken = err
 		return l

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/option"
@@ -101,9 +102,22 @@ type Options struct {
 	// attempt whose result nobody will take (its instance ended, or the
 	// orchestration cancelled the activity) is stopped at once.
 	ActivityTimeout time.Duration
+	// CancelGrace is how long an activity attempt whose result is no
+	// longer wanted has to clean up before the host stops it, when it
+	// sends heartbeats (the heartbeat that follows tells it, and the SDK
+	// cancels its context): an attempt that sends none cannot be told,
+	// and is stopped at once. Zero means 10s.
+	CancelGrace time.Duration
 	// Lease is how long a locked instance or activity task stays locked
 	// before another worker may take it over. Zero means 1m.
 	Lease time.Duration
+	// ActivityQueues routes activity calls by name to task queues: a call
+	// of an activity named here that names no task queue of its own
+	// (durabox.OnQueue, the module's DefaultQueue) is given to the workers
+	// of the queue it maps to, instead of running in the module. Its
+	// history says what the orchestration asked for; the task, where it
+	// ran.
+	ActivityQueues map[string]string
 	// MemoryLimit caps each wasm instance's linear memory, in bytes. Zero
 	// means 256 MiB.
 	MemoryLimit uint64
@@ -161,6 +175,7 @@ func (o *Options) validate() error {
 		{Name: "ActivationTimeout", Value: &o.ActivationTimeout, Default: 5 * time.Second},
 		{Name: "ActivityTimeout", Value: &o.ActivityTimeout, Default: 5 * time.Minute},
 		{Name: "Lease", Value: &o.Lease, Default: time.Minute},
+		{Name: "CancelGrace", Value: &o.CancelGrace, Default: 10 * time.Second},
 		{Name: "Retention", Value: &o.Retention, Default: 0},
 		{Name: "SweepInterval", Value: &o.SweepInterval, Default: min(max(o.Retention/10, time.Minute), time.Hour)},
 	}); err != nil {
@@ -188,6 +203,14 @@ func (o *Options) validate() error {
 	for _, h := range o.HTTPAllowList {
 		if u, err := url.Parse("http://" + h + "/"); h == "" || err != nil || u.Host != h {
 			return fmt.Errorf("host: HTTPAllowList has %q, which is not a host name (example.com) or a host:port (example.com:8080); leave out the scheme and the path", h)
+		}
+	}
+	for name, queue := range o.ActivityQueues {
+		if err := abi.CheckName("activity name", name); err != nil {
+			return fmt.Errorf("host: ActivityQueues: %w", err)
+		}
+		if err := abi.CheckTaskQueue(queue); err != nil {
+			return fmt.Errorf("host: ActivityQueues maps activity %q: %w", name, err)
 		}
 	}
 	if o.Clock == nil {

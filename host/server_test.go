@@ -108,6 +108,8 @@ func multipartBody(fields ...string) (string, string) {
 const (
 	adminToken = "admin-0123456789abcdef"
 	readToken  = "read-0123456789abcdef"
+	// workerToken is the token of workers outside the host.
+	workerToken = "work-0123456789abcdef"
 )
 
 func TestHandler(t *testing.T) {

@@ -41,6 +41,9 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 type ran struct {
 	res      *engine.TurnResult
 	children []store.NewChild
+	// activities are the tasks the commit queued, on the queues the host
+	// routed them to.
+	activities []engine.ActivityTask
 }
 
 // runTurn runs the turn of item on its live instance and commits it. It
@@ -64,7 +67,8 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
 		return nil
 	}
-	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID, MaxPersistentEvents: h.opts.MaxPersistentEvents}
+	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID, MaxPersistentEvents: h.opts.MaxPersistentEvents,
+		HistoryWarning: int64(h.opts.HistoryWarning)}
 	for _, m := range item.Messages {
 		if m.Corrupt != nil {
 			// Running the turn again would read the same row.
@@ -114,14 +118,14 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 	h.keep(guestCtx, inst.ID, l, res, in.Now)
 	l = nil // the cache has it now, or it is closed
 	c := commitOf(item, in.Now, res, children)
-	c.MaxPersistentEvents = h.opts.MaxPersistentEvents
+	c.MaxPersistentEvents, c.Activities = h.opts.MaxPersistentEvents, h.route(c.Activities)
 	if err := h.st.CommitTurn(ctx, c); err != nil {
 		// The guest is ahead of what is persisted: start afresh next time.
 		h.cache.drop(guestCtx, inst.ID)
 		h.unlock(ctx, item, "turn not committed", err)
 		return nil
 	}
-	return &ran{res: res, children: children}
+	return &ran{res: res, children: children, activities: c.Activities}
 }
 
 // committed does what follows the commit of turn t of item, begun at
@@ -164,8 +168,12 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 	if res.ContinueAsNew != nil {
 		h.orchestrationWork.Notify()
 	}
-	if len(res.Activities) > 0 {
-		h.activityWork.Notify()
+	for _, a := range t.activities {
+		if a.Queue == "" {
+			h.activityWork.Notify()
+		} else {
+			h.queues.queued.notify(a.Queue)
+		}
 	}
 	if len(res.Timers) > 0 || len(t.children) > 0 || len(res.Raises) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()

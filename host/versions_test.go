@@ -342,7 +342,7 @@ func TestExportReplaysWithoutAHost(t *testing.T) {
 	if err != nil || !rep.OK() || rep.Status != engine.StatusRunning {
 		t.Fatalf("offline replay: %+v, %v", rep, err)
 	}
-	if !strings.Contains(log.String(), `msg="the first go came" instance=past version=v1`) {
+	if !strings.Contains(log.String(), "<6>the first go came version=v1\n") {
 		t.Errorf("the guest's log, replayed:\n%s\nwant the line of the first go", log.String())
 	}
 	v2, err := guestbuild.Wasm(versionsPkg, "main.version=v2")

@@ -236,11 +236,22 @@ type QueueStats struct {
 	// Locked counts the instances that a worker holds (running a turn).
 	Locked int
 	// Activities counts the activity tasks waiting for a worker, Running
-	// those a worker holds.
-	Activities, Running int
-	// OldestActivity is the waiting activity task that has waited longest,
-	// if any.
+	// those a worker holds, and Retrying those waiting for the next
+	// attempt their retry policy allows (RetryActivity), not yet due.
+	Activities, Running, Retrying int
+	// OldestActivity is the waiting activity task that has waited longest
+	// (since it was queued, or since its retry came due), if any.
 	OldestActivity *WaitingItem
+	// Queues describes the named task queues that hold tasks, by name
+	// (their tasks are also in Activities and Running).
+	Queues []TaskQueueStats
+}
+
+// TaskQueueStats counts the tasks of one task queue: those waiting for a
+// worker, and those a worker holds.
+type TaskQueueStats struct {
+	Queue            string
+	Waiting, Running int
 }
 
 // WaitingItem is a message or an activity task that waits.
@@ -360,9 +371,66 @@ type ActivityWork struct {
 	ExecutionID int64
 	ModuleHash  string
 	Task        engine.ActivityTask
-	// Attempt counts deliveries of this task, from 1.
-	Attempt   int
-	LockToken string
+	// Attempt counts deliveries of this task since it was queued, or
+	// retried (RetryActivity), from 1.
+	Attempt int
+	// Failures counts the attempts of this task that failed and were
+	// retried (RetryActivity): the attempt this delivery runs is
+	// Failures+1 of its retry policy. LastFailure is the failure of the
+	// last of them; nil when there is none.
+	Failures    int
+	LastFailure *engine.Failure
+	LockToken   string
+	// Heartbeat is the details of the last heartbeat an earlier delivery
+	// sent (Activities.Heartbeat), if any.
+	Heartbeat json.RawMessage
+}
+
+// LeaseFor is the lease a delivery of w is given when a worker asks for
+// lease: its call's heartbeat timeout, if the orchestration set one (an
+// attempt that sends no heartbeat for that long is over, and its task
+// goes to another worker), or else lease.
+func LeaseFor(w *ActivityWork, lease time.Duration) time.Duration {
+	if w.Task.HeartbeatTimeout > 0 {
+		return w.Task.HeartbeatTimeout
+	}
+	return lease
+}
+
+// ActivityTaskInfo describes an activity task (Activities.ActivityTasks).
+type ActivityTaskInfo struct {
+	ScheduleID int64
+	Name       string
+	// Queue is its task queue; empty: the host's own.
+	Queue string
+	// Attempt counts its deliveries so far; Running says whether a
+	// worker holds it now.
+	Attempt int
+	Running bool
+	// Heartbeat is the details of the last heartbeat an attempt sent.
+	Heartbeat  json.RawMessage
+	EnqueuedAt time.Time
+}
+
+// TaskPoll is what a worker outside the host asks for
+// (Activities.LockQueuedActivities): tasks of its task queue, Queue, and
+// of the activity names it serves, Names (any, if empty).
+type TaskPoll struct {
+	Queue string
+	Names []string
+}
+
+// Check says what is wrong with p, if anything.
+func (p TaskPoll) Check() error {
+	if err := abi.CheckTaskQueue(p.Queue); err != nil {
+		return err
+	}
+	for _, n := range p.Names {
+		if err := abi.CheckName("activity name", n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TurnCommit is everything one turn changes, committed atomically.
@@ -407,6 +475,12 @@ type TurnCommit struct {
 	// left unconsumed (timers not due among them) and its activity tasks
 	// that no worker holds. For an execution that ends without waiting for
 	// what it started (a terminated instance).
+	//
+	// Whatever it says, a commit removes the tasks waiting for a retry
+	// (RetryActivity) that no worker holds of the activities whose
+	// ActivityCancelRequested it records, and, when Status ends the
+	// execution, all of the execution's: nobody would take what their
+	// next attempts bring.
 	DropWaiting bool
 	// ContinueAsNew, when set, ends the execution (after NewEvents) and
 	// starts the next one in the same commit: the instance becomes Pending
@@ -633,7 +707,8 @@ type Queue interface {
 	AbandonInstance(ctx context.Context, id, lockToken string) error
 
 	// NextVisibleAt returns the earliest time after now at which a message
-	// becomes visible or a lock or lease expires, so a dispatcher knows when
+	// or a retried activity task (RetryActivity) becomes visible or a lock
+	// or lease expires, so a dispatcher knows when
 	// to look again. Workers call it whenever they find no work, so it must
 	// not cost more with a bigger backlog.
 	NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error)
@@ -647,12 +722,17 @@ type Queue interface {
 }
 
 // Activities is the activity tasks a turn queued (CommitTurn), leased to
-// the host's activity workers, which take them (LockNextActivities), keep
-// them while an attempt runs long (ExtendLease) and hand back each
-// outcome (CompleteActivity).
+// the host's activity workers, which take them (LockNextActivities), and
+// to workers outside the host, which poll for them through the host's API
+// (LockQueuedActivities); a worker keeps a task while an attempt runs
+// long (ExtendLease, Heartbeat) and hands back each outcome
+// (CompleteActivity).
 type Activities interface {
 	// LockNextActivities leases up to max (max ≥ 1) unleased activity
-	// tasks until now+lease, or returns none when there is none. It
+	// tasks of the host's own queue (engine.ActivityTask.Queue empty, the
+	// activities that run in the module) until now+lease (store.LeaseFor),
+	// or returns none when there is none. A task RetryActivity let go is
+	// not leased before its visibleAt. It
 	// leases fairly across instances: the tasks an instance schedules take
 	// turns, one each, with the tasks of the others still waiting, in the
 	// order each instance scheduled them, so that an instance that
@@ -661,11 +741,26 @@ type Activities interface {
 	// It passes over the tasks of modules whose hash skip holds, as
 	// LockNextInstances does their instances.
 	LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*ActivityWork, error)
+	// LockQueuedActivities leases, as LockNextActivities does (fairly
+	// across instances, within the queue), up to max unleased tasks of
+	// the task queue p.Queue whose name p.Names holds (any, if it holds
+	// none), for a worker outside the host. It refuses a poll p.Check
+	// refuses.
+	LockQueuedActivities(ctx context.Context, now time.Time, lease time.Duration, max int, p TaskPoll) ([]*ActivityWork, error)
 	// ExtendLease extends w's lease to now+lease, so that an attempt that
 	// runs longer than a lease is not handed to another worker meanwhile.
 	// It returns ErrLeaseLost if the lease is no longer held. A lost
 	// extension loses nothing: the lease is then as it was.
 	ExtendLease(ctx context.Context, w *ActivityWork, now time.Time, lease time.Duration) error
+	// Heartbeat is ExtendLease that also keeps details (JSON; nil keeps
+	// those there) as the task's last heartbeat, which the next delivery
+	// gets in ActivityWork.Heartbeat. Like a lease, it need not survive a
+	// crash: a lost heartbeat leaves the one before it.
+	Heartbeat(ctx context.Context, w *ActivityWork, details json.RawMessage, now time.Time, lease time.Duration) error
+	// ActivityTasks describes up to max of the activity tasks of an
+	// instance, oldest first, as they stand at now: for people (durabox
+	// status, the dashboard), who want to know what it waits on.
+	ActivityTasks(ctx context.Context, instanceID string, now time.Time, max int) ([]ActivityTaskInfo, error)
 	// CompleteActivity removes a leased activity task and enqueues its result
 	// (an ActivityCompleted or ActivityFailed event naming the task's
 	// ScheduleID) as a message for its instance at now, atomically. It returns
@@ -677,6 +772,17 @@ type Activities interface {
 	// a store does, the instance gets the result once, as a message, in
 	// its place among the messages stored before and after it.
 	CompleteActivity(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time) error
+	// RetryActivity lets go of a leased activity task whose attempt
+	// failed with failure and whose retry policy allows another
+	// (engine.RetryPolicy.Next), atomically: it counts the failure (the
+	// task's next delivery has Failures one higher and LastFailure
+	// failure), counts its deliveries anew (the next has Attempt 1), and
+	// leaves it unleased, visible to LockNextActivities at visibleAt and
+	// not before (NextVisibleAt names that time). Nothing reaches the
+	// instance. It returns ErrLeaseLost if the lease is no longer held.
+	// Like CompleteActivity, it need not wait until it would survive a
+	// crash: losing it runs the failed attempt again.
+	RetryActivity(ctx context.Context, w *ActivityWork, failure *engine.Failure, visibleAt time.Time) error
 }
 
 // Operations are the changes that are not turns, which

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
@@ -68,6 +69,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.addr, "addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
 		fs.StringVar(&c.tokenFile, "token-file", "", "require the admin token in `FILE` of every request (default $DURABOX_TOKEN, if set)")
 		fs.StringVar(&c.readTokenFile, "read-token-file", "", "also accept the token in `FILE`, for reading (GET) only")
+		fs.StringVar(&c.workerTokenFile, "worker-token-file", "", "also accept the token in `FILE` from workers outside the host: it may poll for, heartbeat, complete and fail tasks, and nothing more")
 		fs.StringVar(&c.tlsCert, "tls-cert", "", "serve https with the certificate (PEM) in `FILE`; needs --tls-key")
 		fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert, in `FILE`")
 		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h, checking at start and then every --sweep-interval (default: keep everything)")
@@ -78,13 +80,15 @@ var serveCommand = &command{
 		wholeVar(fs, &c.stepBudget, "step-budget", 0, span{max: math.MaxInt64, note: "0, the default, sets no budget"}, "the work budget of one step of an orchestration, in loop iterations (`N`, such as 1000000000; a bulk copy or fill of memory counts one per 16 bytes); an orchestration that runs more fails at the same point live and on every replay, on either runtime (default none: only --step-timeout)")
 		fs.StringVar(&c.runtime, "runtime", host.RuntimeWazero, "the WebAssembly `RUNTIME` that runs the guests: wazero (pure Go) or wasmtime (Cranelift); either replays the other's histories")
 		wholeVar(fs, &c.cacheMiB, "cache-mib", 0, span{max: maxCacheMiB, note: "0 for the default, a quarter of the machine's memory; the most is 16 EiB in bytes"}, "keep orchestration instances live in memory between turns up to `N` MiB between them; past it the least recently used are dropped and replayed from history when they next run (default a quarter of the machine's memory, or of the cgroup's limit)")
-		wholeVar(fs, &c.historyWarning, "history-warning", 0, span{max: math.MaxInt64, note: fmt.Sprintf("0 for the default, %d", api.DefaultHistoryWarning)}, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; nothing is refused (default %d)", api.DefaultHistoryWarning))
+		wholeVar(fs, &c.historyWarning, "history-warning", 0, span{max: math.MaxInt64, note: fmt.Sprintf("0 for the default, %d", api.DefaultHistoryWarning)}, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; executions started from then on are told to continue as new past it (ctx.ShouldContinueAsNew); nothing is refused (default %d)", api.DefaultHistoryWarning))
 		wholeVar(fs, &c.maxPersistentEvents, "max-persistent-events", 0, span{max: math.MaxInt32, note: fmt.Sprintf("0 for the default, %d", engine.MaxPersistentEvents)}, fmt.Sprintf("how many persistent events one execution of an instance takes, `N`: a raise past them is refused, and continue-as-new carries the newest N; give every host of a store the same (default %d)", engine.MaxPersistentEvents))
+		durationVar(fs, &c.cancelGrace, "cancel-grace", "0 for the default, 10s", "how long `D` an activity attempt whose result is no longer wanted has to clean up, once its next heartbeat told it, before the host stops it; an attempt that sends no heartbeats is stopped at once (default 10s)")
 		durationVar(fs, &c.activityTimeout, "activity-timeout", "0 for the default, 5m", "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m); a call that sets its own with durabox.WithTimeout has that one")
 		wholeVar(fs, &c.memoryMiB, "memory-mib", 0, span{min: minMemoryMiB, max: maxMemoryMiB, orZero: true,
 			note: fmt.Sprintf("0 for the default, 256; a Go guest needs %d MiB, and a wasm instance addresses at most %d", minMemoryMiB, maxMemoryMiB)}, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
 		wholeVar(fs, &c.maxPayloadMiB, "max-payload-mib", 0, span{max: maxPayloadMiB, note: "0 for the default, 16"}, "the largest payload, in MiB (`N`): an input, an event's data, a custom status, a result; larger ones are refused (413) or fail what made them (default 16)")
 		fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "also answer requests for the `NAMES`, comma-separated, by which clients reach the host through a proxy or DNS: durabox.example.com for any port, durabox.example.com:8443 for one; a request for a name that is neither one of these nor the address serve listens on is refused (421), as a web page's after DNS rebinding (default none)")
+		fs.StringVar(&c.activityQueues, "activity-queue", "", "give the calls of activities to the workers of task queues, `NAME=QUEUE`, comma-separated (Charge=payments,Ship=shipping): a call of NAME that names no queue itself waits on QUEUE for a worker outside the host instead of running in its module (default none)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
 		fs.StringVar(&c.openCheck, "open-check", "quick", "how much of a SQLite file to check before serving it, `CHECK`: quick (the default) runs SQLite's quick_check over the whole file, which reads every page (about 3 s a GB from the page cache, 30 s from a cold disk); header checks its header, schema and WAL only, and leaves damage in the pages to the reads that meet it. Either refuses a damaged file with what to do")
@@ -98,19 +102,23 @@ type serveConfig struct {
 	hostID, cacheDir         string
 	lease                    time.Duration
 	tokenFile, readTokenFile string
-	tlsCert, tlsKey          string
-	retention, stepTimeout   time.Duration
-	sweepInterval            time.Duration
-	activityTimeout          time.Duration
-	logFormat, logLevel      string
-	memoryMiB, cacheMiB      uint64
-	stepBudget               uint64
-	historyWarning           int
-	maxPersistentEvents      int
-	maxPayloadMiB            int
-	allowHTTP, durability    string
-	allowedHosts, openCheck  string
-	runtime                  string
+	workerTokenFile          string
+	activityQueues           string
+	// queueMap is activityQueues read.
+	queueMap                     map[string]string
+	tlsCert, tlsKey              string
+	retention, stepTimeout       time.Duration
+	sweepInterval                time.Duration
+	activityTimeout, cancelGrace time.Duration
+	logFormat, logLevel          string
+	memoryMiB, cacheMiB          uint64
+	stepBudget                   uint64
+	historyWarning               int
+	maxPersistentEvents          int
+	maxPayloadMiB                int
+	allowHTTP, durability        string
+	allowedHosts, openCheck      string
+	runtime                      string
 }
 
 var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}
@@ -177,7 +185,30 @@ func (c *serveConfig) hostConfig(logger *slog.Logger) serving.Config {
 	return serving.Config{Runtime: c.runtime, StepBudget: c.stepBudget, AllowHTTP: commaList(c.allowHTTP), StepTimeout: c.stepTimeout,
 		ActivityTimeout: c.activityTimeout, MemoryMiB: c.memoryMiB, CacheMiB: c.cacheMiB, HistoryWarning: c.historyWarning, MaxPersistentEvents: c.maxPersistentEvents,
 		Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayloadMiB: c.maxPayloadMiB, Logger: logger,
-		CacheDir: c.cacheDir, Lease: c.lease, Shared: c.postgres()}
+		CacheDir: c.cacheDir, Lease: c.lease, Shared: c.postgres(), ActivityQueues: c.queueMap, CancelGrace: c.cancelGrace}
+}
+
+// activityQueues reads --activity-queue: NAME=QUEUE pairs, comma-separated.
+func activityQueues(flag string) (map[string]string, error) {
+	var m map[string]string
+	for _, pair := range commaList(flag) {
+		name, queue, ok := strings.Cut(pair, "=")
+		name, queue = strings.TrimSpace(name), strings.TrimSpace(queue)
+		if !ok || name == "" {
+			return nil, usagef("--activity-queue has %q; give the activity's name, '=' and the task queue, such as Charge=payments", pair)
+		}
+		if err := abi.CheckTaskQueue(queue); err != nil {
+			return nil, usagef("--activity-queue %s: %v", pair, err)
+		}
+		if _, dup := m[name]; dup {
+			return nil, usagef("--activity-queue names activity %q twice; give each one queue", name)
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[name] = queue
+	}
+	return m, nil
 }
 
 // serve listens first, then opens the store and runs the host: a port
@@ -203,6 +234,12 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 		return err
 	}
 	if handlerOpts.ReadToken, err = readToken("--read-token-file", c.readTokenFile, ""); err != nil {
+		return err
+	}
+	if handlerOpts.WorkerToken, err = readToken("--worker-token-file", c.workerTokenFile, ""); err != nil {
+		return err
+	}
+	if c.queueMap, err = activityQueues(c.activityQueues); err != nil {
 		return err
 	}
 	if err := handlerOpts.Validate(); err != nil {
@@ -332,7 +369,7 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 		}
 	}()
 	handlerOpts := hc.Server(h, hosts)
-	handlerOpts.Token, handlerOpts.ReadToken = tokens.Token, tokens.ReadToken
+	handlerOpts.Token, handlerOpts.ReadToken, handlerOpts.WorkerToken = tokens.Token, tokens.ReadToken, tokens.WorkerToken
 	handler, err := server.New(h, handlerOpts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)

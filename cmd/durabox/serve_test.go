@@ -371,6 +371,40 @@ func TestServeBeyondLoopback(t *testing.T) {
 	}
 }
 
+// TestServeLogsGuestLevels runs serve with --log-level warn and a Retry
+// that runs out of attempts: its activity's warnings and its
+// orchestration's error are in the log, at their levels and tagged with
+// the instance, its execution, and the activity and its attempt; the
+// guest's info lines are not.
+func TestServeLogsGuestLevels(t *testing.T) {
+	t.Parallel()
+	s := startServerAt(t, filepath.Join(t.TempDir(), "durabox.db"), "127.0.0.1:0", "--log-level", "warn")
+	c := s.client()
+	deployExample(t, c, "retry")
+	ctx := context.Background()
+	id, err := c.Start(ctx, api.StartRequest{Name: "Retry", Input: json.RawMessage(`{"attempts": 2, "failures": 2, "delay": "10ms"}`), ID: "gives-up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst, err := c.Wait(ctx, id); err != nil || inst.Status != engine.StatusFailed {
+		t.Fatalf("Retry: %+v, %v", inst, err)
+	}
+	s.stop(t, syscall.SIGTERM)
+	log := s.output()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^time=\S+ level=WARN msg="guest: FlakyTask fails on purpose attempt=1" module=[0-9a-f]{12} instance=gives-up execution=1 activity=FlakyTask scheduleId=2 attempt=1$`),
+		regexp.MustCompile(`(?m)^time=\S+ level=WARN msg="guest: FlakyTask fails on purpose attempt=2" module=[0-9a-f]{12} instance=gives-up execution=1 activity=FlakyTask scheduleId=6 attempt=1$`),
+		regexp.MustCompile(`(?m)^time=\S+ level=ERROR msg="guest: all attempts failed attempts=2" instance=gives-up execution=1$`),
+	} {
+		if !want.MatchString(log) {
+			t.Errorf("no line matches %s in the log at warn:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "level=INFO") {
+		t.Errorf("a log at warn has lines at info:\n%s", log)
+	}
+}
+
 // TestServeLogsJSON runs serve with --log-format json, as a log shipper
 // would read it: every line it prints is a JSON object, from the first,
 // which says where it serves; an activity's output carries the instance,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/durabox/durabox/host/api"
 )
 
 var statusCommand = &command{
@@ -57,8 +59,30 @@ func status(ctx context.Context, e *env) error {
 		}
 		fmt.Fprintf(tw, "children\t%d%s (durabox list --parent %s)\n", n, more, inst.ID)
 	}
+	for _, a := range d.Activities {
+		fmt.Fprintf(tw, "activity\t%s\n", pendingText(a))
+	}
 	for _, w := range d.Warnings {
 		fmt.Fprintf(tw, "warning\t%s\n", w)
 	}
 	return tw.Flush()
+}
+
+// pendingText describes an activity call an instance waits on.
+func pendingText(a api.PendingActivity) string {
+	where := "in its module"
+	if a.Queue != "" {
+		where = "on task queue " + a.Queue
+	}
+	state := fmt.Sprintf("waiting since %s", timeText(a.Since))
+	if a.Running {
+		state = fmt.Sprintf("attempt %d running", a.Attempt)
+	} else if a.Attempt > 0 {
+		state += fmt.Sprintf(", after %d attempt(s)", a.Attempt)
+	}
+	s := fmt.Sprintf("%s %s: %s", a.Activity, where, state)
+	if a.LastHeartbeat != nil {
+		s += ", last heartbeat " + jsonText(a.LastHeartbeat)
+	}
+	return s
 }

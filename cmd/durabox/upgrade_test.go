@@ -360,7 +360,7 @@ func TestBundleReplaysWithNoHostAndNoDatabase(t *testing.T) {
 	code, out := run("replay", "case.dbx")
 	if code != 0 || !regexp.MustCompile(`^replay of case.dbx: instance case \(Flow\), execution 1, on module [0-9a-f]{12} \(the bundle's\)
 the guest's log:
-  time=\S+ level=INFO msg="the first go came" instance=case version=v1
+  <6>the first go came version=v1
 ok: module [0-9a-f]{12} reproduces the 7 events of instance case, execution 1; it is Running
 $`).MatchString(out) {
 		t.Errorf("replay case.dbx: exit code %d, output:\n%s", code, out)

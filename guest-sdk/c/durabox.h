@@ -194,8 +194,18 @@ void dbx_set_custom_status(dbx_ctx *ctx, const char *text);
  * execution. */
 bool dbx_patched(dbx_ctx *ctx, const char *change);
 /* dbx_log writes a line to the instance's log, once: not again when the
- * orchestration runs again from the start. */
+ * orchestration runs again from the start. The host logs it at info, or at
+ * the level the format begins with (one of DBX_ERROR, DBX_WARNING, DBX_INFO,
+ * DBX_DEBUG), which durabox serve --log-level filters:
+ * dbx_log(ctx, DBX_ERROR "charge failed: %s", why). */
 void dbx_log(dbx_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The levels of a line of output, an orchestration's or an activity's: a
+ * syslog priority in angle brackets at the start of the line (abi/ABI.md,
+ * "Log lines"). */
+#define DBX_ERROR "<3>"
+#define DBX_WARNING "<4>"
+#define DBX_INFO "<6>"
+#define DBX_DEBUG "<7>"
 /* dbx_handle_query registers fn as the handler of the query name: a
  * client's durabox query ID NAME runs fn(reply, arg, data). fn only reads
  * (what data points to must outlive the run: a static variable, or the

@@ -67,6 +67,35 @@ func (c *Context) IsReplaying() bool {
 	return c.rt.replaying
 }
 
+// HistoryLength returns the number of events of the execution's history
+// the orchestration has applied, the current step's included: the length
+// its history had when this step first ran, the same on every replay.
+// With HistorySize and ShouldContinueAsNew it lets an orchestration that
+// runs long decide when to continue as new.
+func (c *Context) HistoryLength() int {
+	c.rt.own("ctx.HistoryLength")
+	return int(c.rt.activation.HistoryLength)
+}
+
+// HistorySize returns the bytes of payload those events carry: their
+// names, inputs, results, failures and texts (not the kind, time and ids
+// each has). Like HistoryLength, it is the same on every replay.
+func (c *Context) HistorySize() int {
+	c.rt.own("ctx.HistorySize")
+	return int(c.rt.activation.HistorySize)
+}
+
+// ShouldContinueAsNew reports whether the history is past the host's
+// history warning (durabox serve --history-warning, as it stood when the
+// execution started), the length past which the host warns about the
+// instance: the orchestration should finish what it is doing and call
+// ContinueAsNew. It is the same on every replay, and false in an execution
+// a host older than this call started.
+func (c *Context) ShouldContinueAsNew() bool {
+	c.rt.own("ctx.ShouldContinueAsNew")
+	return c.rt.activation.ContinueAsNewSuggested
+}
+
 // CallActivity schedules the activity name with input (encoded to JSON) and
 // returns a future for its result. Options such as WithTimeout change how
 // this call runs; they are in history, and replay compares them like the
@@ -77,7 +106,7 @@ func (c *Context) CallActivity(name string, input any, opts ...CallOption) *Futu
 	if err != nil {
 		err = fmt.Errorf("durabox: input of activity %q does not encode to JSON: %w", name, err)
 	}
-	cmd := abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw}
+	cmd := abi.Command{Kind: abi.CommandScheduleActivity, Name: name, Input: raw, TaskQueue: defaultQueue, Retry: defaultRetry}
 	for _, o := range opts {
 		if err == nil {
 			err = o.apply(name, &cmd)
@@ -92,7 +121,7 @@ func (c *Context) CallActivity(name string, input any, opts ...CallOption) *Futu
 // CallOption changes how one activity call runs: pass it to CallActivity,
 // Call or CallWithRetry.
 type CallOption struct {
-	timeout time.Duration
+	apply func(name string, cmd *abi.Command) error
 }
 
 // WithTimeout sets the deadline of each attempt of this activity call: an
@@ -100,14 +129,68 @@ type CallOption struct {
 // *ActivityError that names the deadline. It replaces the host's default
 // (durabox serve --activity-timeout), shorter or longer. d is rounded up to
 // a whole millisecond and must be positive.
-func WithTimeout(d time.Duration) CallOption { return CallOption{timeout: d} }
+func WithTimeout(d time.Duration) CallOption {
+	return CallOption{func(name string, cmd *abi.Command) error {
+		ms, err := positiveMillis("WithTimeout", name, d)
+		cmd.TimeoutMillis = ms
+		return err
+	}}
+}
 
-func (o CallOption) apply(name string, cmd *abi.Command) error {
-	if o.timeout <= 0 {
-		return fmt.Errorf("durabox: WithTimeout(%s) for activity %q: the timeout must be positive (leave the option out for the host's default)", o.timeout, name)
+// OnQueue gives this activity call's tasks to the task queue queue: they
+// are run not by the host, in the module, but by the workers that serve
+// that queue (package worker, or any program that speaks the worker
+// protocol of docs/workers.md). Tasks on a queue no worker serves wait
+// until one does; other queues go on. It replaces the module's default
+// (DefaultQueue).
+func OnQueue(queue string) CallOption {
+	return CallOption{func(name string, cmd *abi.Command) error {
+		if err := abi.CheckTaskQueue(queue); err != nil {
+			return fmt.Errorf("durabox: OnQueue(%q) for activity %q: %w", queue, name, err)
+		}
+		cmd.TaskQueue = queue
+		return nil
+	}}
+}
+
+// WithHeartbeatTimeout asks each attempt of this activity call to send a
+// heartbeat (Heartbeat) at least every d: an attempt silent for longer
+// counts as failed, and the task is delivered again, to this host or
+// another worker, with the last heartbeat's details (LastHeartbeat). Use it
+// for long activities, so that a stuck or lost attempt is found long before
+// its deadline. d is rounded up to a whole millisecond and must be
+// positive.
+func WithHeartbeatTimeout(d time.Duration) CallOption {
+	return CallOption{func(name string, cmd *abi.Command) error {
+		ms, err := positiveMillis("WithHeartbeatTimeout", name, d)
+		cmd.HeartbeatTimeoutMillis = ms
+		return err
+	}}
+}
+
+// positiveMillis rounds d up to whole milliseconds, or says why option
+// cannot take it.
+func positiveMillis(option, name string, d time.Duration) (uint64, error) {
+	if d <= 0 {
+		return 0, fmt.Errorf("durabox: %s(%s) for activity %q: the duration must be positive (leave the option out for the host's default)", option, d, name)
 	}
-	cmd.TimeoutMillis = uint64((o.timeout + time.Millisecond - 1) / time.Millisecond)
-	return nil
+	return millisUp(d), nil
+}
+
+// defaultQueue is the task queue of the calls that name none
+// (DefaultQueue).
+var defaultQueue string
+
+// DefaultQueue sets the task queue of every activity call of this module
+// that does not name one with OnQueue; call it in init. The empty name, the
+// default, runs activities in the module, in the host.
+func DefaultQueue(queue string) {
+	if queue != "" {
+		if err := abi.CheckTaskQueue(queue); err != nil {
+			panic(fmt.Sprintf("durabox: DefaultQueue(%q): %v", queue, err))
+		}
+	}
+	defaultQueue = queue
 }
 
 // NewTimer starts a durable timer that fires d after the current logical

@@ -77,6 +77,9 @@
 //   - fmt.Println, the log package and ctx.Logger write to the instance's
 //     log; the host drops what is written while replaying, so each line is
 //     logged once (durabox replay of a repro bundle shows them all).
+//     ctx.Logger's records, and ActivityLogger's in activities, are
+//     logged at their level, so durabox serve --log-level warn keeps
+//     their warnings and errors; other output is logged at info.
 //   - an endless loop, unbounded allocation, recursion past 4 MiB of stack,
 //     a deadlock, os.Exit, runtime.Goexit or a panic fail that instance
 //     only, with the cause in its history; so does an orchestration left
@@ -114,6 +117,9 @@
 //     orchestration will release: use futures. (A branch runs only while
 //     the others wait on futures, so a channel between branches
 //     deadlocks.)
+//   - ctx.HistoryLength, ctx.HistorySize and ctx.ShouldContinueAsNew say
+//     how long the history was when the step first ran, the same on every
+//     replay: decide by them when to ContinueAsNew.
 //   - ctx.IsReplaying is the one thing that differs between the first run
 //     of a step and its replays: false while the host applies the steps the
 //     current turn records, true while it re-applies steps recorded in an
@@ -121,7 +127,8 @@
 //     runs under it changes the heap, so an orchestration that decides by
 //     its heap must not use it.
 //   - Changing the order or arguments of activity calls (their options,
-//     such as WithTimeout, included) and timers changes
+//     such as WithTimeout and WithRetry, and the module's
+//     DefaultRetryPolicy, included) and timers changes
 //     the orchestration; an instance runs on the exact module it started
 //     with until durabox upgrade moves it to a new module whose code
 //     replays its history. (A module built with another Go version or SDK
@@ -133,7 +140,12 @@
 //
 // Activities are ordinary Go: they run in separate instances of the same
 // module with the real clock and real randomness, and may fail; their
-// failures reach the orchestration as *ActivityError.
+// failures reach the orchestration as *ActivityError, whose Type is the
+// error's type when the activity named one (NewError). A call with a retry
+// policy (WithRetry, or the module's DefaultRetryPolicy) is retried by the
+// host, and history records its one outcome, with the attempts
+// (ActivityError.Attempts); CallWithRetry retries in the orchestration
+// instead, every attempt and wait in history.
 //
 // # Waiting, racing and cancelling
 //

@@ -113,7 +113,17 @@ func (f *Future) resolve(result []byte, failure *abi.Failure) {
 	case f.kind == abi.CommandRaise:
 		f.settle(nil, &RaiseError{Event: f.name, Message: failure.Message})
 	default:
-		f.settle(result, &ActivityError{Activity: f.name, Message: failure.Message, Details: failure.Details})
+		f.settle(result, &ActivityError{Activity: f.name, Message: failure.Message, Details: failure.Details, Type: failure.Type})
+	}
+}
+
+// resolveActivity resolves an activity's future with the outcome j
+// brings, and the attempts it took.
+func (f *Future) resolveActivity(j abi.Job) {
+	f.resolve(j.Result, j.Failure)
+	var failed *ActivityError
+	if errors.As(f.err, &failed) {
+		failed.Attempts = int(j.Attempts)
 	}
 }
 
@@ -171,9 +181,20 @@ type ActivityError struct {
 	Message string
 	// Details is extra diagnostic text, such as a panic's stack trace.
 	Details string
+	// Type is the error's type, as the activity named it (NewError);
+	// empty when it named none, and for the host's own failures (a
+	// deadline, a crash).
+	Type string
+	// Attempts is how many attempts the call made, the last included,
+	// when it had a retry policy (WithRetry, DefaultRetryPolicy); zero when
+	// it had none.
+	Attempts int
 }
 
 func (e *ActivityError) Error() string {
+	if e.Attempts > 1 {
+		return fmt.Sprintf("activity %q failed: %s (after %d attempts)", e.Activity, e.Message, e.Attempts)
+	}
 	return fmt.Sprintf("activity %q failed: %s", e.Activity, e.Message)
 }
 

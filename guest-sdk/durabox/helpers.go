@@ -3,9 +3,7 @@ package durabox
 import (
 	"crypto/sha256"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
-	"os"
 )
 
 // NewGUID returns an id that is unique within the instance's execution and
@@ -33,14 +31,4 @@ func (c *Context) Rand() *rand.Rand {
 		c.rt.rand = rand.New(rand.NewChaCha8(seed))
 	}
 	return c.rt.rand
-}
-
-// Logger returns a logger for orchestration code whose lines are logged
-// once, when their step first runs: it writes to stderr, which becomes the
-// instance's log, and the host drops what an orchestration writes while it
-// replays. (The logger itself does the same work live and on replay, so
-// that it leaves the heap the same.)
-func (c *Context) Logger() *slog.Logger {
-	c.rt.own("ctx.Logger")
-	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("instance", c.rt.instanceID)
 }

@@ -114,7 +114,7 @@ func (rt *runtime) apply(j abi.Job) {
 		rt.started, rt.instanceID, rt.startedAt = true, j.InstanceID, rt.now.UnixNano()
 		rt.start(j.Name, j.Input)
 	case abi.JobResolveActivity:
-		rt.take(j.Seq).resolve(j.Result, j.Failure)
+		rt.take(j.Seq).resolveActivity(j)
 	case abi.JobFireTimer:
 		rt.take(j.Seq).resolve(nil, nil)
 	case abi.JobResolveEvent:

@@ -80,7 +80,7 @@ func TestWithTimeoutIsInTheCommand(t *testing.T) {
 		{30 * time.Second, []abi.Command{{Kind: abi.CommandScheduleActivity, Seq: 1, Name: "Hello", Input: []byte(`"timed"`), TimeoutMillis: 30000}}},
 		{time.Microsecond, []abi.Command{{Kind: abi.CommandScheduleActivity, Seq: 1, Name: "Hello", Input: []byte(`"timed"`), TimeoutMillis: 1}}},
 		{-time.Second, []abi.Command{{Kind: abi.CommandFail, Seq: 1, Failure: &abi.Failure{
-			Message: `durabox: WithTimeout(-1s) for activity "Hello": the timeout must be positive (leave the option out for the host's default)`}}}},
+			Message: `durabox: WithTimeout(-1s) for activity "Hello": the duration must be positive (leave the option out for the host's default)`}}}},
 	}
 	for _, tt := range tests {
 		got := newRuntime().activate(activation(0, start("Timed", fmt.Sprint(int64(tt.timeout)))))
@@ -182,7 +182,7 @@ func TestRunActivity(t *testing.T) {
 func TestManifestListsRegistrations(t *testing.T) {
 	t.Parallel()
 	m := manifest()
-	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "BranchRace", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "LockCancelled", "Loop", "NamesChildren", "Panics", "Parallel", "PlainGo", "Race", "Retrying", "Scopes", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
+	if !reflect.DeepEqual(m.Orchestrations, []string{"Abandons", "BranchRace", "Cancellable", "Charge", "Clock", "Counter", "Greet", "Guids", "LockCancelled", "Loop", "NamesChildren", "Panics", "Parallel", "PlainGo", "Race", "Retried", "Retrying", "Scopes", "Stops", "Timed"}) || !reflect.DeepEqual(m.Activities, []string{"Hello"}) {
 		t.Fatalf("manifest %+v", m)
 	}
 }

@@ -82,6 +82,11 @@ var (
 	// ErrNotUpdatable is returned by Update when the instance's module
 	// takes no updates: it was built before updates existed.
 	ErrNotUpdatable = errors.New("host: the instance takes no updates")
+	// ErrTaskLost is returned to a worker that acts on a task it no
+	// longer holds: it was completed, or its lease ended (no heartbeat in
+	// time, or its deadline passed) and it went, or will go, to another
+	// worker. The worker should drop it.
+	ErrTaskLost = errors.New("host: task lost")
 )
 
 // NotFound is ErrNotFound for the instance id, which it quotes cut short

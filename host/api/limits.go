@@ -1,5 +1,7 @@
 package api
 
+import "github.com/durabox/durabox/engine"
+
 // MaxPage is the most instances one page of a listing holds (GET
 // /v1/instances?limit).
 const MaxPage = 1000
@@ -12,4 +14,4 @@ const DefaultMaxPayload = 16 << 20
 // DefaultHistoryWarning is the length of an execution's history, in
 // events, past which a host warns unless it is told otherwise
 // (host.Options.HistoryWarning, durabox serve --history-warning).
-const DefaultHistoryWarning = 50000
+const DefaultHistoryWarning = engine.DefaultHistoryWarning

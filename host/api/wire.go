@@ -81,6 +81,9 @@ type InstanceDetails struct {
 	// ChildrenNext, when set, lists the rest: GET
 	// /v1/instances?parent={id}&cursor={ChildrenNext}.
 	ChildrenNext string `json:"childrenNext,omitempty"`
+	// Activities are the activity calls it waits on, oldest first, up
+	// to 100: tasks waiting for a worker or running.
+	Activities []PendingActivity `json:"activities,omitempty"`
 	// Warnings say what about the instance needs its owner's attention,
 	// such as a history past the host's warning length, a module the host
 	// cannot run (the instance then waits for a host that can), or a stored
@@ -284,6 +287,9 @@ type QueueResponse struct {
 	ActivitiesRunning int `json:"activitiesRunning"`
 	// OldestActivity is the waiting activity task that has waited longest.
 	OldestActivity *WaitingItem `json:"oldestActivity,omitempty"`
+	// TaskQueues describes the task queues of workers outside the host
+	// that hold tasks or that a worker polled through this host, by name.
+	TaskQueues []TaskQueue `json:"taskQueues,omitempty"`
 }
 
 // WaitingItem is a message or an activity task that waits.

@@ -66,7 +66,7 @@ func New() *Metrics {
 			Name: "durabox_instances_finished_total", Help: "Instances that finished, by orchestration and status (Completed, Failed, Canceled, Terminated).",
 		}, []string{"orchestration", "status"}),
 		activities: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "durabox_activities_total", Help: "Activity attempts recorded, by activity and outcome (completed, failed).",
+			Name: "durabox_activities_total", Help: "Activity attempts that ended, by activity and outcome (completed, failed), those retried by their policy included.",
 		}, []string{"activity", "outcome"}),
 		activitySeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "durabox_activity_duration_seconds",

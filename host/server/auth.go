@@ -14,13 +14,14 @@ import (
 // that comparing them takes the same time whatever the token offered and
 // however long it is.
 type tokens struct {
-	admin, read [sha256.Size]byte
+	admin, read, worker [sha256.Size]byte
 	// none means no token is asked for.
-	none, hasRead bool
+	none, hasRead, hasWorker bool
 }
 
-func newTokens(admin, read string) *tokens {
-	return &tokens{admin: sha256.Sum256([]byte(admin)), read: sha256.Sum256([]byte(read)), none: admin == "", hasRead: read != ""}
+func newTokens(admin, read, worker string) *tokens {
+	return &tokens{admin: sha256.Sum256([]byte(admin)), read: sha256.Sum256([]byte(read)), worker: sha256.Sum256([]byte(worker)),
+		none: admin == "", hasRead: read != "", hasWorker: worker != ""}
 }
 
 // grant returns the access the request's token gives, or an error that
@@ -37,11 +38,14 @@ func (t *tokens) grant(r *http.Request) (access, error) {
 	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	isAdmin := subtle.ConstantTimeCompare(sum[:], t.admin[:]) == 1
 	isRead := subtle.ConstantTimeCompare(sum[:], t.read[:]) == 1 && t.hasRead
+	isWorker := subtle.ConstantTimeCompare(sum[:], t.worker[:]) == 1 && t.hasWorker
 	switch {
 	case isAdmin:
 		return admin, nil
 	case isRead:
 		return read, nil
+	case isWorker:
+		return worker, nil
 	}
 	return public, fmt.Errorf("%w: the token is not one this host accepts", errUnauthorized)
 }
@@ -64,8 +68,8 @@ func (s *server) guard(rt route) http.Handler {
 			return
 		}
 		granted, err := s.tokens.grant(r)
-		if err == nil && granted < rt.access {
-			err = fmt.Errorf("%w: this token may only read (GET); %s %s needs the admin token", errForbidden, rt.method, rt.path)
+		if err == nil {
+			err = granted.refuses(rt)
 		}
 		if err != nil && rt.access > public {
 			if granted == public {
@@ -80,6 +84,22 @@ func (s *server) guard(rt route) http.Handler {
 		}
 		rt.serve(s, w, r)
 	})
+}
+
+// refuses says why a token that gives a may not use the route rt, or
+// returns nil when it may: an admin token may use every route, a worker's
+// only the worker protocol's (and the public ones), a read-only one only
+// those that read (and the public ones).
+func (a access) refuses(rt route) error {
+	switch {
+	case a == admin || rt.access == public || a == rt.access:
+		return nil
+	case a == worker:
+		return fmt.Errorf("%w: this token is a worker's: it may only poll for, heartbeat, complete and fail tasks (/v1/tasks/...); %s %s needs the admin token", errForbidden, rt.method, rt.path)
+	case rt.access == worker:
+		return fmt.Errorf("%w: this token may only read (GET); %s %s needs a worker's token or the admin token", errForbidden, rt.method, rt.path)
+	}
+	return fmt.Errorf("%w: this token may only read (GET); %s %s needs the admin token", errForbidden, rt.method, rt.path)
 }
 
 // refuse logs a refused request, and answers with why.

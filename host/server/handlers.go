@@ -399,6 +399,17 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 	if err := s.api.Refused(inst.ModuleHash); err != nil && !inst.Status.IsTerminal() {
 		details.Warnings = append(details.Warnings, "it waits for a host that can run its module: "+wireError(err))
 	}
+	if ws, ok := s.api.(Workers); ok && !inst.Status.IsTerminal() {
+		if details.Activities, err = ws.PendingActivities(r.Context(), id); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		for _, a := range details.Activities {
+			if a.NoWorker {
+				details.Warnings = append(details.Warnings, fmt.Sprintf("its call of %s waits on task queue %s, which no worker has polled (through this host, since it started)", a.Activity, a.Queue))
+			}
+		}
+	}
 	s.reply(w, r, http.StatusOK, details)
 }
 
@@ -473,6 +484,7 @@ func (s *server) queue(w http.ResponseWriter, r *http.Request) {
 		Ready: q.Ready, ReadyInstances: q.ReadyInstances, Starts: q.Starts, OldestReady: wireItem(q.OldestReady),
 		Timers: q.Timers, NextTimer: timeOrNil(q.NextTimer), Running: q.Locked,
 		Activities: q.Activities, ActivitiesRunning: q.Running, OldestActivity: wireItem(q.OldestActivity),
+		TaskQueues: s.taskQueues(q.Queues),
 	})
 }
 

@@ -86,6 +86,11 @@ type Options struct {
 	// more: not deploy, start, raise, cancel, terminate, purge or remove.
 	// It needs Token, and must differ from it. Empty means none.
 	ReadToken string
+	// WorkerToken, when set, is a token for workers outside the host:
+	// it may poll for tasks, heartbeat, complete and fail them (the
+	// routes under /v1/tasks) and nothing more. It needs Token, and must
+	// differ from it and from ReadToken. Empty means none.
+	WorkerToken string
 	// StallTimeout is how long a request body may send nothing before the
 	// request is refused (400). Zero means 30s.
 	StallTimeout time.Duration
@@ -129,8 +134,12 @@ func (o *Options) Validate() error {
 		return errors.New("host: a read-only token needs an admin token beside it: with none, nothing could deploy or start")
 	case o.ReadToken != "" && o.ReadToken == o.Token:
 		return errors.New("host: the read-only token is the admin token; give it a token of its own")
+	case o.WorkerToken != "" && o.Token == "":
+		return errors.New("host: a worker token needs an admin token beside it: with none, every request is the admin's and a worker token would limit nothing")
+	case o.WorkerToken != "" && (o.WorkerToken == o.Token || o.WorkerToken == o.ReadToken):
+		return errors.New("host: the worker token is the admin or the read-only token; give it a token of its own")
 	}
-	for _, t := range []struct{ name, token string }{{"the admin token", o.Token}, {"the read-only token", o.ReadToken}} {
+	for _, t := range []struct{ name, token string }{{"the admin token", o.Token}, {"the read-only token", o.ReadToken}, {"the worker token", o.WorkerToken}} {
 		if t.token != "" && len(t.token) < minTokenLength {
 			return fmt.Errorf("host: %s is %d characters; use at least %d random ones (openssl rand -hex 32 makes 64)", t.name, len(t.token), minTokenLength)
 		}
@@ -162,7 +171,7 @@ func New(a API, opts Options) (http.Handler, error) {
 		return nil, err
 	}
 	hosts, _ := newHostNames(opts.Hosts) // Validate checked them
-	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken),
+	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken, opts.WorkerToken),
 		hosts: hosts, crossOrigin: http.NewCrossOriginProtection(), panics: guard.Guard{Log: opts.Logger}}
 	var gatherer prometheus.Gatherer = prometheus.NewRegistry()
 	if opts.Metrics != nil {
@@ -204,9 +213,12 @@ const (
 	read
 	// admin routes need the admin token.
 	admin
+	// worker routes (the worker protocol's) need a worker's token or the
+	// admin token.
+	worker
 )
 
-func (a access) String() string { return [...]string{"public", "read", "admin"}[a] }
+func (a access) String() string { return [...]string{"public", "read", "admin", "worker"}[a] }
 
 // route is one operation of the API.
 type route struct {
@@ -256,6 +268,10 @@ var routes = []route{
 	{"GET", "/v1/instances/{id}/bundle", read, (*server).export},
 	{"POST", "/v1/instances/{id}/reset", admin, (*server).reset},
 	{"POST", "/v1/upgrades", admin, (*server).upgrade},
+	{"POST", "/v1/tasks/poll", worker, (*server).pollTasks},
+	{"POST", "/v1/tasks/{token}/heartbeat", worker, (*server).heartbeatTask},
+	{"POST", "/v1/tasks/{token}/complete", worker, (*server).completeTask},
+	{"POST", "/v1/tasks/{token}/fail", worker, (*server).failTask},
 	{"GET", "/v1/access", read, (*server).access},
 	{"GET", "/v1/version", read, (*server).version},
 	{"GET", "/healthz", public, (*server).healthz},
@@ -419,6 +435,7 @@ var statuses = []struct {
 	{api.ErrQueryFailed, http.StatusUnprocessableEntity},
 	{api.ErrNotQueryable, http.StatusConflict},
 	{api.ErrNotUpdatable, http.StatusConflict},
+	{api.ErrTaskLost, http.StatusConflict},
 	{api.ErrTooLarge, http.StatusRequestEntityTooLarge},
 	{api.ErrBadModule, http.StatusUnprocessableEntity},
 	{api.ErrCannotRun, http.StatusUnprocessableEntity},

@@ -44,7 +44,9 @@ type config struct {
 	durability sqlite.Durability
 	hello      int
 	sequential int
-	fanOut     int
+	// workerSteps is the length of the workers' sequential figure.
+	workerSteps int
+	fanOut      int
 	// backlog are the sizes of the backlog figures, smallest first.
 	backlog         []int
 	replay          int
@@ -80,6 +82,7 @@ func main() {
 	flag.IntVar(&c.hello, "hello", 10000, "how many Greeting instances the hello throughput runs")
 	flag.IntVar(&c.sequential, "sequential", 100000, "how many activities the sequential instance calls: its history is the long history")
 	flag.IntVar(&c.fanOut, "fanout", 1000, "how many activities the fan-out starts at once")
+	flag.IntVar(&c.workerSteps, "worker-steps", 500, "how many activities the sequential orchestration of the workers' figure calls")
 	backlogSizes := flag.String("backlog", "1000", "the sizes of one instance's backlog of activities, children (up to 10,000) and raised events the backlog figures take, separated by commas, smallest first (make bench-backlog: 1000,10000,100000)")
 	flag.IntVar(&c.replay, "replay-events", 10000, "about how many events the cold replay's history has")
 	flag.IntVar(&c.idle, "idle", 200, "how many idle instances the memory figure averages over")
@@ -94,7 +97,7 @@ func main() {
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
 	flag.Float64Var(&c.otherShare, "other-share", 0.1, "the share of the hello, sequential, waiting and wake-up counts the figures of runtimes other than wazero take")
 	runtimes := flag.String("runtimes", host.RuntimeWazero+","+host.RuntimeWasmtime, "the WebAssembly runtimes to take the figures on, in order, separated by commas")
-	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, backlog, replay, restart, memory, waiting, payload, cpu, query, update), on each runtime")
+	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, backlog, replay, restart, memory, waiting, payload, cpu, query, update, workers), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
 	flag.StringVar(&c.postgres, "postgres", "", "run the hello and sequential figures on PostgreSQL at `URL`, or \"auto\" (the server the tests find), instead of SQLite")
@@ -198,6 +201,7 @@ func run(c *config) error {
 			{"cpu", cpuHeavyStep},
 			{"query", queries},
 			{"update", updates},
+			{"workers", workers},
 		} {
 			if c.only != "" && c.only != step.name {
 				continue

@@ -39,6 +39,10 @@ type Config struct {
 	Lease                    time.Duration
 	Shared                   bool
 	Logger                   *slog.Logger
+	// ActivityQueues is --activity-queue: task queues by activity name.
+	ActivityQueues map[string]string
+	// CancelGrace is --cancel-grace.
+	CancelGrace time.Duration
 }
 
 // Logger returns the logger of serve's --log-format (json, or text) and
@@ -57,7 +61,7 @@ func (c Config) Host() host.Options {
 	return host.Options{Runtime: c.Runtime, StepBudget: c.StepBudget, HTTPAllowList: c.AllowHTTP, ActivationTimeout: c.StepTimeout,
 		ActivityTimeout: c.ActivityTimeout, MemoryLimit: c.MemoryMiB << 20, MaxLiveMemory: c.CacheMiB << 20,
 		HistoryWarning: c.HistoryWarning, MaxPersistentEvents: c.MaxPersistentEvents, Retention: c.Retention, SweepInterval: c.SweepInterval, MaxPayload: c.MaxPayloadMiB << 20,
-		Logger: c.Logger, CacheDir: c.CacheDir, Metrics: metrics.New(), Lease: c.Lease, Shared: c.Shared}
+		Logger: c.Logger, CacheDir: c.CacheDir, Metrics: metrics.New(), Lease: c.Lease, Shared: c.Shared, ActivityQueues: c.ActivityQueues, CancelGrace: c.CancelGrace}
 }
 
 // SQLite returns the options of the SQLite store of a host with opts, at

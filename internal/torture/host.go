@@ -19,7 +19,13 @@ type hostProc struct {
 
 // startHost starts durabox serve with args and waits until it serves.
 func startHost(bin string, args []string, log io.Writer) (*hostProc, error) {
-	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	return startProc(bin, append([]string{"serve"}, args...), log, "durabox: serving on ")
+}
+
+// startProc starts bin with args and waits until it prints a line that
+// begins with ready.
+func startProc(bin string, args []string, log io.Writer, ready string) (*hostProc, error) {
+	cmd := exec.Command(bin, args...)
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -36,7 +42,7 @@ func startHost(bin string, args []string, log io.Writer) (*hostProc, error) {
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(log, line)
-			if strings.HasPrefix(line, "durabox: serving on ") {
+			if strings.HasPrefix(line, ready) {
 				close(serving)
 			}
 		}
@@ -48,10 +54,10 @@ func startHost(bin string, args []string, log io.Writer) (*hostProc, error) {
 	case <-serving:
 		return p, nil
 	case <-p.exited:
-		return nil, fmt.Errorf("durabox serve exited before serving, with %v (its output is in the run's log)", cmd.ProcessState)
+		return nil, fmt.Errorf("%s exited before it was ready, with %v (its output is in the run's log)", strings.Join(cmd.Args, " "), cmd.ProcessState)
 	case <-time.After(time.Minute):
 		p.kill()
-		return nil, fmt.Errorf("durabox serve did not serve within a minute")
+		return nil, fmt.Errorf("%s was not ready within a minute", strings.Join(cmd.Args, " "))
 	}
 }
 

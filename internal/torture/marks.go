@@ -13,8 +13,9 @@ import (
 // (so a kill right after still leaves it in the log), and the host notes
 // each activity it delivers again.
 
-// markLine is the host's record of what Mark prints.
-var markLine = regexp.MustCompile(`guest: mark (\S+) delivery (\d+)`)
+// markLine is the host's record of what Mark prints, or a worker's
+// (crashworker) line of its own Mark.
+var markLine = regexp.MustCompile(`(?:guest|worker): mark (\S+) delivery (\d+)`)
 
 // hostLog is what the run's log says about activities.
 type hostLog struct {

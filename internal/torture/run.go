@@ -53,6 +53,12 @@ type Config struct {
 	// sometimes two at once, and each is started again at once; the
 	// clients talk to any of them.
 	Hosts int
+	// Workers, when not zero, is how many worker processes outside the
+	// hosts run every activity of the workload (crashworker, on the task
+	// queue the hosts send them to with --activity-queue); a kill then
+	// sometimes kills a worker instead of a host. Zero runs the
+	// activities in their modules.
+	Workers int
 	// Out receives the run's progress and violations. Nil discards them.
 	Out io.Writer
 }
@@ -96,6 +102,9 @@ func (c *Config) validate() error {
 	case c.Hosts > 1 && c.Postgres == "":
 		return fmt.Errorf("torture: %d hosts need a PostgreSQL database to share (Postgres); a SQLite file has one host", c.Hosts)
 	}
+	if c.Workers < 0 {
+		return fmt.Errorf("torture: Workers is %d; it must be zero (activities in their modules) or more", c.Workers)
+	}
 	if c.Postgres != "" && c.Durability != "full" {
 		return fmt.Errorf("torture: Durability is for a SQLite file; on PostgreSQL the server decides")
 	}
@@ -138,6 +147,9 @@ type Report struct {
 	// (pg_terminate_backend).
 	Postgres             bool
 	Hosts, Doubles, Cuts int
+	// Workers is how many worker processes ran the activities, and
+	// WorkerKills how many times one was killed.
+	Workers, WorkerKills int
 	// Violations lists everything lost or wrong; empty when nothing was.
 	Violations []string
 	// Took is how long the run took.
@@ -149,6 +161,9 @@ func (r *Report) Summary() string {
 	var where string
 	if r.Postgres {
 		where = fmt.Sprintf("postgres, %d hosts, %d times two at once, %d connections cut, ", r.Hosts, r.Doubles, r.Cuts)
+	}
+	if r.Workers > 0 {
+		where += fmt.Sprintf("%d external workers, %d worker kills, ", r.Workers, r.WorkerKills)
 	}
 	return fmt.Sprintf("crashtest: %s%d kills, %d instances, %d events, %d of %d counted activities ran more than once, lost %d",
 		where, r.Kills, r.Instances, r.Events, r.Rerun, r.Marks, len(r.Violations))
@@ -178,6 +193,15 @@ func Run(c Config) (r *Report, err error) {
 	bin, wasm, err := build(c.Bin, dir)
 	if err != nil {
 		return nil, err
+	}
+	var workerBin string
+	if c.Workers > 0 {
+		workerBin = filepath.Join(dir, "crashworker")
+		cmd := exec.Command("go", "build", "-o", workerBin, "./internal/torture/cmd/crashworker")
+		cmd.Dir = guestbuild.Root()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build crashworker: %v\n%s", err, out)
+		}
 	}
 	addrs := make([]string, c.Hosts)
 	for i := range addrs {
@@ -225,15 +249,26 @@ func Run(c Config) (r *Report, err error) {
 		close(driven)
 	}()
 	rng := rand.New(rand.NewPCG(c.Seed, 0))
-	r = &Report{Seed: c.Seed, Postgres: c.Postgres != "", Hosts: c.Hosts}
+	r = &Report{Seed: c.Seed, Postgres: c.Postgres != "", Hosts: c.Hosts, Workers: c.Workers}
 	procs := make([]*hostProc, c.Hosts)
+	workers := make([]*hostProc, c.Workers)
 	defer func() {
-		for _, p := range procs {
+		for _, p := range append(procs, workers...) {
 			if p != nil {
 				p.stop()
 			}
 		}
 	}()
+	startWorkers := func() error {
+		for i, w := range workers {
+			if w == nil {
+				if workers[i], err = startProc(workerBin, []string{"--hosts", strings.Join(addrs, ",")}, log, "crashworker: polling"); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	for r.Kills < c.Kills {
 		for i, p := range procs {
 			if p == nil {
@@ -241,6 +276,9 @@ func Run(c Config) (r *Report, err error) {
 					return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
 				}
 			}
+		}
+		if err := startWorkers(); err != nil {
+			return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
 		}
 		// The next batch starts at a random moment of the hosts' lives,
 		// so that kills cut starts and raises short too.
@@ -259,6 +297,14 @@ func Run(c Config) (r *Report, err error) {
 			}
 		}
 		time.Sleep(up - early)
+		if c.Workers > 0 && rng.IntN(2) == 0 {
+			// A worker dies mid-attempt: its tasks go to another once
+			// their leases end.
+			i := rng.IntN(c.Workers)
+			workers[i].kill()
+			workers[i] = nil
+			r.WorkerKills++
+		}
 		victims := []int{rng.IntN(c.Hosts)}
 		if c.Hosts > 1 && rng.IntN(4) == 0 && r.Kills+2 <= c.Kills {
 			// Sometimes two at once.
@@ -285,6 +331,9 @@ func Run(c Config) (r *Report, err error) {
 				return nil, fmt.Errorf("after the last kill: %w", err)
 			}
 		}
+	}
+	if err := startWorkers(); err != nil {
+		return nil, fmt.Errorf("after the last kill: %w", err)
 	}
 	d.releaseAll()
 	finish, stopFinish := context.WithTimeout(ctx, c.Deadline)
@@ -342,13 +391,32 @@ func build(bin, dir string) (string, [][]byte, error) {
 
 // serveArgs are the arguments of durabox serve for host i at addr.
 func (c *Config) serveArgs(dir, addr string, i int) []string {
+	var args []string
 	if c.Postgres == "" {
-		return []string{"--db", filepath.Join(dir, "crash.db"), "--addr", addr, "--durability", c.Durability}
+		args = []string{"--db", filepath.Join(dir, "crash.db"), "--addr", addr, "--durability", c.Durability}
+	} else {
+		// A short lease, so that the work of a host that was killed and is
+		// slow to come back, or whose connections were cut, moves on.
+		args = []string{"--db", c.Postgres, "--addr", addr, "--host-id", hostID(i), "--lease", "10s", "--cache-dir", filepath.Join(dir, "cache", hostID(i))}
 	}
-	// A short lease, so that the work of a host that was killed and is
-	// slow to come back, or whose connections were cut, moves on.
-	return []string{"--db", c.Postgres, "--addr", addr, "--host-id", hostID(i), "--lease", "10s", "--cache-dir", filepath.Join(dir, "cache", hostID(i))}
+	if c.Workers > 0 {
+		// Every activity to the workers, whose tasks, when one is killed,
+		// go to another once a short lease ends.
+		var routes []string
+		for _, name := range workloadActivities {
+			routes = append(routes, name+"=torture")
+		}
+		args = append(args, "--activity-queue", strings.Join(routes, ","))
+		if c.Postgres == "" {
+			args = append(args, "--lease", "10s")
+		}
+	}
+	return args
 }
+
+// workloadActivities are the activities of the workload's modules, which
+// crashworker serves in external-worker mode.
+var workloadActivities = []string{"SayHello", "FlakyTask", "Dispatch", "Notify", "Count", "Beat", "PriceLine", "Charge", "Mark"}
 
 // hostID is the --host-id of host i.
 func hostID(i int) string { return fmt.Sprintf("crashtest-%d", i) }

@@ -39,6 +39,25 @@ func TestShortRun(t *testing.T) {
 	}
 }
 
+// TestShortRunWithWorkers is TestShortRun with every activity in two
+// worker processes outside the host, killed too (make crashtest-workers
+// runs it longer).
+func TestShortRunWithWorkers(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("kills real processes for a while; make crashtest-workers runs the full test")
+	}
+	var out strings.Builder
+	r, err := Run(Config{Kills: 4, Scale: 2, Workers: 2, MinUp: 200 * time.Millisecond, MaxUp: 900 * time.Millisecond, Deadline: 2 * time.Minute, Out: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Logf("%s%s", out.String(), r.Summary())
+	if len(r.Violations) > 0 || r.Kills != 4 || r.Marks == 0 {
+		t.Fatalf("%s", r.Summary())
+	}
+}
+
 // TestCheckUpdates shows the update check finds each kind of damage it
 // looks for.
 func TestCheckUpdates(t *testing.T) {

@@ -16,60 +16,137 @@ import (
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
-// LockNextActivities leases, until now+lease, up to max of the activity
-// tasks that are not leased (or whose lease has expired) and whose module
-// skip does not name, first in the fair order (see
-// writeTx.QueueActivities), counting the delivery in each one's Attempt.
-// Hosts that lease at once skip the rows another is leasing (FOR UPDATE
-// SKIP LOCKED).
+// LockNextActivities leases, until now+lease (store.LeaseFor), up to max
+// of the activity tasks of the hosts' own queue ("") that are not leased
+// (or whose lease has expired) and whose module skip does not name, first
+// in the fair order (see writeTx.QueueActivities), counting the delivery
+// in each one's Attempt. Hosts that lease at once skip the rows another is
+// leasing (FOR UPDATE SKIP LOCKED).
 func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
+	return s.lockActivities(ctx, "lock next activities", now, lease, max, store.TaskPoll{}, skip)
+}
+
+// LockQueuedActivities leases, as LockNextActivities does, the tasks of
+// the task queue p.Queue whose name p.Names holds (any, if it holds
+// none), for a worker outside the hosts.
+func (s *Store) LockQueuedActivities(ctx context.Context, now time.Time, lease time.Duration, max int, p store.TaskPoll) ([]*store.ActivityWork, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("postgres: lock queued activities: %w", err)
+	}
+	return s.lockActivities(ctx, "lock queued activities", now, lease, max, p, nil)
+}
+
+func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, lease time.Duration, max int, p store.TaskPoll, skip []string) ([]*store.ActivityWork, error) {
 	if max < 1 {
-		return nil, fmt.Errorf("postgres: lock next activities: max is %d; it must be at least 1", max)
+		return nil, fmt.Errorf("postgres: %s: max is %d; it must be at least 1", what, max)
 	}
 	var ws []*store.ActivityWork
 	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
 		ws = nil
 		token := sqlstore.NewToken()
 		rows, err := tx.Query(ctx, `
-			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, locked_until = $3, attempt = attempt + 1
-			WHERE id IN (SELECT id FROM activity_tasks WHERE locked_until <= $4 AND NOT (module_hash = ANY($6)) ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
-			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms`,
-			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max, array(skip))
+			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, attempt = attempt + 1,
+				locked_until = CASE WHEN heartbeat_timeout_ms > 0 THEN $4 + heartbeat_timeout_ms * 1000000 ELSE $3 END
+			WHERE id IN (SELECT id FROM activity_tasks WHERE queue = $7 AND locked_until <= $4 AND visible_at <= $4 AND NOT (module_hash = ANY($6))
+				AND (cardinality($8::text[]) = 0 OR name = ANY($8))
+				ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
+			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
+				retry, failures, last_failure`,
+			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max, array(skip), p.Queue, array(p.Names))
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			w := &store.ActivityWork{}
-			var input []byte
-			var timeoutMs int64
-			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs); err != nil {
+			var input, heartbeat []byte
+			var timeoutMs, heartbeatMs int64
+			var retry, lastFailure *string
+			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs,
+				&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure); err != nil {
 				return err
 			}
-			w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
+			w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
+			w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
+			w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
 			ws = append(ws, w)
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: lock next activities: %w", err)
+		return nil, fmt.Errorf("postgres: %s: %w", what, err)
 	}
 	slices.SortFunc(ws, func(a, b *store.ActivityWork) int { return cmp.Compare(a.ID, b.ID) })
 	return ws, nil
 }
 
-// ExtendLease extends w's lease to now+lease. It returns an error wrapping
+// ExtendLease extends w's lease to now+lease: Heartbeat without details.
+func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) error {
+	return s.Heartbeat(ctx, w, nil, now, lease)
+}
+
+// Heartbeat extends w's lease to now+lease and keeps details (nil keeps
+// those there) for the task's next delivery. It returns an error wrapping
 // store.ErrLeaseLost if w's lease no longer holds the task. Like a lease,
 // it does not wait for the WAL flush.
-func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) error {
+func (s *Store) Heartbeat(ctx context.Context, w *store.ActivityWork, details json.RawMessage, now time.Time, lease time.Duration) error {
 	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET locked_until = greatest(locked_until, $1) WHERE id = $2 AND lock_token = $3`,
-			sqlstore.Nanos(now.Add(lease)), w.ID, w.LockToken)
+		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET locked_until = greatest(locked_until, $1), heartbeat = coalesce($4, heartbeat) WHERE id = $2 AND lock_token = $3`,
+			sqlstore.Nanos(now.Add(lease)), w.ID, w.LockToken, []byte(details))
 		if err != nil {
 			return fmt.Errorf("postgres: extend the lease of activity %d: %w", w.ID, err)
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("postgres: extend the lease of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		}
+		return nil
+	})
+}
+
+// ActivityTasks describes up to max of the instance's activity tasks,
+// oldest first; those whose lease holds at now are running.
+func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.Time, max int) ([]store.ActivityTaskInfo, error) {
+	var out []store.ActivityTaskInfo
+	err := s.read(ctx, func(r db) error {
+		out = nil
+		rows, err := r.Query(ctx, `SELECT schedule_id, name, queue, attempt, heartbeat, enqueued_at, locked_until > $2 FROM activity_tasks
+			WHERE instance_id = $1 ORDER BY id LIMIT $3`, instanceID, sqlstore.Nanos(now), max)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t store.ActivityTaskInfo
+			var enqueued int64
+			var heartbeat []byte
+			if err := rows.Scan(&t.ScheduleID, &t.Name, &t.Queue, &t.Attempt, &heartbeat, &enqueued, &t.Running); err != nil {
+				return err
+			}
+			t.Heartbeat, t.EnqueuedAt = heartbeat, sqlstore.FromNanos(enqueued)
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: activity tasks of %q: %w", instanceID, err)
+	}
+	return out, nil
+}
+
+// RetryActivity lets go of a leased activity task to run again at
+// visibleAt, counting the failed attempt, atomically. It returns an error
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task. Like a
+// lease, it does not wait for the WAL flush.
+func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
+	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = $1, visible_at = $2, attempt = 0,
+			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
+			sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), w.ID, w.LockToken)
+		if err != nil {
+			return fmt.Errorf("postgres: retry activity %d: %w", w.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
 		}
 		return nil
 	})

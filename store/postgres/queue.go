@@ -24,10 +24,11 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 				(SELECT count(*) FROM messages m JOIN instances i ON i.id = m.instance_id WHERE m.visible_at > $1 AND NOT i.`+sqlstore.Finished+`),
 				(SELECT min(m.visible_at) FROM messages m JOIN instances i ON i.id = m.instance_id WHERE m.visible_at > $1 AND NOT i.`+sqlstore.Finished+`),
 				(SELECT count(*) FROM instances WHERE locked_until > $1),
-				(SELECT count(*) FROM activity_tasks WHERE locked_until <= $1),
-				(SELECT count(*) FROM activity_tasks WHERE locked_until > $1)`,
+				(SELECT count(*) FROM activity_tasks WHERE locked_until <= $1 AND visible_at <= $1),
+				(SELECT count(*) FROM activity_tasks WHERE locked_until > $1),
+				(SELECT count(*) FROM activity_tasks WHERE visible_at > $1)`,
 			sqlstore.Nanos(now), sqlstore.VisibleToStart).
-			Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Locked, &q.Activities, &q.Running)
+			Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Locked, &q.Activities, &q.Running, &q.Retrying)
 		if err != nil {
 			return err
 		}
@@ -43,7 +44,14 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 			return err
 		}
 		q.OldestActivity, err = dialect.Oldest(ctx, sqlDB{r}, `
-			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE locked_until <= $1 ORDER BY id LIMIT 1`, sqlstore.Nanos(now))
+			SELECT instance_id, name, greatest(enqueued_at, visible_at) AS since FROM activity_tasks
+			WHERE locked_until <= $1 AND visible_at <= $1 ORDER BY since, id LIMIT 1`, sqlstore.Nanos(now))
+		if err != nil {
+			return err
+		}
+		q.Queues, err = sqlstore.QueueCounts(ctx, sqlDB{r}, `
+			SELECT queue, count(*) FILTER (WHERE locked_until <= $1 AND visible_at <= $1), count(*) FILTER (WHERE locked_until > $1)
+			FROM activity_tasks WHERE queue <> '' GROUP BY queue ORDER BY queue`, sqlstore.Nanos(now))
 		return err
 	})
 	if err != nil {

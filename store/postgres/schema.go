@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 4
+const schemaVersion = 6
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -27,7 +27,28 @@ var migrations = map[int]string{
 	2: `ALTER TABLE activity_tasks ADD COLUMN timeout_ms bigint NOT NULL DEFAULT 0;`,
 	// Version 4: the updates clients send instances, and their answers.
 	3: updatesTable,
+	// Version 5: each activity task's task queue ('' for the hosts' own,
+	// as for the tasks already there), its heartbeat timeout and the
+	// details of its last heartbeat; the fair order is kept per queue.
+	4: `ALTER TABLE activity_tasks ADD COLUMN queue text COLLATE "C" NOT NULL DEFAULT '';
+		ALTER TABLE activity_tasks ADD COLUMN heartbeat_timeout_ms bigint NOT NULL DEFAULT 0;
+		ALTER TABLE activity_tasks ADD COLUMN heartbeat bytea;
+		DROP INDEX activity_tasks_fair;
+		DROP INDEX activity_tasks_instance_rank;` + indexes5,
+	// Version 6: host-driven retries of activities: each task's retry
+	// policy (JSON; NULL, as for the tasks already there: none), the
+	// attempts of it that failed and the last failure, and when the task
+	// may run again (0: at once).
+	5: retryColumns,
 }
+
+// retryColumns are the columns of activity tasks' retries, which version
+// 6 adds, and the index NextVisibleAt reads.
+const retryColumns = `ALTER TABLE activity_tasks ADD COLUMN retry text;
+	ALTER TABLE activity_tasks ADD COLUMN failures integer NOT NULL DEFAULT 0;
+	ALTER TABLE activity_tasks ADD COLUMN last_failure text;
+	ALTER TABLE activity_tasks ADD COLUMN visible_at bigint NOT NULL DEFAULT 0;
+	CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);`
 
 // updatesTable is the table of updates, which version 4 adds: one row an
 // update a client sent an instance, by the id that makes it unique there.
@@ -49,6 +70,13 @@ const updatesTable = `CREATE TABLE updates (
 const indexes2 = `
 CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
 CREATE INDEX activity_tasks_instance_rank ON activity_tasks(instance_id, fair_rank);
+`
+
+// indexes5 are the indexes of the fair order of activity tasks per task
+// queue, which version 5 makes of indexes2.
+const indexes5 = `
+CREATE INDEX activity_tasks_fair ON activity_tasks(queue, fair_rank, id);
+CREATE INDEX activity_tasks_instance_rank ON activity_tasks(instance_id, queue, fair_rank);
 `
 
 // The schema. Times are Unix nanoseconds (bigint), as in store/sqlite, so
@@ -143,11 +171,19 @@ CREATE TABLE activity_tasks (
 	locked_until bigint NOT NULL DEFAULT 0,
 	enqueued_at  bigint NOT NULL,
 	fair_rank    bigint NOT NULL DEFAULT 0,
-	timeout_ms   bigint NOT NULL DEFAULT 0
+	timeout_ms   bigint NOT NULL DEFAULT 0,
+	queue        text COLLATE "C" NOT NULL DEFAULT '',
+	heartbeat_timeout_ms bigint NOT NULL DEFAULT 0,
+	heartbeat    bytea,
+	retry        text,
+	failures     integer NOT NULL DEFAULT 0,
+	last_failure text,
+	visible_at   bigint NOT NULL DEFAULT 0
 );
+CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
-` + indexes2 + updatesTable
+` + indexes5 + updatesTable
 
 // prepareSchemaLock is the advisory lock hosts take while they prepare the
 // schema, so that two starting at once do not both create it.

@@ -80,24 +80,31 @@ func (t writeTx) AppendHistory(ctx context.Context, id string, execution int64, 
 }
 
 // QueueActivities queues the tasks in the fair order
-// store.Store.LockNextActivities describes: the instance's tasks take the
-// ranks that follow both its own last one and the first waiting task's,
-// one each, and workers take tasks by rank. (Two hosts that queue at once
-// may give tasks the same rank; the id orders them.)
+// store.Store.LockNextActivities describes, per task queue: the instance's
+// tasks on a queue take the ranks that follow both its own last one there
+// and the queue's first waiting task's, one each, and workers take tasks
+// by rank. (Two hosts that queue at once may give tasks the same rank; the
+// id orders them.)
 func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
 	if len(tasks) == 0 {
 		return nil
 	}
 	tx := t.tx
-	var rank int64
-	if err := tx.QueryRow(ctx, `SELECT greatest(
-			coalesce((SELECT fair_rank FROM activity_tasks WHERE locked_until <= $1 ORDER BY fair_rank, id LIMIT 1), 0),
-			coalesce((SELECT max(fair_rank) + 1 FROM activity_tasks WHERE instance_id = $2), 0))`, sqlstore.Nanos(now), id).Scan(&rank); err != nil {
-		return fmt.Errorf("activities: their rank: %w", err)
-	}
-	for i, a := range tasks {
-		if _, err := tx.Exec(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds()); err != nil {
+	next := map[string]int64{} // by queue, the rank of the next task
+	for _, a := range tasks {
+		rank, ok := next[a.Queue]
+		if !ok {
+			if err := tx.QueryRow(ctx, `SELECT greatest(
+					coalesce((SELECT fair_rank FROM activity_tasks WHERE queue = $3 AND locked_until <= $1 ORDER BY fair_rank, id LIMIT 1), 0),
+					coalesce((SELECT max(fair_rank) + 1 FROM activity_tasks WHERE instance_id = $2 AND queue = $3), 0))`, sqlstore.Nanos(now), id, a.Queue).Scan(&rank); err != nil {
+				return fmt.Errorf("activities: their rank: %w", err)
+			}
+		}
+		next[a.Queue] = rank + 1
+		if _, err := tx.Exec(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
+				queue, heartbeat_timeout_ms, retry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank, a.Timeout.Milliseconds(),
+			a.Queue, a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}

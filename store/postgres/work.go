@@ -201,8 +201,9 @@ func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error
 }
 
 // NextVisibleAt returns the earliest time after now at which there may be
-// new work: a message becomes visible, or the lock of an instance or the
-// lease of an activity task expires. Each part is one lookup in an index.
+// new work: a message or a retried activity task becomes visible, or the
+// lock of an instance or the lease of an activity task expires. Each part
+// is one lookup in an index.
 func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next *int64
 	err := s.read(ctx, func(q db) error {
@@ -210,7 +211,8 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 			SELECT least(
 				(SELECT min(visible_at) FROM messages WHERE visible_at > $1),
 				(SELECT min(locked_until) FROM instances WHERE locked_until > $1),
-				(SELECT min(locked_until) FROM activity_tasks WHERE locked_until > $1))`, sqlstore.Nanos(now)).Scan(&next)
+				(SELECT min(locked_until) FROM activity_tasks WHERE locked_until > $1),
+				(SELECT min(visible_at) FROM activity_tasks WHERE visible_at > $1))`, sqlstore.Nanos(now)).Scan(&next)
 	})
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("postgres: next visible message: %w", err)

@@ -13,36 +13,47 @@ import (
 )
 
 // LockNextActivities leases, until now+lease, up to max of the activity
-// tasks no worker holds (or whose lease has expired) and whose module skip
-// does not name, first in the fair order (see writeTx.QueueActivities),
-// counting the delivery in each one's Attempt. It returns none when there
-// is none. The leases are in memory (locks.go): it reads on the read
-// connections, and writes only to count deliveries not counted in advance
-// (one write for them all).
+// tasks of the host's own queue ("") no worker holds (or whose lease has
+// expired) and whose module skip does not name, first in the fair order
+// (see writeTx.QueueActivities), counting the delivery in each one's
+// Attempt. It returns none when there is none. The leases are in memory
+// (locks.go): it reads on the read connections, and writes only to count
+// deliveries not counted in advance (one write for them all).
 func (s *Store) LockNextActivities(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
+	return s.lockActivities(ctx, "lock next activities", now, lease, max, store.TaskPoll{}, skip)
+}
+
+// LockQueuedActivities leases, as LockNextActivities does, the tasks of
+// the task queue p.Queue whose name p.Names holds (any, if it holds
+// none), for a worker outside the host.
+func (s *Store) LockQueuedActivities(ctx context.Context, now time.Time, lease time.Duration, max int, p store.TaskPoll) ([]*store.ActivityWork, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite: lock queued activities: %w", err)
+	}
+	return s.lockActivities(ctx, "lock queued activities", now, lease, max, p, nil)
+}
+
+func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, lease time.Duration, max int, p store.TaskPoll, skip []string) ([]*store.ActivityWork, error) {
 	if max < 1 {
-		return nil, fmt.Errorf("sqlite: lock next activities: max is %d; it must be at least 1", max)
+		return nil, fmt.Errorf("sqlite: %s: max is %d; it must be at least 1", what, max)
 	}
 	s.leases.fetching.Lock()
 	defer s.leases.fetching.Unlock()
-	ws, err := s.leaseSome(ctx, now, lease, max, skip)
+	ws, err := s.leaseSome(ctx, now, lease, max, p, skip)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: lock next activities: %w", err)
+		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	return ws, nil
 }
 
-// nextTasks selects the tasks to lease, in the fair order, but those whose
-// id is in the JSON list ?1 (leased); nextTasksSkipping also passes over
-// those of the modules in the JSON list ?3.
-var (
-	nextTasks         = fmt.Sprintf(tasksQuery, "")
-	nextTasksSkipping = fmt.Sprintf(tasksQuery, " AND module_hash NOT IN (SELECT value FROM json_each(?3))")
-)
-
+// tasksQuery selects the tasks of a queue to lease, but those whose id is
+// in a JSON list (leased) and those waiting to be retried after now;
+// leaseSome adds the conditions of the modules it passes over and the
+// names it takes, and the fair order.
 const tasksQuery = `
-		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms
-		FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?1))%s ORDER BY fair_rank, id LIMIT ?2`
+		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
+			retry, failures, last_failure
+		FROM activity_tasks WHERE queue = ? AND id NOT IN (SELECT value FROM json_each(?)) AND visible_at <= ?`
 
 // leasedTask is a task leaseSome leased.
 type leasedTask struct {
@@ -53,20 +64,26 @@ type leasedTask struct {
 	run     int64
 }
 
-func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int, skip []string) ([]*store.ActivityWork, error) {
-	at, until := sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease))
+func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int, p store.TaskPoll, skip []string) ([]*store.ActivityWork, error) {
+	at := sqlstore.Nanos(now)
 	held, err := idList(s.leases.held(at, false))
 	if err != nil {
 		return nil, err
 	}
-	query, args := nextTasks, []any{held, max}
-	if len(skip) > 0 {
-		skipped, err := idList(skip)
-		if err != nil {
-			return nil, err
+	query, args := tasksQuery, []any{p.Queue, held, at}
+	for _, c := range []struct {
+		cond string
+		list []string
+	}{{" AND module_hash NOT IN (SELECT value FROM json_each(?))", skip}, {" AND name IN (SELECT value FROM json_each(?))", p.Names}} {
+		if len(c.list) > 0 {
+			list, err := idList(c.list)
+			if err != nil {
+				return nil, err
+			}
+			query, args = query+c.cond, append(args, list)
 		}
-		query, args = nextTasksSkipping, []any{held, max, skipped}
 	}
+	query, args = query+" ORDER BY fair_rank, id LIMIT ?", append(args, max)
 	rows, err := s.readers.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -75,16 +92,20 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 	for rows.Next() {
 		t := &leasedTask{w: &store.ActivityWork{LockToken: sqlstore.NewToken()}}
 		w := t.w
-		var input []byte
-		var timeoutMs int64
-		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs); err != nil {
+		var input, heartbeat []byte
+		var timeoutMs, heartbeatMs int64
+		var retry, lastFailure *string
+		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs,
+			&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure); err != nil {
 			rows.Close()
 			s.unleaseAll(leased)
 			return nil, err
 		}
-		w.Task.Input, w.Task.Timeout = input, time.Duration(timeoutMs)*time.Millisecond
+		w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
+		w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
+		w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
 		var ok bool
-		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, until, nil); !ok {
+		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, sqlstore.Nanos(now.Add(store.LeaseFor(w, lease))), nil); !ok {
 			continue // an expired lease a worker is completing
 		}
 		leased = append(leased, t)
@@ -130,6 +151,63 @@ func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time
 	return nil
 }
 
+// Heartbeat extends w's lease to now+lease, in memory (locks.go), and
+// keeps details (JSON, or nil to keep those there) for the task's next
+// delivery, written without waiting for the disk to sync: a heartbeat
+// lost in a crash leaves the one before it. It returns an error wrapping
+// store.ErrLeaseLost if w's lease no longer holds the task.
+func (s *Store) Heartbeat(ctx context.Context, w *store.ActivityWork, details json.RawMessage, now time.Time, lease time.Duration) error {
+	if err := s.ExtendLease(ctx, w, now, lease); err != nil || details == nil {
+		return err
+	}
+	err := s.writeUnsynced(ctx, func(ctx context.Context, tx txConn) error {
+		_, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET heartbeat = ? WHERE id = ?`, []byte(details), w.ID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: keep the heartbeat of activity %d: %w", w.ID, err)
+	}
+	return nil
+}
+
+// ActivityTasks describes up to max of the instance's activity tasks,
+// oldest first; those whose lease (in memory) holds at now are running.
+// A task completed whose result is kept for the next turn (results.go)
+// is done, and left out.
+func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.Time, max int) ([]store.ActivityTaskInfo, error) {
+	held, done := map[int64]bool{}, map[int64]bool{}
+	for _, id := range s.leases.held(sqlstore.Nanos(now), false) {
+		held[id] = true
+	}
+	for _, r := range s.results.of(instanceID) {
+		done[r.task] = true // completed, its result kept for the next turn
+	}
+	rows, err := s.readers.QueryContext(ctx, `SELECT id, schedule_id, name, queue, attempt, heartbeat, enqueued_at FROM activity_tasks
+		WHERE instance_id = ? ORDER BY id LIMIT ?`, instanceID, max)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: activity tasks of %q: %w", instanceID, err)
+	}
+	defer rows.Close()
+	var out []store.ActivityTaskInfo
+	for rows.Next() {
+		var t store.ActivityTaskInfo
+		var id, enqueued int64
+		var heartbeat []byte
+		if err := rows.Scan(&id, &t.ScheduleID, &t.Name, &t.Queue, &t.Attempt, &heartbeat, &enqueued); err != nil {
+			return nil, fmt.Errorf("sqlite: activity tasks of %q: %w", instanceID, err)
+		}
+		if done[id] {
+			continue
+		}
+		t.Running, t.Heartbeat, t.EnqueuedAt = held[id], heartbeat, sqlstore.FromNanos(enqueued)
+		if !t.Running {
+			t.Attempt-- // the delivery a commit counts in advance has not happened
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
 // unleaseAll undoes the leases of tasks leaseSome hands out none of.
 func (s *Store) unleaseAll(ts []*leasedTask) {
 	for _, t := range ts {
@@ -145,6 +223,36 @@ func idList[T int64 | string](ids []T) (string, error) {
 	}
 	b, err := json.Marshal(ids)
 	return string(b), err
+}
+
+// RetryActivity lets go of a leased activity task to run again at
+// visibleAt, counting the failed attempt, atomically. It returns an error
+// wrapping store.ErrLeaseLost if w's lease no longer holds the task. Like
+// a commit, it counts the next delivery in advance (locks.go), and it
+// does not wait for the disk to sync.
+func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
+	lost := fmt.Errorf("sqlite: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
+		fn: func(ctx context.Context, tx txConn) error {
+			if !s.leases.write(w.ID, w.LockToken) {
+				return lost
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = ?, visible_at = ?, attempt = 1, counted_run = ?
+				WHERE id = ?`, sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), s.run, w.ID)
+			var updated int64
+			if err == nil {
+				updated, err = res.RowsAffected()
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: retry activity %d: %w", w.ID, err)
+			}
+			if updated == 0 {
+				return lost // purged with its instance
+			}
+			return nil
+		},
+		after: func(err error) { s.leases.written(w.ID, w.LockToken, err == nil) },
+	})
 }
 
 // CompleteActivity removes a leased activity task and enqueues its result

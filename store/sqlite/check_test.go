@@ -320,7 +320,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check found\n%s\nwant\n%s", strings.Join(c.Problems, "\n"), strings.Join(want, "\n"))
 	}
 	ran := []string{
-		"the file's header and its WAL (0 frames to apply)", "the schema's version, 10", "SQLite's integrity_check", "SQLite's foreign_key_check",
+		"the file's header and its WAL (0 frames to apply)", fmt.Sprintf("the schema's version, %d", schemaVersion), "SQLite's integrity_check", "SQLite's foreign_key_check",
 		"the store's invariants (instances 3, executions 4, events 6, messages 2)",
 	}
 	if !slices.Equal(c.Ran, ran) {

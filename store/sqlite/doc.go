@@ -44,8 +44,11 @@
 //     visible_at 0; a timer is a TimerFired message visible when it is due.
 //   - activity_tasks: activities waiting for a worker, with the number of
 //     deliveries (attempt and counted_run, as for instances), when they
-//     were stored (enqueued_at) and their rank in the fair order workers
-//     take them in (fair_rank; see writeTx.QueueActivities).
+//     were stored (enqueued_at), their rank in the fair order workers
+//     take them in (fair_rank; see writeTx.QueueActivities), and their
+//     retries: the call's policy (retry, JSON), the attempts that failed
+//     (failures, last_failure) and when the task may run again
+//     (visible_at; 0: at once).
 //
 // Every connection has SQLite's query planner stability guarantee on, so
 // that the statements go-sqlite3 caches are not prepared again on every

@@ -16,12 +16,27 @@ import (
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
-// toVersion9 undoes what version 10 changed.
-const toVersion9 = `
+// toVersion11 undoes what version 12 changed.
+const toVersion11 = `
+	DROP INDEX activity_tasks_visible;
+	ALTER TABLE activity_tasks DROP COLUMN retry; ALTER TABLE activity_tasks DROP COLUMN failures;
+	ALTER TABLE activity_tasks DROP COLUMN last_failure; ALTER TABLE activity_tasks DROP COLUMN visible_at;
+	PRAGMA user_version = 11;`
+
+// toVersion10 undoes what versions 12 and 11 changed.
+const toVersion10 = toVersion11 + `
+	DROP INDEX activity_tasks_fair; DROP INDEX activity_tasks_instance;
+	ALTER TABLE activity_tasks DROP COLUMN queue;
+	ALTER TABLE activity_tasks DROP COLUMN heartbeat_timeout_ms;
+	ALTER TABLE activity_tasks DROP COLUMN heartbeat;` + indexes7 + `
+	PRAGMA user_version = 10;`
+
+// toVersion9 undoes what versions 12 to 10 changed.
+const toVersion9 = toVersion10 + `
 	DROP TABLE updates;
 	PRAGMA user_version = 9;`
 
-// toVersion8 undoes what versions 10 and 9 changed.
+// toVersion8 undoes what versions 12 to 9 changed.
 const toVersion8 = toVersion9 + `
 	ALTER TABLE instances DROP COLUMN counted_run;
 	ALTER TABLE instances ADD COLUMN lock_token TEXT;
@@ -33,18 +48,18 @@ const toVersion8 = toVersion9 + `
 	CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
 	PRAGMA user_version = 8;`
 
-// toVersion7 undoes what versions 10 to 8 changed.
+// toVersion7 undoes what versions 12 to 8 changed.
 const toVersion7 = toVersion8 + `
 	ALTER TABLE activity_tasks DROP COLUMN timeout_ms;
 	PRAGMA user_version = 7;`
 
-// toVersion6 undoes what versions 10 to 7 changed.
+// toVersion6 undoes what versions 12 to 7 changed.
 const toVersion6 = toVersion7 + `
 	DROP INDEX activity_tasks_fair; DROP INDEX activity_tasks_instance;
 	ALTER TABLE activity_tasks DROP COLUMN fair_rank;
 	PRAGMA user_version = 6;`
 
-// toVersion5 undoes what versions 10 to 6 changed.
+// toVersion5 undoes what versions 12 to 6 changed.
 const toVersion5 = toVersion6 + `
 	DROP INDEX continued_executions_ended; DROP INDEX instances_status; DROP INDEX instances_name; DROP INDEX instances_module;
 	DROP INDEX instances_parent; DROP INDEX instances_finished;
@@ -157,9 +172,11 @@ func TestMigratesVersion5(t *testing.T) {
 	if err != nil || stats.OldestReady == nil || stats.OldestReady.Since.Before(before) || stats.OldestActivity == nil || stats.OldestActivity.Since.Before(before) {
 		t.Fatalf("queue stats after migration: %+v, %v; want the messages and tasks there stored at the migration", stats, err)
 	}
-	// Version 8 at work: the task there leaves its deadline to the host.
-	if ws, err := s.LockNextActivities(ctx, t0.Add(time.Hour), time.Minute, 1, nil); err != nil || len(ws) != 1 || ws[0].Task.Timeout != 0 {
-		t.Fatalf("LockNextActivities after migration = %+v, %v; want the SayHello task with no timeout of its own", ws, err)
+	// Versions 8 and 11 at work: the task there leaves its deadline to
+	// the host, has no retry policy and no failure, and is visible at once.
+	if ws, err := s.LockNextActivities(ctx, t0.Add(time.Hour), time.Minute, 1, nil); err != nil || len(ws) != 1 || ws[0].Task.Timeout != 0 ||
+		ws[0].Task.Retry != nil || ws[0].Failures != 0 || ws[0].LastFailure != nil {
+		t.Fatalf("LockNextActivities after migration = %+v, %v; want the SayHello task with no timeout of its own, no retry policy, no failure", ws, err)
 	}
 	// Version 6 at work: execution 1's history goes under retention, and
 	// the limit counts what execution 2 took.

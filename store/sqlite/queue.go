@@ -37,10 +37,11 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 			(SELECT count(*) FROM messages WHERE visible_at = ?2),
 			(SELECT count(*) FROM messages m JOIN instances i ON i.id = m.instance_id WHERE m.visible_at > ?1 AND NOT i.`+sqlstore.Finished+`),
 			(SELECT min(m.visible_at) FROM messages m JOIN instances i ON i.id = m.instance_id WHERE m.visible_at > ?1 AND NOT i.`+sqlstore.Finished+`),
-			(SELECT count(*) FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?3))),
+			(SELECT count(*) FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?3)) AND visible_at <= ?1),
+			(SELECT count(*) FROM activity_tasks WHERE visible_at > ?1),
 			(SELECT count(DISTINCT instance_id) FROM messages WHERE visible_at <= ?1 AND instance_id IN (SELECT value FROM json_each(?4)))`,
 		sqlstore.Nanos(now), sqlstore.VisibleToStart, held, kept).
-		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Activities, &alsoWaiting)
+		Scan(&q.Ready, &q.ReadyInstances, &q.Starts, &q.Timers, &next, &q.Activities, &q.Retrying, &alsoWaiting)
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)
 	}
@@ -61,7 +62,13 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (store.QueueStats
 	}
 	if err == nil {
 		q.OldestActivity, err = s.dialect.Oldest(ctx, sqlDB{s.readers}, `
-			SELECT instance_id, name, enqueued_at FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1`, held)
+			SELECT instance_id, name, max(enqueued_at, visible_at) AS since FROM activity_tasks
+			WHERE id NOT IN (SELECT value FROM json_each(?1)) AND visible_at <= ?2 ORDER BY since, id LIMIT 1`, held, sqlstore.Nanos(now))
+	}
+	if err == nil {
+		q.Queues, err = sqlstore.QueueCounts(ctx, sqlDB{s.readers}, `
+			SELECT queue, sum(id NOT IN (SELECT value FROM json_each(?1))), sum(id IN (SELECT value FROM json_each(?1)))
+			FROM activity_tasks WHERE queue != '' GROUP BY queue ORDER BY queue`, held)
 	}
 	if err != nil {
 		return q, fmt.Errorf("sqlite: queue stats: %w", err)

@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 10
+const schemaVersion = 12
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -72,7 +72,28 @@ var migrations = map[int]string{
 		ALTER TABLE activity_tasks ADD COLUMN counted_run INTEGER NOT NULL DEFAULT 0;`,
 	// Version 10: the updates clients send instances, and their answers.
 	9: updatesTable,
+	// Version 11: each activity task's task queue ('' for the host's own,
+	// as for the tasks already there), its heartbeat timeout and the
+	// details of its last heartbeat; the fair order is kept per queue.
+	10: `ALTER TABLE activity_tasks ADD COLUMN queue TEXT NOT NULL DEFAULT '';
+		ALTER TABLE activity_tasks ADD COLUMN heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0;
+		ALTER TABLE activity_tasks ADD COLUMN heartbeat BLOB;
+		DROP INDEX activity_tasks_fair;
+		DROP INDEX activity_tasks_instance;` + indexes11,
+	// Version 12: host-driven retries of activities: each task's retry
+	// policy (JSON; NULL, as for the tasks already there: none), the
+	// attempts of it that failed and the last failure, and when the task
+	// may run again (0: at once).
+	11: retryColumns,
 }
+
+// retryColumns are the columns of activity tasks' retries, which version
+// 12 adds, and the index NextVisibleAt reads.
+const retryColumns = `ALTER TABLE activity_tasks ADD COLUMN retry TEXT;
+	ALTER TABLE activity_tasks ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE activity_tasks ADD COLUMN last_failure TEXT;
+	ALTER TABLE activity_tasks ADD COLUMN visible_at INTEGER NOT NULL DEFAULT 0;
+	CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);`
 
 // updatesTable is the table of updates, which version 10 adds: one row an
 // update a client sent an instance, by the id that makes it unique there.
@@ -115,6 +136,13 @@ CREATE INDEX instances_finished ON instances(status, updated_at);
 const indexes7 = `
 CREATE INDEX activity_tasks_fair ON activity_tasks(fair_rank, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id, fair_rank);
+`
+
+// indexes11 are the indexes of the fair order of activity tasks per task
+// queue, which version 11 makes of indexes7.
+const indexes11 = `
+CREATE INDEX activity_tasks_fair ON activity_tasks(queue, fair_rank, id);
+CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id, queue, fair_rank);
 `
 
 const schema = `
@@ -180,9 +208,17 @@ CREATE TABLE activity_tasks (
 	enqueued_at  INTEGER NOT NULL DEFAULT 0,
 	fair_rank    INTEGER NOT NULL DEFAULT 0,
 	timeout_ms   INTEGER NOT NULL DEFAULT 0,
-	counted_run  INTEGER NOT NULL DEFAULT 0
+	counted_run  INTEGER NOT NULL DEFAULT 0,
+	queue        TEXT NOT NULL DEFAULT '',
+	heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0,
+	heartbeat    BLOB,
+	retry        TEXT,
+	failures     INTEGER NOT NULL DEFAULT 0,
+	last_failure TEXT,
+	visible_at   INTEGER NOT NULL DEFAULT 0
 );
-` + indexes6 + indexes7 + updatesTable
+CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
+` + indexes6 + indexes11 + updatesTable
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")

@@ -135,9 +135,10 @@ func encodeEvents(events []engine.Event) ([][]byte, error) {
 }
 
 // QueueActivities queues the tasks in the fair order
-// store.Store.LockNextActivities describes: the instance's tasks take the
-// ranks that follow both its own last one and the first waiting task's,
-// one each, and workers take tasks by rank.
+// store.Store.LockNextActivities describes, per task queue: the instance's
+// tasks on a queue take the ranks that follow both its own last one there
+// and the queue's first waiting task's, one each, and workers take tasks
+// by rank.
 func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
 	if len(tasks) == 0 {
 		return nil
@@ -147,20 +148,27 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 	if err != nil {
 		return err
 	}
-	var first, last sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT
-			(SELECT fair_rank FROM activity_tasks WHERE id NOT IN (SELECT value FROM json_each(?1)) ORDER BY fair_rank, id LIMIT 1),
-			(SELECT max(fair_rank) FROM activity_tasks WHERE instance_id = ?2)`, held, id).Scan(&first, &last); err != nil {
-		return fmt.Errorf("activities: the queue's first rank and the instance's last: %w", err)
-	}
-	rank := first.Int64
-	if last.Valid {
-		rank = max(rank, last.Int64+1)
-	}
-	for i, a := range tasks {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms, attempt, counted_run)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank+int64(i), a.Timeout.Milliseconds(), t.s.run); err != nil {
+	next := map[string]int64{} // by queue, the rank of the next task
+	for _, a := range tasks {
+		rank, ok := next[a.Queue]
+		if !ok {
+			var first, last sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT
+					(SELECT fair_rank FROM activity_tasks WHERE queue = ?3 AND id NOT IN (SELECT value FROM json_each(?1)) ORDER BY fair_rank, id LIMIT 1),
+					(SELECT max(fair_rank) FROM activity_tasks WHERE instance_id = ?2 AND queue = ?3)`, held, id, a.Queue).Scan(&first, &last); err != nil {
+				return fmt.Errorf("activities: the queue's first rank and the instance's last: %w", err)
+			}
+			rank = first.Int64
+			if last.Valid {
+				rank = max(rank, last.Int64+1)
+			}
+		}
+		next[a.Queue] = rank + 1
+		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
+				attempt, counted_run, queue, heartbeat_timeout_ms, retry)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
+			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank, a.Timeout.Milliseconds(), t.s.run,
+			a.Queue, a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)); err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
 		}
 	}

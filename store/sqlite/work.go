@@ -371,10 +371,11 @@ func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error
 }
 
 // NextVisibleAt returns the earliest time after now at which there may be
-// new work: a message becomes visible, or the lock of an instance or the
-// lease of an activity task expires. It returns false when there is no such
-// time. Each part is one lookup in an index, whatever the backlog, or none
-// while the store knows that no message is visible (first.go): workers
+// new work: a message or a retried activity task becomes visible, or the
+// lock of an instance or the lease of an activity task expires. It returns
+// false when there is no such time. Each part is one lookup in an index,
+// whatever the backlog, or none for the messages while the store knows
+// that none is visible (first.go): workers
 // call it every time they find no work.
 func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
@@ -389,6 +390,13 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 	}
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("sqlite: next visible message: %w", err)
+	}
+	var retry sql.NullInt64
+	if err := s.readers.QueryRowContext(ctx, `SELECT min(visible_at) FROM activity_tasks WHERE visible_at > ?`, sqlstore.Nanos(now)).Scan(&retry); err != nil {
+		return time.Time{}, false, fmt.Errorf("sqlite: next retried activity: %w", err)
+	}
+	if retry.Valid && (!next.Valid || retry.Int64 < next.Int64) {
+		next = retry
 	}
 	for _, expiry := range []func(int64) (int64, bool){s.locks.next, s.leases.next} {
 		if at, ok := expiry(sqlstore.Nanos(now)); ok && (!next.Valid || at < next.Int64) {

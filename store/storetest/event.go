@@ -23,7 +23,8 @@ func turn(item *store.WorkItem, events ...engine.Event) store.TurnCommit {
 		ev.Time = t0.Add(time.Duration(ev.ID) * time.Second)
 		switch ev.Kind {
 		case engine.ActivityScheduled:
-			c.Activities = append(c.Activities, engine.ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond})
+			c.Activities = append(c.Activities, engine.ActivityTask{ScheduleID: ev.ID, Name: ev.Name, Input: ev.Input, Timeout: time.Duration(ev.TimeoutMs) * time.Millisecond,
+				Queue: ev.TaskQueue, HeartbeatTimeout: time.Duration(ev.HeartbeatTimeoutMs) * time.Millisecond, Retry: ev.Retry})
 		case engine.TimerCreated:
 			c.Timers = append(c.Timers, engine.TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
 		case engine.OrchestrationCompleted:
@@ -49,6 +50,13 @@ func started(id string, in json.RawMessage) engine.Event {
 
 func scheduled(activity string) engine.Event {
 	return engine.Event{Kind: engine.ActivityScheduled, Name: activity, Input: json.RawMessage(`"` + activity + `"`)}
+}
+
+// queued is scheduled on the task queue queue.
+func queued(activity, queue string) engine.Event {
+	ev := scheduled(activity)
+	ev.TaskQueue = queue
+	return ev
 }
 
 func timerCreated(due time.Time) engine.Event {

@@ -71,6 +71,9 @@ var Messages = []Message{
 		{Num: 1, Name: "time", Go: "Time", Kind: Sint, Doc: "Unix nanoseconds, the logical time"},
 		{Num: 2, Name: "replaying", Go: "Replaying", Kind: Flag, Doc: "1 if replaying, 0 if not; always present"},
 		{Num: 3, Name: "jobs", Go: "Jobs", Kind: RepeatedNested, GoType: "Job"},
+		{Num: 4, Name: "history_length", Go: "HistoryLength", Kind: Uint, Doc: "the number of events of the execution's history the orchestration has applied, this activation's included: the same on every replay of the step as when it first ran (see \"History awareness\")"},
+		{Num: 5, Name: "history_size", Go: "HistorySize", Kind: Uint, Doc: "the bytes of payload (names, inputs, results, failures, texts) those events carry"},
+		{Num: 6, Name: "continue_as_new_suggested", Go: "ContinueAsNewSuggested", Kind: Bool, Doc: "1 once `history_length` is past the host's history warning, as it stood when the execution started"},
 	}},
 	{Name: "Job", Fields: []Field{
 		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "JobKind",
@@ -82,6 +85,8 @@ var Messages = []Message{
 		{Num: 6, Name: "result", Go: "Result", Kind: Bytes, Doc: "JSON (ResolveActivity, ResolveChild; the event's data for ResolveEvent)"},
 		{Num: 7, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the activity or child failed (ResolveActivity, ResolveChild), or the event was not delivered, saying why (ResolveRaise)"},
 		{Num: 8, Name: "update_id", Go: "UpdateID", Kind: String, Doc: "the update's id, unique in the instance (Update)"},
+		{Num: 9, Name: "attempts", Go: "Attempts", Kind: Uint, GoType: "uint32", Doc: "how many attempts the activity took, the last one included, when its call had a retry policy; " +
+			"0 (or absent) when it had none (ResolveActivity)"},
 	}},
 	{Name: "ActivationResult", Fields: []Field{
 		{Num: 1, Name: "commands", Go: "Commands", Kind: RepeatedNested, GoType: "Command"},
@@ -107,10 +112,25 @@ var Messages = []Message{
 			"0 (or absent) leaves it to the host's `--activity-timeout` (ScheduleActivity)"},
 		{Num: 12, Name: "persistent", Go: "Persistent", Kind: Bool, Doc: "1 for a persistent event (Raise)"},
 		{Num: 13, Name: "update_id", Go: "UpdateID", Kind: String, Doc: "the id of the update the command answers (CompleteUpdate, RejectUpdate)"},
+		{Num: 14, Name: "task_queue", Go: "TaskQueue", Kind: String, Doc: "the task queue of the activity's tasks: empty (or absent) runs it in the module, in the host; " +
+			"a name gives it to the workers that serve that queue (ScheduleActivity)"},
+		{Num: 15, Name: "heartbeat_timeout", Go: "HeartbeatTimeoutMillis", Kind: Uint, Doc: "milliseconds an attempt may go without a heartbeat before the host counts it as failed " +
+			"and delivers the task again; 0 (or absent): no heartbeat is asked for (ScheduleActivity)"},
+		{Num: 16, Name: "retry", Go: "Retry", Kind: Nested, GoType: "RetryPolicy", Doc: "if present, the host retries a failed attempt as the policy says, " +
+			"and history records one outcome, after the last attempt; absent: one attempt (ScheduleActivity)"},
+	}},
+	{Name: "RetryPolicy", Fields: []Field{
+		{Num: 1, Name: "maximum_attempts", Go: "MaximumAttempts", Kind: Uint, GoType: "uint32", Doc: "how many attempts at most, the first included; 0 (or absent) or 1: one"},
+		{Num: 2, Name: "initial_interval", Go: "InitialIntervalMillis", Kind: Uint, Doc: "milliseconds between a failed first attempt and the second; 0 (or absent): at once"},
+		{Num: 3, Name: "backoff_coefficient", Go: "BackoffThousandths", Kind: Uint, Doc: "what each interval multiplies the one before by, in thousandths: 2000 doubles it; " +
+			"0 (or absent): 2000; otherwise at least 1000"},
+		{Num: 4, Name: "maximum_interval", Go: "MaximumIntervalMillis", Kind: Uint, Doc: "milliseconds no interval exceeds; 0 (or absent): no cap"},
+		{Num: 5, Name: "non_retryable", Go: "NonRetryable", Kind: RepeatedString, Doc: "error types (Failure `type`) that end the call at the first failure, retries left or not"},
 	}},
 	{Name: "Failure", Fields: []Field{
 		{Num: 1, Name: "message", Go: "Message", Kind: String},
 		{Num: 2, Name: "details", Go: "Details", Kind: String, Doc: "e.g. a stack trace"},
+		{Num: 3, Name: "type", Go: "Type", Kind: String, Doc: "the error's type, a name the failing code chose (an activity's failure, for a retry policy's `non_retryable`); empty (or absent): none"},
 	}},
 	{Name: "Manifest", Public: true, Fields: []Field{
 		{Num: 1, Name: "sdk", Go: "SDK", Kind: String, Doc: "SDK name and version, for diagnostics"},
@@ -122,7 +142,8 @@ var Messages = []Message{
 		{Num: 1, Name: "name", Go: "Name", Kind: String},
 		{Num: 2, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON"},
 		{Num: 3, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the calling orchestration instance"},
-		{Num: 4, Name: "attempt", Go: "Attempt", Kind: Uint, GoType: "uint32", Doc: "1 for the first delivery"},
+		{Num: 4, Name: "attempt", Go: "Attempt", Kind: Uint, GoType: "uint32", Doc: "1 for the first; one more for each retry the call's policy made and each delivery again after a crash or a lost lease"},
+		{Num: 5, Name: "heartbeat", Go: "Heartbeat", Kind: Bytes, Doc: "JSON, the details of the last heartbeat an earlier attempt of this call sent, if any"},
 	}},
 	{Name: "ActivityResult", Public: true, Fields: []Field{
 		{Num: 1, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON"},

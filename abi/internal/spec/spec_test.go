@@ -61,7 +61,7 @@ func TestEveryFieldIsInTheTable(t *testing.T) {
 	t.Parallel()
 	types := map[string]any{
 		"Activation": abi.Activation{}, "Job": abi.Job{}, "ActivationResult": abi.ActivationResult{}, "Command": abi.Command{},
-		"Failure": abi.Failure{}, "Manifest": abi.Manifest{}, "ActivityRequest": abi.ActivityRequest{}, "ActivityResult": abi.ActivityResult{},
+		"RetryPolicy": abi.RetryPolicy{}, "Failure": abi.Failure{}, "Manifest": abi.Manifest{}, "ActivityRequest": abi.ActivityRequest{}, "ActivityResult": abi.ActivityResult{},
 		"HTTPRequest": abi.HTTPRequest{}, "HTTPResponse": abi.HTTPResponse{}, "QueryRequest": abi.QueryRequest{}, "QueryResult": abi.QueryResult{},
 	}
 	// Fields that never travel: Activation.Patches reach a wasm guest

@@ -59,6 +59,8 @@ func Retry(ctx *durabox.Context, in RetryInput) (string, error) {
 			}
 		}
 	}
+	// Logged at error, so a host at --log-level warn still shows it.
+	ctx.Logger().Error("all attempts failed", "attempts", in.Attempts)
 	return "", fmt.Errorf("all %d attempts failed", in.Attempts)
 }
 
@@ -69,6 +71,7 @@ func FlakyTask(ctx context.Context, a Attempt) (string, error) {
 	}
 	time.Sleep(time.Duration(a.WorkMillis) * time.Millisecond)
 	if a.Number <= a.Failures {
+		durabox.ActivityLogger().Warn("FlakyTask fails on purpose", "attempt", a.Number)
 		return "", fmt.Errorf("attempt %d failed on purpose", a.Number)
 	}
 	return fmt.Sprintf("succeeded on attempt %d", a.Number), nil

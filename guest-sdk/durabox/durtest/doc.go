@@ -55,7 +55,9 @@
 // the rules about events (positional events go to the oldest active wait
 // or are dropped; persistent ones wait in a mailbox and carry over on
 // continue-as-new), selects and their cancellations, children and their
-// ids ("PARENT~EXECUTION:EVENT"), continue-as-new, retries, custom status,
+// ids ("PARENT~EXECUTION:EVENT"), continue-as-new, retries (CallWithRetry's
+// timers, and a retry policy's attempts, each after its wait on the fake
+// clock, with one outcome in history), custom status,
 // events raised between instances (ctx.Raise: delivered with the turn that
 // raised them, their outcome in the sender's history),
 // the determinism check, and the failure of an orchestration that uses its
@@ -75,8 +77,8 @@
 //     fails its instance after Options.StepTimeout of real time, where a
 //     host reports a deadlock or a blocking sleep at once. There is no
 //     memory limit, and os.Exit ends the test binary.
-//   - Each activity runs once per call: a host runs activities at least
-//     once, and may run one again after a crash.
+//   - Each activity runs once per attempt: a host runs activities at
+//     least once, and may run one again after a crash.
 //   - When several things happen at one moment, the kit runs them one at
 //     a time (the turn of the instance with the oldest message first, then
 //     each activity due, in the order they were called); a host runs them

@@ -54,6 +54,20 @@ func init() {
 		}
 		return durabox.All[string](ctx.WaitEventPersistent("Note"), ctx.WaitEventPersistent("Note"))
 	})
+	// Loop greets each name in turn, telling Hello the history's length,
+	// and continues as new with those left when the history is long
+	// enough.
+	durabox.RegisterOrchestration("Loop", func(ctx *durabox.Context, names []string) (string, error) {
+		for ; len(names) > 0; names = names[1:] {
+			if ctx.ShouldContinueAsNew() {
+				return "", ctx.ContinueAsNew(names)
+			}
+			if _, err := durabox.Call[string](ctx, "Hello", fmt.Sprintf("%s at %d", names[0], ctx.HistoryLength())); err != nil {
+				return "", err
+			}
+		}
+		return "done", nil
+	})
 	durabox.RegisterOrchestration("Family", func(ctx *durabox.Context, names []string) ([]string, error) {
 		var out []string
 		for _, n := range names {
@@ -95,6 +109,10 @@ func init() {
 	})
 	durabox.RegisterOrchestration("Persevere", func(ctx *durabox.Context, _ any) (string, error) {
 		return durabox.CallWithRetry[string](ctx, durabox.RetryPolicy{MaxAttempts: 4, InitialInterval: time.Second, BackoffCoefficient: 3}, "Flaky", nil)
+	})
+	durabox.RegisterOrchestration("PersevereOnTheHost", func(ctx *durabox.Context, _ any) (string, error) {
+		return durabox.Call[string](ctx, "Flaky", nil, durabox.WithRetry(durabox.RetryPolicy{MaxAttempts: 4, InitialInterval: time.Second, BackoffCoefficient: 3,
+			NonRetryableErrors: []string{"Fatal"}}))
 	})
 	durabox.RegisterOrchestration("Versioned", func(ctx *durabox.Context, _ any) (string, error) {
 		if version == 2 {

@@ -26,6 +26,11 @@ type Options struct {
 	// time.Sleep) fails its instance instead of hanging the test. Zero
 	// means 5s, a host's default.
 	StepTimeout time.Duration
+	// HistoryWarning is the length of an execution's history, in events,
+	// past which its orchestration's ctx.ShouldContinueAsNew reports true,
+	// as a host's --history-warning does. Zero means a host's default,
+	// engine.DefaultHistoryWarning (50,000).
+	HistoryWarning int
 }
 
 func (o *Options) validate() error {
@@ -37,6 +42,12 @@ func (o *Options) validate() error {
 		return fmt.Errorf("durtest: StepTimeout is %s; it must be zero (for the default, 5s) or more", o.StepTimeout)
 	case o.StepTimeout == 0:
 		o.StepTimeout = 5 * time.Second
+	}
+	switch {
+	case o.HistoryWarning < 0:
+		return fmt.Errorf("durtest: HistoryWarning is %d; it must be zero (for the default, %d events) or more", o.HistoryWarning, engine.DefaultHistoryWarning)
+	case o.HistoryWarning == 0:
+		o.HistoryWarning = engine.DefaultHistoryWarning
 	}
 	return nil
 }
@@ -82,6 +93,9 @@ type task struct {
 	// timedOut says the call takes longer than its timeout: it fails, at
 	// due, without running.
 	timedOut bool
+	// failures counts its attempts that failed and were retried, as its
+	// call's retry policy says.
+	failures int
 }
 
 // callback is a function the test asked to run at a given time.

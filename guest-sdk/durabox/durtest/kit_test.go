@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/guest-sdk/durabox"
 	"github.com/durabox/durabox/guest-sdk/durabox/durtest"
 )
 
@@ -194,6 +195,30 @@ func TestPersistentEventsWaitAndCarryOverToTheNextExecution(t *testing.T) {
 		`ExternalEventPersistent("Note", "one")`, `ExternalEventPersistent("Note", "two")`, `OrchestrationCompleted(["one","two"])`)
 }
 
+// TestShouldContinueAsNew: with Options.HistoryWarning at 4, Loop is
+// told to continue as new once its history is past 4 events, at length 5
+// (the start, then 2 events a name): two names an execution. Each call's
+// input holds the length it was told, which every replay (the Env's at the
+// test's end) compares.
+func TestShouldContinueAsNew(t *testing.T) {
+	t.Parallel()
+	env := durtest.New(t, durtest.Options{HistoryWarning: 4})
+	inst := env.Start("Loop", []string{"a", "b", "c", "d", "e"})
+	expectResult(t, inst, `"done"`)
+	if inst.Executions() != 3 {
+		t.Fatalf("%d executions, want 3", inst.Executions())
+	}
+	first := describe(inst.ExecutionHistory(1))
+	want := []string{`OrchestrationStarted("Loop", ["a","b","c","d","e"])`, `ActivityScheduled("Hello", "a at 1")`, `ActivityCompleted(event 2, "Hello, a at 1")`,
+		`ActivityScheduled("Hello", "b at 3")`, `ActivityCompleted(event 4, "Hello, b at 3")`, `OrchestrationContinuedAsNew(["c","d","e"])`}
+	if !reflect.DeepEqual(first, want) {
+		t.Fatalf("execution 1: %q, want %q", first, want)
+	}
+	if w := inst.ExecutionHistory(1)[0].HistoryWarning; w != 4 {
+		t.Fatalf("the start records the warning %d, want 4", w)
+	}
+}
+
 func TestChildren(t *testing.T) {
 	t.Parallel()
 	env := durtest.New(t, durtest.Options{})
@@ -302,6 +327,63 @@ func TestRetriesWaitOnTheClock(t *testing.T) {
 			}
 			if !reflect.DeepEqual(waits, tt.waits) {
 				t.Fatalf("waits %v, want %v", waits, tt.waits)
+			}
+		})
+	}
+}
+
+// TestHostRetriesWaitOnTheClock: a call with a retry policy is retried as
+// a host retries it: each attempt after the policy's wait on the fake
+// clock, and history holds the call and its one outcome, with the
+// attempts; a non-retryable error type ends it at once.
+func TestHostRetriesWaitOnTheClock(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		failures int
+		fatal    bool
+		want     string
+		attempts int64
+		took     time.Duration
+	}{
+		{"succeeds on the third attempt", 2, false, `"ok on attempt 3"`, 3, 4 * time.Second},
+		{"gives up after four", 10, false, `activity "Flaky" failed: down (after 4 attempts)`, 4, 13 * time.Second},
+		{"a non-retryable type", 10, true, `activity "Flaky" failed: down for good`, 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := durtest.New(t, durtest.Options{})
+			start := env.Now()
+			durtest.MockActivity(env, "Flaky", func(ctx context.Context, _ any) (string, error) {
+				info, _ := durabox.ActivityInfoFrom(ctx)
+				switch {
+				case tt.fatal:
+					return "", durabox.NewError("Fatal", "down for good")
+				case info.Attempt <= tt.failures:
+					return "", errors.New("down")
+				}
+				return fmt.Sprintf("ok on attempt %d", info.Attempt), nil
+			})
+			inst := env.Start("PersevereOnTheHost", nil)
+			inst.AdvanceToEnd()
+			if inst.Status() == engine.StatusCompleted {
+				expectResult(t, inst, tt.want)
+			} else {
+				expectFailure(t, inst, engine.StatusFailed, tt.want)
+			}
+			history := inst.History()
+			var kinds []engine.EventKind
+			for _, e := range history {
+				kinds = append(kinds, e.Kind)
+			}
+			want := []engine.EventKind{engine.OrchestrationStarted, engine.ActivityScheduled, engine.ActivityCompleted, engine.OrchestrationCompleted}
+			if inst.Status() != engine.StatusCompleted {
+				want[2], want[3] = engine.ActivityFailed, engine.OrchestrationFailed
+			}
+			if !reflect.DeepEqual(kinds, want) {
+				t.Fatalf("history %v, want %v", kinds, want)
+			}
+			if got := history[2]; got.Attempts != tt.attempts || got.Time.Sub(start) != tt.took {
+				t.Fatalf("outcome %s at %s after the start; want %d attempts, %s after", got.String(), got.Time.Sub(start), tt.attempts, tt.took)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package durtest
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
@@ -35,7 +36,8 @@ func (i *Instance) turn() {
 		}
 		return
 	}
-	res, err := i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1)})
+	in := engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1), HistoryWarning: int64(e.opts.HistoryWarning)}
+	res, err := i.guest.turn(i.exec, in)
 	for err == nil && res.Rejected != nil {
 		// As a host does: the refusal is the update's answer, and the turn
 		// runs again without it, on a fresh runtime that replays history.
@@ -43,7 +45,8 @@ func (i *Instance) turn() {
 		i.refused[r.UpdateID] = r.Failure
 		messages = slices.Delete(messages, r.Message, r.Message+1)
 		i.exec, i.guest = engine.NewExecution(), e.newGuest()
-		res, err = i.guest.turn(i.exec, engine.TurnInput{History: i.executions[n], Messages: messages, Now: e.now, Execution: int64(n + 1)})
+		in.Messages = messages
+		res, err = i.guest.turn(i.exec, in)
 	}
 	if err != nil {
 		e.t.Fatalf("durtest: the engine refused a turn of instance %s (a bug in durtest): %v", i.id, err)
@@ -57,12 +60,7 @@ func (i *Instance) turn() {
 		i.crashed[n] = true
 	}
 	for _, a := range res.Activities {
-		e.seq++
-		k := &task{inst: i, execution: n + 1, ActivityTask: a, due: e.now.Add(e.durations[a.Name]), seq: e.seq}
-		if a.Timeout > 0 && e.durations[a.Name] > a.Timeout {
-			k.due, k.timedOut = e.now.Add(a.Timeout), true
-		}
-		e.tasks = append(e.tasks, k)
+		e.queue(&task{inst: i, execution: n + 1, ActivityTask: a}, e.now)
 	}
 	for _, t := range res.Timers {
 		i.enqueue(t.Fired(), t.FireAt)
@@ -187,21 +185,44 @@ func (i *Instance) continueAsNew(c *engine.ContinueAsNew) {
 	}
 }
 
-// run runs an activity call, the mock if there is one, and hands its
-// result to the execution that scheduled it. A call that takes longer
-// (Env.ActivityTakes) than its durabox.WithTimeout fails at its deadline
-// without running, as a host stops the attempt.
+// queue queues an attempt of an activity call that begins at start and
+// takes as long as Env.ActivityTakes says, or until its deadline.
+func (e *Env) queue(k *task, start time.Time) {
+	e.seq++
+	k.seq, k.due, k.timedOut = e.seq, start.Add(e.durations[k.Name]), false
+	if k.Timeout > 0 && e.durations[k.Name] > k.Timeout {
+		k.due, k.timedOut = start.Add(k.Timeout), true
+	}
+	e.tasks = append(e.tasks, k)
+}
+
+// run runs an attempt of an activity call, the mock if there is one, and
+// hands its result to the execution that scheduled it; or, when it failed
+// and the call's retry policy allows another, queues the next attempt
+// after the policy's wait, as a host does, recording nothing. A call that
+// takes longer (Env.ActivityTakes) than its durabox.WithTimeout fails at
+// its deadline without running, as a host stops the attempt.
 func (e *Env) run(k *task) {
-	req := &abi.ActivityRequest{Name: k.Name, Input: k.Input, InstanceID: k.inst.id, Attempt: 1}
+	req := &abi.ActivityRequest{Name: k.Name, Input: k.Input, InstanceID: k.inst.id, Attempt: uint32(k.failures + 1)}
 	res := &abi.ActivityResult{Failure: &abi.Failure{Message: fmt.Sprintf("activity %q timed out: it ran past its %s deadline for one attempt, which its call set with durabox.WithTimeout", k.Name, k.Timeout)}}
 	if !k.timedOut {
 		res = seam.RunActivity(req, e.mocks[k.Name])
 	}
+	// A result for an execution that has continued as new goes to nobody.
+	current := k.execution == len(k.inst.executions)
 	ev := engine.Event{Kind: engine.ActivityCompleted, ScheduleID: k.ScheduleID, Result: res.Output}
 	if res.Failure != nil {
-		ev = engine.Event{Kind: engine.ActivityFailed, ScheduleID: k.ScheduleID, Failure: &engine.Failure{Message: res.Failure.Message, Details: res.Failure.Details}}
+		ev = engine.Event{Kind: engine.ActivityFailed, ScheduleID: k.ScheduleID, Failure: &engine.Failure{Message: res.Failure.Message, Details: res.Failure.Details, Type: res.Failure.Type}}
+		if wait, retry := k.Retry.Next(k.failures+1, ev.Failure); retry && current {
+			k.failures++
+			e.queue(k, e.now.Add(wait))
+			return
+		}
 	}
-	if k.execution == len(k.inst.executions) {
+	if k.Retry != nil {
+		ev.Attempts = int64(k.failures + 1)
+	}
+	if current {
 		k.inst.enqueue(ev, e.now)
 	}
 }

@@ -1,6 +1,7 @@
 package wasi
 
 import (
+	"context"
 	"io"
 
 	"math/rand/v2"
@@ -39,6 +40,9 @@ type Env struct {
 	// any number); yields counts the sched_yield calls of the activation
 	// being applied, one every wasmrewrite.YieldEvery iterations.
 	stepBudget, yields uint64
+	// beat takes the heartbeats of the activity attempt a real
+	// environment runs (SetHeartbeat).
+	beat func(ctx context.Context, details []byte) uint32
 }
 
 // NewDeterministic returns the environment of an orchestration: every answer

@@ -36,7 +36,7 @@ const Module = "wasi_snapshot_preview1"
 // and the host's own capabilities (abi.ImportModule).
 var Modules = map[string][]Function{
 	Module:           Functions,
-	abi.ImportModule: slices.Concat(HTTPFunctions, PatchFunctions),
+	abi.ImportModule: slices.Concat(HTTPFunctions, PatchFunctions, HeartbeatFunctions),
 }
 
 // Provides reports whether the host implements the import module.name.

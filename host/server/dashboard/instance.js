@@ -81,12 +81,24 @@ function showOverview(el, d) {
     (d.warnings || []).map(w => h("div", {class: "card warning"}, h("h3", {}, "Warning"), h("p", {}, w))),
     h("div", {class: "card"}, h("h3", {}, "Custom status"),
       h("p", {id: "custom-status", class: d.customStatus ? "" : "muted"}, d.customStatus || "none set")),
+    d.activities && d.activities.length ? h("div", {class: "card", id: "activities"}, h("h3", {}, "Activities it waits on"),
+      h("ul", {}, d.activities.map(activityItem))) : null,
     h("div", {class: "card"}, h("h3", {}, "Input"), h("pre", {id: "input"}, json(d.input))),
     d.result !== undefined ? h("div", {class: "card"}, h("h3", {}, "Result"), h("pre", {id: "result"}, json(d.result))) : null,
     d.failure ? h("div", {class: "card failure", id: "failure"},
       h("h3", {}, failureTitle(d)),
       h("pre", {}, d.failure.message),
       d.failure.details ? h("details", {}, h("summary", {}, "Details"), h("pre", {}, d.failure.details)) : null) : null);
+}
+
+// activityItem describes an activity call the instance waits on: where it
+// runs, its attempt, and its last heartbeat.
+function activityItem(a) {
+  const where = a.queue ? ["on task queue ", h("span", {class: "mono"}, a.queue)] : "in its module";
+  const state = a.running ? `attempt ${a.attempt} running` :
+    (a.noWorker ? "waiting: no worker has polled its queue" : "waiting for a worker") + (a.attempt ? `, after ${a.attempt} attempt(s)` : "");
+  return h("li", {}, h("b", {}, a.activity), " ", where, ": ", state, ", since ", time(a.since),
+    a.lastHeartbeat !== undefined ? [h("br"), "last heartbeat: ", h("code", {}, JSON.stringify(a.lastHeartbeat))] : null);
 }
 
 function failureTitle(d) {

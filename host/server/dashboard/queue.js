@@ -13,8 +13,16 @@ export function queueView() {
       tile("ready", "Messages ready", q.ready, `for ${q.readyInstances} instance(s), ${q.starts} of them starts`, oldest(q.oldestReady)),
       tile("running", "Turns running", q.running, "instances running a turn now"),
       tile("timers", "Timers waiting", q.timers, q.nextTimer ? "the next is due " + time(q.nextTimer) : "none due"),
-      tile("activities", "Activities waiting", q.activities, `${q.activitiesRunning} running`, oldest(q.oldestActivity)));
+      tile("activities", "Activities waiting", q.activities, `${q.activitiesRunning} running`, oldest(q.oldestActivity)),
+      (q.taskQueues || []).map(taskQueue));
   }};
+}
+
+// taskQueue is the tile of a task queue of workers outside the host.
+function taskQueue(t) {
+  const polled = t.lastPoll ? h("p", {class: "muted"}, "a worker polled it ", ago(t.lastPoll)) :
+    h("p", {class: "warning"}, "no worker has polled it (through this host, since it started): its tasks wait");
+  return tile("task-queue-" + t.name, "Task queue " + t.name, t.waiting, `waiting, ${t.running} running`, polled);
 }
 
 function tile(id, title, n, about, extra) {

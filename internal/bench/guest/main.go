@@ -20,6 +20,8 @@ func init() {
 	durabox.RegisterOrchestration("Children", Children)
 	durabox.RegisterOrchestration("Child", Child)
 	durabox.RegisterOrchestration("Events", Events)
+	durabox.RegisterOrchestration("SequentialQueued", SequentialQueued)
+	durabox.RegisterOrchestration("FanOutQueued", FanOutQueued)
 	durabox.RegisterActivity("Echo", func(_ context.Context, i int) (int, error) { return i, nil })
 	durabox.RegisterActivity("Bytes", func(_ context.Context, n int) (string, error) { return strings.Repeat("r", n), nil })
 }
@@ -32,6 +34,37 @@ func Sequential(ctx *durabox.Context, n int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// SequentialQueued is Sequential with the calls on the task queue
+// "bench", for workers outside the host.
+func SequentialQueued(ctx *durabox.Context, n int) (int, error) {
+	sum := 0
+	for i := range n {
+		v, err := durabox.Call[int](ctx, "Echo", i, durabox.OnQueue("bench"))
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// FanOutQueued is FanOut with the calls on the task queue "bench".
+func FanOutQueued(ctx *durabox.Context, n int) (int, error) {
+	futures := make([]*durabox.Future, n)
+	for i := range futures {
+		futures[i] = ctx.CallActivity("Echo", i, durabox.OnQueue("bench"))
+	}
+	results, err := durabox.All[int](futures...)
+	if err != nil {
+		return 0, err
+	}
+	sum := 0
+	for _, v := range results {
 		sum += v
 	}
 	return sum, nil

@@ -34,11 +34,14 @@ const (
 func DueAt(t time.Time) int64 { return max(Nanos(t), FirstDue) }
 
 // EncodeFailure is the JSON of f, nil (NULL) when f is.
-func EncodeFailure(f *engine.Failure) *string {
-	if f == nil {
+func EncodeFailure(f *engine.Failure) *string { return encodeJSON(f) }
+
+// encodeJSON is the JSON of v, nil (NULL) when v is.
+func encodeJSON[T any](v *T) *string {
+	if v == nil {
 		return nil
 	}
-	b, _ := json.Marshal(f)
+	b, _ := json.Marshal(v)
 	s := string(b)
 	return &s
 }
@@ -55,6 +58,23 @@ func DecodeFailure(s *string) *engine.Failure {
 		return &engine.Failure{Message: *s}
 	}
 	return f
+}
+
+// EncodeRetry is the JSON of an activity call's retry policy, nil (NULL)
+// when it has none.
+func EncodeRetry(p *engine.RetryPolicy) *string { return encodeJSON(p) }
+
+// DecodeRetry decodes what EncodeRetry made. A text that does not decode
+// (a damaged or edited row) is no policy: the task's attempt is its last.
+func DecodeRetry(s *string) *engine.RetryPolicy {
+	if s == nil {
+		return nil
+	}
+	p := &engine.RetryPolicy{}
+	if json.Unmarshal([]byte(*s), p) != nil {
+		return nil
+	}
+	return p
 }
 
 // NullIfEmpty keeps absent JSON as NULL rather than empty bytes.

@@ -92,6 +92,8 @@ func (s *eventScanner) event(ev *engine.Event) bool {
 			ev.FromModule, ok = s.string()
 		case "seedExecution":
 			ok = s.int(&ev.SeedExecution)
+		case "historyWarning":
+			ok = s.int(&ev.HistoryWarning)
 		default:
 			return false
 		}

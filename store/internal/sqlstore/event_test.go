@@ -73,7 +73,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		`{"kind":"a` + "\xff" + `"}`, `{"name":"a` + "\x01" + `"}`, `{"input":null}`, `{"input": 1}`, `{"input":1 }`,
 		`{"input":{"a":1}}`, `{"input":[1,2}`, `{"input":"x\\"}`, `{"input":tru}`, `{"input":}`, `{"result":"a","result":[1]}`,
 		`{"time":"2026-11-22T12:00:00+01:00"}`, `{"time":"nope"}`, `{"time":null}`, `{"fireAt":"2026-11-22T12:00:00Z"}`,
-		`{"failure":{"message":"m"}}`, `{"other":1}`, `{"id":1}x`, `[]`, `null`, ``,
+		`{"failure":{"message":"m"}}`, `{"historyWarning":50000}`, `{"other":1}`, `{"id":1}x`, `[]`, `null`, ``,
 	} {
 		f.Add([]byte(s))
 	}

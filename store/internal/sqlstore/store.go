@@ -547,3 +547,22 @@ func (d *Dialect) Oldest(ctx context.Context, q DB, query string, args ...any) (
 	w.Since = FromNanos(since)
 	return &w, nil
 }
+
+// QueueCounts reads the task queues' counts query selects: a row of
+// queue, waiting and running each.
+func QueueCounts(ctx context.Context, q DB, query string, args ...any) ([]store.TaskQueueStats, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.TaskQueueStats
+	for rows.Next() {
+		var c store.TaskQueueStats
+		if err := rows.Scan(&c.Queue, &c.Waiting, &c.Running); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

@@ -74,6 +74,10 @@ type TurnTx interface {
 	// DropWaiting removes the instance's messages and the activity tasks
 	// no worker holds at now.
 	DropWaiting(ctx context.Context, id string, now time.Time) error
+	// DropRetries removes the execution's activity tasks waiting for a
+	// retry that no worker holds at now: all of them when all, else those
+	// of the activities scheduled by the events schedules.
+	DropRetries(ctx context.Context, id string, execution int64, schedules []int64, all bool, now time.Time) error
 	// NextExecution ends the instance's execution c.ExecutionID and sets
 	// it at the next one, Pending with c.ContinueAsNew's input and no
 	// history, unlocked: the ended execution's children no longer report,
@@ -136,6 +140,15 @@ func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 		if err := tx.DropWaiting(ctx, c.InstanceID, c.Now); err != nil {
 			return err
 		}
+	}
+	var cancelled []int64
+	for _, ev := range c.NewEvents {
+		if ev.Kind == engine.ActivityCancelRequested {
+			cancelled = append(cancelled, ev.ScheduleID)
+		}
+	}
+	if err := tx.DropRetries(ctx, c.InstanceID, c.ExecutionID, cancelled, c.Status.IsTerminal(), c.Now); err != nil {
+		return fmt.Errorf("drop retries: %w", err)
 	}
 	if c.ContinueAsNew != nil {
 		if c.ContinueAsNew.Started.Kind != engine.OrchestrationStarted {

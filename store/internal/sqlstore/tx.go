@@ -243,6 +243,23 @@ func (t Tx) DropWaiting(ctx context.Context, id string, now time.Time) error {
 	return nil
 }
 
+// DropRetries removes the execution's activity tasks waiting for a retry
+// (their failures counted) that no worker holds at now: all of them when
+// all, else those of the activities scheduled by the events schedules
+// (TurnTx).
+func (t Tx) DropRetries(ctx context.Context, id string, execution int64, schedules []int64, all bool, now time.Time) error {
+	const retrying = `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ? AND failures > 0`
+	if all {
+		return t.ExceptHeld(ctx, Nanos(now), false, retrying, id, execution)
+	}
+	for _, schedule := range schedules {
+		if err := t.ExceptHeld(ctx, Nanos(now), false, retrying+` AND schedule_id = ?`, id, execution, schedule); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // NextExecution sets the instance at the next execution, unlocked (TurnTx).
 func (t Tx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	if _, err := t.exec(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE parent_id = ?`, c.InstanceID); err != nil {

@@ -36,6 +36,7 @@ func run() int {
 	flag.BoolVar(&c.Keep, "keep", false, "keep the database and the host's log, which are kept anyway when something was lost")
 	flag.StringVar(&c.Postgres, "postgres", "", "run the hosts on the PostgreSQL database at `URL` (a new schema in it), or \"auto\": the server the tests find ($DURABOX_POSTGRES_URL, 127.0.0.1:5432, or a throwaway cluster)")
 	flag.IntVar(&c.Hosts, "hosts", 0, "how many hosts serve at once, on --postgres (default 1)")
+	flag.IntVar(&c.Workers, "workers", 0, "run every activity in `N` worker processes outside the hosts, killed too, instead of in the modules (default 0: in the modules)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "crashtest: unexpected arguments %q; every option is a flag (crashtest -h lists them)\n", flag.Args())

@@ -1,0 +1,88 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/store"
+)
+
+// finish ends an attempt of the activity task w, leased by this host or
+// by a worker outside it, with its outcome o: when the attempt failed and
+// the call's retry policy allows another (engine.RetryPolicy.Next), it
+// lets the task go, to run again after the policy's wait, and records
+// nothing in history; otherwise it records the outcome, for the
+// instance's next turn, with the number of attempts when the call has a
+// policy. An attempt's timeout is a failure like any other; an outcome
+// marked final, or one of an execution that has ended, is never retried.
+// Every attempt, wherever it ran, ends here. It returns why the store did
+// not take the outcome (store.ErrLeaseLost when the lease no longer held
+// the task), for the caller to log or answer. A panic is logged, and
+// returns nil: the outcome may have been recorded; if not, the task is
+// delivered again when its lease ends.
+func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) error {
+	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
+	now := h.opts.Clock()
+	attempt := w.Failures + 1
+	if wait, retry := nextAttempt(w, o); retry && h.wanted(ctx, w) {
+		if err := h.st.RetryActivity(ctx, w, o.result.Failure, now.Add(wait)); err != nil {
+			return fmt.Errorf("activity retry not recorded: %w", err)
+		}
+		h.opts.Logger.Info("activity attempt failed; it runs again", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID,
+			"attempt", attempt, "in", wait, "failure", o.result.Failure.Message)
+		h.metrics.Activity(w.Task.Name, o.result.Kind, o.ran)
+		h.activityWork.Notify()
+		if w.Task.Queue != "" {
+			h.queues.queued.notify(w.Task.Queue)
+		}
+		return nil
+	}
+	result := o.result
+	if w.Task.Retry != nil {
+		result.Attempts = int64(attempt)
+	}
+	if err := h.st.CompleteActivity(ctx, w, result, now); err != nil {
+		h.noteFull(err)
+		return fmt.Errorf("activity result not recorded: %w", err)
+	}
+	guard.MayPanic(guard.PointActivityDone, w.InstanceID)
+	h.metrics.Activity(w.Task.Name, result.Kind, o.ran)
+	h.orchestrationWork.Notify()
+	return nil
+}
+
+// wanted reports whether the execution that scheduled w still runs, so
+// that another attempt's result would reach it; when the store cannot
+// tell, it reports true. The attempt of a task whose execution has ended
+// is the last.
+func (h *Host) wanted(ctx context.Context, w *store.ActivityWork) bool {
+	inst, err := h.st.GetInstance(ctx, w.InstanceID)
+	return err != nil && !errors.Is(err, store.ErrNotFound) || err == nil && inst.ExecutionID == w.ExecutionID && !inst.Status.IsTerminal()
+}
+
+// nextAttempt reports whether the attempt of w that ended with o is
+// followed by another, and after how long: when it failed, not finally,
+// and its call's retry policy allows it.
+func nextAttempt(w *store.ActivityWork, o outcome) (time.Duration, bool) {
+	if o.final || o.result.Kind != engine.ActivityFailed {
+		return 0, false
+	}
+	return w.Task.Retry.Next(w.Failures+1, o.result.Failure)
+}
+
+// record logs err, the error of recording the outcome of an attempt this
+// host ran (finish), if any. An outcome not recorded is not lost: the
+// task is delivered again when its lease ends.
+func (h *Host) record(ctx context.Context, w *store.ActivityWork, err error) {
+	switch {
+	case err == nil:
+	case cutShort(ctx, err):
+		h.opts.Logger.Info("activity outcome not recorded: the host is stopping; the activity runs again at the next start", "instance", w.InstanceID, "activity", w.Task.Name)
+	default:
+		h.opts.Logger.Error("activity outcome not recorded", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
+	}
+}
