@@ -164,7 +164,9 @@
 // OrchestrationStarted, its ids skip or repeat, events follow the end, an
 // event is of an unknown kind or lacks what its kind requires: a failure's
 // Failure, a TimerCreated's FireAt) is refused with ErrCorruptHistory
-// before any of it is applied; PlanReset refuses to keep such events. A
+// before any of it is applied; PlanReset refuses to keep such events.
+// CheckHistory checks a stored history without running it, for that and
+// for a completion that names no schedule of its kind (durabox check-db). A
 // message that lacks what its kind requires is dropped. An
 // ExternalEvent in history must name an open wait of its name: the engine
 // records an event only for an active wait, so one that does not is

@@ -37,6 +37,49 @@ func checkHistory(history []Event, from int, lastID int64, started bool) error {
 	return nil
 }
 
+// CheckHistory returns an error wrapping ErrCorruptHistory when history,
+// the events of one execution as a store keeps them, is not one an engine
+// writes: what Begin refuses (ids that skip or repeat, no
+// OrchestrationStarted, events after the end, unknown kinds, a kind
+// without what it requires), and a completion that names no schedule
+// event of its kind before it (an ActivityCompleted whose ScheduleID is
+// no ActivityScheduled, say). It is for what checks a stored history
+// without running it (durabox check-db); Begin finds the second kind of
+// damage as nondeterminism, once the orchestration's code runs.
+func CheckHistory(history []Event) error {
+	if err := checkHistory(history, 0, 0, false); err != nil {
+		return err
+	}
+	// The ids run from 1 without gaps: event id n is history[n-1].
+	for _, ev := range history {
+		want := scheduleKind(ev.Kind)
+		if want == "" {
+			continue
+		}
+		if ev.ScheduleID < 1 || ev.ScheduleID >= ev.ID || history[ev.ScheduleID-1].Kind != want {
+			return fmt.Errorf("%w: event %d, %s, names event %d, which is no %s before it", ErrCorruptHistory, ev.ID, ev.Kind, ev.ScheduleID, want)
+		}
+	}
+	return nil
+}
+
+// scheduleKind is the kind of the schedule event that an event of kind k
+// names by its ScheduleID, for the kinds that must name one; "" for the
+// others.
+func scheduleKind(k EventKind) EventKind {
+	switch k {
+	case ActivityCompleted, ActivityFailed, ActivityCancelRequested:
+		return ActivityScheduled
+	case TimerFired, TimerCancelled:
+		return TimerCreated
+	case SubOrchestrationCompleted, SubOrchestrationFailed, SubOrchestrationCancelRequested:
+		return SubOrchestrationScheduled
+	case ExternalEventDelivered, ExternalEventNotDelivered:
+		return ExternalEventSent
+	}
+	return ""
+}
+
 // payloadSize is what an event adds to abi.Activation.HistorySize: the
 // bytes of the payloads it carries (names, ids, inputs, results, failures
 // and texts), which grow a history as its events' fixed part (a kind, a

@@ -21,6 +21,9 @@ import (
 func (h *Host) dispatchActivities(ctx context.Context) {
 	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
 		func(max int) ([]*store.ActivityWork, error) {
+			if err := h.spaceAgain(ctx); err != nil {
+				return nil, err
+			}
 			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max, h.reg.skipped())
 		},
 		func(w *store.ActivityWork) { h.complete(ctx, w) })

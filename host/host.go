@@ -52,6 +52,9 @@ type Host struct {
 	ops *ops.Ops
 	// state is where Run is: notRunning, warming, running or stopped.
 	state atomic.Int32
+	// full is set once a write failed for a full disk, until the store
+	// has space again (full.go).
+	full atomic.Bool
 }
 
 // The states of a host, for Ready.

@@ -69,6 +69,10 @@ var (
 	// database was damaged or edited by hand, and reading it again gives
 	// the same.
 	ErrCorrupt = errors.New("corrupt row")
+	// ErrFull is returned by a write that failed because the disk (the
+	// file system) that holds the database is full: nothing of it was
+	// written, and writes succeed again once there is space.
+	ErrFull = errors.New("the disk holding the database is full")
 )
 
 // Module is a deployed guest module.

@@ -19,8 +19,8 @@ import (
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 // commands are durabox's commands, in the order the overview lists them.
-var commands = []*command{newCommand, buildCommand, checkCommand, conformanceCommand, serveCommand, deployCommand, modulesCommand, startCommand, raiseCommand, queryCommand, updateCommand, cancelCommand, terminateCommand, purgeCommand, statusCommand, historyCommand, listCommand,
-	upgradeCommand, replayCommand, exportCommand, resetCommand, scheduleCommand}
+var commands = []*command{newCommand, buildCommand, checkCommand, conformanceCommand, serveCommand, checkDBCommand, backupCommand, restoreCommand, deployCommand, modulesCommand, startCommand, raiseCommand, queryCommand, updateCommand, cancelCommand, terminateCommand, purgeCommand, statusCommand, historyCommand, listCommand,
+	upgradeCommand, replayCommand, exportCommand, resetCommand, scheduleCommand, versionCommand}
 
 // run runs durabox with args and returns its exit code: 0 for success, 1
 // for a failure, 2 for a usage error (and 3 for an upgrade that leaves
@@ -80,8 +80,8 @@ func overview(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprint(w, `
-Every command but new, build, check, conformance and serve (and replay of a
-bundle) talks to the host at --addr ADDR, else $DURABOX_ADDR, else `+defaultAddr+`, sends the token
+Every command but new, build, check, conformance, serve, check-db, backup and
+restore (and replay of a bundle, and version without --host) talks to the host at --addr ADDR, else $DURABOX_ADDR, else `+defaultAddr+`, sends the token
 of --token-file, else $DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `)

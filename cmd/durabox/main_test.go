@@ -138,6 +138,9 @@ usage:
   durabox check FILE.wasm                                                                       check a module as a host will, on each runtime
   durabox conformance FILE.wasm [--runtime wazero|wasmtime|both] [--run REGEXP]                 run the guest conformance kit on a module built with any SDK
   durabox serve --db FILE|URL [--addr ADDR] [--token-file FILE] [flags]                         run a host on a SQLite file, or one of several on PostgreSQL
+  durabox check-db --db FILE|URL [--json]                                                       check a database for damage, changing nothing
+  durabox backup --db FILE -o COPY                                                              copy a SQLite database, consistently, while a host serves it
+  durabox restore --from COPY --db FILE                                                         put a backup in place of a SQLite database
   durabox deploy FILE.wasm [--env KEY=VALUE]... [--env-clear]                                   deploy a module to the host
   durabox modules [rm HASH]                                                                     list the modules, or remove one
   durabox start NAME [--input JSON|-] [--id ID] [--raise EVENT|--update NAME] [--wait] [flags]  start an orchestration instance
@@ -155,9 +158,10 @@ usage:
   durabox export ID [-o FILE]                                                                   write an instance's repro bundle
   durabox reset ID --to-event N [--module HASH] [--dry-run]                                     run an instance again from an event of its history, on new code
   durabox schedule create|list|show|pause|resume|trigger|delete [NAME] [flags]                  run an orchestration on a schedule
+  durabox version [--host]                                                                      print what durabox, or the host, was built from
 
-Every command but new, build, check, conformance and serve (and replay of a
-bundle) talks to the host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
+Every command but new, build, check, conformance, serve, check-db, backup and
+restore (and replay of a bundle, and version without --host) talks to the host at --addr ADDR, else $DURABOX_ADDR, else 127.0.0.1:7070, sends the token
 of --token-file, else $DURABOX_TOKEN, and prints JSON with --json.
 Run 'durabox help COMMAND' for the details of a command.
 `

@@ -91,6 +91,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.activityQueues, "activity-queue", "", "give the calls of activities to the workers of task queues, `NAME=QUEUE`, comma-separated (Charge=payments,Ship=shipping): a call of NAME that names no queue itself waits on QUEUE for a worker outside the host instead of running in its module (default none)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
+		fs.StringVar(&c.openCheck, "open-check", "quick", "how much of a SQLite file to check before serving it, `CHECK`: quick (the default) runs SQLite's quick_check over the whole file, which reads every page (about 3 s a GB from the page cache, 30 s from a cold disk); header checks its header, schema and WAL only, and leaves damage in the pages to the reads that meet it. Either refuses a damaged file with what to do")
 		return func(ctx context.Context, e *env) error { return c.serve(ctx, e) }
 	},
 }
@@ -116,11 +117,13 @@ type serveConfig struct {
 	maxPersistentEvents          int
 	maxPayloadMiB                int
 	allowHTTP, durability        string
-	allowedHosts                 string
+	allowedHosts, openCheck      string
 	runtime                      string
 }
 
 var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}
+
+var openChecks = map[string]sqlite.OpenCheck{"quick": sqlite.OpenCheckQuick, "header": sqlite.OpenCheckHeader}
 
 var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
@@ -150,6 +153,8 @@ func (c *serveConfig) check() error {
 		return usagef("--db FILE is required")
 	case durabilities[c.durability] == "":
 		return usagef("--durability is %q; it must be full or normal", c.durability)
+	case openChecks[c.openCheck] == "":
+		return usagef("--open-check is %q; it must be quick or header", c.openCheck)
 	case c.runtime != host.RuntimeWazero && c.runtime != host.RuntimeWasmtime:
 		return usagef("--runtime is %q; it must be wazero or wasmtime", c.runtime)
 	case c.logFormat != "text" && c.logFormat != "json":
@@ -158,6 +163,8 @@ func (c *serveConfig) check() error {
 		return usagef("--tls-cert and --tls-key go together: give both, or neither")
 	case c.sweepInterval > 0 && c.retention == 0:
 		return usagef("--sweep-interval applies --retention; give --retention too")
+	case c.postgres() && c.openCheck != "quick":
+		return usagef("--open-check is for a SQLite file; PostgreSQL checks its own pages (docs/operator.md)")
 	case c.postgres() && c.durability != "full":
 		return usagef("--durability is for a SQLite file; on PostgreSQL, the server's synchronous_commit decides what a commit waits for")
 	case !c.postgres() && c.hostID != "":
@@ -316,9 +323,7 @@ func listenHosts(addr string, ln net.Addr) []string {
 }
 
 // postgres reports whether --db names a PostgreSQL database.
-func (c *serveConfig) postgres() bool {
-	return strings.HasPrefix(c.db, "postgres://") || strings.HasPrefix(c.db, "postgresql://")
-}
+func (c *serveConfig) postgres() bool { return isPostgres(c.db) }
 
 // servedAt is the address serve says it serves on: the host --addr gave
 // (0.0.0.0, not the [::] the listener reports for it), with the port it

@@ -20,7 +20,9 @@ func (c *serveConfig) open(opts host.Options) (store.Store, error) {
 	if c.postgres() {
 		return postgres.Open(c.db, serving.Postgres(opts, c.id(), nil))
 	}
-	return sqlite.Open(c.db, serving.SQLite(opts, durabilities[c.durability], nil))
+	o := serving.SQLite(opts, durabilities[c.durability], nil)
+	o.OpenCheck = openChecks[c.openCheck]
+	return sqlite.Open(c.db, o)
 }
 
 // id is the host's id on PostgreSQL: --host-id, or the machine's name.

@@ -372,6 +372,13 @@ func (c *Client) Access(ctx context.Context) (api.AccessResponse, error) {
 	return r, err
 }
 
+// Version returns what the host was built from (GET /v1/version).
+func (c *Client) Version(ctx context.Context) (api.Version, error) {
+	var v api.Version
+	err := c.do(ctx, "version", http.MethodGet, "/v1/version", "", nil, &v)
+	return v, err
+}
+
 // Ready returns nil when the host serves its work (GET /readyz), else
 // an *Error with status 503 that says why not.
 func (c *Client) Ready(ctx context.Context) error {

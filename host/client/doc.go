@@ -42,6 +42,7 @@
 //	POST   /v1/instances/{id}/terminate  CancelRequest (optional)                      202 CancelRequest    admin
 //	GET    /v1/queue                                                                   200 QueueResponse    read
 //	GET    /v1/access                    (what the token may do)                       200 AccessResponse   read
+//	GET    /v1/version                   (what the host was built from)                200 Version          read
 //	GET    /v1/openapi.json                                                            200 the document     none
 //	GET    /v1/instances/{id}/replay     ?module=HASH&execution=N (both optional)       200 ReplayReport     read
 //	GET    /v1/instances/{id}/bundle     (a repro bundle, application/zip)             200 the .dbx bytes   read

@@ -26,3 +26,8 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	s.metrics.ServeHTTP(w, r)
 }
+
+// version answers GET /v1/version with what the host was built from.
+func (s *server) version(w http.ResponseWriter, r *http.Request) {
+	s.reply(w, r, http.StatusOK, s.opts.Version)
+}

@@ -119,6 +119,10 @@ type Options struct {
 	// host.Options.Metrics), and count the panics of a request
 	// (durabox_panics_total{boundary="http"}). Nil serves none.
 	Metrics *metrics.Metrics
+	// Version is what GET /v1/version answers: what the host was built
+	// from (durabox serve gives internal/serving.Version). The zero value
+	// answers as it is.
+	Version api.Version
 }
 
 // minTokenLength is the shortest token New accepts: 16 bytes is
@@ -283,6 +287,7 @@ var routes = []route{
 	{"POST", "/v1/schedules/{name}/resume", admin, (*server).resumeSchedule},
 	{"POST", "/v1/schedules/{name}/trigger", admin, (*server).triggerSchedule},
 	{"GET", "/v1/access", read, (*server).access},
+	{"GET", "/v1/version", read, (*server).version},
 	{"GET", "/healthz", public, (*server).healthz},
 	{"GET", "/readyz", public, (*server).readyz},
 	{"GET", "/metrics", read, (*server).serveMetrics},
@@ -451,6 +456,7 @@ var statuses = []struct {
 	{api.ErrBadModule, http.StatusUnprocessableEntity},
 	{api.ErrCannotRun, http.StatusUnprocessableEntity},
 	{api.ErrNotReady, http.StatusServiceUnavailable},
+	{store.ErrFull, http.StatusServiceUnavailable},
 	{api.ErrUnknownOrchestration, http.StatusUnprocessableEntity},
 }
 

@@ -35,6 +35,10 @@ type Backend struct {
 	// Raw gives direct access to that database. Run uses it only while no
 	// store is open on it.
 	Raw func(t *testing.T) Raw
+	// Check checks that database as durabox check-db does; Run calls it
+	// once the host has stopped, and requires a problem named for each
+	// odd instance whose rows break the store's invariants.
+	Check func(t *testing.T) *store.Check
 }
 
 // builder builds the odd database.
@@ -79,7 +83,7 @@ func build(t *testing.T, b Backend, cacheDir string) []odd {
 		if err := o.edit(ctx, bl); err != nil {
 			// The database cannot hold it, so no host will meet it.
 			t.Logf("%s: the database refused the edit, so the instance is left as it was: %v", o.id, err)
-			o.want, o.reason = "", ""
+			o.want, o.reason, o.damages = "", "", ""
 		}
 		out = append(out, o)
 	}

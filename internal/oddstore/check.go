@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -83,6 +85,18 @@ func Run(t *testing.T, b Backend) {
 		}
 	case <-time.After(time.Minute):
 		t.Errorf("Run did not return within a minute of its stop")
+	}
+	checkFinds(t, b.Check(t), odds)
+}
+
+// checkFinds fails the test unless the check c names each odd instance
+// whose rows break the store's invariants.
+func checkFinds(t *testing.T, c *store.Check, odds []odd) {
+	for _, o := range odds {
+		named := func(p string) bool { return strings.Contains(p, "instance "+strconv.Quote(o.damages)) }
+		if o.damages != "" && !slices.ContainsFunc(c.Problems, named) {
+			t.Errorf("the check of the odd database does not name instance %q, which %s damaged; it found:\n%s", o.damages, o.id, strings.Join(c.Problems, "\n"))
+		}
 	}
 }
 

@@ -4,7 +4,7 @@
 // Each store's tests run it on that store:
 //
 //	func TestOddDatabase(t *testing.T) {
-//		oddstore.Run(t, oddstore.Backend{Open: open, Raw: raw})
+//		oddstore.Run(t, oddstore.Backend{Open: open, Raw: raw, Check: check})
 //	}
 //
 // Run builds the database with a host on the store's API (deploys, runs
@@ -24,5 +24,7 @@
 // others as they were; that it lists every instance, and serves the status
 // and the history of each, as JSON; that it runs a new instance to
 // completion; that it settles (its fetchers do not spin on what they
-// cannot take); and that it stops when told to.
+// cannot take); and that it stops when told to. Last, it checks the
+// database as durabox check-db does (Check), which must name every
+// instance whose rows the edits left breaking the store's invariants.
 package oddstore

@@ -26,6 +26,10 @@ type odd struct {
 	// unreadable says its history cannot be read: GET …/history answers
 	// an error, as JSON, that says why.
 	unreadable bool
+	// damages, when set, is the instance whose rows the edit leaves
+	// breaking the store's invariants: a check of the database (durabox
+	// check-db) names it.
+	damages string
 }
 
 // at is the time odd events say they happened.
@@ -68,22 +72,22 @@ const (
 // that completed (Greetings), and those not yet begun.
 var (
 	waiting = []odd{
-		{id: "undecodable-event", want: engine.StatusFailed, reason: "event 7 does not decode", unreadable: true, edit: func(ctx context.Context, b *builder) error {
+		{id: "undecodable-event", damages: "undecodable-event", want: engine.StatusFailed, reason: "event 7 does not decode", unreadable: true, edit: func(ctx context.Context, b *builder) error {
 			return b.next(ctx, "undecodable-event", 0, "ExternalEvent", func(int64) []byte { return []byte(`{"id": 5, "kind": "Exter`) })
 		}},
-		{id: "unknown-kind", want: engine.StatusFailed, reason: "Bogus", edit: func(ctx context.Context, b *builder) error {
+		{id: "unknown-kind", damages: "unknown-kind", want: engine.StatusFailed, reason: "Bogus", edit: func(ctx context.Context, b *builder) error {
 			return b.next(ctx, "unknown-kind", 0, "Bogus", func(n int64) []byte { return event(engine.Event{ID: n, Kind: "Bogus", Time: at}) })
 		}},
-		{id: "negative-id", want: engine.StatusFailed, reason: "its first event has id -5", edit: func(ctx context.Context, b *builder) error {
+		{id: "negative-id", damages: "negative-id", want: engine.StatusFailed, reason: "its first event has id -5", edit: func(ctx context.Context, b *builder) error {
 			return b.raw.InsertEvent(ctx, "negative-id", 1, -5, "ExternalSubscribed", event(engine.Event{ID: -5, Kind: engine.ExternalSubscribed, Time: at, Name: "Approval"}))
 		}},
-		{id: "huge-id", want: engine.StatusFailed, reason: "corrupt", edit: func(ctx context.Context, b *builder) error {
+		{id: "huge-id", damages: "huge-id", want: engine.StatusFailed, reason: "corrupt", edit: func(ctx context.Context, b *builder) error {
 			if err := b.raw.InsertEvent(ctx, "huge-id", 1, math.MaxInt64, "TimerFired", event(engine.Event{ID: math.MaxInt64, Kind: engine.TimerFired, Time: at, ScheduleID: 3})); err != nil {
 				return err
 			}
 			return b.set(ctx, "huge-id", "last_event_id", int64(math.MaxInt64))
 		}},
-		{id: "gap", want: engine.StatusFailed, reason: "corrupt", edit: func(ctx context.Context, b *builder) error {
+		{id: "gap", damages: "gap", want: engine.StatusFailed, reason: "corrupt", edit: func(ctx context.Context, b *builder) error {
 			return b.next(ctx, "gap", 1, "ExternalSubscribed", func(n int64) []byte {
 				return event(engine.Event{ID: n, Kind: engine.ExternalSubscribed, Time: at, Name: "Other"})
 			})
@@ -120,7 +124,7 @@ var (
 		{id: "unknown-status", edit: func(ctx context.Context, b *builder) error {
 			return b.set(ctx, "unknown-status", "status", "Sleepwalking")
 		}},
-		{id: "execution-negative", want: engine.StatusFailed, reason: "executions are numbered from 1", unreadable: true, edit: func(ctx context.Context, b *builder) error {
+		{id: "execution-negative", damages: "execution-negative", want: engine.StatusFailed, reason: "executions are numbered from 1", unreadable: true, edit: func(ctx context.Context, b *builder) error {
 			return b.set(ctx, "execution-negative", "execution_id", int64(-1))
 		}},
 		{id: "task-without-module", edit: func(ctx context.Context, b *builder) error {
@@ -181,7 +185,7 @@ var (
 			}
 			return b.set(ctx, "renamed", "id", oddID)
 		}},
-		{id: "ghost", gone: true, edit: func(ctx context.Context, b *builder) error {
+		{id: "ghost", gone: true, damages: "no-such-instance", edit: func(ctx context.Context, b *builder) error {
 			// A message and an activity task for an instance that is not
 			// there.
 			if err := b.raw.InsertMessage(ctx, "no-such-instance", "ExternalEvent", event(engine.Event{Kind: engine.ExternalEvent, Time: at, Name: "Approval"}), 0); err != nil {

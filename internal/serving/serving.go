@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
@@ -91,5 +92,13 @@ func observe(opts host.Options, also func(store.CommitStats)) func(store.CommitS
 // Server returns the options of h's HTTP server, as serve gives them
 // before it adds the tokens: it answers requests for hosts.
 func (c Config) Server(h *host.Host, hosts []string) server.Options {
-	return server.Options{Logger: c.Logger, MaxPayload: c.MaxPayloadMiB << 20, Hosts: hosts, Metrics: h.Metrics()}
+	return server.Options{Logger: c.Logger, MaxPayload: c.MaxPayloadMiB << 20, Hosts: hosts, Metrics: h.Metrics(), Version: Version()}
+}
+
+// Version is what durabox version prints and GET /v1/version answers:
+// host.BuildVersion, with the schema versions of both stores.
+func Version() api.Version {
+	v := host.BuildVersion()
+	v.Schemas = map[string]int{"sqlite": sqlite.SchemaVersion, "postgres": postgres.SchemaVersion}
+	return v
 }

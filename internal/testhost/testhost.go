@@ -1,6 +1,7 @@
 // Package testhost runs a real host in a test's process: on a fresh SQLite
-// file in the test's temporary directory, its loop running until the test
-// ends, with the modules the test gives it deployed.
+// file in the test's temporary directory (or the file a test names), its
+// loop running until the test ends, with the modules the test gives it
+// deployed.
 package testhost
 
 import (
@@ -16,7 +17,13 @@ import (
 // cleanup stops it, and fails the test if its loop ended with an error.
 func Start(t testing.TB, opts host.Options, modules ...[]byte) *host.Host {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	return At(t, filepath.Join(t.TempDir(), "durabox.db"), opts, modules...)
+}
+
+// At is Start on the SQLite file at path, new or not.
+func At(t testing.TB, path string, opts host.Options, modules ...[]byte) *host.Host {
+	t.Helper()
+	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

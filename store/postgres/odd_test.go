@@ -38,6 +38,13 @@ func TestOddDatabase(t *testing.T) {
 			}
 			return rawPostgres{conn}
 		},
+		Check: func(t *testing.T) *store.Check {
+			c, err := Check(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
 	})
 }
 

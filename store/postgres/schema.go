@@ -229,6 +229,60 @@ CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
 // schema, so that two starting at once do not both create it.
 const prepareSchemaLock = 0x44425831
 
+// schemaState is what the database schema a URL names holds, as
+// prepareSchema and Check read it.
+type schemaState struct {
+	// where is the schema's name; tables, how many tables it holds.
+	where  string
+	tables int
+	// version is its Durabox schema version; foreign says it holds tables
+	// but is not a Durabox database.
+	version int
+	foreign bool
+}
+
+// readSchema reads what the current database schema holds.
+func readSchema(ctx context.Context, tx pgx.Tx) (schemaState, error) {
+	var st schemaState
+	var meta bool
+	err := tx.QueryRow(ctx, `SELECT current_schema(),
+		(SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()),
+		EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'durabox_meta')`).Scan(&st.where, &st.tables, &meta)
+	if err != nil {
+		return st, fmt.Errorf("postgres: read the schema: %w", err)
+	}
+	if st.tables == 0 {
+		return st, nil
+	}
+	if !meta {
+		st.foreign = true
+		return st, nil
+	}
+	var app, v string
+	err = tx.QueryRow(ctx, `SELECT
+		coalesce((SELECT value FROM durabox_meta WHERE key = 'application'), ''),
+		coalesce((SELECT value FROM durabox_meta WHERE key = 'schema_version'), '')`).Scan(&app, &v)
+	if err != nil {
+		return st, fmt.Errorf("postgres: read durabox_meta: %w", err)
+	}
+	version, verr := strconv.Atoi(v)
+	st.version, st.foreign = version, app != application || verr != nil
+	return st, nil
+}
+
+// refusal is the error of a schema this durabox must not use: another
+// application's, or a newer Durabox's; nil for others.
+func (st schemaState) refusal() error {
+	switch {
+	case st.foreign:
+		return fmt.Errorf("postgres: schema %s of the database holds %d tables but is not a Durabox database; "+
+			"refusing to use it, and it was left as it was (name an empty database or schema)", st.where, st.tables)
+	case st.version > schemaVersion:
+		return fmt.Errorf("postgres: schema %s has Durabox schema version %d, newer than this durabox understands (%d); upgrade durabox to use it", st.where, st.version, schemaVersion)
+	}
+	return nil
+}
+
 // prepareSchema creates the schema in an empty database schema, brings an
 // older one up to date, and refuses a schema that holds tables but is not
 // a Durabox database, or comes from a newer Durabox. It writes nothing
@@ -239,17 +293,13 @@ func (s *Store) prepareSchema(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, prepareSchemaLock); err != nil {
 			return fmt.Errorf("postgres: lock the schema: %w", err)
 		}
-		var where string
-		var tables int
-		var meta bool
-		err := tx.QueryRow(ctx, `SELECT current_schema(),
-			(SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()),
-			EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'durabox_meta')`).Scan(&where, &tables, &meta)
+		st, err := readSchema(ctx, tx)
 		if err != nil {
-			return fmt.Errorf("postgres: read the schema: %w", err)
+			return err
 		}
+		where := st.where
 		s.where = where
-		if tables == 0 {
+		if st.tables == 0 {
 			if _, err := tx.Exec(ctx, schema); err != nil {
 				return fmt.Errorf("postgres: create the schema in %s: %w", where, err)
 			}
@@ -257,25 +307,10 @@ func (s *Store) prepareSchema(ctx context.Context) error {
 				application, strconv.Itoa(schemaVersion))
 			return err
 		}
-		foreign := fmt.Errorf("postgres: schema %s of the database holds %d tables but is not a Durabox database; "+
-			"refusing to use it, and it was left as it was (name an empty database or schema)", where, tables)
-		if !meta {
-			return foreign
+		if err := st.refusal(); err != nil {
+			return err
 		}
-		var app, v string
-		err = tx.QueryRow(ctx, `SELECT
-			coalesce((SELECT value FROM durabox_meta WHERE key = 'application'), ''),
-			coalesce((SELECT value FROM durabox_meta WHERE key = 'schema_version'), '')`).Scan(&app, &v)
-		if err != nil {
-			return fmt.Errorf("postgres: read durabox_meta: %w", err)
-		}
-		version, verr := strconv.Atoi(v)
-		switch {
-		case app != application || verr != nil:
-			return foreign
-		case version > schemaVersion:
-			return fmt.Errorf("postgres: schema %s has Durabox schema version %d, newer than this durabox understands (%d); upgrade durabox to use it", where, version, schemaVersion)
-		}
+		version := st.version
 		for ; version < schemaVersion; version++ {
 			if _, err := tx.Exec(ctx, migrations[version]); err != nil {
 				return fmt.Errorf("postgres: migrate schema %s from version %d to %d: %w", where, version, version+1, err)
@@ -288,3 +323,7 @@ func (s *Store) prepareSchema(ctx context.Context) error {
 		return nil
 	})
 }
+
+// SchemaVersion is the schema version this store writes: Open migrates a
+// database of an older one, and refuses one of a newer.
+const SchemaVersion = schemaVersion

@@ -72,6 +72,10 @@ func TestSchemaRefused(t *testing.T) {
 			if after := tables(t, url); after != before {
 				t.Fatalf("the refused schema changed: tables %s, were %s", after, before)
 			}
+			c, err := Check(context.Background(), url)
+			if err != nil || len(c.Problems) != 1 || !strings.Contains(c.Problems[0], tt.want) {
+				t.Fatalf("Check: %v, %+v; want one problem that says %q", err, c, tt.want)
+			}
 		})
 	}
 }

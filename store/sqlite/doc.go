@@ -10,7 +10,17 @@
 // with an application id and records its schema version; Open refuses files
 // that are not SQLite, SQLite files that are not Durabox databases, and
 // databases from a newer Durabox, without modifying them, and brings
-// databases from an older Durabox up to date.
+// databases from an older Durabox up to date. It refuses a damaged file
+// too, before it writes anything: a file shorter than its header says, a
+// WAL cut short or damaged (SQLite would drop what follows the damage
+// silently; check.go, wal.go), and, unless Options.OpenCheck says
+// OpenCheckHeader, pages that fail SQLite's quick_check. Check reads a
+// file the way durabox check-db reports it: those, integrity_check,
+// foreign_key_check and the store's invariants. Backup copies a file a
+// host is serving, consistently, with SQLite's online backup; Restore puts
+// a copy in place of a file no host holds. A write that the disk refuses
+// for want of space fails with store.ErrFull, and Ping fails with it until
+// there is space again (full.go).
 //
 // The schema:
 //

@@ -24,7 +24,7 @@ func lockFile(path string) (*os.File, error) {
 			holder := holderPID(f)
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, fmt.Errorf("sqlite: %s is in use by another durabox process (pid %s); stop it first or use another --db file", path, holder)
+				return nil, &InUseError{Path: path, PID: holder}
 			}
 			return nil, fmt.Errorf("sqlite: lock %s: %w", path, err)
 		}
@@ -42,6 +42,18 @@ func lockFile(path string) (*os.File, error) {
 		}
 		return f, nil
 	}
+}
+
+// InUseError is returned when another Store, in this process or
+// another, holds the database file.
+type InUseError struct {
+	// Path is the database file; PID the holder's process id, or
+	// "unknown".
+	Path, PID string
+}
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("sqlite: %s is in use by another durabox process (pid %s); stop it first or use another --db file", e.Path, e.PID)
 }
 
 // unlockFile removes the lock file, then lets go of the lock; in that

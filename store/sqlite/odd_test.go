@@ -31,6 +31,13 @@ func TestOddDatabase(t *testing.T) {
 			t.Cleanup(func() { db.Close() })
 			return rawSQLite{db}
 		},
+		Check: func(t *testing.T) *store.Check {
+			c, err := Check(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
 	})
 	checkIntegrity(t, path)
 }

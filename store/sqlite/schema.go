@@ -288,8 +288,9 @@ func checkHeader(path string) error {
 }
 
 // prepareSchema creates the schema in a new database, brings an older one
-// up to date, and refuses a file that is not a Durabox database or comes
-// from a newer Durabox. It writes nothing before it has decided.
+// up to date, and refuses a file that is not a Durabox database, comes
+// from a newer Durabox, or (with OpenCheckQuick) fails SQLite's
+// quick_check. It writes nothing before it has decided.
 func (s *Store) prepareSchema(path string) error {
 	var appID, version, tables int
 	err := s.db.QueryRow(`PRAGMA application_id`).Scan(&appID)
@@ -309,6 +310,10 @@ func (s *Store) prepareSchema(path string) error {
 		return fmt.Errorf("sqlite: %s is a SQLite database but not a Durabox one; refusing to open it, and it was left as it was", path)
 	case version > schemaVersion:
 		return fmt.Errorf("sqlite: %s has schema version %d, newer than this durabox understands (%d); upgrade durabox to open it", path, version, schemaVersion)
+	case s.opts.OpenCheck == OpenCheckQuick:
+		if err := s.quickCheck(path); err != nil {
+			return err
+		}
 	}
 	if err := s.useWAL(path); err != nil {
 		return err
@@ -352,3 +357,7 @@ func (s *Store) inTx(statements string) error {
 	}
 	return tx.Commit()
 }
+
+// SchemaVersion is the schema version this store writes: Open migrates a
+// database of an older one, and refuses one of a newer.
+const SchemaVersion = schemaVersion

@@ -46,6 +46,10 @@ type Store struct {
 	// syncMode is the write connection's PRAGMA synchronous, as the writer
 	// last set it.
 	syncMode string
+	// path is the database file; full is set once a write fails for a
+	// full disk, until Ping finds space on it (full.go).
+	path string
+	full atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -61,7 +65,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{lock: lock, opts: opts, run: newRun(), locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), first: newFirstMessage(), stop: make(chan struct{})}
+	s := &Store{path: path, lock: lock, opts: opts, run: newRun(), locks: newInstanceLocks(), leases: newActivityLeases(), results: newResults(), first: newFirstMessage(), stop: make(chan struct{})}
 	s.writers.idle = sync.NewCond(&s.writers.mu)
 	s.dialect = s.newDialect()
 	s.sqlStore = s.shared()
@@ -75,6 +79,9 @@ func Open(path string, opts Options) (*Store, error) {
 func (s *Store) open(path string) error {
 	if err := checkHeader(path); err != nil {
 		return err
+	}
+	if _, problems, err := checkFile(path); err != nil || len(problems) > 0 {
+		return errors.Join(err, damagedIf(path, problems))
 	}
 	// SQLite gives the -wal and -shm files the mode of the database file:
 	// create it for its owner alone, as it holds the modules' secrets.
@@ -176,8 +183,9 @@ func dsn(path string, d Durability, readOnly bool) string {
 }
 
 // Ping reads the schema's version from the file through a read connection:
-// the file is there and readable. It returns an error once the store is
-// closed.
+// the file is there and readable. Once a write failed for a full disk, it
+// returns store.ErrFull until the disk has space again (full.go). It
+// returns an error once the store is closed.
 func (s *Store) Ping(ctx context.Context) error {
 	select {
 	case <-s.stop:
@@ -188,7 +196,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.readers.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return fmt.Errorf("sqlite: ping: %w", err)
 	}
-	return nil
+	return s.checkFull()
 }
 
 // Close closes the database and releases the file for another host.

@@ -197,6 +197,10 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		if err != nil {
 			errs[i] = errors.Join(errs[i], fmt.Errorf("sqlite: commit: %w", err))
 		}
+		if isFull(errs[i]) {
+			s.full.Store(true)
+			errs[i] = fmt.Errorf("sqlite: %w (%s): nothing of the write was written; free space on it, and writes succeed again: %w", store.ErrFull, s.path, errs[i])
+		}
 		if op.after != nil {
 			op.after(errs[i])
 		}
