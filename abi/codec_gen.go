@@ -279,6 +279,7 @@ func encodeActivityRequest(e *encoder, m *ActivityRequest) {
 	e.string(3, m.InstanceID)
 	e.uint(4, uint64(m.Attempt))
 	e.bytes(5, m.Heartbeat)
+	e.string(6, m.CompletionToken)
 }
 
 func decodeActivityRequest(b []byte, m *ActivityRequest) error {
@@ -295,6 +296,8 @@ func decodeActivityRequest(b []byte, m *ActivityRequest) error {
 			m.Attempt = uint32(r.v)
 		case 5:
 			m.Heartbeat = clone(r.raw)
+		case 6:
+			m.CompletionToken = string(r.raw)
 		}
 	}
 	return r.err
@@ -321,6 +324,7 @@ func encodeActivityResult(e *encoder, m *ActivityResult) {
 	if m.Failure != nil {
 		e.message(2, func(e *encoder) { encodeFailure(e, m.Failure) })
 	}
+	e.bool(3, m.Pending)
 }
 
 func decodeActivityResult(b []byte, m *ActivityResult) error {
@@ -334,6 +338,8 @@ func decodeActivityResult(b []byte, m *ActivityResult) error {
 			if err := decodeFailure(r.raw, m.Failure); err != nil {
 				return err
 			}
+		case 3:
+			m.Pending = r.v != 0
 		}
 	}
 	return r.err

@@ -292,12 +292,19 @@ type ActivityRequest struct {
 	// Heartbeat is the details of the last heartbeat an earlier attempt
 	// of this call sent (JSON), if any.
 	Heartbeat []byte
+	// CompletionToken completes this attempt from outside, once it
+	// answers Pending: whoever holds it completes or fails the call
+	// before the attempt's deadline.
+	CompletionToken string
 }
 
 // ActivityResult is the outcome of one activity attempt.
 type ActivityResult struct {
 	Output  []byte
 	Failure *Failure
+	// Pending says that the attempt's outcome comes from outside, by its
+	// request's CompletionToken, before its deadline.
+	Pending bool
 }
 
 // QueryRequest asks an orchestration instance's guest to answer one query

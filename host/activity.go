@@ -37,6 +37,12 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
 	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, api.ErrCannotRun) {
 		return
 	}
+	if w.Unanswered {
+		// The attempt before waited to be completed from outside, and was
+		// not: it failed as timed out, and its call's policy decides.
+		h.record(ctx, w, h.finish(ctx, w, outcome{result: unanswered(w)}))
+		return
+	}
 	o := h.attempt(ctx, w)
 	if ctx.Err() != nil || o.result.Kind == "" {
 		// Shutting down, or stopped for its silence: the attempt was cut
@@ -75,7 +81,7 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (o outcome) {
 		h.opts.Logger.Info("activity delivered again: an earlier delivery did not finish (a crash, or a lease that expired)",
 			"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt)
 	}
-	began := time.Now()
+	began, started := time.Now(), h.opts.Clock()
 	key := attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID}
 	attemptCtx, run, done := h.attempts.start(ctx, key)
 	defer done()
@@ -91,10 +97,35 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (o outcome) {
 	}
 	result := h.runActivity(attemptCtx, w, b)
 	stopped := stopCause(attemptCtx)
-	if stopped != nil && stopped.redeliver {
+	switch {
+	case stopped != nil && stopped.redeliver:
+		return outcome{}
+	case stopped == nil && b.secret != "" && b.pending:
+		// Its outcome comes from outside, by the token it was given,
+		// before its deadline.
+		until := started.Add(h.attemptTimeout(w))
+		h.record(ctx, w, h.st.AwaitCompletion(ctx, w, b.secret, until))
+		h.opts.Logger.Info("activity waits to be completed from outside", "instance", w.InstanceID, "activity", w.Task.Name, "until", until)
 		return outcome{}
 	}
 	return outcome{result: result, ran: time.Since(began), final: stopped != nil}
+}
+
+// attemptTimeout is the deadline of an attempt of w: its call's, else the
+// host's.
+func (h *Host) attemptTimeout(w *store.ActivityWork) time.Duration {
+	if w.Task.Timeout > 0 {
+		return w.Task.Timeout
+	}
+	return h.opts.ActivityTimeout
+}
+
+// unanswered is the failure of an attempt of w that waited to be
+// completed from outside, and was not by its deadline.
+func unanswered(w *store.ActivityWork) engine.Event {
+	return engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID, Failure: &engine.Failure{
+		Message: fmt.Sprintf("activity %q timed out: it was to be completed from outside (durabox.CompleteLater), and nobody did by its deadline", w.Task.Name),
+		Type:    "Timeout"}}
 }
 
 // beats takes the heartbeats of an attempt the host runs (the heartbeat
@@ -107,6 +138,10 @@ type beats struct {
 	// silence stops the attempt when its call's heartbeat timeout passes
 	// without one.
 	silence *time.Timer
+	// secret is the attempt's completion token's, and pending is set when
+	// the attempt answered that its outcome comes from outside.
+	secret  string
+	pending bool
 }
 
 // beat renews the attempt's lease and keeps details for the next
@@ -226,8 +261,9 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats
 	if g.cfg.callTimeout {
 		g.cfg.timeout = w.Task.Timeout
 	}
+	b.secret = newSecret()
 	req := abi.EncodeActivityRequest(&abi.ActivityRequest{Name: w.Task.Name, Input: w.Task.Input, InstanceID: w.InstanceID,
-		Attempt: uint32(w.Failures + w.Attempt), Heartbeat: w.Heartbeat})
+		Attempt: uint32(w.Failures + w.Attempt), Heartbeat: w.Heartbeat, CompletionToken: completionToken(w.ID, b.secret)})
 	guard.MayPanic(guard.PointActivity, w.InstanceID)
 	g.cfg.env.SetHeartbeat(b.beat)
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
@@ -249,6 +285,10 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q returned a result that does not decode: %v", w.Task.Name, err)}
 	}
 	healthy = true
+	if res.Pending {
+		b.pending = true
+		return nil, nil
+	}
 	if res.Failure != nil {
 		return nil, activityFailure(w.Task.Name, res.Failure)
 	}

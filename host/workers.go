@@ -2,11 +2,15 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,6 +73,38 @@ type taskToken struct {
 	Failures int                 `json:"f,omitempty"`
 	// Leased is when the poll leased the task (Unix nanoseconds).
 	Leased int64 `json:"t"`
+	// Secret is the secret of the attempt's completion token, should it
+	// wait to be completed from outside (AwaitTask).
+	Secret string `json:"c"`
+}
+
+// completionPrefix begins every completion token (completionToken),
+// which a task token never does.
+const completionPrefix = "dbxc."
+
+// completionToken is the token that completes the task id from outside,
+// when it waits with secret (store.Activities.AwaitCompletion).
+func completionToken(id int64, secret string) string {
+	return completionPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)+"."+secret))
+}
+
+// decodeCompletionToken returns the task and the secret a completion
+// token names.
+func decodeCompletionToken(s string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, completionPrefix))
+	idText, secret, ok := strings.Cut(string(b), ".")
+	id, idErr := strconv.ParseInt(idText, 10, 64)
+	if err != nil || !ok || idErr != nil || secret == "" {
+		return 0, "", fmt.Errorf("%w: %s is not a completion token: pass the token durabox.CompleteLater gave, as it was", api.ErrBadInput, abi.Quote(s))
+	}
+	return id, secret, nil
+}
+
+// newSecret returns a random secret for a completion token.
+func newSecret() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func encodeTaskToken(t taskToken) string {
@@ -182,17 +218,18 @@ func (h *Host) leaseTasks(ctx context.Context, p store.TaskPoll, max int, now ti
 			h.record(ctx, w, h.finish(ctx, w, outcome{result: failure, final: true}))
 			continue
 		}
-		timeout := h.opts.ActivityTimeout
-		if w.Task.Timeout > 0 {
-			timeout = w.Task.Timeout
+		if w.Unanswered {
+			h.record(ctx, w, h.finish(ctx, w, outcome{result: unanswered(w)}))
+			continue
 		}
+		timeout := h.attemptTimeout(w)
 		tok := taskToken{ID: w.ID, Lock: w.LockToken, InstanceID: w.InstanceID, ExecutionID: w.ExecutionID, ScheduleID: w.Task.ScheduleID,
 			Name: w.Task.Name, Queue: w.Task.Queue, HeartbeatMs: w.Task.HeartbeatTimeout.Milliseconds(), Deadline: now.Add(timeout).UnixNano(), Leased: now.UnixNano(),
-			Retry: w.Task.Retry, Failures: w.Failures}
+			Retry: w.Task.Retry, Failures: w.Failures, Secret: newSecret()}
 		tasks = append(tasks, api.Task{
 			Token: encodeTaskToken(tok), Queue: w.Task.Queue, Activity: w.Task.Name, InstanceID: w.InstanceID, Input: w.Task.Input,
 			Attempt: w.Failures + w.Attempt, LastHeartbeat: w.Heartbeat, HeartbeatTimeoutMs: tok.HeartbeatMs,
-			LeaseMs: store.LeaseFor(w, h.opts.Lease).Milliseconds(), Deadline: now.Add(timeout),
+			LeaseMs: store.LeaseFor(w, h.opts.Lease).Milliseconds(), Deadline: now.Add(timeout), CompletionToken: completionToken(w.ID, tok.Secret),
 		})
 	}
 	return tasks, nil
@@ -255,8 +292,15 @@ func (h *Host) stillWanted(ctx context.Context, t taskToken) (bool, error) {
 	return inst.ExecutionID == t.ExecutionID && !inst.Status.IsTerminal(), nil
 }
 
-// CompleteTask records the result (JSON) of the task token names.
+// CompleteTask records the result (JSON) of the task token names: a
+// worker's task token, or a completion token (durabox.CompleteLater).
 func (h *Host) CompleteTask(ctx context.Context, token string, result json.RawMessage) error {
+	if strings.HasPrefix(token, completionPrefix) {
+		if err := checkTaskPayload("completed from outside", "result", result, h.opts.MaxPayload); err != nil {
+			return err
+		}
+		return h.completeFromOutside(ctx, token, engine.Event{Kind: engine.ActivityCompleted, Result: orNull(result)})
+	}
 	t, err := decodeTaskToken(token)
 	if err != nil {
 		return err
@@ -264,23 +308,59 @@ func (h *Host) CompleteTask(ctx context.Context, token string, result json.RawMe
 	if err := checkTaskPayload(t.Name, "result", result, h.opts.MaxPayload); err != nil {
 		return err
 	}
-	if len(result) == 0 {
-		result = json.RawMessage("null")
-	}
-	return h.finishTask(ctx, t.work(), engine.Event{Kind: engine.ActivityCompleted, ScheduleID: t.ScheduleID, Result: result}, t)
+	return h.finishTask(ctx, t.work(), engine.Event{Kind: engine.ActivityCompleted, ScheduleID: t.ScheduleID, Result: orNull(result)}, t)
 }
 
-// FailTask records the failure of the attempt of the task token names.
-func (h *Host) FailTask(ctx context.Context, token string, f engine.Failure) error {
+// orNull is result, or JSON null when it is empty.
+func orNull(result json.RawMessage) json.RawMessage {
+	if len(result) == 0 {
+		return json.RawMessage("null")
+	}
+	return result
+}
+
+// completeFromOutside records the outcome of the task a completion token
+// names. The outcome is final: no retry policy applies to it.
+func (h *Host) completeFromOutside(ctx context.Context, token string, result engine.Event) error {
+	id, secret, err := decodeCompletionToken(token)
+	if err != nil {
+		return err
+	}
+	if err := h.st.CompleteFromOutside(ctx, id, secret, result, h.opts.Clock()); err != nil {
+		return taskError(err)
+	}
+	h.orchestrationWork.Notify()
+	return nil
+}
+
+// AwaitTask lets go of the task token names, whose attempt's outcome comes
+// from outside, by the completion token the poll gave with it, before the
+// attempt's deadline (POST /v1/tasks/{token}/pending).
+func (h *Host) AwaitTask(ctx context.Context, token string) error {
 	t, err := decodeTaskToken(token)
 	if err != nil {
 		return err
 	}
+	if t.Secret == "" {
+		return fmt.Errorf("%w: the task has no completion token", api.ErrBadInput)
+	}
+	return taskError(h.st.AwaitCompletion(ctx, t.work(), t.Secret, time.Unix(0, t.Deadline)))
+}
+
+// FailTask records the failure of the attempt of the task token names.
+func (h *Host) FailTask(ctx context.Context, token string, f engine.Failure) error {
 	if f.Message == "" {
 		return fmt.Errorf("%w: a failure needs a message that says what went wrong", api.ErrBadInput)
 	}
-	if err := abi.CheckFailure(&abi.Failure{Message: f.Message, Details: f.Details}); err != nil {
+	if err := abi.CheckFailure(&abi.Failure{Message: f.Message, Details: f.Details, Type: f.Type}); err != nil {
 		return fmt.Errorf("%w: %v", api.ErrBadInput, err)
+	}
+	if strings.HasPrefix(token, completionPrefix) {
+		return h.completeFromOutside(ctx, token, engine.Event{Kind: engine.ActivityFailed, Failure: &f})
+	}
+	t, err := decodeTaskToken(token)
+	if err != nil {
+		return err
 	}
 	return h.finishTask(ctx, t.work(), engine.Event{Kind: engine.ActivityFailed, ScheduleID: t.ScheduleID, Failure: &f}, t)
 }

@@ -167,3 +167,30 @@ func TestActivityQueuesRouteCallsToWorkers(t *testing.T) {
 		t.Fatalf("a bad queue in ActivityQueues: %v; want it refused, saying why", err)
 	}
 }
+
+// TestAWorkersTaskCompletedFromOutside has a worker leave a task to its
+// completion token (as package worker does after durabox.CompleteLater):
+// the task is no longer the worker's, and the token completes the call.
+func TestAWorkersTaskCompletedFromOutside(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, host.Options{})
+	h.deploy(t, "examples/wasm/fulfil")
+	h.startAt(t, "Transcode", `{"name": "intro.mp4", "frames": 3}`, "v-1")
+	task := h.pollOne(t, "media", 30*time.Second)
+	if !strings.HasPrefix(task.CompletionToken, "dbxc.") {
+		t.Fatalf("task %+v; want a completion token", task)
+	}
+	ctx := context.Background()
+	if err := h.AwaitTask(ctx, task.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.HeartbeatTask(ctx, task.Token, nil); !errors.Is(err, api.ErrTaskLost) {
+		t.Fatalf("a heartbeat after the worker let the task go: %v; want ErrTaskLost", err)
+	}
+	if err := h.CompleteTask(ctx, task.CompletionToken, json.RawMessage(`"transcoded elsewhere"`)); err != nil {
+		t.Fatal(err)
+	}
+	if inst := h.wait(t, "v-1"); inst.Status != engine.StatusCompleted || string(inst.Result) != `"transcoded elsewhere"` {
+		t.Fatalf("v-1 is %s with %s; want Completed with the result from outside", inst.Status, inst.Result)
+	}
+}

@@ -395,6 +395,10 @@ type ActivityWork struct {
 	// Heartbeat is the details of the last heartbeat an earlier delivery
 	// sent (Activities.Heartbeat), if any.
 	Heartbeat json.RawMessage
+	// Unanswered says that the attempt before this delivery waited to be
+	// completed from outside (AwaitCompletion) and was not, by its
+	// deadline: the wait ran out.
+	Unanswered bool
 }
 
 // LeaseFor is the lease a delivery of w is given when a worker asks for
@@ -795,6 +799,20 @@ type Activities interface {
 	// Like CompleteActivity, it need not wait until it would survive a
 	// crash: losing it runs the failed attempt again.
 	RetryActivity(ctx context.Context, w *ActivityWork, failure *engine.Failure, visibleAt time.Time) error
+	// AwaitCompletion lets go of a leased activity task whose attempt
+	// answered that its outcome comes from outside: the task waits, held
+	// by nobody, for CompleteFromOutside with secret, until until; after
+	// it, it is delivered again with Unanswered set. It returns an error
+	// wrapping ErrLeaseLost if w's lease no longer holds the task.
+	AwaitCompletion(ctx context.Context, w *ActivityWork, secret string, until time.Time) error
+	// CompleteFromOutside removes the task id that waits to be completed
+	// from outside with secret (AwaitCompletion), before its deadline,
+	// and enqueues its result (naming the task's ScheduleID, which the
+	// store sets) for its instance at now, atomically. It returns an
+	// error wrapping ErrLeaseLost, saying why, when no task of that id
+	// waits with that secret (it was completed, or its instance ended or
+	// was purged) or its deadline has passed.
+	CompleteFromOutside(ctx context.Context, id int64, secret string, result engine.Event, now time.Time) error
 }
 
 // Operations are the changes that are not turns, which

@@ -196,20 +196,24 @@ func (w *Worker) attempt(ctx context.Context, t api.Task) {
 	a.cancel = cancel
 	info := durabox.ActivityInfo{Name: t.Activity, InstanceID: t.InstanceID, Attempt: t.Attempt}
 	actx = durabox.WithActivity(actx, info, t.LastHeartbeat, func(details []byte) error { return a.beat(actx, details) })
+	actx = durabox.WithCompletionToken(actx, t.CompletionToken)
 	if t.HeartbeatTimeoutMs == 0 {
 		// The call asks for no heartbeats: keep the lease while the
 		// activity runs, however long, and learn of a cancellation.
 		stop := a.keepAlive(actx, time.Duration(t.LeaseMs)*time.Millisecond/3)
 		defer stop()
 	}
-	out, failure := w.run(actx, t)
+	out, failure, pending := w.run(actx, t)
 	if ctx.Err() != nil {
 		return // the worker is stopping: the task goes to another attempt
 	}
 	var err error
-	if failure != nil {
+	switch {
+	case pending:
+		err = w.c.AwaitTask(ctx, t.Token)
+	case failure != nil:
 		err = w.c.FailTask(ctx, t.Token, *failure)
-	} else {
+	default:
 		err = w.c.CompleteTask(ctx, t.Token, out)
 	}
 	switch {
@@ -223,8 +227,10 @@ func (w *Worker) attempt(ctx context.Context, t api.Task) {
 }
 
 // run calls the activity of task t and returns its result as JSON, or
-// its failure. A panic fails the attempt, with its stack.
-func (w *Worker) run(ctx context.Context, t api.Task) (out json.RawMessage, failure *api.FailTaskRequest) {
+// its failure, or pending when it left its outcome to its completion
+// token (durabox.CompleteLater). A panic fails the attempt, with its
+// stack.
+func (w *Worker) run(ctx context.Context, t api.Task) (out json.RawMessage, failure *api.FailTaskRequest, pending bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, failure = nil, &api.FailTaskRequest{Message: fmt.Sprintf("panic: %v", r), Details: string(debug.Stack())}
@@ -232,23 +238,30 @@ func (w *Worker) run(ctx context.Context, t api.Task) (out json.RawMessage, fail
 	}()
 	act, ok := w.activities[t.Activity]
 	if !ok {
-		return nil, &api.FailTaskRequest{Message: fmt.Sprintf("this worker registers no activity %q", t.Activity)}
+		return nil, &api.FailTaskRequest{Message: fmt.Sprintf("this worker registers no activity %q", t.Activity)}, false
 	}
 	in := reflect.New(act.in)
 	if len(t.Input) > 0 {
 		if err := json.Unmarshal(t.Input, in.Interface()); err != nil {
-			return nil, &api.FailTaskRequest{Message: fmt.Sprintf("activity %q: its input does not decode into %s: %v", t.Activity, act.in, err)}
+			return nil, &api.FailTaskRequest{Message: fmt.Sprintf("activity %q: its input does not decode into %s: %v", t.Activity, act.in, err)}, false
 		}
 	}
 	res := act.fn.Call([]reflect.Value{reflect.ValueOf(ctx), in.Elem()})
 	if err, _ := res[1].Interface().(error); err != nil {
-		return nil, &api.FailTaskRequest{Message: err.Error()}
+		pending, why := durabox.ResultPending(ctx, err)
+		if pending {
+			return nil, nil, true
+		}
+		if why != nil {
+			err = why
+		}
+		return nil, &api.FailTaskRequest{Message: err.Error(), Type: durabox.ErrorType(err)}, false
 	}
 	b, err := json.Marshal(res[0].Interface())
 	if err != nil {
-		return nil, &api.FailTaskRequest{Message: fmt.Sprintf("activity %q: its result does not encode to JSON: %v", t.Activity, err)}
+		return nil, &api.FailTaskRequest{Message: fmt.Sprintf("activity %q: its result does not encode to JSON: %v", t.Activity, err)}, false
 	}
-	return b, nil
+	return b, nil, false
 }
 
 // attempt is one attempt's side of the heartbeats.

@@ -147,6 +147,7 @@ usage:
   durabox raise ID NAME [--data JSON|-] [--data-file FILE] [--persistent]                       raise an external event for an instance
   durabox query ID NAME [--data JSON|-] [--data-file FILE]                                      ask an instance a query its orchestration handles
   durabox update ID NAME [--data JSON|-] [--data-file FILE] [--update-id UID]                   send an instance an update its orchestration handles, and print the answer
+  durabox complete TOKEN [--result JSON|-] [--result-file FILE] [--fail MESSAGE [--type TYPE]]  complete an activity that waits for its outcome from outside
   durabox cancel ID [--reason TEXT]                                                             cancel an instance
   durabox terminate ID [--reason TEXT]                                                          end an instance now, without its cooperation
   durabox purge [ID] [--status STATUS] [--before T] [flags]                                     delete finished instances and their histories

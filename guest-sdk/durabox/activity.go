@@ -32,6 +32,10 @@ type activityAttempt struct {
 	last   []byte
 	beat   func(details []byte) error
 	cancel context.CancelFunc
+	// token completes the attempt from outside (CompleteLater), which sets
+	// later once it has handed it out.
+	token string
+	later bool
 }
 
 // ErrActivityCanceled is what Heartbeat returns once the activity's result
@@ -68,6 +72,57 @@ func ActivityInfoFrom(ctx context.Context) (ActivityInfo, bool) {
 func WithActivity(parent context.Context, info ActivityInfo, lastHeartbeat []byte, heartbeat func(details []byte) error) context.Context {
 	ctx, cancel := context.WithCancel(parent)
 	return context.WithValue(ctx, activityAttemptKey{}, &activityAttempt{info: info, last: lastHeartbeat, beat: heartbeat, cancel: cancel})
+}
+
+// WithCompletionToken gives the activity attempt ctx carries (WithActivity)
+// the token that completes it from outside, for CompleteLater: package
+// worker calls it with the token the host gave the task.
+func WithCompletionToken(ctx context.Context, token string) context.Context {
+	if a, ok := attemptOf(ctx); ok {
+		a.token = token
+	}
+	return ctx
+}
+
+// ErrResultPending is what an activity returns, after CompleteLater, to
+// leave its outcome to whoever holds the completion token.
+var ErrResultPending = errors.New("durabox: the activity's result comes later, from outside")
+
+// CompleteLater returns the token that completes the activity attempt ctx
+// runs from outside: hand it to the system that will decide (a person's
+// approval, a payment provider's webhook), then return ErrResultPending.
+// Whoever holds the token completes the call, or fails it, before the
+// attempt's deadline (the call's WithTimeout, or the host's
+// --activity-timeout): `durabox complete TOKEN --result JSON`, or POST
+// /v1/tasks/{token}/complete or fail. Once the deadline passes, the token
+// is refused, and the attempt has failed as timed out (its call's retry
+// policy may try again, with a new token). It returns an error outside an
+// activity, or on a host too old to complete activities from outside.
+func CompleteLater(ctx context.Context) (string, error) {
+	a, ok := attemptOf(ctx)
+	switch {
+	case !ok:
+		return "", errors.New("durabox: CompleteLater outside an activity: pass the context the activity was given")
+	case a.token == "":
+		return "", errors.New("durabox: CompleteLater: this attempt has no completion token (the host that runs it is too old to complete activities from outside)")
+	}
+	a.later = true
+	return a.token, nil
+}
+
+// ResultPending reports whether err, what the activity attempt ctx carries
+// returned, leaves its outcome to its completion token: it is
+// ErrResultPending, after CompleteLater. When it is ErrResultPending
+// without CompleteLater, the error says so. For runners of activities
+// (package worker); an activity does not call it.
+func ResultPending(ctx context.Context, err error) (bool, error) {
+	if !errors.Is(err, ErrResultPending) {
+		return false, nil
+	}
+	if a, ok := attemptOf(ctx); ok && a.later {
+		return true, nil
+	}
+	return false, errors.New("durabox: the activity returned ErrResultPending without calling CompleteLater: nobody holds a token to complete it")
 }
 
 // Heartbeat tells the host that the activity attempt ctx runs is alive,
@@ -135,10 +190,15 @@ func callActivity(req *abi.ActivityRequest, fn activityFunc) (res *abi.ActivityR
 		}
 	}()
 	info := ActivityInfo{Name: req.Name, InstanceID: req.InstanceID, Attempt: int(req.Attempt)}
-	ctx := WithActivity(context.Background(), info, req.Heartbeat, hostHeartbeat)
+	ctx := WithCompletionToken(WithActivity(context.Background(), info, req.Heartbeat, hostHeartbeat), req.CompletionToken)
 	a, _ := attemptOf(ctx)
 	defer a.cancel()
 	out, err := fn(ctx, req.Input)
+	if pending, perr := ResultPending(ctx, err); pending {
+		return &abi.ActivityResult{Pending: true}
+	} else if perr != nil {
+		err = perr
+	}
 	if err != nil {
 		return &abi.ActivityResult{Failure: &abi.Failure{Message: err.Error(), Type: ErrorType(err)}}
 	}

@@ -50,6 +50,10 @@ type Task struct {
 	// Deadline ends the attempt: a heartbeat after it fails the attempt,
 	// and no heartbeat renews the lease past it.
 	Deadline time.Time `json:"deadline"`
+	// CompletionToken completes the attempt from outside, once the worker
+	// has said its outcome comes later (POST /v1/tasks/{token}/pending):
+	// whoever holds it completes or fails the task before the deadline.
+	CompletionToken string `json:"completionToken"`
 }
 
 // HeartbeatRequest is the body of POST /v1/tasks/{token}/heartbeat.
@@ -79,6 +83,9 @@ type FailTaskRequest struct {
 	// stack.
 	Message string `json:"message"`
 	Details string `json:"details,omitempty"`
+	// Type names the kind of error, as durabox.NewError's does: a retry
+	// policy's non-retryable types are matched against it.
+	Type string `json:"type,omitempty"`
 }
 
 // TaskQueue describes a task queue (GET /v1/queue's taskQueues): its

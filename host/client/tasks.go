@@ -38,7 +38,8 @@ func (c *Client) Heartbeat(ctx context.Context, token string, details json.RawMe
 	return resp, err
 }
 
-// CompleteTask records the result (JSON) of the task token names.
+// CompleteTask records the result (JSON) of the task token names: a
+// worker's task token, or a completion token (durabox.CompleteLater).
 func (c *Client) CompleteTask(ctx context.Context, token string, result json.RawMessage) error {
 	if result == nil {
 		result = json.RawMessage("null")
@@ -49,6 +50,13 @@ func (c *Client) CompleteTask(ctx context.Context, token string, result json.Raw
 // FailTask records the failure of the attempt of the task token names.
 func (c *Client) FailTask(ctx context.Context, token string, f api.FailTaskRequest) error {
 	return c.postJSON(ctx, "fail the task", taskPath(token, "fail"), f, nil)
+}
+
+// AwaitTask tells the host that the outcome of the task token names comes
+// from outside, by its completion token (api.Task.CompletionToken), before
+// its deadline: the worker is done with it.
+func (c *Client) AwaitTask(ctx context.Context, token string) error {
+	return c.postJSON(ctx, "leave the task to its completion token", taskPath(token, "pending"), struct{}{}, nil)
 }
 
 // IsTaskLost reports whether err is the host's answer to a worker that

@@ -279,6 +279,7 @@ var routes = []route{
 	{"POST", "/v1/tasks/{token}/heartbeat", worker, (*server).heartbeatTask},
 	{"POST", "/v1/tasks/{token}/complete", worker, (*server).completeTask},
 	{"POST", "/v1/tasks/{token}/fail", worker, (*server).failTask},
+	{"POST", "/v1/tasks/{token}/pending", worker, (*server).awaitTask},
 	{"POST", "/v1/schedules", admin, (*server).createSchedule},
 	{"GET", "/v1/schedules", read, (*server).schedules},
 	{"GET", "/v1/schedules/{name}", read, (*server).schedule},

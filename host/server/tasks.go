@@ -22,6 +22,7 @@ type Workers interface {
 	HeartbeatTask(ctx context.Context, token string, details json.RawMessage) (api.HeartbeatResponse, error)
 	CompleteTask(ctx context.Context, token string, result json.RawMessage) error
 	FailTask(ctx context.Context, token string, f engine.Failure) error
+	AwaitTask(ctx context.Context, token string) error
 	// TaskQueuePolls returns when a worker last polled each task queue
 	// through this host.
 	TaskQueuePolls() map[string]time.Time
@@ -131,7 +132,26 @@ func (s *server) failTask(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := ws.FailTask(r.Context(), r.PathValue("token"), engine.Failure{Message: req.Message, Details: req.Details}); err != nil {
+	if err := ws.FailTask(r.Context(), r.PathValue("token"), engine.Failure{Message: req.Message, Details: req.Details, Type: req.Type}); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// awaitTask lets go of a task whose outcome comes from outside, by its
+// completion token.
+func (s *server) awaitTask(w http.ResponseWriter, r *http.Request) {
+	ws, ok := s.workers(w, r)
+	if !ok {
+		return
+	}
+	var req struct{}
+	if err := s.readJSON(w, r, "{}", &req, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := ws.AwaitTask(r.Context(), r.PathValue("token")); err != nil {
 		s.fail(w, r, err)
 		return
 	}

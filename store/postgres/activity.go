@@ -51,7 +51,7 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 				AND (cardinality($8::text[]) = 0 OR name = ANY($8))
 				ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
 			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
-				retry, failures, last_failure`,
+				retry, failures, last_failure, pending_token IS NOT NULL`,
 			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max, array(skip), p.Queue, array(p.Names))
 		if err != nil {
 			return err
@@ -63,7 +63,7 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 			var timeoutMs, heartbeatMs int64
 			var retry, lastFailure *string
 			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs,
-				&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure); err != nil {
+				&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure, &w.Unanswered); err != nil {
 				return err
 			}
 			w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
@@ -139,7 +139,7 @@ func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.T
 // lease, it does not wait for the WAL flush.
 func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
 	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = $1, visible_at = $2, attempt = 0,
+		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = $1, visible_at = $2, attempt = 0, pending_token = NULL,
 			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
 			sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), w.ID, w.LockToken)
 		if err != nil {
@@ -147,6 +147,58 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("postgres: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		}
+		return nil
+	})
+}
+
+// AwaitCompletion lets go of a leased activity task to wait, until
+// until, for CompleteFromOutside with secret. It returns an error wrapping
+// store.ErrLeaseLost if w's lease no longer holds the task. Like a lease,
+// it does not wait for the WAL flush.
+func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secret string, until time.Time) error {
+	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET pending_token = $1, visible_at = $2, attempt = 0,
+			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
+			secret, sqlstore.Nanos(until), w.ID, w.LockToken)
+		if err != nil {
+			return fmt.Errorf("postgres: await the completion of activity %d: %w", w.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: await the completion of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		}
+		return nil
+	})
+}
+
+// CompleteFromOutside removes the task id that waits with secret and
+// enqueues its result for its instance at now, visible at once,
+// atomically. Like a result, it does not wait for the WAL flush.
+func (s *Store) CompleteFromOutside(ctx context.Context, id int64, secret string, result engine.Event, now time.Time) error {
+	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+		var instanceID string
+		var execution int64
+		err := tx.QueryRow(ctx, dialect.Rebind(sqlstore.TakeAwaited), id, secret, sqlstore.Nanos(now)).Scan(&instanceID, &execution, &result.ScheduleID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			var waits bool
+			var until int64
+			err := tx.QueryRow(ctx, dialect.Rebind(sqlstore.WhyNotAwaited), secret, id).Scan(&waits, &until)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("postgres: complete activity %d from outside: %w", id, err)
+			}
+			return fmt.Errorf("postgres: %w", sqlstore.NotAwaited(id, err == nil, waits, until, sqlstore.Nanos(now)))
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: complete activity %d from outside: %w", id, err)
+		}
+		payload, err := json.Marshal(result)
+		if err != nil {
+			return fmt.Errorf("postgres: complete activity %d from outside: encode %s: %w", id, result.Kind, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at)
+			SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5 AND execution_id = $6`,
+			string(result.Kind), payload, sqlstore.VisibleNow, sqlstore.Nanos(now), instanceID, execution); err != nil {
+			return fmt.Errorf("postgres: complete activity %d from outside: %w", id, err)
 		}
 		return nil
 	})

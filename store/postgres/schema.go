@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 7
+const schemaVersion = 8
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -42,6 +42,9 @@ var migrations = map[int]string{
 	5: retryColumns,
 	// Version 7: schedules, and the runs they started.
 	6: schedulesTables,
+	// Version 8: the secret of the completion token of a task whose
+	// attempt waits to be completed from outside (AwaitCompletion).
+	7: `ALTER TABLE activity_tasks ADD COLUMN pending_token text;`,
 }
 
 // retryColumns are the columns of activity tasks' retries, which version
@@ -218,7 +221,8 @@ CREATE TABLE activity_tasks (
 	retry        text,
 	failures     integer NOT NULL DEFAULT 0,
 	last_failure text,
-	visible_at   bigint NOT NULL DEFAULT 0
+	visible_at   bigint NOT NULL DEFAULT 0,
+	pending_token text
 );
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);

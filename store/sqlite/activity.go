@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,7 +53,7 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 // names it takes, and the fair order.
 const tasksQuery = `
 		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
-			retry, failures, last_failure
+			retry, failures, last_failure, pending_token IS NOT NULL
 		FROM activity_tasks WHERE queue = ? AND id NOT IN (SELECT value FROM json_each(?)) AND visible_at <= ?`
 
 // leasedTask is a task leaseSome leased.
@@ -96,7 +97,7 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 		var timeoutMs, heartbeatMs int64
 		var retry, lastFailure *string
 		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs,
-			&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure); err != nil {
+			&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure, &w.Unanswered); err != nil {
 			rows.Close()
 			s.unleaseAll(leased)
 			return nil, err
@@ -237,7 +238,7 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 			if !s.leases.write(w.ID, w.LockToken) {
 				return lost
 			}
-			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = ?, visible_at = ?, attempt = 1, counted_run = ?
+			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = ?, visible_at = ?, attempt = 1, counted_run = ?, pending_token = NULL
 				WHERE id = ?`, sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), s.run, w.ID)
 			var updated int64
 			if err == nil {
@@ -252,6 +253,72 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 			return nil
 		},
 		after: func(err error) { s.leases.written(w.ID, w.LockToken, err == nil) },
+	})
+}
+
+// AwaitCompletion lets go of a leased activity task to wait, until
+// until, for CompleteFromOutside with secret, as RetryActivity lets one go
+// (counting the next delivery in advance). It returns an error wrapping
+// store.ErrLeaseLost if w's lease no longer holds the task.
+func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secret string, until time.Time) error {
+	lost := fmt.Errorf("sqlite: await the completion of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
+		fn: func(ctx context.Context, tx txConn) error {
+			if !s.leases.write(w.ID, w.LockToken) {
+				return lost
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET pending_token = ?, visible_at = ?, attempt = 1, counted_run = ? WHERE id = ?`,
+				secret, sqlstore.Nanos(until), s.run, w.ID)
+			var updated int64
+			if err == nil {
+				updated, err = res.RowsAffected()
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: await the completion of activity %d: %w", w.ID, err)
+			}
+			if updated == 0 {
+				return lost // purged with its instance
+			}
+			return nil
+		},
+		after: func(err error) { s.leases.written(w.ID, w.LockToken, err == nil) },
+	})
+}
+
+// CompleteFromOutside removes the task id that waits with secret and
+// enqueues its result as a message, written at once (without waiting for
+// the disk to sync, as a result is).
+func (s *Store) CompleteFromOutside(ctx context.Context, id int64, secret string, result engine.Event, now time.Time) error {
+	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
+		fn: func(ctx context.Context, tx txConn) error {
+			var instanceID string
+			var execution int64
+			err := tx.QueryRowContext(ctx, sqlstore.TakeAwaited, id, secret, sqlstore.Nanos(now)).Scan(&instanceID, &execution, &result.ScheduleID)
+			if errors.Is(err, sql.ErrNoRows) {
+				var waits bool
+				var until int64
+				err := tx.QueryRowContext(ctx, sqlstore.WhyNotAwaited, secret, id).Scan(&waits, &until)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("sqlite: complete activity %d from outside: %w", id, err)
+				}
+				return fmt.Errorf("sqlite: %w", sqlstore.NotAwaited(id, err == nil, waits, until, sqlstore.Nanos(now)))
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: complete activity %d from outside: %w", id, err)
+			}
+			payload, err := json.Marshal(result)
+			if err != nil {
+				return fmt.Errorf("sqlite: complete activity %d from outside: encode %s: %w", id, result.Kind, err)
+			}
+			// The result goes to the execution that scheduled the task: if
+			// that one has continued as new, to nobody.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at)
+				SELECT id, ?, ?, ? FROM instances WHERE id = ? AND execution_id = ?`, payload, sqlstore.VisibleNow, sqlstore.Nanos(now), instanceID, execution); err != nil {
+				return fmt.Errorf("sqlite: complete activity %d from outside: %w", id, err)
+			}
+			s.first.changed(1)
+			return nil
+		},
 	})
 }
 

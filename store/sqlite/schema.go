@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 13
+const schemaVersion = 14
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -87,6 +87,9 @@ var migrations = map[int]string{
 	11: retryColumns,
 	// Version 13: schedules, and the runs they started.
 	12: schedulesTables,
+	// Version 14: the secret of the completion token of a task whose
+	// attempt waits to be completed from outside (AwaitCompletion).
+	13: `ALTER TABLE activity_tasks ADD COLUMN pending_token TEXT;`,
 }
 
 // retryColumns are the columns of activity tasks' retries, which version
@@ -255,7 +258,8 @@ CREATE TABLE activity_tasks (
 	retry        TEXT,
 	failures     INTEGER NOT NULL DEFAULT 0,
 	last_failure TEXT,
-	visible_at   INTEGER NOT NULL DEFAULT 0
+	visible_at   INTEGER NOT NULL DEFAULT 0,
+	pending_token TEXT
 );
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 ` + indexes6 + indexes11 + updatesTable + schedulesTables

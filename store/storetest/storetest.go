@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TaskQueues", testTaskQueues},
 		{"TaskQueuesFairAcrossInstances", testTaskQueuesFairAcrossInstances},
 		{"Heartbeat", testHeartbeat},
+		{"CompleteFromOutside", testCompleteFromOutside},
 		{"ActivityCompletedOnce", testActivityCompletedOnce},
 		{"ActivityResultForAnotherSchedule", testActivityResultForAnotherSchedule},
 		{"ActivityRetry", testActivityRetry},

@@ -144,10 +144,12 @@ var Messages = []Message{
 		{Num: 3, Name: "instance_id", Go: "InstanceID", Kind: String, Doc: "the calling orchestration instance"},
 		{Num: 4, Name: "attempt", Go: "Attempt", Kind: Uint, GoType: "uint32", Doc: "1 for the first; one more for each retry the call's policy made and each delivery again after a crash or a lost lease"},
 		{Num: 5, Name: "heartbeat", Go: "Heartbeat", Kind: Bytes, Doc: "JSON, the details of the last heartbeat an earlier attempt of this call sent, if any"},
+		{Num: 6, Name: "completion_token", Go: "CompletionToken", Kind: String, Doc: "the token that completes this attempt from outside, once it answers `pending`: whoever holds it completes or fails the call (POST /v1/tasks/{token}/complete or fail) before the attempt's deadline"},
 	}},
 	{Name: "ActivityResult", Public: true, Fields: []Field{
 		{Num: 1, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON"},
 		{Num: 2, Name: "failure", Go: "Failure", Kind: Nested, GoType: "Failure", Doc: "if present, the attempt failed"},
+		{Num: 3, Name: "pending", Go: "Pending", Kind: Bool, Doc: "1 when the attempt's outcome comes from outside, by its request's `completion_token`, before its deadline (output and failure are then absent)"},
 	}},
 	{Name: "QueryRequest", Public: true, Fields: []Field{
 		{Num: 1, Name: "name", Go: "Name", Kind: String, Doc: "the query's name"},

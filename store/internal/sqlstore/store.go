@@ -566,3 +566,30 @@ func QueueCounts(ctx context.Context, q DB, query string, args ...any) ([]store.
 	}
 	return out, rows.Err()
 }
+
+// The statements of a completion from outside (Activities.
+// CompleteFromOutside): TakeAwaited removes the task that waits with its
+// secret before its deadline and returns what its result's message needs;
+// WhyNotAwaited reads, when it removed none, whether the task is there,
+// whether it waits with that secret, and its deadline.
+const (
+	TakeAwaited = `DELETE FROM activity_tasks WHERE id = ? AND pending_token = ? AND visible_at > ?
+		RETURNING instance_id, execution_id, schedule_id`
+	WhyNotAwaited = `SELECT coalesce(pending_token = ?, false), visible_at FROM activity_tasks WHERE id = ?`
+)
+
+// NotAwaited is the error of a completion from outside of task id that
+// TakeAwaited did not take: found says whether WhyNotAwaited found the
+// task, waits whether it waits with the secret given, until its deadline.
+func NotAwaited(id int64, found, waits bool, until, now int64) error {
+	var why string
+	switch {
+	case !found:
+		why = "no such task waits: it was completed already, or its instance ended or was purged"
+	case !waits:
+		why = "the task does not wait for this token: its attempt's deadline passed and it was delivered again, or it was never given out"
+	default:
+		why = fmt.Sprintf("its attempt's deadline passed at %s, %s before now", FromNanos(until).UTC().Format(time.RFC3339), time.Duration(now-until).Round(time.Millisecond))
+	}
+	return fmt.Errorf("complete activity %d from outside: %w: %s", id, store.ErrLeaseLost, why)
+}

@@ -4,7 +4,8 @@
 // attempt at its heartbeat timeout and the next one resumes from the last
 // frame reported. Linger sends heartbeats until its result is no longer
 // wanted, then reports its cleanup to a URL, over HTTP (and, after its
-// first heartbeat, that it started).
+// first heartbeat, that it started). Approve is completed from outside:
+// it posts its completion token to a URL and leaves its outcome to it.
 package main
 
 import (
@@ -64,6 +65,22 @@ func init() {
 			return "", errors.New("cancelled, but the context is not done")
 		}
 		return "cleaned up", post(reportURL + "?cleaned")
+	})
+	// Approve leaves its outcome to whoever holds its completion token,
+	// which it posts to a URL.
+	durabox.RegisterActivity("Approve", func(ctx context.Context, tokenURL string) (string, error) {
+		token, err := durabox.CompleteLater(ctx)
+		if err != nil {
+			return "", err
+		}
+		if err := post(tokenURL + "?" + token); err != nil {
+			return "", err
+		}
+		return "", durabox.ErrResultPending
+	})
+	// Approval waits for Approve, whose attempt has an hour.
+	durabox.RegisterOrchestration("Approval", func(ctx *durabox.Context, tokenURL string) (string, error) {
+		return durabox.Call[string](ctx, "Approve", tokenURL, durabox.WithTimeout(time.Hour))
 	})
 	durabox.RegisterOrchestration("Count", func(ctx *durabox.Context, c Count) (string, error) {
 		return durabox.Call[string](ctx, "Count", c, durabox.WithHeartbeatTimeout(time.Second))
