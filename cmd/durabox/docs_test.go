@@ -347,8 +347,8 @@ func TestDocsListTheCommands(t *testing.T) {
 }
 
 var (
-	commandList = regexp.MustCompile("`[a-z]+`(?:,? (?:and |or )?`[a-z]+`){4,}")
-	listedName  = regexp.MustCompile("`([a-z]+)`")
+	commandList = regexp.MustCompile("`[a-z][a-z-]*`(?:,? (?:and |or )?`[a-z][a-z-]*`){4,}")
+	listedName  = regexp.MustCompile("`([a-z][a-z-]*)`")
 )
 
 // difference returns what a holds that b does not.
