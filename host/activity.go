@@ -85,12 +85,12 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (o outcome) {
 	key := attemptKey{w.InstanceID, w.ExecutionID, w.Task.ScheduleID}
 	attemptCtx, run, done := h.attempts.start(ctx, key)
 	defer done()
-	b := &beats{h: h, w: w, run: run, key: key}
+	b := &beats{h: h, w: w, run: run}
 	if w.Task.HeartbeatTimeout > 0 {
 		// Only heartbeats keep the lease of a call that asks for them; one
-		// silent for its heartbeat timeout is stopped.
-		b.silence = time.AfterFunc(w.Task.HeartbeatTimeout, b.silent)
-		defer b.silence.Stop()
+		// silent for its heartbeat timeout is stopped (b.arm, once the
+		// activity's code runs).
+		defer b.disarm()
 	} else {
 		stopExtending := h.extendLease(attemptCtx, w)
 		defer stopExtending()
@@ -134,14 +134,37 @@ type beats struct {
 	h   *Host
 	w   *store.ActivityWork
 	run *runningAttempt
-	key attemptKey
 	// silence stops the attempt when its call's heartbeat timeout passes
-	// without one.
+	// without one; mu guards it.
+	mu      sync.Mutex
 	silence *time.Timer
 	// secret is the attempt's completion token's, and pending is set when
 	// the attempt answered that its outcome comes from outside.
 	secret  string
 	pending bool
+}
+
+// arm starts the watch on the heartbeats of an attempt whose call asks
+// for them, as its code begins: the lease is renewed for the heartbeat
+// timeout, so that the time the host took to start the attempt's wasm
+// instance is not counted against it.
+func (b *beats) arm(ctx context.Context) {
+	if b.w.Task.HeartbeatTimeout <= 0 {
+		return
+	}
+	b.beat(ctx, nil)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.silence = time.AfterFunc(b.w.Task.HeartbeatTimeout, b.silent)
+}
+
+// disarm stops the watch arm started, if any.
+func (b *beats) disarm() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.silence != nil {
+		b.silence.Stop()
+	}
 }
 
 // beat renews the attempt's lease and keeps details for the next
@@ -151,9 +174,11 @@ func (b *beats) beat(ctx context.Context, details []byte) uint32 {
 		b.h.opts.Logger.Warn("activity heartbeat not taken", "instance", b.w.InstanceID, "activity", b.w.Task.Name, "err", err)
 		return wasi.HeartbeatRefused
 	}
+	b.mu.Lock()
 	if b.silence != nil {
 		b.silence.Reset(b.w.Task.HeartbeatTimeout)
 	}
+	b.mu.Unlock()
 	b.run.beaten.Store(true)
 	if b.run.unwanted.Load() {
 		return wasi.HeartbeatUnwanted
@@ -167,7 +192,9 @@ func (b *beats) beat(ctx context.Context, details []byte) uint32 {
 func (b *beats) silent() {
 	b.h.opts.Logger.Warn("activity attempt sent no heartbeat in time; it is stopped and its task delivered again",
 		"instance", b.w.InstanceID, "activity", b.w.Task.Name, "attempt", b.w.Attempt, "heartbeatTimeout", b.w.Task.HeartbeatTimeout)
-	b.h.attempts.stop(b.key, &stoppedError{why: fmt.Sprintf("it sent no heartbeat for %s, its heartbeat timeout", b.w.Task.HeartbeatTimeout), redeliver: true})
+	// Its own attempt: by then the task's next attempt may run, under
+	// the same key.
+	b.run.cancel(&stoppedError{why: fmt.Sprintf("it sent no heartbeat for %s, its heartbeat timeout", b.w.Task.HeartbeatTimeout), redeliver: true})
 }
 
 // poisoned returns the failure of a task delivered more times than
@@ -266,6 +293,7 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats
 		Attempt: uint32(w.Failures + w.Attempt), Heartbeat: w.Heartbeat, CompletionToken: completionToken(w.ID, b.secret)})
 	guard.MayPanic(guard.PointActivity, w.InstanceID)
 	g.cfg.env.SetHeartbeat(b.beat)
+	b.arm(ctx)
 	raw, err := g.exchange(ctx, abi.ExportActivity, req)
 	g.cfg.env.SetHeartbeat(nil)
 	g.cfg.log.endStep()

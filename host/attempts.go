@@ -73,7 +73,9 @@ func (r *attempts) start(ctx context.Context, k attemptKey) (context.Context, *r
 	r.mu.Unlock()
 	return ctx, run, func() {
 		r.mu.Lock()
-		delete(r.byKey, k)
+		if r.byKey[k] == run { // not the next attempt's, started since
+			delete(r.byKey, k)
+		}
 		r.mu.Unlock()
 		cancel(nil)
 	}
