@@ -27,54 +27,42 @@ func init() {
 }
 
 // Sequential calls Echo n times, one after another, and sums the results.
-func Sequential(ctx *durabox.Context, n int) (int, error) {
-	sum := 0
-	for i := range n {
-		v, err := durabox.Call[int](ctx, "Echo", i)
-		if err != nil {
-			return 0, err
-		}
-		sum += v
-	}
-	return sum, nil
-}
+func Sequential(ctx *durabox.Context, n int) (int, error) { return sequential(ctx, n) }
 
 // SequentialQueued is Sequential with the calls on the task queue
 // "bench", for workers outside the host.
 func SequentialQueued(ctx *durabox.Context, n int) (int, error) {
+	return sequential(ctx, n, durabox.OnQueue("bench"))
+}
+
+// sequential calls Echo n times with opts, one after another, and sums
+// the results.
+func sequential(ctx *durabox.Context, n int, opts ...durabox.CallOption) (int, error) {
 	sum := 0
 	for i := range n {
-		v, err := durabox.Call[int](ctx, "Echo", i, durabox.OnQueue("bench"))
+		v, err := durabox.Call[int](ctx, "Echo", i, opts...)
 		if err != nil {
 			return 0, err
 		}
-		sum += v
-	}
-	return sum, nil
-}
-
-// FanOutQueued is FanOut with the calls on the task queue "bench".
-func FanOutQueued(ctx *durabox.Context, n int) (int, error) {
-	futures := make([]*durabox.Future, n)
-	for i := range futures {
-		futures[i] = ctx.CallActivity("Echo", i, durabox.OnQueue("bench"))
-	}
-	results, err := durabox.All[int](futures...)
-	if err != nil {
-		return 0, err
-	}
-	sum := 0
-	for _, v := range results {
 		sum += v
 	}
 	return sum, nil
 }
 
 // FanOut starts n Echo calls at once, joins them, and sums the results.
-func FanOut(ctx *durabox.Context, n int) (int, error) {
+func FanOut(ctx *durabox.Context, n int) (int, error) { return fanOut(ctx, n) }
+
+// FanOutQueued is FanOut with the calls on the task queue "bench".
+func FanOutQueued(ctx *durabox.Context, n int) (int, error) {
+	return fanOut(ctx, n, durabox.OnQueue("bench"))
+}
+
+// fanOut starts n Echo calls with opts at once, joins them, and sums the
+// results.
+func fanOut(ctx *durabox.Context, n int, opts ...durabox.CallOption) (int, error) {
 	futures := make([]*durabox.Future, n)
 	for i := range futures {
-		futures[i] = ctx.CallActivity("Echo", i)
+		futures[i] = ctx.CallActivity("Echo", i, opts...)
 	}
 	results, err := durabox.All[int](futures...)
 	if err != nil {
