@@ -168,12 +168,18 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 	if res.ContinueAsNew != nil {
 		h.orchestrationWork.Notify()
 	}
+	// Once for the host's own activity workers, and once for the polls of
+	// each task queue, however many tasks the turn queued there.
+	notified := map[string]bool{}
 	for _, a := range t.activities {
-		if a.Queue == "" {
+		switch {
+		case notified[a.Queue]:
+		case a.Queue == "":
 			h.activityWork.Notify()
-		} else {
+		default:
 			h.queues.queued.notify(a.Queue)
 		}
+		notified[a.Queue] = true
 	}
 	if len(res.Timers) > 0 || len(t.children) > 0 || len(res.Raises) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,11 +154,7 @@ func (q *queues) sawPoll(queue string, now time.Time) {
 func (q *queues) lastPolls() map[string]time.Time {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := make(map[string]time.Time, len(q.polled))
-	for k, v := range q.polled {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(q.polled)
 }
 
 // PollTasks leases up to max (1 to 64; 0 means 1) tasks of the task queue
