@@ -46,6 +46,10 @@ type registry struct {
 	// module at once (as they all do after a restart) wait for one load
 	// instead of each compiling it.
 	loading map[string]*load
+	// loads counts the loads running, which close waits for; closing
+	// says close has begun, after which no load starts.
+	loads   sync.WaitGroup
+	closing bool
 	// refused holds why this host cannot run a module, by hash, and
 	// skip their hashes, sorted: what the fetches pass over. A refusal
 	// appends to a copy of skip, so a fetch can use the slice it got.
@@ -269,6 +273,11 @@ func (r *registry) environ(m *module) []string {
 // module returns the compiled module with hash, compiling it from the store
 // on first use, or an error wrapping ErrCannotRun when this host cannot
 // run it. Callers that ask for a module being loaded wait for that load.
+//
+// The load is no caller's: it runs on its own, and each caller waits for
+// it until its own ctx ends. Run under the first caller's ctx, a request
+// whose client went away failed the load for every caller waiting on it,
+// whose requests were alive, with that client's "context canceled" (500).
 func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 	r.mu.Lock()
 	if m, ok := r.compiled[hash]; ok {
@@ -279,30 +288,34 @@ func (r *registry) module(ctx context.Context, hash string) (*module, error) {
 		r.mu.Unlock()
 		return nil, err
 	}
+	if r.closing {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("host: load module %s: the host is stopping; ask again (%w)", api.Short(hash), api.ErrNotReady)
+	}
 	l, busy := r.loading[hash]
 	if !busy {
 		l = &load{done: make(chan struct{})}
 		r.loading[hash] = l
+		r.loads.Go(func() {
+			l.m, l.err = r.load(context.WithoutCancel(ctx), hash)
+			r.mu.Lock()
+			delete(r.loading, hash)
+			r.mu.Unlock()
+			close(l.done)
+		})
 	}
 	r.mu.Unlock()
-	if !busy {
-		l.m, l.err = r.load(ctx, hash)
-		r.mu.Lock()
-		delete(r.loading, hash)
-		r.mu.Unlock()
-		close(l.done)
-	}
 	select {
 	case <-l.done:
 		return l.m, l.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("host: load module %s: %w", api.Short(hash), ctx.Err())
 	}
 }
 
 // load compiles the module with hash from the store, checks it as deploy
 // does, and keeps it. A module that fails the checks is one this host
-// cannot run (refused.go), unless ctx ended meanwhile. A panic fails the
+// cannot run (refused.go); ctx does not end (see module). A panic fails the
 // load, so that those waiting for it are answered, and the next use loads
 // the module again.
 func (r *registry) load(ctx context.Context, hash string) (m *module, err error) {
@@ -316,15 +329,18 @@ func (r *registry) load(ctx context.Context, hash string) (m *module, err error)
 	}
 	mod, manifest, err := r.validate(ctx, sm.Wasm)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("host: load module %s: %w", api.Short(hash), ctx.Err())
-		}
 		return nil, r.refuse(hash, err)
 	}
 	return r.keep(ctx, hash, &module{Module: mod, env: sm.Env, orchestrations: sm.Orchestrations, updates: manifest.Updates}), nil
 }
 
+// close waits for the loads running, then closes every module kept; the
+// loads asked for after it fail.
 func (r *registry) close(ctx context.Context) {
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	r.loads.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, m := range r.compiled {

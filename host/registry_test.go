@@ -2,10 +2,12 @@ package host
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/store"
 )
@@ -59,5 +61,69 @@ func TestModuleLoadedOnceForConcurrentCallers(t *testing.T) {
 		if m != got[0] {
 			t.Errorf("caller %d got another compiled module than caller 0", i)
 		}
+	}
+}
+
+// gatedStore holds GetModule until release is closed, and says when one
+// has begun.
+type gatedStore struct {
+	store.Store
+	began, release chan struct{}
+}
+
+func (s *gatedStore) GetModule(ctx context.Context, hash string) (store.Module, error) {
+	close(s.began)
+	<-s.release
+	return s.Store.GetModule(ctx, hash)
+}
+
+// TestModuleLoadOutlivesTheCallerThatBeganIt: the caller whose request
+// began a load goes away (its client timed out); the callers waiting for
+// the same load get the module, not that caller's "context canceled", and
+// the module is kept. A load asked for once the registry closes is
+// refused as the host stopping.
+func TestModuleLoadOutlivesTheCallerThatBeganIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newBareHost(t)
+	wasm, err := guestbuild.Wasm("examples/wasm/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := h.Deploy(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &gatedStore{Store: h.st, began: make(chan struct{}), release: make(chan struct{})}
+	reg := newRegistry(h.rt, st, h.opts, h.guard)
+	first, leave := context.WithCancel(ctx)
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := reg.module(first, info.Hash)
+		firstErr <- err
+	}()
+	<-st.began
+	waiter := make(chan error, 1)
+	go func() {
+		m, err := reg.module(ctx, info.Hash)
+		if err == nil && m == nil {
+			err = errors.New("no module and no error")
+		}
+		waiter <- err
+	}()
+	leave()
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("the caller that went away got %v; want its own context.Canceled", err)
+	}
+	close(st.release)
+	if err := <-waiter; err != nil {
+		t.Errorf("a caller waiting for the load got %v; want the module", err)
+	}
+	if reg.cached(info.Hash) == nil {
+		t.Error("the module was not kept after its first caller went away")
+	}
+	reg.close(ctx)
+	if _, err := reg.module(ctx, "0000"); !errors.Is(err, api.ErrNotReady) {
+		t.Errorf("a load after close got %v; want api.ErrNotReady", err)
 	}
 }

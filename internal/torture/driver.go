@@ -30,7 +30,8 @@ type driver struct {
 	release []chan struct{}
 	// released is how many batches are released.
 	released int
-	// retries counts requests repeated because no host answered.
+	// retries counts requests repeated because no host answered, or one
+	// answered 503.
 	retries atomic.Int64
 
 	mu sync.Mutex
@@ -243,12 +244,13 @@ func (d *driver) await(ctx context.Context, id string, ready func(api.Instance) 
 
 // retry calls f until a host answers it, and returns its answer. Errors
 // that are not a host's answer (a refused connection, a connection cut by
-// a kill) mean there is no host right now.
+// a kill) mean there is no host right now, and a 503 (a host starting or
+// stopping) says to ask again, as a real client would.
 func (d *driver) retry(ctx context.Context, f func() error) error {
 	for {
 		err := f()
 		var answer *client.Error
-		if err == nil || errors.As(err, &answer) {
+		if err == nil || errors.As(err, &answer) && answer.StatusCode != http.StatusServiceUnavailable {
 			return err
 		}
 		d.retries.Add(1)

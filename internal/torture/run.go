@@ -139,7 +139,8 @@ type Report struct {
 	// Updates counts the updates a history answered as the driver was
 	// answered; Queries the queries answered between them.
 	Updates, Queries int
-	// Retries counts client requests repeated because no host answered.
+	// Retries counts client requests repeated because no host answered, or
+	// one answered 503.
 	Retries int64
 	// Postgres says the hosts shared a PostgreSQL database, Hosts how many
 	// served at once, Doubles how many times two were killed at once, and
