@@ -316,9 +316,15 @@ const slowRequest = 5 * time.Second
 // (5xx) or was slow, debug otherwise. A host under load answers hundreds
 // of requests a second; a line for each at info level would be most of
 // its log (1.3 GiB a day at 100 starts a second). A slow refusal (4xx) is
-// the client's doing, such as a body that stalls, not the host's.
+// the client's doing, such as a body that stalls, not the host's; so is a
+// 503 for a request that ended under its handler (a worker's long poll
+// whose client went away, or any request as the host stops): nobody was
+// there to be told, and nothing failed.
 func requestLevel(r *http.Request, status int, took time.Duration) slog.Level {
 	slow := took > slowRequest && !r.URL.Query().Has("wait") && status < http.StatusBadRequest
+	if status == http.StatusServiceUnavailable && r.Context().Err() != nil {
+		return slog.LevelDebug
+	}
 	if status >= http.StatusInternalServerError || slow {
 		return slog.LevelWarn
 	}
