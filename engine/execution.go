@@ -155,6 +155,9 @@ type TurnResult struct {
 	// first messages, and after them the messages the ended execution left
 	// unconsumed that OutlivesExecution keeps.
 	ContinueAsNew *ContinueAsNew
+	// Waiting is what the execution waits on after the turn
+	// (Execution.Waiting); nil once it ended.
+	Waiting []Wait
 	// Rejected is set when the turn ended because the orchestration
 	// refused an update: the turn must not be committed. Its guest and
 	// this Execution have applied the refused update, which history will
@@ -201,8 +204,19 @@ type Dropped struct {
 type open struct {
 	seq  uint64
 	kind EventKind
-	// name is the event name of a wait.
+	// name is the name of the activity, the wait's event or the child's
+	// orchestration; at is the time of its schedule event, and due, for
+	// a timer, when it comes due.
+	name    string
+	at, due time.Time
+}
+
+// acceptedUpdate is an update the execution accepted: its name, when it was
+// accepted, and whether its handler has yet to answer.
+type acceptedUpdate struct {
 	name string
+	at   time.Time
+	open bool
 }
 
 // MaxPersistentEvents is how many persistent events one execution takes
@@ -272,11 +286,10 @@ type Execution struct {
 	status  Status
 	result  json.RawMessage
 	failure *Failure
-	// updates holds the ids of the updates the execution accepted: true
-	// while the handler has not answered. updatable is what the guest's
+	// updates holds the updates the execution accepted, by id. updatable is what the guest's
 	// last answer said of whether an update could wake it
 	// (abi.ActivationResult.HandlesUpdates).
-	updates   map[string]bool
+	updates   map[string]acceptedUpdate
 	updatable bool
 	// broken is set once a turn failed the instance from the engine's side,
 	// or ended refusing an update (errRejected).
@@ -289,7 +302,7 @@ func NewExecution() *Execution {
 	return &Execution{
 		nextSeq: 1, status: StatusPending,
 		open: map[int64]open{}, scheduled: map[uint64]int64{}, cancelled: map[int64]bool{}, children: map[int64]string{},
-		mailbox: map[string][]Event{}, persistentWaits: map[string][]int64{}, waits: map[string][]int64{}, updates: map[string]bool{},
+		mailbox: map[string][]Event{}, persistentWaits: map[string][]int64{}, waits: map[string][]int64{}, updates: map[string]acceptedUpdate{},
 	}
 }
 

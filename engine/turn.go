@@ -293,6 +293,9 @@ func (t *Turn) end(err error) {
 		t.failInstance(ErrWaitsOnNothing)
 	}
 	t.res.Status, t.res.Result, t.res.Failure = x.status, x.result, x.failure
+	if !x.status.ends() {
+		t.res.Waiting = x.Waiting()
+	}
 }
 
 // limitCarried keeps the persistent events carried to the next execution
@@ -457,7 +460,7 @@ func (t *Turn) flushNext() (*abi.Activation, error) {
 	if err := checkChosenID(&x.pending[0].cmd); err != nil {
 		return nil, err
 	}
-	if c := &x.pending[0].cmd; c.Kind == abi.CommandCompleteUpdate && !x.updates[c.UpdateID] {
+	if c := &x.pending[0].cmd; c.Kind == abi.CommandCompleteUpdate && !x.updates[c.UpdateID].open {
 		return nil, fmt.Errorf("engine: the guest emitted %s, but %q is not an update the execution accepted and has not answered (a guest SDK bug)", describeCommand(c), c.UpdateID)
 	}
 	ev := eventFor(x.pending[0], target)
@@ -503,7 +506,7 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobCancel, Name: ev.Reason})
 	}
 	if ev.Kind == UpdateAccepted {
-		x.updates[ev.UpdateID] = true
+		x.updates[ev.UpdateID] = acceptedUpdate{name: ev.Name, at: ev.Time, open: true}
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobUpdate, Name: ev.Name, Input: ev.Input, UpdateID: ev.UpdateID})
 	}
 	if ev.Kind == OrchestrationTerminated {
@@ -628,7 +631,11 @@ func (t *Turn) bind(i int) (*abi.Activation, error) {
 	x.pending = x.pending[1:]
 	switch ev.Kind {
 	case ActivityScheduled, TimerCreated, ExternalSubscribed, ExternalSubscribedPersistent, SubOrchestrationScheduled, ExternalEventSent:
-		x.open[ev.ID] = open{seq: cmd.Seq, kind: ev.Kind, name: ev.Name}
+		o := open{seq: cmd.Seq, kind: ev.Kind, name: ev.Name, at: ev.Time}
+		if ev.FireAt != nil {
+			o.due = *ev.FireAt
+		}
+		x.open[ev.ID] = o
 		x.scheduled[cmd.Seq] = ev.ID
 		switch ev.Kind {
 		case SubOrchestrationScheduled:
@@ -640,7 +647,9 @@ func (t *Turn) bind(i int) (*abi.Activation, error) {
 			x.serve = append(x.serve, i)
 		}
 	case UpdateCompleted:
-		x.updates[ev.UpdateID] = false
+		u := x.updates[ev.UpdateID]
+		u.open = false
+		x.updates[ev.UpdateID] = u
 	case TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled, SubOrchestrationCancelRequested:
 		if o := x.open[ev.ScheduleID]; o.kind == ExternalSubscribedPersistent {
 			x.persistentWaits[o.name] = slices.DeleteFunc(x.persistentWaits[o.name], func(id int64) bool { return id == ev.ScheduleID })

@@ -168,13 +168,29 @@ type InstanceFilter struct {
 	// FinishedBefore, when not zero, selects the finished instances
 	// (engine.Status.IsTerminal) that finished before it.
 	FinishedBefore time.Time
+	// ProgressedBefore, when not zero, selects the instances not finished
+	// (Pending or Running) whose last progress, the last commit that
+	// changed them (Instance.UpdatedAt), came before it: stalled since.
+	ProgressedBefore time.Time
+	// WaitingOn, when not empty, selects the instances not finished that
+	// wait on any of these kinds, as their last turn left them
+	// (TurnCommit.WaitingOn).
+	WaitingOn []engine.WaitKind
 }
+
+// Unfinished are the statuses of the instances that have not finished.
+var Unfinished = []engine.Status{engine.StatusPending, engine.StatusRunning}
 
 // Check refuses a filter with a status no instance can have.
 func (f InstanceFilter) Check() error {
 	for _, s := range f.Statuses {
 		if !slices.Contains(engine.Statuses(), s) {
 			return fmt.Errorf("%s is not a status; an instance is %v", abi.Quote(string(s)), engine.Statuses())
+		}
+	}
+	for _, k := range f.WaitingOn {
+		if !slices.Contains(engine.WaitKinds(), k) {
+			return fmt.Errorf("%s is not a kind of wait; an instance waits on %v", abi.Quote(string(k)), engine.WaitKinds())
 		}
 	}
 	return nil
@@ -425,6 +441,23 @@ type ActivityTaskInfo struct {
 	// Heartbeat is the details of the last heartbeat an attempt sent.
 	Heartbeat  json.RawMessage
 	EnqueuedAt time.Time
+	// Timeout is the deadline of each attempt the orchestration set (zero:
+	// the host's). Failures counts the attempts that failed and were
+	// retried, LastFailure is the last of them, and RetryAt, when not
+	// zero, is when the next attempt may begin (RetryActivity).
+	Timeout     time.Duration
+	Failures    int
+	LastFailure *engine.Failure
+	RetryAt     time.Time
+}
+
+// Retrying sets what RetryAt says of a task with failures failed
+// attempts, ready at visibleAt, at now.
+func (t *ActivityTaskInfo) Retrying(failures int, visibleAt, now time.Time) {
+	t.Failures = failures
+	if failures > 0 && visibleAt.After(now) {
+		t.RetryAt = visibleAt
+	}
 }
 
 // TaskPoll is what a worker outside the host asks for
@@ -466,6 +499,13 @@ type TurnCommit struct {
 	Failure    *engine.Failure
 	// Consumed are the message IDs the turn used; they are removed.
 	Consumed []int64
+	// WaitingOn are the kinds of what the instance waits on after the
+	// turn (engine.TurnResult.Waiting), for InstanceFilter.WaitingOn, and
+	// Waits those of the waits kept for Instances.Waits; both replace what
+	// the instance's row held, unless Refused is set (a refused update
+	// changes nothing it waits on).
+	WaitingOn []engine.WaitKind
+	Waits     []engine.Wait
 	// Children are instances to create with the turn. A child that is not
 	// Detached reports its end to this instance as a
 	// SubOrchestrationCompleted or SubOrchestrationFailed message naming its
@@ -668,6 +708,10 @@ type Instances interface {
 	// kept, oldest first; the current one is always among them. It
 	// returns ErrNotFound if the instance does not exist.
 	Executions(ctx context.Context, id string) ([]Execution, error)
+	// Waits returns the waits the last turn of an instance kept
+	// (TurnCommit.Waits), or ErrNotFound; none once an execution ended
+	// or was reset, until its next turn.
+	Waits(ctx context.Context, id string) ([]engine.Wait, error)
 }
 
 // Queue is the instances' messages and their turn locks: the turn's side

@@ -109,7 +109,8 @@ func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.T
 	var out []store.ActivityTaskInfo
 	err := s.read(ctx, func(r db) error {
 		out = nil
-		rows, err := r.Query(ctx, `SELECT schedule_id, name, queue, attempt, heartbeat, enqueued_at, locked_until > $2 FROM activity_tasks
+		rows, err := r.Query(ctx, `SELECT schedule_id, name, queue, attempt, heartbeat, enqueued_at, locked_until > $2,
+			timeout_ms, failures, last_failure, visible_at FROM activity_tasks
 			WHERE instance_id = $1 ORDER BY id LIMIT $3`, instanceID, sqlstore.Nanos(now), max)
 		if err != nil {
 			return err
@@ -117,11 +118,15 @@ func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.T
 		defer rows.Close()
 		for rows.Next() {
 			var t store.ActivityTaskInfo
-			var enqueued int64
+			var enqueued, timeout, visible int64
+			var failures int
 			var heartbeat []byte
-			if err := rows.Scan(&t.ScheduleID, &t.Name, &t.Queue, &t.Attempt, &heartbeat, &enqueued, &t.Running); err != nil {
+			var failure *string
+			if err := rows.Scan(&t.ScheduleID, &t.Name, &t.Queue, &t.Attempt, &heartbeat, &enqueued, &t.Running, &timeout, &failures, &failure, &visible); err != nil {
 				return err
 			}
+			t.Timeout, t.LastFailure = time.Duration(timeout)*time.Millisecond, sqlstore.DecodeFailure(failure)
+			t.Retrying(failures, sqlstore.FromNanos(visible), now)
 			t.Heartbeat, t.EnqueuedAt = heartbeat, sqlstore.FromNanos(enqueued)
 			out = append(out, t)
 		}

@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 8
+const schemaVersion = 9
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -45,7 +45,17 @@ var migrations = map[int]string{
 	// Version 8: the secret of the completion token of a task whose
 	// attempt waits to be completed from outside (AwaitCompletion).
 	7: `ALTER TABLE activity_tasks ADD COLUMN pending_token text;`,
+	// Version 9: what each instance waits on, as its last turn left it
+	// (store.TurnCommit.WaitingOn and Waits); none, for the instances
+	// already there, until their next turn.
+	8: waitColumns,
 }
+
+// waitColumns are the columns of what an instance waits on, which version
+// 9 adds: the kinds between commas (sqlstore.WaitingOn), and the waits
+// kept (JSON; NULL for none).
+const waitColumns = `ALTER TABLE instances ADD COLUMN waiting_on text COLLATE "C" NOT NULL DEFAULT '';
+	ALTER TABLE instances ADD COLUMN waits bytea;`
 
 // retryColumns are the columns of activity tasks' retries, which version
 // 6 adds, and the index NextVisibleAt reads.
@@ -166,7 +176,9 @@ CREATE TABLE instances (
 	parent_schedule_id bigint,
 	custom_status      text NOT NULL DEFAULT '',
 	attempt            integer NOT NULL DEFAULT 0,
-	persistent_taken   integer NOT NULL DEFAULT 0
+	persistent_taken   integer NOT NULL DEFAULT 0,
+	waiting_on         text COLLATE "C" NOT NULL DEFAULT '',
+	waits              bytea
 );
 CREATE INDEX instances_created ON instances(created_at, seq);
 CREATE INDEX instances_locked ON instances(locked_until);

@@ -183,7 +183,8 @@ func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.T
 	for _, r := range s.results.of(instanceID) {
 		done[r.task] = true // completed, its result kept for the next turn
 	}
-	rows, err := s.readers.QueryContext(ctx, `SELECT id, schedule_id, name, queue, attempt, heartbeat, enqueued_at FROM activity_tasks
+	rows, err := s.readers.QueryContext(ctx, `SELECT id, schedule_id, name, queue, attempt, heartbeat, enqueued_at,
+		timeout_ms, failures, last_failure, visible_at FROM activity_tasks
 		WHERE instance_id = ? ORDER BY id LIMIT ?`, instanceID, max)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: activity tasks of %q: %w", instanceID, err)
@@ -192,11 +193,15 @@ func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.T
 	var out []store.ActivityTaskInfo
 	for rows.Next() {
 		var t store.ActivityTaskInfo
-		var id, enqueued int64
+		var id, enqueued, timeout, visible int64
+		var failures int
 		var heartbeat []byte
-		if err := rows.Scan(&id, &t.ScheduleID, &t.Name, &t.Queue, &t.Attempt, &heartbeat, &enqueued); err != nil {
+		var failure *string
+		if err := rows.Scan(&id, &t.ScheduleID, &t.Name, &t.Queue, &t.Attempt, &heartbeat, &enqueued, &timeout, &failures, &failure, &visible); err != nil {
 			return nil, fmt.Errorf("sqlite: activity tasks of %q: %w", instanceID, err)
 		}
+		t.Timeout, t.LastFailure = time.Duration(timeout)*time.Millisecond, sqlstore.DecodeFailure(failure)
+		t.Retrying(failures, sqlstore.FromNanos(visible), now)
 		if done[id] {
 			continue
 		}

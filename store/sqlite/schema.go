@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 14
+const schemaVersion = 15
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -90,7 +90,17 @@ var migrations = map[int]string{
 	// Version 14: the secret of the completion token of a task whose
 	// attempt waits to be completed from outside (AwaitCompletion).
 	13: `ALTER TABLE activity_tasks ADD COLUMN pending_token TEXT;`,
+	// Version 15: what each instance waits on, as its last turn left it
+	// (store.TurnCommit.WaitingOn and Waits); none, for the instances
+	// already there, until their next turn.
+	14: waitColumns,
 }
+
+// waitColumns are the columns of what an instance waits on, which version
+// 15 adds: the kinds between commas (sqlstore.WaitingOn), and the waits
+// kept (JSON; NULL for none).
+const waitColumns = `ALTER TABLE instances ADD COLUMN waiting_on TEXT NOT NULL DEFAULT '';
+	ALTER TABLE instances ADD COLUMN waits BLOB;`
 
 // retryColumns are the columns of activity tasks' retries, which version
 // 12 adds, and the index NextVisibleAt reads.
@@ -219,7 +229,9 @@ CREATE TABLE instances (
 	custom_status      TEXT NOT NULL DEFAULT '',
 	attempt            INTEGER NOT NULL DEFAULT 0,
 	persistent_taken   INTEGER NOT NULL DEFAULT 0,
-	counted_run        INTEGER NOT NULL DEFAULT 0
+	counted_run        INTEGER NOT NULL DEFAULT 0,
+	waiting_on         TEXT NOT NULL DEFAULT '',
+	waits              BLOB
 );
 CREATE INDEX instances_created ON instances(created_at);
 CREATE TABLE history (

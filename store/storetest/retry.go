@@ -35,6 +35,14 @@ func testActivityRetry(f *fixture) {
 	if !ok || !next.Equal(visible) {
 		f.t.Fatalf("NextVisibleAt = %s, %t; want %s, when the retried task is due", clock(next), ok, clock(visible))
 	}
+	tasks, err := f.s.ActivityTasks(f.ctx, "i1", visible.Add(-time.Second), 10)
+	f.must(err, "ActivityTasks")
+	if len(tasks) != 1 || tasks[0].Failures != 1 || !reflect.DeepEqual(tasks[0].LastFailure, failure) || !tasks[0].RetryAt.Equal(visible) || tasks[0].Running {
+		f.t.Fatalf("ActivityTasks while the retry waits = %+v; want Charge, 1 failure (%+v), its retry at %s", tasks, failure, clock(visible))
+	}
+	if tasks, err := f.s.ActivityTasks(f.ctx, "i1", visible, 10); err != nil || len(tasks) != 1 || !tasks[0].RetryAt.IsZero() {
+		f.t.Fatalf("ActivityTasks once the retry is due = %+v, %v; want no retry time", tasks, err)
+	}
 	f.noActivity(visible.Add(-time.Second))
 	f.noWork(visible)
 	f.retryingStats(visible.Add(-time.Second), 1, 0, nil)

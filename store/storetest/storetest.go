@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PurgeRefused", testPurgeRefused},
 		{"PurgedParent", testPurgedParent},
 		{"ListInstances", testListInstances},
+		{"Waits", testWaits},
 		{"CountInstances", testCountInstances},
 		{"Executions", testExecutions},
 		{"EnqueueForAFinishedInstance", testEnqueueForAFinishedInstance},

@@ -86,6 +86,34 @@ func (w *Where) Filter(f store.InstanceFilter) {
 		w.Add(Finished)
 		w.Add("updated_at < " + w.Arg(Nanos(f.FinishedBefore)))
 	}
+	if !f.ProgressedBefore.IsZero() || len(f.WaitingOn) > 0 {
+		// The statuses name the index on (status, updated_at).
+		w.Add("status IN (" + w.Arg(string(store.Unfinished[0])) + ", " + w.Arg(string(store.Unfinished[1])) + ")")
+	}
+	if !f.ProgressedBefore.IsZero() {
+		w.Add("updated_at < " + w.Arg(Nanos(f.ProgressedBefore)))
+	}
+	if len(f.WaitingOn) > 0 {
+		or := make([]string, len(f.WaitingOn))
+		for i, k := range f.WaitingOn {
+			or[i] = "waiting_on LIKE " + w.Arg("%,"+string(k)+",%")
+		}
+		w.Add("(" + strings.Join(or, " OR ") + ")")
+	}
+}
+
+// WaitingOn is the waiting_on column of an instance that waits on kinds:
+// each kind between commas (",activity,timer,"), for a LIKE to find;
+// empty for none.
+func WaitingOn(kinds []engine.WaitKind) string {
+	if len(kinds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, k := range kinds {
+		b.WriteString("," + string(k))
+	}
+	return b.String() + ","
 }
 
 // prefixEnd returns the least string greater than every string that

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -310,6 +311,28 @@ func (s *Store) GetInstance(ctx context.Context, id string) (store.Instance, err
 		return inst, s.errorf("get instance %q: %w", id, err)
 	}
 	return inst, nil
+}
+
+// Waits returns the waits the last turn of an instance kept, or an error
+// wrapping store.ErrNotFound, or store.ErrCorrupt when they do not decode.
+func (s *Store) Waits(ctx context.Context, id string) ([]engine.Wait, error) {
+	var kept []byte
+	err := s.read(ctx, func(q DB) error {
+		return s.queryRow(ctx, q, `SELECT waits FROM instances WHERE id = ?`, id).Scan(&kept)
+	})
+	if s.d.NoRows(err) {
+		return nil, s.errorf("instance %q %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, s.errorf("waits of instance %q: %w", id, err)
+	}
+	var waits []engine.Wait
+	if len(kept) > 0 {
+		if err := json.Unmarshal(kept, &waits); err != nil {
+			return nil, s.errorf("waits of instance %q: %w: they do not decode: %w", id, store.ErrCorrupt, err)
+		}
+	}
+	return waits, nil
 }
 
 // currentExecution returns the instance's current execution, or an error

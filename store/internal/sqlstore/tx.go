@@ -231,6 +231,23 @@ func (t Tx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, p
 		WHERE id = ?`,
 		string(c.Status), NullIfEmpty(c.Result), EncodeFailure(c.Failure), c.CustomStatus, Nanos(c.Now),
 		lastEventID, persistentTaken, c.InstanceID)
+	if err != nil || c.Refused != nil {
+		return err
+	}
+	return t.wait(ctx, c.InstanceID, c.WaitingOn, c.Waits)
+}
+
+// wait records what the instance waits on: the kinds, and the waits kept
+// (JSON; NULL for none).
+func (t Tx) wait(ctx context.Context, id string, kinds []engine.WaitKind, waits []engine.Wait) error {
+	var kept []byte
+	if len(waits) > 0 {
+		var err error
+		if kept, err = json.Marshal(waits); err != nil {
+			return fmt.Errorf("encode waits: %w", err)
+		}
+	}
+	_, err := t.exec(ctx, `UPDATE instances SET waiting_on = ?, waits = ? WHERE id = ?`, WaitingOn(kinds), kept, id)
 	return err
 }
 
@@ -274,7 +291,8 @@ func (t Tx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	}
 	_, err := t.exec(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
-			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, persistent_taken = 0, `+t.D.Unlock+`
+			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, persistent_taken = 0,
+			waiting_on = '', waits = NULL, `+t.D.Unlock+`
 		WHERE id = ?`,
 		string(engine.StatusPending), NullIfEmpty(c.ContinueAsNew.Input), c.CustomStatus, Nanos(c.Now), c.InstanceID)
 	if err != nil {
@@ -293,7 +311,7 @@ func (t Tx) Restart(ctx context.Context, r store.Reset, execution int64) error {
 	}
 	_, err := t.exec(ctx, `
 		UPDATE instances SET execution_id = ?, module_hash = ?, status = ?, result = NULL, failure = NULL, custom_status = ?,
-			updated_at = ?, last_event_id = ?, `+t.D.Unlock+`
+			updated_at = ?, last_event_id = ?, waiting_on = '', waits = NULL, `+t.D.Unlock+`
 		WHERE id = ?`,
 		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, Nanos(r.Now), len(r.Kept), r.InstanceID)
 	return err
