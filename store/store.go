@@ -30,6 +30,7 @@ import (
 
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store/query"
 )
 
 // Sentinel errors. Implementations wrap them with the specifics.
@@ -176,6 +177,9 @@ type InstanceFilter struct {
 	// wait on any of these kinds, as their last turn left them
 	// (TurnCommit.WaitingOn).
 	WaitingOn []engine.WaitKind
+	// Where, when set, selects the instances the filter holds for
+	// (store/query: search attributes and the built-in fields).
+	Where query.Expr
 }
 
 // Unfinished are the statuses of the instances that have not finished.
@@ -515,6 +519,12 @@ type TurnCommit struct {
 	Children []NewChild
 	// CustomStatus, when set, replaces the instance's custom status.
 	CustomStatus *string
+	// Attributes are the search attributes the turn set
+	// (engine.TurnResult.Attributes): each replaces the instance's
+	// attribute of its name, and one without a type deletes it. A
+	// ContinueAsNew then clears them all: the next execution starts
+	// without search attributes.
+	Attributes []abi.Attribute
 	// Outgoing are messages for other instances (a cancellation for a
 	// child); one for an instance that does not exist is dropped.
 	Outgoing []Outgoing
@@ -610,6 +620,9 @@ type Reset struct {
 	Kept []engine.Event
 	// CustomStatus is the custom status the kept events leave.
 	CustomStatus string
+	// Attributes are the search attributes the kept events leave
+	// (engine.Attributes): they replace the instance's.
+	Attributes []abi.Attribute
 	// Marker is the engine.ExecutionReset message, the new execution's
 	// first.
 	Marker engine.Event
@@ -692,6 +705,9 @@ type Instances interface {
 	CreateWithEvent(ctx context.Context, n NewInstance, ev engine.Event, max int) (created bool, err error)
 	// GetInstance returns an instance, or ErrNotFound.
 	GetInstance(ctx context.Context, id string) (Instance, error)
+	// Attributes returns the search attributes of an instance, in the
+	// order of their names: none when it has none (or does not exist).
+	Attributes(ctx context.Context, id string) ([]abi.Attribute, error)
 	// ListInstances returns a page of the instances q.Filter selects,
 	// newest first, or ErrBadCursor.
 	ListInstances(ctx context.Context, q InstanceQuery) (InstancePage, error)

@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 9
+const schemaVersion = 10
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -49,6 +49,9 @@ var migrations = map[int]string{
 	// (store.TurnCommit.WaitingOn and Waits); none, for the instances
 	// already there, until their next turn.
 	8: waitColumns,
+	// Version 10: the search attributes orchestrations set
+	// (ctx.SetAttributes), indexed for list filters.
+	9: attributesTable,
 }
 
 // waitColumns are the columns of what an instance waits on, which version
@@ -56,6 +59,25 @@ var migrations = map[int]string{
 // kept (JSON; NULL for none).
 const waitColumns = `ALTER TABLE instances ADD COLUMN waiting_on text COLLATE "C" NOT NULL DEFAULT '';
 	ALTER TABLE instances ADD COLUMN waits bytea;`
+
+// attributesTable holds the search attributes of instances, which version
+// 10 adds, as store/sqlite's does: one row an attribute, one an element of
+// a keyword list; a string or keyword in str, an int or a float in num
+// (for comparisons), an int exactly, a bool (0, 1) and a time (Unix
+// nanoseconds) in ival.
+const attributesTable = `CREATE TABLE instance_attributes (
+	instance_id text COLLATE "C" NOT NULL,
+	name        text COLLATE "C" NOT NULL,
+	type        text NOT NULL,
+	str         text COLLATE "C",
+	num         double precision,
+	ival        bigint
+);
+CREATE INDEX instance_attributes_instance ON instance_attributes(instance_id, name);
+CREATE INDEX instance_attributes_str ON instance_attributes(name, str, instance_id);
+CREATE INDEX instance_attributes_num ON instance_attributes(name, num, instance_id);
+CREATE INDEX instance_attributes_ival ON instance_attributes(name, ival, instance_id);
+`
 
 // retryColumns are the columns of activity tasks' retries, which version
 // 6 adds, and the index NextVisibleAt reads.
@@ -239,7 +261,7 @@ CREATE TABLE activity_tasks (
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
-` + indexes5 + updatesTable + schedulesTables
+` + indexes5 + updatesTable + schedulesTables + attributesTable
 
 // prepareSchemaLock is the advisory lock hosts take while they prepare the
 // schema, so that two starting at once do not both create it.

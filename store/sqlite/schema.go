@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 15
+const schemaVersion = 16
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -94,6 +94,9 @@ var migrations = map[int]string{
 	// (store.TurnCommit.WaitingOn and Waits); none, for the instances
 	// already there, until their next turn.
 	14: waitColumns,
+	// Version 16: the search attributes orchestrations set
+	// (ctx.SetAttributes), indexed for list filters.
+	15: attributesTable,
 }
 
 // waitColumns are the columns of what an instance waits on, which version
@@ -101,6 +104,27 @@ var migrations = map[int]string{
 // kept (JSON; NULL for none).
 const waitColumns = `ALTER TABLE instances ADD COLUMN waiting_on TEXT NOT NULL DEFAULT '';
 	ALTER TABLE instances ADD COLUMN waits BLOB;`
+
+// attributesTable holds the search attributes of instances, which version
+// 16 adds: one row an attribute, one an element of a keyword list. A
+// string or keyword is in str; an int or a float in num (as a float, for
+// comparisons); an int exactly, a bool (0, 1) and a time (Unix
+// nanoseconds) in ival. Each index leads with the name and ends with the
+// instance, so that a filter on one attribute reads a range of one index
+// and nothing else (store/internal/sqlstore's filter.go).
+const attributesTable = `CREATE TABLE instance_attributes (
+	instance_id TEXT NOT NULL,
+	name        TEXT NOT NULL,
+	type        TEXT NOT NULL,
+	str         TEXT,
+	num         REAL,
+	ival        INTEGER
+);
+CREATE INDEX instance_attributes_instance ON instance_attributes(instance_id, name);
+CREATE INDEX instance_attributes_str ON instance_attributes(name, str, instance_id);
+CREATE INDEX instance_attributes_num ON instance_attributes(name, num, instance_id);
+CREATE INDEX instance_attributes_ival ON instance_attributes(name, ival, instance_id);
+`
 
 // retryColumns are the columns of activity tasks' retries, which version
 // 12 adds, and the index NextVisibleAt reads.
@@ -274,7 +298,7 @@ CREATE TABLE activity_tasks (
 	pending_token TEXT
 );
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
-` + indexes6 + indexes11 + updatesTable + schedulesTables
+` + indexes6 + indexes11 + updatesTable + schedulesTables + attributesTable
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")

@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListInstances", testListInstances},
 		{"Waits", testWaits},
 		{"CountInstances", testCountInstances},
+		{"Attributes", testAttributes},
 		{"Executions", testExecutions},
 		{"EnqueueForAFinishedInstance", testEnqueueForAFinishedInstance},
 		{"PersistentEventLimit", testPersistentEventLimit},

@@ -100,6 +100,9 @@ func (w *Where) Filter(f store.InstanceFilter) {
 		}
 		w.Add("(" + strings.Join(or, " OR ") + ")")
 	}
+	if f.Where != nil {
+		w.Add(w.expr(f.Where))
+	}
 }
 
 // WaitingOn is the waiting_on column of an instance that waits on kinds:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
 )
@@ -80,10 +81,14 @@ type TurnTx interface {
 	DropRetries(ctx context.Context, id string, execution int64, schedules []int64, all bool, now time.Time) error
 	// NextExecution ends the instance's execution c.ExecutionID and sets
 	// it at the next one, Pending with c.ContinueAsNew's input and no
-	// history, unlocked: the ended execution's children no longer report,
+	// history and no search attributes, unlocked: the ended execution's
+	// children no longer report,
 	// its activity tasks not yet leased are dropped, and when it ended is
 	// recorded.
 	NextExecution(ctx context.Context, c store.TurnCommit) error
+	// SetAttributes writes the turn's search attributes: each replaces
+	// the one of its name, a removed one only deletes it.
+	SetAttributes(ctx context.Context, id string, attrs []abi.Attribute) error
 	// AnswerUpdates brings the instance's updates to what the commit
 	// records (store.TurnCommit.Refused).
 	AnswerUpdates(ctx context.Context, c store.TurnCommit) error
@@ -149,6 +154,9 @@ func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 	}
 	if err := tx.DropRetries(ctx, c.InstanceID, c.ExecutionID, cancelled, c.Status.IsTerminal(), c.Now); err != nil {
 		return fmt.Errorf("drop retries: %w", err)
+	}
+	if err := tx.SetAttributes(ctx, c.InstanceID, c.Attributes); err != nil {
+		return err
 	}
 	if c.ContinueAsNew != nil {
 		if c.ContinueAsNew.Started.Kind != engine.OrchestrationStarted {

@@ -116,8 +116,8 @@ func (t Tx) Status(ctx context.Context, id string) (engine.Status, bool, error) 
 	return engine.Status(status), err == nil, err
 }
 
-// DeleteInstance deletes the instance with its history, messages and
-// activity tasks, and detaches its children (PurgeTx).
+// DeleteInstance deletes the instance with its history, messages,
+// activity tasks and search attributes, and detaches its children (PurgeTx).
 func (t Tx) DeleteInstance(ctx context.Context, id string) error {
 	for _, statement := range []string{
 		// A child of the instance must not report to a new one that takes
@@ -128,6 +128,7 @@ func (t Tx) DeleteInstance(ctx context.Context, id string) error {
 		`DELETE FROM messages WHERE instance_id = ?`,
 		`DELETE FROM activity_tasks WHERE instance_id = ?`,
 		`DELETE FROM updates WHERE instance_id = ?`,
+		`DELETE FROM instance_attributes WHERE instance_id = ?`,
 		`DELETE FROM instances WHERE id = ?`,
 	} {
 		if _, err := t.exec(ctx, statement, id); err != nil {
@@ -289,6 +290,9 @@ func (t Tx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	if err := t.ExceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, c.InstanceID, c.ExecutionID); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
 	}
+	if err := t.ClearAttributes(ctx, c.InstanceID); err != nil {
+		return fmt.Errorf("clear search attributes: %w", err)
+	}
 	_, err := t.exec(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
 			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, persistent_taken = 0,
@@ -304,10 +308,17 @@ func (t Tx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 }
 
 // Restart drops the activity tasks of execution no worker has a lease of
-// and sets the instance at execution+1 as r describes, unlocked (ResetTx).
+// and sets the instance at execution+1 as r describes, its search
+// attributes r.Attributes, unlocked (ResetTx).
 func (t Tx) Restart(ctx context.Context, r store.Reset, execution int64) error {
 	if err := t.ExceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, r.InstanceID, execution); err != nil {
 		return fmt.Errorf("drop activity tasks: %w", err)
+	}
+	if err := t.ClearAttributes(ctx, r.InstanceID); err != nil {
+		return fmt.Errorf("clear search attributes: %w", err)
+	}
+	if err := t.SetAttributes(ctx, r.InstanceID, r.Attributes); err != nil {
+		return err
 	}
 	_, err := t.exec(ctx, `
 		UPDATE instances SET execution_id = ?, module_hash = ?, status = ?, result = NULL, failure = NULL, custom_status = ?,
