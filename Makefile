@@ -10,7 +10,7 @@ C_WASM     := $(foreach e,$(C_EXAMPLES),examples/c/$(e)/$(e).wasm) examples/conf
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples c-examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg crashtest crashtest-workers crashtest-pg soaktest FORCE
+.PHONY: build examples c-examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg crashtest crashtest-workers crashtest-pg dbrestarttest soaktest FORCE
 
 build: bin/durabox examples c-examples
 
@@ -140,6 +140,12 @@ crashtest-workers: bin/durabox
 
 crashtest-pg: bin/durabox
 	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres auto --hosts 3 --kills 30 $(CRASHFLAGS)
+
+# The database goes down: three hosts on a PostgreSQL cluster of the run's
+# own (initdb, pg_ctl), which is stopped fast, stopped immediately and
+# killed with SIGKILL in turn, 6 times, between the hosts' kills.
+dbrestarttest: bin/durabox
+	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres own --hosts 3 --kills 12 --db-restarts 6 $(CRASHFLAGS)
 
 # The soak run: a real durabox serve with --retention set, under a steady
 # load (100 hellos a second, 50 approvals waiting, 20 instances continuing

@@ -17,24 +17,46 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
+// leasedTask is an activity task this host leased, and when its lease
+// ends.
+type leasedTask struct {
+	w     *store.ActivityWork
+	until time.Time
+}
+
 // dispatchActivities runs activity tasks until ctx is done.
 func (h *Host) dispatchActivities(ctx context.Context) {
 	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
-		func(max int) ([]*store.ActivityWork, error) {
+		func(max int) ([]*leasedTask, error) {
 			if err := h.spaceAgain(ctx); err != nil {
 				return nil, err
 			}
-			return h.st.LockNextActivities(ctx, h.opts.Clock(), h.opts.Lease, max, h.reg.skipped())
+			now := h.opts.Clock()
+			ws, err := h.st.LockNextActivities(ctx, now, h.opts.Lease, max, h.reg.skipped())
+			tasks := make([]*leasedTask, len(ws))
+			for i, w := range ws {
+				tasks[i] = &leasedTask{w: w, until: now.Add(store.LeaseFor(w, h.opts.Lease))}
+			}
+			return tasks, err
 		},
-		func(w *store.ActivityWork) { h.complete(ctx, w) })
+		func(t *leasedTask) { h.complete(ctx, t.w, t.until) })
 }
 
-// complete runs an activity task and records its outcome. A task whose
-// module this host cannot run it leaves leased, untouched: the fetches
-// pass over it from now on (refused.go), and its lease ends as if its
-// worker had stopped.
-func (h *Host) complete(ctx context.Context, w *store.ActivityWork) {
+// complete runs an activity task leased until until (zero: a lease of no
+// end, as when RunActivities steps by hand) and records its outcome. A
+// task whose module this host cannot run it leaves leased, untouched: the
+// fetches pass over it from now on (refused.go), and its lease ends as if
+// its worker had stopped. Nor does it start an attempt whose lease ended
+// before it could (the host was held up, by a database that was down, for
+// one): the task is another worker's by then, and an attempt started now
+// would run beside that worker's, or after it.
+func (h *Host) complete(ctx context.Context, w *store.ActivityWork, until time.Time) {
 	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, api.ErrCannotRun) {
+		return
+	}
+	if late := h.opts.Clock().Sub(until); !until.IsZero() && late >= 0 {
+		h.opts.Logger.Warn("activity attempt not started: its lease ended before the host could start it, and the task goes to the next worker to ask",
+			"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt, "late", late)
 		return
 	}
 	if w.Unanswered {
@@ -92,7 +114,7 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (o outcome) {
 		// activity's code runs).
 		defer b.disarm()
 	} else {
-		stopExtending := h.extendLease(attemptCtx, w)
+		stopExtending := h.extendLease(attemptCtx, w, run)
 		defer stopExtending()
 	}
 	result := h.runActivity(attemptCtx, w, b)
@@ -215,8 +237,9 @@ func (h *Host) poisoned(w *store.ActivityWork) (engine.Event, bool) {
 // that stops it, which returns once no extension is under way. A timer
 // runs each extension: an attempt shorter than a third of a lease, most of
 // them, starts no goroutine and wakes no thread for it. A panic in an
-// extension stops the attempt, which fails with the panic.
-func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop func()) {
+// extension stops the attempt, which fails with the panic; a lease found
+// lost (another worker has the task) stops run, which records nothing.
+func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork, run *runningAttempt) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	every := h.opts.Lease / 3
 	var (
@@ -235,7 +258,15 @@ func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork) (stop fun
 			return
 		}
 		guard.MayPanic(guard.PointLease, w.InstanceID)
-		if err := h.st.ExtendLease(ctx, w, h.opts.Clock(), h.opts.Lease); err != nil && ctx.Err() == nil {
+		err := h.st.ExtendLease(ctx, w, h.opts.Clock(), h.opts.Lease)
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, store.ErrLeaseLost):
+			// Another worker has the task: this attempt stops, and records
+			// nothing.
+			run.cancel(&stoppedError{why: "its lease was lost (it ended before this host could extend it), and its task went to another worker", redeliver: true})
+			return
+		default:
 			h.opts.Logger.Warn("activity lease not extended; once it ends, the task may be delivered again", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
 		}
 		timer.Reset(every)

@@ -53,7 +53,7 @@ func (h *Host) RunActivities(ctx context.Context, now time.Time, reversed bool) 
 		slices.Reverse(taken)
 	}
 	for _, w := range taken {
-		h.complete(ctx, w)
+		h.complete(ctx, w, time.Time{})
 	}
 	return len(taken), nil
 }

@@ -74,6 +74,12 @@ var (
 	// file system) that holds the database is full: nothing of it was
 	// written, and writes succeed again once there is space.
 	ErrFull = errors.New("the disk holding the database is full")
+	// ErrUnavailable is returned by a read or a write that the database
+	// server did not answer (it is down, restarting, or out of reach)
+	// after the store tried again for a while, or whose commit's answer
+	// was lost: ask again later (what was asked is idempotent, or refused
+	// as done the second time).
+	ErrUnavailable = errors.New("the database server does not answer")
 )
 
 // Module is a deployed guest module.

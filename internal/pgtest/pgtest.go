@@ -30,6 +30,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -194,7 +195,9 @@ func WithSearchPath(u, schema string) string {
 type throwaway struct {
 	dir, url string
 	pgCtl    string
-	cred     *syscall.Credential
+	// opts are the server's options, for every start.
+	opts string
+	cred *syscall.Credential
 }
 
 // Cluster is a throwaway PostgreSQL cluster of a test's own, for what a
@@ -206,17 +209,29 @@ type Cluster struct{ c *throwaway }
 // $DURABOX_REQUIRE_POSTGRES is set) when it cannot.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
+	c, err := StartCluster()
+	if err != nil {
+		if os.Getenv(EnvRequire) != "" {
+			t.Fatal(err.Error() + " (" + EnvRequire + " is set, so this fails rather than skips)")
+		}
+		t.Skip(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// StartCluster starts a cluster of the caller's own, as NewCluster does,
+// for a command (make dbrestarttest); the caller must Stop it.
+func StartCluster() (*Cluster, error) {
 	c, err := startThrowaway()
 	if err != nil {
-		msg := fmt.Sprintf("no throwaway PostgreSQL cluster: %v. Install PostgreSQL (apt-get install postgresql) with initdb and pg_ctl on the PATH", err)
-		if os.Getenv(EnvRequire) != "" {
-			t.Fatal(msg + " (" + EnvRequire + " is set, so this fails rather than skips)")
-		}
-		t.Skip(msg)
+		return nil, fmt.Errorf("no throwaway PostgreSQL cluster: %w. Install PostgreSQL (apt-get install postgresql) with initdb and pg_ctl on the PATH", err)
 	}
-	t.Cleanup(c.stop)
-	return &Cluster{c}
+	return &Cluster{c}, nil
 }
+
+// Stop stops the cluster and removes its directory.
+func (c *Cluster) Stop() { c.c.stop() }
 
 // URL is the cluster's database.
 func (c *Cluster) URL() string { return c.c.url }
@@ -224,10 +239,75 @@ func (c *Cluster) URL() string { return c.c.url }
 // Restart stops the cluster, ending every connection, and starts it
 // again.
 func (c *Cluster) Restart() error {
-	if out, err := c.c.run(c.c.pgCtl, "-D", filepath.Join(c.c.dir, "data"), "-l", filepath.Join(c.c.dir, "log"), "-m", "fast", "-w", "restart"); err != nil {
-		return fmt.Errorf("pg_ctl restart: %w: %s", err, out)
+	if err := c.Down(Fast); err != nil {
+		return err
 	}
-	return nil
+	return c.Up()
+}
+
+// How a cluster goes down.
+const (
+	// Fast is pg_ctl's fast shutdown: connections are ended, and the
+	// server checkpoints before it exits.
+	Fast = "fast"
+	// Immediate is pg_ctl's immediate shutdown: every process exits at
+	// once, and the next start recovers from the WAL, as after a crash.
+	Immediate = "immediate"
+	// Kill sends SIGKILL to the postmaster: its backends find it gone
+	// and exit, and the next start recovers from the WAL.
+	Kill = "kill"
+)
+
+// Down stops the cluster the way how says (Fast, Immediate or Kill), and
+// returns when it no longer accepts connections.
+func (c *Cluster) Down(how string) error {
+	data := filepath.Join(c.c.dir, "data")
+	switch how {
+	case Fast, Immediate:
+		if out, err := c.c.run(c.c.pgCtl, "-D", data, "-m", how, "-w", "stop"); err != nil {
+			return fmt.Errorf("pg_ctl stop -m %s: %w: %s", how, err, out)
+		}
+		return nil
+	case Kill:
+		pidFile, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
+		if err != nil {
+			return fmt.Errorf("kill the postmaster: %w", err)
+		}
+		first, _, _ := strings.Cut(string(pidFile), "\n")
+		pid, err := strconv.Atoi(strings.TrimSpace(first))
+		if err != nil {
+			return fmt.Errorf("kill the postmaster: postmaster.pid starts with %q, not a process id", first)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return fmt.Errorf("kill the postmaster (pid %d): %w", pid, err)
+		}
+		// Gone when signal 0 finds no such process (it is no child of
+		// this one, so nothing here reaps it: init does).
+		for syscall.Kill(pid, 0) == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return nil
+	}
+	return fmt.Errorf("pgtest: Down(%q): want %q, %q or %q", how, Fast, Immediate, Kill)
+}
+
+// Up starts the cluster after Down and returns when it accepts
+// connections. After a Kill, the start waits for the killed postmaster's
+// backends to leave its shared memory (the server refuses to start while
+// they hold it), for up to 30 seconds.
+func (c *Cluster) Up() error {
+	data := filepath.Join(c.c.dir, "data")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := c.c.run(c.c.pgCtl, "-D", data, "-o", c.c.opts, "-l", filepath.Join(c.c.dir, "log"), "-w", "start")
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pg_ctl start: %w: %s", err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // startThrowaway initialises a cluster in a temporary directory and starts
@@ -267,8 +347,10 @@ func startThrowaway() (*throwaway, error) {
 	if out, err := c.run(initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync"); err != nil {
 		return nil, fmt.Errorf("initdb: %w: %s", err, out)
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off", port, dir)
-	if out, err := c.run(pgCtl, "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "start"); err != nil {
+	// fsync=off: a killed server loses nothing that reached the kernel;
+	// only a crash of the machine would, which no test here makes.
+	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off", port, dir)
+	if out, err := c.run(pgCtl, "-D", data, "-o", c.opts, "-l", filepath.Join(dir, "log"), "-w", "start"); err != nil {
 		return nil, fmt.Errorf("pg_ctl start: %w: %s", err, out)
 	}
 	c.url = fmt.Sprintf("postgres://postgres@/postgres?host=%s&port=%d&sslmode=disable", url.QueryEscape(dir), port)

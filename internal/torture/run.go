@@ -19,6 +19,7 @@ import (
 
 	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/pgtest"
 )
 
 // Config is one run. The zero value means every default.
@@ -59,6 +60,13 @@ type Config struct {
 	// sometimes kills a worker instead of a host. Zero runs the
 	// activities in their modules.
 	Workers int
+	// DB, when set, is the PostgreSQL cluster of the run's own that
+	// Postgres names, and DBRestarts how many times the run takes it down
+	// mid-run (in turn: a fast shutdown, an immediate one, and SIGKILL to
+	// its postmaster), for up to 1.5 seconds each, spread over the kills.
+	// While it is down, every host must answer 503 on /readyz and stay up.
+	DB         *pgtest.Cluster
+	DBRestarts int
 	// Out receives the run's progress and violations. Nil discards them.
 	Out io.Writer
 }
@@ -101,6 +109,12 @@ func (c *Config) validate() error {
 		c.Hosts = 1
 	case c.Hosts > 1 && c.Postgres == "":
 		return fmt.Errorf("torture: %d hosts need a PostgreSQL database to share (Postgres); a SQLite file has one host", c.Hosts)
+	}
+	switch {
+	case c.DBRestarts < 0:
+		return fmt.Errorf("torture: DBRestarts is %d; it must be zero or more", c.DBRestarts)
+	case c.DBRestarts > 0 && c.DB == nil:
+		return fmt.Errorf("torture: %d database restarts need a PostgreSQL cluster of the run's own (DB)", c.DBRestarts)
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("torture: Workers is %d; it must be zero (activities in their modules) or more", c.Workers)
@@ -151,6 +165,12 @@ type Report struct {
 	// Workers is how many worker processes ran the activities, and
 	// WorkerKills how many times one was killed.
 	Workers, WorkerKills int
+	// DBRestarts counts the times the database went down (DBDown by
+	// how), and NotReady the answers of 503 on /readyz while it was down,
+	// of ReadyAsked.
+	DBRestarts           int
+	DBDown               map[string]int
+	NotReady, ReadyAsked int
 	// Violations lists everything lost or wrong; empty when nothing was.
 	Violations []string
 	// Took is how long the run took.
@@ -165,6 +185,10 @@ func (r *Report) Summary() string {
 	}
 	if r.Workers > 0 {
 		where += fmt.Sprintf("%d external workers, %d worker kills, ", r.Workers, r.WorkerKills)
+	}
+	if r.DBRestarts > 0 {
+		where += fmt.Sprintf("%d database restarts (%d fast, %d immediate, %d killed; not ready %d of %d times asked while down), ",
+			r.DBRestarts, r.DBDown[pgtest.Fast], r.DBDown[pgtest.Immediate], r.DBDown[pgtest.Kill], r.NotReady, r.ReadyAsked)
 	}
 	return fmt.Sprintf("crashtest: %s%d kills, %d instances, %d events, %d of %d counted activities ran more than once, lost %d",
 		where, r.Kills, r.Instances, r.Events, r.Rerun, r.Marks, len(r.Violations))
@@ -250,7 +274,7 @@ func Run(c Config) (r *Report, err error) {
 		close(driven)
 	}()
 	rng := rand.New(rand.NewPCG(c.Seed, 0))
-	r = &Report{Seed: c.Seed, Postgres: c.Postgres != "", Hosts: c.Hosts, Workers: c.Workers}
+	r = &Report{Seed: c.Seed, Postgres: c.Postgres != "", Hosts: c.Hosts, Workers: c.Workers, DBDown: map[string]int{}}
 	procs := make([]*hostProc, c.Hosts)
 	workers := make([]*hostProc, c.Workers)
 	defer func() {
@@ -305,6 +329,11 @@ func Run(c Config) (r *Report, err error) {
 			workers[i].kill()
 			workers[i] = nil
 			r.WorkerKills++
+		}
+		if r.DBRestarts < c.DBRestarts && r.Kills >= (r.DBRestarts+1)*c.Kills/(c.DBRestarts+1) {
+			if err := outage(c.DB, addrs, procs, rng, r, d.fail); err != nil {
+				return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
+			}
 		}
 		victims := []int{rng.IntN(c.Hosts)}
 		if c.Hosts > 1 && rng.IntN(4) == 0 && r.Kills+2 <= c.Kills {

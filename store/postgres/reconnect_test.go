@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -67,5 +68,43 @@ func TestServerRestart(t *testing.T) {
 	}
 	if err := s.PutModule(ctx, store.Module{Hash: "m2", Wasm: []byte("\x00asm")}); err != nil {
 		t.Fatalf("PutModule after the server restarted: %v", err)
+	}
+}
+
+// TestServerDown: while the server is down, reads and writes fail, after
+// the store has tried again for a while, with store.ErrUnavailable (a host
+// answers 503: ask again), and succeed once it is back, whichever way it
+// went down.
+func TestServerDown(t *testing.T) {
+	t.Parallel()
+	c := pgtest.NewCluster(t)
+	s, err := Open(c.URL(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.PutModule(ctx, store.Module{Hash: "m1", Wasm: []byte("\x00asm")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{pgtest.Fast, pgtest.Immediate, pgtest.Kill} {
+		if err := c.Down(how); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetModule(ctx, "m1"); !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("GetModule with the server down (%s): %v; want store.ErrUnavailable", how, err)
+		}
+		if err := s.PutModule(ctx, store.Module{Hash: "m-" + how, Wasm: []byte("\x00asm")}); !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("PutModule with the server down (%s): %v; want store.ErrUnavailable", how, err)
+		}
+		if err := c.Up(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetModule(ctx, "m1"); err != nil {
+			t.Errorf("GetModule after the server came back (%s): %v", how, err)
+		}
+		if err := s.PutModule(ctx, store.Module{Hash: "m-" + how, Wasm: []byte("\x00asm")}); err != nil {
+			t.Errorf("PutModule after the server came back (%s): %v", how, err)
+		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/durabox/durabox/store"
 )
 
 // Reconnecting. The pool replaces a connection the server dropped (a
@@ -32,13 +34,22 @@ const (
 var errCommitUnknown = errors.New("the connection failed during the commit; it may or may not have been applied")
 
 // retry runs tx, a transaction, again while it fails transiently before
-// its commit.
+// its commit. When it gives up on a transient failure, or the commit's
+// answer was lost, the error wraps store.ErrUnavailable: the caller may ask
+// again later (a host answers 503).
 func (s *Store) retry(ctx context.Context, tx func() error) error {
 	pause := backoffStart
 	for try := 1; ; try++ {
 		err := tx()
-		if err == nil || try == retries || !transient(err) {
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, errCommitUnknown):
+			return fmt.Errorf("postgres: %w: %w", store.ErrUnavailable, err)
+		case !transient(err):
 			return err
+		case try == retries:
+			return fmt.Errorf("postgres: %w (tried %d times): %w", store.ErrUnavailable, try, err)
 		}
 		s.opts.Logger.Warn("database transaction failed; trying again", "try", try, "err", err)
 		select {

@@ -4,7 +4,10 @@
 // with "lost 0" only when nothing was lost. With --postgres and --hosts
 // (make crashtest-pg) several hosts share a PostgreSQL database, killed
 // one or two at a time, and the server cuts their connections now and
-// then. It exits with status 1 when
+// then. With --postgres own and --db-restarts (make dbrestarttest) the
+// run's own PostgreSQL cluster is also taken down and brought back mid-run,
+// by a fast shutdown, an immediate one and SIGKILL in turn. It exits with
+// status 1 when
 // something was lost (after listing every violation) and 2 when the run
 // could not be carried out.
 package main
@@ -34,7 +37,8 @@ func run() int {
 	flag.StringVar(&c.Bin, "bin", "", "the durabox `binary` to run (default: build one)")
 	flag.StringVar(&c.Durability, "durability", "", "the host's durability `mode`, full or normal; a kill must lose nothing in either (default full)")
 	flag.BoolVar(&c.Keep, "keep", false, "keep the database and the host's log, which are kept anyway when something was lost")
-	flag.StringVar(&c.Postgres, "postgres", "", "run the hosts on the PostgreSQL database at `URL` (a new schema in it), or \"auto\": the server the tests find ($DURABOX_POSTGRES_URL, 127.0.0.1:5432, or a throwaway cluster)")
+	flag.StringVar(&c.Postgres, "postgres", "", "run the hosts on the PostgreSQL database at `URL` (a new schema in it), or \"auto\": the server the tests find ($DURABOX_POSTGRES_URL, 127.0.0.1:5432, or a throwaway cluster), or \"own\": a throwaway cluster of the run's own")
+	flag.IntVar(&c.DBRestarts, "db-restarts", 0, "take the database down `N` times mid-run (fast, immediate, SIGKILL in turn); needs --postgres own")
 	flag.IntVar(&c.Hosts, "hosts", 0, "how many hosts serve at once, on --postgres (default 1)")
 	flag.IntVar(&c.Workers, "workers", 0, "run every activity in `N` worker processes outside the hosts, killed too, instead of in the modules (default 0: in the modules)")
 	flag.Parse()
@@ -45,13 +49,22 @@ func run() int {
 	defer guestbuild.Cleanup()
 	if c.Postgres != "" {
 		base, how := c.Postgres, "--postgres"
-		if base == "auto" {
+		switch base {
+		case "auto":
 			var err error
 			if base, how, err = pgtest.Find(); err != nil {
 				fmt.Fprintln(os.Stderr, "crashtest:", err)
 				return 2
 			}
 			defer pgtest.Stop()
+		case "own":
+			db, err := pgtest.StartCluster()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "crashtest:", err)
+				return 2
+			}
+			defer db.Stop()
+			c.DB, base, how = db, db.URL(), "a throwaway cluster of the run's own"
 		}
 		url, drop, err := pgtest.NewSchema(base)
 		if err != nil {
