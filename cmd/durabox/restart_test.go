@@ -101,8 +101,15 @@ func startServer(t *testing.T, db string) *serveProcess {
 // given, and without $DURABOX_TOKEN.
 func startServerAt(t *testing.T, db, addr string, flags ...string) *serveProcess {
 	t.Helper()
+	return startServerEnv(t, nil, db, addr, flags...)
+}
+
+// startServerEnv is startServerAt with the variables env ("NAME=value")
+// added to its environment.
+func startServerEnv(t *testing.T, env []string, db, addr string, flags ...string) *serveProcess {
+	t.Helper()
 	s := &serveProcess{cmd: exec.Command(binary(t), append([]string{"serve", "--db", db, "--addr", addr}, flags...)...), done: make(chan struct{})}
-	s.cmd.Env = withoutToken()
+	s.cmd.Env = append(withoutToken(), env...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/serving"
+	"github.com/durabox/durabox/store/postgres"
 	"github.com/durabox/durabox/store/sqlite"
 )
 
@@ -322,6 +323,28 @@ func listenHosts(addr string, ln net.Addr) []string {
 	return hosts
 }
 
+// clockInterval is how often a host on PostgreSQL measures its clock
+// against the database server's.
+const clockInterval = 30 * time.Second
+
+// envClockSkew, for fault tests, sets a host's clock off by a duration
+// ("90s", "-2m"), as a host whose clock is wrong has it.
+const envClockSkew = "DURABOX_CLOCK_SKEW"
+
+// localClock is the host's own clock: the machine's, off by
+// $DURABOX_CLOCK_SKEW when that is set.
+func localClock() (func() time.Time, error) {
+	v := os.Getenv(envClockSkew)
+	if v == "" {
+		return time.Now, nil
+	}
+	skew, err := time.ParseDuration(v)
+	if err != nil {
+		return nil, fmt.Errorf("durabox: serve: $%s is %q, not a duration such as 90s or -2m (it sets this host's clock off, for fault tests; unset it to use the machine's)", envClockSkew, v)
+	}
+	return func() time.Time { return time.Now().Add(skew) }, nil
+}
+
 // postgres reports whether --db names a PostgreSQL database.
 func (c *serveConfig) postgres() bool { return isPostgres(c.db) }
 
@@ -350,6 +373,9 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger, opts := hc.Logger, hc.Host()
+	if opts.Clock, err = localClock(); err != nil {
+		return err
+	}
 	st, err := c.open(opts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
@@ -359,6 +385,17 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 			err = errors.Join(err, fmt.Errorf("durabox: serve: close the store: %w", closeErr))
 		}
 	}()
+	if pg, ok := st.(*postgres.Store); ok {
+		// Hosts that share a database keep its server's time, whatever
+		// their own clocks say.
+		clock := postgres.NewClock(pg, opts.Clock)
+		if _, err := clock.Measure(ctx); err != nil {
+			logger.Warn("the database server's clock cannot be read; the host follows its own until it can", "err", err)
+		}
+		clock.Log(logger)
+		opts.Clock = clock.Now
+		go clock.Follow(ctx, clockInterval, logger)
+	}
 	h, err := host.New(st, opts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
