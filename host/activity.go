@@ -65,7 +65,7 @@ func (h *Host) complete(ctx context.Context, w *store.ActivityWork, until time.T
 		h.record(ctx, w, h.finish(ctx, w, outcome{result: unanswered(w)}))
 		return
 	}
-	o := h.attempt(ctx, w)
+	o := h.attempt(ctx, w, until)
 	if ctx.Err() != nil || o.result.Kind == "" {
 		// Shutting down, or stopped for its silence: the attempt was cut
 		// short, so record nothing; the task is delivered again after the
@@ -91,7 +91,7 @@ type outcome struct {
 // attempt runs an attempt of an activity task, or gives up on the task as
 // poison, and returns its outcome. A panic fails the attempt, with the
 // panic and its stack.
-func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (o outcome) {
+func (h *Host) attempt(ctx context.Context, w *store.ActivityWork, until time.Time) (o outcome) {
 	defer h.guard.Catch(guard.Activity, func(p *guard.Panic) {
 		o = outcome{result: engine.Event{Kind: engine.ActivityFailed, ScheduleID: w.Task.ScheduleID,
 			Failure: p.Failure(fmt.Sprintf("activity %q: the host panicked running its attempt", w.Task.Name))}}
@@ -114,7 +114,7 @@ func (h *Host) attempt(ctx context.Context, w *store.ActivityWork) (o outcome) {
 		// activity's code runs).
 		defer b.disarm()
 	} else {
-		stopExtending := h.extendLease(attemptCtx, w, run)
+		stopExtending := h.extendLease(attemptCtx, w, until, run)
 		defer stopExtending()
 	}
 	result := h.runActivity(attemptCtx, w, b)
@@ -239,7 +239,15 @@ func (h *Host) poisoned(w *store.ActivityWork) (engine.Event, bool) {
 // them, starts no goroutine and wakes no thread for it. A panic in an
 // extension stops the attempt, which fails with the panic; a lease found
 // lost (another worker has the task) stops run, which records nothing.
-func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork, run *runningAttempt) (stop func()) {
+//
+// The lease held until until (zero: a lease of no end, as when
+// RunActivities steps by hand). An extension may take no longer than what
+// is left of it, and when one fails and the next would come after the
+// lease ends (the database does not answer: it is down, or this host is
+// cut off from it), the host stops the attempt then, before the lease
+// ends, rather than run it on beside the attempt of the worker that takes
+// the task next.
+func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork, until time.Time, run *runningAttempt) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	every := h.opts.Lease / 3
 	var (
@@ -258,13 +266,23 @@ func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork, run *runn
 			return
 		}
 		guard.MayPanic(guard.PointLease, w.InstanceID)
-		err := h.st.ExtendLease(ctx, w, h.opts.Clock(), h.opts.Lease)
+		now := h.opts.Clock()
+		err := h.extendBy(ctx, w, now, until)
 		switch {
-		case err == nil || ctx.Err() != nil:
+		case err == nil:
+			if !until.IsZero() {
+				until = later(until, now.Add(h.opts.Lease))
+			}
+		case ctx.Err() != nil:
 		case errors.Is(err, store.ErrLeaseLost):
 			// Another worker has the task: this attempt stops, and records
 			// nothing.
 			run.cancel(&stoppedError{why: "its lease was lost (it ended before this host could extend it), and its task went to another worker", redeliver: true})
+			return
+		case !until.IsZero() && !h.opts.Clock().Add(every).Before(until):
+			h.opts.Logger.Warn("activity attempt stopped: its lease could not be extended and would end before the next try; the task goes to the next worker to ask",
+				"instance", w.InstanceID, "activity", w.Task.Name, "until", until, "err", err)
+			run.cancel(&stoppedError{why: fmt.Sprintf("its lease could not be extended (%v), and it would have ended before the next try", err), redeliver: true})
 			return
 		default:
 			h.opts.Logger.Warn("activity lease not extended; once it ends, the task may be delivered again", "instance", w.InstanceID, "activity", w.Task.Name, "err", err)
@@ -281,6 +299,25 @@ func (h *Host) extendLease(ctx context.Context, w *store.ActivityWork, run *runn
 		stopped = true
 		timer.Stop()
 	}
+}
+
+// extendBy extends w's lease at now, taking no longer than what is left
+// of the lease, which holds until until (zero: no end).
+func (h *Host) extendBy(ctx context.Context, w *store.ActivityWork, now, until time.Time) error {
+	if !until.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, until.Sub(now))
+		defer cancel()
+	}
+	return h.st.ExtendLease(ctx, w, now, h.opts.Lease)
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // runActivity runs one attempt of an activity task and returns the message
