@@ -333,7 +333,7 @@ func (h *Host) runActivity(ctx context.Context, w *store.ActivityWork, b *beats)
 	return ev
 }
 
-func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats) ([]byte, *engine.Failure) {
+func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats) (_ []byte, failure *engine.Failure) {
 	g, err := h.pool.get(ctx, w.ModuleHash, "instance", w.InstanceID, "execution", w.ExecutionID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "attempt", w.Attempt)
 	if err != nil {
 		return nil, &engine.Failure{Message: fmt.Sprintf("activity %q could not start: %v", w.Task.Name, err)}
@@ -348,6 +348,11 @@ func (h *Host) callActivity(ctx context.Context, w *store.ActivityWork, b *beats
 		} else {
 			g.close(ctx)
 		}
+	}()
+	scratch := h.scratch(g, w)
+	defer func() {
+		scratch.explain(failure)
+		scratch.end()
 	}()
 	// The attempt's deadline is the one its call set, shorter or longer
 	// than the host's, else the host's (a pooled instance may have run an

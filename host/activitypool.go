@@ -58,6 +58,9 @@ func (p *activityPool) get(ctx context.Context, hash string, tags ...any) (*wasm
 	stderr := newCrashLog()
 	env := wasi.NewReal(environ, log, io.MultiWriter(log, stderr))
 	env.AllowHTTP(p.h.opts.HTTPAllowList)
+	if !p.h.opts.NoScratch {
+		env.OfferScratch()
+	}
 	g, err := newGuest(ctx, mod, guestConfig{env: env, timeout: p.h.opts.ActivityTimeout, stderr: stderr, log: log, memoryLimit: p.h.opts.MemoryLimit, activity: true})
 	if err == nil {
 		p.h.metrics.SandboxStarted("activity")

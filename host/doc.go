@@ -43,7 +43,10 @@
 // being applied, randomness is a stream seeded from the instance id and
 // execution (the Go runtime's own, behind map order and math/rand's global
 // source, is seeded while the module starts, the same in every instance),
-// and there are no files, sockets, environment or arguments.
+// and there are no files, sockets, environment or arguments. Activities
+// get the real clock and randomness, the module's environment, HTTP to
+// allowed hosts, and a scratch directory of each attempt's own (scratch.go;
+// Options.ScratchLimit).
 // Output to stdout and stderr becomes log lines at the level each line's
 // prefix names (abi/ABI.md, "Log lines"), tagged with the instance and its
 // execution (and an activity's name, schedule id and attempt), and is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"time"
 
@@ -13,6 +14,10 @@ import (
 	"github.com/durabox/durabox/host/internal/option"
 	"github.com/durabox/durabox/host/metrics"
 )
+
+// DefaultScratchLimit is Options.ScratchLimit's default, 64 MiB
+// (RATIONALE.md, "Why 64 MiB of scratch space?").
+const DefaultScratchLimit = 64 << 20
 
 // Options configures a Host. The zero value means every default.
 type Options struct {
@@ -121,6 +126,18 @@ type Options struct {
 	// MemoryLimit caps each wasm instance's linear memory, in bytes. Zero
 	// means 256 MiB.
 	MemoryLimit uint64
+	// ScratchLimit is how many bytes the files of an activity attempt's
+	// scratch directory (/scratch in its wasm instance, removed when the
+	// attempt ends) may hold; a write past it fails with "no space left on
+	// device". Zero means 64 MiB.
+	ScratchLimit uint64
+	// NoScratch gives activities no scratch directory: /scratch does not
+	// exist in their instances.
+	NoScratch bool
+	// ScratchDir is where the host makes the attempts' scratch
+	// directories, one for each attempt that uses its own. Empty means
+	// os.TempDir() ($TMPDIR, else /tmp).
+	ScratchDir string
 	// HTTPAllowList lists the hosts activities may reach over HTTP (through
 	// the guest SDK's durahttp package): "example.com" for any port,
 	// "example.com:8080" for one. Empty means none.
@@ -195,6 +212,12 @@ func (o *Options) validate() error {
 	}
 	if o.MemoryLimit == 0 {
 		o.MemoryLimit = 256 << 20
+	}
+	if o.ScratchLimit == 0 {
+		o.ScratchLimit = DefaultScratchLimit
+	}
+	if o.ScratchLimit > math.MaxInt64 {
+		return fmt.Errorf("host: the scratch limit is %d bytes; it must be at most %d", o.ScratchLimit, int64(math.MaxInt64))
 	}
 	switch o.Runtime {
 	case "":

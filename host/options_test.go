@@ -56,6 +56,25 @@ func TestRuntimeOption(t *testing.T) {
 	}
 }
 
+func TestScratchLimitOption(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		limit, want uint64
+		wantErr     string
+	}{
+		{"the default", 0, DefaultScratchLimit, ""},
+		{"a byte", 1, 1, ""},
+		{"the most", 1<<63 - 1, 1<<63 - 1, ""},
+		{"past int64", 1 << 63, 1 << 63, "host: the scratch limit is 9223372036854775808 bytes; it must be at most 9223372036854775807"},
+	} {
+		o := Options{ScratchLimit: tt.limit}
+		if err := o.validate(); errText(err) != tt.wantErr || o.ScratchLimit != tt.want {
+			t.Errorf("%s: validate gave %q and ScratchLimit %d; want %q and %d", tt.name, errText(err), o.ScratchLimit, tt.wantErr, tt.want)
+		}
+	}
+}
+
 // TestLiveCacheDefaults: by default the live cache may hold a quarter of
 // the machine's memory (less under a cgroup limit), and a quarter as many
 // instances as the system allows a process memory mappings.

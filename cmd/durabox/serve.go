@@ -88,6 +88,7 @@ var serveCommand = &command{
 		wholeVar(fs, &c.memoryMiB, "memory-mib", 0, span{min: minMemoryMiB, max: maxMemoryMiB, orZero: true,
 			note: fmt.Sprintf("0 for the default, 256; a Go guest needs %d MiB, and a wasm instance addresses at most %d", minMemoryMiB, maxMemoryMiB)}, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
 		wholeVar(fs, &c.maxPayloadMiB, "max-payload-mib", 0, span{max: maxPayloadMiB, note: "0 for the default, 16"}, "the largest payload, in MiB (`N`): an input, an event's data, a custom status, a result; larger ones are refused (413) or fail what made them (default 16)")
+		wholeVar(fs, &c.scratchMiB, "scratch-mib", host.DefaultScratchLimit>>20, span{max: maxScratchMiB, note: "0 gives activities no scratch directory"}, "how many MiB (`N`) the files of an activity attempt's scratch directory, /scratch, may hold; a write past it fails with \"No space left on device\". Each attempt that uses it gets a directory of its own under $TMPDIR, removed when the attempt ends (default 64; 0 gives activities no scratch directory)")
 		fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "also answer requests for the `NAMES`, comma-separated, by which clients reach the host through a proxy or DNS: durabox.example.com for any port, durabox.example.com:8443 for one; a request for a name that is neither one of these nor the address serve listens on is refused (421), as a web page's after DNS rebinding (default none)")
 		fs.StringVar(&c.activityQueues, "activity-queue", "", "give the calls of activities to the workers of task queues, `NAME=QUEUE`, comma-separated (Charge=payments,Ship=shipping): a call of NAME that names no queue itself waits on QUEUE for a worker outside the host instead of running in its module (default none)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
@@ -113,6 +114,7 @@ type serveConfig struct {
 	activityTimeout, cancelGrace time.Duration
 	logFormat, logLevel          string
 	memoryMiB, cacheMiB          uint64
+	scratchMiB                   uint64
 	stepBudget                   uint64
 	historyWarning               int
 	maxPersistentEvents          int
@@ -138,6 +140,9 @@ const (
 // maxPayloadMiB is the largest payload limit serve takes: a payload is
 // held in memory several times over (request, history, guest).
 const maxPayloadMiB = 1024
+
+// maxScratchMiB is the most MiB whose bytes an int64 holds.
+const maxScratchMiB = math.MaxInt64 >> 20
 
 // maxCacheMiB is the most MiB whose bytes a uint64 holds.
 const maxCacheMiB = math.MaxUint64 >> 20
@@ -186,7 +191,8 @@ func (c *serveConfig) hostConfig(logger *slog.Logger) serving.Config {
 	return serving.Config{Runtime: c.runtime, StepBudget: c.stepBudget, AllowHTTP: commaList(c.allowHTTP), StepTimeout: c.stepTimeout,
 		ActivityTimeout: c.activityTimeout, MemoryMiB: c.memoryMiB, CacheMiB: c.cacheMiB, HistoryWarning: c.historyWarning, MaxPersistentEvents: c.maxPersistentEvents,
 		Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayloadMiB: c.maxPayloadMiB, Logger: logger,
-		CacheDir: c.cacheDir, Lease: c.lease, Shared: c.postgres(), ActivityQueues: c.queueMap, CancelGrace: c.cancelGrace}
+		CacheDir: c.cacheDir, Lease: c.lease, Shared: c.postgres(), ActivityQueues: c.queueMap, CancelGrace: c.cancelGrace,
+		ScratchMiB: c.scratchMiB, NoScratch: c.scratchMiB == 0}
 }
 
 // activityQueues reads --activity-queue: NAME=QUEUE pairs, comma-separated.

@@ -43,6 +43,10 @@ type Config struct {
 	ActivityQueues map[string]string
 	// CancelGrace is --cancel-grace.
 	CancelGrace time.Duration
+	// ScratchMiB is --scratch-mib, in MiB; NoScratch is set when it is
+	// 0, which gives activities no scratch directory.
+	ScratchMiB uint64
+	NoScratch  bool
 }
 
 // Logger returns the logger of serve's --log-format (json, or text) and
@@ -61,7 +65,8 @@ func (c Config) Host() host.Options {
 	return host.Options{Runtime: c.Runtime, StepBudget: c.StepBudget, HTTPAllowList: c.AllowHTTP, ActivationTimeout: c.StepTimeout,
 		ActivityTimeout: c.ActivityTimeout, MemoryLimit: c.MemoryMiB << 20, MaxLiveMemory: c.CacheMiB << 20,
 		HistoryWarning: c.HistoryWarning, MaxPersistentEvents: c.MaxPersistentEvents, Retention: c.Retention, SweepInterval: c.SweepInterval, MaxPayload: c.MaxPayloadMiB << 20,
-		Logger: c.Logger, CacheDir: c.CacheDir, Metrics: metrics.New(), Lease: c.Lease, Shared: c.Shared, ActivityQueues: c.ActivityQueues, CancelGrace: c.CancelGrace}
+		Logger: c.Logger, CacheDir: c.CacheDir, Metrics: metrics.New(), Lease: c.Lease, Shared: c.Shared, ActivityQueues: c.ActivityQueues, CancelGrace: c.CancelGrace,
+		ScratchLimit: c.ScratchMiB << 20, NoScratch: c.NoScratch}
 }
 
 // SQLite returns the options of the SQLite store of a host with opts, at

@@ -7,8 +7,13 @@
 // 32-byte seed, of the logical time the host sets before each call with
 // SetTime, and of what the guest did before) or real (activities: the real
 // clock, real randomness, the environment variables of the deployment).
-// Neither has files, directories or sockets: an instance has stdin (always
-// at its end), stdout and stderr (the Env's writers), and nothing else.
+// Neither has sockets. An instance has stdin (always at its end), stdout
+// and stderr (the Env's writers); a real Env that OfferScratch made has a
+// preopened directory too, fd 3, ScratchPath, whose files are those of the
+// Scratch of the attempt it runs (SetScratch): a directory of the host's,
+// made on the attempt's first use and removed by Scratch.Close, its paths
+// held inside it and its bytes to a budget (files.go, scratch.go). A
+// deterministic Env has no files at all.
 //
 // The runtime's part of the contract:
 //

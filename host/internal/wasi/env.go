@@ -43,6 +43,12 @@ type Env struct {
 	// beat takes the heartbeats of the activity attempt a real
 	// environment runs (SetHeartbeat).
 	beat func(ctx context.Context, details []byte) uint32
+	// preopen is set when fd 3 is the scratch directory ScratchPath
+	// (OfferScratch), whose files are scratch's, the attempt's
+	// (SetScratch); lastFd is the last fd a file of the instance had.
+	preopen bool
+	scratch *Scratch
+	lastFd  uint32
 }
 
 // NewDeterministic returns the environment of an orchestration: every answer
