@@ -73,7 +73,9 @@
 //     fresh instance and on a replay after every step, because a replay
 //     makes the same calls into the guest with the same bytes, and the SDK
 //     does the same work in both.
-//   - files, sockets, environment variables and arguments do not exist.
+//   - files, sockets, environment variables and arguments do not exist
+//     (an activity has its attempt's ScratchDir, and the module's
+//     environment).
 //   - fmt.Println, the log package and ctx.Logger write to the instance's
 //     log; the host drops what is written while replaying, so each line is
 //     logged once (durabox replay of a repro bundle shows them all).
@@ -145,7 +147,9 @@
 // policy (WithRetry, or the module's DefaultRetryPolicy) is retried by the
 // host, and history records its one outcome, with the attempts
 // (ActivityError.Attempts); CallWithRetry retries in the orchestration
-// instead, every attempt and wait in history.
+// instead, every attempt and wait in history. An activity that processes
+// files writes them in its attempt's own directory, ScratchDir
+// (/scratch), which the host removes when the attempt ends.
 //
 // # Waiting, racing and cancelling
 //
