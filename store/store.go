@@ -769,10 +769,14 @@ type Queue interface {
 
 	// LockNextInstances locks up to max instances (max ≥ 1) that have
 	// visible messages (visible: due at or before now) and are not locked,
-	// until now+lease: first those with visible messages other than the
-	// start CreateInstance enqueued (instances that have begun, and
-	// children), by their oldest such message; then the others, by their
-	// start. It passes over the instances that run on a module whose hash
+	// until now+lease: first those with visible messages other than their
+	// start (instances that have begun), by their oldest such message;
+	// then the others, by their start, in the fair order of starts: the
+	// children one turn starts take consecutive ranks after the larger of
+	// their parent's last child still waiting and the first start waiting,
+	// any other start takes the first start's rank, and starts are served
+	// by rank, then in the order they came, so that a parent's many
+	// children take turns with the instances started after them. It passes over the instances that run on a module whose hash
 	// skip holds, as if they had no messages: it neither locks them nor
 	// counts a delivery, and the instances after them come up as if they
 	// were not there (a host leaves them to a host that can run their

@@ -37,6 +37,14 @@ var dialect = &sqlstore.Dialect{
 	SkipLocked:    " FOR UPDATE SKIP LOCKED",
 	MessageKind:   "kind",
 	InsertMessage: `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at) SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5`,
+	// The literal 1 (sqlstore.VisibleToStart) matches the partial index
+	// messages_start.
+	InsertStart: `
+		INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at, fair_rank, parent_id)
+		SELECT id, $1, $2, 1, $3, greatest(
+			(SELECT fair_rank FROM messages WHERE visible_at = 1 ORDER BY fair_rank, id LIMIT 1),
+			(SELECT max(fair_rank) + 1 FROM messages WHERE parent_id = $5::text), 0), $5::text
+		FROM instances WHERE id = $4`,
 	InsertInstance: `
 		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
 		SELECT $1, $2, hash, 1, $3, $4, $5, $5, $6, $7 FROM modules WHERE hash = $8

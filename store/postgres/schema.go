@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 10
+const schemaVersion = 11
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -52,6 +52,12 @@ var migrations = map[int]string{
 	// Version 10: the search attributes orchestrations set
 	// (ctx.SetAttributes), indexed for list filters.
 	9: attributesTable,
+	// Version 11: each start's rank in the fair order of starts, and the
+	// parent of a child's start (see sqlstore.Tx.InsertInstance); the
+	// starts already there share rank 0, and so are taken in the order
+	// they came.
+	10: `ALTER TABLE messages ADD COLUMN fair_rank bigint NOT NULL DEFAULT 0;
+		ALTER TABLE messages ADD COLUMN parent_id text COLLATE "C";` + indexes11,
 }
 
 // waitColumns are the columns of what an instance waits on, which version
@@ -154,6 +160,15 @@ CREATE INDEX activity_tasks_fair ON activity_tasks(queue, fair_rank, id);
 CREATE INDEX activity_tasks_instance_rank ON activity_tasks(instance_id, queue, fair_rank);
 `
 
+// indexes11 are the indexes of the fair order of starts, which version
+// 11 adds: the starts waiting, by rank, and each parent's children's starts
+// waiting, by rank. Both are partial (a message's visible_at and
+// parent_id never change), so other messages do not pay for them.
+const indexes11 = `
+CREATE INDEX messages_start ON messages(fair_rank, id) WHERE visible_at = 1;
+CREATE INDEX messages_parent ON messages(parent_id, fair_rank) WHERE parent_id IS NOT NULL;
+`
+
 // The schema. Times are Unix nanoseconds (bigint), as in store/sqlite, so
 // that nothing is rounded to PostgreSQL's microseconds. Payloads are the
 // JSON of engine events as bytes (bytea, not jsonb, which would rewrite the
@@ -230,7 +245,9 @@ CREATE TABLE messages (
 	kind        text NOT NULL,
 	payload     bytea NOT NULL,
 	visible_at  bigint NOT NULL,
-	enqueued_at bigint NOT NULL
+	enqueued_at bigint NOT NULL,
+	fair_rank   bigint NOT NULL DEFAULT 0,
+	parent_id   text COLLATE "C"
 );
 CREATE INDEX messages_visible ON messages(visible_at, id);
 CREATE INDEX messages_instance ON messages(instance_id, id);
@@ -261,7 +278,7 @@ CREATE TABLE activity_tasks (
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
-` + indexes5 + updatesTable + schedulesTables + attributesTable
+` + indexes5 + indexes11 + updatesTable + schedulesTables + attributesTable
 
 // prepareSchemaLock is the advisory lock hosts take while they prepare the
 // schema, so that two starting at once do not both create it.

@@ -17,7 +17,7 @@ import (
 // LockNextInstances locks, until now+lease, up to max unlocked instances
 // with visible messages, in the order of service of store/sqlite (the
 // instances that have begun by their oldest visible message, then new
-// ones by their start), and returns each with the length of its current
+// ones in the fair order of starts), and returns each with the length of its current
 // execution's history and all its visible messages, oldest first; it
 // passes over the instances of the modules skip names.
 // Messages for finished instances are dropped on the way. Hosts that lock
@@ -81,8 +81,9 @@ func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time,
 
 // The order of service, as in store/sqlite: first the instances that have
 // begun, by their oldest message visible at once or timer come due, then
-// new instances by their start; passing over the instances already tried
-// and those of the modules the host skips.
+// new instances, children among them, in the fair order of starts
+// (sqlstore.Dialect.InsertStart); passing over the instances already
+// tried and those of the modules the host skips.
 const (
 	begunQuery = `
 		SELECT m.instance_id FROM messages m JOIN instances i ON i.id = m.instance_id
@@ -91,8 +92,8 @@ const (
 		ORDER BY m.id LIMIT $4`
 	startQuery = `
 		SELECT m.instance_id FROM messages m JOIN instances i ON i.id = m.instance_id
-		WHERE m.visible_at = $1 AND i.locked_until <= $2 AND NOT (m.instance_id = ANY($4)) AND NOT (i.module_hash = ANY($5))
-		ORDER BY m.id LIMIT $3`
+		WHERE m.visible_at = 1 AND i.locked_until <= $1 AND NOT (m.instance_id = ANY($3)) AND NOT (i.module_hash = ANY($4))
+		ORDER BY m.fair_rank, m.id LIMIT $2`
 )
 
 // nextInstances returns up to n unlocked instances with visible messages,
@@ -111,7 +112,7 @@ func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried m
 		}
 		if query == startQuery {
 			args = func(limit int) []any {
-				return []any{sqlstore.VisibleToStart, sqlstore.Nanos(now), limit, triedIDs, skip}
+				return []any{sqlstore.Nanos(now), limit, triedIDs, skip}
 			}
 		}
 		// An instance with several messages comes up once for each: ask for

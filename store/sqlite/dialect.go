@@ -23,6 +23,16 @@ func (s *Store) newDialect() *sqlstore.Dialect {
 		NoRows:        func(err error) bool { return errors.Is(err, sql.ErrNoRows) },
 		MessageKind:   "json_extract(payload, '$.kind')",
 		InsertMessage: `INSERT INTO messages (instance_id, payload, visible_at, enqueued_at) SELECT id, ?2, ?3, ?4 FROM instances WHERE id = ?5`,
+		// The literal 1 is sqlstore.VisibleToStart, which the partial index
+		// messages_start covers; INDEXED BY, because without statistics
+		// SQLite's planner read messages_visible and sorted every start
+		// waiting, for each start (TestBacklogCostsPerItem).
+		InsertStart: `
+			INSERT INTO messages (instance_id, payload, visible_at, enqueued_at, fair_rank, parent_id)
+			SELECT id, ?2, 1, ?3, max(
+				coalesce((SELECT fair_rank FROM messages INDEXED BY messages_start WHERE visible_at = 1 ORDER BY fair_rank, id LIMIT 1), 0),
+				coalesce((SELECT max(fair_rank) + 1 FROM messages WHERE parent_id = ?5), 0)), ?5
+			FROM instances WHERE id = ?4`,
 		InsertInstance: `
 			INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id, attempt, counted_run)
 			SELECT ?1, ?2, hash, 1, ?3, ?4, ?5, ?5, ?6, ?7, 1, ` + strconv.FormatInt(s.run, 10) + ` FROM modules WHERE hash = ?8

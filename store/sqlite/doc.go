@@ -41,7 +41,11 @@
 //     ended, for DeleteExecutions.
 //   - messages: JSON engine.Events waiting for an instance, visible from
 //     visible_at, stored at enqueued_at. A message visible at once has
-//     visible_at 0; a timer is a TimerFired message visible when it is due.
+//     visible_at 0, or 1 when it starts a new instance (a child's start
+//     among them), which also has its rank in the fair order of starts
+//     (fair_rank) and, for a child's, its parent (parent_id; see
+//     sqlstore.Dialect.InsertStart); a timer is a TimerFired message
+//     visible when it is due.
 //   - activity_tasks: activities waiting for a worker, with the number of
 //     deliveries (attempt and counted_run, as for instances), when they
 //     were stored (enqueued_at), their rank in the fair order workers

@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 16
+const schemaVersion = 17
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -97,6 +97,12 @@ var migrations = map[int]string{
 	// Version 16: the search attributes orchestrations set
 	// (ctx.SetAttributes), indexed for list filters.
 	15: attributesTable,
+	// Version 17: each start's rank in the fair order of starts, and the
+	// parent of a child's start (see sqlstore.Tx.InsertInstance); the
+	// starts already there share rank 0, and so are taken in the order
+	// they came.
+	16: `ALTER TABLE messages ADD COLUMN fair_rank INTEGER NOT NULL DEFAULT 0;
+		ALTER TABLE messages ADD COLUMN parent_id TEXT;` + indexes17,
 }
 
 // waitColumns are the columns of what an instance waits on, which version
@@ -222,6 +228,15 @@ CREATE INDEX activity_tasks_fair ON activity_tasks(queue, fair_rank, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id, queue, fair_rank);
 `
 
+// indexes17 are the indexes of the fair order of starts, which version
+// 17 adds: the starts waiting, by rank, and each parent's children's
+// starts waiting, by rank. Both are partial (a message's visible_at and
+// parent_id never change), so other messages do not pay for them.
+const indexes17 = `
+CREATE INDEX messages_start ON messages(fair_rank, id) WHERE visible_at = 1;
+CREATE INDEX messages_parent ON messages(parent_id, fair_rank) WHERE parent_id IS NOT NULL;
+`
+
 const schema = `
 CREATE TABLE modules (
 	hash           TEXT PRIMARY KEY,
@@ -271,7 +286,9 @@ CREATE TABLE messages (
 	instance_id TEXT NOT NULL,
 	payload     BLOB NOT NULL,
 	visible_at  INTEGER NOT NULL,
-	enqueued_at INTEGER NOT NULL DEFAULT 0
+	enqueued_at INTEGER NOT NULL DEFAULT 0,
+	fair_rank   INTEGER NOT NULL DEFAULT 0,
+	parent_id   TEXT
 );
 CREATE INDEX messages_visible ON messages(visible_at, id);
 CREATE INDEX messages_instance ON messages(instance_id, id);
@@ -298,7 +315,7 @@ CREATE TABLE activity_tasks (
 	pending_token TEXT
 );
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
-` + indexes6 + indexes11 + updatesTable + schedulesTables + attributesTable
+` + indexes6 + indexes11 + indexes17 + updatesTable + schedulesTables + attributesTable
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")

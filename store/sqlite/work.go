@@ -208,12 +208,15 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 // The order of service. First the instances that have begun: by their
 // oldest message visible at once or timer come due, whichever is older (a
 // timer that came due waits for the messages older than it, not for those
-// after it). Then new instances, by their start. So in a burst of starts
-// the instances already running finish first, and stay in the host's
-// cache meanwhile, instead of every instance taking its first step before
-// any takes its second. Each query walks the messages_visible index from
-// its start, so neither timers not yet due nor a backlog make it slower.
-// Where %[1]s is, skippingQueries add passOver.
+// after it). Then new instances, children among them, in the fair order of
+// starts (sqlstore.Dialect.InsertStart): by rank, then as they came, so
+// that the starts of one parent's many children take turns with the
+// instances started after them. So in a burst of starts the instances
+// already running finish first, and stay in the host's cache meanwhile,
+// instead of every instance taking its first step before any takes its
+// second. Each query walks an index from its start (messages_visible,
+// messages_start), so neither timers not yet due nor a backlog make it
+// slower. Where %[1]s is, skippingQueries add passOver.
 const (
 	begunQuery = `
 		SELECT instance_id FROM (
@@ -225,14 +228,17 @@ const (
 				SELECT id, instance_id FROM messages WHERE visible_at >= ?2 AND visible_at <= ?3%[1]s
 				ORDER BY visible_at, id LIMIT ?4)
 		) ORDER BY id`
+	// startQuery's literal 1 is sqlstore.VisibleToStart, which the
+	// partial index messages_start covers (see InsertStart in
+	// dialect.go for INDEXED BY).
 	startQuery = `
-		SELECT instance_id FROM messages WHERE visible_at = ?5%[1]s
-		ORDER BY visible_at, id LIMIT ?4`
+		SELECT instance_id FROM messages INDEXED BY messages_start WHERE visible_at = 1%[1]s
+		ORDER BY fair_rank, id LIMIT ?4`
 	// passOver leaves out the messages of the instances that run on the
-	// modules of the JSON list ?6: one lookup of the instance's row for
+	// modules of the JSON list ?5: one lookup of the instance's row for
 	// each message read, and only when there are modules to pass over.
 	passOver = `
-				AND NOT EXISTS (SELECT 1 FROM instances WHERE instances.id = messages.instance_id AND instances.module_hash IN (SELECT value FROM json_each(?6)))`
+				AND NOT EXISTS (SELECT 1 FROM instances WHERE instances.id = messages.instance_id AND instances.module_hash IN (SELECT value FROM json_each(?5)))`
 )
 
 // The queries of the order of service, begun then start: plainQueries
@@ -281,7 +287,7 @@ func nextInstances(ctx context.Context, q querier, now time.Time, n, locked int,
 	var out []string
 	seen := map[string]bool{}
 	queries := plainQueries
-	args := []any{sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), 0, sqlstore.VisibleToStart}
+	args := []any{sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), 0}
 	if skip != nil {
 		queries = skippingQueries
 		args = append(args, skip.list)

@@ -3,6 +3,8 @@ package storetest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/engine"
@@ -138,6 +140,42 @@ func testChildren(f *fixture) {
 		engine.ChildNotStarted(7, orchestration, `instance id "taken" is already taken`),
 		engine.Report(2, engine.StatusCompleted, json.RawMessage(`"two"`), nil),
 		engine.Report(6, engine.StatusFailed, nil, &engine.Failure{Message: "six broke"}))
+}
+
+// testStartsFairAcrossParents: the starts of one parent's many children
+// take turns with the other starts, a round at a time: a parent's first
+// child waiting, then the next parent's, then an instance started after
+// both, and only then each parent's second child; each parent's children
+// start in the order it started them. Before, a parent's children were
+// served before anything started after them, so an instance started
+// beside 10,000 children waited for all of them (issue 35).
+func testStartsFairAcrossParents(f *fixture) {
+	f.create("p")
+	f.create("q")
+	for _, p := range []struct {
+		parent   string
+		children int
+	}{{"p", 6}, {"q", 2}} {
+		events := []engine.Event{started(p.parent, input(p.parent))}
+		var children []store.NewChild
+		for i := range p.children {
+			id := fmt.Sprintf("%s:%d", p.parent, i+2)
+			events = append(events, childScheduled(id))
+			children = append(children, childOf(id, int64(i+2), module))
+		}
+		c := turn(f.lockID(t0, p.parent), events...)
+		c.Children = children
+		f.commit(c)
+	}
+	f.create("hello")
+	var served []string
+	for range 9 {
+		served = append(served, f.lock(t0).Instance.ID)
+	}
+	f.noWork(t0)
+	if want := []string{"p:2", "q:2", "hello", "p:3", "q:3", "p:4", "p:5", "p:6", "p:7"}; !slices.Equal(served, want) {
+		f.t.Fatalf("the starts were served in the order %q; want each parent's children in turn with the instance started after them, %q", served, want)
+	}
 }
 
 // withChild makes parent "p" run its first turn, which starts child "p:2"

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ContinueAsNewLeavesTheOldExecutionBehind", testContinueAsNewLeavesTheOldExecutionBehind},
 		{"Children", testChildren},
 		{"ChildOfAnEndedExecution", testChildOfAnEndedExecution},
+		{"StartsFairAcrossParents", testStartsFairAcrossParents},
 		{"Purge", testPurge},
 		{"PurgeRefused", testPurgeRefused},
 		{"PurgedParent", testPurgedParent},

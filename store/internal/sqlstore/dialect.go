@@ -38,6 +38,17 @@ type Dialect struct {
 	// kind, JSON payload, visible_at and enqueued_at, then the instance's
 	// id; it inserts nothing when there is no such instance.
 	InsertMessage string
+	// InsertStart is the INSERT of a message visible to start
+	// (VisibleToStart) from its kind, JSON payload and enqueued_at, then
+	// the instance's id and its parent's (NULL for none), which takes its
+	// rank (fair_rank) in the fair order of starts, as
+	// store.Store.LockNextActivities's tasks take theirs: the rank of the
+	// first start waiting, or, for a child's, the one after the last of
+	// its parent's children's starts waiting, whichever is larger, so that
+	// a parent's children take one turn a round among the other starts.
+	// Both are index lookups, whatever the backlog. It inserts nothing
+	// when there is no such instance.
+	InsertStart string
 	// InsertInstance is the INSERT of a Pending instance in execution 1
 	// from its id, name, status, input, creation time, parent and parent's
 	// event (NULL for none), then its module's hash; it inserts nothing

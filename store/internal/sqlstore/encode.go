@@ -21,8 +21,9 @@ const (
 	// VisibleNow marks a message for an instance that has begun, visible
 	// at once.
 	VisibleNow = 0
-	// VisibleToStart marks the start of a new instance, visible at once,
-	// and served after the work of instances that have begun.
+	// VisibleToStart marks the start of a new instance, a child's too,
+	// visible at once, and served after the work of instances that have
+	// begun, in the fair order of starts (Dialect.InsertStart).
 	VisibleToStart = 1
 	// FirstDue is the earliest visible_at of a timer.
 	FirstDue = 2

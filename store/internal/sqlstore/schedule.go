@@ -159,7 +159,7 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.S
 				if f.Start == nil {
 					return fmt.Errorf("a run started needs its instance")
 				}
-				err := tx.InsertInstance(ctx, *f.Start, VisibleToStart, nil, nil)
+				err := tx.InsertInstance(ctx, *f.Start, nil, nil)
 				switch {
 				case errors.Is(err, store.ErrInstanceExists):
 					run.Outcome, run.InstanceID = store.RunExisted, f.Start.ID

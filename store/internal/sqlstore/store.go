@@ -185,7 +185,7 @@ func (s *Store) DeleteModule(ctx context.Context, hash string) error {
 // wrapping store.ErrInstanceExists if the id is taken, or store.ErrNotFound
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error { return tx.InsertInstance(ctx, n, VisibleToStart, nil, nil) })
+	err := s.write(ctx, func(ctx context.Context, tx Tx) error { return tx.InsertInstance(ctx, n, nil, nil) })
 	if err != nil {
 		return s.errorf("create instance %q: %w", n.ID, err)
 	}
@@ -205,7 +205,7 @@ func (s *Store) CreateWithEvent(ctx context.Context, n store.NewInstance, ev eng
 	var created bool
 	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
 		created = false
-		err := tx.InsertInstance(ctx, n, VisibleToStart, nil, nil)
+		err := tx.InsertInstance(ctx, n, nil, nil)
 		switch {
 		case err == nil:
 			created = true

@@ -67,8 +67,8 @@ type TurnTx interface {
 	// Consume removes the instance's messages of the given ids.
 	Consume(ctx context.Context, id string, messages []int64) error
 	// InsertChild creates a child instance of parent, reporting to the
-	// parent's event schedule unless that is nil, with its start visible
-	// at once. It returns store.ErrInstanceExists when the id is taken and
+	// parent's event schedule unless that is nil, with its start among
+	// the starts, in their fair order (Dialect.InsertStart). It returns store.ErrInstanceExists when the id is taken and
 	// an error wrapping store.ErrNotFound when the module is not deployed,
 	// and leaves the transaction usable after either.
 	InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error

@@ -39,21 +39,34 @@ func (t Tx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt i
 
 // enqueue is Enqueue, reporting whether the instance exists.
 func (t Tx) enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) (bool, error) {
+	return t.insertMessage(ctx, id, ev, visibleAt, nil, now)
+}
+
+// insertMessage is enqueue for a message of a child's start too: one
+// visible to start (VisibleToStart) takes its rank in the fair order of
+// starts (Dialect.InsertStart), as the child of parent when parent is
+// not nil.
+func (t Tx) insertMessage(ctx context.Context, id string, ev engine.Event, visibleAt int64, parent *string, now time.Time) (bool, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return false, fmt.Errorf("encode %s message: %w", ev.Kind, err)
 	}
-	n, err := t.DB.Exec(ctx, t.D.InsertMessage, string(ev.Kind), payload, visibleAt, Nanos(now), id)
+	query, args := t.D.InsertMessage, []any{string(ev.Kind), payload, visibleAt, Nanos(now), id}
+	if visibleAt == VisibleToStart {
+		query, args = t.D.InsertStart, []any{string(ev.Kind), payload, Nanos(now), id, parent}
+	}
+	n, err := t.DB.Exec(ctx, query, args...)
 	t.D.messagesChanged(n)
 	return n == 1, err
 }
 
 // InsertInstance creates a Pending instance in execution 1 with its
-// OrchestrationStarted message, visible at visible; a child when parent is
-// not nil, which reports its end to the parent's event schedule unless
-// that is nil. It returns store.ErrInstanceExists if the id is taken, or
-// an error wrapping store.ErrNotFound if the module is not deployed.
-func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, visible int64, parent *string, schedule *int64) error {
+// OrchestrationStarted message, visible to start, in the fair order of
+// starts: a child when parent is not nil, which reports its end to the
+// parent's event schedule unless that is nil. It returns
+// store.ErrInstanceExists if the id is taken, or an error wrapping
+// store.ErrNotFound if the module is not deployed.
+func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *string, schedule *int64) error {
 	inserted, err := t.DB.Exec(ctx, t.D.InsertInstance,
 		n.ID, n.Name, string(engine.StatusPending), NullIfEmpty(n.Input), Nanos(n.Now), parent, schedule, n.ModuleHash)
 	if err != nil {
@@ -73,14 +86,16 @@ func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, visible int
 	if n.LastRun != nil {
 		start = engine.ScheduledStart(n.ID, n.Name, n.Input, n.LastRun.Result, n.LastRun.Failure)
 	}
-	_, err = t.enqueue(ctx, n.ID, start, visible, n.Now)
+	_, err = t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now)
 	return err
 }
 
-// InsertChild creates a child instance whose start is visible at once: a
-// child is work of its parent, which has begun (TurnTx).
+// InsertChild creates a child instance (TurnTx). Its start is served among
+// the other starts, taking its turn with them as its parent's (see
+// Dialect.InsertStart), so that one parent's many children do not hold
+// back the instances started after them.
 func (t Tx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
-	return t.InsertInstance(ctx, n, VisibleNow, &parent, schedule)
+	return t.InsertInstance(ctx, n, &parent, schedule)
 }
 
 // Persistence reads the instance's status and the persistent events its

@@ -56,7 +56,7 @@ func (s *Store) RequestUpdate(ctx context.Context, start *store.NewInstance, ins
 		got, started = store.Update{}, false
 		visible := int64(VisibleNow)
 		if start != nil {
-			err := tx.InsertInstance(ctx, *start, VisibleToStart, nil, nil)
+			err := tx.InsertInstance(ctx, *start, nil, nil)
 			switch {
 			case err == nil:
 				started, visible = true, VisibleToStart
