@@ -28,7 +28,7 @@ type leasedTask struct {
 func (h *Host) dispatchActivities(ctx context.Context) {
 	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
 		func(max int) ([]*leasedTask, error) {
-			if err := h.spaceAgain(ctx); err != nil {
+			if err := h.writableAgain(ctx); err != nil {
 				return nil, err
 			}
 			now := h.opts.Clock()

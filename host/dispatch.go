@@ -83,7 +83,7 @@ func fetch[W any](h *Host, what string, max int, next func(max int) ([]*W, error
 func (h *Host) dispatchOrchestrations(ctx context.Context) {
 	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers,
 		func(max int) ([]*store.WorkItem, error) {
-			if err := h.spaceAgain(ctx); err != nil {
+			if err := h.writableAgain(ctx); err != nil {
 				return nil, err
 			}
 			return h.st.LockNextInstances(ctx, h.opts.Clock(), h.opts.Lease, max, h.reg.skipped())

@@ -46,7 +46,7 @@ func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) err
 		result.Attempts = int64(attempt)
 	}
 	if err := h.st.CompleteActivity(ctx, w, result, now); err != nil {
-		h.noteFull(err)
+		h.noteUnwritable(err)
 		return fmt.Errorf("activity result not recorded: %w", err)
 	}
 	guard.MayPanic(guard.PointActivityDone, w.InstanceID)

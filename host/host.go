@@ -52,9 +52,9 @@ type Host struct {
 	ops *ops.Ops
 	// state is where Run is: notRunning, warming, running or stopped.
 	state atomic.Int32
-	// full is set once a write failed for a full disk, until the store
-	// has space again (full.go).
-	full atomic.Bool
+	// unwritable is set once the disk refused a write (full, or failing),
+	// until the store can write again (unwritable.go).
+	unwritable atomic.Bool
 }
 
 // The states of a host, for Ready.

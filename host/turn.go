@@ -343,7 +343,7 @@ func outgoing(parent string, res *engine.TurnResult) []store.Outgoing {
 // went), to run again, and logs why: at ERROR, or at INFO when the host's
 // stop cut the turn short, which is no failure.
 func (h *Host) unlock(ctx context.Context, item *store.WorkItem, what string, err error) {
-	h.noteFull(err)
+	h.noteUnwritable(err)
 	if cutShort(ctx, err) {
 		h.opts.Logger.Info(what+": the host is stopping; it runs again at the next start", "instance", item.Instance.ID, "err", err)
 	} else {

@@ -74,6 +74,12 @@ var (
 	// file system) that holds the database is full: nothing of it was
 	// written, and writes succeed again once there is space.
 	ErrFull = errors.New("the disk holding the database is full")
+	// ErrDiskFailed is returned by a write that the disk holding the
+	// database failed (an I/O error, EIO, writing or syncing it): it was
+	// not acknowledged, and writes succeed again once the disk does. A
+	// write whose sync failed may or may not be kept: ask again (what was
+	// asked is idempotent, or refused as done the second time).
+	ErrDiskFailed = errors.New("the disk holding the database failed a write")
 	// ErrUnavailable is returned by a read or a write that the database
 	// server did not answer (it is down, restarting, or out of reach)
 	// after the store tried again for a while, or whose commit's answer

@@ -92,7 +92,7 @@ func TestFullDisk(t *testing.T) {
 	// 8 times fails its instance as poison (which one delivered 5 times
 	// in as many milliseconds nearly was, before the host waited).
 	notCommitted := regexp.MustCompile(`turn not committed; it will run again" instance=(\S+)`)
-	for strings.Count(log.String(), "host: waiting for space to write: sqlite: the disk holding the database is full") < 3 {
+	for strings.Count(log.String(), "host: waiting for the disk to take writes again: sqlite: the disk holding the database is full") < 3 {
 		if ctx.Err() != nil {
 			t.Fatalf("the host did not wait for space:\n%s", log)
 		}

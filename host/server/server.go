@@ -464,6 +464,7 @@ var statuses = []struct {
 	{api.ErrCannotRun, http.StatusUnprocessableEntity},
 	{api.ErrNotReady, http.StatusServiceUnavailable},
 	{store.ErrFull, http.StatusServiceUnavailable},
+	{store.ErrDiskFailed, http.StatusServiceUnavailable},
 	{store.ErrUnavailable, http.StatusServiceUnavailable},
 	{api.ErrUnknownOrchestration, http.StatusUnprocessableEntity},
 }

@@ -20,7 +20,9 @@
 // host is serving, consistently, with SQLite's online backup; Restore puts
 // a copy in place of a file no host holds. A write that the disk refuses
 // for want of space fails with store.ErrFull, and Ping fails with it until
-// there is space again (full.go).
+// there is space again (full.go); one the disk fails (EIO writing or
+// syncing) fails with store.ErrDiskFailed, and Ping fails with it until a
+// write succeeds again (diskfailed.go).
 //
 // The schema:
 //

@@ -47,9 +47,11 @@ type Store struct {
 	// last set it.
 	syncMode string
 	// path is the database file; full is set once a write fails for a
-	// full disk, until Ping finds space on it (full.go).
-	path string
-	full atomic.Bool
+	// full disk, until Ping finds space on it (full.go); failed is set
+	// once the disk fails a write, until Ping writes (diskfailed.go).
+	path   string
+	full   atomic.Bool
+	failed atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -184,8 +186,10 @@ func dsn(path string, d Durability, readOnly bool) string {
 
 // Ping reads the schema's version from the file through a read connection:
 // the file is there and readable. Once a write failed for a full disk, it
-// returns store.ErrFull until the disk has space again (full.go). It
-// returns an error once the store is closed.
+// returns store.ErrFull until the disk has space again (full.go); once the
+// disk failed a write, it writes, and returns store.ErrDiskFailed until
+// that succeeds (diskfailed.go). It returns an error once the store is
+// closed.
 func (s *Store) Ping(ctx context.Context) error {
 	select {
 	case <-s.stop:
@@ -196,7 +200,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.readers.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return fmt.Errorf("sqlite: ping: %w", err)
 	}
-	return s.checkFull()
+	if err := s.checkFull(); err != nil {
+		return err
+	}
+	return s.checkDisk(ctx)
 }
 
 // Close closes the database and releases the file for another host.

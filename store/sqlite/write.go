@@ -200,6 +200,8 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		if isFull(errs[i]) {
 			s.full.Store(true)
 			errs[i] = fmt.Errorf("sqlite: %w (%s): nothing of the write was written; free space on it, and writes succeed again: %w", store.ErrFull, s.path, errs[i])
+		} else if errs[i] != nil {
+			errs[i] = s.diskFailed(errs[i])
 		}
 		if op.after != nil {
 			op.after(errs[i])
