@@ -26,6 +26,7 @@ var (
 	liveMemoryDesc    = prometheus.NewDesc("durabox_live_memory_bytes", "Memory the live instances hold: the pages of wasm linear memory each wrote, what the runtime keeps for each, and their histories.", nil, nil)
 	liveLimitDesc     = prometheus.NewDesc("durabox_live_memory_limit_bytes", "The bound on durabox_live_memory_bytes (serve --cache-mib): past it the least recently used instances are dropped, to be replayed when they next run.", nil, nil)
 	taskQueueDesc     = prometheus.NewDesc("durabox_task_queue_tasks", "Activity tasks of each task queue of workers outside the host, waiting for a worker or running.", []string{"queue", "state"}, nil)
+	stalledDesc       = prometheus.NewDesc("durabox_instances_stalled", "Instances not finished that no turn has changed for serve --stalled-after (default 15m): waiting on something, such as an activity that keeps failing, an event or a timer (durabox list --stalled-for says which).", nil, nil)
 	taskQueuePollDesc = prometheus.NewDesc("durabox_task_queue_last_poll_age_seconds", "How long ago a worker last polled each task queue through this host (a queue none polled since the host started, but with tasks, is absent: alert on its tasks waiting).", []string{"queue"}, nil)
 	queueDescs        = map[string]*prometheus.Desc{
 		"ready":              prometheus.NewDesc("durabox_queue_ready_messages", "Messages ready for a turn (starts, raised events, results, timers come due).", nil, nil),
@@ -46,6 +47,7 @@ func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- liveLimitDesc
 	ch <- taskQueueDesc
 	ch <- taskQueuePollDesc
+	ch <- stalledDesc
 	for _, d := range queueDescs {
 		ch <- d
 	}
@@ -91,4 +93,19 @@ func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
 	for queue, at := range c.h.queues.lastPolls() {
 		ch <- prometheus.MustNewConstMetric(taskQueuePollDesc, prometheus.GaugeValue, max(now.Sub(at).Seconds(), 0), queue)
 	}
+	ch <- c.stalled(ctx, now)
+}
+
+// stalled counts the instances not finished that no turn changed for
+// Options.StalledAfter before now: an indexed count (store.InstanceFilter.ProgressedBefore).
+func (c hostCollector) stalled(ctx context.Context, now time.Time) prometheus.Metric {
+	counts, err := c.h.st.CountInstances(ctx, store.InstanceFilter{ProgressedBefore: now.Add(-c.h.opts.StalledAfter)})
+	if err != nil {
+		return prometheus.NewInvalidMetric(stalledDesc, err)
+	}
+	n := 0
+	for _, k := range counts {
+		n += k.Count
+	}
+	return prometheus.MustNewConstMetric(stalledDesc, prometheus.GaugeValue, float64(n))
 }

@@ -69,6 +69,10 @@ type Options struct {
 	// replay (after an eviction from the live cache, or a restart) reads it
 	// whole. Zero means api.DefaultHistoryWarning.
 	HistoryWarning int
+	// StalledAfter is how long an instance that has not finished may go
+	// without a turn that changes it before the metric
+	// durabox_instances_stalled counts it. Zero means 15 minutes.
+	StalledAfter time.Duration
 	// MaxPersistentEvents is how many persistent events one execution of
 	// an instance takes (taken and waiting together): a raise past them is
 	// refused with ErrTooManyEvents, one an orchestration raises past them
@@ -200,6 +204,7 @@ func (o *Options) validate() error {
 		{Name: "CancelGrace", Value: &o.CancelGrace, Default: 10 * time.Second},
 		{Name: "Retention", Value: &o.Retention, Default: 0},
 		{Name: "SchedulePoll", Value: &o.SchedulePoll, Default: time.Second},
+		{Name: "StalledAfter", Value: &o.StalledAfter, Default: 15 * time.Minute},
 		{Name: "SweepInterval", Value: &o.SweepInterval, Default: min(max(o.Retention/10, time.Minute), time.Hour)},
 	}); err != nil {
 		return err

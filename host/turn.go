@@ -239,6 +239,7 @@ func commitOf(item *store.WorkItem, now time.Time, res *engine.TurnResult, child
 	for _, m := range item.Messages {
 		c.Consumed = append(c.Consumed, m.ID)
 	}
+	waitingOn(&c, res.Waiting)
 	return c
 }
 

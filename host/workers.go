@@ -409,8 +409,14 @@ func (h *Host) PendingActivities(ctx context.Context, id string) ([]api.PendingA
 	out := make([]api.PendingActivity, len(tasks))
 	for i, t := range tasks {
 		_, polled := polls[t.Queue]
-		out[i] = api.PendingActivity{Activity: t.Name, Queue: t.Queue, Attempt: t.Attempt, Running: t.Running, LastHeartbeat: t.Heartbeat,
-			Since: t.EnqueuedAt, NoWorker: t.Queue != "" && !t.Running && !polled}
+		out[i] = api.PendingActivity{Activity: t.Name, Queue: t.Queue, Attempt: t.Failures + t.Attempt, Running: t.Running, LastHeartbeat: t.Heartbeat,
+			Since: t.EnqueuedAt, NoWorker: t.Queue != "" && !t.Running && !polled, TimeoutMs: t.Timeout.Milliseconds()}
+		if t.LastFailure != nil {
+			out[i].LastError = t.LastFailure.Message
+		}
+		if !t.RetryAt.IsZero() {
+			out[i].NextRetry = &t.RetryAt
+		}
 	}
 	return out, nil
 }

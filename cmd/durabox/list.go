@@ -4,7 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/client"
 )
 
@@ -21,12 +25,16 @@ var listCommand = &command{
 		var limit int
 		wholeVar(fs, &limit, "limit", 100, span{min: 1, max: 1000}, "list at most `N` instances, 1 to 1000")
 		cursor := fs.String("cursor", "", "list the page after the one that gave `CURSOR`")
+		var stalledFor time.Duration
+		durationVar(fs, &stalledFor, "stalled-for", "", "only instances not finished that no turn changed for `D` or longer, such as 10m (by the host's clock)")
+		var waiting waitKindFlag
+		fs.Var(&waiting, "waiting-on", "only instances not finished that wait on `KIND` (activity, timer, event, update, child); repeat it, or separate with commas, for any of several")
 		return func(ctx context.Context, e *env) error {
 			f, err := filter.filter(ctx, e)
 			if err != nil {
 				return err
 			}
-			return list(ctx, e, client.ListRequest{Filter: f, Limit: limit, Cursor: *cursor})
+			return list(ctx, e, client.ListRequest{Filter: f, Limit: limit, Cursor: *cursor, StalledFor: stalledFor, WaitingOn: waiting})
 		}
 	},
 }
@@ -55,4 +63,28 @@ func list(ctx context.Context, e *env, req client.ListRequest) error {
 		_, err = fmt.Fprintf(e.stdout, "more: run the same command with --cursor %s\n", page.Next)
 	}
 	return err
+}
+
+// waitKindFlag collects --waiting-on flags, each one kind of wait or
+// several separated by commas.
+type waitKindFlag []engine.WaitKind
+
+func (f *waitKindFlag) String() string {
+	var s []string
+	for _, k := range *f {
+		s = append(s, string(k))
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *waitKindFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		k := engine.WaitKind(strings.ToLower(strings.TrimSpace(s)))
+		if !slices.Contains(engine.WaitKinds(), k) {
+			all := waitKindFlag(engine.WaitKinds())
+			return usagef("%q is not a kind of wait; it is one of %s", s, all.String())
+		}
+		*f = append(*f, k)
+	}
+	return nil
 }

@@ -83,6 +83,26 @@ more: run the same command with --cursor 1
 			},
 		},
 		{
+			name: "stalled, waiting on a timer or an event",
+			args: []string{"list", "--stalled-for", "10m", "--waiting-on", "timer", "--waiting-on", "Event"},
+			wantStdout: `ID    NAME      STATUS     CREATED                   UPDATED
+done  Greeting  Completed  2025-01-02T03:04:07.000Z  2025-01-02T03:04:08.000Z
+`, // the fake host does not filter
+			check: func(t *testing.T, h *fakehost.Host) {
+				got := h.ListQuery().Filter
+				if want := h.Now().Add(-10 * time.Minute); !got.ProgressedBefore.Equal(want) ||
+					!reflect.DeepEqual(got.WaitingOn, []engine.WaitKind{engine.WaitTimer, engine.WaitEvent}) {
+					t.Errorf("filter %+v; want no progress since %s, waiting on a timer or an event", got, want)
+				}
+			},
+		},
+		{
+			name:       "waiting on what is no wait",
+			args:       []string{"list", "--waiting-on", "approval"},
+			wantCode:   2,
+			wantStderr: "durabox list: invalid value \"approval\" for flag --waiting-on: \"approval\" is not a kind of wait; it is one of activity,timer,event,update,child\n", wantUsage: true,
+		},
+		{
 			name:  "the next page",
 			setup: startAndWait("Fails", "null", "another"),
 			args:  []string{"list", "--limit", "1", "--cursor", "1"},

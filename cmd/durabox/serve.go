@@ -84,6 +84,7 @@ var serveCommand = &command{
 		wholeVar(fs, &c.historyWarning, "history-warning", 0, span{max: math.MaxInt64, note: fmt.Sprintf("0 for the default, %d", api.DefaultHistoryWarning)}, fmt.Sprintf("warn about an instance whose current execution's history grows past `N` events: a log line when it does, and a warning in durabox status and the dashboard; executions started from then on are told to continue as new past it (ctx.ShouldContinueAsNew); nothing is refused (default %d)", api.DefaultHistoryWarning))
 		wholeVar(fs, &c.maxPersistentEvents, "max-persistent-events", 0, span{max: math.MaxInt32, note: fmt.Sprintf("0 for the default, %d", engine.MaxPersistentEvents)}, fmt.Sprintf("how many persistent events one execution of an instance takes, `N`: a raise past them is refused, and continue-as-new carries the newest N; give every host of a store the same (default %d)", engine.MaxPersistentEvents))
 		durationVar(fs, &c.cancelGrace, "cancel-grace", "0 for the default, 10s", "how long `D` an activity attempt whose result is no longer wanted has to clean up, once its next heartbeat told it, before the host stops it; an attempt that sends no heartbeats is stopped at once (default 10s)")
+		durationVar(fs, &c.stalledAfter, "stalled-after", "0 for the default, 15m", "count an instance that has not finished as stalled once no turn has changed it for `D`, such as 1h, in the metric durabox_instances_stalled (default 15m)")
 		durationVar(fs, &c.activityTimeout, "activity-timeout", "0 for the default, 5m", "the deadline `D` for one attempt of an activity, such as 30s; an attempt that runs longer fails (default 5m); a call that sets its own with durabox.WithTimeout has that one")
 		wholeVar(fs, &c.memoryMiB, "memory-mib", 0, span{min: minMemoryMiB, max: maxMemoryMiB, orZero: true,
 			note: fmt.Sprintf("0 for the default, 256; a Go guest needs %d MiB, and a wasm instance addresses at most %d", minMemoryMiB, maxMemoryMiB)}, "the memory limit of each wasm instance, in MiB (`N`, at most 4096); an instance that needs more fails (default 256)")
@@ -112,6 +113,7 @@ type serveConfig struct {
 	retention, stepTimeout       time.Duration
 	sweepInterval                time.Duration
 	activityTimeout, cancelGrace time.Duration
+	stalledAfter                 time.Duration
 	logFormat, logLevel          string
 	memoryMiB, cacheMiB          uint64
 	scratchMiB                   uint64
@@ -192,7 +194,7 @@ func (c *serveConfig) hostConfig(logger *slog.Logger) serving.Config {
 		ActivityTimeout: c.activityTimeout, MemoryMiB: c.memoryMiB, CacheMiB: c.cacheMiB, HistoryWarning: c.historyWarning, MaxPersistentEvents: c.maxPersistentEvents,
 		Retention: c.retention, SweepInterval: c.sweepInterval, MaxPayloadMiB: c.maxPayloadMiB, Logger: logger,
 		CacheDir: c.cacheDir, Lease: c.lease, Shared: c.postgres(), ActivityQueues: c.queueMap, CancelGrace: c.cancelGrace,
-		ScratchMiB: c.scratchMiB, NoScratch: c.scratchMiB == 0}
+		ScratchMiB: c.scratchMiB, NoScratch: c.scratchMiB == 0, StalledAfter: c.stalledAfter}
 }
 
 // activityQueues reads --activity-queue: NAME=QUEUE pairs, comma-separated.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 )
 
@@ -13,7 +15,10 @@ var statusCommand = &command{
 	synopsis: "ID",
 	summary:  "show an instance",
 	about: "Show where the instance ID stands: its status, input, and result or failure,\n" +
-		"its executions and the instances it started (--json: all of them, up to 100).",
+		"its executions and the instances it started (--json: all of them, up to 100),\n" +
+		"and, while it runs, when a turn last changed it and what it waits on: its\n" +
+		"activity calls (attempt, task queue, last error, next retry), timers (when\n" +
+		"due), events, updates and children.",
 	args:   []string{"ID"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error { return status },
@@ -59,8 +64,14 @@ func status(ctx context.Context, e *env) error {
 		}
 		fmt.Fprintf(tw, "children\t%d%s (durabox list --parent %s)\n", n, more, inst.ID)
 	}
+	if p := d.LastProgress; p != nil {
+		fmt.Fprintf(tw, "last progress\t%s\n", timeText(*p))
+	}
 	for _, a := range d.Activities {
-		fmt.Fprintf(tw, "activity\t%s\n", pendingText(a))
+		fmt.Fprintf(tw, "waiting on\tactivity %s\n", pendingText(a))
+	}
+	for _, w := range d.WaitingOn {
+		fmt.Fprintf(tw, "waiting on\t%s %s\n", w.Kind, waitText(w))
 	}
 	for _, w := range d.Warnings {
 		fmt.Fprintf(tw, "warning\t%s\n", w)
@@ -80,9 +91,40 @@ func pendingText(a api.PendingActivity) string {
 	} else if a.Attempt > 0 {
 		state += fmt.Sprintf(", after %d attempt(s)", a.Attempt)
 	}
+	if a.NextRetry != nil {
+		state = fmt.Sprintf("attempt %d failed, next attempt at %s", a.Attempt, timeText(*a.NextRetry))
+	}
 	s := fmt.Sprintf("%s %s: %s", a.Activity, where, state)
+	if a.TimeoutMs > 0 {
+		s += fmt.Sprintf(", each attempt's deadline %s", time.Duration(a.TimeoutMs)*time.Millisecond)
+	}
+	if a.LastError != "" {
+		s += ", last error: " + a.LastError
+	}
 	if a.LastHeartbeat != nil {
 		s += ", last heartbeat " + jsonText(a.LastHeartbeat)
 	}
 	return s
+}
+
+// waitText describes what else an instance waits on.
+func waitText(w engine.Wait) string {
+	var s string
+	switch w.Kind {
+	case engine.WaitTimer:
+		s = "due at " + timeText(*w.Due)
+	case engine.WaitEvent:
+		s = w.Name
+		if w.Persistent {
+			s += " (persistent)"
+		}
+	case engine.WaitChild:
+		s = fmt.Sprintf("%s %s (durabox status %s)", w.Name, w.ID, w.ID)
+	case engine.WaitUpdate:
+		if w.ID == "" {
+			return "of any name: it waits on nothing else"
+		}
+		s = fmt.Sprintf("%s %s, its handler running", w.Name, w.ID)
+	}
+	return s + ", since " + timeText(w.Since)
 }

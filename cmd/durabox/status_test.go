@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client/fakehost"
 )
@@ -19,6 +21,29 @@ func refused(id string) func(*testing.T, *fakehost.Host) {
 			t.Fatal(err)
 		}
 		h.SetRefused(hash, fmt.Errorf("%w 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count", api.ErrCannotRun))
+	}
+}
+
+// waiting returns a setup that starts instance id of Greeting, waiting
+// on a timer, an event, a child and an update.
+func waiting(id string) func(*testing.T, *fakehost.Host) {
+	at := time.Date(2025, 1, 2, 3, 4, 9, 0, time.UTC)
+	due := at.Add(time.Hour)
+	return waitingOn(id, engine.Wait{Kind: engine.WaitTimer, ScheduleID: 2, Since: at, Due: &due},
+		engine.Wait{Kind: engine.WaitEvent, ScheduleID: 3, Name: "Approve", Persistent: true, Since: at},
+		engine.Wait{Kind: engine.WaitChild, ScheduleID: 4, Name: "Ship", ID: id + "~1:4", Since: at},
+		engine.Wait{Kind: engine.WaitUpdate, Name: "Add", ID: "u1", Since: at})
+}
+
+// waitingOn returns a setup that starts instance id of Greeting, waiting
+// on waits.
+func waitingOn(id string, waits ...engine.Wait) func(*testing.T, *fakehost.Host) {
+	return func(t *testing.T, h *fakehost.Host) {
+		t.Helper()
+		if _, err := h.Start(context.Background(), "Greeting", json.RawMessage(`"you"`), id); err != nil {
+			t.Fatal(err)
+		}
+		h.SetWaits(id, waits)
 	}
 }
 
@@ -100,15 +125,51 @@ warning    the history of the current execution has 2 events, past the warning a
 			name:  "waiting for a host that can run its module",
 			setup: refused("w"),
 			args:  []string{"status", "w"},
-			wantStdout: `id         w
-name       Greeting
-status     Pending
-module     5c471d4fcbf9
-execution  1
-created    2025-01-02T03:04:09.000Z
-updated    2025-01-02T03:04:09.000Z
-input      "you"
-warning    it waits for a host that can run its module: this host cannot run the module 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count
+			wantStdout: `id             w
+name           Greeting
+status         Pending
+module         5c471d4fcbf9
+execution      1
+created        2025-01-02T03:04:09.000Z
+updated        2025-01-02T03:04:09.000Z
+input          "you"
+last progress  2025-01-02T03:04:09.000Z
+warning        it waits for a host that can run its module: this host cannot run the module 5c471d4fcbf9: sandbox: wasmtime runs only modules whose loops the sandbox can count
+`,
+		},
+		{
+			name:  "waiting",
+			setup: waiting("w"),
+			args:  []string{"status", "w"},
+			wantStdout: `id             w
+name           Greeting
+status         Pending
+module         5c471d4fcbf9
+execution      1
+created        2025-01-02T03:04:09.000Z
+updated        2025-01-02T03:04:09.000Z
+input          "you"
+last progress  2025-01-02T03:04:09.000Z
+waiting on     timer due at 2025-01-02T04:04:09.000Z, since 2025-01-02T03:04:09.000Z
+waiting on     event Approve (persistent), since 2025-01-02T03:04:09.000Z
+waiting on     child Ship w~1:4 (durabox status w~1:4), since 2025-01-02T03:04:09.000Z
+waiting on     update Add u1, its handler running, since 2025-01-02T03:04:09.000Z
+`,
+		},
+		{
+			name:  "waiting on an update",
+			setup: waitingOn("w", engine.Wait{Kind: engine.WaitUpdate}),
+			args:  []string{"status", "w"},
+			wantStdout: `id             w
+name           Greeting
+status         Pending
+module         5c471d4fcbf9
+execution      1
+created        2025-01-02T03:04:09.000Z
+updated        2025-01-02T03:04:09.000Z
+input          "you"
+last progress  2025-01-02T03:04:09.000Z
+waiting on     update of any name: it waits on nothing else
 `,
 		},
 		{

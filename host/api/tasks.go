@@ -105,10 +105,19 @@ type PendingActivity struct {
 	Activity string `json:"activity"`
 	// Queue is its task queue; absent: it runs in the module, on a host.
 	Queue string `json:"queue,omitempty"`
-	// Attempt counts the attempts begun; Running says whether one runs
-	// now (else the task waits for a worker).
+	// Attempt counts the attempts begun (those that failed and were
+	// retried among them); Running says whether one runs now (else the
+	// task waits for a worker, or for its next attempt).
 	Attempt int  `json:"attempt"`
 	Running bool `json:"running"`
+	// TimeoutMs is the deadline of each attempt, in milliseconds, when the
+	// orchestration set one (else the host's, serve --activity-timeout).
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// LastError is the message of the last attempt that failed and was
+	// retried, and NextRetry, while the call waits for its next attempt,
+	// when that may begin (its retry policy's wait).
+	LastError string     `json:"lastError,omitempty"`
+	NextRetry *time.Time `json:"nextRetry,omitempty"`
 	// LastHeartbeat is the details of the last heartbeat an attempt sent.
 	LastHeartbeat json.RawMessage `json:"lastHeartbeat,omitempty"`
 	Since         time.Time       `json:"since"`

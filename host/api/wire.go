@@ -84,6 +84,16 @@ type InstanceDetails struct {
 	// Activities are the activity calls it waits on, oldest first, up
 	// to 100: tasks waiting for a worker or running.
 	Activities []PendingActivity `json:"activities,omitempty"`
+	// WaitingOn is what else it waits on, as its last turn left it, in the
+	// order it began each (up to 100): timers (with the time each is due),
+	// events, children, and updates whose handlers have not answered (an
+	// update of no name: it waits on nothing but an update); absent once
+	// it has finished, and until the first turn of an execution.
+	WaitingOn []engine.Wait `json:"waitingOn,omitempty"`
+	// LastProgress, while it has not finished, is when a turn last
+	// changed it (its UpdatedAt): GET /v1/instances?stalledFor= selects
+	// on it.
+	LastProgress *time.Time `json:"lastProgress,omitempty"`
 	// Warnings say what about the instance needs its owner's attention,
 	// such as a history past the host's warning length, a module the host
 	// cannot run (the instance then waits for a host that can), or a stored

@@ -336,6 +336,11 @@ type ListRequest struct {
 	Limit int
 	// Cursor continues a listing: the Next of the page before.
 	Cursor string
+	// StalledFor, when above 0, selects the instances not finished that
+	// no turn changed for that long; WaitingOn those that wait on any of
+	// these kinds.
+	StalledFor time.Duration
+	WaitingOn  []engine.WaitKind
 }
 
 // List returns a page of the instances req selects, newest first, as
@@ -347,6 +352,12 @@ func (c *Client) List(ctx context.Context, req ListRequest) (api.InstancesRespon
 	}
 	if req.Cursor != "" {
 		q.Set("cursor", req.Cursor)
+	}
+	if req.StalledFor > 0 {
+		q.Set("stalledFor", req.StalledFor.String())
+	}
+	for _, k := range req.WaitingOn {
+		q.Add("waitingOn", string(k))
 	}
 	path := "/v1/instances"
 	if len(q) > 0 {

@@ -270,6 +270,9 @@ func (s *server) purgeMatching(w http.ResponseWriter, r *http.Request) {
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := parseFilter(q, "list")
+	if err == nil {
+		err = s.parseWaits(q, &f)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -298,8 +301,33 @@ func wireSummaries(in []store.InstanceSummary) []api.InstanceSummary {
 }
 
 // filterParams are the query parameters of GET and DELETE /v1/instances,
-// beside limit, cursor and dryRun.
-var filterParams = []string{"status", "name", "module", "idPrefix", "parent", "createdAfter", "createdBefore", "finishedBefore"}
+// beside limit, cursor and dryRun, and waitParams those only GET takes.
+var (
+	filterParams = []string{"status", "name", "module", "idPrefix", "parent", "createdAfter", "createdBefore", "finishedBefore"}
+	waitParams   = []string{"stalledFor", "waitingOn"}
+)
+
+// parseWaits reads the stalledFor and waitingOn of GET /v1/instances into
+// f: the instances not finished that no turn changed for that long (by
+// the host's clock), and those that wait on any of those kinds.
+func (s *server) parseWaits(q url.Values, f *store.InstanceFilter) error {
+	if v := q.Get("stalledFor"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%w: stalledFor=%s is not a duration above 0 such as 10m", api.ErrBadInput, abi.Quote(v))
+		}
+		f.ProgressedBefore = s.api.Now().Add(-d)
+	}
+	for _, v := range q["waitingOn"] {
+		for _, k := range strings.Split(v, ",") {
+			f.WaitingOn = append(f.WaitingOn, engine.WaitKind(strings.TrimSpace(k)))
+		}
+	}
+	if err := f.Check(); err != nil {
+		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
+	}
+	return nil
+}
 
 // parseFilter reads the filter of GET /v1/instances (op "list", which
 // also takes limit and cursor) or of DELETE /v1/instances (op "purge",
@@ -308,7 +336,7 @@ func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
 	var f store.InstanceFilter
 	takes := filterParams
 	if op == "list" {
-		takes = append(slices.Clip(takes), "limit", "cursor")
+		takes = append(slices.Concat(takes, waitParams), "limit", "cursor")
 	}
 	for name := range q {
 		if !slices.Contains(takes, name) {
@@ -394,6 +422,13 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 		details.Executions[i] = api.Execution{ID: x.ID, Events: x.Events, StartedAt: timeOrNil(x.StartedAt), EndedAt: timeOrNil(x.EndedAt), End: x.End}
 		if w := historyWarning(x.Events, s.api.HistoryWarning()); w != "" && x.ID == inst.ExecutionID {
 			details.Warnings = append(details.Warnings, w)
+		}
+	}
+	if !inst.Status.IsTerminal() {
+		details.LastProgress = &details.UpdatedAt
+		if details.WaitingOn, err = s.api.Waits(r.Context(), id); err != nil {
+			s.fail(w, r, err)
+			return
 		}
 	}
 	if err := s.api.Refused(inst.ModuleHash); err != nil && !inst.Status.IsTerminal() {

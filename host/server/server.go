@@ -34,6 +34,12 @@ type API interface {
 	StartWithEvent(ctx context.Context, module, name string, input json.RawMessage, id string, ev api.RaiseRequest) (bool, error)
 	Instance(ctx context.Context, id string) (store.Instance, error)
 	Executions(ctx context.Context, id string) ([]store.Execution, error)
+	// Waits returns what an instance waits on beside its activity calls
+	// (GET /v1/instances/{id}'s waitingOn).
+	Waits(ctx context.Context, id string) ([]engine.Wait, error)
+	// Now returns the host's time, from which GET
+	// /v1/instances?stalledFor= counts back.
+	Now() time.Time
 	Wait(ctx context.Context, id string) (store.Instance, error)
 	ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error)
 	List(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error)

@@ -47,6 +47,8 @@ type Config struct {
 	// 0, which gives activities no scratch directory.
 	ScratchMiB uint64
 	NoScratch  bool
+	// StalledAfter is --stalled-after.
+	StalledAfter time.Duration
 }
 
 // Logger returns the logger of serve's --log-format (json, or text) and
@@ -66,7 +68,8 @@ func (c Config) Host() host.Options {
 		ActivityTimeout: c.ActivityTimeout, MemoryLimit: c.MemoryMiB << 20, MaxLiveMemory: c.CacheMiB << 20,
 		HistoryWarning: c.HistoryWarning, MaxPersistentEvents: c.MaxPersistentEvents, Retention: c.Retention, SweepInterval: c.SweepInterval, MaxPayload: c.MaxPayloadMiB << 20,
 		Logger: c.Logger, CacheDir: c.CacheDir, Metrics: metrics.New(), Lease: c.Lease, Shared: c.Shared, ActivityQueues: c.ActivityQueues, CancelGrace: c.CancelGrace,
-		ScratchLimit: c.ScratchMiB << 20, NoScratch: c.NoScratch}
+		ScratchLimit: c.ScratchMiB << 20, NoScratch: c.NoScratch,
+		StalledAfter: c.StalledAfter}
 }
 
 // SQLite returns the options of the SQLite store of a host with opts, at

@@ -107,7 +107,7 @@ var migrations = map[int]string{
 
 // waitColumns are the columns of what an instance waits on, which version
 // 15 adds: the kinds between commas (sqlstore.WaitingOn), and the waits
-// kept (JSON; NULL for none).
+// kept (JSON; NULL or null for none).
 const waitColumns = `ALTER TABLE instances ADD COLUMN waiting_on TEXT NOT NULL DEFAULT '';
 	ALTER TABLE instances ADD COLUMN waits BLOB;`
 

@@ -97,6 +97,8 @@ type Host struct {
 	updates        map[string]store.Update
 	// schedules are the schedules, by name (schedules.go).
 	schedules []api.Schedule
+	// waits are what Waits returns, by instance id.
+	waits map[string][]engine.Wait
 }
 
 // QueryHandler is a fake query handler: it answers the query of instance
@@ -116,6 +118,7 @@ func New(orchestrations map[string]Orchestration) *Host {
 		queries:        map[string]QueryHandler{},
 		updateHandlers: map[string]UpdateHandler{},
 		updates:        map[string]store.Update{},
+		waits:          map[string][]engine.Wait{},
 	}
 }
 
@@ -605,6 +608,30 @@ func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, er
 		x.EndedAt, x.End = last.Time, last.Kind
 	}
 	return []store.Execution{x}, nil
+}
+
+// SetWaits sets what Waits returns for instance id.
+func (h *Host) SetWaits(id string, waits []engine.Wait) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.waits[id] = waits
+}
+
+// Waits returns what SetWaits set for the instance.
+func (h *Host) Waits(ctx context.Context, id string) ([]engine.Wait, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.find(id); !ok {
+		return nil, fmt.Errorf("%w: %q", api.ErrNotFound, id)
+	}
+	return h.waits[id], nil
+}
+
+// Now returns the fake host's time, which each change moves on a second.
+func (h *Host) Now() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
 }
 
 // SetQueue sets what Queue returns.

@@ -238,32 +238,27 @@ func (t Tx) ExceptHeld(ctx context.Context, now int64, anyLease bool, statement 
 	return err
 }
 
-// Finish records the turn's outcome in the instance's row and unlocks it
-// (TurnTx).
+// Finish records the turn's outcome in the instance's row, with what it
+// waits on (unless the turn refused an update, which changes nothing it
+// waits on), and unlocks it (TurnTx).
 func (t Tx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
-	_, err := t.exec(ctx, `
-		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
-			last_event_id = ?, persistent_taken = persistent_taken + ?, `+t.D.Unlock+`
-		WHERE id = ?`,
-		string(c.Status), NullIfEmpty(c.Result), EncodeFailure(c.Failure), c.CustomStatus, Nanos(c.Now),
-		lastEventID, persistentTaken, c.InstanceID)
-	if err != nil || c.Refused != nil {
-		return err
-	}
-	return t.wait(ctx, c.InstanceID, c.WaitingOn, c.Waits)
-}
-
-// wait records what the instance waits on: the kinds, and the waits kept
-// (JSON; NULL for none).
-func (t Tx) wait(ctx context.Context, id string, kinds []engine.WaitKind, waits []engine.Wait) error {
-	var kept []byte
-	if len(waits) > 0 {
+	var waitingOn *string
+	var waits []byte
+	if c.Refused == nil {
+		on := WaitingOn(c.WaitingOn)
+		waitingOn = &on
 		var err error
-		if kept, err = json.Marshal(waits); err != nil {
+		if waits, err = json.Marshal(c.Waits); err != nil {
 			return fmt.Errorf("encode waits: %w", err)
 		}
 	}
-	_, err := t.exec(ctx, `UPDATE instances SET waiting_on = ?, waits = ? WHERE id = ?`, WaitingOn(kinds), kept, id)
+	_, err := t.exec(ctx, `
+		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
+			last_event_id = ?, persistent_taken = persistent_taken + ?, waiting_on = coalesce(?, waiting_on), waits = coalesce(?, waits),
+			`+t.D.Unlock+`
+		WHERE id = ?`,
+		string(c.Status), NullIfEmpty(c.Result), EncodeFailure(c.Failure), c.CustomStatus, Nanos(c.Now),
+		lastEventID, persistentTaken, waitingOn, waits, c.InstanceID)
 	return err
 }
 
