@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,23 +13,18 @@ import (
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/faultfs"
 	"github.com/durabox/durabox/internal/guestbuild"
-	"github.com/durabox/durabox/internal/logbuf"
-	"github.com/durabox/durabox/internal/testhost"
 )
 
-// faultyHost is a host over HTTP whose SQLite file is on a disk the test
-// makes slow or failing (internal/faultfs), and the starts it
+// faultyHost is a durabox serve process whose SQLite file is on a disk
+// the test makes slow or failing (internal/faultfs), and the starts it
 // acknowledged.
 type faultyHost struct {
 	t     *testing.T
 	ctx   context.Context
 	disk  *faultfs.FS
-	h     *host.Host
-	log   *logbuf.Buffer
+	serve *serveProcess
 	url   string
 	mu    sync.Mutex
 	acked []string
@@ -44,15 +37,11 @@ func newFaultyHost(t *testing.T, ctx context.Context) *faultyHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &logbuf.Buffer{}
-	h := testhost.At(t, filepath.Join(disk.Dir(), "durabox.db"), host.Options{CacheDir: t.TempDir(), OrchestrationWorkers: 4, Logger: slog.New(slog.NewTextHandler(log, nil))}, hello)
-	handler, err := server.New(h, server.Options{})
-	if err != nil {
+	s := startServer(t, filepath.Join(disk.Dir(), "durabox.db"))
+	if _, err := s.client().Deploy(ctx, hello); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(handler)
-	t.Cleanup(srv.Close)
-	return &faultyHost{t: t, ctx: ctx, disk: disk, h: h, log: log, url: srv.URL}
+	return &faultyHost{t: t, ctx: ctx, disk: disk, serve: s, url: "http://" + s.addr}
 }
 
 // call asks the host; it may be called from any goroutine.
@@ -110,7 +99,7 @@ func (f *faultyHost) lost() int {
 	f.t.Helper()
 	lost := 0
 	for _, id := range f.acked {
-		inst, err := f.h.Wait(f.ctx, id)
+		inst, err := f.serve.client().Wait(f.ctx, id)
 		if err != nil || inst.Status != engine.StatusCompleted || string(inst.Result) != `"Hello, world!"` {
 			f.t.Errorf("%s: %+v, %v; want Completed with Hello, world!", id, inst, err)
 			lost++
@@ -119,11 +108,11 @@ func (f *faultyHost) lost() int {
 	return lost
 }
 
-// TestSlowFsync: on a disk whose every fsync takes 2 s, a host takes
+// TestSlowFsync: on a disk whose every fsync takes 2 s, durabox serve takes
 // starts at once and answers each once it is on disk, slower, none with
 // an error; /readyz stays ready; every instance runs to its end once the
-// disk is fast again (under 2 s a sync, the 45 instances' 90 turns, 4 at
-// a time, would take a minute).
+// disk is fast again (under 2 s a sync, the test would wait out its
+// instances' turns' syncs, which check nothing more).
 func TestSlowFsync(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -215,14 +204,14 @@ func TestDiskFailsWrites(t *testing.T) {
 			// (whenever that write, a lease's, needs no sync), and a turn
 			// delivered 8 times fails its instance as poison.
 			notCommitted := regexp.MustCompile(`turn not committed; it will run again" instance=(\S+)`)
-			for strings.Count(f.log.String(), "host: waiting for the disk to take writes again: sqlite: the disk holding the database failed a write") < 3 {
+			for strings.Count(f.serve.output(), "host: waiting for the disk to take writes again: sqlite: the disk holding the database failed a write") < 3 {
 				if ctx.Err() != nil {
-					t.Fatalf("the host did not wait for the disk:\n%s", f.log)
+					t.Fatalf("the host did not wait for the disk:\n%s", f.serve.output())
 				}
 				counts := map[string]int{}
-				for _, m := range notCommitted.FindAllStringSubmatch(f.log.String(), -1) {
+				for _, m := range notCommitted.FindAllStringSubmatch(f.serve.output(), -1) {
 					if counts[m[1]]++; counts[m[1]] > 1 {
-						t.Fatalf("the host took the turn of %s again on a failing disk, and did not wait for it:\n%s", m[1], f.log)
+						t.Fatalf("the host took the turn of %s again on a failing disk, and did not wait for it:\n%s", m[1], f.serve.output())
 					}
 				}
 				time.Sleep(10 * time.Millisecond) // a poll of the log: it decides nothing
