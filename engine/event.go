@@ -214,6 +214,16 @@ type Event struct {
 	// same whatever the setting is by then. Zero (an execution recorded
 	// without it) means never.
 	HistoryWarning int64 `json:"historyWarning,omitempty"`
+	// By names who asked for the event through the host's API: the name of
+	// the token of the request that started the instance
+	// (OrchestrationStarted), raised the event (ExternalEvent,
+	// ExternalEventPersistent), sent the update (UpdateAccepted), asked to
+	// cancel or terminate it (OrchestrationCancelRequested,
+	// OrchestrationTerminated), reset it (ExecutionReset) or upgraded it
+	// (ModuleChanged). Empty for what the host or an orchestration did
+	// itself. It is a record for people: the engine never reads it, and
+	// replay compares nothing by it.
+	By string `json:"by,omitempty"`
 }
 
 // Failure describes an error from an activity or an orchestration.

@@ -16,6 +16,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/host/internal/identity"
 	"github.com/durabox/durabox/host/internal/ijson"
 	"github.com/durabox/durabox/host/internal/ops"
 	"github.com/durabox/durabox/host/internal/sandbox"
@@ -252,7 +253,7 @@ func (h *Host) StartWithEvent(ctx context.Context, ref, name string, input json.
 	if id == "" {
 		return false, fmt.Errorf("%w: starting with an event needs the instance's id, the instance to raise the event at if it exists", api.ErrBadInput)
 	}
-	msg, err := h.event(ev.Name, ev.Data, ev.Persistent)
+	msg, err := h.event(ctx, ev.Name, ev.Data, ev.Persistent)
 	if err != nil {
 		return false, err
 	}
@@ -295,7 +296,7 @@ func (h *Host) newInstance(ctx context.Context, ref, name string, input json.Raw
 	if err != nil {
 		return store.NewInstance{}, err
 	}
-	return store.NewInstance{ID: id, Name: name, ModuleHash: hash, Input: input, Now: h.opts.Clock()}, nil
+	return store.NewInstance{ID: id, Name: name, ModuleHash: hash, Input: input, Now: h.opts.Clock(), By: identity.From(ctx).Name}, nil
 }
 
 // started counts a new instance of name and wakes a worker for it.
@@ -340,7 +341,7 @@ func newID() string {
 // past them is refused with ErrTooManyEvents, not accepted and dropped. An
 // instance that has finished is refused with ErrFinished.
 func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage, persistent bool) error {
-	ev, err := h.event(name, data, persistent)
+	ev, err := h.event(ctx, name, data, persistent)
 	if err != nil {
 		return err
 	}
@@ -353,8 +354,8 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 }
 
 // event checks an event raised from outside and returns its message: an
-// ExternalEvent, or an ExternalEventPersistent.
-func (h *Host) event(name string, data json.RawMessage, persistent bool) (engine.Event, error) {
+// ExternalEvent, or an ExternalEventPersistent, by whom ctx names.
+func (h *Host) event(ctx context.Context, name string, data json.RawMessage, persistent bool) (engine.Event, error) {
 	if err := abi.CheckName("event name", name); err != nil {
 		return engine.Event{}, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
@@ -367,7 +368,7 @@ func (h *Host) event(name string, data json.RawMessage, persistent bool) (engine
 	if err := ijson.Check("the event's data", data); err != nil {
 		return engine.Event{}, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
-	ev := engine.Event{Kind: engine.ExternalEvent, Name: name, Result: data}
+	ev := engine.Event{Kind: engine.ExternalEvent, Name: name, Result: data, By: identity.From(ctx).Name}
 	if persistent {
 		ev.Kind = engine.ExternalEventPersistent
 	}
@@ -403,7 +404,7 @@ func (h *Host) Cancel(ctx context.Context, id, reason string) error {
 	if err := abi.CheckReason("cancel reason", reason); err != nil {
 		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
-	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason}, h.opts.Clock())
+	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason, By: identity.From(ctx).Name}, h.opts.Clock())
 	return h.enqueued(ctx, id, "cancel", err)
 }
 
@@ -418,7 +419,7 @@ func (h *Host) Terminate(ctx context.Context, id, reason string) error {
 	if err := abi.CheckReason("terminate reason", reason); err != nil {
 		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
-	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationTerminated, Reason: reason}, h.opts.Clock())
+	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationTerminated, Reason: reason, By: identity.From(ctx).Name}, h.opts.Clock())
 	return h.enqueued(ctx, id, "terminate", err)
 }
 

@@ -132,9 +132,10 @@ func TestTimerPastMaxTime(t *testing.T) {
 	}
 }
 
-// TestRetention: a sweep purges what finished more than Retention ago, and
+// TestRetention: a sweep purges what finished more than Retention ago,
 // deletes the history of executions that continued as new more than
-// Retention ago, by the host's clock (here a clock the test moves).
+// Retention ago, and the audit log's records older than Retention, by the
+// host's clock (here a clock the test moves).
 func TestRetention(t *testing.T) {
 	t.Parallel()
 	var ahead atomic.Int64
@@ -155,11 +156,20 @@ func TestRetention(t *testing.T) {
 			t.Fatalf("Sweep with the clock %s ahead = %+v, %v; want %+v", time.Duration(ahead.Load()), got, err, want)
 		}
 	}
+	if err := h.AppendAudit(ctx, store.AuditRecord{Token: "alice", Role: "admin", Action: "cancel", Target: done, Status: 202, Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
 	sweep(host.Swept{})
 	ahead.Store(int64(59 * time.Minute))
 	sweep(host.Swept{})
+	if err := h.AppendAudit(ctx, store.AuditRecord{Token: "bob", Role: "admin", Action: "start", Target: "later", Status: 201, Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
 	ahead.Store(int64(61 * time.Minute))
-	sweep(host.Swept{Instances: 1, Executions: 1})
+	sweep(host.Swept{Instances: 1, Executions: 1, AuditRecords: 1})
+	if page, err := h.Audit(ctx, store.AuditQuery{}); err != nil || len(page.Records) != 1 || page.Records[0].Token != "bob" {
+		t.Errorf("the audit log after the sweep: %+v, %v; want bob's record alone", page, err)
+	}
 	if _, err := h.Instance(ctx, done); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("the completed instance after the sweep: %v; want it purged", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/identity"
 	"github.com/durabox/durabox/host/internal/ijson"
 	"github.com/durabox/durabox/store"
 )
@@ -58,6 +59,7 @@ func (h *Host) update(ctx context.Context, start *store.NewInstance, id string, 
 	if err != nil {
 		return u, false, err
 	}
+	u.By = identity.From(ctx).Name
 	if err := h.updatable(ctx, start, id); err != nil {
 		return u, false, err
 	}

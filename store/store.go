@@ -13,6 +13,8 @@
 // engine.OutlivesExecution for what an ended execution left), made from
 // the facts only the store knows at commit (whether an id is free, which
 // parent waits). It moves bytes, and keeps them atomic, leased and in order.
+// Beside the instances it keeps the schedules (Schedules) and the audit
+// log of the changes asked through the API (Audit).
 // store/storetest pins each of these down.
 //
 // store/sqlite is the default implementation, for one host; store/postgres
@@ -307,6 +309,9 @@ type NewInstance struct {
 	// finished, whose result or failure its start message carries
 	// (engine.ScheduledStart); nil for none.
 	LastRun *LastRun
+	// By names who started it through the API (engine.Event.By), which
+	// its start message carries; empty for none.
+	By string
 }
 
 // LastRun is the end of a schedule's last run that finished: its result,
@@ -349,6 +354,10 @@ type Update struct {
 	RequestedAt time.Time
 	// AnsweredAt is when it was answered; zero until then.
 	AnsweredAt time.Time
+	// By names who sent it through the API (engine.Event.By): its
+	// message carries it, into the instance's history; the store does not
+	// keep it beside the update.
+	By string
 }
 
 // RefusedUpdate is an update the orchestration refused, in the turn that
@@ -664,6 +673,7 @@ type Store interface {
 	Activities
 	Operations
 	Schedules
+	Audit
 	Health
 
 	Close() error

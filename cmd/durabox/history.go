@@ -75,5 +75,8 @@ func details(ev engine.Event) string {
 	if ev.Reason != "" {
 		d = append(d, fmt.Sprintf("reason=%q", ev.Reason))
 	}
+	if ev.By != "" {
+		d = append(d, "by="+ev.By)
+	}
 	return strings.Join(d, " ")
 }

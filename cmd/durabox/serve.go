@@ -47,10 +47,14 @@ var serveCommand = &command{
 		"modules are cached in --cache-dir (default: the user's cache directory,\n" +
 		"durabox/HOST-ID).\n\n" +
 		"On loopback (127.0.0.1, the default) anyone on the machine may use the API.\n" +
-		"Beyond it, a token is required: every request must carry it (durabox sends\n" +
-		"$DURABOX_TOKEN or --token-file), and serve refuses to start without one. A\n" +
-		"--read-token-file token may only read. With --tls-cert and --tls-key it serves\n" +
-		"https; without, tokens travel in clear.\n\n" +
+		"Beyond it, a token is required: every request must carry one (durabox sends\n" +
+		"$DURABOX_TOKEN or --token-file), and serve refuses to start without one. Each\n" +
+		"token has a name and a role (--token NAME=SECRET[:ROLE], or one a line in\n" +
+		"--token-file): an admin token may do everything, a read token only read, a\n" +
+		"worker's token only serve tasks. Every change made through the API, and each\n" +
+		"one refused for its token's role, is recorded with the token's name in the\n" +
+		"audit log (durabox audit), and in the history of the instance it changes. With\n" +
+		"--tls-cert and --tls-key it serves https; without, tokens travel in clear.\n\n" +
 		"Whatever the token, no web page may drive the host through a browser: it\n" +
 		"answers only requests for the address it listens on (on loopback, also\n" +
 		"localhost, 127.0.0.1 and [::1]; on 0.0.0.0, those and the machine's addresses)\n" +
@@ -68,12 +72,13 @@ var serveCommand = &command{
 		fs.StringVar(&c.cacheDir, "cache-dir", "", "cache compiled modules in `DIR` (default FILE.wasmcache; on PostgreSQL, the user's cache directory)")
 		durationVar(fs, &c.lease, "lease", "0 for the default, 1m", "how long a host holds the work it takes before another may take it over, such as 30s (default 1m)")
 		fs.StringVar(&c.addr, "addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
-		fs.StringVar(&c.tokenFile, "token-file", "", "require the admin token in `FILE` of every request (default $DURABOX_TOKEN, if set)")
+		fs.Var(&c.tokens, "token", "accept the token `NAME=SECRET[:ROLE]`, ROLE admin (the default), read or worker; NAME stands for its holder in the audit log and in the histories of the instances it changes; may be given more than once (it shows in the process list: prefer --token-file)")
+		fs.StringVar(&c.tokenFile, "token-file", "", "accept the tokens in `FILE`, one a line, NAME=SECRET[:ROLE] as --token, or an admin token's SECRET alone; '#' begins a comment; refused if its group or others may read it (default $DURABOX_TOKEN, if set)")
 		fs.StringVar(&c.readTokenFile, "read-token-file", "", "also accept the token in `FILE`, for reading (GET) only")
 		fs.StringVar(&c.workerTokenFile, "worker-token-file", "", "also accept the token in `FILE` from workers outside the host: it may poll for, heartbeat, complete and fail tasks, and nothing more")
 		fs.StringVar(&c.tlsCert, "tls-cert", "", "serve https with the certificate (PEM) in `FILE`; needs --tls-key")
 		fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert, in `FILE`")
-		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new, such as 720h, checking at start and then every --sweep-interval (default: keep everything)")
+		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new and the audit log's records D old, such as 720h, checking at start and then every --sweep-interval (default: keep everything)")
 		durationVar(fs, &c.sweepInterval, "sweep-interval", "0 for the default, a tenth of the retention, between a minute and an hour", "apply --retention every `D`, such as 10m (default a tenth of the retention, between a minute and an hour)")
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")
@@ -104,6 +109,7 @@ type serveConfig struct {
 	db, addr                 string
 	hostID, cacheDir         string
 	lease                    time.Duration
+	tokens                   tokenList
 	tokenFile, readTokenFile string
 	workerTokenFile          string
 	activityQueues           string
@@ -239,13 +245,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 	}
 	// Checked before anything is made; runHost makes the server's own.
 	handlerOpts := server.Options{Logger: logger, MaxPayload: c.maxPayloadMiB << 20, Hosts: commaList(c.allowedHosts)}
-	if handlerOpts.Token, err = readToken("--token-file", c.tokenFile, os.Getenv("DURABOX_TOKEN")); err != nil {
-		return err
-	}
-	if handlerOpts.ReadToken, err = readToken("--read-token-file", c.readTokenFile, ""); err != nil {
-		return err
-	}
-	if handlerOpts.WorkerToken, err = readToken("--worker-token-file", c.workerTokenFile, ""); err != nil {
+	if handlerOpts.Tokens, err = c.serveTokens(); err != nil {
 		return err
 	}
 	if c.queueMap, err = activityQueues(c.activityQueues); err != nil {
@@ -270,7 +270,7 @@ func (c *serveConfig) serve(ctx context.Context, e *env) (err error) {
 	defer ln.Close()
 	hosts := append(listenHosts(c.addr, ln.Addr()), commaList(c.allowedHosts)...)
 	loopback := isLoopback(ln.Addr())
-	if !loopback && handlerOpts.Token == "" {
+	if !loopback && len(handlerOpts.Tokens) == 0 {
 		return fmt.Errorf("durabox: serve: --addr %s listens beyond loopback, where anyone who reaches it could deploy code and read every instance; "+
 			"give a token with --token-file FILE or $DURABOX_TOKEN (and TLS with --tls-cert and --tls-key), or listen on 127.0.0.1", c.addr)
 	}
@@ -414,7 +414,7 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 		}
 	}()
 	handlerOpts := hc.Server(h, hosts)
-	handlerOpts.Token, handlerOpts.ReadToken, handlerOpts.WorkerToken = tokens.Token, tokens.ReadToken, tokens.WorkerToken
+	handlerOpts.Tokens = tokens.Tokens
 	handler, err := server.New(h, handlerOpts)
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)

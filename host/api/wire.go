@@ -319,6 +319,10 @@ type AccessResponse struct {
 	// TokenRequired says whether the host asks for a token; without one,
 	// everyone is "admin".
 	TokenRequired bool `json:"tokenRequired"`
+	// Token is the name of the request's token ("anonymous" on a host
+	// that asks for none), as the audit log and histories name it; empty
+	// when the request carried no token the host accepts.
+	Token string `json:"token,omitempty"`
 }
 
 // HealthResponse is the answer to GET /healthz (status "ok": the process

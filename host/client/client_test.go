@@ -488,7 +488,10 @@ func TestClientTokens(t *testing.T) {
 	if _, err := newClient(adminToken).Start(ctx, api.StartRequest{Name: "Greeting"}); err != nil {
 		t.Errorf("start with the admin token: %v", err)
 	}
-	for token, want := range map[string]api.AccessResponse{adminToken: {Access: "admin", TokenRequired: true}, readToken: {Access: "read", TokenRequired: true}} {
+	for token, want := range map[string]api.AccessResponse{
+		adminToken: {Access: "admin", TokenRequired: true, Token: server.DefaultName("admin", adminToken)},
+		readToken:  {Access: "read", TokenRequired: true, Token: server.DefaultName("read", readToken)},
+	} {
 		if got, err := newClient(token).Access(ctx); err != nil || got != want {
 			t.Errorf("access: %+v, %v; want %+v", got, err, want)
 		}

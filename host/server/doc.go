@@ -1,8 +1,13 @@
 // Package server serves a Durabox host's operations over HTTP, as
 // openapi.json (served at /v1/openapi.json) describes, for the durabox
 // command line and package host/client: New serves any API, a host.Host
-// or, in tests, host/client/fakehost. With Options.Token it asks every
-// request for a bearer token (and Options.ReadToken may only read). It
+// or, in tests, host/client/fakehost. With tokens (Options.Tokens, each
+// named, with a role; Options.Token, ReadToken and WorkerToken) it asks
+// every request for a bearer token, and carries the token's name into the
+// host (package host/internal/identity), whose histories record it. Each
+// request that changes something is recorded, with the token's name and
+// its outcome, in the audit log of an API that keeps one (Auditor; a
+// Host does), refused ones too (audit.go). It
 // also serves the metrics (/metrics, Options.Metrics), the health checks
 // (/healthz, /readyz) and the web dashboard (/, files under /ui/, from the
 // directory dashboard), which reads the same API. Whatever the token, it

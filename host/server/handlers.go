@@ -45,6 +45,7 @@ func (s *server) deploy(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	noteChange(r, info.Hash, "orchestrations "+strings.Join(info.Orchestrations, ", "))
 	s.reply(w, r, http.StatusCreated, wireModule(info, nil))
 }
 
@@ -146,11 +147,13 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 		s.startWithEvent(w, r, req)
 		return
 	}
+	noteChange(r, req.ID, "orchestration "+abi.Quote(req.Name))
 	id, err := s.api.StartOn(r.Context(), req.Module, req.Name, req.Input, req.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	noteChange(r, id, "orchestration "+abi.Quote(req.Name))
 	s.reply(w, r, http.StatusCreated, api.StartResponse{ID: id})
 }
 
@@ -161,6 +164,7 @@ func (s *server) startWithEvent(w http.ResponseWriter, r *http.Request, req api.
 		s.fail(w, r, fmt.Errorf(`%w: the request's "raise" has no "name": say which event to raise`, api.ErrBadInput))
 		return
 	}
+	noteChange(r, req.ID, fmt.Sprintf("orchestration %s with event %s", abi.Quote(req.Name), abi.Quote(req.Raise.Name)))
 	started, err := s.api.StartWithEvent(r.Context(), req.Module, req.Name, req.Input, req.ID, *req.Raise)
 	if err != nil {
 		s.fail(w, r, err)
@@ -182,6 +186,7 @@ func (s *server) raise(w http.ResponseWriter, r *http.Request) {
 	if len(req.Data) == 0 {
 		req.Data = json.RawMessage("null")
 	}
+	noteChange(r, "", "event "+abi.Quote(req.Name))
 	if err := s.api.Raise(r.Context(), r.PathValue("id"), req.Name, req.Data, req.Persistent); err != nil {
 		s.fail(w, r, err)
 		return
@@ -225,6 +230,9 @@ func (s *server) request(w http.ResponseWriter, r *http.Request, do func(ctx con
 		s.fail(w, r, err)
 		return
 	}
+	if req.Reason != "" {
+		noteChange(r, "", "reason "+abi.Quote(req.Reason))
+	}
 	if err := do(r.Context(), r.PathValue("id"), req.Reason); err != nil {
 		s.fail(w, r, err)
 		return
@@ -264,6 +272,11 @@ func (s *server) purgeMatching(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	what := "purged"
+	if dryRun {
+		what = "would purge (dry run)"
+	}
+	noteChange(r, "", fmt.Sprintf("%s %d instances matching %s", what, n, r.URL.RawQuery))
 	s.reply(w, r, http.StatusOK, api.PurgedResponse{Purged: n, DryRun: dryRun})
 }
 

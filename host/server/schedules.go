@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host/api"
 )
 
@@ -15,6 +16,7 @@ func (s *server) createSchedule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	noteChange(r, req.Name, "orchestration "+abi.Quote(req.Orchestration))
 	sc, err := s.api.CreateSchedule(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)
@@ -64,6 +66,9 @@ func (s *server) pauseSchedule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if req.Note != "" {
+		noteChange(r, "", "note "+abi.Quote(req.Note))
+	}
 	s.changedSchedule(w, r, s.api.PauseSchedule(r.Context(), r.PathValue("name"), req.Note))
 }
 
@@ -89,5 +94,6 @@ func (s *server) triggerSchedule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	noteChange(r, "", "run "+run.InstanceID)
 	s.reply(w, r, http.StatusCreated, run)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -104,6 +105,14 @@ type Options struct {
 	// routes under /v1/tasks) and nothing more. It needs Token, and must
 	// differ from it and from ReadToken. Empty means none.
 	WorkerToken string
+	// Tokens are more tokens the server accepts, each with a name and a
+	// role (serve's --token and --token-file give them), beside Token,
+	// ReadToken and WorkerToken, which are named by DefaultName. Names and
+	// secrets must differ, and with any token at all one must be an
+	// admin's. The token's name goes with each request into the host
+	// (the history of an instance it changes names it) and into the audit
+	// log. Empty means none.
+	Tokens []Token
 	// StallTimeout is how long a request body may send nothing before the
 	// request is refused (400). Zero means 30s.
 	StallTimeout time.Duration
@@ -142,12 +151,13 @@ func (o *Options) Validate() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	hasAdmin := o.Token != "" || slices.ContainsFunc(o.Tokens, func(t Token) bool { return t.Role == "" || t.Role == RoleAdmin })
 	switch {
-	case o.ReadToken != "" && o.Token == "":
+	case o.ReadToken != "" && !hasAdmin:
 		return errors.New("host: a read-only token needs an admin token beside it: with none, nothing could deploy or start")
 	case o.ReadToken != "" && o.ReadToken == o.Token:
 		return errors.New("host: the read-only token is the admin token; give it a token of its own")
-	case o.WorkerToken != "" && o.Token == "":
+	case o.WorkerToken != "" && !hasAdmin:
 		return errors.New("host: a worker token needs an admin token beside it: with none, every request is the admin's and a worker token would limit nothing")
 	case o.WorkerToken != "" && (o.WorkerToken == o.Token || o.WorkerToken == o.ReadToken):
 		return errors.New("host: the worker token is the admin or the read-only token; give it a token of its own")
@@ -159,6 +169,9 @@ func (o *Options) Validate() error {
 		if strings.ContainsAny(t.token, " \t\r\n") {
 			return fmt.Errorf("host: %s holds white space; a bearer token cannot", t.name)
 		}
+	}
+	if err := checkTokens(o.allTokens()); err != nil {
+		return err
 	}
 	if len(o.Hosts) == 0 {
 		o.Hosts = defaultHosts
@@ -175,6 +188,18 @@ func (o *Options) Validate() error {
 	})
 }
 
+// allTokens returns Tokens and, named by DefaultName, Token, ReadToken
+// and WorkerToken.
+func (o *Options) allTokens() []Token {
+	all := slices.Clone(o.Tokens)
+	for _, t := range []Token{{Secret: o.Token, Role: RoleAdmin}, {Secret: o.ReadToken, Role: RoleRead}, {Secret: o.WorkerToken, Role: RoleWorker}} {
+		if t.Secret != "" {
+			all = append(all, t)
+		}
+	}
+	return all
+}
+
 // New serves a over HTTP with the routes, bodies and statuses that
 // package host/client documents and host/server/openapi.json describes (served at
 // /v1/openapi.json). Every answer is JSON, refusals included: a path it
@@ -184,7 +209,9 @@ func New(a API, opts Options) (http.Handler, error) {
 		return nil, err
 	}
 	hosts, _ := newHostNames(opts.Hosts) // Validate checked them
-	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(opts.Token, opts.ReadToken, opts.WorkerToken),
+	all := opts.allTokens()
+	checkTokens(all) // Validate checked them; this names them
+	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(all),
 		hosts: hosts, crossOrigin: http.NewCrossOriginProtection(), panics: guard.Guard{Log: opts.Logger}}
 	var gatherer prometheus.Gatherer = prometheus.NewRegistry()
 	if opts.Metrics != nil {
@@ -293,6 +320,7 @@ var routes = []route{
 	{"POST", "/v1/schedules/{name}/pause", admin, (*server).pauseSchedule},
 	{"POST", "/v1/schedules/{name}/resume", admin, (*server).resumeSchedule},
 	{"POST", "/v1/schedules/{name}/trigger", admin, (*server).triggerSchedule},
+	{"GET", "/v1/audit", admin, (*server).audit},
 	{"GET", "/v1/access", read, (*server).access},
 	{"GET", "/v1/version", read, (*server).version},
 	{"GET", "/healthz", public, (*server).healthz},
@@ -493,6 +521,9 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusInternalServerError {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if n := note(r); n != nil {
+		n.detail = wireError(err)
 	}
 	body, _ := json.Marshal(api.ErrorResponse{Error: wireError(err)})
 	write(w, status, body)

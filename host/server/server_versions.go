@@ -65,6 +65,7 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	noteChange(r, "", resetDetail(req))
 	plan, err := s.api.Reset(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		s.fail(w, r, err)
@@ -86,6 +87,7 @@ func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf(`%w: the request has no "from": name the module to upgrade from, or an orchestration`, api.ErrBadInput))
 		return
 	}
+	noteChange(r, req.From, upgradeDetail(req))
 	enc := json.NewEncoder(w)
 	rc := http.NewResponseController(w)
 	started := false
@@ -109,5 +111,33 @@ func (s *server) upgrade(w http.ResponseWriter, r *http.Request) {
 			s.log.Error("upgrade stopped", "err", err)
 		}
 		send(api.UpgradeLine{Error: wireError(err)})
+		noteChange(r, "", upgradeDetail(req)+"; stopped: "+wireError(err))
 	}
+}
+
+// resetDetail says what a reset asked for, for the audit log.
+func resetDetail(req api.ResetRequest) string {
+	d := fmt.Sprintf("to event %d", req.ToEvent)
+	if req.Module != "" {
+		d += " on module " + req.Module
+	}
+	if req.DryRun {
+		d += " (dry run)"
+	}
+	return d
+}
+
+// upgradeDetail says what an upgrade asked for, for the audit log.
+func upgradeDetail(req api.UpgradeRequest) string {
+	d := "to the newest module"
+	if req.To != "" {
+		d = "to " + req.To
+	}
+	if len(req.Instances) > 0 {
+		d += fmt.Sprintf(", %d instances", len(req.Instances))
+	}
+	if req.DryRun {
+		d += " (dry run)"
+	}
+	return d
 }

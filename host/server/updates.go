@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
 )
@@ -30,6 +31,7 @@ func (s *server) update(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	noteChange(r, "", "update "+abi.Quote(req.Name))
 	u, err := s.api.Update(r.Context(), r.PathValue("id"), req, d)
 	if err != nil {
 		s.fail(w, r, err)

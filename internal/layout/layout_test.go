@@ -53,11 +53,11 @@ func TestImportsFlowOneWay(t *testing.T) {
 		// The HTTP server serves any API (a Host, or the fake): it links no
 		// wasm runtime; Prometheus's client serves the metrics, and
 		// jsontext checks request bodies.
-		{pkg: "host/server", allowed: []string{"host/api", "host/metrics", "host/internal/guard", "host/internal/ijson", "host/internal/size", "host/internal/option",
+		{pkg: "host/server", allowed: []string{"host/api", "host/metrics", "host/internal/guard", "host/internal/identity", "host/internal/ijson", "host/internal/size", "host/internal/option",
 			"host/bundle", "store", "store/query", "engine", "abi", "github.com/prometheus", "github.com/beorn7/perks", "github.com/cespare/xxhash/v2", "github.com/munnerz/goautoneg",
 			"go.yaml.in/yaml/v2", "google.golang.org/protobuf", "golang.org/x/sys", "github.com/go-json-experiment/json"}},
 		// The operations reach the runtime only through ops.Runtime.
-		{pkg: "host/internal/ops", allowed: []string{"host/api", "host/bundle", "host/internal/guard", "host/internal/seed", "store", "store/query", "engine", "abi"}},
+		{pkg: "host/internal/ops", allowed: []string{"host/api", "host/bundle", "host/internal/guard", "host/internal/identity", "host/internal/seed", "store", "store/query", "engine", "abi"}},
 		{pkg: "host/metrics", allowed: []string{"store", "store/query", "engine", "abi", "github.com/prometheus", "github.com/beorn7/perks", "github.com/cespare/xxhash/v2",
 			"github.com/munnerz/goautoneg", "go.yaml.in/yaml/v2", "google.golang.org/protobuf", "golang.org/x/sys"}},
 		// A repro bundle is data: events and bytes.

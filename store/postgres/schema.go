@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 11
+const schemaVersion = 12
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -58,7 +58,25 @@ var migrations = map[int]string{
 	// they came.
 	10: `ALTER TABLE messages ADD COLUMN fair_rank bigint NOT NULL DEFAULT 0;
 		ALTER TABLE messages ADD COLUMN parent_id text COLLATE "C";` + indexes11,
+	// Version 12: the audit log, a row for each change asked through the
+	// API.
+	11: auditTable,
 }
+
+// auditTable is the audit log (store.Audit), which version 12 adds: one
+// row a change asked through the API, or refused. Times are nanoseconds.
+const auditTable = `CREATE TABLE audit_log (
+	id      bigserial PRIMARY KEY,
+	at      bigint NOT NULL,
+	token   text COLLATE "C" NOT NULL,
+	role    text NOT NULL,
+	action  text NOT NULL,
+	target  text COLLATE "C" NOT NULL,
+	status  integer NOT NULL,
+	outcome text NOT NULL,
+	detail  text NOT NULL
+);
+CREATE INDEX audit_log_at ON audit_log(at);`
 
 // waitColumns are the columns of what an instance waits on, which version
 // 9 adds: the kinds between commas (sqlstore.WaitingOn), and the waits
@@ -278,7 +296,7 @@ CREATE TABLE activity_tasks (
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
-` + indexes5 + indexes11 + updatesTable + schedulesTables + attributesTable
+` + indexes5 + indexes11 + updatesTable + schedulesTables + attributesTable + auditTable
 
 // prepareSchemaLock is the advisory lock hosts take while they prepare the
 // schema, so that two starting at once do not both create it.

@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 17
+const schemaVersion = 18
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -103,7 +103,25 @@ var migrations = map[int]string{
 	// they came.
 	16: `ALTER TABLE messages ADD COLUMN fair_rank INTEGER NOT NULL DEFAULT 0;
 		ALTER TABLE messages ADD COLUMN parent_id TEXT;` + indexes17,
+	// Version 18: the audit log, a row for each change asked through the
+	// API.
+	17: auditTable,
 }
+
+// auditTable is the audit log (store.Audit), which version 18 adds: one
+// row a change asked through the API, or refused. Times are nanoseconds.
+const auditTable = `CREATE TABLE audit_log (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT,
+	at      INTEGER NOT NULL,
+	token   TEXT NOT NULL,
+	role    TEXT NOT NULL,
+	action  TEXT NOT NULL,
+	target  TEXT NOT NULL,
+	status  INTEGER NOT NULL,
+	outcome TEXT NOT NULL,
+	detail  TEXT NOT NULL
+);
+CREATE INDEX audit_log_at ON audit_log(at);`
 
 // waitColumns are the columns of what an instance waits on, which version
 // 15 adds: the kinds between commas (sqlstore.WaitingOn), and the waits
@@ -315,7 +333,7 @@ CREATE TABLE activity_tasks (
 	pending_token TEXT
 );
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
-` + indexes6 + indexes11 + indexes17 + updatesTable + schedulesTables + attributesTable
+` + indexes6 + indexes11 + indexes17 + updatesTable + schedulesTables + attributesTable + auditTable
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/identity"
 	"github.com/durabox/durabox/host/internal/seed"
 	"github.com/durabox/durabox/store"
 )
@@ -34,7 +35,7 @@ func (o *Ops) Reset(ctx context.Context, id string, req api.ResetRequest) (api.R
 	if err != nil {
 		return out, fmt.Errorf("%w: instance %q, execution %d: %v", api.ErrBadInput, id, inst.ExecutionID, err)
 	}
-	marker := engine.Event{Kind: engine.ExecutionReset, Module: mod.Hash, SeedExecution: seed.Execution(inst.ExecutionID, history),
+	marker := engine.Event{Kind: engine.ExecutionReset, Module: mod.Hash, SeedExecution: seed.Execution(inst.ExecutionID, history), By: identity.From(ctx).Name,
 		Reason: fmt.Sprintf("reset from execution %d, which had %d events, to its event %d", inst.ExecutionID, len(history), req.ToEvent)}
 	if mod.Hash != inst.ModuleHash {
 		marker.FromModule = inst.ModuleHash

@@ -16,6 +16,8 @@ type Swept struct {
 	// Executions counts the histories of executions that continued as new
 	// deleted.
 	Executions int
+	// AuditRecords counts the records of the audit log deleted.
+	AuditRecords int64
 }
 
 // Sweep carries out Host.Sweep (package host says what it does).
@@ -41,8 +43,11 @@ func (o *Ops) Sweep(ctx context.Context) (Swept, error) {
 			break
 		}
 	}
+	if swept.AuditRecords, err = o.st.DeleteAudit(ctx, before); err != nil {
+		return swept, fmt.Errorf("host: sweep: %w", err)
+	}
 	if swept != (Swept{}) {
-		o.opts.Logger.Info("retention applied", "retention", o.opts.Retention, "instances", swept.Instances, "executions", swept.Executions)
+		o.opts.Logger.Info("retention applied", "retention", o.opts.Retention, "instances", swept.Instances, "executions", swept.Executions, "auditRecords", swept.AuditRecords)
 	}
 	return swept, nil
 }

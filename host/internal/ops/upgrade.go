@@ -15,6 +15,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/guard"
+	"github.com/durabox/durabox/host/internal/identity"
 	"github.com/durabox/durabox/host/internal/seed"
 	"github.com/durabox/durabox/store"
 )
@@ -296,7 +297,7 @@ func (u *upgrade) one(ctx context.Context, inst store.InstanceSummary) api.Upgra
 		now := u.o.opts.Clock()
 		err = u.o.st.MoveInstance(ctx, store.Move{
 			InstanceID: cur.ID, ExecutionID: cur.ExecutionID, HistoryLen: int64(len(history)), From: inst.ModuleHash, To: u.to, Now: now,
-			Event: engine.Event{ID: int64(len(history)) + 1, Kind: engine.ModuleChanged, Time: now, FromModule: inst.ModuleHash, Module: u.to},
+			Event: engine.Event{ID: int64(len(history)) + 1, Kind: engine.ModuleChanged, Time: now, FromModule: inst.ModuleHash, Module: u.to, By: identity.From(ctx).Name},
 		})
 		switch {
 		case err == nil:

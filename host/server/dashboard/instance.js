@@ -226,6 +226,7 @@ function data(e, opener) {
   if (e.failure?.details) parts.push(h("details", {}, h("summary", {}, "details"), h("pre", {}, e.failure.details)));
   if (e.fireAt) parts.push(h("span", {}, "due " + time(e.fireAt) + (e.kind === "TimerCreated" ? " (in " + duration(Date.parse(e.fireAt) - Date.parse(e.time)) + ")" : "")));
   if (e.reason) parts.push(h("span", {}, "reason: " + e.reason));
+  if (e.by) parts.push(h("span", {class: "by"}, "by " + e.by));
   if (e.customStatus) parts.push(h("span", {}, "“" + e.customStatus + "”"));
   if (opener) parts.push(h("span", {class: "muted"}, " for #" + opener.id + (opener.name ? " " + opener.name : "")));
   return parts;

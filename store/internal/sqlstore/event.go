@@ -94,6 +94,8 @@ func (s *eventScanner) event(ev *engine.Event) bool {
 			ok = s.int(&ev.SeedExecution)
 		case "historyWarning":
 			ok = s.int(&ev.HistoryWarning)
+		case "by":
+			ev.By, ok = s.name()
 		default:
 			return false
 		}

@@ -86,6 +86,7 @@ func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *str
 	if n.LastRun != nil {
 		start = engine.ScheduledStart(n.ID, n.Name, n.Input, n.LastRun.Result, n.LastRun.Failure)
 	}
+	start.By = n.By
 	_, err = t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now)
 	return err
 }

@@ -81,7 +81,9 @@ func (s *Store) RequestUpdate(ctx context.Context, start *store.NewInstance, ins
 			instanceID, u.ID, u.Name, NullIfEmpty(u.Input), string(store.UpdateRequested), Nanos(now)); err != nil {
 			return err
 		}
-		return tx.Enqueue(ctx, instanceID, engine.UpdateRequest(u.ID, u.Name, u.Input), visible, now)
+		msg := engine.UpdateRequest(u.ID, u.Name, u.Input)
+		msg.By = u.By
+		return tx.Enqueue(ctx, instanceID, msg, visible, now)
 	})
 	if err != nil {
 		return got, false, s.errorf("update %q of %q: %w", u.Name, instanceID, err)

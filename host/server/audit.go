@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/durabox/durabox/abi"
+	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/internal/identity"
+	"github.com/durabox/durabox/store"
+)
+
+// Auditor keeps the audit log of a server: a Host implements it. A server
+// whose API does not (package host/client/fakehost's) keeps none, and
+// answers GET /v1/audit with 404.
+type Auditor interface {
+	AppendAudit(ctx context.Context, r store.AuditRecord) error
+	Audit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error)
+}
+
+// auditActions name the action each route that changes something
+// records in the audit log, by its method and path. The worker
+// protocol's routes (/v1/tasks/...) are not there: they carry out the
+// host's own work, not a change someone asked for; nor are queries.
+var auditActions = map[string]string{
+	"POST /v1/modules":                       "deploy",
+	"DELETE /v1/modules/{hash}":              "remove-module",
+	"POST /v1/instances":                     "start",
+	"DELETE /v1/instances":                   "purge",
+	"DELETE /v1/instances/{id}":              "purge",
+	"POST /v1/instances/{id}/events":         "raise",
+	"POST /v1/instances/{id}/updates/{name}": "update",
+	"POST /v1/instances/{id}/cancel":         "cancel",
+	"POST /v1/instances/{id}/terminate":      "terminate",
+	"POST /v1/instances/{id}/reset":          "reset",
+	"POST /v1/upgrades":                      "upgrade",
+	"POST /v1/schedules":                     "schedule-create",
+	"DELETE /v1/schedules/{name}":            "schedule-delete",
+	"POST /v1/schedules/{name}/pause":        "schedule-pause",
+	"POST /v1/schedules/{name}/resume":       "schedule-resume",
+	"POST /v1/schedules/{name}/trigger":      "schedule-trigger",
+}
+
+// auditNote is what a handler adds to its request's audit record: the
+// target when the path does not name it (a start's instance id, a
+// deploy's hash), and what the change was or why it failed.
+type auditNote struct {
+	target, detail string
+}
+
+type noteKey struct{}
+
+// note returns the request's audit note, or nil for a request that
+// records none.
+func note(r *http.Request) *auditNote {
+	n, _ := r.Context().Value(noteKey{}).(*auditNote)
+	return n
+}
+
+// noteChange sets what the request's audit record says of the change it
+// made: its target, when not empty, and its detail.
+func noteChange(r *http.Request, target, detail string) {
+	if n := note(r); n != nil {
+		if target != "" {
+			n.target = target
+		}
+		n.detail = detail
+	}
+}
+
+// audited serves a request to a route that changes something and
+// records it in the audit log once answered, with who asked (caller),
+// what and the outcome; refused says why the token may not, when it may
+// not, which is recorded too.
+func (s *server) audited(rt route, action string, caller identity.Caller, w http.ResponseWriter, r *http.Request, refused error) {
+	n := &auditNote{target: r.PathValue("id")}
+	for _, p := range []string{"hash", "name"} {
+		if n.target == "" {
+			n.target = r.PathValue(p)
+		}
+	}
+	r = r.WithContext(context.WithValue(r.Context(), noteKey{}, n))
+	rec := &recorder{ResponseWriter: w}
+	if refused != nil {
+		s.refuse(rec, r, refused)
+	} else {
+		rt.serve(s, rec, r)
+	}
+	auditor, ok := s.api.(Auditor)
+	if !ok {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case rec.status >= http.StatusInternalServerError:
+		outcome = "failed"
+	case rec.status >= http.StatusBadRequest:
+		outcome = "refused"
+	}
+	entry := store.AuditRecord{Token: caller.Name, Role: caller.Role, Action: action, Target: n.target, Status: rec.status, Outcome: outcome, Detail: n.detail}
+	// The change is made whether or not the client still listens.
+	if err := auditor.AppendAudit(context.WithoutCancel(r.Context()), entry); err != nil {
+		s.log.Error("the audit log did not record a change", "action", action, "target", n.target, "token", caller.Name, "status", rec.status, "err", err)
+	}
+}
+
+// audit answers with a page of the audit log, newest first, that the
+// query's since, token, action and target select; before and limit page.
+func (s *server) audit(w http.ResponseWriter, r *http.Request) {
+	auditor, ok := s.api.(Auditor)
+	if !ok {
+		s.fail(w, r, fmt.Errorf("%w: %s: this host keeps no audit log", errNoRoute, r.URL.Path))
+		return
+	}
+	q, err := parseAuditQuery(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, err := auditor.Audit(r.Context(), q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	resp := api.AuditResponse{Records: make([]api.AuditRecord, len(page.Records)), Next: page.Next}
+	for i, rec := range page.Records {
+		resp.Records[i] = api.AuditRecord(rec)
+	}
+	s.reply(w, r, http.StatusOK, resp)
+}
+
+// auditParams are the query parameters of GET /v1/audit.
+var auditParams = map[string]bool{"since": true, "token": true, "action": true, "target": true, "before": true, "limit": true}
+
+func parseAuditQuery(r *http.Request) (store.AuditQuery, error) {
+	v := r.URL.Query()
+	for name := range v {
+		if !auditParams[name] {
+			return store.AuditQuery{}, fmt.Errorf("%w: GET /v1/audit takes no parameter %s; it takes since, token, action, target, before and limit", api.ErrBadInput, abi.Quote(name))
+		}
+	}
+	q := store.AuditQuery{Token: v.Get("token"), Action: v.Get("action"), Target: v.Get("target")}
+	if since := v.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return q, fmt.Errorf("%w: since=%s is not a time such as 2026-01-02T15:04:05Z (RFC 3339)", api.ErrBadInput, abi.Quote(since))
+		}
+		q.Since = t
+	}
+	for _, p := range []struct {
+		name string
+		max  int64
+		v    func(int64)
+	}{{"before", 1 << 62, func(n int64) { q.Before = n }}, {"limit", store.MaxAuditLimit, func(n int64) { q.Limit = int(n) }}} {
+		s := v.Get(p.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > p.max {
+			return q, fmt.Errorf("%w: %s=%s is not a number from 1 to %d", api.ErrBadInput, p.name, abi.Quote(s), p.max)
+		}
+		p.v(n)
+	}
+	return q, nil
+}

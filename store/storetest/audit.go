@@ -1,0 +1,67 @@
+package storetest
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/durabox/durabox/store"
+)
+
+// testAudit: audit records are kept as given, with increasing ids, and
+// listed newest first; each filter keeps what it names, pages follow one
+// another without a gap or a repeat, and DeleteAudit deletes only the
+// records older than its time.
+func testAudit(f *fixture) {
+	recs := []store.AuditRecord{
+		{Time: t0, Token: "alice", Role: "admin", Action: "deploy", Target: module, Status: 201, Outcome: "ok"},
+		{Time: t0.Add(time.Minute), Token: "alice", Role: "admin", Action: "start", Target: "i1", Status: 201, Outcome: "ok", Detail: `orchestration "Order"`},
+		{Time: t0.Add(2 * time.Minute), Token: "bob", Role: "read", Action: "cancel", Target: "i1", Status: 403, Outcome: "refused", Detail: "this token may only read"},
+		{Time: t0.Add(3 * time.Minute), Token: "alice", Role: "admin", Action: "cancel", Target: "i1", Status: 202, Outcome: "ok", Detail: "reason: ≠ done"},
+	}
+	for i := range recs {
+		id, err := f.s.AppendAudit(f.ctx, recs[i])
+		f.must(err, "AppendAudit")
+		if i > 0 && id <= recs[i-1].ID {
+			f.t.Fatalf("AppendAudit: id %d after %d; want a greater one", id, recs[i-1].ID)
+		}
+		recs[i].ID = id
+	}
+	list := func(q store.AuditQuery) store.AuditPage {
+		f.t.Helper()
+		page, err := f.s.ListAudit(f.ctx, q)
+		f.must(err, "ListAudit")
+		return page
+	}
+	want := func(q store.AuditQuery, idx ...int) {
+		f.t.Helper()
+		var w []store.AuditRecord
+		for _, i := range idx {
+			w = append(w, recs[i])
+		}
+		if got := list(q).Records; !reflect.DeepEqual(got, w) {
+			f.t.Fatalf("ListAudit(%+v):\n%+v\nwant\n%+v", q, got, w)
+		}
+	}
+	want(store.AuditQuery{}, 3, 2, 1, 0)
+	want(store.AuditQuery{Token: "alice"}, 3, 1, 0)
+	want(store.AuditQuery{Action: "cancel"}, 3, 2)
+	want(store.AuditQuery{Target: "i1", Token: "bob"}, 2)
+	want(store.AuditQuery{Since: t0.Add(2 * time.Minute)}, 3, 2)
+	want(store.AuditQuery{Token: "carol"})
+
+	first := list(store.AuditQuery{Limit: 3})
+	if len(first.Records) != 3 || first.Next != recs[1].ID {
+		f.t.Fatalf("ListAudit, a page of 3 of 4: %d records, next %d; want 3, next %d", len(first.Records), first.Next, recs[1].ID)
+	}
+	second := list(store.AuditQuery{Limit: 3, Before: first.Next})
+	if len(second.Records) != 1 || second.Records[0].ID != recs[0].ID || second.Next != 0 {
+		f.t.Fatalf("ListAudit, the page after: %+v; want the first record alone, and no next", second)
+	}
+
+	n, err := f.s.DeleteAudit(f.ctx, t0.Add(2*time.Minute))
+	f.must(err, "DeleteAudit")
+	if n != 2 {
+		f.t.Fatalf("DeleteAudit: %d deleted; want 2", n)
+	}
+	want(store.AuditQuery{}, 3, 2)
+}
