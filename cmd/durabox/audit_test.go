@@ -67,6 +67,9 @@ func TestAuditNamesTheToken(t *testing.T) {
 	if _, err := carol.Update(ctx, "cart", api.UpdateRequest{Name: "Checkout"}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := carol.StartWithUpdate(ctx, api.StartRequest{Name: "Cart", Input: json.RawMessage(`{}`), ID: "cart2", Update: &api.UpdateRequest{Name: "Checkout"}}); err != nil {
+		t.Fatal(err)
+	}
 	v2 := deployVersion(t, alice, "main.version=v2")
 	if _, err := alice.Reset(ctx, "reset-me", api.ResetRequest{ToEvent: 3, Module: v2}); err != nil {
 		t.Fatal(err)
@@ -138,6 +141,7 @@ func TestAuditNamesTheToken(t *testing.T) {
 		"carol admin start cart ok",
 		"alice admin raise reset-me ok",
 		"carol admin update cart ok",
+		"carol admin start cart2 ok",
 		"alice admin deploy " + v2 + " ok",
 		"alice admin reset reset-me ok",
 		"carol admin upgrade " + v1 + " ok",
@@ -164,6 +168,7 @@ func TestAuditNamesTheToken(t *testing.T) {
 		"raise reset-me":          `event "go"`,
 		"cancel cancel-me":        `reason "not wanted"`,
 		"update cart":             `update "Checkout"`,
+		"start cart2":             `orchestration "Cart" with update "Checkout"`,
 		"schedule-trigger hourly": "run " + run.InstanceID,
 		"cancel reset-me":         "forbidden: this token may only read (GET); POST /v1/instances/{id}/cancel needs the admin token",
 	} {
@@ -185,6 +190,7 @@ func TestAuditNamesTheToken(t *testing.T) {
 		"move-me":   {"OrchestrationStarted alice", "ModuleChanged carol"},
 		"cancel-me": {"OrchestrationStarted alice", "OrchestrationCancelRequested alice"},
 		"cart":      {"OrchestrationStarted carol", "UpdateAccepted carol"},
+		"cart2":     {"OrchestrationStarted carol", "UpdateAccepted carol"},
 	}
 	for id, want := range wantBy {
 		events := waitFor(t, alice, id, "the change's event", func(events []engine.Event) bool { return len(byEvents(events)) >= len(want) })

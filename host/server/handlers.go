@@ -139,7 +139,9 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 	if len(req.Input) == 0 {
 		req.Input = json.RawMessage("null")
 	}
+	noteChange(r, req.ID, "orchestration "+abi.Quote(req.Name))
 	if req.Update != nil {
+		noteChange(r, req.ID, fmt.Sprintf("orchestration %s with update %s", abi.Quote(req.Name), abi.Quote(req.Update.Name)))
 		s.startWithUpdate(w, r, req)
 		return
 	}
@@ -147,7 +149,6 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 		s.startWithEvent(w, r, req)
 		return
 	}
-	noteChange(r, req.ID, "orchestration "+abi.Quote(req.Name))
 	id, err := s.api.StartOn(r.Context(), req.Module, req.Name, req.Input, req.ID)
 	if err != nil {
 		s.fail(w, r, err)
