@@ -24,7 +24,7 @@ import (
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
-var update = flag.Bool("update", false, "write docs/dashboard.png, the README's screenshot, from TestDashboardInChromium, and docs/dashboard-schedules.png from TestDashboardSchedules")
+var update = flag.Bool("update", false, "write docs/dashboard.png, the README's screenshot, from TestDashboardInChromium, docs/dashboard-schedules.png from TestDashboardSchedules, and docs/dashboard-waiting.png from TestDashboardWhyItWaits")
 
 // chromium returns the path of a Chromium the test can drive. When there is
 // none it skips the test, saying how to install one, unless

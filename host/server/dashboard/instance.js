@@ -1,12 +1,12 @@
 // One instance: what it is, what it may be asked (raise, update, cancel,
-// terminate, purge), a query to run, the handlers it has, its custom
-// status, input and result or failure,
+// terminate, purge), a query to run, the handlers it has, what it waits
+// on and its last progress, its custom status, input and result or failure,
 // its executions, the history of one of them as a timeline, and its tree
 // of children.
 
 import {api, query} from "./api.js";
 import {canChange, refresh} from "./app.js";
-import {badge, duration, h, instanceLink, isTerminal, json, replace, short, time} from "./dom.js";
+import {ago, badge, duration, h, instanceLink, isTerminal, json, replace, short, time} from "./dom.js";
 
 export function instanceView(id, params) {
   const chosen = Number(params.get("execution")) || 0; // 0: the current one
@@ -81,8 +81,7 @@ function showOverview(el, d) {
     (d.warnings || []).map(w => h("div", {class: "card warning"}, h("h3", {}, "Warning"), h("p", {}, w))),
     h("div", {class: "card"}, h("h3", {}, "Custom status"),
       h("p", {id: "custom-status", class: d.customStatus ? "" : "muted"}, d.customStatus || "none set")),
-    d.activities && d.activities.length ? h("div", {class: "card", id: "activities"}, h("h3", {}, "Activities it waits on"),
-      h("ul", {}, d.activities.map(activityItem))) : null,
+    isTerminal(d.status) ? null : waitingCard(d),
     h("div", {class: "card"}, h("h3", {}, "Input"), h("pre", {id: "input"}, json(d.input))),
     d.result !== undefined ? h("div", {class: "card"}, h("h3", {}, "Result"), h("pre", {id: "result"}, json(d.result))) : null,
     d.failure ? h("div", {class: "card failure", id: "failure"},
@@ -91,14 +90,43 @@ function showOverview(el, d) {
       d.failure.details ? h("details", {}, h("summary", {}, "Details"), h("pre", {}, d.failure.details)) : null) : null);
 }
 
+// waitingCard shows what a running instance waits on (its activity calls,
+// then its timers, events, children and updates) and when a turn last
+// changed it.
+function waitingCard(d) {
+  const waits = d.waitingOn || [], activities = d.activities || [];
+  return h("div", {class: "card", id: "waiting"}, h("h3", {}, "Waiting on"),
+    d.lastProgress ? h("p", {id: "last-progress"}, "Last progress ", h("span", {class: "time"}, time(d.lastProgress)),
+      " (", ago(d.lastProgress), ")") : null,
+    activities.length ? h("ul", {id: "activities"}, activities.map(activityItem)) : null,
+    waits.length ? h("ul", {id: "waits"}, waits.map(waitItem)) : null,
+    !activities.length && !waits.length ? h("p", {class: "muted"}, "Nothing yet: its next turn says.") : null);
+}
+
 // activityItem describes an activity call the instance waits on: where it
-// runs, its attempt, and its last heartbeat.
+// runs, its attempt, its last error and next retry, and its last heartbeat.
 function activityItem(a) {
   const where = a.queue ? ["on task queue ", h("span", {class: "mono"}, a.queue)] : "in its module";
-  const state = a.running ? `attempt ${a.attempt} running` :
+  let state = a.running ? `attempt ${a.attempt} running` :
     (a.noWorker ? "waiting: no worker has polled its queue" : "waiting for a worker") + (a.attempt ? `, after ${a.attempt} attempt(s)` : "");
-  return h("li", {}, h("b", {}, a.activity), " ", where, ": ", state, ", since ", time(a.since),
+  if (a.nextRetry) state = [`attempt ${a.attempt} failed, next attempt at `, h("span", {class: "time"}, time(a.nextRetry))];
+  return h("li", {}, h("span", {class: "chip"}, "activity"), " ", h("b", {}, a.activity), " ", where, ": ", state, ", since ", time(a.since),
+    a.timeoutMs ? `, each attempt's deadline ${duration(a.timeoutMs)}` : null,
+    a.lastError ? [h("br"), "last error: ", h("code", {class: "last-error"}, a.lastError)] : null,
     a.lastHeartbeat !== undefined ? [h("br"), "last heartbeat: ", h("code", {}, JSON.stringify(a.lastHeartbeat))] : null);
+}
+
+// waitItem describes a timer, an event, a child or an update the instance
+// waits on.
+function waitItem(w) {
+  const what = {
+    timer: () => ["due at ", h("span", {class: "time"}, time(w.due))],
+    event: () => [h("b", {}, w.name), w.persistent ? " (persistent)" : ""],
+    child: () => [h("b", {}, w.name), " ", instanceLink(w.id)],
+    update: () => w.id ? [h("b", {}, w.name), " ", h("span", {class: "mono"}, w.id), ", its handler running"] : "of any name: it waits on nothing else",
+  }[w.kind];
+  return h("li", {dataset: {kind: w.kind}}, h("span", {class: "chip"}, w.kind), " ", what ? what() : "",
+    w.since ? [", since ", time(w.since)] : null);
 }
 
 function failureTitle(d) {

@@ -1,4 +1,5 @@
-// The instances: counts per status, filters, and a page of summaries with a
+// The instances: counts per status, filters (among them how long an
+// instance has gone without progress, and what it waits on), and a page of summaries with a
 // link to the next page.
 
 import {api, query} from "./api.js";
@@ -8,7 +9,12 @@ import {badge, h, instanceLink, replace, short, statuses, time} from "./dom.js";
 const pageSize = 50;
 
 // The filters of GET /v1/instances the page offers, beside status.
-const textFilters = ["name", "module", "idPrefix", "parent", "createdAfter", "createdBefore"];
+const textFilters = ["name", "module", "idPrefix", "parent", "createdAfter", "createdBefore", "stalledFor", "waitingOn"];
+
+// stalls are the choices of "No progress for" (GET /v1/instances?stalledFor=),
+// and waitKinds those of "Waiting on" (?waitingOn=).
+const stalls = ["5m", "15m", "1h", "24h"];
+const waitKinds = ["activity", "timer", "event", "update", "child"];
 
 export function instancesView(params) {
   const chosen = params.getAll("status");
@@ -21,6 +27,10 @@ export function instancesView(params) {
   const idPrefix = h("input", {name: "idPrefix", id: "filter-id", value: filter.idPrefix, placeholder: "id begins with", size: 16});
   const after = h("input", {type: "datetime-local", step: 1, name: "createdAfter", id: "filter-after", value: toInput(filter.createdAfter)});
   const before = h("input", {type: "datetime-local", step: 1, name: "createdBefore", id: "filter-before", value: toInput(filter.createdBefore)});
+  const stalled = h("select", {name: "stalledFor", id: "filter-stalled"}, h("option", {value: ""}, "any time"),
+    stalls.map(v => h("option", {value: v, selected: v === filter.stalledFor}, v)));
+  const waiting = h("select", {name: "waitingOn", id: "filter-waiting"}, h("option", {value: ""}, "anything"),
+    waitKinds.map(v => h("option", {value: v, selected: v === filter.waitingOn}, v)));
   const boxes = statuses.map(s => h("input", {type: "checkbox", name: "status", value: s, checked: chosen.includes(s)}));
 
   const form = h("form", {class: "filters card", id: "filters", onsubmit: e => {
@@ -29,6 +39,7 @@ export function instancesView(params) {
       status: boxes.filter(b => b.checked).map(b => b.value),
       name: names.value, module: modules.value, idPrefix: idPrefix.value.trim(),
       parent: filter.parent, createdAfter: fromInput(after.value), createdBefore: fromInput(before.value),
+      stalledFor: stalled.value, waitingOn: waiting.value,
     };
     location.hash = "#/instances" + query(next);
   }},
@@ -38,6 +49,8 @@ export function instancesView(params) {
     h("label", {}, "Id ", idPrefix),
     h("label", {}, "Created from ", after),
     h("label", {}, "to ", before),
+    h("label", {}, "No progress for ", stalled),
+    h("label", {}, "Waiting on ", waiting),
     filter.parent ? h("span", {class: "chip"}, "children of ", instanceLink(filter.parent), " ",
       h("a", {href: "#/instances" + query({...filter, parent: ""})}, "×")) : null,
     h("button", {type: "submit"}, "Apply"), " ",
