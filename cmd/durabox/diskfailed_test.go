@@ -33,13 +33,15 @@ type faultyHost struct {
 func newFaultyHost(t *testing.T, ctx context.Context) *faultyHost {
 	t.Helper()
 	disk := faultfs.Mount(t)
-	hello, err := guestbuild.Wasm("examples/wasm/hello")
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := startServer(t, filepath.Join(disk.Dir(), "durabox.db"))
-	if _, err := s.client().Deploy(ctx, hello); err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{"examples/wasm/hello", "examples/wasm/approval"} {
+		wasm, err := guestbuild.Wasm(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.client().Deploy(ctx, wasm); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return &faultyHost{t: t, ctx: ctx, disk: disk, serve: s, url: "http://" + s.addr}
 }
@@ -109,9 +111,9 @@ func (f *faultyHost) lost() int {
 }
 
 // TestSlowFsync: on a disk whose every fsync takes 2 s, durabox serve takes
-// starts at once and answers each once it is on disk, slower, none with
-// an error; /readyz stays ready; every instance runs to its end once the
-// disk is fast again (under 2 s a sync, the test would wait out its
+// starts and raises at once and answers each once it is on disk, slower,
+// none with an error; /readyz stays ready; every instance runs to its end
+// once the disk is fast again (under 2 s a sync, the test would wait out its
 // instances' turns' syncs, which check nothing more).
 func TestSlowFsync(t *testing.T) {
 	t.Parallel()
@@ -119,6 +121,26 @@ func TestSlowFsync(t *testing.T) {
 	defer cancel()
 	f := newFaultyHost(t, ctx)
 	f.starts("before", 5)
+	const approvals = 10
+	for i := range approvals {
+		if code, body, err := f.call("POST", "/v1/instances", fmt.Sprintf(`{"name": "Approval", "input": {"item": "laptop", "timeout": "1h"}, "id": "approval-%d"}`, i)); err != nil || code != http.StatusCreated {
+			t.Fatalf("start approval-%d: %d %s %v", i, code, body, err)
+		}
+	}
+	// Each waits for its decision before it is raised: a positional event
+	// raised while no wait is active is dropped.
+	for i := range approvals {
+		for {
+			inst, err := f.serve.client().Instance(ctx, fmt.Sprint("approval-", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inst.CustomStatus == "waiting for a decision on laptop" {
+				break
+			}
+			time.Sleep(10 * time.Millisecond) // a poll: it decides nothing
+		}
+	}
 	const delay = 2 * time.Second
 	f.disk.Set(faultfs.Faults{FsyncDelay: delay})
 	began := time.Now()
@@ -141,8 +163,24 @@ func TestSlowFsync(t *testing.T) {
 		}
 	}()
 	const n = 40
+	var wg sync.WaitGroup
+	raised := make([]string, approvals)
+	for i := range approvals {
+		wg.Go(func() {
+			code, body, err := f.call("POST", fmt.Sprintf("/v1/instances/approval-%d/events", i), `{"name": "Approval", "data": {"approved": true, "by": "ada"}}`)
+			if err != nil || code/100 != 2 {
+				raised[i] = fmt.Sprintf("raise to approval-%d: %d %s %v", i, code, body, err)
+			}
+		})
+	}
 	f.starts("slow", n)
+	wg.Wait()
 	took := time.Since(began)
+	for _, r := range raised {
+		if r != "" {
+			t.Fatal(r)
+		}
+	}
 	close(done)
 	answers := <-readyz
 	for _, a := range answers {
@@ -155,7 +193,14 @@ func TestSlowFsync(t *testing.T) {
 	}
 	f.disk.Set(faultfs.Faults{})
 	lost := f.lost()
-	t.Logf("faultio: fsync %v: %d starts (answered in %v, every one 201; /readyz 200 all %d times asked meanwhile), %d acknowledged, %d lost", delay, n, took.Round(100*time.Millisecond), len(answers), len(f.acked), lost)
+	for i := range approvals {
+		inst, err := f.serve.client().Wait(ctx, fmt.Sprint("approval-", i))
+		if err != nil || inst.Status != engine.StatusCompleted || !strings.Contains(string(inst.Result), "approved by ada") {
+			t.Errorf("approval-%d: %+v, %v; want Completed, approved by ada", i, inst, err)
+			lost++
+		}
+	}
+	t.Logf("faultio: fsync %v: %d starts and %d raises (answered in %v, every one 2xx; /readyz 200 all %d times asked meanwhile), %d acknowledged, %d lost", delay, n, approvals, took.Round(100*time.Millisecond), len(answers), len(f.acked)+approvals, lost)
 }
 
 // TestDiskFailsWrites: on a disk that fails writes (EIO), then fsyncs,
