@@ -26,6 +26,7 @@ require (
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/mod v0.34.0
 	golang.org/x/sync v0.22.0
+	golang.org/x/sys v0.44.0
 	golang.org/x/time v0.15.0
 )
 
@@ -46,7 +47,6 @@ require (
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
-	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/text v0.36.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -51,6 +51,7 @@ func Open(url string, opts Options) (*Store, error) {
 	// An operator sees which host each connection is (pg_stat_activity).
 	cfg.ConnConfig.RuntimeParams["application_name"] = "durabox " + opts.HostID
 	cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+	cfg.ConnConfig.DialFunc = dialer().DialContext
 	ctx, cancel := context.WithTimeout(context.Background(), opts.ConnectTimeout)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
