@@ -10,7 +10,7 @@ C_WASM     := $(foreach e,$(C_EXAMPLES),examples/c/$(e)/$(e).wasm) examples/conf
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples c-examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg crashtest crashtest-workers crashtest-pg dbrestarttest soaktest FORCE
+.PHONY: build examples c-examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg crashtest crashtest-workers crashtest-pg dbrestarttest partitiontest soaktest FORCE
 
 build: bin/durabox examples c-examples
 
@@ -146,6 +146,12 @@ crashtest-pg: bin/durabox
 # killed with SIGKILL in turn, 6 times, between the hosts' kills.
 dbrestarttest: bin/durabox
 	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres own --hosts 3 --kills 12 --db-restarts 6 $(CRASHFLAGS)
+
+# Partitions: the same three hosts, each in a network namespace of its own
+# (ip netns, veth; needs root), one at a time cut off from everything for 1
+# to 15 seconds, 6 times, between the kills.
+partitiontest: bin/durabox
+	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres own --hosts 3 --kills 12 --partitions 6 $(CRASHFLAGS)
 
 # The soak run: a real durabox serve with --retention set, under a steady
 # load (100 hellos a second, 50 approvals waiting, 20 instances continuing

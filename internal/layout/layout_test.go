@@ -34,7 +34,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		// The logic the SQL stores share; they differ in SQL and drivers.
 		{pkg: "store/internal/sqlstore", allowed: []string{"store", "store/query", "engine", "abi"}},
 		{pkg: "store/sqlite", allowed: []string{"store", "store/query", "store/internal/sqlstore", "engine", "abi", "github.com/mattn/go-sqlite3"}},
-		{pkg: "store/postgres", allowed: []string{"store", "store/query", "store/internal/sqlstore", "engine", "abi", "github.com/jackc/pgx/v5", "github.com/jackc/pgpassfile", "github.com/jackc/pgservicefile", "github.com/jackc/puddle/v2", "golang.org/x/sync", "golang.org/x/text"}},
+		{pkg: "store/postgres", allowed: []string{"store", "store/query", "store/internal/sqlstore", "engine", "abi", "github.com/jackc/pgx/v5", "github.com/jackc/pgpassfile", "github.com/jackc/pgservicefile", "github.com/jackc/puddle/v2", "golang.org/x/sync", "golang.org/x/sys", "golang.org/x/text"}},
 		{pkg: "host/api", allowed: []string{"engine", "abi"}},
 		{pkg: "host/client", allowed: []string{"host/api", "engine", "abi"}},
 		// The host runs guests on wazero or wasmtime-go, and serves its

@@ -21,6 +21,7 @@ package pgtest
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -72,7 +73,7 @@ func find() {
 			found, which = local, "the server on 127.0.0.1:5432"
 			return
 		}
-		c, err := startThrowaway()
+		c, err := startThrowaway(ClusterOptions{})
 		if err != nil {
 			why = fmt.Errorf("no server at $%s or on 127.0.0.1:5432, and no throwaway cluster: %w", EnvURL, err)
 			return
@@ -194,6 +195,7 @@ func WithSearchPath(u, schema string) string {
 // throwaway is a cluster started for the tests.
 type throwaway struct {
 	dir, url string
+	port     int
 	pgCtl    string
 	// opts are the server's options, for every start.
 	opts string
@@ -209,7 +211,7 @@ type Cluster struct{ c *throwaway }
 // $DURABOX_REQUIRE_POSTGRES is set) when it cannot.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
-	c, err := StartCluster()
+	c, err := StartCluster(ClusterOptions{})
 	if err != nil {
 		if os.Getenv(EnvRequire) != "" {
 			t.Fatal(err.Error() + " (" + EnvRequire + " is set, so this fails rather than skips)")
@@ -220,10 +222,20 @@ func NewCluster(t testing.TB) *Cluster {
 	return c
 }
 
+// ClusterOptions are how StartCluster starts a cluster. The zero value
+// listens on a socket in the cluster's directory only.
+type ClusterOptions struct {
+	// Listen is a comma-separated list of addresses to listen on over TCP
+	// as well (PostgreSQL's listen_addresses), and Trust the network
+	// (CIDR) whose connections it lets in without a password.
+	Listen, Trust string
+}
+
 // StartCluster starts a cluster of the caller's own, as NewCluster does,
-// for a command (make dbrestarttest); the caller must Stop it.
-func StartCluster() (*Cluster, error) {
-	c, err := startThrowaway()
+// for a command (make dbrestarttest, make partitiontest); the caller must
+// Stop it.
+func StartCluster(opts ClusterOptions) (*Cluster, error) {
+	c, err := startThrowaway(opts)
 	if err != nil {
 		return nil, fmt.Errorf("no throwaway PostgreSQL cluster: %w. Install PostgreSQL (apt-get install postgresql) with initdb and pg_ctl on the PATH", err)
 	}
@@ -233,8 +245,12 @@ func StartCluster() (*Cluster, error) {
 // Stop stops the cluster and removes its directory.
 func (c *Cluster) Stop() { c.c.stop() }
 
-// URL is the cluster's database.
+// URL is the cluster's database, through its socket.
 func (c *Cluster) URL() string { return c.c.url }
+
+// Port is the port the cluster listens on, over TCP where
+// ClusterOptions.Listen says, and in its socket's name.
+func (c *Cluster) Port() int { return c.c.port }
 
 // Restart stops the cluster, ending every connection, and starts it
 // again.
@@ -311,8 +327,9 @@ func (c *Cluster) Up() error {
 }
 
 // startThrowaway initialises a cluster in a temporary directory and starts
-// it on a free port, listening on a socket in that directory only.
-func startThrowaway() (*throwaway, error) {
+// it on a free port, listening on a socket in that directory, and over
+// TCP as opts say.
+func startThrowaway(opts ClusterOptions) (*throwaway, error) {
 	initdb, err := exec.LookPath("initdb")
 	if err != nil {
 		return nil, fmt.Errorf("initdb is not installed: %w", err)
@@ -347,9 +364,20 @@ func startThrowaway() (*throwaway, error) {
 	if out, err := c.run(initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync"); err != nil {
 		return nil, fmt.Errorf("initdb: %w: %s", err, out)
 	}
+	if opts.Trust != "" {
+		hba, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		_, err = fmt.Fprintf(hba, "host all all %s trust\n", opts.Trust)
+		if err := errors.Join(err, hba.Close()); err != nil {
+			return nil, fmt.Errorf("let %s into the cluster: %w", opts.Trust, err)
+		}
+	}
 	// fsync=off: a killed server loses nothing that reached the kernel;
 	// only a crash of the machine would, which no test here makes.
-	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=off", port, dir)
+	c.port = port
+	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses='%s' -c fsync=off", port, dir, opts.Listen)
 	if out, err := c.run(pgCtl, "-D", data, "-o", c.opts, "-l", filepath.Join(dir, "log"), "-w", "start"); err != nil {
 		return nil, fmt.Errorf("pg_ctl start: %w: %s", err, out)
 	}

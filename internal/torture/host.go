@@ -19,8 +19,11 @@ type hostProc struct {
 
 // startHost starts durabox serve with args and waits until it serves.
 func startHost(bin string, args []string, log io.Writer) (*hostProc, error) {
-	return startProc(bin, append([]string{"serve"}, args...), log, "durabox: serving on ")
+	return startProc(bin, append([]string{"serve"}, args...), log, serveReady)
 }
+
+// serveReady begins the line durabox serve prints once it serves.
+const serveReady = "durabox: serving on "
 
 // startProc starts bin with args and waits until it prints a line that
 // begins with ready.

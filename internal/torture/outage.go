@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/durabox/durabox/internal/pgtest"
@@ -72,4 +73,65 @@ func readyz(client *http.Client, addr string) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// partition cuts one of the hosts that serve (procs, on addrs) off from
+// everything for 1 to 15 seconds (longer than its 10s lease, half the
+// time), while the others go on, then heals it. The host must not exit,
+// and must answer ready on /readyz within a minute of the heal; fail is
+// told when it does not. A host not ready yet (it was started again after
+// a kill and still loads its modules, which takes long on a loaded
+// machine) is not cut: it is tried at the next kill.
+func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *Report, fail func(format string, args ...any)) error {
+	i := rng.IntN(len(procs))
+	client := &http.Client{Timeout: 5 * time.Second}
+	if procs[i] == nil {
+		return nil
+	}
+	if status, err := readyz(client, addrs[i]); err != nil || status != http.StatusOK {
+		return nil
+	}
+	if err := n.Cut(i); err != nil {
+		return fmt.Errorf("cut host %d off: %w", i, err)
+	}
+	cut := time.Second + time.Duration(rng.Int64N(int64(14*time.Second)))
+	time.Sleep(cut)
+	if err := n.Heal(i); err != nil {
+		return fmt.Errorf("heal host %d: %w", i, err)
+	}
+	r.Partitions++
+	r.LongestCut = max(r.LongestCut, cut)
+	select {
+	case <-procs[i].exited:
+		fail("partition: host %d exited while it was cut off for %s; a host must wait for its network", i, cut.Round(time.Millisecond))
+		procs[i] = nil // started again with the others
+		return nil
+	default:
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		status, err := readyz(client, addrs[i])
+		if err == nil && status == http.StatusOK {
+			r.Heals++
+			return nil
+		}
+		if time.Now().After(deadline) {
+			fail("partition: host %d was not ready a minute after its link came back (cut off for %s): %d, %v", i, cut.Round(time.Millisecond), status, err)
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// overTCP is the database URL u reached over TCP at addr, instead of the
+// socket it names.
+func overTCP(u, addr string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := p.Query()
+	q.Del("host")
+	q.Del("port")
+	p.Host, p.RawQuery = addr, q.Encode()
+	return p.String()
 }

@@ -2,6 +2,7 @@ package torture
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -67,6 +69,14 @@ type Config struct {
 	// While it is down, every host must answer 503 on /readyz and stay up.
 	DB         *pgtest.Cluster
 	DBRestarts int
+	// Net, when set, runs each host in a network namespace of its own
+	// (NewNetlab), reaching DB over TCP, and Partitions is how many times
+	// the run cuts one host off from everything (the database, the
+	// clients, the other hosts) for 1 to 15 seconds, spread over the
+	// kills. A host cut off must not exit, and must serve again once its
+	// link is back.
+	Net        *Netlab
+	Partitions int
 	// Out receives the run's progress and violations. Nil discards them.
 	Out io.Writer
 }
@@ -115,6 +125,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("torture: DBRestarts is %d; it must be zero or more", c.DBRestarts)
 	case c.DBRestarts > 0 && c.DB == nil:
 		return fmt.Errorf("torture: %d database restarts need a PostgreSQL cluster of the run's own (DB)", c.DBRestarts)
+	case c.Partitions < 0:
+		return fmt.Errorf("torture: Partitions is %d; it must be zero or more", c.Partitions)
+	case (c.Partitions > 0 || c.Net != nil) && (c.Net == nil || c.DB == nil):
+		return fmt.Errorf("torture: partitions need the hosts in network namespaces (Net) and a PostgreSQL cluster of the run's own (DB) listening on their links")
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("torture: Workers is %d; it must be zero (activities in their modules) or more", c.Workers)
@@ -171,6 +185,10 @@ type Report struct {
 	DBRestarts           int
 	DBDown               map[string]int
 	NotReady, ReadyAsked int
+	// Partitions counts the times a host was cut off, Heals those after
+	// which it served again, and LongestCut is the longest.
+	Partitions, Heals int
+	LongestCut        time.Duration
 	// Violations lists everything lost or wrong; empty when nothing was.
 	Violations []string
 	// Took is how long the run took.
@@ -185,6 +203,9 @@ func (r *Report) Summary() string {
 	}
 	if r.Workers > 0 {
 		where += fmt.Sprintf("%d external workers, %d worker kills, ", r.Workers, r.WorkerKills)
+	}
+	if r.Partitions > 0 {
+		where += fmt.Sprintf("%d partitions (the longest %s), %d heals, ", r.Partitions, r.LongestCut.Round(100*time.Millisecond), r.Heals)
 	}
 	if r.DBRestarts > 0 {
 		where += fmt.Sprintf("%d database restarts (%d fast, %d immediate, %d killed; not ready %d of %d times asked while down), ",
@@ -230,7 +251,9 @@ func Run(c Config) (r *Report, err error) {
 	}
 	addrs := make([]string, c.Hosts)
 	for i := range addrs {
-		if addrs[i], err = freeAddr(); err != nil {
+		if c.Net != nil {
+			addrs[i] = net.JoinHostPort(c.Net.HostIP(i), "7070") // its namespace is its own
+		} else if addrs[i], err = freeAddr(); err != nil {
 			return nil, err
 		}
 	}
@@ -240,11 +263,22 @@ func Run(c Config) (r *Report, err error) {
 		return nil, err
 	}
 	defer log.Close()
-	launch := func(i int) (*hostProc, error) { return startHost(bin, c.serveArgs(dir, addrs[i], i), log) }
+	// Hosts in namespaces listen beyond loopback, which needs a token.
+	var token string
+	if c.Net != nil {
+		token = crand.Text()
+	}
+	launch := func(i int) (*hostProc, error) {
+		if c.Net != nil {
+			name, args := c.Net.Command(i, "env", append([]string{"DURABOX_TOKEN=" + token, bin, "serve"}, c.serveArgs(dir, addrs[i], i)...)...)
+			return startProc(name, args, log, serveReady)
+		}
+		return startHost(bin, c.serveArgs(dir, addrs[i], i), log)
+	}
 
 	// The clients talk to any host.
 	anyHost := &http.Client{Timeout: 10 * time.Second, Transport: anyOf(addrs)}
-	cl := client.New("http://"+addrs[0], &client.Options{HTTPClient: anyHost})
+	cl := client.New("http://"+addrs[0], &client.Options{HTTPClient: anyHost, Token: token})
 	// Deploy on a host that is not killed: compiling the modules takes
 	// seconds, and the kills are for the work.
 	p, err := launch(0)
@@ -253,7 +287,7 @@ func Run(c Config) (r *Report, err error) {
 	}
 	// Compiling a module takes seconds, more on a busy machine: the deploys
 	// get more time than the requests a kill may cut.
-	deployer := client.New("http://"+addrs[0], &client.Options{HTTPClient: &http.Client{Timeout: 2 * time.Minute}})
+	deployer := client.New("http://"+addrs[0], &client.Options{HTTPClient: &http.Client{Timeout: 2 * time.Minute}, Token: token})
 	for _, w := range wasm {
 		if _, err := deployer.Deploy(context.Background(), w); err != nil {
 			p.kill()
@@ -330,6 +364,11 @@ func Run(c Config) (r *Report, err error) {
 			workers[i] = nil
 			r.WorkerKills++
 		}
+		if r.Partitions < c.Partitions && r.Kills >= (r.Partitions+1)*c.Kills/(c.Partitions+1) {
+			if err := partition(c.Net, addrs, procs, rng, r, d.fail); err != nil {
+				return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
+			}
+		}
 		if r.DBRestarts < c.DBRestarts && r.Kills >= (r.DBRestarts+1)*c.Kills/(c.DBRestarts+1) {
 			if err := outage(c.DB, addrs, procs, rng, r, d.fail); err != nil {
 				return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
@@ -366,6 +405,22 @@ func Run(c Config) (r *Report, err error) {
 		return nil, fmt.Errorf("after the last kill: %w", err)
 	}
 	d.releaseAll()
+	// The partitions the kills left no time for (a host started again
+	// after a kill is not cut until it is ready) come now, while the
+	// last instances run.
+	for deadline := time.Now().Add(3 * time.Minute); r.Partitions < c.Partitions; {
+		if time.Now().After(deadline) {
+			d.fail("partition: no host was ready to be cut off for 3 minutes after the last kill; %d of %d partitions made", r.Partitions, c.Partitions)
+			break
+		}
+		before := r.Partitions
+		if err := partition(c.Net, addrs, procs, rng, r, d.fail); err != nil {
+			return nil, fmt.Errorf("after the last kill: %w", err)
+		}
+		if r.Partitions == before {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	finish, stopFinish := context.WithTimeout(ctx, c.Deadline)
 	defer stopFinish()
 	go func() {
@@ -427,7 +482,11 @@ func (c *Config) serveArgs(dir, addr string, i int) []string {
 	} else {
 		// A short lease, so that the work of a host that was killed and is
 		// slow to come back, or whose connections were cut, moves on.
-		args = []string{"--db", c.Postgres, "--addr", addr, "--host-id", hostID(i), "--lease", "10s", "--cache-dir", filepath.Join(dir, "cache", hostID(i))}
+		db := c.Postgres
+		if c.Net != nil {
+			db = overTCP(c.Postgres, net.JoinHostPort(c.Net.OuterIP(i), strconv.Itoa(c.DB.Port())))
+		}
+		args = []string{"--db", db, "--addr", addr, "--host-id", hostID(i), "--lease", "10s", "--cache-dir", filepath.Join(dir, "cache", hostID(i))}
 	}
 	if c.Workers > 0 {
 		// Every activity to the workers, whose tasks, when one is killed,

@@ -83,7 +83,7 @@ func (c *Clock) Follow(ctx context.Context, interval time.Duration, log *slog.Lo
 			}
 			continue
 		}
-		if after := c.Offset(); (after-before).Abs() > time.Second {
+		if after := c.Offset(); (after - before).Abs() > time.Second {
 			c.Log(log)
 		}
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"net"
+	"strconv"
 	"time"
 )
 
@@ -22,4 +23,17 @@ func dialer() *net.Dialer {
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: deadConnection / 2, Interval: deadConnection / 4, Count: 2},
 		Control:         userTimeout,
 	}
+}
+
+// serverSideDeadConnection are the settings each connection asks of the
+// server, so that its side finds a dead connection as soon: a backend whose
+// host was cut off mid-transaction holds that transaction's row locks, on
+// which every other host's commits to those rows wait, until the server
+// finds the connection dead, two hours later by default (the system's
+// keepalive time). The server ignores them on a socket connection.
+var serverSideDeadConnection = map[string]string{
+	"tcp_keepalives_idle":     strconv.Itoa(int(deadConnection.Seconds() / 2)),
+	"tcp_keepalives_interval": strconv.Itoa(int(deadConnection.Seconds() / 4)),
+	"tcp_keepalives_count":    "2",
+	"tcp_user_timeout":        strconv.Itoa(int(deadConnection.Milliseconds())),
 }

@@ -52,6 +52,9 @@ func Open(url string, opts Options) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["application_name"] = "durabox " + opts.HostID
 	cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	cfg.ConnConfig.DialFunc = dialer().DialContext
+	for name, value := range serverSideDeadConnection {
+		cfg.ConnConfig.RuntimeParams[name] = value
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.ConnectTimeout)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

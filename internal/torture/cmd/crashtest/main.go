@@ -6,10 +6,13 @@
 // one or two at a time, and the server cuts their connections now and
 // then. With --postgres own and --db-restarts (make dbrestarttest) the
 // run's own PostgreSQL cluster is also taken down and brought back mid-run,
-// by a fast shutdown, an immediate one and SIGKILL in turn. It exits with
-// status 1 when
-// something was lost (after listing every violation) and 2 when the run
-// could not be carried out.
+// by a fast shutdown, an immediate one and SIGKILL in turn; with
+// --partitions (make partitiontest) each host runs in a network namespace
+// of its own, and one at a time is cut off from everything for a while
+// (where namespaces are not permitted it says so and exits 0, unless
+// $DURABOX_REQUIRE_NETNS is set, as CI sets it). It exits with status 1
+// when something was lost (after listing every violation) and 2 when the
+// run could not be carried out.
 package main
 
 import (
@@ -21,6 +24,9 @@ import (
 	"github.com/durabox/durabox/internal/pgtest"
 	"github.com/durabox/durabox/internal/torture"
 )
+
+// envRequireNetns, when set, makes partitions that cannot run a failure.
+const envRequireNetns = "DURABOX_REQUIRE_NETNS"
 
 func main() {
 	os.Exit(run())
@@ -39,6 +45,7 @@ func run() int {
 	flag.BoolVar(&c.Keep, "keep", false, "keep the database and the host's log, which are kept anyway when something was lost")
 	flag.StringVar(&c.Postgres, "postgres", "", "run the hosts on the PostgreSQL database at `URL` (a new schema in it), or \"auto\": the server the tests find ($DURABOX_POSTGRES_URL, 127.0.0.1:5432, or a throwaway cluster), or \"own\": a throwaway cluster of the run's own")
 	flag.IntVar(&c.DBRestarts, "db-restarts", 0, "take the database down `N` times mid-run (fast, immediate, SIGKILL in turn); needs --postgres own")
+	flag.IntVar(&c.Partitions, "partitions", 0, "run each host in a network namespace of its own and cut one off from everything `N` times mid-run, for 1 to 15s; needs --postgres own and root")
 	flag.IntVar(&c.Hosts, "hosts", 0, "how many hosts serve at once, on --postgres (default 1)")
 	flag.IntVar(&c.Workers, "workers", 0, "run every activity in `N` worker processes outside the hosts, killed too, instead of in the modules (default 0: in the modules)")
 	flag.Parse()
@@ -58,7 +65,23 @@ func run() int {
 			}
 			defer pgtest.Stop()
 		case "own":
-			db, err := pgtest.StartCluster()
+			var opts pgtest.ClusterOptions
+			if c.Partitions > 0 {
+				lab, err := torture.NewNetlab(c.Hosts)
+				if err != nil && os.Getenv(envRequireNetns) != "" {
+					fmt.Fprintf(os.Stderr, "crashtest: partitions cannot run: %v ($%s is set, so this fails rather than skips)\n", err, envRequireNetns)
+					return 2
+				}
+				if err != nil {
+					// Said, and not a failure: where namespaces are not
+					// permitted, there is nothing to run.
+					fmt.Printf("crashtest: partitions skipped: %v\n", err)
+					return 0
+				}
+				defer lab.Close()
+				c.Net, opts = lab, pgtest.ClusterOptions{Listen: lab.OuterIPs(), Trust: lab.Network()}
+			}
+			db, err := pgtest.StartCluster(opts)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "crashtest:", err)
 				return 2
