@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 )
 
@@ -23,7 +24,8 @@ type Netlab struct {
 }
 
 // NewNetlab makes the namespaces and links of hosts hosts with the
-// system's ip (iproute2), which needs root, or says why it cannot.
+// system's ip (iproute2), which needs root, or says why it cannot. It
+// first removes what a run killed before its end left.
 func NewNetlab(hosts int) (*Netlab, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("network namespaces need root; run it as root")
@@ -31,6 +33,7 @@ func NewNetlab(hosts int) (*Netlab, error) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("network namespaces need the ip command (apt-get install iproute2): %w", err)
 	}
+	removeLeftovers()
 	var b [2]byte
 	rand.Read(b[:])
 	n := &Netlab{tag: hex.EncodeToString(b[:])}
@@ -103,6 +106,31 @@ func (n *Netlab) Close() {
 		ip("netns", "del", n.NS(i))
 	}
 }
+
+// removeLeftovers removes the namespaces and links of an earlier run that
+// was killed before it could (its addresses would take this run's
+// packets). Their names are this package's own: durabox-TAG-I, dbxTAGIo.
+func removeLeftovers() {
+	if out, err := exec.Command("ip", "-o", "link", "show").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && leftoverLink.MatchString(f[1]) {
+				ip("link", "del", leftoverLink.FindStringSubmatch(f[1])[1])
+			}
+		}
+	}
+	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && leftoverNS.MatchString(f[0]) {
+				ip("netns", "del", f[0])
+			}
+		}
+	}
+}
+
+var (
+	leftoverLink = regexp.MustCompile(`^(dbx[0-9a-f]{4}[0-9]+o)(@.*)?:$`)
+	leftoverNS   = regexp.MustCompile(`^durabox-[0-9a-f]{4}-[0-9]+$`)
+)
 
 func ip(args ...string) error {
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
