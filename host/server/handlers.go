@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -440,7 +441,13 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 	}
 	if !inst.Status.IsTerminal() {
 		details.LastProgress = &details.UpdatedAt
-		if details.WaitingOn, err = s.api.Waits(r.Context(), id); err != nil {
+		details.WaitingOn, err = s.api.Waits(r.Context(), id)
+		switch {
+		case errors.Is(err, store.ErrCorrupt):
+			// Only a damaged or edited row holds one; its next turn writes
+			// it again.
+			details.Warnings = append(details.Warnings, "what it waits on cannot be read (the database was damaged or edited): "+err.Error())
+		case err != nil:
 			s.fail(w, r, err)
 			return
 		}

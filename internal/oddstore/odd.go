@@ -121,6 +121,9 @@ var (
 		{id: "huge-custom-status", want: engine.StatusRunning, edit: func(ctx context.Context, b *builder) error {
 			return b.set(ctx, "huge-custom-status", "custom_status", strings.Repeat("status ", 1<<20/7))
 		}},
+		{id: "waits-not-json", want: engine.StatusRunning, edit: func(ctx context.Context, b *builder) error {
+			return b.set(ctx, "waits-not-json", "waits", []byte("{not json \xff"))
+		}},
 		{id: "unknown-status", edit: func(ctx context.Context, b *builder) error {
 			return b.set(ctx, "unknown-status", "status", "Sleepwalking")
 		}},
