@@ -160,3 +160,47 @@ func TestHandlerOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestSetTokens: the handler's tokens are replaced for the requests that
+// come after (serve's SIGHUP); tokens it refuses, or a change between
+// asking for a token and not, leave it those it had.
+func TestSetTokens(t *testing.T) {
+	t.Parallel()
+	handler := fixture(t).Handler(server.Options{Token: adminToken})
+	setter := handler.(server.TokenSetter)
+	status := func(secret string) int {
+		req := httptest.NewRequest("GET", "http://localhost/v1/access", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, tt := range []struct {
+		name    string
+		tokens  []server.Token
+		wantErr string
+	}{
+		{"none", nil, "host: a host that asks for a token must keep asking for one, and one that asks for none cannot begin to, without a restart"},
+		{"no admin", []server.Token{{Name: "bob", Secret: readToken, Role: "read"}},
+			"host: no token is an admin's: with none, nothing could deploy or start; give one the role admin (name=SECRET, or name=SECRET:admin)"},
+	} {
+		if err := setter.SetTokens(tt.tokens); err == nil || err.Error() != tt.wantErr {
+			t.Errorf("SetTokens, %s: %v\nwant %s", tt.name, err, tt.wantErr)
+		}
+	}
+	if got := status(adminToken); got != 200 {
+		t.Fatalf("the admin token after refused changes: %d; want 200", got)
+	}
+	if err := setter.SetTokens([]server.Token{{Name: "alice", Secret: workerToken}, {Name: "bob", Secret: readToken, Role: "read"}}); err != nil {
+		t.Fatal(err)
+	}
+	for secret, want := range map[string]int{adminToken: 401, workerToken: 200, readToken: 200} {
+		if got := status(secret); got != want {
+			t.Errorf("after SetTokens, %s...: %d; want %d", secret[:6], got, want)
+		}
+	}
+	open := fixture(t).Handler(server.Options{}).(server.TokenSetter)
+	if err := open.SetTokens([]server.Token{{Name: "alice", Secret: adminToken}}); err == nil {
+		t.Error("SetTokens on a handler that asks for no token: no error")
+	}
+}

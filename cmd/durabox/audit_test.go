@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
@@ -270,5 +272,53 @@ func TestServeRefusesTokenFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused serve left %s: %v", db, err)
+	}
+}
+
+// TestServeReloadsTokens: on SIGHUP serve reads its token file again: a
+// token added is accepted and one taken out refused from then on; a file
+// it refuses leaves it the tokens it had, saying why in its log.
+func TestServeReloadsTokens(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	writeFile(t, tokens, []byte("alice="+aliceSecret+"\ncarol="+carolSecret+"\n"))
+	s := startServerAt(t, filepath.Join(dir, "durabox.db"), "127.0.0.1:0", "--token-file", tokens)
+	ctx := context.Background()
+	access := func(secret string) (api.AccessResponse, error) {
+		return client.New("http://"+s.addr, &client.Options{Token: secret}).Access(ctx)
+	}
+	if _, err := access(bobSecret); !isStatus(err, 401) {
+		t.Fatalf("bob before the reload: %v; want 401", err)
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("gave up waiting for %s; serve's log:\n%s", what, s.output())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	writeFile(t, tokens, []byte("alice="+aliceSecret+"\nbob="+bobSecret+":read\n"))
+	s.cmd.Process.Signal(syscall.SIGHUP)
+	until("bob's token", func() bool {
+		got, err := access(bobSecret)
+		return err == nil && got.Token == "bob" && got.Access == "read"
+	})
+	if _, err := access(carolSecret); !isStatus(err, 401) {
+		t.Fatalf("carol, taken out of the file: %v; want 401", err)
+	}
+	writeFile(t, tokens, []byte("alice="+aliceSecret+"\nbob="+bobSecret+":reader\n"))
+	s.cmd.Process.Signal(syscall.SIGHUP)
+	until("the refusal in the log", func() bool {
+		return strings.Contains(s.output(), `tokens, line 2: token \"bob\" has the role \"reader\"`)
+	})
+	if got, err := access(bobSecret); err != nil || got.Access != "read" {
+		t.Fatalf("bob after a refused reload: %+v, %v; want his read token still", got, err)
+	}
+	if !strings.Contains(s.output(), "msg=\"tokens reloaded\" tokens=alice,bob") {
+		t.Errorf("serve's log does not say what it reloaded:\n%s", s.output())
 	}
 }

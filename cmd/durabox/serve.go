@@ -73,7 +73,7 @@ var serveCommand = &command{
 		durationVar(fs, &c.lease, "lease", "0 for the default, 1m", "how long a host holds the work it takes before another may take it over, such as 30s (default 1m)")
 		fs.StringVar(&c.addr, "addr", defaultAddr, "listen on `ADDR`, as host:port; port 0 picks a free port (default "+defaultAddr+")")
 		fs.Var(&c.tokens, "token", "accept the token `NAME=SECRET[:ROLE]`, ROLE admin (the default), read or worker; NAME stands for its holder in the audit log and in the histories of the instances it changes; may be given more than once (it shows in the process list: prefer --token-file)")
-		fs.StringVar(&c.tokenFile, "token-file", "", "accept the tokens in `FILE`, one a line, NAME=SECRET[:ROLE] as --token, or an admin token's SECRET alone; '#' begins a comment; refused if its group or others may read it (default $DURABOX_TOKEN, if set)")
+		fs.StringVar(&c.tokenFile, "token-file", "", "accept the tokens in `FILE`, one a line, NAME=SECRET[:ROLE] as --token, or an admin token's SECRET alone; '#' begins a comment; refused if its group or others may read it; read again, with the other token flags' files, on SIGHUP (default $DURABOX_TOKEN, if set)")
 		fs.StringVar(&c.readTokenFile, "read-token-file", "", "also accept the token in `FILE`, for reading (GET) only")
 		fs.StringVar(&c.workerTokenFile, "worker-token-file", "", "also accept the token in `FILE` from workers outside the host: it may poll for, heartbeat, complete and fail tasks, and nothing more")
 		fs.StringVar(&c.tlsCert, "tls-cert", "", "serve https with the certificate (PEM) in `FILE`; needs --tls-key")
@@ -419,6 +419,10 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 	if err != nil {
 		return fmt.Errorf("durabox: serve: %w", err)
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadTokens(ctx, c, hup, handler.(server.TokenSetter), logger)
 
 	// Stop everything when told to, or when the host or the server stops
 	// by itself (which only a failure makes them do).

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -61,6 +63,32 @@ func (c *serveConfig) serveTokens() ([]server.Token, error) {
 		out = append(out, server.Token{Name: server.DefaultName(f.role, secret), Secret: secret, Role: f.role})
 	}
 	return out, nil
+}
+
+// reloadTokens reads serve's tokens again at each signal on hup (SIGHUP)
+// and gives them to the server, until ctx is done: tokens it cannot read,
+// or the server refuses, leave it those it had, and are logged at error.
+func reloadTokens(ctx context.Context, c *serveConfig, hup <-chan os.Signal, setter server.TokenSetter, logger *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		ts, err := c.serveTokens()
+		if err == nil {
+			err = setter.SetTokens(ts)
+		}
+		if err != nil {
+			logger.Error("tokens not reloaded; the host keeps those it had", "err", strings.TrimPrefix(err.Error(), "host: "))
+			continue
+		}
+		names := make([]string, len(ts))
+		for i, t := range ts {
+			names[i] = t.Name
+		}
+		logger.Info("tokens reloaded", "tokens", strings.Join(names, ","))
+	}
 }
 
 // readTokenFile reads a token file of serve's: one token a line, as

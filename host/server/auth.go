@@ -69,8 +69,9 @@ func (t *tokens) grant(r *http.Request) (identity.Caller, access, error) {
 // client (the dashboard) can tell whether it may change anything, and
 // whether the host asks for a token at all.
 func (s *server) access(w http.ResponseWriter, r *http.Request) {
-	caller, granted, _ := s.tokens.grant(r)
-	s.reply(w, r, http.StatusOK, api.AccessResponse{Access: granted.String(), TokenRequired: !s.tokens.none, Token: caller.Name})
+	tokens := s.tokens.Load()
+	caller, granted, _ := tokens.grant(r)
+	s.reply(w, r, http.StatusOK, api.AccessResponse{Access: granted.String(), TokenRequired: !tokens.none, Token: caller.Name})
 }
 
 // guard serves a route to the requests for this host that no web page
@@ -86,7 +87,7 @@ func (s *server) guard(rt route) http.Handler {
 			s.refuse(w, r, err)
 			return
 		}
-		caller, granted, err := s.tokens.grant(r)
+		caller, granted, err := s.tokens.Load().grant(r)
 		if err == nil {
 			err = granted.refuses(rt)
 		}

@@ -2,7 +2,8 @@
 // openapi.json (served at /v1/openapi.json) describes, for the durabox
 // command line and package host/client: New serves any API, a host.Host
 // or, in tests, host/client/fakehost. With tokens (Options.Tokens, each
-// named, with a role; Options.Token, ReadToken and WorkerToken) it asks
+// named, with a role; Options.Token, ReadToken and WorkerToken; the
+// handler's SetTokens replaces them, as serve does on SIGHUP) it asks
 // every request for a bearer token, and carries the token's name into the
 // host (package host/internal/identity), whose histories record it. Each
 // request that changes something is recorded, with the token's name and

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -200,10 +201,34 @@ func (o *Options) allTokens() []Token {
 	return all
 }
 
+// TokenSetter is the handler New returns: SetTokens replaces the tokens
+// it accepts (Options.Tokens, Token, ReadToken, WorkerToken) with ts, for
+// the requests that come after, as serve does on SIGHUP. It refuses ts as
+// Options.Validate would, and then keeps the tokens it had. With no
+// tokens before, it asks for none after either: a host that asks for no
+// token does not begin to, nor stop, without a restart.
+type TokenSetter interface {
+	SetTokens(ts []Token) error
+}
+
+// SetTokens replaces the tokens s accepts (TokenSetter).
+func (s *server) SetTokens(ts []Token) error {
+	ts = slices.Clone(ts)
+	if err := checkTokens(ts); err != nil {
+		return err
+	}
+	if s.tokens.Load().none != (len(ts) == 0) {
+		return errors.New("host: a host that asks for a token must keep asking for one, and one that asks for none cannot begin to, without a restart")
+	}
+	s.tokens.Store(newTokens(ts))
+	return nil
+}
+
 // New serves a over HTTP with the routes, bodies and statuses that
 // package host/client documents and host/server/openapi.json describes (served at
 // /v1/openapi.json). Every answer is JSON, refusals included: a path it
-// does not serve is a 404, a method it does not serve a 405.
+// does not serve is a 404, a method it does not serve a 405. The handler
+// is a TokenSetter.
 func New(a API, opts Options) (http.Handler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -211,8 +236,9 @@ func New(a API, opts Options) (http.Handler, error) {
 	hosts, _ := newHostNames(opts.Hosts) // Validate checked them
 	all := opts.allTokens()
 	checkTokens(all) // Validate checked them; this names them
-	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tokens: newTokens(all),
+	s := &server{api: a, opts: opts, log: opts.Logger, mux: http.NewServeMux(),
 		hosts: hosts, crossOrigin: http.NewCrossOriginProtection(), panics: guard.Guard{Log: opts.Logger}}
+	s.tokens.Store(newTokens(all))
 	var gatherer prometheus.Gatherer = prometheus.NewRegistry()
 	if opts.Metrics != nil {
 		s.panics.Count, gatherer = opts.Metrics.Panic, opts.Metrics
@@ -225,11 +251,12 @@ func New(a API, opts Options) (http.Handler, error) {
 }
 
 type server struct {
-	api    API
-	opts   Options
-	log    *slog.Logger
-	mux    *http.ServeMux
-	tokens *tokens
+	api  API
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+	// tokens are the tokens it accepts; SetTokens replaces them.
+	tokens atomic.Pointer[tokens]
 	// hosts are the Host headers it serves; crossOrigin tells the
 	// requests that a page of another origin sent.
 	hosts       hostNames
