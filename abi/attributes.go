@@ -21,7 +21,8 @@ const (
 	// MaxAttributeValueBytes bounds a string attribute, and each element
 	// of a keyword list.
 	MaxAttributeValueBytes = 256
-	// MaxKeywords is the most elements of a keyword list.
+	// MaxKeywords is the most elements of a keyword list, which has at
+	// least one.
 	MaxKeywords = 32
 )
 
@@ -91,7 +92,7 @@ type attributeJSON struct {
 	Float    *float64    `json:"float,omitempty"`
 	Bool     *bool       `json:"bool,omitempty"`
 	Time     *string     `json:"time,omitempty"`
-	Keywords []string    `json:"keywords,omitempty"`
+	Keywords *[]string   `json:"keywords,omitempty"`
 }
 
 // EncodeAttributes is the JSON of CommandSetAttributes's Input: an object
@@ -115,7 +116,8 @@ func EncodeAttributes(attrs []Attribute) []byte {
 			t := a.Time.UTC().Format(time.RFC3339Nano)
 			v = &attributeJSON{Time: &t}
 		case AttributeKeywords:
-			v = &attributeJSON{Keywords: append([]string{}, a.Keywords...)}
+			k := append([]string{}, a.Keywords...)
+			v = &attributeJSON{Keywords: &k}
 		}
 		m[a.Name] = v
 	}
@@ -200,15 +202,18 @@ func decodeAttribute(name string, raw *json.RawMessage) (Attribute, error) {
 		}
 		a.Type, a.Time = AttributeTime, t.UTC()
 	default:
-		if len(v.Keywords) > MaxKeywords {
-			return a, fmt.Errorf("a keyword list of %d elements; at most %d", len(v.Keywords), MaxKeywords)
+		switch n := len(*v.Keywords); {
+		case n == 0:
+			return a, fmt.Errorf("a keyword list is empty; it has 1 to %d elements (null removes the attribute)", MaxKeywords)
+		case n > MaxKeywords:
+			return a, fmt.Errorf("a keyword list of %d elements; at most %d", n, MaxKeywords)
 		}
-		for _, k := range v.Keywords {
+		for _, k := range *v.Keywords {
 			if err := checkString(k); err != nil {
 				return a, err
 			}
 		}
-		a.Type, a.Keywords = AttributeKeywords, v.Keywords
+		a.Type, a.Keywords = AttributeKeywords, *v.Keywords
 	}
 	return a, nil
 }

@@ -167,6 +167,11 @@ const (
 	// delivered the update, and the host records nothing of it: the
 	// update leaves no trace in history.
 	CommandRejectUpdate CommandKind = 17
+	// CommandSetAttributes sets or removes search attributes of the
+	// instance: Input is their JSON (EncodeAttributes), each name to its
+	// typed value or null to remove it. The host writes them with the
+	// turn's commit, indexed for list filters.
+	CommandSetAttributes CommandKind = 18
 )
 
 // Command is one decision the guest's orchestration code made. Commands that
@@ -181,7 +186,8 @@ type Command struct {
 	// the change id (CommandPatch) or the event name (CommandRaise).
 	Name string
 	// Input is the activity input as JSON (CommandScheduleActivity), the
-	// child's input (CommandStartChild) or the event's data (CommandRaise).
+	// child's input (CommandStartChild), the event's data (CommandRaise)
+	// or the search attributes (CommandSetAttributes).
 	Input []byte
 	// Delay is the timer's duration in nanoseconds (CommandStartTimer).
 	Delay int64

@@ -40,6 +40,9 @@ func checkCommand(c *abi.Command) error {
 		return abi.CheckName("child's instance id", c.InstanceID)
 	case abi.CommandSetCustomStatus:
 		return abi.CheckText("custom status", c.Name)
+	case abi.CommandSetAttributes:
+		_, err := abi.DecodeAttributes(c.Input)
+		return err
 	case abi.CommandCompleteUpdate, abi.CommandRejectUpdate:
 		if err := abi.CheckName("update id", c.UpdateID); err != nil {
 			return err

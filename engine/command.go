@@ -53,6 +53,8 @@ func describeCommand(c *abi.Command) string {
 		return fmt.Sprintf("CancelChild(command %d)", c.Target)
 	case abi.CommandSetCustomStatus:
 		return fmt.Sprintf("SetCustomStatus(%q)", c.Name)
+	case abi.CommandSetAttributes:
+		return fmt.Sprintf("SetAttributes(%s)", orNull(c.Input))
 	case abi.CommandPatch:
 		return fmt.Sprintf("Patch(%q)", c.Name)
 	case abi.CommandRaise:
@@ -149,6 +151,8 @@ func eventFor(e emitted, target int64) Event {
 		ev.Kind, ev.ScheduleID = SubOrchestrationCancelRequested, target
 	case abi.CommandSetCustomStatus:
 		ev.Kind, ev.CustomStatus = CustomStatusSet, c.Name
+	case abi.CommandSetAttributes:
+		ev.Kind, ev.Input = AttributesSet, c.Input
 	case abi.CommandPatch:
 		ev.Kind, ev.Name = PatchRecorded, c.Name
 	case abi.CommandRaise:
@@ -197,6 +201,8 @@ func matches(c *abi.Command, target int64, ev *Event) bool {
 		return c.Kind == abi.CommandCancelChild && target == ev.ScheduleID
 	case CustomStatusSet:
 		return c.Kind == abi.CommandSetCustomStatus && c.Name == ev.CustomStatus
+	case AttributesSet:
+		return c.Kind == abi.CommandSetAttributes && bytes.Equal(c.Input, ev.Input)
 	case PatchRecorded:
 		return c.Kind == abi.CommandPatch && c.Name == ev.Name
 	case ExternalEventSent:

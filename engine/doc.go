@@ -8,7 +8,7 @@
 // History is a list of events, numbered from 1 without gaps. Schedule events
 // record commands the orchestration emitted: ActivityScheduled,
 // TimerCreated, ExternalSubscribed(Persistent), SubOrchestrationScheduled,
-// OrchestrationChained, CustomStatusSet, ExternalEventSent, UpdateCompleted, the cancellations (TimerCancelled,
+// OrchestrationChained, CustomStatusSet, AttributesSet, ExternalEventSent, UpdateCompleted, the cancellations (TimerCancelled,
 // ActivityCancelRequested, ExternalSubscribedCancelled,
 // SubOrchestrationCancelRequested) and the endings (OrchestrationCompleted,
 // OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew).

@@ -64,6 +64,9 @@ const (
 	// CustomStatusSet records a SetCustomStatus command: the instance's
 	// custom status is now CustomStatus.
 	CustomStatusSet EventKind = "CustomStatusSet"
+	// AttributesSet records a SetAttributes command: Input is the search
+	// attributes it set or removed (abi.EncodeAttributes).
+	AttributesSet EventKind = "AttributesSet"
 	// OrchestrationCancelRequested asks the orchestration to stop, for
 	// Reason. It sees the request and may clean up before it ends.
 	OrchestrationCancelRequested EventKind = "OrchestrationCancelRequested"
@@ -246,7 +249,7 @@ func (k EventKind) known() bool {
 	case OrchestrationStarted, ActivityScheduled, ActivityCompleted, ActivityFailed, TimerCreated, TimerFired, TimerCancelled,
 		ActivityCancelRequested, ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled, ExternalEvent,
 		ExternalEventPersistent, SubOrchestrationScheduled, SubOrchestrationCompleted, SubOrchestrationFailed,
-		SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, OrchestrationCancelRequested,
+		SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, AttributesSet, OrchestrationCancelRequested,
 		OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew, OrchestrationTerminated,
 		PatchRecorded, ModuleChanged, ExecutionReset, ExternalEventSent, ExternalEventDelivered, ExternalEventNotDelivered,
 		UpdateAccepted, UpdateCompleted:
@@ -276,7 +279,7 @@ func (e *Event) isSchedule() bool {
 	switch e.Kind {
 	case ActivityScheduled, TimerCreated, TimerCancelled, ActivityCancelRequested,
 		ExternalSubscribed, ExternalSubscribedPersistent, ExternalSubscribedCancelled,
-		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, PatchRecorded,
+		SubOrchestrationScheduled, SubOrchestrationCancelRequested, OrchestrationChained, CustomStatusSet, AttributesSet, PatchRecorded,
 		ExternalEventSent, UpdateCompleted, OrchestrationCompleted, OrchestrationFailed, OrchestrationCanceled, OrchestrationContinuedAsNew:
 		return true
 	}
@@ -314,6 +317,8 @@ func (e *Event) String() string {
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Reason)
 	case CustomStatusSet:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.CustomStatus)
+	case AttributesSet:
+		return fmt.Sprintf("%s(%s)", e.Kind, orNull(e.Input))
 	case PatchRecorded:
 		return fmt.Sprintf("%s(%q)", e.Kind, e.Name)
 	case ModuleChanged:

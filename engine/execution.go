@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/durabox/durabox/abi"
 )
 
 // ActivityTask is work the caller must hand to an activity worker once the
@@ -126,6 +128,9 @@ type TurnResult struct {
 	// CustomStatus, when set, is the custom status the orchestration set
 	// last in this turn.
 	CustomStatus *string
+	// Attributes are the search attributes the turn set or removed (a
+	// removed one has no type), the last of each name, by name.
+	Attributes []abi.Attribute
 	// CancelChildren are the child instances whose cancellation this turn
 	// requested: the caller must send each an OrchestrationCancelRequested.
 	CancelChildren []string
@@ -261,7 +266,11 @@ type Execution struct {
 	pending []emitted
 	// nextSeq is the sequence number the guest's next command must carry.
 	nextSeq uint64
-	open    map[int64]open
+	// attributes are the names of the search attributes the execution's
+	// SetAttributes commands have set and not removed, for the limit
+	// abi.MaxAttributes.
+	attributes map[string]bool
+	open       map[int64]open
 	// scheduled maps the sequence number of each command that started an
 	// operation to its schedule event; cancelled holds the schedule events
 	// of operations cancelled before they completed.

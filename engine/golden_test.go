@@ -81,6 +81,7 @@ var (
 	raiserCode      = program{"raise Ping at other and a persistent Ping at gone", raiser}
 	updatesCode     = program{"wait for Done; update Add charges its argument and answers with the receipt", updates}
 	retryPolicyCode = program{"charge with a retry policy; fail with its failure", chargeRetried(chargePolicy)}
+	attributesCode  = emitting("tag the order and complete", setAttributes(`{"customer":{"string":"c-42"},"old":null}`), abi.Command{Kind: abi.CommandComplete, Output: []byte(`"done"`)})
 	refusingCode    = program{"refuse every update", func(_ *fakeGuest, j abi.Job) []abi.Command {
 		if j.Kind == abi.JobUpdate {
 			return []abi.Command{refuse(j.UpdateID, "closed")}
@@ -207,6 +208,11 @@ func eternal(g *fakeGuest, j abi.Job) []abi.Command {
 	return []abi.Command{{Kind: abi.CommandContinueAsNew, Output: []byte(`{"round":2}`)}}
 }
 
+// setAttributes is a SetAttributes command of the attributes' JSON.
+func setAttributes(attrs string) abi.Command {
+	return abi.Command{Kind: abi.CommandSetAttributes, Input: []byte(attrs)}
+}
+
 // emitting is code that emits cmds at the start and nothing more.
 func emitting(name string, cmds ...abi.Command) program {
 	return program{name, func(_ *fakeGuest, j abi.Job) []abi.Command {
@@ -290,6 +296,9 @@ func scenarios() []scenario {
 			h[len(h)-1].Kind = OrchestrationFailed
 			return h
 		}},
+		{name: "search attributes set, then completed", code: attributesCode, steps: []gstep{{now: at(0), messages: []Event{started(`null`)}}}},
+		{name: "nondeterminism: a search attribute changed", code: attributesCode, steps: []gstep{{now: at(0), messages: []Event{started(`null`)}}},
+			replay: ptr(emitting("tags another customer", setAttributes(`{"customer":{"string":"c-7"},"old":null}`), abi.Command{Kind: abi.CommandComplete, Output: []byte(`"done"`)}))},
 		{name: "terminated while it waits", code: cancellableCode, steps: []gstep{
 			{now: at(0), messages: []Event{started(`null`)}},
 			{now: at(1), messages: []Event{{Kind: OrchestrationTerminated, Reason: "stuck"}}},

@@ -177,6 +177,10 @@ func (t *Turn) Answer(cmds []abi.Command, err error) {
 			t.end(fmt.Errorf("engine: the orchestration's command %d is refused: %w", c.Seq, err))
 			return
 		}
+		if err := x.countAttributes(&c); err != nil {
+			t.end(fmt.Errorf("engine: the orchestration's command %d is refused: %w", c.Seq, err))
+			return
+		}
 		x.nextSeq++
 		x.pending = append(x.pending, emitted{cmd: c, at: ev.Time})
 	}
@@ -400,6 +404,8 @@ func (t *Turn) record(ev Event) {
 		t.res.Timers = append(t.res.Timers, TimerTask{ScheduleID: ev.ID, FireAt: *ev.FireAt})
 	case CustomStatusSet:
 		t.res.CustomStatus = &ev.CustomStatus
+	case AttributesSet:
+		t.res.Attributes = MergeAttributes(t.res.Attributes, &ev)
 	case SubOrchestrationCancelRequested:
 		t.res.CancelChildren = append(t.res.CancelChildren, t.x.children[ev.ScheduleID])
 	case SubOrchestrationScheduled, OrchestrationChained:

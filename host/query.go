@@ -62,6 +62,16 @@ func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, er
 	return xs, err
 }
 
+// Attributes returns the search attributes of an instance, by name (none
+// when it has none).
+func (h *Host) Attributes(ctx context.Context, id string) ([]abi.Attribute, error) {
+	attrs, err := h.st.Attributes(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	return attrs, nil
+}
+
 // HistoryWarning returns the length of history past which the host warns
 // (Options.HistoryWarning).
 func (h *Host) HistoryWarning() int { return h.opts.HistoryWarning }

@@ -234,6 +234,7 @@ func commitOf(item *store.WorkItem, now time.Time, res *engine.TurnResult, child
 		Status: res.Status, Result: res.Result, Failure: res.Failure,
 		ContinueAsNew: res.ContinueAsNew, Children: children, CustomStatus: res.CustomStatus, Outgoing: outgoing(item.Instance.ID, res),
 		Raises:      res.Raises,
+		Attributes:  res.Attributes,
 		DropWaiting: res.Status == engine.StatusTerminated,
 	}
 	for _, m := range item.Messages {

@@ -17,6 +17,7 @@ type filterFlags struct {
 	parent                      string
 	createdAfter, createdBefore timeFlag
 	finishedBefore              timeFlag
+	where                       string
 }
 
 // define defines the flags in fs.
@@ -29,18 +30,20 @@ func (f *filterFlags) define(fs *flag.FlagSet) {
 	fs.Var(&f.createdAfter, "created-after", "only instances created at or after `T`: "+timeHelp)
 	fs.Var(&f.createdBefore, "created-before", "only instances created before `T`")
 	fs.Var(&f.finishedBefore, "before", "only instances that finished before `T`")
+	fs.StringVar(&f.where, "where", "", "only instances the filter `EXPR` holds for, on search attributes and status, name, id, created, updated\n"+
+		"(docs/filters.md): 'customer = \"c-42\" AND amount > 100'")
 }
 
 // set reports whether any flag selects something.
 func (f *filterFlags) set() bool {
 	return len(f.statuses) > 0 || f.name != "" || f.module != "" || f.idPrefix != "" || f.parent != "" ||
-		!f.createdAfter.t.IsZero() || !f.createdBefore.t.IsZero() || !f.finishedBefore.t.IsZero()
+		!f.createdAfter.t.IsZero() || !f.createdBefore.t.IsZero() || !f.finishedBefore.t.IsZero() || f.where != ""
 }
 
 // filter returns the client's filter, with --module's hash in full.
 func (f *filterFlags) filter(ctx context.Context, e *env) (client.Filter, error) {
 	out := client.Filter{Statuses: f.statuses, Name: f.name, IDPrefix: f.idPrefix, Parent: f.parent,
-		CreatedAfter: f.createdAfter.t, CreatedBefore: f.createdBefore.t, FinishedBefore: f.finishedBefore.t}
+		CreatedAfter: f.createdAfter.t, CreatedBefore: f.createdBefore.t, FinishedBefore: f.finishedBefore.t, Where: f.where}
 	if f.module != "" {
 		m, err := findModule(ctx, e, "--module", f.module)
 		if err != nil {

@@ -73,6 +73,25 @@ more: run the same command with --cursor 1
 			},
 		},
 		{
+			name: "a filter",
+			args: []string{"list", "--where", `customer = "c-42" AND amount > 100`},
+			// The fake host does not filter: it keeps the filter it was given.
+			wantStdout: `ID    NAME      STATUS     CREATED                   UPDATED
+done  Greeting  Completed  2025-01-02T03:04:07.000Z  2025-01-02T03:04:08.000Z
+`,
+			check: func(t *testing.T, h *fakehost.Host) {
+				if got := h.ListQuery().Filter.Where; got == nil || got.String() != `(customer = "c-42" AND amount > 100)` {
+					t.Errorf("the host's filter %v; want customer = \"c-42\" AND amount > 100", got)
+				}
+			},
+		},
+		{
+			name:       "a filter that does not parse",
+			args:       []string{"list", "--where", `customer = c-42`},
+			wantCode:   1,
+			wantStderr: "durabox: list instances: bad input: where=\"customer = c-42\": query: at 12: expected a value after customer =, found the name \"c\"; quote a string: \"c\"\n",
+		},
+		{
 			name:       "children",
 			args:       []string{"list", "--parent", "done"},
 			wantStdout: "no instances\n",

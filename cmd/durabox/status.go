@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"time"
@@ -15,10 +16,10 @@ var statusCommand = &command{
 	synopsis: "ID",
 	summary:  "show an instance",
 	about: "Show where the instance ID stands: its status, input, and result or failure,\n" +
-		"its executions and the instances it started (--json: all of them, up to 100),\n" +
-		"and, while it runs, when a turn last changed it and what it waits on: its\n" +
-		"activity calls (attempt, task queue, last error, next retry), timers (when\n" +
-		"due), events, updates and children.",
+		"its search attributes, its executions and the instances it started (--json: all\n" +
+		"of them, up to 100), and, while it runs, when a turn last changed it and what it\n" +
+		"waits on: its activity calls (attempt, task queue, last error, next retry),\n" +
+		"timers (when due), events, updates and children.",
 	args:   []string{"ID"},
 	client: true,
 	define: func(fs *flag.FlagSet) func(context.Context, *env) error { return status },
@@ -56,6 +57,10 @@ func status(ctx context.Context, e *env) error {
 		if f.Details != "" {
 			fmt.Fprintf(tw, "details\t%s\n", f.Details)
 		}
+	}
+	for _, a := range d.Attributes {
+		v, _ := json.Marshal(a.Value)
+		fmt.Fprintf(tw, "attribute\t%s = %s (%s)\n", a.Name, v, a.Type)
 	}
 	if n := len(d.Children); n > 0 {
 		more := ""

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/client/fakehost"
@@ -62,6 +63,28 @@ created    2025-01-02T03:04:07.000Z
 updated    2025-01-02T03:04:08.000Z
 input      "world"
 result     "Hello, world!"
+`,
+		},
+		{
+			name: "search attributes",
+			setup: func(t *testing.T, h *fakehost.Host) {
+				h.SetAttributes("done", abi.Attribute{Name: "customer", Type: abi.AttributeString, String: "c-42"},
+					abi.Attribute{Name: "tags", Type: abi.AttributeKeywords, Keywords: []string{"new", "vip"}},
+					abi.Attribute{Name: "total", Type: abi.AttributeFloat, Float: 150.5})
+			},
+			args: []string{"status", "done"},
+			wantStdout: `id         done
+name       Greeting
+status     Completed
+module     5c471d4fcbf9
+execution  1
+created    2025-01-02T03:04:07.000Z
+updated    2025-01-02T03:04:08.000Z
+input      "world"
+result     "Hello, world!"
+attribute  customer = "c-42" (string)
+attribute  tags = ["new","vip"] (keywords)
+attribute  total = 150.5 (float)
 `,
 		},
 		{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 )
 
@@ -81,6 +82,9 @@ type InstanceDetails struct {
 	// ChildrenNext, when set, lists the rest: GET
 	// /v1/instances?parent={id}&cursor={ChildrenNext}.
 	ChildrenNext string `json:"childrenNext,omitempty"`
+	// Attributes are the search attributes its orchestration set
+	// (ctx.SetAttributes), by name; absent when none.
+	Attributes []Attribute `json:"attributes,omitempty"`
 	// Activities are the activity calls it waits on, oldest first, up
 	// to 100: tasks waiting for a worker or running.
 	Activities []PendingActivity `json:"activities,omitempty"`
@@ -336,4 +340,38 @@ type HealthResponse struct {
 // ErrorResponse is the body of every answer with a 4xx or 5xx status.
 type ErrorResponse struct {
 	Error string `json:"error"`
+}
+
+// Attribute is one search attribute of an instance.
+type Attribute struct {
+	Name string `json:"name"`
+	// Type is string, int, float, bool, time or keywords.
+	Type abi.AttributeType `json:"type"`
+	// Value is a string, a number, true or false, a time (RFC 3339) or a
+	// list of strings, as Type says.
+	Value any `json:"value"`
+}
+
+// Attributes returns the wire form of search attributes.
+func Attributes(attrs []abi.Attribute) []Attribute {
+	out := make([]Attribute, 0, len(attrs))
+	for _, a := range attrs {
+		w := Attribute{Name: a.Name, Type: a.Type}
+		switch a.Type {
+		case abi.AttributeString:
+			w.Value = a.String
+		case abi.AttributeInt:
+			w.Value = a.Int
+		case abi.AttributeFloat:
+			w.Value = a.Float
+		case abi.AttributeBool:
+			w.Value = a.Bool
+		case abi.AttributeTime:
+			w.Value = a.Time
+		case abi.AttributeKeywords:
+			w.Value = a.Keywords
+		}
+		out = append(out, w)
+	}
+	return out
 }

@@ -304,6 +304,9 @@ type Filter struct {
 	// time; FinishedBefore selects the finished instances that finished
 	// before it.
 	CreatedAfter, CreatedBefore, FinishedBefore time.Time
+	// Where selects the instances a filter in the language of
+	// docs/filters.md holds for: customer = "c-42" AND amount > 100.
+	Where string
 }
 
 // values writes f as the query of GET and DELETE /v1/instances.
@@ -312,7 +315,7 @@ func (f Filter) values() url.Values {
 	for _, s := range f.Statuses {
 		q.Add("status", string(s))
 	}
-	for _, p := range []struct{ name, v string }{{"name", f.Name}, {"module", f.Module}, {"idPrefix", f.IDPrefix}, {"parent", f.Parent}} {
+	for _, p := range []struct{ name, v string }{{"name", f.Name}, {"module", f.Module}, {"idPrefix", f.IDPrefix}, {"parent", f.Parent}, {"where", f.Where}} {
 		if p.v != "" {
 			q.Set(p.name, p.v)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/query"
 )
 
 // openAPIDocument describes the API New serves (see RATIONALE.md,
@@ -318,7 +319,7 @@ func wireSummaries(in []store.InstanceSummary) []api.InstanceSummary {
 // filterParams are the query parameters of GET and DELETE /v1/instances,
 // beside limit, cursor and dryRun, and waitParams those only GET takes.
 var (
-	filterParams = []string{"status", "name", "module", "idPrefix", "parent", "createdAfter", "createdBefore", "finishedBefore"}
+	filterParams = []string{"status", "name", "module", "idPrefix", "parent", "createdAfter", "createdBefore", "finishedBefore", "where"}
 	waitParams   = []string{"stalledFor", "waitingOn"}
 )
 
@@ -377,6 +378,12 @@ func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
 			return f, fmt.Errorf("%w: %s=%s is not a time such as 2026-01-02T15:04:05Z (RFC 3339)", api.ErrBadInput, t.name, abi.Quote(v))
 		}
 	}
+	if v := q.Get("where"); v != "" {
+		var err error
+		if f.Where, err = query.Parse(v); err != nil {
+			return f, fmt.Errorf("%w: where=%s: %w", api.ErrBadInput, abi.Quote(v), err)
+		}
+	}
 	if err := f.Check(); err != nil {
 		return f, fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
@@ -423,6 +430,13 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	xs, err := s.api.Executions(r.Context(), id)
+	if err == nil {
+		var attrs []abi.Attribute
+		attrs, err = s.api.Attributes(r.Context(), id)
+		if len(attrs) > 0 {
+			details.Attributes = api.Attributes(attrs)
+		}
+	}
 	if err == nil {
 		var page store.InstancePage
 		page, err = s.api.List(r.Context(), store.InstanceQuery{Filter: store.InstanceFilter{ParentID: id}, Limit: childrenShown})

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
@@ -42,6 +43,7 @@ type API interface {
 	// Now returns the host's time, from which GET
 	// /v1/instances?stalledFor= counts back.
 	Now() time.Time
+	Attributes(ctx context.Context, id string) ([]abi.Attribute, error)
 	Wait(ctx context.Context, id string) (store.Instance, error)
 	ExecutionHistory(ctx context.Context, id string, execution int64) ([]engine.Event, error)
 	List(ctx context.Context, q store.InstanceQuery) (store.InstancePage, error)

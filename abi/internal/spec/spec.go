@@ -95,11 +95,11 @@ var Messages = []Message{
 	{Name: "Command", Fields: []Field{
 		{Num: 1, Name: "kind", Go: "Kind", Kind: Uint, GoType: "CommandKind",
 			Enum: []string{"ScheduleActivity", "StartTimer", "Complete", "Fail", "CancelTimer", "CancelActivity", "WaitEvent",
-				"WaitEventPersistent", "CancelWait", "ContinueAsNew", "StartChild", "CancelChild", "SetCustomStatus", "Patch", "Raise", "CompleteUpdate", "RejectUpdate"}},
+				"WaitEventPersistent", "CancelWait", "ContinueAsNew", "StartChild", "CancelChild", "SetCustomStatus", "Patch", "Raise", "CompleteUpdate", "RejectUpdate", "SetAttributes"}},
 		{Num: 2, Name: "seq", Go: "Seq", Kind: Uint},
 		{Num: 3, Name: "name", Go: "Name", Kind: String, Doc: "activity name (ScheduleActivity), event name (WaitEvent, WaitEventPersistent), " +
 			"orchestration name (StartChild), the status text (SetCustomStatus), the change id (Patch), the event name (Raise)"},
-		{Num: 4, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (ScheduleActivity, StartChild; the event's data for Raise)"},
+		{Num: 4, Name: "input", Go: "Input", Kind: Bytes, Doc: "JSON (ScheduleActivity, StartChild; the event's data for Raise; for SetAttributes, the search attributes: see \"Search attributes\")"},
 		{Num: 5, Name: "delay", Go: "Delay", Kind: Sint, Doc: "nanoseconds after the activation's time (StartTimer); a timer that would be due after " +
 			"2262-04-11T23:47:16.854775807Z, where Unix nanoseconds overflow an int64, is due then"},
 		{Num: 6, Name: "output", Go: "Output", Kind: Bytes, Doc: "JSON (Complete; the next execution's input for ContinueAsNew; the handler's answer for CompleteUpdate)"},

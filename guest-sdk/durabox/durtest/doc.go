@@ -59,7 +59,7 @@
 // continue-as-new), selects and their cancellations, children and their
 // ids ("PARENT~EXECUTION:EVENT"), continue-as-new, retries (CallWithRetry's
 // timers, and a retry policy's attempts, each after its wait on the fake
-// clock, with one outcome in history), custom status,
+// clock, with one outcome in history), custom status, search attributes,
 // events raised between instances (ctx.Raise: delivered with the turn that
 // raised them, their outcome in the sender's history),
 // the determinism check, and the failure of an orchestration that uses its

@@ -36,6 +36,9 @@ type Instance struct {
 	result  json.RawMessage
 	failure *engine.Failure
 	custom  string
+	// attributes are the events of the execution that set search
+	// attributes (engine.Attributes reads them).
+	attributes []engine.Event
 	// refused holds why each update the orchestration refused was
 	// refused; updates counts the updates sent, to name the next.
 	refused map[string]*engine.Failure
@@ -81,6 +84,10 @@ func (i *Instance) Failure() *engine.Failure { return i.failure }
 
 // CustomStatus returns the custom status the orchestration set last.
 func (i *Instance) CustomStatus() string { return i.custom }
+
+// Attributes returns the search attributes the current execution set
+// (ctx.SetAttributes) and did not remove, by name.
+func (i *Instance) Attributes() []abi.Attribute { return engine.Attributes(i.attributes) }
 
 // History returns the history of the instance's current execution, the
 // events a host would record (durabox history shows the same).

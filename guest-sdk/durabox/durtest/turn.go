@@ -79,9 +79,15 @@ func (i *Instance) turn() {
 	if res.CustomStatus != nil {
 		i.custom = *res.CustomStatus
 	}
+	for _, ev := range res.NewEvents {
+		if ev.Kind == engine.AttributesSet {
+			i.attributes = append(i.attributes, ev)
+		}
+	}
 	i.status, i.result, i.failure = res.Status, res.Result, res.Failure
 	switch {
 	case res.ContinueAsNew != nil:
+		i.attributes = nil
 		i.continueAsNew(res.ContinueAsNew)
 	case res.Status.IsTerminal():
 		i.report()

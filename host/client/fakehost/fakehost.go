@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/bundle"
@@ -95,6 +96,7 @@ type Host struct {
 	// updates the updates sent, by instance and update id.
 	updateHandlers map[string]UpdateHandler
 	updates        map[string]store.Update
+	attributes     map[string][]abi.Attribute
 	// schedules are the schedules, by name (schedules.go).
 	schedules []api.Schedule
 	// waits are what Waits returns, by instance id.
@@ -119,6 +121,7 @@ func New(orchestrations map[string]Orchestration) *Host {
 		updateHandlers: map[string]UpdateHandler{},
 		updates:        map[string]store.Update{},
 		waits:          map[string][]engine.Wait{},
+		attributes:     map[string][]abi.Attribute{},
 	}
 }
 
@@ -593,6 +596,25 @@ func (h *Host) Count(ctx context.Context, f store.InstanceFilter) ([]store.Insta
 }
 
 // Executions describes the instance's one execution.
+// Attributes returns the search attributes SetAttributes gave instance
+// id.
+func (h *Host) Attributes(ctx context.Context, id string) ([]abi.Attribute, error) {
+	if err := h.failure("Attributes"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.attributes[id], nil
+}
+
+// SetAttributes gives instance id the search attributes attrs, which
+// Attributes returns.
+func (h *Host) SetAttributes(id string, attrs ...abi.Attribute) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.attributes[id] = attrs
+}
+
 func (h *Host) Executions(ctx context.Context, id string) ([]store.Execution, error) {
 	if err := h.failure("Executions"); err != nil {
 		return nil, err

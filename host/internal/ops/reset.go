@@ -67,7 +67,8 @@ func (o *Ops) Reset(ctx context.Context, id string, req api.ResetRequest) (api.R
 	// to before it repairs).
 	err = o.st.ResetInstance(ctx, store.Reset{
 		InstanceID: id, ExecutionID: inst.ExecutionID, HistoryLen: history[len(history)-1].ID, Module: mod.Hash, Kept: plan.Kept, CustomStatus: customStatus,
-		Marker: marker, InFlight: plan.InFlight, Raise: plan.Raise, Detach: out.Detached, Now: o.opts.Clock(),
+		Attributes: engine.Attributes(plan.Kept),
+		Marker:     marker, InFlight: plan.InFlight, Raise: plan.Raise, Detach: out.Detached, Now: o.opts.Clock(),
 	})
 	switch {
 	case errors.Is(err, store.ErrBusy):

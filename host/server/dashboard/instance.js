@@ -82,6 +82,8 @@ function showOverview(el, d) {
     h("div", {class: "card"}, h("h3", {}, "Custom status"),
       h("p", {id: "custom-status", class: d.customStatus ? "" : "muted"}, d.customStatus || "none set")),
     isTerminal(d.status) ? null : waitingCard(d),
+    d.attributes ? h("div", {class: "card", id: "attributes"}, h("h3", {}, "Search attributes"),
+      h("table", {class: "list"}, h("tbody", {}, d.attributes.map(attributeRow)))) : null,
     h("div", {class: "card"}, h("h3", {}, "Input"), h("pre", {id: "input"}, json(d.input))),
     d.result !== undefined ? h("div", {class: "card"}, h("h3", {}, "Result"), h("pre", {id: "result"}, json(d.result))) : null,
     d.failure ? h("div", {class: "card failure", id: "failure"},
@@ -101,6 +103,15 @@ function waitingCard(d) {
     activities.length ? h("ul", {id: "activities"}, activities.map(activityItem)) : null,
     waits.length ? h("ul", {id: "waits"}, waits.map(waitItem)) : null,
     !activities.length && !waits.length ? h("p", {class: "muted"}, "Nothing yet: its next turn says.") : null);
+}
+
+// attributeRow shows a search attribute, its value a link to the
+// instances that have the same (for a keyword list, each element's).
+function attributeRow(a) {
+  const values = a.type === "keywords" ? a.value : [a.value];
+  const link = v => h("a", {href: "#/instances" + query({where: `${a.name} = ${JSON.stringify(v)}`})}, JSON.stringify(v));
+  return h("tr", {dataset: {name: a.name}}, h("td", {class: "mono"}, a.name),
+    h("td", {}, values.flatMap((v, i) => i ? [", ", link(v)] : [link(v)])), h("td", {class: "muted"}, a.type));
 }
 
 // activityItem describes an activity call the instance waits on: where it

@@ -9,7 +9,7 @@ import {badge, h, instanceLink, replace, short, statuses, time} from "./dom.js";
 const pageSize = 50;
 
 // The filters of GET /v1/instances the page offers, beside status.
-const textFilters = ["name", "module", "idPrefix", "parent", "createdAfter", "createdBefore", "stalledFor", "waitingOn"];
+const textFilters = ["name", "module", "idPrefix", "parent", "createdAfter", "createdBefore", "stalledFor", "waitingOn", "where"];
 
 // stalls are the choices of "No progress for" (GET /v1/instances?stalledFor=),
 // and waitKinds those of "Waiting on" (?waitingOn=).
@@ -31,6 +31,8 @@ export function instancesView(params) {
     stalls.map(v => h("option", {value: v, selected: v === filter.stalledFor}, v)));
   const waiting = h("select", {name: "waitingOn", id: "filter-waiting"}, h("option", {value: ""}, "anything"),
     waitKinds.map(v => h("option", {value: v, selected: v === filter.waitingOn}, v)));
+  const where = h("input", {name: "where", id: "filter-where", value: filter.where, size: 40, spellcheck: false,
+    placeholder: 'customer = "c-42" AND amount > 100', title: "A filter on search attributes and status, name, id, created, updated (docs/filters.md)"});
   const boxes = statuses.map(s => h("input", {type: "checkbox", name: "status", value: s, checked: chosen.includes(s)}));
 
   const form = h("form", {class: "filters card", id: "filters", onsubmit: e => {
@@ -40,6 +42,7 @@ export function instancesView(params) {
       name: names.value, module: modules.value, idPrefix: idPrefix.value.trim(),
       parent: filter.parent, createdAfter: fromInput(after.value), createdBefore: fromInput(before.value),
       stalledFor: stalled.value, waitingOn: waiting.value,
+      where: where.value.trim(),
     };
     location.hash = "#/instances" + query(next);
   }},
@@ -51,6 +54,7 @@ export function instancesView(params) {
     h("label", {}, "to ", before),
     h("label", {}, "No progress for ", stalled),
     h("label", {}, "Waiting on ", waiting),
+    h("label", {}, "Filter ", where),
     filter.parent ? h("span", {class: "chip"}, "children of ", instanceLink(filter.parent), " ",
       h("a", {href: "#/instances" + query({...filter, parent: ""})}, "×")) : null,
     h("button", {type: "submit"}, "Apply"), " ",
