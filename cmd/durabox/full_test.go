@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +19,8 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/client"
 	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/logbuf"
@@ -118,4 +124,60 @@ func TestFullDisk(t *testing.T) {
 		}
 	}
 	t.Logf("%d starts acknowledged, every one completed", len(acked))
+}
+
+// TestFullDiskUnderTheCacheAndTheLog: a real durabox serve whose compiled
+// module cache (--cache-dir) and log (its stderr) are on a full disk, with
+// its database elsewhere, deploys a module and runs it to its end: a cache
+// that cannot keep what was compiled costs a compile, a log that cannot be
+// written loses its lines, and neither stops the host or refuses a module.
+func TestFullDiskUnderTheCacheAndTheLog(t *testing.T) {
+	t.Parallel()
+	disk := smalldisk.Mount(t, 1<<20)
+	logFile, err := os.Create(filepath.Join(disk, "durabox.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	smalldisk.Fill(t, disk)
+	addr := freeLoopback(t)
+	cmd := exec.Command(binary(t), "serve", "--db", filepath.Join(t.TempDir(), "durabox.db"), "--addr", addr, "--cache-dir", filepath.Join(disk, "cache"), "--log-level", "debug")
+	cmd.Env, cmd.Stdout, cmd.Stderr = withoutToken(), logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	c := client.New("http://"+addr, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for c.Ready(ctx) != nil {
+		if ctx.Err() != nil {
+			t.Fatal("durabox serve, its cache and its log on a full disk, was not ready within 2 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	deployExample(t, c, "hello")
+	id, err := c.Start(ctx, api.StartRequest{Name: "Greeting", Input: json.RawMessage(`"full disk"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := c.Wait(ctx, id)
+	if err != nil || inst.Status != engine.StatusCompleted {
+		t.Fatalf("the instance: %+v, %v; want it Completed", inst, err)
+	}
+}
+
+// freeLoopback returns a loopback address nothing listens on now, for a
+// serve whose output cannot be read to learn the port it took.
+func freeLoopback(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -75,3 +75,10 @@ func TestWasmtimeRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestWasmtimeCompilesOnAFullCache: as TestWazeroCompilesOnAFullCache, on
+// wasmtime.
+func TestWasmtimeCompilesOnAFullCache(t *testing.T) {
+	t.Parallel()
+	compilesOnAFullCache(t, NewWasmtime)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/bits"
 	"os"
 	"slices"
@@ -127,6 +128,15 @@ func (rt *wazeroRuntime) compile(ctx context.Context, wasm []byte, l *wasmrewrit
 		r = rt.fast
 	}
 	cm, err := r.CompileModule(ctx, wasm)
+	if pathErr := (*fs.PathError)(nil); err != nil && rt.cache != nil && errors.As(err, &pathErr) {
+		// The compilation cache could not keep what was compiled (its disk
+		// is full, or fails): wazero keeps the compiled module in memory
+		// before it writes it to the cache, and fails the compile with the
+		// write's error. Asked again, it takes the module from memory. A
+		// full cache costs the next start a compile, nothing more, as on
+		// wasmtime; it is no reason to refuse a module.
+		cm, err = r.CompileModule(ctx, wasm)
+	}
 	if err != nil {
 		return nil, err
 	}
