@@ -162,8 +162,8 @@ func (h *Host) warm(ctx context.Context) {
 }
 
 // Ready returns nil when the host serves its work: Run has loaded the
-// modules its waiting work runs on, and the store answers. Otherwise it
-// returns ErrNotReady, saying which is not so.
+// modules its waiting work runs on, and the store answers within 2s.
+// Otherwise it returns ErrNotReady, saying which is not so.
 func (h *Host) Ready(ctx context.Context) error {
 	switch h.state.Load() {
 	case notRunning:
@@ -173,11 +173,18 @@ func (h *Host) Ready(ctx context.Context) error {
 	case stopped:
 		return fmt.Errorf("%w: the host has stopped", api.ErrNotReady)
 	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
 	if err := h.st.Ping(ctx); err != nil {
 		return fmt.Errorf("%w: the store does not answer: %w", api.ErrNotReady, err)
 	}
 	return nil
 }
+
+// readyTimeout bounds Ready's ping of the store: a database the host is cut
+// off from makes it hang (until the connection is found dead, 10 seconds
+// on PostgreSQL), and a probe wants its answer sooner.
+const readyTimeout = 2 * time.Second
 
 // Close releases the wasm runtime and every live instance. Call it after Run
 // has returned.

@@ -12,16 +12,23 @@ import (
 )
 
 // Netlab is the network of a partition run (make partitiontest): each
-// host in a network namespace of its own, linked to this one by a veth
-// pair, host i at 10.213.i.2 and this side of its link at 10.213.i.1,
-// where the database listens for it. Nothing leaves the machine. Cutting a
-// host's link drops every packet between it and the rest, both ways: the
-// database, the clients and the other hosts; healing it sets the link up
-// again.
+// host in a network namespace of its own, with two veth links to this
+// one: its clients' (host i at 10.213.i.2, this side at 10.213.i.1) and
+// its database's (host i at 10.214.i.2, this side at 10.214.i.1, where the
+// database listens for it). Nothing leaves the machine. Cutting a link
+// drops every packet on it, both ways; a host cut off from its database
+// still answers its clients (503), and one cut off from both is gone for
+// everyone until healed.
 type Netlab struct {
 	tag   string
 	hosts int
 }
+
+// The links of a host, by the second octet of their network.
+const (
+	clients  = 213
+	database = 214
+)
 
 // NewNetlab makes the namespaces and links of hosts hosts with the
 // system's ip (iproute2), which needs root, or says why it cannot. It
@@ -39,17 +46,19 @@ func NewNetlab(hosts int) (*Netlab, error) {
 	n := &Netlab{tag: hex.EncodeToString(b[:])}
 	for i := range hosts {
 		n.hosts = i + 1
-		ns, outer, inner := n.NS(i), n.link(i, "o"), n.link(i, "i")
-		for _, args := range [][]string{
-			{"netns", "add", ns},
-			{"link", "add", outer, "type", "veth", "peer", "name", inner},
-			{"link", "set", inner, "netns", ns},
-			{"addr", "add", n.OuterIP(i) + "/24", "dev", outer},
-			{"link", "set", outer, "up"},
-			{"-n", ns, "addr", "add", n.HostIP(i) + "/24", "dev", inner},
-			{"-n", ns, "link", "set", inner, "up"},
-			{"-n", ns, "link", "set", "lo", "up"},
-		} {
+		ns := n.NS(i)
+		steps := [][]string{{"netns", "add", ns}, {"-n", ns, "link", "set", "lo", "up"}}
+		for _, net := range []int{clients, database} {
+			outer, inner := n.link(i, net, "o"), n.link(i, net, "i")
+			steps = append(steps,
+				[]string{"link", "add", outer, "type", "veth", "peer", "name", inner},
+				[]string{"link", "set", inner, "netns", ns},
+				[]string{"addr", "add", n.ip(net, i, 1) + "/24", "dev", outer},
+				[]string{"link", "set", outer, "up"},
+				[]string{"-n", ns, "addr", "add", n.ip(net, i, 2) + "/24", "dev", inner},
+				[]string{"-n", ns, "link", "set", inner, "up"})
+		}
+		for _, args := range steps {
 			if err := ip(args...); err != nil {
 				n.Close()
 				return nil, fmt.Errorf("network namespaces are not permitted here: %w", err)
@@ -62,37 +71,67 @@ func NewNetlab(hosts int) (*Netlab, error) {
 // NS is the network namespace of host i.
 func (n *Netlab) NS(i int) string { return fmt.Sprintf("durabox-%s-%d", n.tag, i) }
 
-// link is the name of one end of host i's link: "o" on this side, "i" in
-// its namespace (15 bytes at most, as Linux wants).
-func (n *Netlab) link(i int, end string) string { return fmt.Sprintf("dbx%s%d%s", n.tag, i, end) }
+// link is the name of one end of host i's link to net: "o" on this side,
+// "i" in its namespace (15 bytes at most, as Linux wants).
+func (n *Netlab) link(i, net int, end string) string {
+	return fmt.Sprintf("dbx%s%d%s%s", n.tag, i, map[int]string{clients: "c", database: "d"}[net], end)
+}
 
-// HostIP is host i's address, and OuterIP the address of this side of its
-// link.
-func (n *Netlab) HostIP(i int) string  { return fmt.Sprintf("10.213.%d.2", i) }
-func (n *Netlab) OuterIP(i int) string { return fmt.Sprintf("10.213.%d.1", i) }
+// ip is the address of host i's link to net: this side's (1) or the
+// host's (2).
+func (n *Netlab) ip(net, i, end int) string { return fmt.Sprintf("10.%d.%d.%d", net, i, end) }
 
-// OuterIPs is every host's OuterIP, comma-separated: where the database
-// listens.
-func (n *Netlab) OuterIPs() string {
+// HostIP is where host i's clients reach it, and DatabaseIP where it
+// reaches its database.
+func (n *Netlab) HostIP(i int) string     { return n.ip(clients, i, 2) }
+func (n *Netlab) DatabaseIP(i int) string { return n.ip(database, i, 1) }
+
+// DatabaseIPs is every host's DatabaseIP, comma-separated: where the
+// database listens.
+func (n *Netlab) DatabaseIPs() string {
 	ips := make([]string, n.hosts)
 	for i := range ips {
-		ips[i] = n.OuterIP(i)
+		ips[i] = n.DatabaseIP(i)
 	}
 	return strings.Join(ips, ",")
 }
 
-// Network is the network of every link, in CIDR.
-func (n *Netlab) Network() string { return "10.213.0.0/16" }
+// Network is the network of the database links, in CIDR.
+func (n *Netlab) Network() string { return fmt.Sprintf("10.%d.0.0/16", database) }
 
-// Cut drops every packet to and from host i until Heal. It sets the
-// link's end in the host's namespace down: this side keeps its address and
-// route (its carrier is gone), so that what is sent to the host vanishes,
-// as on a network cut, rather than going to the default route, as it would
-// with no route at all.
-func (n *Netlab) Cut(i int) error { return ip("-n", n.NS(i), "link", "set", n.link(i, "i"), "down") }
+// Cut drops every packet on host i's link to its database, and on its
+// link to its clients too when all, until Heal. It sets the links' ends in
+// the host's namespace down: this side keeps its address and route (its
+// carrier is gone), so that what is sent to the host vanishes, as on a
+// network cut, rather than going to the default route, as it would with
+// no route at all.
+func (n *Netlab) Cut(i int, all bool) error {
+	for _, net := range n.nets(all) {
+		if err := ip("-n", n.NS(i), "link", "set", n.link(i, net, "i"), "down"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Heal ends host i's cut.
-func (n *Netlab) Heal(i int) error { return ip("-n", n.NS(i), "link", "set", n.link(i, "i"), "up") }
+func (n *Netlab) Heal(i int) error {
+	for _, net := range n.nets(true) {
+		if err := ip("-n", n.NS(i), "link", "set", n.link(i, net, "i"), "up"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nets are the links a cut cuts: the database's, and the clients' too
+// when all.
+func (n *Netlab) nets(all bool) []int {
+	if all {
+		return []int{database, clients}
+	}
+	return []int{database}
+}
 
 // Command is the command that runs bin with args in host i's namespace.
 func (n *Netlab) Command(i int, bin string, args ...string) (string, []string) {
@@ -102,14 +141,16 @@ func (n *Netlab) Command(i int, bin string, args ...string) (string, []string) {
 // Close removes the links and namespaces.
 func (n *Netlab) Close() {
 	for i := range n.hosts {
-		ip("link", "del", n.link(i, "o")) // and its peer
+		for _, net := range []int{clients, database} {
+			ip("link", "del", n.link(i, net, "o")) // and its peer
+		}
 		ip("netns", "del", n.NS(i))
 	}
 }
 
 // removeLeftovers removes the namespaces and links of an earlier run that
 // was killed before it could (its addresses would take this run's
-// packets). Their names are this package's own: durabox-TAG-I, dbxTAGIo.
+// packets). Their names are this package's own: durabox-TAG-I, dbxTAGI[cd]o.
 func removeLeftovers() {
 	if out, err := exec.Command("ip", "-o", "link", "show").Output(); err == nil {
 		for _, line := range strings.Split(string(out), "\n") {
@@ -128,7 +169,7 @@ func removeLeftovers() {
 }
 
 var (
-	leftoverLink = regexp.MustCompile(`^(dbx[0-9a-f]{4}[0-9]+o)(@.*)?:$`)
+	leftoverLink = regexp.MustCompile(`^(dbx[0-9a-f]{4}[0-9]+[cd]?o)(@.*)?:$`)
 	leftoverNS   = regexp.MustCompile(`^durabox-[0-9a-f]{4}-[0-9]+$`)
 )
 

@@ -75,12 +75,13 @@ func readyz(client *http.Client, addr string) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// partition cuts one of the hosts that serve (procs, on addrs) off from
-// everything for 1 to 15 seconds (longer than its 10s lease, half the
-// time), while the others go on, then heals it. The host must not exit,
-// and must answer ready on /readyz within a minute of the heal; fail is
-// told when it does not. A host not ready yet (it was started again after
-// a kill and still loads its modules, which takes long on a loaded
+// partition cuts one of the hosts that serve (procs, on addrs) off for 1
+// to 15 seconds (longer than its 10s lease, half the time) while the
+// others go on, then heals it: in turn from its database only (it must
+// answer 503 on /readyz meanwhile) and from everything. The host must not
+// exit, and must answer ready on /readyz within a minute of the heal; fail
+// is told when it does not. A host not ready yet (it was started again
+// after a kill and still loads its modules, which takes long on a loaded
 // machine) is not cut: it is tried at the next kill.
 func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *Report, fail func(format string, args ...any)) error {
 	i := rng.IntN(len(procs))
@@ -91,11 +92,29 @@ func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *
 	if status, err := readyz(client, addrs[i]); err != nil || status != http.StatusOK {
 		return nil
 	}
-	if err := n.Cut(i); err != nil {
-		return fmt.Errorf("cut host %d off: %w", i, err)
+	all := r.Partitions%2 == 1
+	what := "its database"
+	if all {
+		what = "everything"
+	}
+	if err := n.Cut(i, all); err != nil {
+		return fmt.Errorf("cut host %d off from %s: %w", i, what, err)
 	}
 	cut := time.Second + time.Duration(rng.Int64N(int64(14*time.Second)))
-	time.Sleep(cut)
+	healAt := time.Now().Add(cut)
+	if !all {
+		status, err := readyz(client, addrs[i])
+		switch {
+		case err != nil:
+			fail("partition: host %d, cut off from its database, did not answer /readyz: %v", i, err)
+		case status != http.StatusServiceUnavailable:
+			fail("partition: host %d, cut off from its database, answered %d on /readyz; want 503", i, status)
+		default:
+			r.NotReady++
+		}
+		r.ReadyAsked++
+	}
+	time.Sleep(time.Until(healAt))
 	if err := n.Heal(i); err != nil {
 		return fmt.Errorf("heal host %d: %w", i, err)
 	}
@@ -103,7 +122,7 @@ func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *
 	r.LongestCut = max(r.LongestCut, cut)
 	select {
 	case <-procs[i].exited:
-		fail("partition: host %d exited while it was cut off for %s; a host must wait for its network", i, cut.Round(time.Millisecond))
+		fail("partition: host %d exited while it was cut off from %s for %s; a host must wait for its network", i, what, cut.Round(time.Millisecond))
 		procs[i] = nil // started again with the others
 		return nil
 	default:
@@ -115,7 +134,7 @@ func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *
 			return nil
 		}
 		if time.Now().After(deadline) {
-			fail("partition: host %d was not ready a minute after its link came back (cut off for %s): %d, %v", i, cut.Round(time.Millisecond), status, err)
+			fail("partition: host %d was not ready a minute after its links came back (cut off from %s for %s): %d, %v", i, what, cut.Round(time.Millisecond), status, err)
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -180,8 +180,8 @@ type Report struct {
 	// WorkerKills how many times one was killed.
 	Workers, WorkerKills int
 	// DBRestarts counts the times the database went down (DBDown by
-	// how), and NotReady the answers of 503 on /readyz while it was down,
-	// of ReadyAsked.
+	// how), and NotReady the answers of 503 on /readyz while it was down
+	// or a host was cut off from it, of ReadyAsked.
 	DBRestarts           int
 	DBDown               map[string]int
 	NotReady, ReadyAsked int
@@ -205,7 +205,8 @@ func (r *Report) Summary() string {
 		where += fmt.Sprintf("%d external workers, %d worker kills, ", r.Workers, r.WorkerKills)
 	}
 	if r.Partitions > 0 {
-		where += fmt.Sprintf("%d partitions (the longest %s), %d heals, ", r.Partitions, r.LongestCut.Round(100*time.Millisecond), r.Heals)
+		where += fmt.Sprintf("%d partitions (the longest %s; not ready %d of %d times asked while cut off from the database), %d heals, ",
+			r.Partitions, r.LongestCut.Round(100*time.Millisecond), r.NotReady, r.ReadyAsked, r.Heals)
 	}
 	if r.DBRestarts > 0 {
 		where += fmt.Sprintf("%d database restarts (%d fast, %d immediate, %d killed; not ready %d of %d times asked while down), ",
@@ -484,7 +485,7 @@ func (c *Config) serveArgs(dir, addr string, i int) []string {
 		// slow to come back, or whose connections were cut, moves on.
 		db := c.Postgres
 		if c.Net != nil {
-			db = overTCP(c.Postgres, net.JoinHostPort(c.Net.OuterIP(i), strconv.Itoa(c.DB.Port())))
+			db = overTCP(c.Postgres, net.JoinHostPort(c.Net.DatabaseIP(i), strconv.Itoa(c.DB.Port())))
 		}
 		args = []string{"--db", db, "--addr", addr, "--host-id", hostID(i), "--lease", "10s", "--cache-dir", filepath.Join(dir, "cache", hostID(i))}
 	}

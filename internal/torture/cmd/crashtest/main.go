@@ -79,7 +79,7 @@ func run() int {
 					return 0
 				}
 				defer lab.Close()
-				c.Net, opts = lab, pgtest.ClusterOptions{Listen: lab.OuterIPs(), Trust: lab.Network()}
+				c.Net, opts = lab, pgtest.ClusterOptions{Listen: lab.DatabaseIPs(), Trust: lab.Network()}
 			}
 			db, err := pgtest.StartCluster(opts)
 			if err != nil {
