@@ -21,8 +21,8 @@ package pgtest
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
