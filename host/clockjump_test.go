@@ -3,12 +3,10 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/durabox/durabox/engine"
-	"github.com/durabox/durabox/internal/guestbuild"
 )
 
 // TestClockJumps: the host's clock jumps back an hour and then forward
@@ -20,17 +18,7 @@ func TestClockJumps(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	var clock atomic.Int64
-	set := func(at time.Time) time.Time { clock.Store(at.UnixNano()); return at }
-	set(t0)
-	h := newBareHostWith(t, Options{Clock: func() time.Time { return time.Unix(0, clock.Load()).UTC() }})
-	wasm, err := guestbuild.Wasm("examples/wasm/retry")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Deploy(ctx, wasm); err != nil {
-		t.Fatal(err)
-	}
+	h, set := clockedHost(t, t0, "examples/wasm/retry")
 	delays := map[string]time.Duration{"r10": 10 * time.Minute, "r20": 20 * time.Minute}
 	for id, d := range delays {
 		in, _ := json.Marshal(map[string]any{"failures": 1, "attempts": 2, "delay": d.String()})

@@ -19,16 +19,7 @@ func TestNoAttemptAfterItsLeaseEnded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	var clock atomic.Int64
-	clock.Store(t0.UnixNano())
-	h := newBareHostWith(t, Options{Clock: func() time.Time { return time.Unix(0, clock.Load()).UTC() }})
-	wasm, err := guestbuild.Wasm("examples/wasm/hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Deploy(ctx, wasm); err != nil {
-		t.Fatal(err)
-	}
+	h, set := clockedHost(t, t0, "examples/wasm/hello")
 	if _, err := h.Start(ctx, "Greeting", json.RawMessage(`"world"`), "p1"); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +36,7 @@ func TestNoAttemptAfterItsLeaseEnded(t *testing.T) {
 	// completed runs the instance's turn, if it has one to run, and
 	// reports whether its history holds the activity's outcome.
 	completed := func() bool {
-		item, err := lockNext(ctx, h.st, time.Unix(0, clock.Load()), time.Minute)
+		item, err := lockNext(ctx, h.st, h.opts.Clock(), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +55,7 @@ func TestNoAttemptAfterItsLeaseEnded(t *testing.T) {
 		return false
 	}
 
-	clock.Store(t0.Add(lease + time.Second).UnixNano())
+	set(t0.Add(lease + time.Second))
 	h.complete(ctx, w, t0.Add(lease))
 	if completed() {
 		t.Fatal("an attempt started a second after its lease ended, and its outcome was recorded")
@@ -77,4 +68,23 @@ func TestNoAttemptAfterItsLeaseEnded(t *testing.T) {
 	if !completed() {
 		t.Fatal("an attempt started within its lease was not recorded")
 	}
+}
+
+// clockedHost is a bare host on a fake clock, at t0 until set moves it
+// (set returns the time it was given), with the module built from guest
+// deployed.
+func clockedHost(t *testing.T, t0 time.Time, guest string) (h *Host, set func(time.Time) time.Time) {
+	t.Helper()
+	var clock atomic.Int64
+	set = func(at time.Time) time.Time { clock.Store(at.UnixNano()); return at }
+	set(t0)
+	h = newBareHostWith(t, Options{Clock: func() time.Time { return time.Unix(0, clock.Load()).UTC() }})
+	wasm, err := guestbuild.Wasm(guest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Deploy(context.Background(), wasm); err != nil {
+		t.Fatal(err)
+	}
+	return h, set
 }

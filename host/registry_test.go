@@ -29,24 +29,15 @@ func (s *countingStore) GetModule(ctx context.Context, hash string) (store.Modul
 func TestModuleLoadedOnceForConcurrentCallers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h := newBareHost(t)
-	wasm, err := guestbuild.Wasm("examples/wasm/hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := h.Deploy(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &countingStore{Store: h.st}
-	reg := newRegistry(h.rt, st, h.opts, h.guard) // a restarted host's registry: nothing compiled yet
+	var st *countingStore
+	reg, hash := restartedRegistry(t, func(s store.Store) store.Modules { st = &countingStore{Store: s}; return st })
 	defer reg.close(ctx)
 	const callers = 8
 	got := make([]*module, callers)
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Go(func() {
-			m, err := reg.module(ctx, info.Hash)
+			m, err := reg.module(ctx, hash)
 			if err != nil {
 				t.Error(err)
 			}
@@ -85,27 +76,21 @@ func (s *gatedStore) GetModule(ctx context.Context, hash string) (store.Module, 
 func TestModuleLoadOutlivesTheCallerThatBeganIt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h := newBareHost(t)
-	wasm, err := guestbuild.Wasm("examples/wasm/hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := h.Deploy(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &gatedStore{Store: h.st, began: make(chan struct{}), release: make(chan struct{})}
-	reg := newRegistry(h.rt, st, h.opts, h.guard)
+	var st *gatedStore
+	reg, hash := restartedRegistry(t, func(s store.Store) store.Modules {
+		st = &gatedStore{Store: s, began: make(chan struct{}), release: make(chan struct{})}
+		return st
+	})
 	first, leave := context.WithCancel(ctx)
 	firstErr := make(chan error, 1)
 	go func() {
-		_, err := reg.module(first, info.Hash)
+		_, err := reg.module(first, hash)
 		firstErr <- err
 	}()
 	<-st.began
 	waiter := make(chan error, 1)
 	go func() {
-		m, err := reg.module(ctx, info.Hash)
+		m, err := reg.module(ctx, hash)
 		if err == nil && m == nil {
 			err = errors.New("no module and no error")
 		}
@@ -119,11 +104,29 @@ func TestModuleLoadOutlivesTheCallerThatBeganIt(t *testing.T) {
 	if err := <-waiter; err != nil {
 		t.Errorf("a caller waiting for the load got %v; want the module", err)
 	}
-	if reg.cached(info.Hash) == nil {
+	if reg.cached(hash) == nil {
 		t.Error("the module was not kept after its first caller went away")
 	}
 	reg.close(ctx)
 	if _, err := reg.module(ctx, "0000"); !errors.Is(err, api.ErrNotReady) {
 		t.Errorf("a load after close got %v; want api.ErrNotReady", err)
 	}
+}
+
+// restartedRegistry deploys the hello module on a host, and returns a
+// registry of that host's as a restarted host has it (nothing compiled
+// yet), reading modules through what wrap makes of the host's store, and
+// the module's hash.
+func restartedRegistry(t *testing.T, wrap func(store.Store) store.Modules) (*registry, string) {
+	t.Helper()
+	h := newBareHost(t)
+	wasm, err := guestbuild.Wasm("examples/wasm/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := h.Deploy(context.Background(), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newRegistry(h.rt, wrap(h.st), h.opts, h.guard), info.Hash
 }

@@ -252,15 +252,6 @@ func (c *Cluster) URL() string { return c.c.url }
 // ClusterOptions.Listen says, and in its socket's name.
 func (c *Cluster) Port() int { return c.c.port }
 
-// Restart stops the cluster, ending every connection, and starts it
-// again.
-func (c *Cluster) Restart() error {
-	if err := c.Down(Fast); err != nil {
-		return err
-	}
-	return c.Up()
-}
-
 // How a cluster goes down.
 const (
 	// Fast is pg_ctl's fast shutdown: connections are ended, and the
