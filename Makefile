@@ -115,7 +115,7 @@ race:
 # minimization of each new interesting input is held to 100 runs so that it
 # cannot stall a target for the minute it is given by default.
 FUZZTIME ?= 3000x
-FUZZ     := FuzzDeploy:./host FuzzAPI:./host FuzzStoredHistory:./store/sqlite FuzzCheck:./host/internal/wasmlimits
+FUZZ     := FuzzDeploy:./host FuzzAPI:./host FuzzStoredHistory:./store/sqlite FuzzCheck:./host/internal/wasmlimits FuzzParse:./store/query
 
 fuzz:
 	for t in $(FUZZ); do $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x "$${t#*:}" || exit 1; done
