@@ -15,10 +15,10 @@ import (
 // host in a network namespace of its own, with two veth links to this
 // one: its clients' (host i at 10.213.i.2, this side at 10.213.i.1) and
 // its database's (host i at 10.214.i.2, this side at 10.214.i.1, where the
-// database listens for it). Nothing leaves the machine. Cutting a link
-// drops every packet on it, both ways; a host cut off from its database
-// still answers its clients (503), and one cut off from both is gone for
-// everyone until healed.
+// database listens for it). Nothing leaves the machine. A cut drops every
+// packet on a link, both ways, or one way on the database's (Cut); a host
+// cut off from its database still answers its clients (503), and one cut
+// off from both is gone for everyone until healed.
 type Netlab struct {
 	tag   string
 	hosts int
@@ -39,6 +39,9 @@ func NewNetlab(hosts int) (*Netlab, error) {
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		return nil, fmt.Errorf("network namespaces need the ip command (apt-get install iproute2): %w", err)
+	}
+	if _, err := exec.LookPath("nft"); err != nil {
+		return nil, fmt.Errorf("cutting a link one way needs the nft command (apt-get install nftables): %w", err)
 	}
 	removeLeftovers()
 	var b [2]byte
@@ -99,38 +102,74 @@ func (n *Netlab) DatabaseIPs() string {
 // Network is the network of the database links, in CIDR.
 func (n *Netlab) Network() string { return fmt.Sprintf("10.%d.0.0/16", database) }
 
-// Cut drops every packet on host i's link to its database, and on its
-// link to its clients too when all, until Heal. It sets the links' ends in
-// the host's namespace down: this side keeps its address and route (its
-// carrier is gone), so that what is sent to the host vanishes, as on a
-// network cut, rather than going to the default route, as it would with
-// no route at all.
-func (n *Netlab) Cut(i int, all bool) error {
-	for _, net := range n.nets(all) {
-		if err := ip("-n", n.NS(i), "link", "set", n.link(i, net, "i"), "down"); err != nil {
-			return err
+// How a host is cut off (Cut).
+type cut int
+
+const (
+	// fromDatabase drops every packet between the host and its database,
+	// both ways.
+	fromDatabase cut = iota
+	// fromEverything drops every packet between the host and anything:
+	// its database, its clients, the other hosts.
+	fromEverything
+	// toDatabase drops the packets the host sends its database only: the
+	// server's reach the host.
+	toDatabase
+	// fromDatabaseOnly drops the packets the database sends the host
+	// only: the host's reach the server.
+	fromDatabaseOnly
+)
+
+// cuts are the ways Cut cuts, in the order a run takes them.
+var cuts = []cut{fromDatabase, fromEverything, toDatabase, fromDatabaseOnly}
+
+func (c cut) String() string {
+	return [...]string{"its database", "everything", "its database one way (what it sends is lost)", "its database one way (what it is sent is lost)"}[c]
+}
+
+// Cut cuts host i off, as how says, until Heal. Both ways, it sets the
+// links' ends in the host's namespace down: this side keeps its address
+// and route (its carrier is gone), so that what is sent to the host
+// vanishes, as on a network cut, rather than going to the default route,
+// as it would with no route at all. One way, a packet filter (nftables) in
+// the host's namespace drops what goes one way.
+func (n *Netlab) Cut(i int, how cut) error {
+	switch how {
+	case fromDatabase, fromEverything:
+		nets := []int{database}
+		if how == fromEverything {
+			nets = append(nets, clients)
 		}
+		for _, net := range nets {
+			if err := ip("-n", n.NS(i), "link", "set", n.link(i, net, "i"), "down"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	hook, match := "output", "daddr"
+	if how == fromDatabaseOnly {
+		hook, match = "input", "saddr"
+	}
+	rules := fmt.Sprintf("table inet durabox {\n chain cut { type filter hook %s priority 0; ip %s %s drop; }\n}\n", hook, match, n.DatabaseIP(i))
+	cmd := exec.Command("ip", "netns", "exec", n.NS(i), "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(rules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("nft -f (%s): %v: %s", strings.TrimSpace(rules), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
 
-// Heal ends host i's cut.
+// Heal ends host i's cut, however it was cut.
 func (n *Netlab) Heal(i int) error {
-	for _, net := range n.nets(true) {
+	for _, net := range []int{database, clients} {
 		if err := ip("-n", n.NS(i), "link", "set", n.link(i, net, "i"), "up"); err != nil {
 			return err
 		}
 	}
+	// The filter's table, if a one-way cut made it.
+	exec.Command("ip", "netns", "exec", n.NS(i), "nft", "delete", "table", "inet", "durabox").Run()
 	return nil
-}
-
-// nets are the links a cut cuts: the database's, and the clients' too
-// when all.
-func (n *Netlab) nets(all bool) []int {
-	if all {
-		return []int{database, clients}
-	}
-	return []int{database}
 }
 
 // Command is the command that runs bin with args in host i's namespace.

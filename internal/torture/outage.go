@@ -77,8 +77,9 @@ func readyz(client *http.Client, addr string) (int, error) {
 
 // partition cuts one of the hosts that serve (procs, on addrs) off for 1
 // to 15 seconds (longer than its 10s lease, half the time) while the
-// others go on, then heals it: in turn from its database only (it must
-// answer 503 on /readyz meanwhile) and from everything. The host must not
+// others go on, then heals it: in turn from its database (it must answer
+// 503 on /readyz meanwhile), from everything, and from its database one way
+// and then the other (503 too). The host must not
 // exit, and must answer ready on /readyz within a minute of the heal; fail
 // is told when it does not. A host not ready yet (it was started again
 // after a kill and still loads its modules, which takes long on a loaded
@@ -92,23 +93,20 @@ func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *
 	if status, err := readyz(client, addrs[i]); err != nil || status != http.StatusOK {
 		return nil
 	}
-	all := r.Partitions%2 == 1
-	what := "its database"
-	if all {
-		what = "everything"
-	}
-	if err := n.Cut(i, all); err != nil {
+	how := cuts[r.Partitions%len(cuts)]
+	what := how.String()
+	if err := n.Cut(i, how); err != nil {
 		return fmt.Errorf("cut host %d off from %s: %w", i, what, err)
 	}
 	cut := time.Second + time.Duration(rng.Int64N(int64(14*time.Second)))
 	healAt := time.Now().Add(cut)
-	if !all {
+	if how != fromEverything {
 		status, err := readyz(client, addrs[i])
 		switch {
 		case err != nil:
-			fail("partition: host %d, cut off from its database, did not answer /readyz: %v", i, err)
+			fail("partition: host %d, cut off from %s, did not answer /readyz: %v", i, what, err)
 		case status != http.StatusServiceUnavailable:
-			fail("partition: host %d, cut off from its database, answered %d on /readyz; want 503", i, status)
+			fail("partition: host %d, cut off from %s, answered %d on /readyz; want 503", i, what, status)
 		default:
 			r.NotReady++
 		}

@@ -71,10 +71,10 @@ type Config struct {
 	DBRestarts int
 	// Net, when set, runs each host in a network namespace of its own
 	// (NewNetlab), reaching DB over TCP, and Partitions is how many times
-	// the run cuts one host off from everything (the database, the
-	// clients, the other hosts) for 1 to 15 seconds, spread over the
-	// kills. A host cut off must not exit, and must serve again once its
-	// link is back.
+	// the run cuts one host off (from its database, both ways or one way,
+	// or from everything) for 1 to 15 seconds, spread over the kills. A
+	// host cut off must not exit, and must serve again once its links are
+	// back.
 	Net        *Netlab
 	Partitions int
 	// Out receives the run's progress and violations. Nil discards them.

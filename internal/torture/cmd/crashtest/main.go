@@ -8,7 +8,8 @@
 // run's own PostgreSQL cluster is also taken down and brought back mid-run,
 // by a fast shutdown, an immediate one and SIGKILL in turn; with
 // --partitions (make partitiontest) each host runs in a network namespace
-// of its own, and one at a time is cut off from everything for a while
+// of its own, and one at a time is cut off from its database (both ways or
+// one way) or from everything for a while
 // (where namespaces are not permitted it says so and exits 0, unless
 // $DURABOX_REQUIRE_NETNS is set, as CI sets it). It exits with status 1
 // when something was lost (after listing every violation) and 2 when the
@@ -45,7 +46,7 @@ func run() int {
 	flag.BoolVar(&c.Keep, "keep", false, "keep the database and the host's log, which are kept anyway when something was lost")
 	flag.StringVar(&c.Postgres, "postgres", "", "run the hosts on the PostgreSQL database at `URL` (a new schema in it), or \"auto\": the server the tests find ($DURABOX_POSTGRES_URL, 127.0.0.1:5432, or a throwaway cluster), or \"own\": a throwaway cluster of the run's own")
 	flag.IntVar(&c.DBRestarts, "db-restarts", 0, "take the database down `N` times mid-run (fast, immediate, SIGKILL in turn); needs --postgres own")
-	flag.IntVar(&c.Partitions, "partitions", 0, "run each host in a network namespace of its own and cut one off from everything `N` times mid-run, for 1 to 15s; needs --postgres own and root")
+	flag.IntVar(&c.Partitions, "partitions", 0, "run each host in a network namespace of its own and cut one off `N` times mid-run, for 1 to 15s (from its database, from everything, from its database one way and the other, in turn); needs --postgres own, root, ip and nft")
 	flag.IntVar(&c.Hosts, "hosts", 0, "how many hosts serve at once, on --postgres (default 1)")
 	flag.IntVar(&c.Workers, "workers", 0, "run every activity in `N` worker processes outside the hosts, killed too, instead of in the modules (default 0: in the modules)")
 	flag.Parse()
