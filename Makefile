@@ -149,8 +149,8 @@ dbrestarttest: bin/durabox
 
 # Partitions: the same three hosts, each in a network namespace of its own
 # (ip netns, veth, nft; needs root), one at a time cut off from its
-# database (both ways, or one way) or from everything for 1 to 15 seconds,
-# 6 times, between the kills.
+# database (both ways, or one way) or from everything, or its link to the
+# database slowed, for 1 to 15 seconds, 6 times, between the kills.
 partitiontest: bin/durabox
 	$(GO) run ./internal/torture/cmd/crashtest --bin bin/durabox --postgres own --hosts 3 --kills 12 --partitions 6 $(CRASHFLAGS)
 

@@ -162,6 +162,23 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	b := testhost.At(t, restored, host.Options{CacheDir: t.TempDir()})
 	for _, h := range []*host.Host{a, b} {
 		for _, id := range approvals {
+			// Raised once it waits: an event raised before its wait is
+			// dropped, and a loaded machine may not have run the turn that
+			// waits on the restored host yet.
+			for {
+				inst, err := h.Instance(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.HasPrefix(inst.CustomStatus, "waiting for a decision") {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatalf("%s did not wait for its Approval: %+v", id, inst)
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
 			if err := h.Raise(ctx, id, "Approval", json.RawMessage(`{"approved": true, "by": "ada"}`), false); err != nil {
 				t.Fatal(err)
 			}

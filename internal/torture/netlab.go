@@ -118,13 +118,16 @@ const (
 	// fromDatabaseOnly drops the packets the database sends the host
 	// only: the host's reach the server.
 	fromDatabaseOnly
+	// slowDatabase cuts nothing: what crosses the host's link to its
+	// database is delayed (slowLink, not Cut).
+	slowDatabase
 )
 
-// cuts are the ways Cut cuts, in the order a run takes them.
-var cuts = []cut{fromDatabase, fromEverything, toDatabase, fromDatabaseOnly}
+// cuts are the ways a run cuts hosts off, in turn.
+var cuts = []cut{fromDatabase, fromEverything, toDatabase, fromDatabaseOnly, slowDatabase}
 
 func (c cut) String() string {
-	return [...]string{"its database", "everything", "its database one way (what it sends is lost)", "its database one way (what it is sent is lost)"}[c]
+	return [...]string{"its database", "everything", "its database one way (what it sends is lost)", "its database one way (what it is sent is lost)", "a slow link to its database"}[c]
 }
 
 // Cut cuts host i off, as how says, until Heal. Both ways, it sets the

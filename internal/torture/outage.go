@@ -78,13 +78,14 @@ func readyz(client *http.Client, addr string) (int, error) {
 // partition cuts one of the hosts that serve (procs, on addrs) off for 1
 // to 15 seconds (longer than its 10s lease, half the time) while the
 // others go on, then heals it: in turn from its database (it must answer
-// 503 on /readyz meanwhile), from everything, and from its database one way
-// and then the other (503 too). The host must not
+// 503 on /readyz meanwhile), from everything, from its database one way
+// and then the other (503 too), and by a slow link to its database (200 to
+// 800ms each way). The host must not
 // exit, and must answer ready on /readyz within a minute of the heal; fail
 // is told when it does not. A host not ready yet (it was started again
 // after a kill and still loads its modules, which takes long on a loaded
 // machine) is not cut: it is tried at the next kill.
-func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *Report, fail func(format string, args ...any)) error {
+func partition(n *Netlab, links []*slowLink, addrs []string, procs []*hostProc, rng *rand.Rand, r *Report, fail func(format string, args ...any)) error {
 	i := rng.IntN(len(procs))
 	client := &http.Client{Timeout: 5 * time.Second}
 	if procs[i] == nil {
@@ -95,12 +96,16 @@ func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *
 	}
 	how := cuts[r.Partitions%len(cuts)]
 	what := how.String()
-	if err := n.Cut(i, how); err != nil {
+	if how == slowDatabase {
+		latency := 200*time.Millisecond + time.Duration(rng.Int64N(int64(600*time.Millisecond)))
+		what = fmt.Sprintf("%s (%s each way)", what, latency)
+		links[i].setLatency(latency)
+	} else if err := n.Cut(i, how); err != nil {
 		return fmt.Errorf("cut host %d off from %s: %w", i, what, err)
 	}
 	cut := time.Second + time.Duration(rng.Int64N(int64(14*time.Second)))
 	healAt := time.Now().Add(cut)
-	if how != fromEverything {
+	if how != fromEverything && how != slowDatabase {
 		status, err := readyz(client, addrs[i])
 		switch {
 		case err != nil:
@@ -113,6 +118,7 @@ func partition(n *Netlab, addrs []string, procs []*hostProc, rng *rand.Rand, r *
 		r.ReadyAsked++
 	}
 	time.Sleep(time.Until(healAt))
+	links[i].setLatency(0)
 	if err := n.Heal(i); err != nil {
 		return fmt.Errorf("heal host %d: %w", i, err)
 	}

@@ -72,11 +72,15 @@ type Config struct {
 	// Net, when set, runs each host in a network namespace of its own
 	// (NewNetlab), reaching DB over TCP, and Partitions is how many times
 	// the run cuts one host off (from its database, both ways or one way,
-	// or from everything) for 1 to 15 seconds, spread over the kills. A
+	// or from everything) or slows its link to the database, for 1 to 15
+	// seconds, spread over the kills. A
 	// host cut off must not exit, and must serve again once its links are
 	// back.
 	Net        *Netlab
 	Partitions int
+	// links are the hosts' ways to DB when Net is set, which a partition
+	// makes slow.
+	links []*slowLink
 	// Out receives the run's progress and violations. Nil discards them.
 	Out io.Writer
 }
@@ -264,10 +268,19 @@ func Run(c Config) (r *Report, err error) {
 		return nil, err
 	}
 	defer log.Close()
-	// Hosts in namespaces listen beyond loopback, which needs a token.
+	// Hosts in namespaces listen beyond loopback, which needs a token, and
+	// reach the database through a link of their own.
 	var token string
 	if c.Net != nil {
 		token = crand.Text()
+		for i := range c.Hosts {
+			l, err := newSlowLink(net.JoinHostPort(c.Net.DatabaseIP(i), "0"), net.JoinHostPort(c.Net.DatabaseIP(i), strconv.Itoa(c.DB.Port())))
+			if err != nil {
+				return nil, err
+			}
+			defer l.close()
+			c.links = append(c.links, l)
+		}
 	}
 	launch := func(i int) (*hostProc, error) {
 		if c.Net != nil {
@@ -366,7 +379,7 @@ func Run(c Config) (r *Report, err error) {
 			r.WorkerKills++
 		}
 		if r.Partitions < c.Partitions && r.Kills >= (r.Partitions+1)*c.Kills/(c.Partitions+1) {
-			if err := partition(c.Net, addrs, procs, rng, r, d.fail); err != nil {
+			if err := partition(c.Net, c.links, addrs, procs, rng, r, d.fail); err != nil {
 				return nil, fmt.Errorf("after %d kills: %w", r.Kills, err)
 			}
 		}
@@ -415,7 +428,7 @@ func Run(c Config) (r *Report, err error) {
 			break
 		}
 		before := r.Partitions
-		if err := partition(c.Net, addrs, procs, rng, r, d.fail); err != nil {
+		if err := partition(c.Net, c.links, addrs, procs, rng, r, d.fail); err != nil {
 			return nil, fmt.Errorf("after the last kill: %w", err)
 		}
 		if r.Partitions == before {
@@ -485,7 +498,7 @@ func (c *Config) serveArgs(dir, addr string, i int) []string {
 		// slow to come back, or whose connections were cut, moves on.
 		db := c.Postgres
 		if c.Net != nil {
-			db = overTCP(c.Postgres, net.JoinHostPort(c.Net.DatabaseIP(i), strconv.Itoa(c.DB.Port())))
+			db = overTCP(c.Postgres, c.links[i].Addr())
 		}
 		args = []string{"--db", db, "--addr", addr, "--host-id", hostID(i), "--lease", "10s", "--cache-dir", filepath.Join(dir, "cache", hostID(i))}
 	}

@@ -32,7 +32,10 @@ func (s *Store) diskFailed(err error) error {
 // succeeded. Then it writes (the schema's version, unchanged: a page of
 // the WAL, and its sync) and returns store.ErrDiskFailed while that fails:
 // Ping, and so a host's readiness, fails from the first write the disk
-// failed until it takes one again.
+// failed until it takes one again, and so do the leases of work, whose
+// commits would fail too. (A host stops fetching once it hears of the
+// failure, but a fetch under way then took the turns whose commit had
+// just failed, and failed them again, 5 ms later.)
 func (s *Store) checkDisk(ctx context.Context) error {
 	if !s.failed.Load() {
 		return nil

@@ -46,7 +46,7 @@ func run() int {
 	flag.BoolVar(&c.Keep, "keep", false, "keep the database and the host's log, which are kept anyway when something was lost")
 	flag.StringVar(&c.Postgres, "postgres", "", "run the hosts on the PostgreSQL database at `URL` (a new schema in it), or \"auto\": the server the tests find ($DURABOX_POSTGRES_URL, 127.0.0.1:5432, or a throwaway cluster), or \"own\": a throwaway cluster of the run's own")
 	flag.IntVar(&c.DBRestarts, "db-restarts", 0, "take the database down `N` times mid-run (fast, immediate, SIGKILL in turn); needs --postgres own")
-	flag.IntVar(&c.Partitions, "partitions", 0, "run each host in a network namespace of its own and cut one off `N` times mid-run, for 1 to 15s (from its database, from everything, from its database one way and the other, in turn); needs --postgres own, root, ip and nft")
+	flag.IntVar(&c.Partitions, "partitions", 0, "run each host in a network namespace of its own and cut one off `N` times mid-run, for 1 to 15s (from its database, from everything, from its database one way and the other, or by a slow link to its database, in turn); needs --postgres own, root, ip and nft")
 	flag.IntVar(&c.Hosts, "hosts", 0, "how many hosts serve at once, on --postgres (default 1)")
 	flag.IntVar(&c.Workers, "workers", 0, "run every activity in `N` worker processes outside the hosts, killed too, instead of in the modules (default 0: in the modules)")
 	flag.Parse()
