@@ -78,13 +78,18 @@ const (
 	doneJSON         = `{"id":"done","name":"Greeting","moduleHash":"` + hash + `","executionId":1,"status":"Completed","input":"world","result":"Hello, world!","createdAt":"2025-01-02T03:04:07Z","updatedAt":"2025-01-02T03:04:08Z",` +
 		`"executions":[{"id":1,"events":2,"startedAt":"2025-01-02T03:04:07Z","endedAt":"2025-01-02T03:04:08Z","end":"OrchestrationCompleted"}],"children":[]}`
 	pendingJSON = `{"id":"pending","name":"Greeting","moduleHash":"` + hash + `","executionId":1,"status":"Pending","input":"you","createdAt":"2025-01-02T03:04:09Z","updatedAt":"2025-01-02T03:04:09Z",` +
-		`"executions":[{"id":1,"events":1,"startedAt":"2025-01-02T03:04:09Z"}],"children":[]}`
+		`"executions":[{"id":1,"events":1,"startedAt":"2025-01-02T03:04:09Z"}],"children":[],"lastProgress":"2025-01-02T03:04:09Z"}`
 )
 
 // details is the answer of GET /v1/instances/{id} for an instance
-// (its JSON without the closing brace) with one execution.
-func details(instance, execution string) string {
-	return instance + `,"executions":[` + execution + `],"children":[]}`
+// (its JSON without the closing brace) with one execution, and, for one
+// that has not finished, the time it last made progress.
+func details(instance, execution, lastProgress string) string {
+	s := instance + `,"executions":[` + execution + `],"children":[]`
+	if lastProgress != "" {
+		s += `,"lastProgress":"` + lastProgress + `"`
+	}
+	return s + `}`
 }
 
 // multipart returns a multipart/form-data body of fields (name, value,
@@ -384,7 +389,7 @@ func TestHandler(t *testing.T) {
 		{
 			name:   "list with a parameter it does not take",
 			method: "GET", path: "/v1/instances?state=Running",
-			wantStatus: 400, wantBody: `{"error":"bad input: list takes no parameter \"state\"; it takes status, name, module, idPrefix, parent, createdAfter, createdBefore, finishedBefore, limit, cursor"}`,
+			wantStatus: 400, wantBody: `{"error":"bad input: list takes no parameter \"state\"; it takes status, name, module, idPrefix, parent, createdAfter, createdBefore, finishedBefore, where, stalledFor, waitingOn, limit, cursor"}`,
 		},
 		{
 			name:   "list with a bad limit",
@@ -418,7 +423,7 @@ func TestHandler(t *testing.T) {
 		{
 			name:   "purge with a parameter it does not take",
 			method: "DELETE", path: "/v1/instances?status=Completed&limit=5",
-			wantStatus: 400, wantBody: `{"error":"bad input: purge takes no parameter \"limit\"; it takes status, name, module, idPrefix, parent, createdAfter, createdBefore, finishedBefore"}`,
+			wantStatus: 400, wantBody: `{"error":"bad input: purge takes no parameter \"limit\"; it takes status, name, module, idPrefix, parent, createdAfter, createdBefore, finishedBefore, where"}`,
 		},
 		{
 			name:   "instance",
@@ -440,7 +445,7 @@ func TestHandler(t *testing.T) {
 			method: "GET", path: "/v1/instances/pending?wait=30s",
 			wantStatus: 200,
 			wantBody: details(`{"id":"pending","name":"Greeting","moduleHash":"`+hash+`","executionId":1,"status":"Completed","input":"you","result":"Hello, you!","createdAt":"2025-01-02T03:04:09Z","updatedAt":"2025-01-02T03:04:10Z"`,
-				`{"id":1,"events":2,"startedAt":"2025-01-02T03:04:09Z","endedAt":"2025-01-02T03:04:10Z","end":"OrchestrationCompleted"}`),
+				`{"id":1,"events":2,"startedAt":"2025-01-02T03:04:09Z","endedAt":"2025-01-02T03:04:10Z","end":"OrchestrationCompleted"}`, ""),
 		},
 		{
 			name:   "wait for a failure",
@@ -448,7 +453,7 @@ func TestHandler(t *testing.T) {
 			method: "GET", path: "/v1/instances/f?wait=1s",
 			wantStatus: 200,
 			wantBody: details(`{"id":"f","name":"Fails","moduleHash":"`+hash+`","executionId":1,"status":"Failed","input":null,"failure":{"message":"boom"},"createdAt":"2025-01-02T03:04:10Z","updatedAt":"2025-01-02T03:04:11Z"`,
-				`{"id":1,"events":2,"startedAt":"2025-01-02T03:04:10Z","endedAt":"2025-01-02T03:04:11Z","end":"OrchestrationFailed"}`),
+				`{"id":1,"events":2,"startedAt":"2025-01-02T03:04:10Z","endedAt":"2025-01-02T03:04:11Z","end":"OrchestrationFailed"}`, ""),
 		},
 		{
 			name:   "wait runs out",
@@ -457,7 +462,7 @@ func TestHandler(t *testing.T) {
 			wantElapsed: 1500 * time.Millisecond,
 			wantStatus:  200,
 			wantBody: details(`{"id":"slow","name":"Slow","moduleHash":"`+hash+`","executionId":1,"status":"Running","input":1,"createdAt":"2025-01-02T03:04:10Z","updatedAt":"2025-01-02T03:04:11Z"`,
-				`{"id":1,"events":1,"startedAt":"2025-01-02T03:04:10Z"}`),
+				`{"id":1,"events":1,"startedAt":"2025-01-02T03:04:10Z"}`, "2025-01-02T03:04:11Z"),
 		},
 		{
 			name:   "wait is capped at a minute",
@@ -466,7 +471,7 @@ func TestHandler(t *testing.T) {
 			wantElapsed: time.Minute,
 			wantStatus:  200,
 			wantBody: details(`{"id":"slow","name":"Slow","moduleHash":"`+hash+`","executionId":1,"status":"Running","input":1,"createdAt":"2025-01-02T03:04:10Z","updatedAt":"2025-01-02T03:04:11Z"`,
-				`{"id":1,"events":1,"startedAt":"2025-01-02T03:04:10Z"}`),
+				`{"id":1,"events":1,"startedAt":"2025-01-02T03:04:10Z"}`, "2025-01-02T03:04:11Z"),
 		},
 		{
 			name:   "wait that runs out while reading answers with a fresh read",
@@ -475,7 +480,7 @@ func TestHandler(t *testing.T) {
 			wantElapsed: 2 * time.Second,
 			wantStatus:  200,
 			wantBody: details(`{"id":"stuck","name":"Stuck","moduleHash":"`+hash+`","executionId":1,"status":"Pending","input":1,"createdAt":"2025-01-02T03:04:10Z","updatedAt":"2025-01-02T03:04:10Z"`,
-				`{"id":1,"events":1,"startedAt":"2025-01-02T03:04:10Z"}`),
+				`{"id":1,"events":1,"startedAt":"2025-01-02T03:04:10Z"}`, "2025-01-02T03:04:10Z"),
 		},
 		{
 			name:   "wait of zero does not wait",
@@ -642,7 +647,7 @@ func TestHandler(t *testing.T) {
 		{
 			name:   "access without tokens",
 			method: "GET", path: "/v1/access",
-			wantStatus: 200, wantBody: `{"access":"admin","tokenRequired":false}`,
+			wantStatus: 200, wantBody: `{"access":"admin","tokenRequired":false,"token":"anonymous"}`,
 		},
 		{
 			name:   "a dashboard file it does not have",
