@@ -149,6 +149,8 @@ func (n *Netlab) Cut(i int, how cut) error {
 			}
 		}
 		return nil
+	case slowDatabase:
+		return errors.New("torture: a slow link is no cut: its slowLink delays it")
 	}
 	hook, match := "output", "daddr"
 	if how == fromDatabaseOnly {

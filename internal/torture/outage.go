@@ -1,7 +1,6 @@
 package torture
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -24,12 +23,11 @@ func outage(db *pgtest.Cluster, addrs []string, procs []*hostProc, rng *rand.Ran
 		return fmt.Errorf("take the database down (%s): %w", how, err)
 	}
 	back := time.Now().Add(200*time.Millisecond + time.Duration(rng.Int64N(int64(1300*time.Millisecond))))
-	client := &http.Client{Timeout: 5 * time.Second}
 	for i, p := range procs {
 		if p == nil {
 			continue
 		}
-		status, err := readyz(client, addrs[i])
+		status, err := readyz(addrs[i])
 		switch {
 		case err != nil:
 			fail("database down (%s): host %d did not answer /readyz: %v", how, i, err)
@@ -60,14 +58,14 @@ func outage(db *pgtest.Cluster, addrs []string, procs []*hostProc, rng *rand.Ran
 	return nil
 }
 
+// probe asks the hosts whether they are ready; a host cut off from its
+// clients does not answer it.
+var probe = &http.Client{Timeout: 5 * time.Second}
+
 // readyz asks the host at addr whether it is ready, and returns the status
 // it answered.
-func readyz(client *http.Client, addr string) (int, error) {
-	req, err := http.NewRequestWithContext(context.Background(), "GET", "http://"+addr+"/readyz", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := client.Do(req)
+func readyz(addr string) (int, error) {
+	resp, err := probe.Get("http://" + addr + "/readyz")
 	if err != nil {
 		return 0, err
 	}
@@ -87,11 +85,10 @@ func readyz(client *http.Client, addr string) (int, error) {
 // machine) is not cut: it is tried at the next kill.
 func partition(n *Netlab, links []*slowLink, addrs []string, procs []*hostProc, rng *rand.Rand, r *Report, fail func(format string, args ...any)) error {
 	i := rng.IntN(len(procs))
-	client := &http.Client{Timeout: 5 * time.Second}
 	if procs[i] == nil {
 		return nil
 	}
-	if status, err := readyz(client, addrs[i]); err != nil || status != http.StatusOK {
+	if status, err := readyz(addrs[i]); err != nil || status != http.StatusOK {
 		return nil
 	}
 	how := cuts[r.Partitions%len(cuts)]
@@ -106,7 +103,7 @@ func partition(n *Netlab, links []*slowLink, addrs []string, procs []*hostProc, 
 	cut := time.Second + time.Duration(rng.Int64N(int64(14*time.Second)))
 	healAt := time.Now().Add(cut)
 	if how != fromEverything && how != slowDatabase {
-		status, err := readyz(client, addrs[i])
+		status, err := readyz(addrs[i])
 		switch {
 		case err != nil:
 			fail("partition: host %d, cut off from %s, did not answer /readyz: %v", i, what, err)
@@ -132,7 +129,7 @@ func partition(n *Netlab, links []*slowLink, addrs []string, procs []*hostProc, 
 	default:
 	}
 	for deadline := time.Now().Add(time.Minute); ; {
-		status, err := readyz(client, addrs[i])
+		status, err := readyz(addrs[i])
 		if err == nil && status == http.StatusOK {
 			r.Heals++
 			return nil
