@@ -202,24 +202,31 @@ func (d *driver) order(ctx context.Context, e *expect) error {
 }
 
 // raise raises an Approval for id until a host answers, and notes it if
-// the host acknowledged it. A host refuses an event for an instance that
-// has finished (409): raise reports it did.
+// the host acknowledged it, or may have (an answer lost on the way, then
+// a refusal). A host refuses an event for an instance that has finished
+// (409): raise reports it did.
 func (d *driver) raise(ctx context.Context, id, by string, afterWait bool) (refused bool, err error) {
 	data, _ := json.Marshal(map[string]any{"approved": true, "by": by})
+	var lost bool
 	err = d.retry(ctx, func() error {
-		return d.c.Raise(ctx, id, api.RaiseRequest{Name: "Approval", Data: data})
+		err := d.c.Raise(ctx, id, api.RaiseRequest{Name: "Approval", Data: data})
+		var answer *client.Error
+		lost = lost || err != nil && (!errors.As(err, &answer) || answer.StatusCode == http.StatusServiceUnavailable)
+		return err
 	})
 	var answer *client.Error
-	if errors.As(err, &answer) && answer.StatusCode == http.StatusConflict {
-		return true, nil
-	}
-	if err != nil {
+	refused = errors.As(err, &answer) && answer.StatusCode == http.StatusConflict
+	if err != nil && !refused {
 		return false, fmt.Errorf("raise Approval by %q: %w", by, err)
 	}
-	d.mu.Lock()
-	d.raised[id] = append(d.raised[id], raise{by: by, afterWait: afterWait})
-	d.mu.Unlock()
-	return false, nil
+	if !refused || lost {
+		// Refused after a try whose answer was lost: that try may have
+		// raised it before the instance finished, as one acknowledged.
+		d.mu.Lock()
+		d.raised[id] = append(d.raised[id], raise{by: by, afterWait: afterWait})
+		d.mu.Unlock()
+	}
+	return refused, nil
 }
 
 // await polls instance id until ready says so.
