@@ -601,6 +601,12 @@ type CommitStats struct {
 	// Writes counts the writes the transaction held: a store that commits
 	// several writes together (group commit) says how many.
 	Writes int
+	// Unsynced says the commit did not wait for the disk (SQLite) or the
+	// server's WAL flush (PostgreSQL), since every write it held was of a
+	// kind whose loss in a power cut loses nothing acknowledged (a lease,
+	// an activity result, an audit record); the next synced commit makes
+	// it durable with itself.
+	Unsynced bool
 	// Duration is the time from the transaction's start to its commit on
 	// disk (as durable as the store makes it).
 	Duration time.Duration

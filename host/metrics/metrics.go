@@ -39,6 +39,7 @@ type Metrics struct {
 	commitSeconds   prometheus.Histogram
 	commitWrites    prometheus.Histogram
 	commitFailures  prometheus.Counter
+	commitsSynced   prometheus.Counter
 	sandboxStarts   *prometheus.CounterVec
 	panics          *prometheus.CounterVec
 	queries         *prometheus.CounterVec
@@ -90,6 +91,9 @@ func New() *Metrics {
 			Help:    "Writes (turns, starts, raises, activity results, leases) one store transaction held: the group commit's batch size.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 to 512
 		}),
+		commitsSynced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "durabox_store_synced_commits_total", Help: "Store transactions that waited for the disk (SQLite) or the server's WAL flush (PostgreSQL); the others held only leases, activity results or audit records.",
+		}),
 		commitFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "durabox_store_commit_failures_total", Help: "Store transactions that failed as a whole.",
 		}),
@@ -115,7 +119,7 @@ func New() *Metrics {
 		}, []string{"from"}),
 	}
 	m.reg.MustRegister(m.turns, m.turnSeconds, m.started, m.finished, m.activities, m.activitySeconds,
-		m.cacheHits, m.cacheMisses, m.commitSeconds, m.commitWrites, m.commitFailures, m.sandboxStarts, m.panics,
+		m.cacheHits, m.cacheMisses, m.commitSeconds, m.commitWrites, m.commitsSynced, m.commitFailures, m.sandboxStarts, m.panics,
 		m.queries, m.updates, m.scheduleFires, m.querySeconds, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -129,6 +133,9 @@ func (m *Metrics) ObserveCommit(c store.CommitStats) {
 	}
 	m.commitSeconds.Observe(c.Duration.Seconds())
 	m.commitWrites.Observe(float64(c.Writes))
+	if !c.Unsynced {
+		m.commitsSynced.Inc()
+	}
 }
 
 // Turn records a committed turn of an instance of orchestration, and its

@@ -89,11 +89,16 @@ func (d sqlDB) Query(ctx context.Context, query string, args ...any) (sqlstore.Q
 // shared returns the operations written once, on this store's reads and
 // writes.
 func (s *Store) shared() sqlStore {
-	return sqlstore.New(dialect,
-		func(ctx context.Context, fn func(q sqlstore.DB) error) error {
+	writer := func(write func(ctx context.Context, fn func(tx pgx.Tx) error) error) sqlstore.WriteFunc {
+		return func(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Tx) error) error {
+			return write(ctx, func(tx pgx.Tx) error { return fn(ctx, newWriteTx(tx).Tx) })
+		}
+	}
+	return sqlstore.New(dialect, sqlstore.Access{
+		Read: func(ctx context.Context, fn func(q sqlstore.DB) error) error {
 			return s.read(ctx, func(q db) error { return fn(sqlDB{q}) })
 		},
-		func(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Tx) error) error {
-			return s.write(ctx, func(tx pgx.Tx) error { return fn(ctx, newWriteTx(tx).Tx) })
-		})
+		Write:         writer(s.write),
+		WriteUnsynced: writer(s.writeUnsynced),
+	})
 }

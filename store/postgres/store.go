@@ -91,18 +91,19 @@ func redact(raw string) string {
 // serialization failure or a deadlock, or the connection drops before the
 // commit was sent, it runs again on a fresh transaction.
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return s.commit(ctx, fn)
+	return s.commit(ctx, false, fn)
 }
 
-// writeUnsynced is write for a lease or an activity result, which commits
-// without waiting for the server to flush its WAL (synchronous_commit off
-// for the transaction), as store/sqlite's leases and results skip the
-// sync: a server crash may lose it, and losing it loses nothing
+// writeUnsynced is write for a lease, an activity result or an audit
+// record, which commits without waiting for the server to flush its WAL
+// (synchronous_commit off for the transaction), as store/sqlite's skip
+// the sync: a server crash may lose it, and losing it loses nothing
 // acknowledged (a lease ends early, fenced by its token; an activity runs
-// again, which at-least-once allows). The WAL is sequential, so the next
+// again, which at-least-once allows; an audit record is written after its
+// change was answered). The WAL is sequential, so the next
 // synced commit flushes it with its own.
 func (s *Store) writeUnsynced(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return s.commit(ctx, func(tx pgx.Tx) error {
+	return s.commit(ctx, true, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
 			return err
 		}
@@ -110,14 +111,14 @@ func (s *Store) writeUnsynced(ctx context.Context, fn func(tx pgx.Tx) error) err
 	})
 }
 
-func (s *Store) commit(ctx context.Context, fn func(tx pgx.Tx) error) error {
+func (s *Store) commit(ctx context.Context, unsynced bool, fn func(tx pgx.Tx) error) error {
 	if s.closed.Load() {
 		return errClosed
 	}
 	began := time.Now()
 	err := s.retry(ctx, func() error { return s.inTx(ctx, fn) })
 	if s.opts.OnCommit != nil {
-		s.opts.OnCommit(store.CommitStats{Writes: 1, Duration: time.Since(began), Err: err})
+		s.opts.OnCommit(store.CommitStats{Writes: 1, Unsynced: unsynced, Duration: time.Since(began), Err: err})
 	}
 	return err
 }

@@ -63,11 +63,16 @@ type sqlStore = sqlstore.Store
 // shared returns the operations written once, on this store's readers
 // and its writer.
 func (s *Store) shared() sqlStore {
-	return sqlstore.New(s.dialect,
-		func(ctx context.Context, fn func(q sqlstore.DB) error) error { return fn(sqlDB{s.readers}) },
-		func(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Tx) error) error {
-			return s.write(ctx, func(ctx context.Context, tx txConn) error { return fn(ctx, s.writeTx(tx).Tx) })
-		})
+	writer := func(write func(ctx context.Context, fn writeFunc) error) sqlstore.WriteFunc {
+		return func(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Tx) error) error {
+			return write(ctx, func(ctx context.Context, tx txConn) error { return fn(ctx, s.writeTx(tx).Tx) })
+		}
+	}
+	return sqlstore.New(s.dialect, sqlstore.Access{
+		Read:          func(ctx context.Context, fn func(q sqlstore.DB) error) error { return fn(sqlDB{s.readers}) },
+		Write:         writer(s.write),
+		WriteUnsynced: writer(s.writeUnsynced),
+	})
 }
 
 // sqlDB is a connection, in a transaction or not, or the readers, as the

@@ -27,7 +27,7 @@ import (
 // that holds it is durable (as durable as Options.Durability says), so
 // nothing is acknowledged before it is on disk.
 //
-// Two kinds of write need not survive a power cut, and commit without
+// Three kinds of write need not survive a power cut, and commit without
 // waiting for the disk to sync when a batch holds nothing else (the next
 // durable commit syncs them with it: the WAL is synced as a whole):
 //
@@ -38,8 +38,12 @@ import (
 //     whose removal was in the same transaction, is delivered again and the
 //     activity runs again, which at-least-once allows. Its instance's next
 //     turn, which records the result in history, is durable.
+//   - audit records. Each is written once the change it records has been
+//     answered, so a sync of its own would only add a second sync to the
+//     path of every start or raise through the API.
 //
-// A process crash loses neither: SQLite has handed the WAL to the system.
+// A process crash loses none of them: SQLite has handed the WAL to the
+// system.
 
 // maxBatch bounds how many writes share one transaction, so that none
 // waits behind an unbounded batch.
@@ -92,8 +96,8 @@ func (s *Store) writeThen(ctx context.Context, fn writeFunc, after func(err erro
 	return s.submit(ctx, &writeOp{fn: fn, after: after})
 }
 
-// writeUnsynced is write for a lease or an activity result: it may return
-// before the disk has synced the commit.
+// writeUnsynced is write for a lease, an activity result or an audit
+// record: it may return before the disk has synced the commit.
 func (s *Store) writeUnsynced(ctx context.Context, fn writeFunc) error {
 	return s.submit(ctx, &writeOp{fn: fn, unsynced: true})
 }
@@ -176,7 +180,8 @@ func (s *Store) commitBatch(batch []*writeOp) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
 	began := time.Now()
-	err := s.inWriteTx(ctx, !slices.ContainsFunc(batch, func(op *writeOp) bool { return !op.unsynced }), func(c txConn) (bool, error) {
+	unsynced := !slices.ContainsFunc(batch, func(op *writeOp) bool { return !op.unsynced })
+	err := s.inWriteTx(ctx, unsynced, func(c txConn) (bool, error) {
 		if len(batch) == 1 {
 			// Alone in its transaction, a write needs no savepoint: if it
 			// fails, rolling the transaction back undoes just it.
@@ -209,7 +214,7 @@ func (s *Store) commitBatch(batch []*writeOp) {
 		op.done <- errs[i]
 	}
 	if s.opts.OnCommit != nil {
-		s.opts.OnCommit(store.CommitStats{Writes: len(batch), Duration: time.Since(began), Err: err})
+		s.opts.OnCommit(store.CommitStats{Writes: len(batch), Unsynced: unsynced, Duration: time.Since(began), Err: err})
 	}
 }
 

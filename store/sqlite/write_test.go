@@ -13,6 +13,7 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/storetest"
 )
 
 // TestWritesShareCommits starts many instances at once, a tenth of them
@@ -242,4 +243,13 @@ func TestQueuedWrites(t *testing.T) {
 	if err := reopened.readers.QueryRowContext(ctx, `SELECT count(*) FROM orchestration_modules`).Scan(&n); err != nil || n != int64(len(errs)) {
 		t.Fatalf("%d of the %d queued writes are in the file (%v)", n, len(errs), err)
 	}
+}
+
+// TestAuditCommitsUnsynced: an audit record adds no sync to the path of
+// the change it records.
+func TestAuditCommitsUnsynced(t *testing.T) {
+	t.Parallel()
+	var o storetest.Observed
+	s := openAt(t, t.TempDir()+"/audit.db", Options{OnCommit: o.OnCommit})
+	storetest.CommitsOfAudit(t, s, &o)
 }

@@ -1,7 +1,11 @@
 package storetest
 
 import (
+	"context"
 	"reflect"
+	"slices"
+	"sync"
+	"testing"
 	"time"
 
 	"github.com/durabox/durabox/store"
@@ -64,4 +68,46 @@ func testAudit(f *fixture) {
 		f.t.Fatalf("DeleteAudit: %d deleted; want 2", n)
 	}
 	want(store.AuditQuery{}, 3, 2)
+}
+
+// Observed is what a store's Options.OnCommit was told, gathered for
+// CommitsOfAudit.
+type Observed struct {
+	mu      sync.Mutex
+	commits []store.CommitStats
+}
+
+// OnCommit is the function to give the store's Options.OnCommit.
+func (o *Observed) OnCommit(c store.CommitStats) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.commits = append(o.commits, c)
+}
+
+// since returns the commits observed after the first n.
+func (o *Observed) since(n int) []store.CommitStats {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.commits[n:])
+}
+
+// CommitsOfAudit checks that an audit record commits without a sync of
+// its own (it is written after the change it records was answered, and a
+// sync would put a second one on the path of every start), and that a
+// change (a module's deploy) still commits synced. s must be new, with
+// o.OnCommit as its observer.
+func CommitsOfAudit(t *testing.T, s store.Store, o *Observed) {
+	t.Helper()
+	ctx := context.Background()
+	n := len(o.since(0))
+	if err := s.PutModule(ctx, store.Module{Hash: module, Wasm: []byte("w"), Orchestrations: []string{"O"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendAudit(ctx, store.AuditRecord{Time: t0, Token: "alice", Role: "admin", Action: "deploy", Target: module, Status: 201, Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	got := o.since(n)
+	if len(got) != 2 || got[0].Unsynced || !got[1].Unsynced {
+		t.Fatalf("a deploy then its audit record committed as %+v; want two commits, the deploy's synced and the record's unsynced", got)
+	}
 }

@@ -74,7 +74,7 @@ func attributeRows(a abi.Attribute) []attributeRow {
 // (not an error) when it has none or there is no such instance.
 func (s *Store) Attributes(ctx context.Context, id string) ([]abi.Attribute, error) {
 	var out []abi.Attribute
-	err := s.read(ctx, func(q DB) error {
+	err := s.a.Read(ctx, func(q DB) error {
 		rows, err := q.Query(ctx, s.d.Rebind(`SELECT name, type, str, num, ival FROM instance_attributes WHERE instance_id = ? ORDER BY name, str`), id)
 		if err != nil {
 			return err

@@ -45,7 +45,7 @@ func orZero(t time.Time) int64 {
 // CreateSchedule stores a new schedule, or returns an error wrapping
 // store.ErrScheduleExists.
 func (s *Store) CreateSchedule(ctx context.Context, sc store.Schedule) error {
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
 		n, err := tx.exec(ctx, `INSERT INTO schedules (`+scheduleColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
 			sc.Name, sc.Cron, int64(sc.Every), sc.Timezone, int64(sc.Jitter), sc.Orchestration, sc.Module, NullIfEmpty(sc.Input),
@@ -65,7 +65,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc store.Schedule) error {
 // GetSchedule returns a schedule, or an error wrapping store.ErrNotFound.
 func (s *Store) GetSchedule(ctx context.Context, name string) (store.Schedule, error) {
 	var sc store.Schedule
-	err := s.read(ctx, func(q DB) (err error) {
+	err := s.a.Read(ctx, func(q DB) (err error) {
 		sc, err = scanSchedule(s.queryRow(ctx, q, `SELECT `+scheduleColumns+` FROM schedules WHERE name = ?`, name))
 		return err
 	})
@@ -81,7 +81,7 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (store.Schedule, e
 // ListSchedules returns every schedule, by name.
 func (s *Store) ListSchedules(ctx context.Context) ([]store.Schedule, error) {
 	var out []store.Schedule
-	err := s.read(ctx, func(q DB) error {
+	err := s.a.Read(ctx, func(q DB) error {
 		rows, err := q.Query(ctx, `SELECT `+scheduleColumns+` FROM schedules ORDER BY name`)
 		out, err = collect(rows, err, func(r Rows) (store.Schedule, error) { return scanSchedule(r) })
 		return err
@@ -94,7 +94,7 @@ func (s *Store) ListSchedules(ctx context.Context) ([]store.Schedule, error) {
 
 // PauseSchedule pauses or resumes a schedule (store.Schedules).
 func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, note string, next, now time.Time) error {
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
 		set, args := `paused = ?, note = ?, updated_at = ?`, []any{paused, note, Nanos(now)}
 		if !paused {
 			set, args = set+`, next_slot = ?, buffered = 0`, append(args, Nanos(next))
@@ -113,7 +113,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool, not
 
 // DeleteSchedule deletes a schedule and its runs' records.
 func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
 		n, err := tx.exec(ctx, `DELETE FROM schedules WHERE name = ?`, name)
 		if err == nil && n == 0 {
 			return fmt.Errorf("schedule %q %w", name, store.ErrNotFound)
@@ -136,7 +136,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 // slot moved on.
 func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.ScheduleRun, error) {
 	var run store.ScheduleRun
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
 		run = store.ScheduleRun{}
 		var slot, buffered int64
 		var paused bool
@@ -202,7 +202,7 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.S
 // ScheduleRuns returns up to max of a schedule's runs, newest first.
 func (s *Store) ScheduleRuns(ctx context.Context, name string, max int) ([]store.ScheduleRun, error) {
 	var out []store.ScheduleRun
-	err := s.read(ctx, func(q DB) error {
+	err := s.a.Read(ctx, func(q DB) error {
 		rows, err := q.Query(ctx, s.d.Rebind(`SELECT slot, fired_at, outcome, instance_id, manual, error FROM schedule_runs
 			WHERE schedule = ? ORDER BY id DESC LIMIT ?`), name, max)
 		out, err = collect(rows, err, func(r Rows) (store.ScheduleRun, error) {

@@ -17,17 +17,33 @@ import (
 // does not hold (taking work, leases, commits of turns, moves and resets,
 // health) are each store's own, over the logic of this package.
 type Store struct {
-	d     *Dialect
-	read  func(ctx context.Context, fn func(q DB) error) error
-	write func(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+	d *Dialect
+	a Access
 }
 
-// New returns the operations of a store in dialect d. read runs fn on
-// what reads run on (again, where the store retries a read that failed
-// transiently); write runs fn in a write transaction and commits it (fn
-// may run again, where the store retries a transaction).
-func New(d *Dialect, read func(ctx context.Context, fn func(q DB) error) error, write func(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error) Store {
-	return Store{d: d, read: read, write: write}
+// WriteFunc runs fn in a write transaction and commits it (fn may run
+// again, where the store retries a transaction).
+type WriteFunc func(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+
+// Access is how a store reads and writes for the operations written once.
+type Access struct {
+	// Read runs fn on what reads run on (again, where the store retries a
+	// read that failed transiently).
+	Read func(ctx context.Context, fn func(q DB) error) error
+	// Write commits durably: it returns once the transaction is as
+	// durable as the store's durability says.
+	Write WriteFunc
+	// WriteUnsynced commits without waiting for the disk (SQLite) or the
+	// server's WAL flush (PostgreSQL): a crash of the process loses
+	// nothing, and the next durable commit makes it durable with itself,
+	// but a power cut or a server crash before that may lose it. For
+	// records whose loss loses nothing acknowledged.
+	WriteUnsynced WriteFunc
+}
+
+// New returns the operations of a store in dialect d, on a.
+func New(d *Dialect, a Access) Store {
+	return Store{d: d, a: a}
 }
 
 // errorf is an error of the store's: its name, then what failed.
@@ -62,7 +78,7 @@ func collect[T any](rows QueryRows, err error, scan func(r Rows) (T, error)) ([]
 // database can run it.
 func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	r := EncodeModule(m, time.Now())
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
 		_, err := tx.exec(ctx, `
 			INSERT INTO modules (hash, wasm, orchestrations, activities, env, deployed_at, seq)
 			VALUES (?, ?, ?, ?, ?, ?, `+s.d.NextModuleSeq+`)
@@ -88,7 +104,7 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error) {
 	var r ModuleRow
 	var wasm []byte
-	err := s.read(ctx, func(q DB) error {
+	err := s.a.Read(ctx, func(q DB) error {
 		return s.queryRow(ctx, q, `SELECT wasm, orchestrations, activities, env, deployed_at FROM modules WHERE hash = ?`, hash).
 			Scan(&wasm, &r.Orchestrations, &r.Activities, &r.Env, &r.DeployedAt)
 	})
@@ -108,7 +124,7 @@ func (s *Store) GetModule(ctx context.Context, hash string) (store.Module, error
 // ListModules returns every module without its bytes, newest first.
 func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
 	var out []store.ModuleInfo
-	err := s.read(ctx, func(q DB) (err error) {
+	err := s.a.Read(ctx, func(q DB) (err error) {
 		rows, err := q.Query(ctx, `SELECT hash, orchestrations, activities, env, deployed_at FROM modules ORDER BY seq DESC`)
 		out, err = collect(rows, err, func(r Rows) (store.ModuleInfo, error) {
 			var hash string
@@ -130,7 +146,7 @@ func (s *Store) ListModules(ctx context.Context) ([]store.ModuleInfo, error) {
 // orchestration, or an error wrapping store.ErrNotFound.
 func (s *Store) ModuleFor(ctx context.Context, orchestration string) (string, error) {
 	var hash string
-	err := s.read(ctx, func(q DB) error {
+	err := s.a.Read(ctx, func(q DB) error {
 		return s.queryRow(ctx, q, `SELECT hash FROM orchestration_modules WHERE name = ?`, orchestration).Scan(&hash)
 	})
 	if s.d.NoRows(err) {
@@ -146,7 +162,7 @@ func (s *Store) ModuleFor(ctx context.Context, orchestration string) (string, er
 // with messages or activity tasks waiting.
 func (s *Store) ModulesWithWork(ctx context.Context) ([]string, error) {
 	var hashes []string
-	err := s.read(ctx, func(q DB) error {
+	err := s.a.Read(ctx, func(q DB) error {
 		rows, err := q.Query(ctx, `
 			SELECT module_hash FROM instances WHERE id IN (SELECT instance_id FROM messages)
 			UNION SELECT module_hash FROM activity_tasks
@@ -173,7 +189,7 @@ func scanOne[T any](r Rows) (T, error) {
 // store.ErrNotFound, or store.ErrModuleInUse saying how many instances
 // run on it.
 func (s *Store) DeleteModule(ctx context.Context, hash string) error {
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error { return DeleteModule(ctx, tx, hash) })
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error { return DeleteModule(ctx, tx, hash) })
 	if err != nil {
 		return s.errorf("delete module %s: %w", hash, err)
 	}
@@ -185,7 +201,7 @@ func (s *Store) DeleteModule(ctx context.Context, hash string) error {
 // wrapping store.ErrInstanceExists if the id is taken, or store.ErrNotFound
 // if the module is not deployed.
 func (s *Store) CreateInstance(ctx context.Context, n store.NewInstance) error {
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error { return tx.InsertInstance(ctx, n, nil, nil) })
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error { return tx.InsertInstance(ctx, n, nil, nil) })
 	if err != nil {
 		return s.errorf("create instance %q: %w", n.ID, err)
 	}
@@ -203,7 +219,7 @@ func (s *Store) CreateWithEvent(ctx context.Context, n store.NewInstance, ev eng
 		}
 	}
 	var created bool
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
 		created = false
 		err := tx.InsertInstance(ctx, n, nil, nil)
 		switch {
@@ -227,7 +243,7 @@ func (s *Store) CreateWithEvent(ctx context.Context, n store.NewInstance, ev eng
 // execution that has not begun has no events.
 func (s *Store) History(ctx context.Context, id string, execution int64) ([]engine.Event, error) {
 	var events []engine.Event
-	err := s.read(ctx, func(q DB) error {
+	err := s.a.Read(ctx, func(q DB) error {
 		current, err := s.d.currentExecution(ctx, q, id)
 		if err != nil {
 			return err
@@ -300,7 +316,7 @@ func ScanInstance(row Row, extra ...any) (store.Instance, error) {
 // GetInstance returns an instance, or an error wrapping store.ErrNotFound.
 func (s *Store) GetInstance(ctx context.Context, id string) (store.Instance, error) {
 	var inst store.Instance
-	err := s.read(ctx, func(q DB) (err error) {
+	err := s.a.Read(ctx, func(q DB) (err error) {
 		inst, err = ScanInstance(s.queryRow(ctx, q, `SELECT `+InstanceColumns+` FROM instances WHERE id = ?`, id))
 		return err
 	})
@@ -317,7 +333,7 @@ func (s *Store) GetInstance(ctx context.Context, id string) (store.Instance, err
 // wrapping store.ErrNotFound, or store.ErrCorrupt when they do not decode.
 func (s *Store) Waits(ctx context.Context, id string) ([]engine.Wait, error) {
 	var kept []byte
-	err := s.read(ctx, func(q DB) error {
+	err := s.a.Read(ctx, func(q DB) error {
 		return s.queryRow(ctx, q, `SELECT waits FROM instances WHERE id = ?`, id).Scan(&kept)
 	})
 	if s.d.NoRows(err) {
@@ -362,7 +378,7 @@ func (s *Store) ListInstances(ctx context.Context, q store.InstanceQuery) (store
 		return store.InstancePage{}, s.errorf("%w", err)
 	}
 	var page store.InstancePage
-	err = s.read(ctx, func(r DB) error {
+	err = s.a.Read(ctx, func(r DB) error {
 		rows, err := r.Query(ctx, query, w.Args...)
 		if err != nil {
 			return err
@@ -383,7 +399,7 @@ func (s *Store) CountInstances(ctx context.Context, f store.InstanceFilter) ([]s
 	w := s.d.where()
 	w.Filter(f)
 	var out []store.InstanceCount
-	err := s.read(ctx, func(r DB) error {
+	err := s.a.Read(ctx, func(r DB) error {
 		rows, err := r.Query(ctx, `SELECT module_hash, status, count(*) FROM instances WHERE `+w.String()+
 			` GROUP BY module_hash, status ORDER BY module_hash, status`, w.Args...)
 		out, err = collect(rows, err, func(r Rows) (store.InstanceCount, error) {
@@ -429,7 +445,7 @@ const executionsQuery = `
 // kept, oldest first, from the first and last event of each.
 func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, error) {
 	var out []store.Execution
-	err := s.read(ctx, func(r DB) error {
+	err := s.a.Read(ctx, func(r DB) error {
 		current, err := s.d.currentExecution(ctx, r, id)
 		if err != nil {
 			return err
@@ -472,7 +488,7 @@ func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev eng
 // enqueueFor adds a message at now for an instance that has not finished;
 // with max > 0, a persistent event within max.
 func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max int, now time.Time) error {
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error { return EnqueueFor(ctx, tx, id, ev, max, now) })
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error { return EnqueueFor(ctx, tx, id, ev, max, now) })
 	if err != nil {
 		return s.errorf("enqueue for %q: %w", id, err)
 	}
@@ -485,7 +501,7 @@ func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max 
 // if the instance has not finished, or store.ErrNotFound if it does not
 // exist.
 func (s *Store) Purge(ctx context.Context, id string) error {
-	if err := s.write(ctx, func(ctx context.Context, tx Tx) error { return Purge(ctx, tx, id) }); err != nil {
+	if err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error { return Purge(ctx, tx, id) }); err != nil {
 		return s.errorf("purge %q: %w", id, err)
 	}
 	return nil
@@ -504,7 +520,7 @@ func (s *Store) PurgeInstances(ctx context.Context, f store.InstanceFilter, max 
 	w.Add(Finished)
 	query := `SELECT id FROM instances WHERE ` + w.String() + ` LIMIT ` + w.Arg(max) + s.d.SkipLocked
 	var ids []string
-	err := s.write(ctx, func(ctx context.Context, tx Tx) (err error) {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) (err error) {
 		rows, err := tx.DB.Query(ctx, query, w.Args...)
 		if ids, err = collect(rows, err, scanOne[string]); err != nil {
 			return err
@@ -530,7 +546,7 @@ func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int)
 		id       int64
 	}
 	var old []execution
-	err := s.write(ctx, func(ctx context.Context, tx Tx) (err error) {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) (err error) {
 		rows, err := tx.DB.Query(ctx, s.d.Rebind(`SELECT instance_id, execution_id FROM continued_executions WHERE ended_at < ? ORDER BY ended_at LIMIT ?`+s.d.SkipLocked),
 			Nanos(before), max)
 		old, err = collect(rows, err, func(r Rows) (x execution, err error) { return x, r.Scan(&x.instance, &x.id) })

@@ -52,7 +52,7 @@ func (s *Store) RequestUpdate(ctx context.Context, start *store.NewInstance, ins
 	}
 	var got store.Update
 	var started bool
-	err := s.write(ctx, func(ctx context.Context, tx Tx) error {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
 		got, started = store.Update{}, false
 		visible := int64(VisibleNow)
 		if start != nil {
@@ -95,7 +95,7 @@ func (s *Store) RequestUpdate(ctx context.Context, start *store.NewInstance, ins
 // store.ErrNotFound.
 func (s *Store) GetUpdate(ctx context.Context, instanceID, id string) (store.Update, error) {
 	var u store.Update
-	err := s.read(ctx, func(q DB) (err error) {
+	err := s.a.Read(ctx, func(q DB) (err error) {
 		u, err = scanUpdate(s.queryRow(ctx, q, `SELECT `+updateColumns+` FROM updates WHERE instance_id = ? AND update_id = ?`, instanceID, id))
 		return err
 	})
