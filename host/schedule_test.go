@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -530,5 +531,66 @@ func TestScheduleRefused(t *testing.T) {
 				t.Fatalf("CreateSchedule: %v; want %v saying %q", err, tt.is, tt.want)
 			}
 		})
+	}
+}
+
+// pairedFires is a store whose FireSchedule holds each fire until another
+// is under way (or, at the most, pairWait has passed), and records the
+// most fires under way at once.
+type pairedFires struct {
+	store.Store
+	pair     chan struct{}
+	mu       sync.Mutex
+	in, most int
+}
+
+const pairWait = 5 * time.Second
+
+func (s *pairedFires) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.ScheduleRun, error) {
+	s.mu.Lock()
+	s.in++
+	s.most = max(s.most, s.in)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.in--
+		s.mu.Unlock()
+	}()
+	t := time.NewTimer(pairWait)
+	defer t.Stop()
+	select {
+	case s.pair <- struct{}{}:
+	case <-s.pair:
+	case <-t.C:
+	}
+	return s.Store.FireSchedule(ctx, f)
+}
+
+// TestSchedulesDueTogetherFireTogether: ten schedules whose slots fall
+// at one time are fired at once, not one after another's commit (under
+// load, the last of them fired ten commits late).
+func TestSchedulesDueTogetherFireTogether(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock(at0)
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fires := &pairedFires{Store: st, pair: make(chan struct{})}
+	h := runHost(t, st, fires, clock.options())
+	h.deploy(t, scheduledGuest)
+	const n = 10
+	for i := range n {
+		createSchedule(t, h.Host, every(fmt.Sprint("tick-", i), "allow-all", `{}`))
+	}
+	clock.Add(time.Minute)
+	for i := range n {
+		decided(t, h.Host, fmt.Sprint("tick-", i), 1)
+	}
+	fires.mu.Lock()
+	defer fires.mu.Unlock()
+	if fires.most < 2 {
+		t.Fatalf("the ten slots due at one time were fired one at a time (at most %d under way at once); want them fired together", fires.most)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/durabox/durabox/host/api"
@@ -40,28 +41,47 @@ func (h *Host) runSchedules(ctx context.Context) {
 }
 
 // scheduleOnce decides every slot due now, and returns when the next one
-// is due (zero for none). A panic is an error: the scheduler serves every
-// schedule, so it carries on.
+// is due (zero for none). The schedules are decided at once, up to
+// firesAtOnce at a time: a slot's fire is a commit, and schedules due
+// together (every one whose cron says "0 * * * *") would otherwise each
+// wait for the commits of those before them, the last firing that many
+// commits late; at once, their commits share a transaction (SQLite's
+// group commit) or the server's flush (PostgreSQL). A panic is an error
+// of its schedule: the scheduler serves every schedule, so it carries on.
 func (h *Host) scheduleOnce(ctx context.Context) (next time.Time, err error) {
 	defer h.guard.Catch(guard.Fetch, func(p *guard.Panic) { next, err = time.Time{}, p }, "work", "schedule")
 	all, err := h.st.ListSchedules(ctx)
 	if err != nil {
 		return time.Time{}, err
 	}
-	for _, sc := range all {
-		due, err := h.fireDue(ctx, sc)
-		if ctx.Err() != nil {
-			return time.Time{}, nil
-		}
-		if h.scheduleFailed(sc.Name, err) {
+	dues, errs := make([]time.Time, len(all)), make([]error, len(all))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, firesAtOnce)
+	for i, sc := range all {
+		limit <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-limit }()
+			defer h.guard.Catch(guard.Fetch, func(p *guard.Panic) { errs[i] = p }, "work", "schedule", "schedule", sc.Name)
+			dues[i], errs[i] = h.fireDue(ctx, sc)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return time.Time{}, nil
+	}
+	for i, sc := range all {
+		if h.scheduleFailed(sc.Name, errs[i]) {
 			continue
 		}
-		if !due.IsZero() && (next.IsZero() || due.Before(next)) {
+		if due := dues[i]; !due.IsZero() && (next.IsZero() || due.Before(next)) {
 			next = due
 		}
 	}
 	return next, nil
 }
+
+// firesAtOnce bounds the schedules one pass decides at once.
+const firesAtOnce = 16
 
 // scheduleFailed logs the error of the schedule name's pass, once for as
 // long as the schedule fails alike, and reports whether there was one.

@@ -48,15 +48,17 @@ type config struct {
 	workerSteps int
 	fanOut      int
 	// backlog are the sizes of the backlog figures, smallest first.
-	backlog         []int
-	replay          int
-	idle            int
-	waiting, wake   int
-	cacheMiB        uint64
-	payloadMiB      int
-	queryCalls      int
-	updates         int
-	queries         int
+	backlog       []int
+	replay        int
+	idle          int
+	waiting, wake int
+	cacheMiB      uint64
+	payloadMiB    int
+	queryCalls    int
+	updates       int
+	queries       int
+	// scheduleFor is how long the schedule figure lets its schedules fire.
+	scheduleFor     time.Duration
 	workers         int
 	activityWorkers int
 	only            string
@@ -93,11 +95,12 @@ func main() {
 	flag.IntVar(&c.queryCalls, "query-calls", 1000, "how many activities the queried instance calls before it waits: its history is twice as long")
 	flag.IntVar(&c.queries, "queries", 200, "how many queries each query figure takes the median of")
 	flag.IntVar(&c.updates, "updates", 400, "how many updates each update figure sends: to one instance one after another, then over 64 instances at once")
+	flag.DurationVar(&c.scheduleFor, "schedule-for", 20*time.Second, "how long the schedule figure's schedules fire, one slot a second each, under the hellos' load")
 	flag.IntVar(&c.workers, "workers", 0, "orchestration workers (0: the host's default)")
 	flag.IntVar(&c.activityWorkers, "activity-workers", 0, "activity workers (0: the host's default)")
 	flag.Float64Var(&c.otherShare, "other-share", 0.1, "the share of the hello, sequential, waiting and wake-up counts the figures of runtimes other than wazero take")
 	runtimes := flag.String("runtimes", host.RuntimeWazero+","+host.RuntimeWasmtime, "the WebAssembly runtimes to take the figures on, in order, separated by commas")
-	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, backlog, replay, restart, memory, waiting, payload, cpu, query, update, workers), on each runtime")
+	only := flag.String("only", "", "run only the named figure's step (hello, sequential, fanout, backlog, replay, restart, memory, waiting, payload, cpu, query, update, workers, schedule), on each runtime")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	flag.StringVar(&c.memProfile, "memprofile", "", "write a heap profile to `FILE` while the idle instances sit in the cache")
 	flag.StringVar(&c.postgres, "postgres", "", "run the hello and sequential figures on PostgreSQL at `URL`, or \"auto\" (the server the tests find), instead of SQLite")
@@ -202,6 +205,7 @@ func run(c *config) error {
 			{"query", queries},
 			{"update", updates},
 			{"workers", workers},
+			{"schedule", scheduleDelays},
 		} {
 			if c.only != "" && c.only != step.name {
 				continue
