@@ -10,7 +10,7 @@ C_WASM     := $(foreach e,$(C_EXAMPLES),examples/c/$(e)/$(e).wasm) examples/conf
 
 export CGO_ENABLED = 1
 
-.PHONY: build examples c-examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg bench-filter crashtest crashtest-workers crashtest-pg dbrestarttest partitiontest soaktest FORCE
+.PHONY: build examples c-examples vet check test race fuzz demo bench bench-scale bench-backlog bench-pg bench-filter bench-peers crashtest crashtest-workers crashtest-pg dbrestarttest partitiontest soaktest FORCE
 
 build: bin/durabox examples c-examples
 
@@ -54,7 +54,7 @@ rust-examples:
 # of its own so that a guest needs none of the host's modules, and the
 # host's at the root. A ./... pattern stops at a nested go.mod, so vet and
 # test run in each module, the fast ones first.
-MODULES := abi engine guest-sdk .
+MODULES := abi engine guest-sdk internal/bench/peer .
 
 vet:
 	for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
@@ -186,6 +186,13 @@ bench-backlog:
 # sharing the database (found as the tests find it), for BENCHMARKS.md.
 bench-pg:
 	for n in 1 2 3; do $(GO) run ./internal/bench --postgres auto --hosts $$n --hello 1000 --sequential 1000 $(BENCHFLAGS) || exit 1; done
+
+# The peers' harnesses (../shared/peers: DBOS, Restate) and Durabox's own
+# (internal/bench/peer, on SQLite and on PostgreSQL) one after the other,
+# then one table of their figures: BENCHMARKS.md opens with it. Sizes by
+# environment (N, C, N1, WARMUP, FANOUT, SEQ); see scripts/bench-peers.sh.
+bench-peers:
+	scripts/bench-peers.sh
 
 # list --where on 1,000,000 instances with two search attributes each,
 # seeded in bulk SQL, on SQLite and on PostgreSQL (found as the tests find
