@@ -47,9 +47,7 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 		rows, err := tx.Query(ctx, `
 			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, attempt = attempt + 1,
 				locked_until = CASE WHEN heartbeat_timeout_ms > 0 THEN $4 + heartbeat_timeout_ms * 1000000 ELSE $3 END
-			WHERE id IN (SELECT id FROM activity_tasks WHERE queue = $7 AND locked_until <= $4 AND visible_at <= $4 AND NOT (module_hash = ANY($6))
-				AND (cardinality($8::text[]) = 0 OR name = ANY($8))
-				ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED)
+			WHERE id IN (`+nextTasks+`)
 			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
 				retry, failures, last_failure, pending_token IS NOT NULL`,
 			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max, array(skip), p.Queue, array(p.Names))
@@ -79,6 +77,16 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 	slices.SortFunc(ws, func(a, b *store.ActivityWork) int { return cmp.Compare(a.ID, b.ID) })
 	return ws, nil
 }
+
+// nextTasks selects the tasks a lease takes, FOR UPDATE SKIP LOCKED: those
+// of the task queue $7 that are neither leased nor waiting at $4, of no
+// module $6 names and of a name $8 holds (any, if it holds none), the
+// first $5 in the fair order. It walks activity_tasks_fair in that order
+// and stops at $5, past the tasks leased and the deleted ones' entries,
+// however many the queue holds (TestQueuePlansWalkIndexes).
+const nextTasks = `SELECT id FROM activity_tasks WHERE queue = $7 AND locked_until <= $4 AND visible_at <= $4 AND NOT (module_hash = ANY($6))
+	AND (cardinality($8::text[]) = 0 OR name = ANY($8))
+	ORDER BY fair_rank, id LIMIT $5 FOR UPDATE SKIP LOCKED`
 
 // ExtendLease extends w's lease to now+lease: Heartbeat without details.
 func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) error {

@@ -24,6 +24,14 @@
 // Module bytes live in the database (PutModule), so any host can run any
 // instance; each host compiles and caches modules on its own.
 //
+// What takes work walks an index in its order and stops at its LIMIT,
+// however large the backlog behind and whether or not autovacuum has yet
+// analyzed the queue tables: the connections plan without bitmap scans
+// (plan.go), which read every entry a condition matches, the deleted
+// rows' too. TestQueuePlansWalkIndexes holds the plans; TestBacklogCostsPerItem
+// counts the rows one instance's backlog reads per item at 1,000 and
+// 10,000.
+//
 // The operations and statements the two SQL stores say alike (modules,
 // instance reads, enqueues, purges, a turn's finish, moves and resets) are
 // written once (store/internal/sqlstore), in PostgreSQL's dialect here

@@ -52,8 +52,10 @@ func Open(url string, opts Options) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["application_name"] = "durabox " + opts.HostID
 	cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	cfg.ConnConfig.DialFunc = dialer().DialContext
-	for name, value := range serverSideDeadConnection {
-		cfg.ConnConfig.RuntimeParams[name] = value
+	for _, settings := range []map[string]string{serverSideDeadConnection, plannerSettings} {
+		for name, value := range settings {
+			cfg.ConnConfig.RuntimeParams[name] = value
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.ConnectTimeout)
 	defer cancel()

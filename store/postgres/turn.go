@@ -47,8 +47,12 @@ func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent st
 	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error { return newWriteTx(sp).Tx.InsertChild(ctx, n, parent, schedule) })
 }
 
+// consumeQuery deletes the messages $2 of instance $1, each looked up by
+// its key (TestQueuePlansWalkIndexes).
+const consumeQuery = `DELETE FROM messages WHERE instance_id = $1 AND id = ANY($2)`
+
 func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error {
-	if _, err := t.tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1 AND id = ANY($2)`, id, messages); err != nil {
+	if _, err := t.tx.Exec(ctx, consumeQuery, id, messages); err != nil {
 		return fmt.Errorf("consume messages: %w", err)
 	}
 	return nil
@@ -79,6 +83,15 @@ func (t writeTx) AppendHistory(ctx context.Context, id string, execution int64, 
 	return nil
 }
 
+// rankQuery is the rank of the next task instance $2 queues on queue $3 at
+// $1: the larger of the queue's first waiting task's and the one after the
+// instance's last task's there. Each is the first entry of an index walk
+// (TestQueuePlansWalkIndexes); the last task's is a walk backwards, where
+// max() let the planner read all the instance's tasks.
+const rankQuery = `SELECT greatest(
+	coalesce((SELECT fair_rank FROM activity_tasks WHERE queue = $3 AND locked_until <= $1 ORDER BY fair_rank, id LIMIT 1), 0),
+	coalesce((SELECT fair_rank + 1 FROM activity_tasks WHERE instance_id = $2 AND queue = $3 ORDER BY fair_rank DESC LIMIT 1), 0))`
+
 // QueueActivities queues the tasks in the fair order
 // store.Store.LockNextActivities describes, per task queue: the instance's
 // tasks on a queue take the ranks that follow both its own last one there
@@ -94,9 +107,7 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 	for _, a := range tasks {
 		rank, ok := next[a.Queue]
 		if !ok {
-			if err := tx.QueryRow(ctx, `SELECT greatest(
-					coalesce((SELECT fair_rank FROM activity_tasks WHERE queue = $3 AND locked_until <= $1 ORDER BY fair_rank, id LIMIT 1), 0),
-					coalesce((SELECT max(fair_rank) + 1 FROM activity_tasks WHERE instance_id = $2 AND queue = $3), 0))`, sqlstore.Nanos(now), id, a.Queue).Scan(&rank); err != nil {
+			if err := tx.QueryRow(ctx, rankQuery, sqlstore.Nanos(now), id, a.Queue).Scan(&rank); err != nil {
 				return fmt.Errorf("activities: their rank: %w", err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -83,17 +84,30 @@ func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time,
 // begun, by their oldest message visible at once or timer come due, then
 // new instances, children among them, in the fair order of starts
 // (sqlstore.Dialect.InsertStart); passing over the instances already
-// tried and those of the modules the host skips.
-const (
+// tried and those of the modules the host skips. Each part walks an index
+// in its order and stops at its LIMIT, whatever the backlog behind
+// (messages_visible for the messages visible at once, by id; the due
+// timers, few, sorted; messages_start for the starts): an OR of the two
+// kinds of message could only be read whole and sorted. Their arguments
+// are now, the limit, the instances tried and the modules skipped.
+var (
 	begunQuery = `
-		SELECT m.instance_id FROM messages m JOIN instances i ON i.id = m.instance_id
-		WHERE (m.visible_at = $1 OR (m.visible_at >= $2 AND m.visible_at <= $3)) AND i.locked_until <= $3
-			AND NOT (m.instance_id = ANY($5)) AND NOT (i.module_hash = ANY($6))
-		ORDER BY m.id LIMIT $4`
+		SELECT instance_id FROM (
+			(SELECT m.id, m.instance_id FROM messages m WHERE m.visible_at = ` + visibleNow + ` AND ` + workable + ` ORDER BY m.id LIMIT $2)
+			UNION ALL
+			(SELECT m.id, m.instance_id FROM messages m WHERE m.visible_at >= ` + firstDue + ` AND m.visible_at <= $1 AND ` + workable + ` ORDER BY m.id LIMIT $2)
+		) m ORDER BY id LIMIT $2`
+	// The literal 1 (sqlstore.VisibleToStart) matches the partial index
+	// messages_start.
 	startQuery = `
-		SELECT m.instance_id FROM messages m JOIN instances i ON i.id = m.instance_id
-		WHERE m.visible_at = 1 AND i.locked_until <= $1 AND NOT (m.instance_id = ANY($3)) AND NOT (i.module_hash = ANY($4))
-		ORDER BY m.fair_rank, m.id LIMIT $2`
+		SELECT m.instance_id FROM messages m WHERE m.visible_at = 1 AND ` + workable + ` ORDER BY m.fair_rank, m.id LIMIT $2`
+	// workable holds when message m's instance may be locked: not tried,
+	// not locked, its module not skipped. The instance is a subquery
+	// looked up by its key for each message the walk passes, where a join
+	// would let the planner read every instance to hash them.
+	workable   = `NOT (m.instance_id = ANY($3)) AND (SELECT i.locked_until <= $1 AND NOT (i.module_hash = ANY($4)) FROM instances i WHERE i.id = m.instance_id)`
+	visibleNow = strconv.Itoa(sqlstore.VisibleNow)
+	firstDue   = strconv.Itoa(sqlstore.FirstDue)
 )
 
 // nextInstances returns up to n unlocked instances with visible messages,
@@ -107,18 +121,10 @@ func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried m
 	skip = array(skip)
 	var out []string
 	for _, query := range []string{begunQuery, startQuery} {
-		args := func(limit int) []any {
-			return []any{sqlstore.VisibleNow, sqlstore.FirstDue, sqlstore.Nanos(now), limit, triedIDs, skip}
-		}
-		if query == startQuery {
-			args = func(limit int) []any {
-				return []any{sqlstore.Nanos(now), limit, triedIDs, skip}
-			}
-		}
 		// An instance with several messages comes up once for each: ask for
 		// more rows until there are n instances or no more rows.
 		for limit := 2 * n; len(out) < n; limit *= 2 {
-			rows, err := tx.Query(ctx, query, args(limit)...)
+			rows, err := tx.Query(ctx, query, sqlstore.Nanos(now), limit, triedIDs, skip)
 			if err != nil {
 				return nil, err
 			}
@@ -165,10 +171,18 @@ func (s *Store) lockInstance(ctx context.Context, tx pgx.Tx, id string, now time
 	return item, nil
 }
 
+// visibleQuery reads the messages of instance $1 visible at $2, oldest
+// first, walking messages_instance (TestQueuePlansWalkIndexes); hasWorkQuery
+// says whether there is one.
+const (
+	visibleQuery = `SELECT id, payload FROM messages WHERE instance_id = $1 AND visible_at <= $2 ORDER BY id`
+	hasWorkQuery = `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = $1 AND visible_at <= $2)`
+)
+
 // visibleMessages reads an instance's messages visible at now, oldest
 // first.
 func visibleMessages(ctx context.Context, tx pgx.Tx, id string, now time.Time) ([]store.Message, error) {
-	rows, err := tx.Query(ctx, `SELECT id, payload FROM messages WHERE instance_id = $1 AND visible_at <= $2 ORDER BY id`, id, sqlstore.Nanos(now))
+	rows, err := tx.Query(ctx, visibleQuery, id, sqlstore.Nanos(now))
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +194,7 @@ func visibleMessages(ctx context.Context, tx pgx.Tx, id string, now time.Time) (
 func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, error) {
 	var more bool
 	err := s.read(ctx, func(q db) error {
-		return q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = $1 AND visible_at <= $2)`, id, sqlstore.Nanos(now)).Scan(&more)
+		return q.QueryRow(ctx, hasWorkQuery, id, sqlstore.Nanos(now)).Scan(&more)
 	})
 	if err != nil {
 		return false, fmt.Errorf("postgres: work of %q: %w", id, err)
