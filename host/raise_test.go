@@ -68,8 +68,9 @@ func TestRaiseBetweenInstances(t *testing.T) {
 func TestRaiseBackAndForth(t *testing.T) {
 	t.Parallel()
 	h := signalsHost(t)
-	h.startAt(t, "Rally", `{"Peer":"right","Serves":true,"Balls":5}`, "left")
+	// The one served to first, so that the first ball has somewhere to go.
 	h.startAt(t, "Rally", `{"Peer":"left","Balls":5}`, "right")
+	h.startAt(t, "Rally", `{"Peer":"right","Serves":true,"Balls":5}`, "left")
 	for _, id := range []string{"left", "right"} {
 		events := h.finish(t, id, `5`)
 		if sent, got := count(events, engine.ExternalEventDelivered), count(events, engine.ExternalEventPersistent); sent != 5 || got != 5 {

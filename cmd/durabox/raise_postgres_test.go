@@ -35,7 +35,12 @@ func TestRaiseBetweenHostsOnPostgres(t *testing.T) {
 	for _, s := range []struct {
 		on        *serveProcess
 		id, input string
-	}{{a, "left", `{"Peer":"right","Serves":true,"Balls":5}`}, {b, "right", `{"Peer":"left","Balls":5}`}} {
+	}{
+		// The one served to first: a ball raised at an instance that is
+		// not there yet fails the rally.
+		{b, "right", `{"Peer":"left","Balls":5}`},
+		{a, "left", `{"Peer":"right","Serves":true,"Balls":5}`},
+	} {
 		if _, err := s.on.client().Start(ctx, api.StartRequest{Name: "Rally", ID: s.id, Input: json.RawMessage(s.input)}); err != nil {
 			t.Fatal(err)
 		}
