@@ -93,13 +93,15 @@ func (h *Host) newLive(ctx context.Context, inst store.Instance, seed [32]byte) 
 	return l
 }
 
-// memory is what l holds: the pages of its guest's linear memory that are
-// its own (sandbox.Instance.Resident: on wazero a page of the snapshot it
-// only read is shared; on wasmtime every page is its own), what the
-// runtime keeps for it (instanceOverhead), and its history. The pages are counted
-// afresh when the linear memory has grown and every remeasureEvery turns,
-// not after every turn: counting reads the kernel's page table for the
-// whole memory, which cost a sequence of activities 7% of its CPU.
+// memory is what l holds: what its guest's instance holds of its own
+// (sandbox.Instance.Resident: the pages of its linear memory it wrote, a
+// page of the snapshot it only read being shared, and what the runtime
+// keeps for it), and its history. The instance is measured afresh when the
+// linear memory has grown and every remeasureEvery turns, not after every
+// turn: counting reads the kernel's page table for the whole memory, which
+// cost a sequence of activities 7% of its CPU.
+// TestLiveMemoryCountsWhatInstancesHold holds the count within 25% of what
+// instances cost the process, on both runtimes.
 func (l *live) memory() uint64 {
 	var n uint64
 	if l.guest != nil {
@@ -107,7 +109,7 @@ func (l *live) memory() uint64 {
 			l.resident, l.residentOf = l.guest.inst.Resident(), size
 		}
 		l.turns++
-		n = l.resident + instanceOverhead
+		n = l.resident
 	}
 	return n + l.historyBytes
 }
@@ -116,14 +118,6 @@ func (l *live) memory() uint64 {
 // once in while its memory does not grow. A Go guest's turns reuse its
 // heap, so what the count misses in between is a few pages.
 const remeasureEvery = 16
-
-// instanceOverhead is what a wasm instance of a Go guest costs beside its
-// linear memory: on wazero, its function references and tables on Go's
-// heap, about 185 KiB (the memory step of make bench, BENCHMARKS.md); on
-// wasmtime, what it allocates outside Go's heap, no more.
-// TestLiveMemoryCountsWhatInstancesHold holds the count within 25% of what
-// instances cost the process, on both.
-const instanceOverhead = 192 << 10
 
 // extend appends events to l's history.
 func (l *live) extend(events []engine.Event) {

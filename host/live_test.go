@@ -71,8 +71,8 @@ func TestLiveMemoryCountsPagesSometimes(t *testing.T) {
 	l := &live{guest: &orchestrationGuest{wasmGuest: &wasmGuest{inst: p}}}
 	want := func(counted int, resident uint64) {
 		t.Helper()
-		if got := l.memory(); p.counted != counted || got != resident+instanceOverhead {
-			t.Fatalf("memory() = %d after %d counts of the pages; want %d after %d", got, p.counted, resident+instanceOverhead, counted)
+		if got := l.memory(); p.counted != counted || got != resident {
+			t.Fatalf("memory() = %d after %d counts of the pages; want %d after %d", got, p.counted, resident, counted)
 		}
 	}
 	want(1, 100<<10)
@@ -136,7 +136,7 @@ func TestIdleInstancesHoldLittle(t *testing.T) {
 				defer l.close(context.Background())
 				per := memory / n
 				t.Logf("an idle instance holds %d KiB by the cache's count, with %d KiB of linear memory", per>>10, l.guest.inst.MemorySize()>>10)
-				if per >= 1<<20 || per <= instanceOverhead || per >= l.guest.inst.MemorySize() {
+				if per >= 1<<20 || per >= l.guest.inst.MemorySize() {
 					t.Fatalf("an idle instance holds %d bytes by the cache's count, with %d of linear memory; want under 1 MiB", per, l.guest.inst.MemorySize())
 				}
 				return

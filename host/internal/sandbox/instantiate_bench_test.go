@@ -1,8 +1,11 @@
+//go:build !nowasmtime
+
 package sandbox
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -12,13 +15,19 @@ import (
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
-func helloModule(b *testing.B) Module {
+// runtimes are the runtimes the benchmarks run on, each a sub-benchmark.
+var runtimes = []struct {
+	name string
+	new  func(context.Context, Options) (Runtime, error)
+}{{"wazero", NewWazero}, {"wasmtime", NewWasmtime}}
+
+func helloModule(b *testing.B, newRuntime func(context.Context, Options) (Runtime, error)) Module {
 	b.Helper()
 	wasm, err := guestbuild.Wasm("examples/wasm/hello")
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt, err := NewWazero(ctx, Options{})
+	rt, err := newRuntime(ctx, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -30,34 +39,54 @@ func helloModule(b *testing.B) Module {
 	return mod
 }
 
+// eachRuntime runs bench on each runtime's module of the hello example.
+func eachRuntime(b *testing.B, bench func(*testing.B, Module)) {
+	for _, rt := range runtimes {
+		b.Run(rt.name, func(b *testing.B) { bench(b, helloModule(b, rt.new)) })
+	}
+}
+
 // BenchmarkInstantiateHello measures a fresh instance of the hello example:
-// wazero's instantiation, the data segments, and the Go runtime's start-up
-// (_initialize).
+// the runtime's instantiation, the data segments, and the Go runtime's
+// start-up (_initialize).
 func BenchmarkInstantiateHello(b *testing.B) {
-	mod := helloModule(b)
-	benchmarkInstantiate(b, func(cfg Config) (Instance, error) { return mod.Instantiate(ctx, cfg) }, false)
+	eachRuntime(b, func(b *testing.B, mod Module) {
+		benchmarkInstantiate(b, func(cfg Config) (Instance, error) { return mod.Instantiate(ctx, cfg) }, false)
+	})
 }
 
 // BenchmarkInstantiateHelloSnapshot measures a new instance of the hello
 // example started from its snapshot (made before the timer starts), with
 // its hot pages copied in; not one reset for reuse.
 func BenchmarkInstantiateHelloSnapshot(b *testing.B) {
-	mod := helloModule(b).(*wazeroModule)
-	benchmarkInstantiate(b, func(cfg Config) (Instance, error) {
-		s, err := mod.snapshot(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return mod.fromSnapshot(ctx, s, cfg.Env)
-	}, true)
+	eachRuntime(b, func(b *testing.B, mod Module) {
+		benchmarkInstantiate(b, func(cfg Config) (Instance, error) {
+			switch m := mod.(type) {
+			case *wazeroModule:
+				s, err := m.snapshot(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return m.fromSnapshot(ctx, s, cfg.Env)
+			case *wasmtimeModule:
+				s, err := m.snapshot(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return m.fromSnapshot(ctx, s, cfg.Env)
+			}
+			panic("a module of neither runtime")
+		}, true)
+	})
 }
 
 // BenchmarkInstantiateHelloReused measures an instance of the hello
 // example from its snapshot when one reset for reuse is waiting, and the
 // reset when it closes.
 func BenchmarkInstantiateHelloReused(b *testing.B) {
-	mod := helloModule(b)
-	benchmarkInstantiate(b, func(cfg Config) (Instance, error) { return mod.Instantiate(ctx, cfg) }, true)
+	eachRuntime(b, func(b *testing.B, mod Module) {
+		benchmarkInstantiate(b, func(cfg Config) (Instance, error) { return mod.Instantiate(ctx, cfg) }, true)
+	})
 }
 
 func benchmarkInstantiate(b *testing.B, instantiate func(Config) (Instance, error), fromSnapshot bool) {
@@ -97,7 +126,7 @@ func BenchmarkIdleRSS_100(b *testing.B) {
 		{"snapshot,describe", true, "durabox_describe"},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			mod := helloModule(b)
+			mod := helloModule(b, NewWazero)
 			cfg := Config{Env: wasi.NewDeterministic(seed(1), nil, nil), FromSnapshot: tt.fromSnapshot}
 			warm, err := mod.Instantiate(ctx, cfg)
 			if err != nil {

@@ -17,6 +17,9 @@ func newImage(b []byte) (*image, error) { return &image{b: b}, nil }
 // copies the image in.
 func (im *image) allocator(mapped *bool) experimental.MemoryAllocator { return nil }
 
+// mapOnto cannot map without mmap: the caller copies the image in.
+func (im *image) mapOnto(mem []byte) bool { return false }
+
 func (im *image) copyTo(dst []byte) error {
 	copy(dst, im.b)
 	return nil

@@ -101,17 +101,20 @@ func (im *image) allocator(mapped *bool) experimental.MemoryAllocator {
 		if err != nil {
 			return nil
 		}
-		if im.size == 0 || im.size > max {
-			return m
-		}
-		// MAP_FIXED replaces the start of the reservation in place.
-		err = mmapFixed(m.reserved[:im.size], im.f)
-		if err == nil {
+		if im.size <= max && im.mapOnto(m.reserved[:im.size]) {
 			m.size = im.size
 			*mapped = true
 		}
 		return m
 	})
+}
+
+// mapOnto maps the image copy-on-write over the start of mem, an
+// instance's memory (a mapping of the process at least as large), in
+// place (MAP_FIXED), and reports whether it did. If it could not, mem is
+// as it was, and the caller copies the image in (copyTo).
+func (im *image) mapOnto(mem []byte) bool {
+	return im.size > 0 && im.size <= uint64(len(mem)) && mmapFixed(mem[:im.size], im.f) == nil
 }
 
 // copyTo copies the image into dst, the start of an instance's memory.

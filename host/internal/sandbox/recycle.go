@@ -1,13 +1,10 @@
 package sandbox
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
-	"github.com/tetratelabs/wazero/api"
+	"sync"
 
 	"github.com/durabox/durabox/host/internal/wasi"
+	"github.com/durabox/durabox/host/internal/wasmrewrite"
 )
 
 // A new instance costs wazero's instantiation (building a function table of
@@ -26,78 +23,87 @@ import (
 // failed, whose state is undefined, and every one where the system does not
 // tell which pages were written.
 
+// The same holds on wasmtime, where a new instance costs a store of its
+// own and an instantiation (about as much), and its instances are reset
+// the same way.
+
 // maxIdle bounds the reset instances a module keeps.
 const maxIdle = 32
 
-// takeIdle returns a reset instance of m, now answering to env, or nil.
-func (m *wazeroModule) takeIdle(env *wasi.Env) *wazeroInstance {
-	m.idleMu.Lock()
-	defer m.idleMu.Unlock()
-	n := len(m.idle)
+// reopener is a runtime's instance, which a new user reopens.
+type reopener[T any] interface {
+	// reopen returns a new handle on the instance, answering to env: a
+	// stale reference to its last user's handle cannot reach it.
+	reopen(env *wasi.Env) T
+}
+
+// idlePool holds a module's instances reset to its snapshot, T being a
+// runtime's instance.
+type idlePool[T reopener[T]] struct {
+	mu   sync.Mutex
+	idle []T
+	// closed is set once the module closes.
+	closed bool
+}
+
+// take returns a reset instance, reopened for env, if there is one.
+func (p *idlePool[T]) take(env *wasi.Env) (T, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var inst T
+	n := len(p.idle)
 	if n == 0 {
-		return nil
+		return inst, false
 	}
-	reset := *m.idle[n-1]
-	m.idle = m.idle[:n-1]
-	reset.env, reset.closed = env, false
-	return &reset
+	inst = p.idle[n-1]
+	p.idle = p.idle[:n-1]
+	return inst.reopen(env), true
 }
 
-// recycle resets inst, which started from snapshot s and has not failed,
-// and keeps it for a later Instantiate. written has a bit per page of the
-// snapshot's memory, set for those inst wrote. It reports false when inst
-// cannot be reset or is not wanted, and the caller closes it.
-func (m *wazeroModule) recycle(inst *wazeroInstance, s *snapshot, written []uint64) bool {
-	mem := inst.mod.Memory()
-	if m.layout.ChangesTables || uint64(mem.Size()) != uint64(s.pages)*pageSize || !m.wantsIdle() {
+// wants reports whether the pool keeps another reset instance.
+func (p *idlePool[T]) wants() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.closed && len(p.idle) < maxIdle
+}
+
+// close empties the pool and keeps no more; it returns the instances it
+// held, for the caller to close.
+func (p *idlePool[T]) close() []T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	return idle
+}
+
+// recycle resets inst, an instance that started from snapshot s (whose
+// module l describes) and has not failed, and keeps it in p for a later
+// Instantiate. mem is its linear memory; setGlobals sets its mutable
+// globals, in Layout.Globals' order. While s learns its hot pages, it
+// learns them from inst. It reports false when inst cannot be reset or is
+// not wanted, and the caller closes it.
+func recycle[T reopener[T]](p *idlePool[T], inst T, s *snapshot, l *wasmrewrite.Layout, mem []byte, setGlobals func([]uint64) error) bool {
+	size := uint64(s.pages) * pageSize
+	written, _ := writtenPages(mem[:min(uint64(len(mem)), size)])
+	if written == nil {
 		return false
 	}
-	b, _ := mem.Read(0, mem.Size())
-	if err := s.memory.restore(b, written); err != nil {
+	s.hot.learn(written)
+	if l.ChangesTables || uint64(len(mem)) != size || !p.wants() {
 		return false
 	}
-	if err := s.setGlobals(inst.mod, m.layout.Globals); err != nil {
+	if err := s.memory.restore(mem, written); err != nil {
 		return false
 	}
-	inst.env = nil // the next user's comes with takeIdle
-	m.idleMu.Lock()
-	defer m.idleMu.Unlock()
-	if m.closedIdle || len(m.idle) >= maxIdle {
+	if err := setGlobals(s.globals); err != nil {
 		return false
 	}
-	m.idle = append(m.idle, inst)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.idle) >= maxIdle {
+		return false
+	}
+	p.idle = append(p.idle, inst)
 	return true
-}
-
-// wantsIdle reports whether m keeps another reset instance.
-func (m *wazeroModule) wantsIdle() bool {
-	m.idleMu.Lock()
-	defer m.idleMu.Unlock()
-	return !m.closedIdle && len(m.idle) < maxIdle
-}
-
-// closeIdle closes the reset instances and keeps no more.
-func (m *wazeroModule) closeIdle(ctx context.Context) error {
-	m.idleMu.Lock()
-	idle := m.idle
-	m.idle, m.closedIdle = nil, true
-	m.idleMu.Unlock()
-	var err error
-	for _, inst := range idle {
-		err = errors.Join(err, inst.mod.Close(ctx))
-	}
-	return err
-}
-
-// setGlobals sets the mutable globals named names of mod to the snapshot's
-// values.
-func (s *snapshot) setGlobals(mod api.Module, names []string) error {
-	for i, name := range names {
-		g, ok := mod.ExportedGlobal(name).(api.MutableGlobal)
-		if !ok {
-			return fmt.Errorf("no mutable global %q", name)
-		}
-		g.Set(s.globals[i])
-	}
-	return nil
 }

@@ -21,9 +21,11 @@
 // byte for byte in every process, which skips _initialize and shares the
 // snapshot's memory copy-on-write, so it costs only the pages it writes; or
 // the normal way, which a module the sandbox cannot snapshot (one package
-// wasmrewrite refuses) always takes, and every instance on wasmtime. An activity's instance (a real Env) starts the
-// normal way under its own Env, so its runtime seeds itself from real
-// randomness.
+// wasmrewrite refuses, which wazero alone runs) always takes. Both runtimes
+// start from snapshots, and both reset a healthy instance to its snapshot
+// when it closes and hand it to the next Instantiate (recycle.go). An
+// activity's instance (a real Env) starts the normal way under its own
+// Env, so its runtime seeds itself from real randomness.
 //
 // A call ends in one of seven ways, which the caller tells apart with
 // errors.Is and errors.As:
@@ -125,11 +127,11 @@ type Instance interface {
 	// MemorySize is the current size of linear memory in bytes.
 	MemorySize() uint64
 	// Resident is the memory of its own the instance holds, in bytes: the
-	// pages of its linear memory it has written. A page of a snapshot that
-	// it only read is the snapshot's, shared by every instance, and costs
-	// it nothing (on wasmtime, likewise a page of the module's data, which
-	// wasmtime maps into each instance copy-on-write). Where the system does not tell which pages were written,
-	// it is MemorySize. It reads the process's page table: microseconds,
+	// pages of its linear memory it has written, and what the runtime keeps
+	// for it beside them (a constant per runtime, measured). A page of a
+	// snapshot that it only read is the snapshot's, shared by every
+	// instance, and costs it nothing. Where the system does not tell which
+	// pages were written, every page counts. It reads the process's page table: microseconds,
 	// not nanoseconds.
 	Resident() uint64
 	Close(ctx context.Context) error

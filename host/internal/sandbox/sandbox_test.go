@@ -61,14 +61,21 @@ func guest(t *testing.T) Module {
 	return guestModule
 }
 
-// compiledGuest compiles the test guest on a runtime of its own, both
-// closed when the test ends. With no opts.CacheDir, it shares the tests'.
+// compiledGuest compiles the test guest on a wazero runtime of its own,
+// both closed when the test ends. With no opts.CacheDir, it shares the
+// tests'.
 func compiledGuest(t *testing.T, opts Options) Module {
+	t.Helper()
+	return compiledGuestOn(t, NewWazero, opts)
+}
+
+// compiledGuestOn is compiledGuest on the runtime newRuntime makes.
+func compiledGuestOn(t *testing.T, newRuntime func(context.Context, Options) (Runtime, error), opts Options) Module {
 	t.Helper()
 	if opts.CacheDir == "" {
 		opts.CacheDir = cacheDir
 	}
-	rt, err := NewWazero(ctx, opts)
+	rt, err := newRuntime(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestGuestHasASnapshot(t *testing.T) {
 	}
 	s, err := m.snapshot(ctx)
 	if err != nil || s == nil {
-		t.Fatalf("no snapshot: %v, %v", s, m.snapErr)
+		t.Fatalf("no snapshot: %v, %v", s, m.snaps.err)
 	}
 }
 
@@ -282,8 +282,8 @@ func TestSnapshotOfAModuleThatDoesNotStart(t *testing.T) {
 			t.Fatalf("from a snapshot %v: err = %v, want it to start with %q", fromSnapshot, err, want)
 		}
 	}
-	if m := mod.(*wazeroModule); m.snap != nil || !errors.Is(m.snapErr, errStart) {
-		t.Errorf("snapshot %v, error %v", m.snap, m.snapErr)
+	if m := mod.(*wazeroModule); m.snaps.snap != nil || !errors.Is(m.snaps.err, errStart) {
+		t.Errorf("snapshot %v, error %v", m.snaps.snap, m.snaps.err)
 	}
 }
 
@@ -366,34 +366,13 @@ func TestRecycledInstanceIsLikeNew(t *testing.T) {
 		t.Fatal(s, err)
 	}
 	want := snapshotMemory(t, s)
-	start := func() *wazeroInstance {
-		t.Helper()
-		inst, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return inst.(*wazeroInstance)
-	}
+	start := starter[*wazeroInstance](t, mod)
 	first := start()
 	if got := call(t, first, "bump", 7); got != 7 {
 		t.Fatalf("bump(7) = %d", got)
 	}
 	call(t, first, "random")
-	first.Close(ctx)
-	if len(mod.idle) != 1 {
-		t.Fatalf("%d idle instances after a healthy one closed; want it kept", len(mod.idle))
-	}
-	again := start()
-	if again.mod != first.mod {
-		t.Fatal("Instantiate made a new instance instead of reusing the one reset")
-	}
-	if _, err := first.Call(ctx, "bump", 1); !errors.Is(err, ErrClosed) {
-		t.Errorf("a call through the closed instance's old handle: err = %v, want ErrClosed", err)
-	}
-	first.Close(ctx) // a second Close of the old handle must not hand the instance out twice
-	if len(mod.idle) != 0 {
-		t.Fatal("closing the old handle again put the instance in use back among the idle ones")
-	}
+	again := reusesOnce(t, first, start, func(a, b *wazeroInstance) bool { return a.mod == b.mod }, func() int { return len(mod.idle.idle) })
 	if got := memoryOf(t, again); !bytes.Equal(got, want) {
 		t.Error("the reset instance's memory is not the snapshot's")
 	}
@@ -406,21 +385,66 @@ func TestRecycledInstanceIsLikeNew(t *testing.T) {
 		t.Errorf("bump(1) = %d in the reset instance; it kept its state", got)
 	}
 
-	if _, err := again.Call(ctx, "panic"); err == nil {
+	keepsNone(t, mod, again, func() Instance { return start() }, func() int { return len(mod.idle.idle) })
+}
+
+// starter returns a function that starts an instance of mod from its
+// snapshot, a T.
+func starter[T Instance](t *testing.T, mod Module) func() T {
+	return func() T {
+		t.Helper()
+		inst, err := mod.Instantiate(ctx, Config{Env: deterministic(), FromSnapshot: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inst.(T)
+	}
+}
+
+// reusesOnce closes first, a healthy instance, and requires the next
+// instance from start to be the same one reset (same tells), kept by its
+// module meanwhile (idle counts those it keeps), the old handle to refuse
+// calls, and a second Close of it to change nothing. It returns the next
+// instance.
+func reusesOnce[T Instance](t *testing.T, first T, start func() T, same func(a, b T) bool, idle func() int) T {
+	t.Helper()
+	first.Close(ctx)
+	if n := idle(); n != 1 {
+		t.Fatalf("%d idle instances after a healthy one closed; want it kept", n)
+	}
+	again := start()
+	if !same(again, first) {
+		t.Fatal("Instantiate made a new instance instead of reusing the one reset")
+	}
+	if _, err := first.Call(ctx, "bump", 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("a call through the closed instance's old handle: err = %v, want ErrClosed", err)
+	}
+	first.Close(ctx) // a second Close of the old handle must not hand the instance out twice
+	if idle() != 0 {
+		t.Fatal("closing the old handle again put the instance in use back among the idle ones")
+	}
+	return again
+}
+
+// keepsNone closes inst after a call that fails, then an instance from
+// start whose memory grew, then one after its module mod closed, and
+// requires that idle, how many instances mod keeps for reuse, stays zero.
+func keepsNone(t *testing.T, mod Module, inst Instance, start func() Instance, idle func() int) {
+	t.Helper()
+	if _, err := inst.Call(ctx, "panic"); err == nil {
 		t.Fatal("panic returned no error")
 	}
-	again.Close(ctx)
+	inst.Close(ctx)
 	grown := start()
 	call(t, grown, "allocate", 64)
 	grown.Close(ctx)
-	if len(mod.idle) != 0 {
-		t.Errorf("%d idle instances after a failed one and one whose memory grew closed; want none kept", len(mod.idle))
+	if n := idle(); n != 0 {
+		t.Errorf("%d idle instances after a failed one and one whose memory grew closed; want none kept", n)
 	}
-
 	last := start()
 	mod.Close(ctx)
 	last.Close(ctx)
-	if len(mod.idle) != 0 {
+	if idle() != 0 {
 		t.Error("an instance of a closed module was kept")
 	}
 }

@@ -1,3 +1,5 @@
+//go:build !nowasmtime
+
 package sandbox
 
 import (
@@ -54,7 +56,8 @@ func transcript(t *testing.T, inst Instance, env *wasi.Env, replay bool) []byte 
 // One history runs the same, byte for byte, through every way an
 // orchestration's instance can start: from the snapshot (mapped), reset
 // for reuse, the normal way on the rewritten module, and on the module as
-// given (which has no snapshot), and on wasmtime, live and replaying. Another seed gives
+// given (which has no snapshot), and on wasmtime from its snapshot, reset
+// for reuse and the normal way, live and replaying. Another seed gives
 // another transcript, so the comparison is not vacuous.
 func TestEveryStartPathReplaysAlike(t *testing.T) {
 	t.Parallel()
@@ -101,17 +104,22 @@ func TestEveryStartPathReplaysAlike(t *testing.T) {
 		return transcript(t, inst, env, replay)
 	}
 	reference := run(rewritten, true, false, seed(1))
-	// reuse leaves an instance reset for the next start from the snapshot,
-	// after it ran some code but did not grow its memory (as the chaos
-	// orchestration does, which keeps its instances from being reused).
-	reuse := func(t *testing.T) {
-		inst := fromSnapshot(t, rewritten, deterministic())
-		call(t, inst, abi.ExportAlloc, 64)
-		inst.Close(ctx)
-		if m := rewritten.(*wazeroModule); len(m.idle) != 1 {
-			t.Fatalf("%d instances reset for reuse, want 1", len(m.idle))
+	// reuse leaves an instance of mod, which idle holds, reset for the
+	// next start from the snapshot, after it ran some code but did not grow
+	// its memory (as the chaos orchestration does, which keeps its
+	// instances from being reused).
+	reuse := func(mod Module, idle func() int) func(*testing.T) {
+		return func(t *testing.T) {
+			inst := fromSnapshot(t, mod, deterministic())
+			call(t, inst, abi.ExportAlloc, 64)
+			inst.Close(ctx)
+			if n := idle(); n != 1 {
+				t.Fatalf("%d instances reset for reuse, want 1", n)
+			}
 		}
 	}
+	wazeroIdle := func() int { return len(rewritten.(*wazeroModule).idle.idle) }
+	wasmtimeIdle := func() int { return len(onWasmtime.(*wasmtimeModule).idle.idle) }
 	for _, replay := range []bool{false, true} {
 		for _, path := range []struct {
 			name         string
@@ -120,10 +128,12 @@ func TestEveryStartPathReplaysAlike(t *testing.T) {
 			before       func(*testing.T)
 		}{
 			{"from the snapshot", rewritten, true, nil},
-			{"reset for reuse", rewritten, true, reuse},
+			{"reset for reuse", rewritten, true, reuse(rewritten, wazeroIdle)},
 			{"the normal way", rewritten, false, nil},
 			{"as given", asIs, true, nil},
-			{"on wasmtime", onWasmtime, true, nil},
+			{"on wasmtime from the snapshot", onWasmtime, true, nil},
+			{"on wasmtime reset for reuse", onWasmtime, true, reuse(onWasmtime, wasmtimeIdle)},
+			{"on wasmtime the normal way", onWasmtime, false, nil},
 		} {
 			t.Run(fmt.Sprintf("%s, replaying %v", path.name, replay), func(t *testing.T) {
 				if path.before != nil {

@@ -3,8 +3,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,4 +84,82 @@ func TestWasmtimeRefuses(t *testing.T) {
 func TestWasmtimeCompilesOnAFullCache(t *testing.T) {
 	t.Parallel()
 	compilesOnAFullCache(t, NewWasmtime)
+}
+
+// A wasmtime instance that closes healthy is reset to the snapshot and
+// serves the next Instantiate: its next user cannot see a secret the last
+// one left in its memory or its globals, and finds exactly the snapshot's
+// state. One that failed, one whose memory grew, and those of a closed
+// module are not reused.
+func TestWasmtimeReusedInstanceForgetsItsLastUser(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("instances are reused only where /proc/self/pagemap tells which pages they wrote")
+	}
+	mod := compiledGuestOn(t, NewWasmtime, Options{MemoryLimitBytes: 256 << 20}).(*wasmtimeModule)
+	start := starter[*wasmtimeInstance](t, mod)
+	first := start()
+	if got := call(t, first, "bump", 7); got != 7 {
+		t.Fatalf("bump(7) = %d", got)
+	}
+	s, err := mod.snapshot(ctx)
+	if err != nil || s == nil {
+		t.Fatal(s, err)
+	}
+	want := snapshotMemory(t, s)
+	if first.snapshot != s || uint64(len(want)) != first.MemorySize() {
+		t.Fatalf("the instance did not start from the snapshot's %d bytes (it has %d)", len(want), first.MemorySize())
+	}
+	// A secret at the start of every page, and in every mutable global.
+	secret := []byte("the last user's secret")
+	for addr := uint32(0); uint64(addr)+uint64(len(secret)) <= first.MemorySize(); addr += 4096 {
+		first.Write(addr, secret)
+	}
+	secrets := make([]uint64, len(first.globals))
+	for j := range secrets {
+		secrets[j] = 0x5ec2e7 + uint64(j)
+	}
+	if err := first.setGlobals(secrets); err != nil {
+		t.Fatal(err)
+	}
+	again := reusesOnce(t, first, start, func(a, b *wasmtimeInstance) bool { return a.store == b.store }, func() int { return len(mod.idle.idle) })
+	mem := memoryOf(t, again)
+	if bytes.Contains(mem, secret) {
+		t.Error("the reused instance's memory holds the last user's secret")
+	}
+	if !bytes.Equal(mem, want) {
+		t.Error("the reused instance's memory is not the snapshot's")
+	}
+	for j, g := range again.globals {
+		if got := valueBits(g.Get(again.store).Get()); got != s.globals[j] {
+			t.Errorf("global %s is %#x after the reset (the last user set %#x); the snapshot has %#x", mod.layout.Globals[j], got, secrets[j], s.globals[j])
+		}
+	}
+	if got := call(t, again, "bump", 1); got != 1 {
+		t.Errorf("bump(1) = %d in the reused instance; it kept its state", got)
+	}
+
+	keepsNone(t, mod, again, func() Instance { return start() }, func() int { return len(mod.idle.idle) })
+}
+
+// wasmtime's snapshot of a module is wazero's, byte for byte and global
+// for global: an instance starts from the same state on either runtime.
+func TestWasmtimeSnapshotIsWazeros(t *testing.T) {
+	t.Parallel()
+	onWazero := compiledGuest(t, Options{MemoryLimitBytes: 64 << 20}).(*wazeroModule)
+	onWasmtime := compiledGuestOn(t, NewWasmtime, Options{MemoryLimitBytes: 64 << 20}).(*wasmtimeModule)
+	want, err := onWazero.snapshot(ctx)
+	if err != nil || want == nil {
+		t.Fatal(want, err)
+	}
+	got, err := onWasmtime.snapshot(ctx)
+	if err != nil || got == nil {
+		t.Fatal(got, err)
+	}
+	if !bytes.Equal(snapshotMemory(t, got), snapshotMemory(t, want)) {
+		t.Errorf("the memories differ (%d and %d pages)", got.pages, want.pages)
+	}
+	if !slices.Equal(got.globals, want.globals) {
+		t.Errorf("the globals differ: %v on wasmtime, %v on wazero", got.globals, want.globals)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"os"
 	"slices"
-	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -165,18 +164,10 @@ type wazeroModule struct {
 	// as given, which has no snapshot and does not yield.
 	layout *wasmrewrite.Layout
 
-	// snap is made by the first instantiation that asks for it; snapErr
-	// says why the module has none. snapMu guards both.
-	snapMu  sync.Mutex
-	snap    *snapshot
-	snapErr error
-	closed  bool
-
-	// idle are instances reset to the snapshot (recycle.go); closedIdle
-	// is set once the module closes. idleMu guards both.
-	idleMu     sync.Mutex
-	idle       []*wazeroInstance
-	closedIdle bool
+	// snaps holds the snapshot, made by the first instantiation that asks
+	// for it; idle are instances reset to it (recycle.go).
+	snaps snapshots
+	idle  idlePool[*wazeroInstance]
 }
 
 func (m *wazeroModule) Imports() []Import {
@@ -197,46 +188,13 @@ func (m *wazeroModule) Instantiate(ctx context.Context, cfg Config) (Instance, e
 	if err := cfg.check(m.exports); err != nil {
 		return nil, err
 	}
-	if cfg.FromSnapshot && m.layout != nil {
-		s, err := m.snapshot(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
-			if inst := m.takeIdle(cfg.Env); inst != nil {
-				return inst, nil
-			}
-			return m.fromSnapshot(ctx, s, cfg.Env)
-		}
-	}
-	return m.start(ctx, cfg.Env)
+	return instantiate(ctx, m, cfg.Env, cfg.FromSnapshot && m.layout != nil)
 }
 
-// snapshot returns the module's snapshot, made on the first call. It
-// returns nil and no error for a module that has none because its start
-// fails under the snapshot's Env: its instances start the normal way, and
-// fail or not as they would have. That is a property of the module, so it
-// holds in every process; a failure that is not (the context ended, no
-// temporary file) is returned and not kept, and the next call tries again.
+// snapshot returns the module's snapshot, made on the first call
+// (snapshots.get).
 func (m *wazeroModule) snapshot(ctx context.Context) (*snapshot, error) {
-	m.snapMu.Lock()
-	defer m.snapMu.Unlock()
-	switch {
-	case m.closed:
-		return nil, errors.New("sandbox: instantiate: the module is closed")
-	case m.snap != nil || m.snapErr != nil:
-		return m.snap, nil
-	}
-	s, err := m.takeSnapshot(ctx)
-	switch {
-	case err == nil:
-		m.snap = s
-	case ctx.Err() != nil || !errors.Is(err, errStart):
-		return nil, err
-	default:
-		m.snapErr = err
-	}
-	return m.snap, nil
+	return m.snaps.get(ctx, m.takeSnapshot)
 }
 
 // start creates an instance the normal way: its memory starts as the data
@@ -265,18 +223,13 @@ func (m *wazeroModule) start(ctx context.Context, env *wasi.Env) (*wazeroInstanc
 }
 
 func (m *wazeroModule) Close(ctx context.Context) error {
-	m.snapMu.Lock()
-	defer m.snapMu.Unlock()
-	if m.closed {
-		return nil
-	}
-	m.closed = true
-	err := errors.Join(m.closeIdle(ctx), m.cm.Close(ctx))
-	// Live instances keep their mappings of the snapshot's memory.
-	if m.snap != nil {
-		err = errors.Join(err, m.snap.memory.Close())
-		m.snap = nil
-	}
+	_, err := m.snaps.close(func() error {
+		err := m.cm.Close(ctx)
+		for _, inst := range m.idle.close() {
+			err = errors.Join(err, inst.mod.Close(ctx))
+		}
+		return err
+	})
 	return err
 }
 
@@ -358,8 +311,13 @@ func (i *wazeroInstance) MemorySize() uint64 { return uint64(i.mod.Memory().Size
 func (i *wazeroInstance) Resident() uint64 {
 	mem := i.mod.Memory()
 	b, _ := mem.Read(0, mem.Size())
-	return ownBytes(b)
+	return ownBytes(b) + wazeroOverhead
 }
+
+// wazeroOverhead is what a wazero instance of a Go guest costs beside its
+// linear memory: its function references and tables on Go's heap, about
+// 185 KiB (the memory step of make bench, BENCHMARKS.md).
+const wazeroOverhead = 192 << 10
 
 // ownBytes is what of mem, a linear memory, the process has written
 // (writtenPages), in bytes; all of it where the system does not tell.
@@ -386,11 +344,11 @@ func (i *wazeroInstance) Close(ctx context.Context) error {
 	if s := i.snapshot; s != nil && !i.stopped {
 		mem := i.mod.Memory()
 		b, _ := mem.Read(0, mem.Size())
-		if written, _ := writtenPages(b[:min(uint64(len(b)), uint64(s.pages)*pageSize)]); written != nil {
-			s.hot.learn(written)
-			if i.module.recycle(i, s, written) {
-				return nil
-			}
+		i.env = nil // the next user's comes with takeIdle
+		if recycle(&i.module.idle, i, s, i.module.layout, b, func(values []uint64) error {
+			return setGlobals(i.mod, i.module.layout.Globals, values)
+		}) {
+			return nil
 		}
 	}
 	return i.mod.Close(ctx)
@@ -401,3 +359,25 @@ type memory struct{ m api.Memory }
 
 func (m memory) Read(addr, n uint32) ([]byte, bool) { return m.m.Read(addr, n) }
 func (m memory) Write(addr uint32, b []byte) bool   { return m.m.Write(addr, b) }
+
+// takeIdle returns a reset instance of m, now answering to env, if there
+// is one.
+func (m *wazeroModule) takeIdle(env *wasi.Env) (*wazeroInstance, bool) { return m.idle.take(env) }
+
+func (i *wazeroInstance) reopen(env *wasi.Env) *wazeroInstance {
+	reset := *i
+	reset.env, reset.closed = env, false
+	return &reset
+}
+
+// setGlobals sets the mutable globals named names of mod to values.
+func setGlobals(mod api.Module, names []string, values []uint64) error {
+	for i, name := range names {
+		g, ok := mod.ExportedGlobal(name).(api.MutableGlobal)
+		if !ok {
+			return fmt.Errorf("no mutable global %q", name)
+		}
+		g.Set(values[i])
+	}
+	return nil
+}
