@@ -26,20 +26,33 @@ type leasedTask struct {
 
 // dispatchActivities runs activity tasks until ctx is done.
 func (h *Host) dispatchActivities(ctx context.Context) {
-	dispatch(ctx, h, "activity", h.activityWork, h.opts.ActivityWorkers,
+	dispatch(ctx, h, "activity", h.activityWork, h.tasks, h.opts.ActivityWorkers,
 		func(max int) ([]*leasedTask, error) {
 			if err := h.writableAgain(ctx); err != nil {
 				return nil, err
 			}
 			now := h.opts.Clock()
 			ws, err := h.st.LockNextActivities(ctx, now, h.opts.Lease, max, h.reg.skipped())
-			tasks := make([]*leasedTask, len(ws))
-			for i, w := range ws {
-				tasks[i] = &leasedTask{w: w, until: now.Add(store.LeaseFor(w, h.opts.Lease))}
-			}
-			return tasks, err
+			return h.leased(ws, now), err
 		},
 		func(t *leasedTask) { h.complete(ctx, t.w, t.until) })
+}
+
+// leased is ws, leased at now, with the end of each one's lease.
+func (h *Host) leased(ws []*store.ActivityWork, now time.Time) []*leasedTask {
+	tasks := make([]*leasedTask, len(ws))
+	for i, w := range ws {
+		tasks[i] = &leasedTask{w: w, until: now.Add(store.LeaseFor(w, h.opts.Lease))}
+	}
+	return tasks
+}
+
+// handTasks hands the activity workers ws, leased at now by a commit for
+// which places were reserved (handoff.go), and returns how many it
+// handed.
+func (h *Host) handTasks(places int, ws []*store.ActivityWork, now time.Time) int {
+	h.tasks.give(places, h.leased(ws, now)...)
+	return len(ws)
 }
 
 // complete runs an activity task leased until until (zero: a lease of no
@@ -49,30 +62,42 @@ func (h *Host) dispatchActivities(ctx context.Context) {
 // its worker had stopped. Nor does it start an attempt whose lease ended
 // before it could (the host was held up, by a database that was down, for
 // one): the task is another worker's by then, and an attempt started now
-// would run beside that worker's, or after it.
+// would run beside that worker's, or after it. When the outcome commits
+// with its instance's next turn (handoffTurn), it runs next the first
+// task that turn leased to this host.
 func (h *Host) complete(ctx context.Context, w *store.ActivityWork, until time.Time) {
+	for t := (&leasedTask{w: w, until: until}); t != nil; {
+		t = h.runTask(ctx, t.w, t.until)
+	}
+}
+
+// runTask is complete for one task; it returns the task to run next, if
+// any.
+func (h *Host) runTask(ctx context.Context, w *store.ActivityWork, until time.Time) *leasedTask {
 	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, api.ErrCannotRun) {
-		return
+		return nil
 	}
 	if late := h.opts.Clock().Sub(until); !until.IsZero() && late >= 0 {
 		h.opts.Logger.Warn("activity attempt not started: its lease ended before the host could start it, and the task goes to the next worker to ask",
 			"instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID, "delivery", w.Attempt, "late", late)
-		return
+		return nil
 	}
 	if w.Unanswered {
 		// The attempt before waited to be completed from outside, and was
 		// not: it failed as timed out, and its call's policy decides.
 		h.record(ctx, w, h.finish(ctx, w, outcome{result: unanswered(w)}))
-		return
+		return nil
 	}
 	o := h.attempt(ctx, w, until)
 	if ctx.Err() != nil || o.result.Kind == "" {
 		// Shutting down, or stopped for its silence: the attempt was cut
 		// short, so record nothing; the task is delivered again after the
 		// restart, or when its lease ends.
-		return
+		return nil
 	}
-	h.record(ctx, w, h.finish(ctx, w, o))
+	next, err := h.finishOwn(ctx, w, o, true)
+	h.record(ctx, w, err)
+	return next
 }
 
 // outcome is how an attempt of an activity task ended.

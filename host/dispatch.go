@@ -11,14 +11,15 @@ import (
 )
 
 // dispatch runs workers workers until ctx is done, fed by one fetcher:
-// it takes as much work as there are idle workers, with next, in one store
-// write, and hands it out; when it got less than it asked for, it waits
+// it takes as much work as there are idle workers, first what commits
+// handed this host (hand), then with next, in one store write, and hands
+// it out; when it got less than it asked for, it waits
 // until woken or the store's next message is due, and when the store
 // failed (or the fetcher panicked), for fetchRetry. Whatever makes work
 // announces it on wake. Idle workers cost nothing: only the fetcher asks
 // the store for work. Once ctx is done it waits for the workers to finish
 // what they have.
-func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, workers int, next func(max int) ([]*W, error), handle func(*W)) {
+func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, hand *handoff[W], workers int, next func(max int) ([]*W, error), handle func(*W)) {
 	work := make(chan *W, workers)
 	done := make(chan struct{}, workers)
 	var wg sync.WaitGroup
@@ -33,7 +34,11 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 	defer wg.Wait()
 	defer close(work)
 	idle := workers
+	// handedOnly says the fetcher was woken only by work handed over: it
+	// takes that, and asks the store for nothing.
+	handedOnly := false
 	for ctx.Err() == nil {
+		hand.setIdle(idle)
 		if idle == 0 {
 			select {
 			case <-done:
@@ -46,24 +51,35 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, wor
 			<-done
 			idle++
 		}
-		items, err := fetch(h, what, idle, next)
-		if err != nil {
-			if ctx.Err() == nil && !errors.As(err, new(*guard.Panic)) {
-				h.opts.Logger.Error("cannot fetch "+what+" work; trying again", "err", err, "in", fetchRetry)
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(fetchRetry):
-			}
-			continue
-		}
-		for _, w := range items {
+		handed := hand.take(idle, idle)
+		for _, w := range handed {
 			work <- w
 		}
-		if idle -= len(items); idle > 0 {
-			// Less than asked for: there is no more, for now.
-			h.idle(ctx, wake)
+		if idle -= len(handed); idle == 0 {
+			continue
 		}
+		if !handedOnly {
+			items, err := fetch(h, what, idle, next)
+			if err != nil {
+				if ctx.Err() == nil && !errors.As(err, new(*guard.Panic)) {
+					h.opts.Logger.Error("cannot fetch "+what+" work; trying again", "err", err, "in", fetchRetry)
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(fetchRetry):
+				}
+				continue
+			}
+			for _, w := range items {
+				work <- w
+			}
+			if idle -= len(items); idle == 0 {
+				continue
+			}
+		}
+		// Less than asked for: there is no more, for now.
+		hand.setIdle(idle)
+		handedOnly = h.idle(ctx, wake, hand.ready)
 	}
 }
 
@@ -81,7 +97,14 @@ func fetch[W any](h *Host, what string, max int, next func(max int) ([]*W, error
 
 // dispatchOrchestrations runs turns until ctx is done.
 func (h *Host) dispatchOrchestrations(ctx context.Context) {
-	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.opts.OrchestrationWorkers,
+	defer func() {
+		// Instances handed over and not begun: their next start takes them
+		// at once.
+		for _, item := range h.turns.take(h.opts.OrchestrationWorkers, 0) {
+			h.abandon(ctx, item.Instance.ID, item.LockToken)
+		}
+	}()
+	dispatch(ctx, h, "orchestration", h.orchestrationWork, h.turns, h.opts.OrchestrationWorkers,
 		func(max int) ([]*store.WorkItem, error) {
 			if err := h.writableAgain(ctx); err != nil {
 				return nil, err

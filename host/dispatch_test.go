@@ -55,7 +55,7 @@ func TestFetcherTakesWorkForIdleWorkers(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		start := time.Now()
-		go dispatch(ctx, h, "test", wake, 3, next, handle)
+		go dispatch(ctx, h, "test", wake, newHandoff[int](), 3, next, handle)
 		synctest.Wait() // three workers busy with 1, 2, 3; the fetcher waits for one
 		release <- struct{}{}
 		<-handled

@@ -25,12 +25,21 @@ import (
 // returns nil: the outcome may have been recorded; if not, the task is
 // delivered again when its lease ends.
 func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) error {
-	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
+	_, err := h.finishOwn(ctx, w, o, false)
+	return err
+}
+
+// finishOwn is finish; with chain set, for an attempt this host ran, on
+// a store with handoffs, the outcome commits with the instance's next
+// turn when it can (handoffTurn), and it returns the first task that turn
+// leased to this host, for the worker that ran w to run next.
+func (h *Host) finishOwn(ctx context.Context, w *store.ActivityWork, o outcome, chain bool) (next *leasedTask, err error) {
+	defer h.guard.Catch(guard.Activity, func(*guard.Panic) { next, err = nil, nil; h.orchestrationWork.Notify() }, "instance", w.InstanceID, "activity", w.Task.Name)
 	now := h.opts.Clock()
 	attempt := w.Failures + 1
 	if wait, retry := nextAttempt(w, o); retry && h.wanted(ctx, w) {
 		if err := h.st.RetryActivity(ctx, w, o.result.Failure, now.Add(wait)); err != nil {
-			return fmt.Errorf("activity retry not recorded: %w", err)
+			return nil, fmt.Errorf("activity retry not recorded: %w", err)
 		}
 		h.opts.Logger.Info("activity attempt failed; it runs again", "instance", w.InstanceID, "activity", w.Task.Name, "scheduleId", w.Task.ScheduleID,
 			"attempt", attempt, "in", wait, "failure", o.result.Failure.Message)
@@ -39,20 +48,84 @@ func (h *Host) finish(ctx context.Context, w *store.ActivityWork, o outcome) err
 		if w.Task.Queue != "" {
 			h.queues.queued.notify(w.Task.Queue)
 		}
-		return nil
+		return nil, nil
 	}
 	result := o.result
 	if w.Task.Retry != nil {
 		result.Attempts = int64(attempt)
 	}
-	if err := h.st.CompleteActivity(ctx, w, result, now); err != nil {
+	turned := false
+	if chain && h.handoffs != nil && w.Task.Queue == "" {
+		turned, next, err = h.handoffTurn(ctx, w, result, now)
+	} else {
+		err = h.st.CompleteActivity(ctx, w, result, now)
+	}
+	if err != nil {
 		h.noteUnwritable(err)
-		return fmt.Errorf("activity result not recorded: %w", err)
+		return nil, fmt.Errorf("activity result not recorded: %w", err)
 	}
 	guard.MayPanic(guard.PointActivityDone, w.InstanceID)
 	h.metrics.Activity(w.Task.Name, result.Kind, o.ran)
-	h.orchestrationWork.Notify()
-	return nil
+	if !turned {
+		h.orchestrationWork.Notify()
+	}
+	return next, nil
+}
+
+// handoffTurn records result, the outcome of w at now, with its
+// instance's next turn, in one commit (store.Handoff.CompleteAndTurn),
+// when this host has the instance live in memory and nobody runs a turn
+// of it; otherwise only the outcome, as CompleteActivity does, for a turn
+// of its own. It reports whether the turn committed, and returns the
+// first task the turn leased to this host, for the worker that ran w to
+// run next: the others go to the idle activity workers.
+func (h *Host) handoffTurn(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time) (turned bool, first *leasedTask, err error) {
+	var (
+		item   *store.WorkItem
+		t      *ran
+		began  time.Time
+		at     time.Time // the turn's
+		places int       // reserved for the tasks past the first
+	)
+	next := func(it *store.WorkItem) (*store.TurnCommit, int) {
+		h.tasks.give(places)
+		places = 0
+		if t != nil {
+			// The transaction runs again: the turn it ran first is not
+			// committed, and its guest is ahead of the store.
+			h.cache.drop(context.WithoutCancel(ctx), w.InstanceID)
+			t = nil
+			return nil, 0
+		}
+		began = time.Now()
+		c, made := h.makeTurn(ctx, it, true)
+		if c == nil {
+			return nil, 0
+		}
+		item, t, at = it, made, c.Now
+		own := made.own()
+		if own == 0 {
+			return c, 0
+		}
+		places = h.tasks.reserve(own - 1)
+		return c, places + 1
+	}
+	turned, ws, err := h.handoffs.CompleteAndTurn(ctx, w, result, now, h.opts.Lease, next)
+	if err != nil || !turned {
+		if t != nil {
+			h.cache.drop(context.WithoutCancel(ctx), w.InstanceID)
+		}
+		h.tasks.give(places)
+		return false, nil, err
+	}
+	t.handed = len(ws)
+	tasks := h.leased(ws, at)
+	if len(tasks) > 0 {
+		first, tasks = tasks[0], tasks[1:]
+	}
+	h.tasks.give(places, tasks...)
+	h.committed(ctx, item, t, began)
+	return true, first, nil
 }
 
 // wanted reports whether the execution that scheduled w still runs, so

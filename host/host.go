@@ -44,7 +44,16 @@ type Host struct {
 	// orchestrationWork wakes the orchestration dispatchers, activityWork the
 	// activity workers; changed wakes Wait callers when an instance moves.
 	orchestrationWork, activityWork wakeup
-	changed                         *changes
+	// turns and tasks are the work this host's commits took for its
+	// orchestration and activity workers (handoff.go); handoffs is the
+	// store's way to take it, nil when it has none.
+	turns    *handoff[store.WorkItem]
+	tasks    *handoff[leasedTask]
+	handoffs store.Handoff
+	// watcher tells of the work other hosts make, on a shared store that
+	// can (nil otherwise).
+	watcher store.Watcher
+	changed *changes
 	// scheduleWork wakes the scheduler (scheduler.go); scheduleErrs holds
 	// the text of each schedule's last error, to log it once.
 	scheduleWork wakeup
@@ -84,6 +93,11 @@ func New(st store.Store, opts Options) (*Host, error) {
 		attempts:          newAttempts(opts.CancelGrace),
 		queues:            newQueues(),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(), scheduleWork: newWakeup(),
+		turns: newHandoff[store.WorkItem](), tasks: newHandoff[leasedTask](),
+	}
+	h.handoffs, _ = st.(store.Handoff)
+	if opts.Shared {
+		h.watcher, _ = st.(store.Watcher)
 	}
 	h.pool = newActivityPool(h)
 	h.ops = ops.New(st, opsRuntime{h}, ops.Options{Clock: opts.Clock, Logger: opts.Logger, Retention: opts.Retention, SweepInterval: opts.SweepInterval, Guard: g})
@@ -127,6 +141,9 @@ func (h *Host) Run(ctx context.Context) error {
 		return fmt.Errorf("host: release leases left by an earlier run: %w", err)
 	}
 	h.warm(ctx)
+	if h.watcher != nil {
+		h.watcher.Watch(ctx, h.ready)
+	}
 	h.state.Store(running)
 	var wg sync.WaitGroup
 	wg.Go(func() { h.dispatchOrchestrations(ctx) })
@@ -135,6 +152,20 @@ func (h *Host) Run(ctx context.Context) error {
 	wg.Go(func() { h.runSchedules(ctx) })
 	wg.Wait()
 	return nil
+}
+
+// ready wakes what waits for the work another host made ready
+// (store.Watcher).
+func (h *Host) ready(r store.Ready) {
+	if r.Turns {
+		h.orchestrationWork.Notify()
+	}
+	if r.Activities {
+		h.activityWork.Notify()
+	}
+	for _, q := range r.Queues {
+		h.queues.queued.notify(q)
+	}
 }
 
 // warm loads the modules that the work waiting in the store runs on, before
@@ -238,15 +269,36 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	if err != nil {
 		return "", err
 	}
-	err = h.st.CreateInstance(ctx, n)
+	err = h.create(ctx, n)
 	if errors.Is(err, store.ErrInstanceExists) {
 		return "", fmt.Errorf("%w: %q", api.ErrInstanceExists, n.ID)
 	}
 	if err != nil {
 		return "", fmt.Errorf("host: start %q: %w", name, err)
 	}
-	h.started(name)
 	return n.ID, nil
+}
+
+// create creates the instance n. On a store with handoffs, when an
+// orchestration worker is idle, the instance is created locked for this
+// host and its first turn handed to that worker (handoff.go); otherwise
+// its start waits in the store, for any host.
+func (h *Host) create(ctx context.Context, n store.NewInstance) error {
+	if h.handoffs == nil || slices.Contains(h.reg.skipped(), n.ModuleHash) || h.turns.reserve(1) == 0 {
+		if err := h.st.CreateInstance(ctx, n); err != nil {
+			return err
+		}
+		h.started(n.Name)
+		return nil
+	}
+	item, err := h.handoffs.CreateLocked(ctx, n, h.opts.Lease)
+	if err != nil {
+		h.turns.give(1)
+		return err
+	}
+	h.turns.give(1, item)
+	h.metrics.Started(n.Name)
+	return nil
 }
 
 // StartWithEvent is signal with start: it starts the orchestration name
@@ -492,15 +544,23 @@ func cutShort(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
-// sharedPoll is how often a host on a shared store looks for changes
+// sharedPoll is how often Wait, on a shared store, looks for changes
 // other hosts made.
 const sharedPoll = time.Second
 
+// listeningPoll is how often an idle dispatcher looks for work while the
+// store tells it of the other hosts' (Options.Poll).
+const listeningPoll = time.Minute
+
 // idle waits until woken, until the store's next message is due, or for at
-// most sharedPoll (to notice expired leases, and the work other hosts make
-// on a shared store), whichever is first.
-func (h *Host) idle(ctx context.Context, wake wakeup) {
-	d := sharedPoll
+// most Options.Poll (to notice the work other hosts make on a shared
+// store; listeningPoll while the store tells of it), whichever is first. It reports whether it was
+// woken by work handed over (handoff.go) and nothing else.
+func (h *Host) idle(ctx context.Context, wake, handed wakeup) (handedOnly bool) {
+	d := h.opts.Poll
+	if h.watcher != nil && h.watcher.Listening() {
+		d = max(d, listeningPoll)
+	}
 	if next, ok, err := h.st.NextVisibleAt(ctx, h.opts.Clock()); err == nil && ok {
 		d = min(d, max(time.Until(next), 0))
 	}
@@ -510,5 +570,8 @@ func (h *Host) idle(ctx context.Context, wake wakeup) {
 	case <-ctx.Done():
 	case <-wake:
 	case <-t.C:
+	case <-handed:
+		return true
 	}
+	return false
 }

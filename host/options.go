@@ -149,9 +149,17 @@ type Options struct {
 	// Shared says that other hosts use the store too (store/postgres):
 	// instances this host waits for may change on them, so Wait looks at
 	// the store every second as well as whenever this host changes an
-	// instance. (Work the other hosts make is found anyway: an idle
-	// dispatcher looks at the store at least every second.)
+	// instance. The work the other hosts make is announced to this host
+	// when the store tells of it (store.Watcher: PostgreSQL's
+	// LISTEN/NOTIFY), and found at the next Poll otherwise.
 	Shared bool
+	// Poll is how often an idle dispatcher looks at the store for work
+	// nothing announced: work other hosts made while this host could not
+	// listen for it, or on a store that does not tell of it. While the
+	// store tells this host of the other hosts' work, it looks every
+	// minute (or every Poll, if longer), for what an announcement lost
+	// would leave. Zero means a second.
+	Poll time.Duration
 	// PoisonAfter is how many times one turn or one activity task is
 	// delivered before the host gives up on it as poison: work that never
 	// finishes because the host crashes, is killed or loses the lease every
@@ -204,6 +212,7 @@ func (o *Options) validate() error {
 		{Name: "CancelGrace", Value: &o.CancelGrace, Default: 10 * time.Second},
 		{Name: "Retention", Value: &o.Retention, Default: 0},
 		{Name: "SchedulePoll", Value: &o.SchedulePoll, Default: time.Second},
+		{Name: "Poll", Value: &o.Poll, Default: time.Second},
 		{Name: "StalledAfter", Value: &o.StalledAfter, Default: 15 * time.Minute},
 		{Name: "SweepInterval", Value: &o.SweepInterval, Default: min(max(o.Retention/10, time.Minute), time.Hour)},
 	}); err != nil {

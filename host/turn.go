@@ -42,8 +42,21 @@ type ran struct {
 	res      *engine.TurnResult
 	children []store.NewChild
 	// activities are the tasks the commit queued, on the queues the host
-	// routed them to.
+	// routed them to; handed counts those of the host's own queue that it
+	// leased to this host's activity workers (handoff.go).
 	activities []engine.ActivityTask
+	handed     int
+}
+
+// own counts the tasks the turn queued on the host's own queue.
+func (t *ran) own() int {
+	n := 0
+	for _, a := range t.activities {
+		if a.Queue == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // runTurn runs the turn of item on its live instance and commits it. It
@@ -51,8 +64,40 @@ type ran struct {
 // run again, or failed, when running it again could only end the same
 // way (it was delivered more than PoisonAfter times, a row it reads is
 // corrupt, or the host panicked running it: then the panic and its stack
-// are in the instance's history).
+// are in the instance's history). On a store with handoffs, the commit
+// leases to this host the tasks it queues for its idle activity workers,
+// and hands them to them (handoff.go).
 func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
+	c, t := h.makeTurn(ctx, item, false)
+	if c == nil {
+		return nil
+	}
+	var err error
+	if h.handoffs == nil {
+		err = h.st.CommitTurn(ctx, *c)
+	} else {
+		places := h.tasks.reserve(t.own())
+		var ws []*store.ActivityWork
+		ws, err = h.handoffs.CommitTurnLeasing(ctx, *c, h.opts.Lease, places)
+		t.handed = h.handTasks(places, ws, c.Now)
+	}
+	if err != nil {
+		// The guest is ahead of what is persisted: start afresh next time.
+		h.cache.drop(context.WithoutCancel(ctx), item.Instance.ID)
+		h.unlock(ctx, item, "turn not committed", err)
+		return nil
+	}
+	return t
+}
+
+// makeTurn runs the turn of item on its live instance and returns its
+// commit, and what ran, or nil when the turn cannot commit (runTurn).
+// With held set, the turn runs inside a store transaction that holds the
+// instance (store.Handoff.CompleteAndTurn), which it must not call: it
+// then only runs a turn it can run without the store (the instance live
+// in memory, starting no child), and otherwise returns nil and leaves the
+// instance as it was, for a turn of its own.
+func (h *Host) makeTurn(ctx context.Context, item *store.WorkItem, held bool) (c *store.TurnCommit, t *ran) {
 	inst := item.Instance
 	guestCtx := context.WithoutCancel(ctx)
 	var l *live
@@ -60,32 +105,45 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		if l != nil {
 			l.close(guestCtx)
 		}
-		h.fail(ctx, item, p.Failure("durabox gave up on the instance: the host panicked running its turn"))
+		c, t = nil, nil
+		if !held {
+			h.fail(ctx, item, p.Failure("durabox gave up on the instance: the host panicked running its turn"))
+		}
 	}, "instance", inst.ID)
 	if item.Attempt > h.opts.PoisonAfter {
-		h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
-			"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
-		return nil
+		if !held {
+			h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
+				"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
+		}
+		return nil, nil
 	}
 	in := engine.TurnInput{Now: h.opts.Clock(), Execution: inst.ExecutionID, MaxPersistentEvents: h.opts.MaxPersistentEvents,
 		HistoryWarning: int64(h.opts.HistoryWarning)}
 	for _, m := range item.Messages {
 		if m.Corrupt != nil {
 			// Running the turn again would read the same row.
-			h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read a message for the instance: " + m.Corrupt.Error()})
-			return nil
+			if !held {
+				h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read a message for the instance: " + m.Corrupt.Error()})
+			}
+			return nil, nil
 		}
 		in.Messages = append(in.Messages, m.Event)
 	}
 	l = h.cache.take(inst.ID)
-	if l != nil && l.continues(item) {
+	switch {
+	case l != nil && l.continues(item):
 		h.metrics.CacheHit()
-	} else {
+	case held:
+		if l != nil {
+			h.cache.putBack(guestCtx, inst.ID, l)
+		}
+		return nil, nil
+	default:
 		if l != nil {
 			l.close(guestCtx)
 		}
 		if l = h.fresh(ctx, item, in.Messages); l == nil {
-			return nil
+			return nil, nil
 		}
 	}
 	in.History = l.history
@@ -95,37 +153,42 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 		// Running the turn again would read the same history: the instance
 		// fails at once, with what is wrong with it.
 		l.close(guestCtx)
-		h.fail(ctx, item, &engine.Failure{Message: err.Error()})
-		return nil
+		if !held {
+			h.fail(ctx, item, &engine.Failure{Message: err.Error()})
+		}
+		return nil, nil
 	}
 	if err != nil {
 		l.close(guestCtx)
-		h.unlock(ctx, item, "turn refused", err)
-		return nil
+		if !held {
+			h.unlock(ctx, item, "turn refused", err)
+		}
+		return nil, nil
 	}
 	if res.Rejected != nil {
 		// The guest applied the refused update: it runs no more.
 		l.close(guestCtx)
-		h.refuse(ctx, item, res.Rejected, in.Now)
-		return nil
+		if !held {
+			h.refuse(ctx, item, res.Rejected, in.Now)
+		}
+		return nil, nil
+	}
+	if held && len(res.Children) > 0 {
+		// Choosing their modules may read the store.
+		l.close(guestCtx)
+		return nil, nil
 	}
 	children, err := h.children(ctx, inst.ModuleHash, res.Children)
 	if err != nil {
 		l.close(guestCtx)
 		h.unlock(ctx, item, "turn not committed", err)
-		return nil
+		return nil, nil
 	}
 	h.keep(guestCtx, inst.ID, l, res, in.Now)
 	l = nil // the cache has it now, or it is closed
-	c := commitOf(item, in.Now, res, children)
-	c.MaxPersistentEvents, c.Activities = h.opts.MaxPersistentEvents, h.route(c.Activities)
-	if err := h.st.CommitTurn(ctx, c); err != nil {
-		// The guest is ahead of what is persisted: start afresh next time.
-		h.cache.drop(guestCtx, inst.ID)
-		h.unlock(ctx, item, "turn not committed", err)
-		return nil
-	}
-	return &ran{res: res, children: children, activities: c.Activities}
+	commit := commitOf(item, in.Now, res, children)
+	commit.MaxPersistentEvents, commit.Activities = h.opts.MaxPersistentEvents, h.route(commit.Activities)
+	return &commit, &ran{res: res, children: children, activities: commit.Activities}
 }
 
 // committed does what follows the commit of turn t of item, begun at
@@ -168,9 +231,10 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 	if res.ContinueAsNew != nil {
 		h.orchestrationWork.Notify()
 	}
-	// Once for the host's own activity workers, and once for the polls of
-	// each task queue, however many tasks the turn queued there.
-	notified := map[string]bool{}
+	// Once for the host's own activity workers (unless the commit handed
+	// them every task it queued there), and once for the polls of each
+	// task queue, however many tasks the turn queued there.
+	notified := map[string]bool{"": t.handed == t.own()}
 	for _, a := range t.activities {
 		switch {
 		case notified[a.Queue]:

@@ -42,37 +42,55 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 	}
 	var ws []*store.ActivityWork
 	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
-		ws = nil
 		token := sqlstore.NewToken()
 		rows, err := tx.Query(ctx, `
-			UPDATE activity_tasks SET lock_token = $1 || '.' || id, lock_owner = $2, attempt = attempt + 1,
-				locked_until = CASE WHEN heartbeat_timeout_ms > 0 THEN $4 + heartbeat_timeout_ms * 1000000 ELSE $3 END
+			UPDATE activity_tasks SET `+leaseColumns+`
 			WHERE id IN (`+nextTasks+`)
-			RETURNING id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
-				retry, failures, last_failure, pending_token IS NOT NULL`,
+			RETURNING `+leasedColumns,
 			token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), sqlstore.Nanos(now), max, array(skip), p.Queue, array(p.Names))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			w := &store.ActivityWork{}
-			var input, heartbeat []byte
-			var timeoutMs, heartbeatMs int64
-			var retry, lastFailure *string
-			if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs,
-				&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure, &w.Unanswered); err != nil {
-				return err
-			}
-			w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
-			w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
-			w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
-			ws = append(ws, w)
-		}
-		return rows.Err()
+		ws, err = scanLeased(rows, err)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	return ws, nil
+}
+
+// A lease of activity tasks: leaseColumns set it (with $1 the lease's
+// token, $2 the host, $3 its end and $4 now), leasedColumns are what
+// scanLeased reads of each task leased.
+const (
+	leaseColumns = `lock_token = $1 || '.' || id, lock_owner = $2, attempt = attempt + 1,
+		locked_until = CASE WHEN heartbeat_timeout_ms > 0 THEN $4 + heartbeat_timeout_ms * 1000000 ELSE $3 END`
+	leasedColumns = `id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, lock_token, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
+		retry, failures, last_failure, pending_token IS NOT NULL`
+)
+
+// scanLeased reads the tasks a lease's statement returned (leasedColumns),
+// ordered by id.
+func scanLeased(rows pgx.Rows, err error) ([]*store.ActivityWork, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ws []*store.ActivityWork
+	for rows.Next() {
+		w := &store.ActivityWork{}
+		var input, heartbeat []byte
+		var timeoutMs, heartbeatMs int64
+		var retry, lastFailure *string
+		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &w.LockToken, &timeoutMs,
+			&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure, &w.Unanswered); err != nil {
+			return nil, err
+		}
+		w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
+		w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
+		w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
+		ws = append(ws, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(ws, func(a, b *store.ActivityWork) int { return cmp.Compare(a.ID, b.ID) })
 	return ws, nil
@@ -151,7 +169,7 @@ func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.T
 // wrapping store.ErrLeaseLost if w's lease no longer holds the task. Like a
 // lease, it does not wait for the WAL flush.
 func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
-	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+	return s.writeAnnouncing(ctx, taskAnnounce(w), func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = $1, visible_at = $2, attempt = 0, pending_token = NULL,
 			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
 			sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), w.ID, w.LockToken)
@@ -170,7 +188,7 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 // store.ErrLeaseLost if w's lease no longer holds the task. Like a lease,
 // it does not wait for the WAL flush.
 func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secret string, until time.Time) error {
-	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+	return s.writeAnnouncing(ctx, taskAnnounce(w), func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET pending_token = $1, visible_at = $2, attempt = 0,
 			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
 			secret, sqlstore.Nanos(until), w.ID, w.LockToken)
@@ -188,7 +206,7 @@ func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secr
 // enqueues its result for its instance at now, visible at once,
 // atomically. Like a result, it does not wait for the WAL flush.
 func (s *Store) CompleteFromOutside(ctx context.Context, id int64, secret string, result engine.Event, now time.Time) error {
-	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+	return s.writeAnnouncing(ctx, announceTurns, func(tx pgx.Tx) error {
 		var instanceID string
 		var execution int64
 		err := tx.QueryRow(ctx, dialect.Rebind(sqlstore.TakeAwaited), id, secret, sqlstore.Nanos(now)).Scan(&instanceID, &execution, &result.ScheduleID)
@@ -225,27 +243,31 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 	if err != nil {
 		return fmt.Errorf("postgres: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
 	}
-	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
-		var instanceID string
-		var execution, schedule int64
-		err := tx.QueryRow(ctx, `DELETE FROM activity_tasks WHERE id = $1 AND lock_token = $2 RETURNING instance_id, execution_id, schedule_id`, w.ID, w.LockToken).
-			Scan(&instanceID, &execution, &schedule)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("postgres: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
-		}
-		if err != nil {
-			return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
-		}
-		if result.ScheduleID != schedule {
-			return fmt.Errorf("postgres: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, schedule)
-		}
-		// The result goes to the execution that scheduled the task: if that
-		// one has ended, to nobody.
-		if _, err := tx.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at)
-			SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5 AND execution_id = $6`,
-			string(result.Kind), payload, sqlstore.VisibleNow, sqlstore.Nanos(now), instanceID, execution); err != nil {
-			return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
-		}
-		return nil
-	})
+	return s.writeAnnouncing(ctx, announceTurns, func(tx pgx.Tx) error { return completeIn(ctx, tx, w, result, payload, now) })
+}
+
+// completeIn removes the leased task w and enqueues its result (payload,
+// result encoded) for the execution that scheduled it, in tx.
+func completeIn(ctx context.Context, tx pgx.Tx, w *store.ActivityWork, result engine.Event, payload []byte, now time.Time) error {
+	var instanceID string
+	var execution, schedule int64
+	err := tx.QueryRow(ctx, `DELETE FROM activity_tasks WHERE id = $1 AND lock_token = $2 RETURNING instance_id, execution_id, schedule_id`, w.ID, w.LockToken).
+		Scan(&instanceID, &execution, &schedule)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("postgres: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
+	}
+	if result.ScheduleID != schedule {
+		return fmt.Errorf("postgres: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, schedule)
+	}
+	// The result goes to the execution that scheduled the task: if that
+	// one has ended, to nobody.
+	if _, err := tx.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at)
+		SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5 AND execution_id = $6`,
+		string(result.Kind), payload, sqlstore.VisibleNow, sqlstore.Nanos(now), instanceID, execution); err != nil {
+		return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
+	}
+	return nil
 }

@@ -98,7 +98,15 @@ func (s *Store) shared() sqlStore {
 		Read: func(ctx context.Context, fn func(q sqlstore.DB) error) error {
 			return s.read(ctx, func(q db) error { return fn(sqlDB{q}) })
 		},
-		Write:         writer(s.write),
+		Write: func(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Tx) error) error {
+			err := writer(s.write)(ctx, fn)
+			if err == nil {
+				// A start, a message, or an operation's change: any host's
+				// turn, perhaps (watch.go).
+				s.announce(announceTurns)
+			}
+			return err
+		},
 		WriteUnsynced: writer(s.writeUnsynced),
 	})
 }

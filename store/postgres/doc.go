@@ -21,6 +21,15 @@
 // with store.ErrLeaseLost. Every lock has its own token, so the token is
 // the lease's epoch. ReleaseAllLeases ends only this host's leases.
 //
+// A host takes the work it makes for itself in the commit that makes it
+// (store.Handoff, turn.go): a start commits locked for it, a turn
+// commits with the lease of its tasks, an activity's outcome commits with
+// its instance's next turn. What other hosts may take is announced with
+// NOTIFY after the commit, and each host LISTENs for it on a connection of
+// its own (store.Watcher, watch.go). Locking instances takes one statement
+// for all of a fetch's candidates (lockBatch), and their messages one
+// round trip.
+//
 // Module bytes live in the database (PutModule), so any host can run any
 // instance; each host compiles and caches modules on its own.
 //

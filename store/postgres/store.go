@@ -25,6 +25,10 @@ type Store struct {
 	// where is the database schema the store uses (for messages).
 	where  string
 	closed atomic.Bool
+	// announcer tells the other hosts of the work commits make, and
+	// listening says whether Watch listens (watch.go).
+	announcer announcer
+	listening atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -106,11 +110,21 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // synced commit flushes it with its own.
 func (s *Store) writeUnsynced(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return s.commit(ctx, true, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
+		if err := unsynced(ctx, tx); err != nil {
 			return err
 		}
 		return fn(tx)
 	})
+}
+
+// writeAnnouncing is writeUnsynced that announces kind once it has
+// committed (watch.go).
+func (s *Store) writeAnnouncing(ctx context.Context, kind string, fn func(tx pgx.Tx) error) error {
+	if err := s.writeUnsynced(ctx, fn); err != nil {
+		return err
+	}
+	s.announce(kind)
+	return nil
 }
 
 func (s *Store) commit(ctx context.Context, unsynced bool, fn func(tx pgx.Tx) error) error {
@@ -144,6 +158,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.announcer.stop()
 	s.pool.Close()
 	return nil
 }

@@ -22,10 +22,8 @@ import (
 // write a turn another host has written (fencing: each lock has its own
 // token).
 func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.CommitTurn(ctx, newWriteTx(tx), c) }); err != nil {
-		return fmt.Errorf("postgres: commit turn of %q: %w", c.InstanceID, err)
-	}
-	return nil
+	_, err := s.CommitTurnLeasing(ctx, c, 0, 0)
+	return err
 }
 
 // Locked locks the instance's row (FOR UPDATE) for the rest of the turn.
@@ -37,6 +35,9 @@ func (t writeTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error)
 		Scan(&l.Token, &l.Execution, &l.LastEventID, &l.ModuleHash, &l.Parent, &l.ParentSchedule)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return l, fmt.Errorf("instance %q %w", id, store.ErrNotFound)
+	}
+	if t.parent != nil {
+		*t.parent = l.Parent != nil
 	}
 	return l, err
 }
@@ -120,4 +121,139 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 		}
 	}
 	return nil
+}
+
+// Handing a host the work it makes for itself (store.Handoff): each of
+// these is what the plain calls in a row do, in one transaction, so that
+// a hello (a start, two turns and an activity) costs three commits and a
+// step of a sequence one, where each plain call is a commit of its own.
+var _ store.Handoff = (*Store)(nil)
+
+// CreateLocked creates the instance n, as CreateInstance does, and locks
+// it for this host until n.Now+lease, in one transaction.
+func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease time.Duration) (*store.WorkItem, error) {
+	var item *store.WorkItem
+	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+		if err := newWriteTx(tx).InsertInstance(ctx, n, nil, nil); err != nil {
+			return err
+		}
+		item, err = s.lockInstance(ctx, tx, n.ID, n.Now, lease)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create instance %q: %w", n.ID, err)
+	}
+	return item, nil
+}
+
+// CommitTurnLeasing commits a turn, as CommitTurn does, and leases to
+// this host up to max of the tasks it queues on the host's own queue, in
+// one transaction.
+func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+	var ws []*store.ActivityWork
+	var announce []string
+	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+		ws, announce, err = s.commitLeasing(ctx, tx, c, lease, max)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: commit turn of %q: %w", c.InstanceID, err)
+	}
+	s.announce(announce...)
+	return ws, nil
+}
+
+// commitLeasing commits c in tx and leases up to max of its tasks on the
+// host's own queue; it returns them, and what to announce of the commit.
+func (s *Store) commitLeasing(ctx context.Context, tx pgx.Tx, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, []string, error) {
+	ws, parent, err := s.commitTurn(ctx, tx, c, lease, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ws, turnAnnounces(c, len(ws), parent), nil
+}
+
+// commitTurn commits c in tx and leases up to max of its tasks on the
+// host's own queue; it reports whether the instance has a parent.
+func (s *Store) commitTurn(ctx context.Context, tx pgx.Tx, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, bool, error) {
+	var parent bool
+	wt := newWriteTx(tx)
+	wt.parent = &parent
+	if err := sqlstore.CommitTurn(ctx, wt, c); err != nil {
+		return nil, false, err
+	}
+	var schedules []int64
+	for _, a := range c.Activities {
+		if a.Queue == "" && len(schedules) < max {
+			schedules = append(schedules, a.ScheduleID)
+		}
+	}
+	if len(schedules) == 0 || c.ContinueAsNew != nil || c.Status.IsTerminal() {
+		return nil, parent, nil
+	}
+	rows, err := tx.Query(ctx, `UPDATE activity_tasks SET `+leaseColumns+`
+		WHERE instance_id = $5 AND execution_id = $6 AND schedule_id = ANY($7) AND queue = '' AND locked_until = 0
+		RETURNING `+leasedColumns,
+		sqlstore.NewToken(), s.opts.HostID, sqlstore.Nanos(c.Now.Add(lease)), sqlstore.Nanos(c.Now), c.InstanceID, c.ExecutionID, schedules)
+	ws, err := scanLeased(rows, err)
+	if err != nil {
+		return nil, false, fmt.Errorf("lease its activities: %w", err)
+	}
+	return ws, parent, nil
+}
+
+// CompleteAndTurn records the outcome of w and, when nobody holds its
+// instance, runs the instance's next turn (next) and commits it, in one
+// transaction: a synced one when the turn commits, otherwise one that
+// does not wait for the WAL flush, as CompleteActivity.
+func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time, lease time.Duration,
+	next func(*store.WorkItem) (*store.TurnCommit, int)) (turned bool, leased []*store.ActivityWork, err error) {
+	payload, err := json.Marshal(result)
+	if err != nil {
+		return false, nil, fmt.Errorf("postgres: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
+	}
+	var announce []string
+	err = s.write(ctx, func(tx pgx.Tx) (err error) {
+		turned, leased, announce = false, nil, []string{announceTurns}
+		if err := completeIn(ctx, tx, w, result, payload, now); err != nil {
+			return err
+		}
+		var status string
+		err = tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 AND execution_id = $2 AND locked_until <= $3 FOR UPDATE SKIP LOCKED`,
+			w.InstanceID, w.ExecutionID, sqlstore.Nanos(now)).Scan(&status)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows) || err == nil && engine.Status(status).IsTerminal():
+			// Another turn holds it, or nothing would take the result: the
+			// result waits as a message, as CompleteActivity leaves it.
+			return unsynced(ctx, tx)
+		case err != nil:
+			return err
+		}
+		item, err := s.lockInstance(ctx, tx, w.InstanceID, now, lease)
+		if err != nil {
+			return err
+		}
+		c, max := next(item)
+		if c == nil {
+			if _, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = attempt - 1 WHERE id = $1`, w.InstanceID); err != nil {
+				return err
+			}
+			return unsynced(ctx, tx)
+		}
+		leased, announce, err = s.commitLeasing(ctx, tx, *c, lease, max)
+		turned = err == nil
+		return err
+	})
+	if err != nil {
+		return false, nil, fmt.Errorf("postgres: complete activity %d and run its turn: %w", w.ID, err)
+	}
+	s.announce(announce...)
+	return turned, leased, nil
+}
+
+// unsynced makes tx commit without waiting for the WAL flush
+// (writeUnsynced).
+func unsynced(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO off`)
+	return err
 }

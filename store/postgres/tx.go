@@ -13,9 +13,14 @@ import (
 type writeTx struct {
 	sqlstore.Tx
 	tx pgx.Tx
+	// parent, when not nil, is set by Locked to whether the instance it
+	// locked has a parent (to announce its end: watch.go).
+	parent *bool
 }
 
-func newWriteTx(tx pgx.Tx) writeTx { return writeTx{sqlstore.Tx{DB: sqlDB{tx}, D: dialect}, tx} }
+func newWriteTx(tx pgx.Tx) writeTx {
+	return writeTx{Tx: sqlstore.Tx{DB: sqlDB{tx}, D: dialect}, tx: tx}
+}
 
 // sqlStore is the operations written once (sqlstore.Store), which Store
 // embeds: its modules, instance reads, enqueues and purges.

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
@@ -54,30 +52,63 @@ func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time,
 		}
 		for _, id := range next {
 			tried[id] = true
-			var status string
-			err := tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 AND locked_until <= $2 FOR UPDATE SKIP LOCKED`, id, sqlstore.Nanos(now)).Scan(&status)
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue // another host took it
-			}
-			if err != nil {
-				return nil, err
-			}
-			if engine.Status(status).IsTerminal() {
-				// Nothing can apply to a finished instance: drop what
-				// arrived.
-				if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE instance_id = $1 AND visible_at <= $2`, id, sqlstore.Nanos(now)); err != nil {
-					return nil, fmt.Errorf("drop messages of finished instance %q: %w", id, err)
-				}
-				continue
-			}
-			item, err := s.lockInstance(ctx, tx, id, now, lease)
-			if err != nil {
-				return nil, err
-			}
-			items = append(items, item)
 		}
+		locked, err := s.lockInstances(ctx, tx, next, now, lease)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, locked...)
 	}
 	return items, nil
+}
+
+// lockBatch locks, in one statement, those of the instances $4 names that
+// no one holds at $5 (FOR UPDATE SKIP LOCKED: those another host is
+// locking are passed over) and have not finished, each with its own
+// token ($1 and its id) for host $2 until $3; and drops the messages
+// visible at $5 of those that have finished, since nothing can apply to
+// them.
+var lockBatch = `
+	WITH free AS (
+		SELECT id AS free_id, ` + sqlstore.Finished + ` AS finished FROM instances
+		WHERE id = ANY($4) AND locked_until <= $5 FOR UPDATE SKIP LOCKED),
+	dropped AS (
+		DELETE FROM messages WHERE instance_id IN (SELECT free_id FROM free WHERE finished) AND visible_at <= $5)
+	UPDATE instances SET lock_token = $1 || '.' || id, lock_owner = $2, locked_until = $3, attempt = attempt + 1
+	FROM free WHERE id = free_id AND NOT finished
+	RETURNING ` + sqlstore.InstanceColumns + `, last_event_id, attempt, lock_token`
+
+// lockInstances locks those of ids that no one holds and have not
+// finished (lockBatch), and reads their visible messages, in two round
+// trips however many they are; it returns them in the order of ids.
+func (s *Store) lockInstances(ctx context.Context, tx pgx.Tx, ids []string, now time.Time, lease time.Duration) ([]*store.WorkItem, error) {
+	rows, err := tx.Query(ctx, lockBatch, sqlstore.NewToken(), s.opts.HostID, sqlstore.Nanos(now.Add(lease)), ids, sqlstore.Nanos(now))
+	if err != nil {
+		return nil, fmt.Errorf("lock instances: %w", err)
+	}
+	locked, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.WorkItem, error) {
+		item := &store.WorkItem{}
+		item.Instance, err = sqlstore.ScanInstance(r, &item.HistoryLen, &item.Attempt, &item.LockToken)
+		return item, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lock instances: %w", err)
+	}
+	slices.SortFunc(locked, func(a, b *store.WorkItem) int {
+		return slices.Index(ids, a.Instance.ID) - slices.Index(ids, b.Instance.ID)
+	})
+	var batch pgx.Batch
+	for _, item := range locked {
+		batch.Queue(visibleQuery, item.Instance.ID, sqlstore.Nanos(now))
+	}
+	results := tx.SendBatch(ctx, &batch)
+	defer results.Close()
+	for _, item := range locked {
+		if item.Messages, err = messagesOf(results.Query()); err != nil {
+			return nil, fmt.Errorf("messages of %q: %w", item.Instance.ID, err)
+		}
+	}
+	return locked, results.Close()
 }
 
 // The order of service, as in store/sqlite: first the instances that have
@@ -165,7 +196,7 @@ func (s *Store) lockInstance(ctx context.Context, tx pgx.Tx, id string, now time
 	if err != nil {
 		return nil, fmt.Errorf("lock instance %q: %w", id, err)
 	}
-	if item.Messages, err = visibleMessages(ctx, tx, id, now); err != nil {
+	if item.Messages, err = messagesOf(tx.Query(ctx, visibleQuery, id, sqlstore.Nanos(now))); err != nil {
 		return nil, fmt.Errorf("messages of %q: %w", id, err)
 	}
 	return item, nil
@@ -179,10 +210,8 @@ const (
 	hasWorkQuery = `SELECT EXISTS (SELECT 1 FROM messages WHERE instance_id = $1 AND visible_at <= $2)`
 )
 
-// visibleMessages reads an instance's messages visible at now, oldest
-// first.
-func visibleMessages(ctx context.Context, tx pgx.Tx, id string, now time.Time) ([]store.Message, error) {
-	rows, err := tx.Query(ctx, visibleQuery, id, sqlstore.Nanos(now))
+// messagesOf reads the messages visibleQuery returned.
+func messagesOf(rows pgx.Rows, err error) ([]store.Message, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +234,7 @@ func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, er
 // AbandonInstance unlocks an instance without committing anything, if
 // lockToken still holds its lock; otherwise it does nothing.
 func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error {
-	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+	err := s.writeAnnouncing(ctx, announceTurns, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $1 AND lock_token = $2`, id, lockToken)
 		return err
 	})
@@ -252,5 +281,6 @@ func (s *Store) ReleaseAllLeases(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: release leases: %w", err)
 	}
+	s.announce(announceTurns, announceActivities)
 	return nil
 }

@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HasWork", testHasWork},
 		{"Abandon", testAbandon},
 		{"ActivityLease", testActivityLease},
+		{"Handoff", testHandoff},
 		{"ActivityLeaseExtended", testActivityLeaseExtended},
 		{"ActivityTimeout", testActivityTimeout},
 		{"TaskQueues", testTaskQueues},

@@ -1,0 +1,161 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/pgtest"
+	"github.com/durabox/durabox/store/postgres"
+)
+
+// TestCommitsOnPostgres counts the write transactions (those that take a
+// transaction ID, as the peers' harnesses count them) a host on
+// PostgreSQL spends on a hello (a start, two turns and an activity) and
+// on a step of a sequence: three and one, as DBOS spends, where each
+// start, lock, lease, result and commit was a transaction of its own
+// (4.34 a hello and 4.00 a step before store.Handoff). It runs on a
+// cluster of its own, without autovacuum, so that no other test's
+// transactions and no analyze take IDs meanwhile.
+func TestCommitsOnPostgres(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.NewCluster(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, cluster.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `ALTER SYSTEM SET autovacuum = off`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_reload_conf()`); err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.Open(cluster.URL(), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := runHost(t, nil, st, host.Options{Shared: true})
+	for _, pkg := range []string{"examples/wasm/hello", "internal/bench/guest"} {
+		wasm, err := guestbuild.Wasm(pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Deploy(ctx, wasm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(name string, input any) {
+		t.Helper()
+		in, _ := json.Marshal(input)
+		id, err := h.Start(ctx, name, in, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := h.Wait(ctx, id)
+		if err != nil || inst.Status != engine.StatusCompleted {
+			t.Fatalf("%s(%v): %s, %v; want it Completed", name, input, inst.Status, err)
+		}
+	}
+	xids := func() int64 {
+		t.Helper()
+		var next int64
+		if err := conn.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`).Scan(&next); err != nil {
+			t.Fatal(err)
+		}
+		return next
+	}
+	// Warm: each module compiled, and its first instances run.
+	run("Greeting", "warm")
+	run("Sequential", 2)
+
+	const hellos, steps = 20, 40
+	before := xids()
+	for i := range hellos {
+		run("Greeting", fmt.Sprint("world-", i))
+	}
+	perHello := float64(xids()-before) / hellos
+	before = xids()
+	run("Sequential", 1)
+	one := xids() - before
+	before = xids()
+	run("Sequential", steps+1)
+	perStep := float64(xids()-before-one) / steps
+	t.Logf("write transactions: %.2f a hello, %.2f a step", perHello, perStep)
+	if perHello > 3 {
+		t.Errorf("a hello took %.2f write transactions; want at most 3", perHello)
+	}
+	if perStep > 1 {
+		t.Errorf("a step took %.2f write transactions; want at most 1", perStep)
+	}
+}
+
+// TestOtherHostWokenOnPostgres: a start that host A accepts (A runs no
+// turns) is run by host B, whose dispatchers look at the store only
+// every hour: B hears of it (LISTEN/NOTIFY), well within the test's 30
+// seconds. When B's listening connection is cut, a start made while B
+// cannot hear of it is run all the same once B listens again.
+func TestOtherHostWokenOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Schema(t)
+	ctx := context.Background()
+	open := func(id string) *postgres.Store {
+		st, err := postgres.Open(url, postgres.Options{HostID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	a, err := host.New(open("a"), host.Options{Shared: true, CacheDir: host.TestCacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b := runHost(t, nil, open("b"), host.Options{Shared: true, Poll: time.Hour})
+	wasm, err := guestbuild.Wasm("examples/wasm/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Deploy(ctx, wasm); err != nil {
+		t.Fatal(err)
+	}
+	for b.Ready(ctx) != nil {
+		time.Sleep(10 * time.Millisecond) // B listens once it is ready
+	}
+	ranOnB := func(name string) {
+		t.Helper()
+		in, _ := json.Marshal(name)
+		id, err := a.Start(ctx, "Greeting", in, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		inst, err := b.Wait(waitCtx, id)
+		if err != nil || inst.Status != engine.StatusCompleted {
+			t.Fatalf("%s, started on host A: %s, %v; want it Completed by host B within 30s, though B polls every hour", id, inst.Status, err)
+		}
+	}
+	ranOnB("first")
+
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var cut int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'durabox b listen'`).Scan(&cut); err != nil || cut != 1 {
+		t.Fatalf("cut B's listening connection: %d cut, %v; want 1", cut, err)
+	}
+	ranOnB("second")
+}

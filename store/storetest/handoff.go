@@ -1,0 +1,101 @@
+package storetest
+
+import (
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+)
+
+// testHandoff: a store with store.Handoff does in one call what the
+// plain calls do in a row. A start created locked is held (no fetch takes
+// it) with its start message; a commit that leases takes up to max of the
+// tasks it queues on the host's own queue, leaving the others (and those
+// on named queues) to the fetches; an outcome whose instance nobody holds
+// commits with the turn made of it (the result consumed, the next task
+// leased), while one whose instance is held, or whose turn is declined,
+// waits as a message, as CompleteActivity leaves it; a lost lease commits
+// nothing. A store without it skips the test.
+func testHandoff(f *fixture) {
+	h, ok := f.s.(store.Handoff)
+	if !ok {
+		f.t.Skip("the store has no store.Handoff")
+	}
+	item, err := h.CreateLocked(f.ctx, store.NewInstance{ID: "i1", Name: orchestration, ModuleHash: module, Input: input("i1"), Now: t0}, lease)
+	f.must(err, "CreateLocked")
+	f.messages(item, started("i1", input("i1")))
+	if item.Attempt != 1 || item.Instance.Status != engine.StatusPending {
+		f.t.Fatalf("CreateLocked's item: Attempt %d, status %s; want 1, Pending", item.Attempt, item.Instance.Status)
+	}
+	f.noWork(t0)
+	_, err = h.CreateLocked(f.ctx, store.NewInstance{ID: "i1", Name: orchestration, ModuleHash: module, Input: input("i1"), Now: t0}, lease)
+	f.wantErr(err, store.ErrInstanceExists, "CreateLocked of a taken id")
+
+	first := turn(item, started("i1", input("i1")), scheduled("Charge"), queued("Ship", "outside"), scheduled("Refund"))
+	ws, err := h.CommitTurnLeasing(f.ctx, first, lease, 1)
+	f.must(err, "CommitTurnLeasing")
+	if len(ws) != 1 || ws[0].Task.Name != "Charge" || ws[0].Attempt != 1 || ws[0].InstanceID != "i1" {
+		f.t.Fatalf("CommitTurnLeasing with max 1 leased %+v; want Charge, Attempt 1", ws)
+	}
+	charge := ws[0]
+	refund := f.lease(t0)
+	if refund.Task.Name != "Refund" {
+		f.t.Fatalf("the fetch leased %s; want Refund, which the commit left", refund.Task.Name)
+	}
+	f.noActivity(t0)
+
+	// The instance is held: the outcome waits as a message.
+	f.enqueue("i1", raised("Approve"))
+	held := f.lock(t0.Add(time.Second))
+	turned, _, err := h.CompleteAndTurn(f.ctx, refund, activityCompleted(refund.Task.ScheduleID, `"refunded"`), t0.Add(time.Second), lease,
+		func(*store.WorkItem) (*store.TurnCommit, int) {
+			f.t.Fatal("next ran while another held the instance")
+			return nil, 0
+		})
+	f.must(err, "CompleteAndTurn")
+	if turned {
+		f.t.Fatal("CompleteAndTurn ran a turn of an instance another held")
+	}
+	f.must(f.s.AbandonInstance(f.ctx, "i1", held.LockToken), "AbandonInstance")
+
+	// A turn declined: the outcome waits too, and the instance is free.
+	_, _, err = h.CompleteAndTurn(f.ctx, charge, activityCompleted(charge.Task.ScheduleID, `"charged"`), t0.Add(time.Second), lease,
+		func(it *store.WorkItem) (*store.TurnCommit, int) {
+			f.messages(it, raised("Approve"), activityCompleted(refund.Task.ScheduleID, `"refunded"`), activityCompleted(charge.Task.ScheduleID, `"charged"`))
+			return nil, 0
+		})
+	f.must(err, "CompleteAndTurn")
+	again := f.lock(t0.Add(time.Second))
+	f.messages(again, raised("Approve"), activityCompleted(refund.Task.ScheduleID, `"refunded"`), activityCompleted(charge.Task.ScheduleID, `"charged"`))
+	if again.Attempt != 2 {
+		f.t.Fatalf("the lock after an abandoned and a declined turn has Attempt %d; want 2 (the declined one does not count)", again.Attempt)
+	}
+	second := turn(again, raised("Approve"), activityCompleted(refund.Task.ScheduleID, `"refunded"`), activityCompleted(charge.Task.ScheduleID, `"charged"`), scheduled("Notify"))
+	ws, err = h.CommitTurnLeasing(f.ctx, second, lease, 5)
+	f.must(err, "CommitTurnLeasing")
+	if len(ws) != 1 || ws[0].Task.Name != "Notify" {
+		f.t.Fatalf("CommitTurnLeasing leased %+v; want Notify", ws)
+	}
+	notify := ws[0]
+
+	// Nobody holds it: the outcome commits with its turn.
+	var third store.TurnCommit
+	turned, ws, err = h.CompleteAndTurn(f.ctx, notify, activityCompleted(notify.Task.ScheduleID, `"notified"`), t0.Add(2*time.Second), lease,
+		func(it *store.WorkItem) (*store.TurnCommit, int) {
+			f.messages(it, activityCompleted(notify.Task.ScheduleID, `"notified"`))
+			third = turn(it, activityCompleted(notify.Task.ScheduleID, `"notified"`), scheduled("Close"))
+			return &third, 1
+		})
+	f.must(err, "CompleteAndTurn")
+	if !turned || len(ws) != 1 || ws[0].Task.Name != "Close" {
+		f.t.Fatalf("CompleteAndTurn: turned %v, leased %+v; want the turn committed and Close leased", turned, ws)
+	}
+	f.noWork(t0.Add(time.Hour))
+	f.history("i1", 1, append(append(append([]engine.Event{}, first.NewEvents...), second.NewEvents...), third.NewEvents...))
+	_, _, err = h.CompleteAndTurn(f.ctx, notify, activityCompleted(notify.Task.ScheduleID, `"again"`), t0.Add(3*time.Second), lease,
+		func(*store.WorkItem) (*store.TurnCommit, int) {
+			f.t.Fatal("next ran for a task already completed")
+			return nil, 0
+		})
+	f.wantErr(err, store.ErrLeaseLost, "CompleteAndTurn of a task already completed")
+}
