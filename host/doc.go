@@ -35,6 +35,10 @@
 // (CreateSchedule): each slot's run is created, and the schedule moved on,
 // in one store transaction conditional on the slot (so one host fires it,
 // once), and a run reads the last one's end (ctx.LastRun) from its start.
+// A batch runner (batchrun.go) takes the instances of the batches in the
+// store (StartBatch), each through the operation on one instance, one
+// write recording each before the next, under a lease that one host
+// holds at a time.
 //
 // # The sandbox
 //

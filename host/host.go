@@ -58,6 +58,8 @@ type Host struct {
 	// the text of each schedule's last error, to log it once.
 	scheduleWork wakeup
 	scheduleErrs sync.Map
+	// batchWork wakes the batch runner (batchrun.go).
+	batchWork wakeup
 	// ops carries out the operations that are not turns (operations.go).
 	ops *ops.Ops
 	// state is where Run is: notRunning, warming, running or stopped.
@@ -92,7 +94,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		attempts:          newAttempts(opts.CancelGrace),
 		queues:            newQueues(),
-		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(), scheduleWork: newWakeup(),
+		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(), scheduleWork: newWakeup(), batchWork: newWakeup(),
 		turns: newHandoff[store.WorkItem](), tasks: newHandoff[leasedTask](),
 	}
 	h.handoffs, _ = st.(store.Handoff)
@@ -127,7 +129,7 @@ func newRuntime(ctx context.Context, opts Options) (sandbox.Runtime, error) {
 	return rt, nil
 }
 
-// Run runs the dispatchers and the scheduler (and, with Options.Retention,
+// Run runs the dispatchers, the scheduler and the batch runner (and, with Options.Retention,
 // the sweeps) until ctx is done, then waits for the turns and activities in progress to end.
 // Work left unfinished is picked up by the next Run on the same store; what
 // the end of ctx cut short is no failure, and is logged at INFO.
@@ -150,6 +152,7 @@ func (h *Host) Run(ctx context.Context) error {
 	wg.Go(func() { h.dispatchActivities(ctx) })
 	wg.Go(func() { h.ops.Sweeps(ctx) })
 	wg.Go(func() { h.runSchedules(ctx) })
+	wg.Go(func() { h.runBatches(ctx) })
 	wg.Wait()
 	return nil
 }

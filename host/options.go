@@ -181,6 +181,15 @@ type Options struct {
 	// another host changed, and a run that ended while a slot waited for
 	// it (overlap buffer-one). Zero means 1s.
 	SchedulePoll time.Duration
+	// BatchPoll is how long, at most, the batch runner waits before it
+	// looks again at the batches (durabox batch): for the batches other
+	// hosts started or gave up, and for the next instance a batch's rate
+	// allows. Zero means 1 second.
+	BatchPoll time.Duration
+	// BatchLease is how long a batch stays with the host that runs it
+	// after each instance it takes: a batch whose host died goes on, on
+	// another host, that long after. Zero means 30 seconds.
+	BatchLease time.Duration
 	// Clock returns the current time. Nil means time.Now.
 	Clock func() time.Time
 	// Metrics receive what the host does, and are served by its handler at
@@ -213,6 +222,8 @@ func (o *Options) validate() error {
 		{Name: "Retention", Value: &o.Retention, Default: 0},
 		{Name: "SchedulePoll", Value: &o.SchedulePoll, Default: time.Second},
 		{Name: "Poll", Value: &o.Poll, Default: time.Second},
+		{Name: "BatchPoll", Value: &o.BatchPoll, Default: time.Second},
+		{Name: "BatchLease", Value: &o.BatchLease, Default: 30 * time.Second},
 		{Name: "StalledAfter", Value: &o.StalledAfter, Default: 15 * time.Minute},
 		{Name: "SweepInterval", Value: &o.SweepInterval, Default: min(max(o.Retention/10, time.Minute), time.Hour)},
 	}); err != nil {

@@ -134,13 +134,7 @@ func TestScheduleFiresEachSlotOnceAcrossRestarts(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock(at0)
 	path := filepath.Join(t.TempDir(), "durabox.db")
-	open := func() *sqlite.Store {
-		st, err := sqlite.Open(path, sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	open := func() *sqlite.Store { return openSQLite(t, path) }
 	st := open()
 	h := startHostOn(t, st, clock.options())
 	h.deploy(t, scheduledGuest)

@@ -21,7 +21,8 @@ type AuditRecord struct {
 	Token, Role string
 	// Action is what was asked: deploy, start, raise, update, cancel,
 	// terminate, reset, upgrade, purge, remove-module, schedule-create,
-	// schedule-pause, schedule-resume, schedule-trigger, schedule-delete.
+	// schedule-pause, schedule-resume, schedule-trigger, schedule-delete,
+	// batch (a batch started, or its dry run), batch-stop.
 	Action string
 	// Target is what it was asked of: an instance id, a module hash, a
 	// schedule's name; empty when the request names none (a purge by

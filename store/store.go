@@ -13,8 +13,9 @@
 // engine.OutlivesExecution for what an ended execution left), made from
 // the facts only the store knows at commit (whether an id is free, which
 // parent waits). It moves bytes, and keeps them atomic, leased and in order.
-// Beside the instances it keeps the schedules (Schedules) and the audit
-// log of the changes asked through the API (Audit).
+// Beside the instances it keeps the schedules (Schedules), the batches
+// of actions on many instances (Batches) and the audit log of the changes
+// asked through the API (Audit).
 // store/storetest pins each of these down.
 //
 // store/sqlite is the default implementation, for one host; store/postgres
@@ -679,6 +680,7 @@ type Store interface {
 	Activities
 	Operations
 	Schedules
+	Batches
 	Audit
 	Health
 

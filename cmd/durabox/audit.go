@@ -26,7 +26,7 @@ var auditCommand = &command{
 		var req client.AuditRequest
 		var since timeFlag
 		fs.StringVar(&req.Token, "token", "", "only the changes of the token named `NAME`")
-		fs.StringVar(&req.Action, "action", "", "only the changes of `ACTION`: deploy, remove-module, start, raise, update, cancel, terminate, reset, upgrade, purge, schedule-create, schedule-pause, schedule-resume, schedule-trigger or schedule-delete")
+		fs.StringVar(&req.Action, "action", "", "only the changes of `ACTION`: deploy, remove-module, start, raise, update, cancel, terminate, reset, upgrade, purge, schedule-create, schedule-pause, schedule-resume, schedule-trigger, schedule-delete, batch or batch-stop")
 		fs.StringVar(&req.Target, "target", "", "only the changes of `TARGET`: an instance id, a module hash, a schedule's name")
 		fs.Var(&since, "since", "only the changes at or after `T`: "+timeHelp)
 		wholeVar(fs, &req.Limit, "limit", 100, span{min: 1, max: 1000}, "list at most `N` records, 1 to 1000")

@@ -20,7 +20,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 // commands are durabox's commands, in the order the overview lists them.
 var commands = []*command{newCommand, buildCommand, checkCommand, conformanceCommand, serveCommand, checkDBCommand, backupCommand, restoreCommand, deployCommand, modulesCommand, startCommand, raiseCommand, queryCommand, updateCommand, completeCommand, cancelCommand, terminateCommand, purgeCommand, statusCommand, historyCommand, listCommand,
-	upgradeCommand, replayCommand, exportCommand, resetCommand, scheduleCommand, auditCommand, versionCommand}
+	upgradeCommand, replayCommand, exportCommand, resetCommand, scheduleCommand, batchCommand, auditCommand, versionCommand}
 
 // run runs durabox with args and returns its exit code: 0 for success, 1
 // for a failure, 2 for a usage error (and 3 for an upgrade that leaves

@@ -159,6 +159,7 @@ usage:
   durabox export ID [-o FILE]                                                                   write an instance's repro bundle
   durabox reset ID --to-event N [--module HASH] [--dry-run]                                     run an instance again from an event of its history, on new code
   durabox schedule create|list|show|pause|resume|trigger|delete [NAME] [flags]                  run an orchestration on a schedule
+  durabox batch cancel|terminate|raise|reset|upgrade|list|show|stop [ID] [flags]                act on every instance a filter selects: cancel, terminate, raise, reset, upgrade
   durabox audit [--token NAME] [--action ACTION] [--target ID] [--since T] [flags]              list who changed what through the API, and when
   durabox version [--host]                                                                      print what durabox, or the host, was built from
 

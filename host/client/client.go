@@ -331,6 +331,17 @@ func (f Filter) values() url.Values {
 	return q
 }
 
+// addWaits adds to q the filters on what instances wait on: stalledFor
+// (when above 0) and waitingOn.
+func addWaits(q url.Values, stalledFor time.Duration, waitingOn []engine.WaitKind) {
+	if stalledFor > 0 {
+		q.Set("stalledFor", stalledFor.String())
+	}
+	for _, k := range waitingOn {
+		q.Add("waitingOn", string(k))
+	}
+}
+
 // ListRequest asks List for a page of instances.
 type ListRequest struct {
 	Filter
@@ -356,12 +367,7 @@ func (c *Client) List(ctx context.Context, req ListRequest) (api.InstancesRespon
 	if req.Cursor != "" {
 		q.Set("cursor", req.Cursor)
 	}
-	if req.StalledFor > 0 {
-		q.Set("stalledFor", req.StalledFor.String())
-	}
-	for _, k := range req.WaitingOn {
-		q.Add("waitingOn", string(k))
-	}
+	addWaits(q, req.StalledFor, req.WaitingOn)
 	path := "/v1/instances"
 	if len(q) > 0 {
 		path += "?" + q.Encode()

@@ -42,6 +42,8 @@ var auditActions = map[string]string{
 	"POST /v1/schedules/{name}/pause":        "schedule-pause",
 	"POST /v1/schedules/{name}/resume":       "schedule-resume",
 	"POST /v1/schedules/{name}/trigger":      "schedule-trigger",
+	"POST /v1/batches":                       "batch",
+	"POST /v1/batches/{id}/stop":             "batch-stop",
 }
 
 // auditNote is what a handler adds to its request's audit record: the

@@ -346,13 +346,17 @@ func (s *server) parseWaits(q url.Values, f *store.InstanceFilter) error {
 }
 
 // parseFilter reads the filter of GET /v1/instances (op "list", which
-// also takes limit and cursor) or of DELETE /v1/instances (op "purge",
-// whose dryRun the caller has taken out of q).
+// also takes limit and cursor), of DELETE /v1/instances (op "purge",
+// whose dryRun the caller has taken out of q), or of POST /v1/batches (op
+// "batch"); the caller reads stalledFor and waitingOn (parseWaits).
 func parseFilter(q url.Values, op string) (store.InstanceFilter, error) {
 	var f store.InstanceFilter
 	takes := filterParams
-	if op == "list" {
+	switch op {
+	case "list":
 		takes = append(slices.Concat(takes, waitParams), "limit", "cursor")
+	case "batch":
+		takes = slices.Concat(takes, waitParams)
 	}
 	for name := range q {
 		if !slices.Contains(takes, name) {

@@ -70,6 +70,11 @@ type API interface {
 	ResumeSchedule(ctx context.Context, name string) error
 	TriggerSchedule(ctx context.Context, name string) (api.ScheduleRun, error)
 	DeleteSchedule(ctx context.Context, name string) error
+	DryRunBatch(ctx context.Context, f store.InstanceFilter, req api.BatchRequest) (api.BatchDryRun, error)
+	StartBatch(ctx context.Context, f store.InstanceFilter, filter string, req api.BatchRequest) (api.Batch, error)
+	Batches(ctx context.Context) ([]api.Batch, error)
+	Batch(ctx context.Context, id int64) (api.Batch, error)
+	StopBatch(ctx context.Context, id int64) (api.Batch, error)
 	// HistoryWarning returns the length of history past which GET
 	// /v1/instances/{id} warns.
 	HistoryWarning() int
@@ -349,6 +354,10 @@ var routes = []route{
 	{"POST", "/v1/schedules/{name}/pause", admin, (*server).pauseSchedule},
 	{"POST", "/v1/schedules/{name}/resume", admin, (*server).resumeSchedule},
 	{"POST", "/v1/schedules/{name}/trigger", admin, (*server).triggerSchedule},
+	{"POST", "/v1/batches", admin, (*server).startBatch},
+	{"GET", "/v1/batches", admin, (*server).batches},
+	{"GET", "/v1/batches/{id}", admin, (*server).batch},
+	{"POST", "/v1/batches/{id}/stop", admin, (*server).stopBatch},
 	{"GET", "/v1/audit", admin, (*server).audit},
 	{"GET", "/v1/access", read, (*server).access},
 	{"GET", "/v1/version", read, (*server).version},
@@ -506,6 +515,8 @@ var statuses = []struct {
 	{api.ErrExecutionNotFound, http.StatusNotFound},
 	{api.ErrModuleNotFound, http.StatusNotFound},
 	{api.ErrScheduleNotFound, http.StatusNotFound},
+	{api.ErrBatchNotFound, http.StatusNotFound},
+	{api.ErrBatchNotRunning, http.StatusConflict},
 	{errNoRoute, http.StatusNotFound},
 	{errMethod, http.StatusMethodNotAllowed},
 	{api.ErrInstanceExists, http.StatusConflict},

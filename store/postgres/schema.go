@@ -13,7 +13,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 12
+const schemaVersion = 13
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -61,7 +61,42 @@ var migrations = map[int]string{
 	// Version 12: the audit log, a row for each change asked through the
 	// API.
 	11: auditTable,
+	// Version 13: batches, actions on every instance a filter selected
+	// (durabox batch), with the ids of those instances.
+	12: batchesTables,
 }
+
+// batchesTables are the batches (store.Batches), which version 13 adds,
+// as store/sqlite's: one row a batch, with the host that holds it (owner,
+// empty for none) until lease_until (nanoseconds), and one row each of its
+// instances, with what the batch did with it (empty until it took it).
+const batchesTables = `CREATE TABLE batches (
+	id            bigserial PRIMARY KEY,
+	action        text NOT NULL,
+	args          bytea NOT NULL,
+	filter        text NOT NULL,
+	by_token      text NOT NULL,
+	rate          double precision NOT NULL,
+	state         text NOT NULL,
+	matched       bigint NOT NULL,
+	done          bigint NOT NULL,
+	failed        bigint NOT NULL,
+	skipped       bigint NOT NULL,
+	last_instance text COLLATE "C" NOT NULL,
+	last_error    text NOT NULL,
+	owner         text NOT NULL,
+	lease_until   bigint NOT NULL,
+	created_at    bigint NOT NULL,
+	updated_at    bigint NOT NULL
+);
+CREATE INDEX batches_state ON batches(state);
+CREATE TABLE batch_items (
+	batch_id    bigint NOT NULL,
+	instance_id text COLLATE "C" NOT NULL,
+	outcome     text NOT NULL,
+	detail      text NOT NULL,
+	PRIMARY KEY (batch_id, instance_id)
+);`
 
 // auditTable is the audit log (store.Audit), which version 12 adds: one
 // row a change asked through the API, or refused. Times are nanoseconds.
@@ -296,7 +331,7 @@ CREATE TABLE activity_tasks (
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
 CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until, id);
 CREATE INDEX activity_tasks_instance ON activity_tasks(instance_id);
-` + indexes5 + indexes11 + updatesTable + schedulesTables + attributesTable + auditTable
+` + indexes5 + indexes11 + updatesTable + schedulesTables + attributesTable + auditTable + batchesTables
 
 // prepareSchemaLock is the advisory lock hosts take while they prepare the
 // schema, so that two starting at once do not both create it.

@@ -100,7 +100,7 @@ func TestReopen(t *testing.T) {
 			t.Fatalf("Open at once: %v", err)
 		}
 	}
-	want := "activity_tasks,audit_log,continued_executions,durabox_meta,history,instance_attributes,instances,messages,modules,orchestration_modules,schedule_runs,schedules,updates"
+	want := "activity_tasks,audit_log,batch_items,batches,continued_executions,durabox_meta,history,instance_attributes,instances,messages,modules,orchestration_modules,schedule_runs,schedules,updates"
 	if got := tables(t, url); got != want {
 		t.Fatalf("tables %s; want %s", got, want)
 	}

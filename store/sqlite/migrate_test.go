@@ -16,45 +16,50 @@ import (
 	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
-// toVersion17 undoes what version 18 changed.
-const toVersion17 = `
+// toVersion18 undoes what version 19 changed.
+const toVersion18 = `
+	DROP INDEX batches_state; DROP TABLE batches; DROP TABLE batch_items;
+	PRAGMA user_version = 18;`
+
+// toVersion17 undoes what versions 19 and 18 changed.
+const toVersion17 = toVersion18 + `
 	DROP INDEX audit_log_at; DROP TABLE audit_log;
 	PRAGMA user_version = 17;`
 
-// toVersion16 undoes what versions 18 and 17 changed.
+// toVersion16 undoes what versions 19 to 17 changed.
 const toVersion16 = toVersion17 + `
 	DROP INDEX messages_start; DROP INDEX messages_parent;
 	ALTER TABLE messages DROP COLUMN fair_rank; ALTER TABLE messages DROP COLUMN parent_id;
 	PRAGMA user_version = 16;`
 
-// toVersion15 undoes what versions 18 to 16 changed.
+// toVersion15 undoes what versions 19 to 16 changed.
 const toVersion15 = toVersion16 + `
 	DROP TABLE instance_attributes;
 	PRAGMA user_version = 15;`
 
-// toVersion14 undoes what versions 18 to 15 changed.
+// toVersion14 undoes what versions 19 to 15 changed.
 const toVersion14 = toVersion15 + `
 	ALTER TABLE instances DROP COLUMN waiting_on; ALTER TABLE instances DROP COLUMN waits;
 	PRAGMA user_version = 14;`
 
-// toVersion13 undoes what versions 18 to 14 changed.
+// toVersion13 undoes what versions 19 to 14 changed.
 const toVersion13 = toVersion14 + `
 	ALTER TABLE activity_tasks DROP COLUMN pending_token;
 	PRAGMA user_version = 13;`
 
-// toVersion12 undoes what versions 18 to 13 changed.
+// toVersion12 undoes what versions 19 to 13 changed.
 const toVersion12 = toVersion13 + `
 	DROP INDEX schedule_runs_schedule; DROP TABLE schedule_runs; DROP TABLE schedules;
 	PRAGMA user_version = 12;`
 
-// toVersion11 undoes what versions 18 to 12 changed.
+// toVersion11 undoes what versions 19 to 12 changed.
 const toVersion11 = toVersion12 + `
 	DROP INDEX activity_tasks_visible;
 	ALTER TABLE activity_tasks DROP COLUMN retry; ALTER TABLE activity_tasks DROP COLUMN failures;
 	ALTER TABLE activity_tasks DROP COLUMN last_failure; ALTER TABLE activity_tasks DROP COLUMN visible_at;
 	PRAGMA user_version = 11;`
 
-// toVersion10 undoes what versions 18 to 11 changed.
+// toVersion10 undoes what versions 19 to 11 changed.
 const toVersion10 = toVersion11 + `
 	DROP INDEX activity_tasks_fair; DROP INDEX activity_tasks_instance;
 	ALTER TABLE activity_tasks DROP COLUMN queue;
@@ -62,12 +67,12 @@ const toVersion10 = toVersion11 + `
 	ALTER TABLE activity_tasks DROP COLUMN heartbeat;` + indexes7 + `
 	PRAGMA user_version = 10;`
 
-// toVersion9 undoes what versions 18 to 10 changed.
+// toVersion9 undoes what versions 19 to 10 changed.
 const toVersion9 = toVersion10 + `
 	DROP TABLE updates;
 	PRAGMA user_version = 9;`
 
-// toVersion8 undoes what versions 18 to 9 changed.
+// toVersion8 undoes what versions 19 to 9 changed.
 const toVersion8 = toVersion9 + `
 	ALTER TABLE instances DROP COLUMN counted_run;
 	ALTER TABLE instances ADD COLUMN lock_token TEXT;
@@ -79,18 +84,18 @@ const toVersion8 = toVersion9 + `
 	CREATE INDEX activity_tasks_locked ON activity_tasks(locked_until);
 	PRAGMA user_version = 8;`
 
-// toVersion7 undoes what versions 18 to 8 changed.
+// toVersion7 undoes what versions 19 to 8 changed.
 const toVersion7 = toVersion8 + `
 	ALTER TABLE activity_tasks DROP COLUMN timeout_ms;
 	PRAGMA user_version = 7;`
 
-// toVersion6 undoes what versions 18 to 7 changed.
+// toVersion6 undoes what versions 19 to 7 changed.
 const toVersion6 = toVersion7 + `
 	DROP INDEX activity_tasks_fair; DROP INDEX activity_tasks_instance;
 	ALTER TABLE activity_tasks DROP COLUMN fair_rank;
 	PRAGMA user_version = 6;`
 
-// toVersion5 undoes what versions 18 to 6 changed.
+// toVersion5 undoes what versions 19 to 6 changed.
 const toVersion5 = toVersion6 + `
 	DROP INDEX continued_executions_ended; DROP INDEX instances_status; DROP INDEX instances_name; DROP INDEX instances_module;
 	DROP INDEX instances_parent; DROP INDEX instances_finished;

@@ -13,7 +13,7 @@ const applicationID = 0x44425831
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 18
+const schemaVersion = 19
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -106,7 +106,43 @@ var migrations = map[int]string{
 	// Version 18: the audit log, a row for each change asked through the
 	// API.
 	17: auditTable,
+	// Version 19: batches, actions on every instance a filter selected
+	// (durabox batch), with the ids of those instances.
+	18: batchesTables,
 }
+
+// batchesTables are the batches (store.Batches), which version 19 adds:
+// one row a batch, with the runner that holds it (owner, empty for none)
+// until lease_until (nanoseconds), and one row each of its instances,
+// with what the batch did with it (empty until it took it). Times are
+// nanoseconds.
+const batchesTables = `CREATE TABLE batches (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	action        TEXT NOT NULL,
+	args          BLOB NOT NULL,
+	filter        TEXT NOT NULL,
+	by_token      TEXT NOT NULL,
+	rate          REAL NOT NULL,
+	state         TEXT NOT NULL,
+	matched       INTEGER NOT NULL,
+	done          INTEGER NOT NULL,
+	failed        INTEGER NOT NULL,
+	skipped       INTEGER NOT NULL,
+	last_instance TEXT NOT NULL,
+	last_error    TEXT NOT NULL,
+	owner         TEXT NOT NULL,
+	lease_until   INTEGER NOT NULL,
+	created_at    INTEGER NOT NULL,
+	updated_at    INTEGER NOT NULL
+);
+CREATE INDEX batches_state ON batches(state);
+CREATE TABLE batch_items (
+	batch_id    INTEGER NOT NULL,
+	instance_id TEXT NOT NULL,
+	outcome     TEXT NOT NULL,
+	detail      TEXT NOT NULL,
+	PRIMARY KEY (batch_id, instance_id)
+) WITHOUT ROWID;`
 
 // auditTable is the audit log (store.Audit), which version 18 adds: one
 // row a change asked through the API, or refused. Times are nanoseconds.
@@ -333,7 +369,7 @@ CREATE TABLE activity_tasks (
 	pending_token TEXT
 );
 CREATE INDEX activity_tasks_visible ON activity_tasks(visible_at);
-` + indexes6 + indexes11 + indexes17 + updatesTable + schedulesTables + attributesTable + auditTable
+` + indexes6 + indexes11 + indexes17 + updatesTable + schedulesTables + attributesTable + auditTable + batchesTables
 
 // sqliteHeader begins every SQLite database file.
 var sqliteHeader = []byte("SQLite format 3\x00")

@@ -93,6 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ResetRefused", testResetRefused},
 		{"Schedules", testSchedules},
 		{"Audit", testAudit},
+		{"Batches", testBatches},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.test(newFixture(t, open)) })

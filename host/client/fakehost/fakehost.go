@@ -99,6 +99,8 @@ type Host struct {
 	attributes     map[string][]abi.Attribute
 	// schedules are the schedules, by name (schedules.go).
 	schedules []api.Schedule
+	// batches are the batches, oldest first (batches.go).
+	batches []api.Batch
 	// waits are what Waits returns, by instance id.
 	waits map[string][]engine.Wait
 }
