@@ -3,14 +3,12 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/server"
 )
 
 // TestDashboardSearchAttributes drives the dashboard's filter box and an
@@ -36,12 +34,7 @@ func TestDashboardSearchAttributes(t *testing.T) {
 			return len(attrs) == 4, err
 		})
 	}
-	handler, err := server.New(h.Host, server.Options{Token: adminToken, ReadToken: readToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handler)
-	defer srv.Close()
+	srv := dashboardServer(t, h.Host)
 
 	b.do("open the dashboard", chromedp.Navigate(srv.URL+"/"))
 	b.giveToken(readToken)

@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/durabox/durabox/host/api"
-	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
@@ -25,12 +23,7 @@ func TestDashboardSchedules(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t)
 	h, clock := startScheduled(t)
-	handler, err := server.New(h.Host, server.Options{Token: adminToken, ReadToken: readToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handler)
-	defer srv.Close()
+	srv := dashboardServer(t, h.Host)
 	nightly := api.ScheduleRequest{Name: "nightly", Cron: "0 3 * * *", Timezone: "Europe/Paris", Orchestration: "Count", Jitter: "30s"}
 	nightly.Paused, nightly.Note = true, "the warehouse is down"
 	createSchedule(t, h.Host, nightly)

@@ -24,7 +24,7 @@ import (
 	"github.com/durabox/durabox/internal/guestbuild"
 )
 
-var update = flag.Bool("update", false, "write docs/dashboard.png, the README's screenshot, from TestDashboardInChromium, docs/dashboard-schedules.png from TestDashboardSchedules, and docs/dashboard-waiting.png from TestDashboardWhyItWaits")
+var update = flag.Bool("update", false, "write docs/dashboard.png, the README's screenshot, from TestDashboardInChromium, docs/dashboard-schedules.png from TestDashboardSchedules, docs/dashboard-waiting.png from TestDashboardWhyItWaits, and docs/dashboard-batches.png from TestDashboardBatches")
 
 // chromium returns the path of a Chromium the test can drive. When there is
 // none it skips the test, saying how to install one, unless
@@ -140,6 +140,19 @@ func (b *browser) giveToken(token string) {
 }
 
 func quoted(s string) string { return strconv.Quote(s) }
+
+// dashboardServer serves h's API and dashboard with adminToken and
+// readToken, until the test ends.
+func dashboardServer(t *testing.T, h *host.Host) *httptest.Server {
+	t.Helper()
+	handler, err := server.New(h, server.Options{Token: adminToken, ReadToken: readToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	return srv
+}
 
 // TestDashboardInChromium drives the dashboard in a real headless Chromium
 // against a real host with the examples' modules and tokens: it checks

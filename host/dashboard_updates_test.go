@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
-	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/store"
 )
 
@@ -23,12 +21,7 @@ func TestDashboardSendsUpdates(t *testing.T) {
 	b := newBrowser(t)
 	h := startHost(t, host.Options{})
 	h.deploy(t, "examples/wasm/order")
-	handler, err := server.New(h.Host, server.Options{Token: adminToken, ReadToken: readToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handler)
-	defer srv.Close()
+	srv := dashboardServer(t, h.Host)
 	id := h.start(t, "Order", `"c-42"`)
 	h.awaitEvents(t, id, 2)
 

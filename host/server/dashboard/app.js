@@ -7,11 +7,14 @@
 //   #/queue                       the work waiting
 //   #/schedules                   the schedules
 //   #/schedules/NAME              one schedule: next runs, last runs, actions
+//   #/batches                     the batches (admin token)
+//   #/batches/ID                  one batch: its progress and failures, Stop
 //
 // A page's section says which location it shows (data-hash) and, once it
 // has shown what the host said, data-loaded.
 
 import {api, APIError, setToken, token} from "./api.js";
+import {batchesView, batchView} from "./batches.js";
 import {h, replace} from "./dom.js";
 import {instancesView} from "./instances.js";
 import {instanceView} from "./instance.js";
@@ -50,6 +53,8 @@ function route() {
       return queueView();
     case "schedules":
       return parts.length > 1 ? scheduleView(parts.slice(1).join("/")) : schedulesView();
+    case "batches":
+      return parts.length > 1 ? batchView(parts[1]) : batchesView();
     case "instances":
       if (parts.length > 1) return instanceView(parts.slice(1).join("/"), params);
   }
@@ -113,6 +118,8 @@ function showAccess() {
   const labels = {admin: session.tokenRequired ? "admin token" : "no token needed", read: "read-only token"};
   accessEl.textContent = labels[session.access] || "";
   accessEl.dataset.access = session.access;
+  // Batches are the admin's: another token may not read them.
+  document.querySelector('nav a[data-nav="batches"]').hidden = session.access !== "admin";
   forget.hidden = !token();
 }
 

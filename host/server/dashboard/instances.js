@@ -1,8 +1,10 @@
 // The instances: counts per status, filters (among them how long an
-// instance has gone without progress, and what it waits on), and a page of summaries with a
-// link to the next page.
+// instance has gone without progress, and what it waits on), for the
+// admin a bulk action on every instance the filter selects (batches.js),
+// and a page of summaries with a link to the next page.
 
 import {api, query} from "./api.js";
+import {bulkAction} from "./batches.js";
 import {badge, h, instanceLink, replace, short, statuses, time} from "./dom.js";
 
 // pageSize is how many instances a page shows.
@@ -64,7 +66,7 @@ export function instancesView(params) {
   const rows = h("tbody");
   const pager = h("div", {class: "pager"});
   const el = h("section", {id: "instances-page"},
-    h("h1", {}, "Instances"), counts, form,
+    h("h1", {}, "Instances"), counts, form, bulkAction(filter),
     h("table", {class: "list", id: "instances"},
       h("thead", {}, h("tr", {}, ["Id", "Orchestration", "Status", "Custom status", "Created", "Updated", "Module", "Parent"].map(c => h("th", {}, c)))),
       rows),
