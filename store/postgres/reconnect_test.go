@@ -83,3 +83,47 @@ func TestServerDown(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenSurvivesALostConnection: a connection the server ends while
+// Open prepares the schema (here, while it waits for the schema's lock,
+// held by another) is tried again, and Open succeeds; a host did not
+// start when a crash test cut its connection then.
+func TestOpenSurvivesALostConnection(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Schema(t)
+	ctx := context.Background()
+	holder, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, prepareSchemaLock); err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		s, err := Open(url, Options{HostID: "open-cut-test"})
+		if err == nil {
+			s.Close()
+		}
+		opened <- err
+	}()
+	// Once the store's connection waits for the lock, the server ends it.
+	for killed := 0; killed == 0; {
+		select {
+		case err := <-opened:
+			t.Fatalf("Open returned (%v) before it waited for the schema's lock", err)
+		default:
+		}
+		if err := holder.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = 'durabox open-cut-test' AND wait_event_type = 'Lock'`).Scan(&killed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, prepareSchemaLock); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("Open, its connection ended while it prepared the schema: %v; want it to try again", err)
+	}
+}

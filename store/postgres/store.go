@@ -73,7 +73,10 @@ func Open(url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: cannot reach the database at %s: %w (is the server running, and the user, database and password right?)", redact(url), err)
 	}
-	if err := s.prepareSchema(ctx); err != nil {
+	// Preparing the schema is one transaction that finds what is there
+	// and brings it to this version, so a connection lost during it (a
+	// crash test's cut, a server restarting) is tried again, as a write is.
+	if err := s.retry(ctx, func() error { return s.prepareSchema(ctx) }); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -97,7 +100,7 @@ func redact(raw string) string {
 // serialization failure or a deadlock, or the connection drops before the
 // commit was sent, it runs again on a fresh transaction.
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return s.commit(ctx, false, fn)
+	return s.commit(ctx, func(tx pgx.Tx) (bool, error) { return false, fn(tx) })
 }
 
 // writeUnsynced is write for a lease, an activity result or an audit
@@ -109,11 +112,11 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // change was answered). The WAL is sequential, so the next
 // synced commit flushes it with its own.
 func (s *Store) writeUnsynced(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return s.commit(ctx, true, func(tx pgx.Tx) error {
+	return s.commit(ctx, func(tx pgx.Tx) (bool, error) {
 		if err := unsynced(ctx, tx); err != nil {
-			return err
+			return true, err
 		}
-		return fn(tx)
+		return true, fn(tx)
 	})
 }
 
@@ -127,12 +130,20 @@ func (s *Store) writeAnnouncing(ctx context.Context, kind string, fn func(tx pgx
 	return nil
 }
 
-func (s *Store) commit(ctx context.Context, unsynced bool, fn func(tx pgx.Tx) error) error {
+// commit runs fn in a transaction and commits it, as write says, and
+// tells OnCommit whether fn made it commit unsynced (unsynced).
+func (s *Store) commit(ctx context.Context, fn func(tx pgx.Tx) (unsynced bool, err error)) error {
 	if s.closed.Load() {
 		return errClosed
 	}
 	began := time.Now()
-	err := s.retry(ctx, func() error { return s.inTx(ctx, fn) })
+	unsynced := false
+	err := s.retry(ctx, func() error {
+		return s.inTx(ctx, func(tx pgx.Tx) (err error) {
+			unsynced, err = fn(tx)
+			return err
+		})
+	})
 	if s.opts.OnCommit != nil {
 		s.opts.OnCommit(store.CommitStats{Writes: 1, Unsynced: unsynced, Duration: time.Since(began), Err: err})
 	}

@@ -213,10 +213,10 @@ func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, resu
 		return false, nil, fmt.Errorf("postgres: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
 	}
 	var announce []string
-	err = s.write(ctx, func(tx pgx.Tx) (err error) {
+	err = s.commit(ctx, func(tx pgx.Tx) (unsyncedCommit bool, err error) {
 		turned, leased, announce = false, nil, []string{announceTurns}
 		if err := completeIn(ctx, tx, w, result, payload, now); err != nil {
-			return err
+			return false, err
 		}
 		var status string
 		err = tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 AND execution_id = $2 AND locked_until <= $3 FOR UPDATE SKIP LOCKED`,
@@ -225,24 +225,24 @@ func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, resu
 		case errors.Is(err, pgx.ErrNoRows) || err == nil && engine.Status(status).IsTerminal():
 			// Another turn holds it, or nothing would take the result: the
 			// result waits as a message, as CompleteActivity leaves it.
-			return unsynced(ctx, tx)
+			return true, unsynced(ctx, tx)
 		case err != nil:
-			return err
+			return false, err
 		}
 		item, err := s.lockInstance(ctx, tx, w.InstanceID, now, lease)
 		if err != nil {
-			return err
+			return false, err
 		}
 		c, max := next(item)
 		if c == nil {
 			if _, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = attempt - 1 WHERE id = $1`, w.InstanceID); err != nil {
-				return err
+				return false, err
 			}
-			return unsynced(ctx, tx)
+			return true, unsynced(ctx, tx)
 		}
 		leased, announce, err = s.commitLeasing(ctx, tx, *c, lease, max)
 		turned = err == nil
-		return err
+		return false, err
 	})
 	if err != nil {
 		return false, nil, fmt.Errorf("postgres: complete activity %d and run its turn: %w", w.ID, err)
