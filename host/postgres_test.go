@@ -116,12 +116,14 @@ func TestOtherHostWokenOnPostgres(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}
-	a, err := host.New(open("a"), host.Options{Shared: true, CacheDir: host.TestCacheDir})
+	// Host ids of this test's own: the server is shared, and its
+	// connections are told apart by them (application_name).
+	a, err := host.New(open("woken-a"), host.Options{Shared: true, CacheDir: host.TestCacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	b := runHost(t, nil, open("b"), host.Options{Shared: true, Poll: time.Hour})
+	b := runHost(t, nil, open("woken-b"), host.Options{Shared: true, Poll: time.Hour})
 	wasm, err := guestbuild.Wasm("examples/wasm/hello")
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +156,7 @@ func TestOtherHostWokenOnPostgres(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	var cut int
-	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'durabox b listen'`).Scan(&cut); err != nil || cut != 1 {
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'durabox woken-b listen'`).Scan(&cut); err != nil || cut != 1 {
 		t.Fatalf("cut B's listening connection: %d cut, %v; want 1", cut, err)
 	}
 	ranOnB("second")
