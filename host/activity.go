@@ -88,7 +88,9 @@ func (h *Host) runTask(ctx context.Context, w *store.ActivityWork, until time.Ti
 		h.record(ctx, w, h.finish(ctx, w, outcome{result: unanswered(w)}))
 		return nil
 	}
+	ctx, sp := h.trace.activity(ctx, w)
 	o := h.attempt(ctx, w, until)
+	h.trace.activityEnded(sp, o.result)
 	if ctx.Err() != nil || o.result.Kind == "" {
 		// Shutting down, or stopped for its silence: the attempt was cut
 		// short, so record nothing; the task is delivered again after the

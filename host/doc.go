@@ -136,6 +136,16 @@
 // has loaded the modules its waiting work runs on, and the store answers
 // Ping.
 //
+// # Tracing
+//
+// With Options.TraceExporter, the host makes an OpenTelemetry span of
+// each turn, activity attempt (its own, and a worker's, whose lease
+// carries the span's W3C traceparent: api.Task.Traceparent), update,
+// query and schedule firing, and of each instance when it ends, all of one
+// instance's in the trace whose id is derived from the instance's id
+// (tracing.go, docs/tracing.md); an activity's HTTP requests carry its
+// attempt's traceparent. Without one it makes none, at no cost.
+//
 // # Usage
 //
 //	m := metrics.New()

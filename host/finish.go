@@ -94,14 +94,18 @@ func (h *Host) handoffTurn(ctx context.Context, w *store.ActivityWork, result en
 			// The transaction runs again: the turn it ran first is not
 			// committed, and its guest is ahead of the store.
 			h.cache.drop(context.WithoutCancel(ctx), w.InstanceID)
+			h.trace.turnEnded(t.span, nil)
 			t = nil
 			return nil, 0
 		}
 		began = time.Now()
+		sp := h.trace.turn(ctx, it)
 		c, made := h.makeTurn(ctx, it, true)
 		if c == nil {
+			h.trace.turnEnded(sp, nil)
 			return nil, 0
 		}
+		made.span = sp
 		item, t, at = it, made, c.Now
 		own := made.own()
 		if own == 0 {
@@ -114,6 +118,7 @@ func (h *Host) handoffTurn(ctx context.Context, w *store.ActivityWork, result en
 	if err != nil || !turned {
 		if t != nil {
 			h.cache.drop(context.WithoutCancel(ctx), w.InstanceID)
+			h.trace.turnEnded(t.span, nil)
 		}
 		h.tasks.give(places)
 		return false, nil, err
@@ -125,6 +130,7 @@ func (h *Host) handoffTurn(ctx context.Context, w *store.ActivityWork, result en
 	}
 	h.tasks.give(places, tasks...)
 	h.committed(ctx, item, t, began)
+	h.trace.turnEnded(t.span, t)
 	return true, first, nil
 }
 

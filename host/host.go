@@ -67,6 +67,8 @@ type Host struct {
 	// unwritable is set once the disk refused a write (full, or failing),
 	// until the store can write again (unwritable.go).
 	unwritable atomic.Bool
+	// trace exports spans; nil when Options.TraceExporter is (tracing.go).
+	trace *tracing
 }
 
 // The states of a host, for Ready.
@@ -94,6 +96,7 @@ func New(st store.Store, opts Options) (*Host, error) {
 		cache:             newLiveCache(opts.MaxLiveInstances, opts.MaxLiveMemory),
 		attempts:          newAttempts(opts.CancelGrace),
 		queues:            newQueues(),
+		trace:             newTracing(opts.TraceExporter, opts.Clock),
 		orchestrationWork: newWakeup(), activityWork: newWakeup(), changed: newChanges(), scheduleWork: newWakeup(), batchWork: newWakeup(),
 		turns: newHandoff[store.WorkItem](), tasks: newHandoff[leasedTask](),
 	}
@@ -220,14 +223,24 @@ func (h *Host) Ready(ctx context.Context) error {
 // on PostgreSQL), and a probe wants its answer sooner.
 const readyTimeout = 2 * time.Second
 
-// Close releases the wasm runtime and every live instance. Call it after Run
-// has returned.
+// traceFlushTimeout bounds how long Close waits to export the spans left,
+// to a collector that may not answer.
+const traceFlushTimeout = 5 * time.Second
+
+// Close releases the wasm runtime and every live instance, and exports the
+// spans left (Options.TraceExporter). Call it after Run has returned.
 func (h *Host) Close() error {
 	ctx := context.Background()
 	h.cache.closeAll(ctx)
 	h.pool.close(ctx)
 	h.reg.close(ctx)
-	return h.rt.Close(ctx)
+	flushCtx, cancel := context.WithTimeout(ctx, traceFlushTimeout)
+	defer cancel()
+	traceErr := h.trace.close(flushCtx)
+	if traceErr != nil {
+		traceErr = fmt.Errorf("host: export the last spans: %w", traceErr)
+	}
+	return errors.Join(h.rt.Close(ctx), traceErr)
 }
 
 // Deploy validates and stores a module. It refuses (with ErrBadModule)

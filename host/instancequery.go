@@ -44,8 +44,10 @@ import (
 // replays its history).
 func (h *Host) Query(ctx context.Context, id, name string, data json.RawMessage) (json.RawMessage, error) {
 	began := time.Now()
+	sp := h.trace.query(ctx, id, name)
 	out, from, err := h.query(ctx, id, name, data)
 	h.metrics.Query(queryOutcome(err), from, time.Since(began))
+	h.trace.queryEnded(sp, err)
 	return out, err
 }
 

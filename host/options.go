@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
@@ -192,6 +194,12 @@ type Options struct {
 	BatchLease time.Duration
 	// Clock returns the current time. Nil means time.Now.
 	Clock func() time.Time
+	// TraceExporter, when not nil, receives the host's OpenTelemetry spans
+	// (docs/tracing.md), through a batch span processor, as service
+	// durabox: each turn, activity attempt, update, query and schedule
+	// firing, in the trace of its instance. Close exports what is left
+	// and shuts it down. Nil means no tracing, at no cost.
+	TraceExporter sdktrace.SpanExporter
 	// Metrics receive what the host does, and are served by its handler at
 	// GET /metrics; make them with metrics.New before the store, so that
 	// the store reports its commits to them too. Nil means metrics of the

@@ -121,6 +121,7 @@ func (h *Host) fireDue(ctx context.Context, sc store.Schedule) (time.Time, error
 		run, err := h.st.FireSchedule(ctx, *f)
 		if err == nil {
 			h.fired(sc, *f, run)
+			h.trace.fired(ctx, sc, *f, run)
 			if run.Outcome == store.RunBuffered && sc.Overlap == store.OverlapCancelOther {
 				h.cancelRun(ctx, sc)
 			}

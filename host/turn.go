@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/api"
 	"github.com/durabox/durabox/host/internal/guard"
@@ -31,9 +33,12 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		return
 	}
 	began := time.Now()
-	if t := h.runTurn(ctx, item); t != nil {
+	sp := h.trace.turn(ctx, item)
+	t := h.runTurn(ctx, item)
+	if t != nil {
 		h.committed(ctx, item, t, began)
 	}
+	h.trace.turnEnded(sp, t)
 }
 
 // ran is a turn that committed: what the engine made of it, and the
@@ -46,6 +51,9 @@ type ran struct {
 	// leased to this host's activity workers (handoff.go).
 	activities []engine.ActivityTask
 	handed     int
+	// span is the turn's span when it runs in the commit of an activity's
+	// outcome (handoffTurn); nil when tracing is off.
+	span trace.Span
 }
 
 // own counts the tasks the turn queued on the host's own queue.
@@ -209,6 +217,9 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 			"events", item.HistoryLen+int64(len(res.NewEvents)), "warning", w)
 	}
 	h.stopAttempts(inst, res)
+	if res.Status.IsTerminal() {
+		h.trace.ended(ctx, inst, res.Status, res.Failure)
+	}
 	for _, c := range t.children {
 		h.metrics.Started(c.Name)
 	}
@@ -330,6 +341,7 @@ func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.F
 		return
 	}
 	h.metrics.Failed(item.Instance.Name)
+	h.trace.ended(ctx, item.Instance, engine.StatusFailed, failure)
 	h.opts.Logger.Error("instance failed: its turn cannot run", "instance", item.Instance.ID, "failure", failure.Message)
 	h.orchestrationWork.Notify()
 	h.changed.notify(item.Instance.ID)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/metrics"
 	"github.com/durabox/durabox/internal/guestbuild"
@@ -19,7 +21,17 @@ import (
 // a store at normal durability, so that the figures are the host's and
 // not the disk's, with the metrics that serve wires. It reports the time
 // per turn: the host's hot path.
-func BenchmarkTurns_100(b *testing.B) {
+func BenchmarkTurns_100(b *testing.B) { benchTurns(b, Options{}) }
+
+// BenchmarkTurnsTraced_100 is BenchmarkTurns_100 with tracing on, to an
+// exporter that drops what it is given: the cost of making and batching
+// the spans.
+func BenchmarkTurnsTraced_100(b *testing.B) {
+	benchTurns(b, Options{TraceExporter: tracetest.NewNoopExporter()})
+}
+
+// benchTurns runs BenchmarkTurns_100 on a host with opts.
+func benchTurns(b *testing.B, opts Options) {
 	ctx := context.Background()
 	wasm, err := guestbuild.Wasm("internal/bench/guest")
 	if err != nil {
@@ -31,7 +43,8 @@ func BenchmarkTurns_100(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	h, err := New(st, Options{Metrics: m})
+	opts.Metrics = m
+	h, err := New(st, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,6 +60,15 @@ func (h *Host) update(ctx context.Context, start *store.NewInstance, id string, 
 		return u, false, err
 	}
 	u.By = identity.From(ctx).Name
+	sp := h.trace.update(ctx, id, u)
+	got, started, err := h.requestUpdate(ctx, start, id, u, wait)
+	h.trace.updateEnded(sp, got, err)
+	return got, started, err
+}
+
+// requestUpdate records the checked update u of instance id, as update
+// does, and waits up to wait for its answer.
+func (h *Host) requestUpdate(ctx context.Context, start *store.NewInstance, id string, u store.Update, wait time.Duration) (store.Update, bool, error) {
 	if err := h.updatable(ctx, start, id); err != nil {
 		return u, false, err
 	}

@@ -77,6 +77,12 @@ type taskToken struct {
 	// Secret is the secret of the attempt's completion token, should it
 	// wait to be completed from outside (AwaitTask).
 	Secret string `json:"c"`
+	// Span is the id (hex) of the host's span of the attempt, which the
+	// worker's span is a child of; empty when tracing is off.
+	Span string `json:"p,omitempty"`
+	// Delivery counts the deliveries of the task since it was queued or
+	// retried (store.ActivityWork.Attempt), for the span.
+	Delivery int `json:"k,omitempty"`
 }
 
 // completionPrefix begins every completion token (completionToken),
@@ -220,13 +226,15 @@ func (h *Host) leaseTasks(ctx context.Context, p store.TaskPoll, max int, now ti
 			continue
 		}
 		timeout := h.attemptTimeout(w)
-		tok := taskToken{ID: w.ID, Lock: w.LockToken, InstanceID: w.InstanceID, ExecutionID: w.ExecutionID, ScheduleID: w.Task.ScheduleID,
+		span, traceparent := h.trace.leased(w)
+		tok := taskToken{Span: span, Delivery: w.Attempt, ID: w.ID, Lock: w.LockToken, InstanceID: w.InstanceID, ExecutionID: w.ExecutionID, ScheduleID: w.Task.ScheduleID,
 			Name: w.Task.Name, Queue: w.Task.Queue, HeartbeatMs: w.Task.HeartbeatTimeout.Milliseconds(), Deadline: now.Add(timeout).UnixNano(), Leased: now.UnixNano(),
 			Retry: w.Task.Retry, Failures: w.Failures, Secret: newSecret()}
 		tasks = append(tasks, api.Task{
 			Token: encodeTaskToken(tok), Queue: w.Task.Queue, Activity: w.Task.Name, InstanceID: w.InstanceID, Input: w.Task.Input,
 			Attempt: w.Failures + w.Attempt, LastHeartbeat: w.Heartbeat, HeartbeatTimeoutMs: tok.HeartbeatMs,
 			LeaseMs: store.LeaseFor(w, h.opts.Lease).Milliseconds(), Deadline: now.Add(timeout), CompletionToken: completionToken(w.ID, tok.Secret),
+			Traceparent: traceparent,
 		})
 	}
 	return tasks, nil
@@ -365,7 +373,11 @@ func (h *Host) FailTask(ctx context.Context, token string, f engine.Failure) err
 // finishTask ends an attempt a worker ran with result, as finish does
 // for all: a failure may be retried, by the call's policy.
 func (h *Host) finishTask(ctx context.Context, w *store.ActivityWork, result engine.Event, t taskToken) error {
-	return taskError(h.finish(ctx, w, outcome{result: result, ran: time.Since(time.Unix(0, t.Leased))}))
+	if err := h.finish(ctx, w, outcome{result: result, ran: time.Since(time.Unix(0, t.Leased))}); err != nil {
+		return taskError(err)
+	}
+	h.trace.workerEnded(ctx, t, result)
+	return nil
 }
 
 // taskError is err as a worker should see it: a lost lease is

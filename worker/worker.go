@@ -21,6 +21,14 @@
 // task to another once the lease ends, with the details of the attempt's
 // last heartbeat. Orchestrations stay deterministic whatever a worker
 // does: the host records each result before the orchestration sees it.
+//
+// Each attempt runs in an OpenTelemetry span of the worker's tracer
+// provider (WithTracerProvider; the global one, otel.GetTracerProvider,
+// unless told otherwise), named "activity NAME". When the host traces
+// (durabox serve --otlp-endpoint), the span is a child of the host's span
+// of the attempt, in the trace of the attempt's instance: the task carries
+// its W3C traceparent (docs/tracing.md). The activity's context holds the
+// span, for what the activity calls in its turn.
 package worker
 
 import (
@@ -34,6 +42,12 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/durabox/durabox/guest-sdk/durabox"
 	"github.com/durabox/durabox/host/api"
@@ -52,6 +66,7 @@ type Worker struct {
 	queue       string
 	concurrency int
 	log         *slog.Logger
+	tracer      trace.Tracer
 	activities  map[string]activity
 }
 
@@ -65,6 +80,16 @@ type activity struct {
 // DefaultQueue, four at a time, logging nothing, until told otherwise.
 func New(c *client.Client) *Worker {
 	return &Worker{c: c, queue: DefaultQueue, concurrency: 4, log: slog.New(slog.DiscardHandler), activities: map[string]activity{}}
+}
+
+// tracerName names the worker's tracer (its instrumentation scope).
+const tracerName = "github.com/durabox/durabox/worker"
+
+// WithTracerProvider makes the worker start the span of each attempt
+// with tp, instead of the global tracer provider.
+func (w *Worker) WithTracerProvider(tp trace.TracerProvider) *Worker {
+	w.tracer = tp.Tracer(tracerName)
+	return w
 }
 
 // OnQueue makes the worker serve the task queue queue.
@@ -191,7 +216,9 @@ func fatal(err error) bool {
 // ended first.
 func (w *Worker) attempt(ctx context.Context, t api.Task) {
 	a := &attempt{w: w, t: t}
-	actx, cancel := context.WithCancel(ctx)
+	actx, span := w.span(ctx, t)
+	defer span.End()
+	actx, cancel := context.WithCancel(actx)
 	defer cancel()
 	a.cancel = cancel
 	info := durabox.ActivityInfo{Name: t.Activity, InstanceID: t.InstanceID, Attempt: t.Attempt}
@@ -205,8 +232,10 @@ func (w *Worker) attempt(ctx context.Context, t api.Task) {
 	}
 	out, failure, pending := w.run(actx, t)
 	if ctx.Err() != nil {
+		span.SetAttributes(attribute.String("durabox.outcome", "not reported"))
 		return // the worker is stopping: the task goes to another attempt
 	}
+	ended(span, failure, pending)
 	var err error
 	switch {
 	case pending:
@@ -223,6 +252,36 @@ func (w *Worker) attempt(ctx context.Context, t api.Task) {
 	case err != nil:
 		w.log.Error("worker: the task's outcome was not reported; it goes to another attempt once its lease ends",
 			"activity", t.Activity, "instance", t.InstanceID, "attempt", t.Attempt, "err", err)
+	}
+}
+
+// span starts the span of an attempt of task t, under the host's span of
+// it when the task carries one, and returns ctx with it.
+func (w *Worker) span(ctx context.Context, t api.Task) (context.Context, trace.Span) {
+	tracer := w.tracer
+	if tracer == nil {
+		tracer = otel.GetTracerProvider().Tracer(tracerName)
+	}
+	if t.Traceparent != "" {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": t.Traceparent})
+	}
+	return tracer.Start(ctx, "activity "+t.Activity, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
+		attribute.String("durabox.instance.id", t.InstanceID), attribute.String("durabox.activity.name", t.Activity),
+		attribute.Int("durabox.activity.attempt", t.Attempt), attribute.String("durabox.activity.queue", t.Queue)))
+}
+
+// ended records on span how the attempt ended: failed with failure,
+// pending (its outcome comes from outside), or completed.
+func ended(span trace.Span, failure *api.FailTaskRequest, pending bool) {
+	switch {
+	case failure != nil:
+		span.SetAttributes(attribute.String("durabox.outcome", "failed"))
+		span.RecordError(errors.New(failure.Message))
+		span.SetStatus(codes.Error, failure.Message)
+	case pending:
+		span.SetAttributes(attribute.String("durabox.outcome", "pending"))
+	default:
+		span.SetAttributes(attribute.String("durabox.outcome", "completed"))
 	}
 }
 

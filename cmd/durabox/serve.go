@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/durabox/durabox/abi"
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
@@ -98,6 +100,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.allowedHosts, "allowed-hosts", "", "also answer requests for the `NAMES`, comma-separated, by which clients reach the host through a proxy or DNS: durabox.example.com for any port, durabox.example.com:8443 for one; a request for a name that is neither one of these nor the address serve listens on is refused (421), as a web page's after DNS rebinding (default none)")
 		fs.StringVar(&c.activityQueues, "activity-queue", "", "give the calls of activities to the workers of task queues, `NAME=QUEUE`, comma-separated (Charge=payments,Ship=shipping): a call of NAME that names no queue itself waits on QUEUE for a worker outside the host instead of running in its module (default none)")
 		fs.StringVar(&c.allowHTTP, "allow-http", "", "the `HOSTS` activities may reach over HTTP, comma-separated: example.com for any port, example.com:8080 for one (default none)")
+		fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", "", "export OpenTelemetry traces over OTLP/HTTP (protobuf) to the collector at the base `URL`, such as http://127.0.0.1:4318, to which /v1/traces is added: a span for each turn, activity attempt, update, query and schedule firing, all of an instance's in one trace (docs/tracing.md) (default $OTEL_EXPORTER_OTLP_ENDPOINT, if set; else no tracing)")
 		fs.StringVar(&c.durability, "durability", "full", "the durability `MODE`: full (the default) syncs every commit to disk; normal may lose the last commits if the machine loses power, never if the host crashes")
 		fs.StringVar(&c.openCheck, "open-check", "quick", "how much of a SQLite file to check before serving it, `CHECK`: quick (the default) runs SQLite's quick_check over the whole file, which reads every page (about 3 s a GB from the page cache, 30 s from a cold disk); header checks its header, schema and WAL only, and leaves damage in the pages to the reads that meet it. Either refuses a damaged file with what to do")
 		return func(ctx context.Context, e *env) error { return c.serve(ctx, e) }
@@ -130,6 +133,7 @@ type serveConfig struct {
 	allowHTTP, durability        string
 	allowedHosts, openCheck      string
 	runtime                      string
+	otlpEndpoint                 string
 }
 
 var durabilities = map[string]sqlite.Durability{"full": sqlite.DurabilityFull, "normal": sqlite.DurabilityNormal}
@@ -187,8 +191,18 @@ func (c *serveConfig) check() error {
 	if _, ok := logLevels[c.logLevel]; !ok {
 		return usagef("--log-level is %q; it must be debug, info, warn or error", c.logLevel)
 	}
+	if c.otlpEndpoint == "" {
+		c.otlpEndpoint = os.Getenv(envOTLPEndpoint)
+	}
+	if err := serving.CheckOTLPEndpoint(c.otlpEndpoint); err != nil {
+		return usagef("--otlp-endpoint (or $%s): %v", envOTLPEndpoint, err)
+	}
 	return nil
 }
+
+// envOTLPEndpoint is OpenTelemetry's variable for the collector's base
+// URL, which --otlp-endpoint defaults to.
+const envOTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 func (c *serveConfig) logger(e *env) *slog.Logger {
 	return serving.Logger(e.stderr, c.logFormat == "json", logLevels[c.logLevel])
@@ -403,6 +417,18 @@ func runHost(ctx context.Context, e *env, c *serveConfig, ln net.Listener, tlsCo
 		clock.Log(logger)
 		opts.Clock = clock.Now
 		go clock.Follow(ctx, clockInterval, logger)
+	}
+	if c.otlpEndpoint != "" {
+		if opts.TraceExporter, err = serving.TraceExporter(ctx, c.otlpEndpoint); err != nil {
+			return fmt.Errorf("durabox: serve: %w", err)
+		}
+		// OpenTelemetry reports what it could not export through a handler
+		// of the process's: the host's log, rather than a line of its own
+		// on stderr.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+			logger.Warn("traces not exported; check that the collector at --otlp-endpoint is up", "endpoint", c.otlpEndpoint, "err", err)
+		}))
+		logger.Info("exporting traces", "endpoint", c.otlpEndpoint)
 	}
 	h, err := host.New(st, opts)
 	if err != nil {

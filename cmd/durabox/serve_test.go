@@ -69,6 +69,7 @@ func TestServeUsage(t *testing.T) {
 		{"a negative payload limit", []string{"serve", "--db", "x.db", "--max-payload-mib", "-1"}, "durabox serve: invalid value \"-1\" for flag --max-payload-mib: it must be a whole number from 0 to 1024 (0 for the default, 16)\n"},
 		{"a lease that is not a duration", []string{"serve", "--db", "x.db", "--lease", "30"}, "durabox serve: invalid value \"30\" for flag --lease: it must be a duration of 0 or more, such as 30s, 5m or 1h30m (0 for the default, 1m)\n"},
 		{"a negative step timeout", []string{"serve", "--db", "x.db", "--step-timeout", "-5s"}, "durabox serve: invalid value \"-5s\" for flag --step-timeout: it must be a duration of 0 or more, such as 30s, 5m or 1h30m (0 for the default, 5s)\n"},
+		{"an OTLP endpoint without a scheme", []string{"serve", "--db", "x.db", "--otlp-endpoint", "collector:4318"}, "durabox serve: --otlp-endpoint (or $OTEL_EXPORTER_OTLP_ENDPOINT): \"collector:4318\" is not the base URL of an OTLP/HTTP collector; give one such as http://127.0.0.1:4318\n"},
 		{"a token file that is not there", []string{"serve", "--db", "x.db", "--token-file", "nope"}, "durabox serve: --token-file: open nope: no such file or directory\n"},
 	}
 	for _, tt := range tests {

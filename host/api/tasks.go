@@ -54,6 +54,11 @@ type Task struct {
 	// has said its outcome comes later (POST /v1/tasks/{token}/pending):
 	// whoever holds it completes or fails the task before the deadline.
 	CompletionToken string `json:"completionToken"`
+	// Traceparent, when the host exports traces (durabox serve
+	// --otlp-endpoint), is the W3C Trace Context of the host's span of
+	// the attempt, in the trace of its instance: the worker's span of the
+	// attempt is its child (docs/tracing.md).
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // HeartbeatRequest is the body of POST /v1/tasks/{token}/heartbeat.

@@ -8,9 +8,17 @@
 package serving
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
@@ -109,4 +117,33 @@ func Version() api.Version {
 	v := host.BuildVersion()
 	v.Schemas = map[string]int{"sqlite": sqlite.SchemaVersion, "postgres": postgres.SchemaVersion}
 	return v
+}
+
+// CheckOTLPEndpoint refuses an --otlp-endpoint that is not an http or
+// https URL with a host; empty is no tracing.
+func CheckOTLPEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not the base URL of an OTLP/HTTP collector; give one such as http://127.0.0.1:4318", endpoint)
+	}
+	return nil
+}
+
+// TraceExporter returns the exporter of spans over OTLP/HTTP to the
+// collector at endpoint, a base URL to which /v1/traces is added (as
+// OpenTelemetry's $OTEL_EXPORTER_OTLP_ENDPOINT is read). Its other
+// settings come from OpenTelemetry's variables ($OTEL_EXPORTER_OTLP_HEADERS,
+// …). It connects to nothing until it exports.
+func TraceExporter(ctx context.Context, endpoint string) (sdktrace.SpanExporter, error) {
+	if err := CheckOTLPEndpoint(endpoint); err != nil {
+		return nil, errors.New("--otlp-endpoint: " + err.Error())
+	}
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimSuffix(endpoint, "/")+"/v1/traces"))
+	if err != nil {
+		return nil, fmt.Errorf("the OTLP exporter: %w", err)
+	}
+	return exp, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/durabox/durabox/abi"
 )
 
@@ -83,6 +85,11 @@ func (e *Env) roundTrip(ctx context.Context, r *abi.HTTPRequest) *abi.HTTPRespon
 	for _, h := range r.Header {
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if req.Header.Get("traceparent") == "" {
+		// The attempt's span, when the host traces: the server's spans
+		// join the instance's trace. A guest's own traceparent stands.
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
 	resp, err := e.httpClient.Do(req)
 	if err != nil {

@@ -13,7 +13,7 @@ require (
 	github.com/durabox/durabox/abi v0.0.0-00010101000000-000000000000 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	golang.org/x/text v0.36.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 )
 
 // The harness builds against the checkout it lives in: each of its

@@ -33,6 +33,16 @@ func init() {
 	durabox.RegisterOrchestration("FetchDirectly", func(ctx *durabox.Context, url string) (string, error) {
 		return fetch(url)
 	})
+	// Traced calls an activity a worker runs (the test routes Getenv to
+	// a task queue) and one the host runs, which makes an HTTP request.
+	durabox.RegisterOrchestration("Traced", func(ctx *durabox.Context, url string) (string, error) {
+		greeting, err := durabox.Call[string](ctx, "Getenv", "GREETING")
+		if err != nil {
+			return "", err
+		}
+		page, err := durabox.Call[string](ctx, "Fetch", url)
+		return greeting + " / " + page, err
+	})
 	durabox.RegisterOrchestration("Getenv", func(ctx *durabox.Context, key string) ([]string, error) {
 		inActivity, err := durabox.Call[string](ctx, "Getenv", key)
 		return []string{inActivity, os.Getenv(key)}, err
