@@ -29,13 +29,17 @@ const (
 // log when it cut a line or dropped lines. While its orchestration replays
 // it writes nothing: those lines were logged when the steps first ran.
 type guestLog struct {
-	// base is the log with the tags of the guest; logger, with those of
-	// the activity attempt it runs too (see tag).
+	// base is the log with the tags of the guest.
 	base  *slog.Logger
 	clock func() time.Time
 	limit *rate.Limiter
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// tags are those of the activity attempt the guest runs (see tag);
+	// logger is base with them, made when the attempt first logs a line
+	// (nil until then): a handler's WithAttrs formats the tags, which an
+	// attempt that prints nothing, most of them, need not pay for.
+	tags      []any
 	logger    *slog.Logger
 	replaying bool
 	lines     lineSplitter
@@ -45,13 +49,11 @@ type guestLog struct {
 }
 
 func newGuestLog(logger *slog.Logger, clock func() time.Time, args ...any) *guestLog {
-	base := logger.With(args...)
 	return &guestLog{
-		base:   base,
-		logger: base,
-		clock:  clock,
-		limit:  rate.NewLimiter(logLinesPerSecond, logBurst),
-		lines:  lineSplitter{max: maxLogLine},
+		base:  logger.With(args...),
+		clock: clock,
+		limit: rate.NewLimiter(logLinesPerSecond, logBurst),
+		lines: lineSplitter{max: maxLogLine},
 	}
 }
 
@@ -60,8 +62,17 @@ func newGuestLog(logger *slog.Logger, clock func() time.Time, args ...any) *gues
 // the attempt it runs.
 func (g *guestLog) tag(args ...any) {
 	g.mu.Lock()
-	g.logger = g.base.With(args...)
+	g.tags, g.logger = args, nil
 	g.mu.Unlock()
+}
+
+// tagged returns the log with the guest's and the attempt's tags, called
+// with mu held.
+func (g *guestLog) tagged() *slog.Logger {
+	if g.logger == nil {
+		g.logger = g.base.With(g.tags...)
+	}
+	return g.logger
 }
 
 func (g *guestLog) setReplaying(r bool) {
@@ -93,24 +104,25 @@ func (g *guestLog) endStep() {
 // counts for nothing) or the guest is over its rate.
 func (g *guestLog) line(line []byte, cut bool) {
 	level, text := lineLevel(line)
-	if !g.logger.Enabled(context.Background(), level) {
+	if !g.base.Enabled(context.Background(), level) {
 		return
 	}
+	logger := g.tagged()
 	if !g.limit.AllowN(g.clock(), 1) {
 		if g.dropped == 0 {
-			g.logger.Warn(fmt.Sprintf("guest output is over the limit of %d lines a second (bursts of %d): its lines are dropped until it slows down", logLinesPerSecond, logBurst))
+			logger.Warn(fmt.Sprintf("guest output is over the limit of %d lines a second (bursts of %d): its lines are dropped until it slows down", logLinesPerSecond, logBurst))
 		}
 		g.dropped++
 		g.droppedBytes += len(line)
 		return
 	}
 	if g.dropped > 0 {
-		g.logger.Warn(fmt.Sprintf("guest output was dropped: %d lines (%d bytes or more) over the limit of %d lines a second", g.dropped, g.droppedBytes, logLinesPerSecond))
+		logger.Warn(fmt.Sprintf("guest output was dropped: %d lines (%d bytes or more) over the limit of %d lines a second", g.dropped, g.droppedBytes, logLinesPerSecond))
 		g.dropped, g.droppedBytes = 0, 0
 	}
-	g.logger.Log(context.Background(), level, "guest: "+string(text))
+	logger.Log(context.Background(), level, "guest: "+string(text))
 	if cut {
-		g.logger.Warn(fmt.Sprintf("guest output was cut: the line above was longer than %d KiB; the rest of it, up to its next newline, is dropped", maxLogLine>>10))
+		logger.Warn(fmt.Sprintf("guest output was cut: the line above was longer than %d KiB; the rest of it, up to its next newline, is dropped", maxLogLine>>10))
 	}
 }
 

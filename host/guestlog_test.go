@@ -182,3 +182,53 @@ func TestLinesLeftOutDoNotCount(t *testing.T) {
 		t.Errorf("the log:\n%s\nwant one line, ending %q", log.String(), want)
 	}
 }
+
+// withCounter is a slog handler that counts the loggers made from it with
+// attributes (WithAttrs, which a text or JSON handler pays for by
+// formatting them).
+type withCounter struct {
+	slog.Handler
+	withs *int
+}
+
+func (h withCounter) WithAttrs(as []slog.Attr) slog.Handler {
+	*h.withs++
+	return withCounter{h.Handler.WithAttrs(as), h.withs}
+}
+
+// TestQuietAttemptsMakeNoLogger: a pooled activity instance's log is
+// tagged for each attempt it runs, and an attempt that prints nothing
+// makes no logger with its tags (issue 35: serve's text logger formatted
+// every attempt's six tags, a fan-out of 1,000 a thousand times, for no
+// line); the line of the attempt that prints carries its own tags, not an
+// earlier attempt's.
+func TestQuietAttemptsMakeNoLogger(t *testing.T) {
+	t.Parallel()
+	var log logbuf.Buffer
+	withs := 0
+	noTime := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}
+	g := newGuestLog(slog.New(withCounter{slog.NewTextHandler(&log, noTime), &withs}), func() time.Time { return conformanceNow }, "module", "m")
+	base := withs
+	for i := range 1000 {
+		g.tag("attempt", i)
+		g.endStep()
+	}
+	if withs != base {
+		t.Errorf("1,000 attempts that printed nothing made %d loggers with their tags, want none", withs-base)
+	}
+	g.tag("attempt", 1000)
+	g.Write([]byte("done\n"))
+	g.Write([]byte("again\n"))
+	if withs != base+1 {
+		t.Errorf("an attempt that printed two lines made %d loggers with its tags, want 1", withs-base)
+	}
+	want := `level=INFO msg="guest: done" module=m attempt=1000` + "\n" + `level=INFO msg="guest: again" module=m attempt=1000` + "\n"
+	if got := log.String(); got != want {
+		t.Errorf("the log:\n%s\nwant:\n%s", got, want)
+	}
+}
