@@ -48,11 +48,14 @@ func histories(t *testing.T, path string) map[string][]engine.Event {
 }
 
 // timeless is a history without the times its events were recorded at,
-// which differ between two hosts that ran the same steps.
+// which differ between two hosts that ran the same steps, and without
+// its timers' due times, which are the time of the turn that made them
+// plus the timer's length: a turn the restored host ran after the backup
+// made its timer due an hour after its own time.
 func timeless(events []engine.Event) []engine.Event {
 	out := make([]engine.Event, len(events))
 	for i, ev := range events {
-		ev.Time = time.Time{}
+		ev.Time, ev.FireAt = time.Time{}, nil
 		out[i] = ev
 	}
 	return out
