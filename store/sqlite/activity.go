@@ -38,7 +38,7 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 	if max < 1 {
 		return nil, fmt.Errorf("sqlite: %s: max is %d; it must be at least 1", what, max)
 	}
-	if err := s.checkDisk(ctx); err != nil {
+	if err := s.writable(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	s.leases.fetching.Lock()

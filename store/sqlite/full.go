@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -41,4 +42,16 @@ func (s *Store) checkFull() error {
 	}
 	s.full.Store(false)
 	return nil
+}
+
+// writable returns nil unless the disk refused a write, for want of space
+// (checkFull) or with an I/O error (checkDisk), and still would. Ping
+// answers with it, and so do the leases of work, whose commits would fail
+// too: a fetch under way when a turn's commit failed for a full disk took
+// that turn again 6 ms later, before its host heard of the failure.
+func (s *Store) writable(ctx context.Context) error {
+	if err := s.checkFull(); err != nil {
+		return err
+	}
+	return s.checkDisk(ctx)
 }

@@ -200,10 +200,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.readers.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return fmt.Errorf("sqlite: ping: %w", err)
 	}
-	if err := s.checkFull(); err != nil {
-		return err
-	}
-	return s.checkDisk(ctx)
+	return s.writable(ctx)
 }
 
 // Close closes the database and releases the file for another host.

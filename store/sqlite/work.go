@@ -27,7 +27,7 @@ func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time
 	if max < 1 {
 		return nil, fmt.Errorf("sqlite: lock next instances: max is %d; it must be at least 1", max)
 	}
-	if err := s.checkDisk(ctx); err != nil {
+	if err := s.writable(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: lock next instances: %w", err)
 	}
 	passOver, err := newSkipping(skip)
