@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/durabox/durabox/internal/procmem"
 )
 
 // TestLiveMemoryCountsWhatInstancesHold starts Greeting instances on each
@@ -74,22 +72,13 @@ func runTurns(t *testing.T, h *Host, now time.Time) bool {
 	return ran > 0
 }
 
-// pss is the process's proportional set size, in bytes, once a full GC
-// has returned to the system what it can.
-func pss(t *testing.T) uint64 {
+// pss is the process's proportional set size, in bytes, once the Go
+// runtime and the C allocator have returned to the system what they can.
+func pss(t *testing.T) int64 {
 	t.Helper()
-	runtime.GC()
-	debug.FreeOSMemory()
-	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	m, err := procmem.Settled()
 	if err != nil {
 		t.Skipf("the process's memory needs Linux: %v", err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		var kib uint64
-		if _, err := fmt.Sscanf(line, "Pss: %d kB", &kib); err == nil {
-			return kib << 10
-		}
-	}
-	t.Fatalf("no Pss in /proc/self/smaps_rollup:\n%s", b)
-	return 0
+	return m.PSS
 }

@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +16,7 @@ import (
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
 	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/internal/procmem"
 	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store/sqlite"
 )
@@ -299,14 +297,14 @@ func idleMemory(c *config, _ float64) error {
 	if err := startIdle(b, "warm-up", 1); err != nil {
 		return err
 	}
-	before, err := settledMemory()
+	before, err := procmem.Settled()
 	if err != nil {
 		return err
 	}
 	if err := startIdle(b, "idle", c.idle); err != nil {
 		return err
 	}
-	after, err := settledMemory()
+	after, err := procmem.Settled()
 	if err != nil {
 		return err
 	}
@@ -315,8 +313,8 @@ func idleMemory(c *config, _ float64) error {
 			return err
 		}
 	}
-	report("idle_instance_memory", float64(after.pss-before.pss)/float64(c.idle)/(1<<20), "MiB")
-	report("idle_instance_rss", float64(after.rss-before.rss)/float64(c.idle)/(1<<20), "MiB")
+	report("idle_instance_memory", float64(after.PSS-before.PSS)/float64(c.idle)/(1<<20), "MiB")
+	report("idle_instance_rss", float64(after.RSS-before.RSS)/float64(c.idle)/(1<<20), "MiB")
 	for i := range c.idle {
 		if err := b.h.Raise(ctx, fmt.Sprint("idle-", i), "Wake", json.RawMessage(`"up"`), false); err != nil {
 			return err
@@ -366,39 +364,6 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
-}
-
-// memory is the process's proportional and resident set sizes, in bytes.
-type memory struct{ pss, rss int64 }
-
-// settledMemory returns the process's memory after a full GC has returned
-// what it can to the system.
-func settledMemory() (memory, error) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	return readMemory()
-}
-
-// readMemory returns the process's memory, from /proc/self/smaps_rollup.
-func readMemory() (memory, error) {
-	b, err := os.ReadFile("/proc/self/smaps_rollup")
-	if err != nil {
-		return memory{}, fmt.Errorf("memory: %w (the memory figure needs Linux)", err)
-	}
-	var m memory
-	for _, line := range strings.Split(string(b), "\n") {
-		var kib int64
-		if _, err := fmt.Sscanf(line, "Pss: %d kB", &kib); err == nil {
-			m.pss = kib << 10
-		}
-		if _, err := fmt.Sscanf(line, "Rss: %d kB", &kib); err == nil {
-			m.rss = kib << 10
-		}
-	}
-	if m.pss == 0 || m.rss == 0 {
-		return memory{}, fmt.Errorf("memory: no Pss or Rss in /proc/self/smaps_rollup:\n%s", b)
-	}
-	return m, nil
 }
 
 // cpuHeavyStep runs a step of 100 million loop iterations of arithmetic

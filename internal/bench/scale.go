@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/internal/procmem"
 	"github.com/durabox/durabox/internal/serving"
 	"github.com/durabox/durabox/store"
 )
@@ -203,9 +204,9 @@ func counter(g prometheus.Gatherer, name string) (float64, error) {
 // tenth of the CPU of the wake-up figure it was measuring.
 type peakSampler struct {
 	done     chan struct{}
-	finished chan memory
+	finished chan procmem.Memory
 	once     sync.Once
-	peak     memory
+	peak     procmem.Memory
 	// goPeak is the peak of what the Go runtime held from the system
 	// and had not released: its heap, stacks and own data, without the
 	// wasm memories, compiled code and SQLite's caches outside it.
@@ -221,15 +222,15 @@ func goMemory() int64 {
 }
 
 func sampleMemory() *peakSampler {
-	p := &peakSampler{done: make(chan struct{}), finished: make(chan memory, 1)}
+	p := &peakSampler{done: make(chan struct{}), finished: make(chan procmem.Memory, 1)}
 	go func() {
-		var peak memory
+		var peak procmem.Memory
 		var goPeak int64
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			if m, err := readMemory(); err == nil {
-				peak.pss, peak.rss = max(peak.pss, m.pss), max(peak.rss, m.rss)
+			if m, err := procmem.Read(); err == nil {
+				peak.PSS, peak.RSS = max(peak.PSS, m.PSS), max(peak.RSS, m.RSS)
 			}
 			goPeak = max(goPeak, goMemory())
 			select {
@@ -250,7 +251,7 @@ func (p *peakSampler) stop() (pss, rss int64) {
 		close(p.done)
 		p.peak = <-p.finished
 	})
-	return p.peak.pss, p.peak.rss
+	return p.peak.PSS, p.peak.RSS
 }
 
 // payload runs one Payload instance with an input of c.payloadMiB MiB,

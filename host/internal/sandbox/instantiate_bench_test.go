@@ -3,16 +3,12 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"os"
-	"runtime/debug"
-	"strconv"
 	"testing"
 
 	"github.com/durabox/durabox/host/internal/wasi"
 	"github.com/durabox/durabox/internal/guestbuild"
+	"github.com/durabox/durabox/internal/procmem"
 )
 
 // runtimes are the runtimes the benchmarks run on, each a sub-benchmark.
@@ -135,7 +131,7 @@ func BenchmarkIdleRSS_100(b *testing.B) {
 			warm.Close(ctx)
 			var rss, pss, anon float64
 			for range b.N {
-				before := memKiB(b)
+				before := settled(b)
 				insts := make([]Instance, 100)
 				for i := range insts {
 					cfg.Env = wasi.NewDeterministic(seed(1), nil, nil)
@@ -148,11 +144,11 @@ func BenchmarkIdleRSS_100(b *testing.B) {
 						}
 					}
 				}
-				after := memKiB(b)
+				after := settled(b)
 				n := float64(len(insts))
-				rss = float64(after["Rss:"]-before["Rss:"]) / n
-				pss = float64(after["Pss:"]-before["Pss:"]) / n
-				anon = float64(after["Anonymous:"]-before["Anonymous:"]) / n
+				rss = float64(after.RSS-before.RSS) / 1024 / n
+				pss = float64(after.PSS-before.PSS) / 1024 / n
+				anon = float64(after.Anonymous-before.Anonymous) / 1024 / n
 				for _, inst := range insts {
 					inst.Close(ctx)
 				}
@@ -164,21 +160,12 @@ func BenchmarkIdleRSS_100(b *testing.B) {
 	}
 }
 
-// memKiB returns the process's memory figures, in KiB, by name ("Rss:"),
-// from /proc/self/smaps_rollup, after returning what Go's heap can to the
-// system.
-func memKiB(b *testing.B) map[string]int64 {
-	debug.FreeOSMemory()
-	data, err := os.ReadFile("/proc/self/smaps_rollup")
+// settled returns the process's memory once the Go runtime and the C
+// allocator have returned to the system what they can.
+func settled(b *testing.B) procmem.Memory {
+	m, err := procmem.Settled()
 	if err != nil {
-		b.Skip("no /proc/self/smaps_rollup")
-	}
-	m := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if f := bytes.Fields(sc.Bytes()); len(f) == 3 && string(f[2]) == "kB" {
-			m[string(f[0])], _ = strconv.ParseInt(string(f[1]), 10, 64)
-		}
+		b.Skip(err)
 	}
 	return m
 }

@@ -479,9 +479,12 @@ func (i *wasmtimeInstance) Resident() uint64 {
 
 // wasmtimeOverhead is what a wasmtime instance of a Go guest costs beside
 // its linear memory: its store, outside Go's heap. 100 instances of the
-// hello example cost the process 241 KiB each, 64 KiB more than the pages
-// they wrote (host: TestLiveMemoryCountsWhatInstancesHold, 2026-11-27).
-const wasmtimeOverhead = 64 << 10
+// hello example cost the process 280 to 288 KiB each, about 104 KiB more
+// than the pages they wrote, measured once the C allocator has returned
+// what it held free (host: TestLiveMemoryCountsWhatInstancesHold,
+// 2026-11-28; without that, a store that reused what SQLite had freed
+// measured as costing less than nothing).
+const wasmtimeOverhead = 104 << 10
 
 // setGlobals sets the instance's mutable globals to values, in
 // Layout.Globals' order.
