@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -263,4 +264,67 @@ func storedBatch(t *testing.T, open func() *sqlite.Store, id int64) (store.Batch
 	st := open()
 	defer st.Close()
 	return st.GetBatch(context.Background(), id)
+}
+
+// TestBatchRetention: on a fake clock, a sweep deletes the batches that
+// ended (completed or stopped) more than Retention ago, with their
+// items, and counts them in what it returns and in its log line; a
+// running batch stays, as old as they, and so does one that ended later.
+func TestBatchRetention(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock(at0)
+	logs := &records{}
+	h := startHost(t, host.Options{Clock: clock.Now, Retention: time.Hour, SweepInterval: 24 * time.Hour, BatchPoll: 5 * time.Millisecond, Logger: slog.New(logs)})
+	h.deploy(t, attributesGuest)
+	startOrders(t, h, map[string]string{"o1": "c-1", "o2": "c-2", "o3": "c-2", "o4": "c-3", "o5": "c-3", "o6": "c-4"})
+	c := batchClient(t, h.Host)
+	ctx := context.Background()
+	start := func(customer string, rate float64) api.Batch {
+		t.Helper()
+		b, err := c.StartBatch(ctx, client.BatchFilter{Filter: client.Filter{Where: `customer = "` + customer + `"`}}, api.BatchRequest{Action: api.BatchCancel, Reason: "r", Rate: rate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// completed takes o1; stopped and running each take their first
+	// order and wait 10,000 s for the next, a time the clock never
+	// reaches; stopped is stopped there.
+	completed := start("c-1", 0)
+	batchUntil(t, c, completed.ID, "c-1's batch completes", func(b api.Batch) bool { return b.State == string(store.BatchCompleted) })
+	stopped, running := start("c-2", 0.0001), start("c-3", 0.0001)
+	batchUntil(t, c, stopped.ID, "c-2's first order taken", func(b api.Batch) bool { return b.Done == 1 })
+	batchUntil(t, c, running.ID, "c-3's first order taken", func(b api.Batch) bool { return b.Done == 1 })
+	if _, err := c.StopBatch(ctx, stopped.ID); err != nil {
+		t.Fatal(err)
+	}
+	sweep := func(want host.Swept) {
+		t.Helper()
+		got, err := h.Sweep(ctx)
+		if err != nil || got.Instances != want.Instances || got.Executions != want.Executions || got.Batches != want.Batches {
+			t.Fatalf("Sweep at +%s = %+v, %v; want %d instances, %d executions, %d batches", clock.Now().Sub(at0), got, err, want.Instances, want.Executions, want.Batches)
+		}
+	}
+	clock.Add(59 * time.Minute)
+	later := start("c-4", 0)
+	batchUntil(t, c, later.ID, "c-4's batch completes", func(b api.Batch) bool { return b.State == string(store.BatchCompleted) })
+	sweep(host.Swept{})
+	clock.Add(2 * time.Minute)
+	// o1, o2 and o4, cancelled at the start, and completed and stopped.
+	sweep(host.Swept{Instances: 3, Batches: 2})
+	logs.wait(t, "retention applied retention=1h0m0s instances=3 executions=0 batches=2")
+	for _, b := range []api.Batch{completed, stopped} {
+		if _, err := c.Batch(ctx, b.ID); !isStatus(err, 404) {
+			t.Fatalf("batch %d after the sweep: %v; want 404", b.ID, err)
+		}
+	}
+	all, err := c.Batches(ctx)
+	if err != nil || len(all) != 2 || all[0].ID != later.ID || all[1].ID != running.ID || all[1].State != string(store.BatchRunning) || all[1].Done != 1 {
+		t.Fatalf("the batches after the sweep: %+v, %v; want c-4's, then c-3's, running, 1 done", all, err)
+	}
+	clock.Add(time.Hour)
+	sweep(host.Swept{Instances: 1, Batches: 1})
+	if all, err := c.Batches(ctx); err != nil || len(all) != 1 || all[0].ID != running.ID {
+		t.Fatalf("the batches after the second sweep: %+v, %v; want c-3's alone, running", all, err)
+	}
 }

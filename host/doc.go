@@ -94,9 +94,9 @@
 // its execution may take (ErrTooManyEvents), rather than accept what would
 // be dropped. StartWithEvent is signal with start: it starts an instance
 // with an event raised at it in one store transaction, or only raises the
-// event at the instance there. With Options.Retention, Run sweeps (Sweep) what finished, and
-// the executions that continued as new, that long ago, and the records of
-// the audit log (AppendAudit) older than that. A change asked through the
+// event at the instance there. With Options.Retention, Run sweeps (Sweep) what finished, the
+// executions that continued as new and the batches that ended, that long
+// ago, and the records of the audit log (AppendAudit) older than that. A change asked through the
 // API names its token on the event it makes (engine.Event.By). The operations
 // that are not turns (these but Query, and those below) are carried out
 // by package host/internal/ops (operations.go).

@@ -134,8 +134,9 @@ func (h *Host) RemoveModule(ctx context.Context, hash string) error {
 // Sweep applies Options.Retention once, at the host's clock: it purges the
 // instances that finished more than Retention ago and deletes the history
 // of the executions that continued as new more than Retention ago (their
-// instances go on), and the records of the audit log older than Retention
-// (AppendAudit). Run calls it every SweepInterval; with no Retention it
+// instances go on), the batches that ended (completed or stopped) more
+// than Retention ago, with their items, and the records of the audit log
+// older than Retention (AppendAudit). Run calls it every SweepInterval; with no Retention it
 // does nothing. It deletes a batch at a time, so it may return an error
 // after it deleted some.
 func (h *Host) Sweep(ctx context.Context) (Swept, error) {

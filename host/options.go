@@ -171,9 +171,11 @@ type Options struct {
 	PoisonAfter int
 	// Retention is how long the host keeps what has ended: an instance
 	// that finished (Completed, Failed, Canceled, Terminated) is purged
-	// Retention after it finished, and the history of an execution that
-	// continued as new is deleted Retention after it ended. Zero keeps
-	// everything.
+	// Retention after it finished, the history of an execution that
+	// continued as new is deleted Retention after it ended, a batch
+	// (StartBatch) that completed or was stopped Retention after it
+	// ended, and a record of the audit log Retention after it was made.
+	// Zero keeps everything.
 	Retention time.Duration
 	// SweepInterval is how often the host applies Retention. Zero means a
 	// tenth of Retention, between a minute and an hour.

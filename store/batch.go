@@ -126,4 +126,10 @@ type Batches interface {
 	// instances. It returns ErrNotFound, or ErrFinished when the batch is
 	// no longer running.
 	StopBatch(ctx context.Context, id int64, now time.Time) error
+	// DeleteBatches deletes up to max (max ≥ 1) of the batches that
+	// ended (completed or stopped) before before, oldest first, each with
+	// its items, and returns how many; a running batch stays, however
+	// old. The host's retention sweep calls it until fewer than max are
+	// deleted.
+	DeleteBatches(ctx context.Context, before time.Time, max int) (int, error)
 }

@@ -80,7 +80,7 @@ var serveCommand = &command{
 		fs.StringVar(&c.workerTokenFile, "worker-token-file", "", "also accept the token in `FILE` from workers outside the host: it may poll for, heartbeat, complete and fail tasks, and nothing more")
 		fs.StringVar(&c.tlsCert, "tls-cert", "", "serve https with the certificate (PEM) in `FILE`; needs --tls-key")
 		fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert, in `FILE`")
-		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new and the audit log's records D old, such as 720h, checking at start and then every --sweep-interval (default: keep everything)")
+		durationVar(fs, &c.retention, "retention", "0, the default, keeps everything", "purge instances `D` after they finish, and delete the history of executions D after they continued as new, batches D after they ended and the audit log's records D old, such as 720h, checking at start and then every --sweep-interval (default: keep everything)")
 		durationVar(fs, &c.sweepInterval, "sweep-interval", "0 for the default, a tenth of the retention, between a minute and an hour", "apply --retention every `D`, such as 10m (default a tenth of the retention, between a minute and an hour)")
 		fs.StringVar(&c.logFormat, "log-format", "text", "the logs' `FORMAT`: text or json")
 		fs.StringVar(&c.logLevel, "log-level", "info", "log at `LEVEL` and above: debug (every request), info, warn or error")

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/store"
@@ -122,5 +124,65 @@ func testBatches(f *fixture) {
 	f.must(err, "ListBatches")
 	if len(all) != 2 || all[0].ID != b2.ID || all[0].State != store.BatchStopped || all[0].Done+all[0].Skipped != 1 || string(all[0].Args) != "null" {
 		f.t.Fatalf("ListBatches: %+v; want the stopped one (one taken, args null), then the first", all)
+	}
+}
+
+// testDeleteBatches: DeleteBatches deletes the batches that ended
+// (completed or stopped) before its time, those that ended first first,
+// up to its max, each with its items; a running batch stays however old,
+// and so does one that ended since.
+func testDeleteBatches(f *fixture) {
+	f.population()
+	create := func() store.Batch {
+		f.t.Helper()
+		b, err := f.s.CreateBatch(f.ctx, store.Batch{Action: "cancel", Filter: "name=Order", By: "alice", CreatedAt: t0}, store.InstanceFilter{Name: orchestration})
+		f.must(err, "CreateBatch")
+		return b
+	}
+	// stopped ends at t0+1m, completed at t0+2m, later at t0+1h; running,
+	// as old as they, never.
+	running, stopped, completed, later := create(), create(), create(), create()
+	f.must(f.s.StopBatch(f.ctx, stopped.ID, t0.Add(time.Minute)), "StopBatch")
+	claimed, err := f.s.ClaimBatches(f.ctx, "h1", t0, lease)
+	f.must(err, "ClaimBatches")
+	if len(claimed) != 3 {
+		f.t.Fatalf("ClaimBatches: %d batches; want the 3 running", len(claimed))
+	}
+	f.must(f.s.StepBatch(f.ctx, store.BatchStep{ID: completed.ID, Owner: "h1", Now: t0.Add(2 * time.Minute)}), "StepBatch: the end")
+	f.must(f.s.StopBatch(f.ctx, later.ID, t0.Add(time.Hour)), "StopBatch")
+	kept := func(want ...store.Batch) {
+		f.t.Helper()
+		for _, b := range []store.Batch{running, stopped, completed, later} {
+			wantKept := slices.ContainsFunc(want, func(w store.Batch) bool { return w.ID == b.ID })
+			_, err := f.s.GetBatch(f.ctx, b.ID)
+			its, itemsErr := f.s.BatchItems(f.ctx, b.ID, "", 10, false)
+			f.must(itemsErr, "BatchItems")
+			switch {
+			case wantKept && (err != nil || int64(len(its)) != b.Matched):
+				f.t.Fatalf("batch %d: %v, %d items; want it kept with its %d", b.ID, err, len(its), b.Matched)
+			case !wantKept && (!errors.Is(err, store.ErrNotFound) || len(its) != 0):
+				f.t.Fatalf("batch %d: %v, %d items; want it deleted with its items", b.ID, err, len(its))
+			}
+		}
+	}
+	deleted := func(before time.Time, max, want int) {
+		f.t.Helper()
+		n, err := f.s.DeleteBatches(f.ctx, before, max)
+		f.must(err, "DeleteBatches")
+		if n != want {
+			f.t.Fatalf("DeleteBatches(%s, %d): %d deleted; want %d", before.Sub(t0), max, n, want)
+		}
+	}
+	deleted(t0.Add(time.Minute), 10, 0)
+	kept(running, stopped, completed, later)
+	deleted(t0.Add(30*time.Minute), 1, 1)
+	kept(running, completed, later)
+	deleted(t0.Add(30*time.Minute), 10, 1)
+	kept(running, later)
+	deleted(t0.Add(30*time.Minute), 10, 0)
+	deleted(t0.Add(48*time.Hour), 10, 1)
+	kept(running)
+	if _, err := f.s.DeleteBatches(f.ctx, t0.Add(48*time.Hour), 0); err == nil {
+		f.t.Fatal("DeleteBatches of at most 0 batches: no error")
 	}
 }

@@ -94,6 +94,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Schedules", testSchedules},
 		{"Audit", testAudit},
 		{"Batches", testBatches},
+		{"DeleteBatches", testDeleteBatches},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.test(newFixture(t, open)) })

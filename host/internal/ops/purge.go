@@ -12,7 +12,7 @@ import (
 	"github.com/durabox/durabox/store"
 )
 
-// purgeBatch is how many instances or executions one store write deletes,
+// purgeBatch is how many instances, executions or batches one store write deletes,
 // so that a large purge does not hold up the turns that share the writer.
 const purgeBatch = 256
 

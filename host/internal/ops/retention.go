@@ -16,6 +16,9 @@ type Swept struct {
 	// Executions counts the histories of executions that continued as new
 	// deleted.
 	Executions int
+	// Batches counts the batches that had ended deleted, with their
+	// items.
+	Batches int
 	// AuditRecords counts the records of the audit log deleted.
 	AuditRecords int64
 }
@@ -33,23 +36,34 @@ func (o *Ops) Sweep(ctx context.Context) (Swept, error) {
 	if err != nil {
 		return swept, fmt.Errorf("host: sweep: %w", err)
 	}
-	for {
-		n, err := o.st.DeleteExecutions(ctx, before, purgeBatch)
-		swept.Executions += n
-		if err != nil {
-			return swept, fmt.Errorf("host: sweep: %w", err)
-		}
-		if n < purgeBatch {
-			break
-		}
+	if swept.Executions, err = deleteAll(ctx, before, o.st.DeleteExecutions); err != nil {
+		return swept, fmt.Errorf("host: sweep: %w", err)
+	}
+	if swept.Batches, err = deleteAll(ctx, before, o.st.DeleteBatches); err != nil {
+		return swept, fmt.Errorf("host: sweep: %w", err)
 	}
 	if swept.AuditRecords, err = o.st.DeleteAudit(ctx, before); err != nil {
 		return swept, fmt.Errorf("host: sweep: %w", err)
 	}
 	if swept != (Swept{}) {
-		o.opts.Logger.Info("retention applied", "retention", o.opts.Retention, "instances", swept.Instances, "executions", swept.Executions, "auditRecords", swept.AuditRecords)
+		o.opts.Logger.Info("retention applied", "retention", o.opts.Retention, "instances", swept.Instances, "executions", swept.Executions,
+			"batches", swept.Batches, "auditRecords", swept.AuditRecords)
 	}
 	return swept, nil
+}
+
+// deleteAll calls del, a store's deletion of up to max things older than
+// before, purgeBatch at a time until it deletes fewer, and returns how
+// many it deleted in all.
+func deleteAll(ctx context.Context, before time.Time, del func(ctx context.Context, before time.Time, max int) (int, error)) (int, error) {
+	all := 0
+	for {
+		n, err := del(ctx, before, purgeBatch)
+		all += n
+		if err != nil || n < purgeBatch {
+			return all, err
+		}
+	}
 }
 
 // Sweeps runs Sweep every SweepInterval until ctx is done (host.Run runs

@@ -232,3 +232,35 @@ func (s *Store) StopBatch(ctx context.Context, id int64, now time.Time) error {
 	}
 	return nil
 }
+
+// DeleteBatches deletes up to max of the batches that ended before
+// before, those that ended first first, each with its items, in one
+// transaction, and returns how many (store.Batches). Batches another
+// host is deleting at once are skipped (Dialect.SkipLocked).
+func (s *Store) DeleteBatches(ctx context.Context, before time.Time, max int) (int, error) {
+	if err := CheckMax(max); err != nil {
+		return 0, s.errorf("delete batches: %w", err)
+	}
+	var old []int64
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) (err error) {
+		// A batch's updated_at is when it ended, once it has: nothing
+		// changes it after.
+		rows, err := tx.DB.Query(ctx, s.d.Rebind(`SELECT id FROM batches WHERE state <> ? AND updated_at < ? ORDER BY updated_at, id LIMIT ?`+s.d.SkipLocked),
+			string(store.BatchRunning), Nanos(before), max)
+		if old, err = collect(rows, err, scanOne[int64]); err != nil {
+			return err
+		}
+		for _, id := range old {
+			for _, statement := range []string{`DELETE FROM batch_items WHERE batch_id = ?`, `DELETE FROM batches WHERE id = ?`} {
+				if _, err := tx.exec(ctx, statement, id); err != nil {
+					return fmt.Errorf("batch %d: %w", id, err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, s.errorf("delete batches: %w", err)
+	}
+	return len(old), nil
+}
