@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -66,6 +67,17 @@ func batchUntil(t *testing.T, c *client.Client, id int64, what string, done func
 		return err == nil && done(b), err
 	})
 	return b
+}
+
+// completeBatch starts a batch of req on f and returns it once it
+// completed.
+func completeBatch(t *testing.T, c *client.Client, f client.BatchFilter, req api.BatchRequest) api.Batch {
+	t.Helper()
+	b, err := c.StartBatch(context.Background(), f, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return batchUntil(t, c, b.ID, "the batch completes", func(b api.Batch) bool { return b.State == string(store.BatchCompleted) })
 }
 
 // byKind returns the events of kind in history.
@@ -137,21 +149,9 @@ func TestBatchCancelByFilter(t *testing.T) {
 			t.Fatalf("%s, which the filter does not select, is %s (%v); want it running, untouched", id, inst.Status, err)
 		}
 	}
-	page, err := c.Audit(ctx, client.AuditRequest{Action: "batch"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range page.Records {
-		got = append(got, strings.Join([]string{r.Token, r.Target, r.Outcome, r.Detail}, " | "))
-	}
-	want := []string{
+	batchAudit(t, c,
 		"alice | 1 | ok | cancel of 2 instances matching where=customer+%3D+%22c-42%22",
-		"alice |  | ok | dry run: cancel would take 2 instances matching where=customer+%3D+%22c-42%22",
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("the audit log's batches:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+		"alice |  | ok | dry run: cancel would take 2 instances matching where=customer+%3D+%22c-42%22")
 	if _, err := c.StopBatch(ctx, b.ID); !isStatus(err, 409) {
 		t.Fatalf("stopping a completed batch: %v; want 409", err)
 	}
@@ -186,6 +186,187 @@ func TestBatchCancelByFilter(t *testing.T) {
 	if all, _ := c.Batches(ctx); len(all) != 1 {
 		t.Fatalf("the bad requests left batches: %+v", all)
 	}
+}
+
+// batchAudit fails the test unless the audit log's records of batches
+// (action batch), newest first, are want, each as "token | target |
+// outcome | detail".
+func batchAudit(t *testing.T, c *client.Client, want ...string) {
+	t.Helper()
+	page, err := c.Audit(context.Background(), client.AuditRequest{Action: "batch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range page.Records {
+		got = append(got, strings.Join([]string{r.Token, r.Target, r.Outcome, r.Detail}, " | "))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the audit log's batches:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// dryRunNames runs a dry run of req on f and fails the test unless it
+// lists exactly ids, and changes nothing: no batch, and each instance of
+// the test (all) with the history it had.
+func dryRunNames(t *testing.T, h *testHost, c *client.Client, f client.BatchFilter, req api.BatchRequest, ids, all []string) {
+	t.Helper()
+	ctx := context.Background()
+	before := map[string][]engine.Event{}
+	for _, id := range all {
+		before[id] = h.history(t, id)
+	}
+	dry, err := c.DryRunBatch(ctx, f, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(dry.IDs)
+	if dry.Matched != len(ids) || !slices.Equal(dry.IDs, ids) || !dry.DryRun {
+		t.Fatalf("dry run: %+v; want %v", dry, ids)
+	}
+	if batches, err := c.Batches(ctx); err != nil || len(batches) != 0 {
+		t.Fatalf("after a dry run, the batches are %+v (%v); want none", batches, err)
+	}
+	for id, events := range before {
+		if got := h.history(t, id); !reflect.DeepEqual(got, events) {
+			t.Fatalf("the dry run changed %s: %v", id, shape(got))
+		}
+	}
+}
+
+// TestBatchReset: through the HTTP API with alice's token, a reset to
+// the last failure of the failed instances whose ids begin with f, onto
+// a module that does not crash, after a dry run that names them and
+// changes nothing: each goes on from before its failure, on that module,
+// with the reset by alice in its history, and finishes; a failed
+// instance the filter does not select, and a running one, are untouched.
+// A reset to the last failure of an instance with none skips it; a reset
+// to the start runs it again from its start.
+func TestBatchReset(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, host.Options{})
+	v1 := h.deploy(t, versionsPkg)
+	v2 := h.deploy(t, versionsPkg, "main.version=v2")
+	// v2 crashes on "crash" after the first go; v1 does not.
+	for _, id := range []string{"f1", "f2", "g1"} {
+		h.startFlow(t, id, `"crash"`)
+		h.atFirst(t, id)
+		h.goOn(t, id)
+		if inst := h.wait(t, id); inst.Status != engine.StatusFailed {
+			t.Fatalf("%s ended %s; want it failed", id, inst.Status)
+		}
+	}
+	h.startFlow(t, "f3", `"x"`)
+	h.atFirst(t, "f3")
+	c := batchClient(t, h.Host)
+	failed := client.BatchFilter{Filter: client.Filter{IDPrefix: "f", Statuses: []engine.Status{engine.StatusFailed}}}
+	req := api.BatchRequest{Action: api.BatchReset, ResetTo: api.ResetLastFailure, Module: v1.Hash[:12]}
+	dryRunNames(t, h, c, failed, req, []string{"f1", "f2"}, []string{"f1", "f2", "f3", "g1"})
+	untouched := map[string][]engine.Event{"g1": h.history(t, "g1"), "f3": h.history(t, "f3")}
+
+	b := completeBatch(t, c, failed, req)
+	if b.Matched != 2 || b.Done != 2 || b.Failed != 0 || b.Skipped != 0 || b.By != "alice" {
+		t.Fatalf("the batch at its end: %+v; want 2 matched, 2 done, by alice", b)
+	}
+	for _, id := range []string{"f1", "f2"} {
+		// 1 started, 2 waits, 3 go kept; the crash is not.
+		events := h.atSecond(t, id)
+		reset := byKind(events, engine.ExecutionReset)
+		if len(reset) != 1 || reset[0].ID != 4 || reset[0].By != "alice" || h.module(t, id) != v1.Hash {
+			t.Fatalf("%s after the batch: module %s, history %v, resets %+v; want a reset to event 3 by alice, on v1", id, h.module(t, id)[:12], shape(events), reset)
+		}
+		h.goOn(t, id)
+		h.finish(t, id, `"step a by v1, finished by v1"`)
+	}
+	for id, events := range untouched {
+		if got := h.history(t, id); !reflect.DeepEqual(got, events) || h.module(t, id) != v2.Hash {
+			t.Fatalf("%s, which the filter does not select, changed: %v on %s", id, shape(got), h.module(t, id)[:12])
+		}
+	}
+
+	// f3 runs and has failed in nothing: a reset to its last failure
+	// skips it, a reset to its start takes it back to its first event.
+	f3 := client.BatchFilter{Filter: client.Filter{IDPrefix: "f3"}}
+	none := completeBatch(t, c, f3, api.BatchRequest{Action: api.BatchReset, ResetTo: api.ResetLastFailure})
+	if none.Matched != 1 || none.Skipped != 1 || none.Done != 0 {
+		t.Fatalf("a reset to the last failure of an instance with none: %+v; want it skipped", none)
+	}
+	if got := h.history(t, "f3"); !reflect.DeepEqual(got, untouched["f3"]) {
+		t.Fatalf("the skipped reset changed f3: %v", shape(got))
+	}
+	start := completeBatch(t, c, f3, api.BatchRequest{Action: api.BatchReset, ResetTo: api.ResetStart})
+	if start.Done != 1 {
+		t.Fatalf("a reset to the start: %+v; want f3 done", start)
+	}
+	events := h.until(t, "f3", "the wait after the reset", func(events []engine.Event) bool {
+		return count(events, engine.ExecutionReset) == 1 && count(events, engine.ExternalSubscribed) == 1
+	})
+	if want := []string{"OrchestrationStarted(Flow)", "ExecutionReset", "ExternalSubscribed(go)"}; !slices.Equal(shape(events), want) || events[1].By != "alice" {
+		t.Fatalf("f3 after a reset to its start: %v, by %q; want %v, by alice", shape(events), events[1].By, want)
+	}
+	batchAudit(t, c,
+		"alice | 3 | ok | reset of 1 instances matching idPrefix=f3",
+		"alice | 2 | ok | reset of 1 instances matching idPrefix=f3",
+		"alice | 1 | ok | reset of 2 instances matching idPrefix=f&status=Failed",
+		"alice |  | ok | dry run: reset would take 2 instances matching idPrefix=f&status=Failed")
+}
+
+// TestBatchUpgrade: through the HTTP API with alice's token, an upgrade
+// to v2 of the instances whose ids begin with u-, after a dry run that
+// names them and changes nothing: those whose history v2 replays (at
+// their first wait) move, with the move by alice in their history, and
+// finish on v2; the one past the point where v2 differs is counted
+// failed, with the divergence, and stays on v1 as it was; the one on v2
+// already is skipped; an instance the filter does not select is
+// untouched.
+func TestBatchUpgrade(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, host.Options{})
+	v1 := h.deploy(t, versionsPkg)
+	for _, id := range []string{"u-w1", "u-w2", "o-w1"} {
+		h.startFlow(t, id, `"x"`)
+		h.atFirst(t, id)
+	}
+	h.startFlow(t, "u-p1", `"x"`)
+	h.passFirst(t, "u-p1")
+	v2 := h.deploy(t, versionsPkg, "main.version=v2")
+	h.startFlow(t, "u-v2", `"x"`)
+	h.atFirst(t, "u-v2")
+	c := batchClient(t, h.Host)
+	f := client.BatchFilter{Filter: client.Filter{IDPrefix: "u-"}}
+	req := api.BatchRequest{Action: api.BatchUpgrade, Module: v2.Hash[:12]}
+	dryRunNames(t, h, c, f, req, []string{"u-p1", "u-v2", "u-w1", "u-w2"}, []string{"u-p1", "u-v2", "u-w1", "u-w2", "o-w1"})
+	untouched := map[string][]engine.Event{"u-p1": h.history(t, "u-p1"), "o-w1": h.history(t, "o-w1")}
+
+	b := completeBatch(t, c, f, req)
+	if b.Matched != 4 || b.Done != 2 || b.Failed != 1 || b.Skipped != 1 || b.By != "alice" {
+		t.Fatalf("the batch at its end: %+v; want 4 matched, 2 done, 1 failed, 1 skipped, by alice", b)
+	}
+	const divergence = `does not replay its history: nondeterminism at event 4: history has ActivityScheduled("Step", "a"), the orchestration emitted ScheduleActivity("Step", "b")`
+	if len(b.Failures) != 1 || b.Failures[0].InstanceID != "u-p1" || !strings.Contains(b.Failures[0].Error, divergence) || b.LastError != b.Failures[0].Error {
+		t.Fatalf("the batch's failures: %+v, last error %q; want u-p1's, saying it %s", b.Failures, b.LastError, divergence)
+	}
+	for _, id := range []string{"u-w1", "u-w2"} {
+		events := h.history(t, id)
+		last := events[len(events)-1]
+		if h.module(t, id) != v2.Hash || last.Kind != engine.ModuleChanged || last.FromModule != v1.Hash || last.Module != v2.Hash || last.By != "alice" {
+			t.Fatalf("%s after the batch: module %s, history %v ending %+v; want it moved to v2 by alice", id, h.module(t, id)[:12], shape(events), last)
+		}
+		h.passFirst(t, id)
+		h.goOn(t, id)
+		h.finish(t, id, `"step b by v2, finished by v2"`)
+	}
+	for id, events := range untouched {
+		if got := h.history(t, id); !reflect.DeepEqual(got, events) || h.module(t, id) != v1.Hash {
+			t.Fatalf("%s changed: %v on %s; want it as it was, on v1", id, shape(got), h.module(t, id)[:12])
+		}
+	}
+	if moved := byKind(h.history(t, "u-v2"), engine.ModuleChanged); len(moved) != 0 {
+		t.Fatalf("u-v2, on v2 already, was moved: %+v", moved)
+	}
+	batchAudit(t, c,
+		"alice | 1 | ok | upgrade of 4 instances matching idPrefix=u-",
+		"alice |  | ok | dry run: upgrade would take 4 instances matching idPrefix=u-")
 }
 
 // isStatus reports whether err is the client's error for an answer of
