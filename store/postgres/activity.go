@@ -41,7 +41,7 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 		return nil, fmt.Errorf("postgres: %s: max is %d; it must be at least 1", what, max)
 	}
 	var ws []*store.ActivityWork
-	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+	err := s.writeUnsynced(ctx, func(tx *pipeTx) error {
 		token := sqlstore.NewToken()
 		rows, err := tx.Query(ctx, `
 			UPDATE activity_tasks SET `+leaseColumns+`
@@ -116,7 +116,7 @@ func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time
 // store.ErrLeaseLost if w's lease no longer holds the task. Like a lease,
 // it does not wait for the WAL flush.
 func (s *Store) Heartbeat(ctx context.Context, w *store.ActivityWork, details json.RawMessage, now time.Time, lease time.Duration) error {
-	return s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+	return s.writeUnsynced(ctx, func(tx *pipeTx) error {
 		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET locked_until = greatest(locked_until, $1), heartbeat = coalesce($4, heartbeat) WHERE id = $2 AND lock_token = $3`,
 			sqlstore.Nanos(now.Add(lease)), w.ID, w.LockToken, []byte(details))
 		if err != nil {
@@ -169,7 +169,7 @@ func (s *Store) ActivityTasks(ctx context.Context, instanceID string, now time.T
 // wrapping store.ErrLeaseLost if w's lease no longer holds the task. Like a
 // lease, it does not wait for the WAL flush.
 func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
-	return s.writeAnnouncing(ctx, taskAnnounce(w), func(tx pgx.Tx) error {
+	return s.writeAnnouncing(ctx, taskAnnounce(w), func(tx *pipeTx) error {
 		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = $1, visible_at = $2, attempt = 0, pending_token = NULL,
 			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
 			sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), w.ID, w.LockToken)
@@ -188,7 +188,7 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 // store.ErrLeaseLost if w's lease no longer holds the task. Like a lease,
 // it does not wait for the WAL flush.
 func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secret string, until time.Time) error {
-	return s.writeAnnouncing(ctx, taskAnnounce(w), func(tx pgx.Tx) error {
+	return s.writeAnnouncing(ctx, taskAnnounce(w), func(tx *pipeTx) error {
 		tag, err := tx.Exec(ctx, `UPDATE activity_tasks SET pending_token = $1, visible_at = $2, attempt = 0,
 			lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $3 AND lock_token = $4`,
 			secret, sqlstore.Nanos(until), w.ID, w.LockToken)
@@ -206,7 +206,7 @@ func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secr
 // enqueues its result for its instance at now, visible at once,
 // atomically. Like a result, it does not wait for the WAL flush.
 func (s *Store) CompleteFromOutside(ctx context.Context, id int64, secret string, result engine.Event, now time.Time) error {
-	return s.writeAnnouncing(ctx, announceTurns, func(tx pgx.Tx) error {
+	return s.writeAnnouncing(ctx, announceTurns, func(tx *pipeTx) error {
 		var instanceID string
 		var execution int64
 		err := tx.QueryRow(ctx, dialect.Rebind(sqlstore.TakeAwaited), id, secret, sqlstore.Nanos(now)).Scan(&instanceID, &execution, &result.ScheduleID)
@@ -243,31 +243,33 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 	if err != nil {
 		return fmt.Errorf("postgres: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
 	}
-	return s.writeAnnouncing(ctx, announceTurns, func(tx pgx.Tx) error { return completeIn(ctx, tx, w, result, payload, now) })
+	return s.writeAnnouncing(ctx, announceTurns, func(tx *pipeTx) error { return completeIn(ctx, tx, w, result, payload, now) })
 }
 
 // completeIn removes the leased task w and enqueues its result (payload,
 // result encoded) for the execution that scheduled it, in tx.
-func completeIn(ctx context.Context, tx pgx.Tx, w *store.ActivityWork, result engine.Event, payload []byte, now time.Time) error {
-	var instanceID string
-	var execution, schedule int64
-	err := tx.QueryRow(ctx, `DELETE FROM activity_tasks WHERE id = $1 AND lock_token = $2 RETURNING instance_id, execution_id, schedule_id`, w.ID, w.LockToken).
-		Scan(&instanceID, &execution, &schedule)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("postgres: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
-	}
+func completeIn(ctx context.Context, tx *pipeTx, w *store.ActivityWork, result engine.Event, payload []byte, now time.Time) error {
+	// The task's row is checked once it is deleted, before the commit
+	// (SendCheck); what the message's insert does is undone if it fails.
+	err := tx.SendCheck(func(rows pgx.Rows) error {
+		schedule, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("postgres: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
+		}
+		if result.ScheduleID != schedule {
+			return fmt.Errorf("postgres: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, schedule)
+		}
+		return nil
+	}, `DELETE FROM activity_tasks WHERE id = $1 AND lock_token = $2 RETURNING schedule_id`, w.ID, w.LockToken)
 	if err != nil {
-		return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
+		return err
 	}
-	if result.ScheduleID != schedule {
-		return fmt.Errorf("postgres: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, schedule)
-	}
-	// The result goes to the execution that scheduled the task: if that
-	// one has ended, to nobody.
-	if _, err := tx.Exec(ctx, `INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at)
+	// The result goes to the execution that scheduled the task (the
+	// task's, which w names): if that one has ended, to nobody.
+	return tx.Send(`INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at)
 		SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5 AND execution_id = $6`,
-		string(result.Kind), payload, sqlstore.VisibleNow, sqlstore.Nanos(now), instanceID, execution); err != nil {
-		return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)
-	}
-	return nil
+		string(result.Kind), payload, sqlstore.VisibleNow, sqlstore.Nanos(now), w.InstanceID, w.ExecutionID)
 }

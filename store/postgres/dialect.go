@@ -74,6 +74,16 @@ func (d sqlDB) Exec(ctx context.Context, query string, args ...any) (int64, erro
 	return tag.RowsAffected(), err
 }
 
+// Send queues the statement in a write transaction (pipeTx.Send), and
+// runs it at once elsewhere.
+func (d sqlDB) Send(ctx context.Context, query string, args ...any) error {
+	if tx, ok := d.q.(*pipeTx); ok {
+		return tx.Send(query, args...)
+	}
+	_, err := d.q.Exec(ctx, query, args...)
+	return err
+}
+
 func (d sqlDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return d.q.QueryRow(ctx, query, args...)
 }
@@ -89,9 +99,9 @@ func (d sqlDB) Query(ctx context.Context, query string, args ...any) (sqlstore.Q
 // shared returns the operations written once, on this store's reads and
 // writes.
 func (s *Store) shared() sqlStore {
-	writer := func(write func(ctx context.Context, fn func(tx pgx.Tx) error) error) sqlstore.WriteFunc {
+	writer := func(write func(ctx context.Context, fn func(tx *pipeTx) error) error) sqlstore.WriteFunc {
 		return func(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Tx) error) error {
-			return write(ctx, func(tx pgx.Tx) error { return fn(ctx, newWriteTx(tx).Tx) })
+			return write(ctx, func(tx *pipeTx) error { return fn(ctx, newWriteTx(tx).Tx) })
 		}
 	}
 	return sqlstore.New(dialect, sqlstore.Access{

@@ -30,6 +30,13 @@
 // for all of a fetch's candidates (lockBatch), and their messages one
 // round trip.
 //
+// A write transaction sends its statements in batches (pipeTx,
+// pipeline.go): its BEGIN, and each statement whose answer nothing reads
+// (an insert of history or messages, the instance's row at a turn's end),
+// wait and go with the next statement whose answer is read, or with the
+// COMMIT. A step of a sequence is three round trips in its transaction.
+// An error of a statement that waited fails the whole transaction.
+//
 // Module bytes live in the database (PutModule), so any host can run any
 // instance; each host compiles and caches modules on its own.
 //

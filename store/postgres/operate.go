@@ -16,7 +16,7 @@ import (
 // to m.To and appends m.Event to its history, in one transaction, if the
 // instance is as m expects and no turn holds it.
 func (s *Store) MoveInstance(ctx context.Context, m store.Move) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.MoveInstance(ctx, newWriteTx(tx), m) }); err != nil {
+	if err := s.write(ctx, func(tx *pipeTx) error { return sqlstore.MoveInstance(ctx, newWriteTx(tx), m) }); err != nil {
 		return fmt.Errorf("postgres: move instance %q to module %s: %w", m.InstanceID, m.To, err)
 	}
 	return nil
@@ -41,7 +41,7 @@ func (t writeTx) Current(ctx context.Context, id string) (sqlstore.Current, erro
 // history, in one transaction, if the instance is as r expects and no turn
 // holds it.
 func (s *Store) ResetInstance(ctx context.Context, r store.Reset) error {
-	if err := s.write(ctx, func(tx pgx.Tx) error { return sqlstore.ResetInstance(ctx, newWriteTx(tx), r) }); err != nil {
+	if err := s.write(ctx, func(tx *pipeTx) error { return sqlstore.ResetInstance(ctx, newWriteTx(tx), r) }); err != nil {
 		return fmt.Errorf("postgres: reset instance %q: %w", r.InstanceID, err)
 	}
 	return nil

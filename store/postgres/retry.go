@@ -61,20 +61,26 @@ func (s *Store) retry(ctx context.Context, tx func() error) error {
 	}
 }
 
-// inTx runs fn in a transaction and commits it. An error from the commit
-// itself that leaves its outcome unknown wraps errCommitUnknown.
-func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+// inTx runs fn in a transaction and commits it, once the statements whose
+// answers may refuse it have answered (pipeTx.Check). An error from the
+// commit itself that leaves its outcome unknown wraps errCommitUnknown.
+func (s *Store) inTx(ctx context.Context, fn func(tx *pipeTx) error) error {
+	tx, err := begin(ctx, s.pool)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	if err == nil {
+		err = tx.Check(ctx)
+	}
+	if err != nil {
 		return errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
 	}
 	if err := tx.Commit(ctx); err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) || pgconn.SafeToRetry(err) {
-			return err // the server refused it: nothing applied
+		var unsent pgx.ErrPreprocessingBatch
+		if errors.As(err, &pgErr) || pgconn.SafeToRetry(err) || errors.As(err, &unsent) {
+			return err // the server refused it, or it was not sent: nothing applied
 		}
 		return fmt.Errorf("%w: %w", errCommitUnknown, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/durabox/durabox/store"
@@ -99,8 +98,8 @@ func redact(raw string) string {
 // run more than once: when the server ends the transaction for a
 // serialization failure or a deadlock, or the connection drops before the
 // commit was sent, it runs again on a fresh transaction.
-func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return s.commit(ctx, func(tx pgx.Tx) (bool, error) { return false, fn(tx) })
+func (s *Store) write(ctx context.Context, fn func(tx *pipeTx) error) error {
+	return s.commit(ctx, func(tx *pipeTx) (bool, error) { return false, fn(tx) })
 }
 
 // writeUnsynced is write for a lease, an activity result or an audit
@@ -111,8 +110,8 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // again, which at-least-once allows; an audit record is written after its
 // change was answered). The WAL is sequential, so the next
 // synced commit flushes it with its own.
-func (s *Store) writeUnsynced(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return s.commit(ctx, func(tx pgx.Tx) (bool, error) {
+func (s *Store) writeUnsynced(ctx context.Context, fn func(tx *pipeTx) error) error {
+	return s.commit(ctx, func(tx *pipeTx) (bool, error) {
 		if err := unsynced(ctx, tx); err != nil {
 			return true, err
 		}
@@ -122,7 +121,7 @@ func (s *Store) writeUnsynced(ctx context.Context, fn func(tx pgx.Tx) error) err
 
 // writeAnnouncing is writeUnsynced that announces kind once it has
 // committed (watch.go).
-func (s *Store) writeAnnouncing(ctx context.Context, kind string, fn func(tx pgx.Tx) error) error {
+func (s *Store) writeAnnouncing(ctx context.Context, kind string, fn func(tx *pipeTx) error) error {
 	if err := s.writeUnsynced(ctx, fn); err != nil {
 		return err
 	}
@@ -132,14 +131,14 @@ func (s *Store) writeAnnouncing(ctx context.Context, kind string, fn func(tx pgx
 
 // commit runs fn in a transaction and commits it, as write says, and
 // tells OnCommit whether fn made it commit unsynced (unsynced).
-func (s *Store) commit(ctx context.Context, fn func(tx pgx.Tx) (unsynced bool, err error)) error {
+func (s *Store) commit(ctx context.Context, fn func(tx *pipeTx) (unsynced bool, err error)) error {
 	if s.closed.Load() {
 		return errClosed
 	}
 	began := time.Now()
 	unsynced := false
 	err := s.retry(ctx, func() error {
-		return s.inTx(ctx, func(tx pgx.Tx) (err error) {
+		return s.inTx(ctx, func(tx *pipeTx) (err error) {
 			unsynced, err = fn(tx)
 			return err
 		})

@@ -26,8 +26,15 @@ func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
 	return err
 }
 
-// Locked locks the instance's row (FOR UPDATE) for the rest of the turn.
+// Locked locks the instance's row (FOR UPDATE) for the rest of the turn,
+// unless the transaction has locked it already (writeTx.locked).
 func (t writeTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error) {
+	if t.locked != nil {
+		if t.parent != nil {
+			*t.parent = t.locked.Parent != nil
+		}
+		return *t.locked, nil
+	}
 	var l sqlstore.Locked
 	err := t.tx.QueryRow(ctx, `
 		SELECT lock_token, execution_id, last_event_id, module_hash, parent_id, parent_schedule_id
@@ -45,7 +52,7 @@ func (t writeTx) Locked(ctx context.Context, id string) (sqlstore.Locked, error)
 func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent string, schedule *int64) error {
 	// A child is work of its parent, which has begun. A savepoint keeps
 	// the turn's transaction when the insert fails.
-	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error { return newWriteTx(sp).Tx.InsertChild(ctx, n, parent, schedule) })
+	return t.tx.savepoint(ctx, func(sp *pipeTx) error { return newWriteTx(sp).Tx.InsertChild(ctx, n, parent, schedule) })
 }
 
 // consumeQuery deletes the messages $2 of instance $1, each looked up by
@@ -53,10 +60,7 @@ func (t writeTx) InsertChild(ctx context.Context, n store.NewInstance, parent st
 const consumeQuery = `DELETE FROM messages WHERE instance_id = $1 AND id = ANY($2)`
 
 func (t writeTx) Consume(ctx context.Context, id string, messages []int64) error {
-	if _, err := t.tx.Exec(ctx, consumeQuery, id, messages); err != nil {
-		return fmt.Errorf("consume messages: %w", err)
-	}
-	return nil
+	return t.tx.Send(consumeQuery, id, messages)
 }
 
 // AppendHistory appends events to an execution's history, in one round
@@ -75,52 +79,64 @@ func (t writeTx) AppendHistory(ctx context.Context, id string, execution int64, 
 		}
 		ids[i], kinds[i], payloads[i] = ev.ID, string(ev.Kind), payload
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO history (instance_id, execution_id, event_id, kind, payload)
+	return t.tx.Send(`INSERT INTO history (instance_id, execution_id, event_id, kind, payload)
 		SELECT $1, $2, e.id, e.kind, e.payload FROM unnest($3::bigint[], $4::text[], $5::bytea[]) AS e(id, kind, payload)`,
 		id, execution, ids, kinds, payloads)
-	if err != nil {
-		return fmt.Errorf("append history: %w", err)
-	}
-	return nil
 }
 
 // rankQuery is the rank of the next task instance $2 queues on queue $3 at
-// $1: the larger of the queue's first waiting task's and the one after the
+// $1 (rankOf).
+var rankQuery = `SELECT ` + rankOf("$1", "$2", "$3")
+
+// rankOf is the rank of the next task instance queues on queue at now:
+// the larger of the queue's first waiting task's and the one after the
 // instance's last task's there. Each is the first entry of an index walk
 // (TestQueuePlansWalkIndexes); the last task's is a walk backwards, where
 // max() let the planner read all the instance's tasks.
-const rankQuery = `SELECT greatest(
-	coalesce((SELECT fair_rank FROM activity_tasks WHERE queue = $3 AND locked_until <= $1 ORDER BY fair_rank, id LIMIT 1), 0),
-	coalesce((SELECT fair_rank + 1 FROM activity_tasks WHERE instance_id = $2 AND queue = $3 ORDER BY fair_rank DESC LIMIT 1), 0))`
+func rankOf(now, instance, queue string) string {
+	return `greatest(
+	coalesce((SELECT fair_rank FROM activity_tasks WHERE queue = ` + queue + ` AND locked_until <= ` + now + ` ORDER BY fair_rank, id LIMIT 1), 0),
+	coalesce((SELECT fair_rank + 1 FROM activity_tasks WHERE instance_id = ` + instance + ` AND queue = ` + queue + ` ORDER BY fair_rank DESC LIMIT 1), 0))`
+}
+
+// queueQuery queues the tasks of instance $1's execution $2 on module $3
+// at $4, one a row of the arrays $5 to $11, in one statement: the tasks on
+// a queue take the ranks that follow the one rankOf gives the queue, in
+// their order.
+var queueQuery = `
+	WITH t AS (
+		SELECT * FROM unnest($5::bigint[], $6::text[], $7::bytea[], $8::bigint[], $9::text[], $10::bigint[], $11::text[]) WITH ORDINALITY
+			AS t(schedule_id, name, input, timeout_ms, queue, heartbeat_timeout_ms, retry, n)),
+	first AS (
+		SELECT q.queue, ` + rankOf("$4", "$1", "q.queue") + ` AS rank FROM (SELECT DISTINCT queue FROM t) q)
+	INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
+		queue, heartbeat_timeout_ms, retry)
+	SELECT $1, $2, $3, t.schedule_id, t.name, t.input, $4, first.rank + row_number() OVER (PARTITION BY t.queue ORDER BY t.n) - 1, t.timeout_ms,
+		t.queue, t.heartbeat_timeout_ms, t.retry
+	FROM t JOIN first USING (queue) ORDER BY t.n`
 
 // QueueActivities queues the tasks in the fair order
 // store.Store.LockNextActivities describes, per task queue: the instance's
 // tasks on a queue take the ranks that follow both its own last one there
 // and the queue's first waiting task's, one each, and workers take tasks
 // by rank. (Two hosts that queue at once may give tasks the same rank; the
-// id orders them.)
+// id orders them.) It is one statement, whose answer nothing reads
+// (queueQuery).
 func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
 	if len(tasks) == 0 {
 		return nil
 	}
-	tx := t.tx
-	next := map[string]int64{} // by queue, the rank of the next task
-	for _, a := range tasks {
-		rank, ok := next[a.Queue]
-		if !ok {
-			if err := tx.QueryRow(ctx, rankQuery, sqlstore.Nanos(now), id, a.Queue).Scan(&rank); err != nil {
-				return fmt.Errorf("activities: their rank: %w", err)
-			}
+	n := len(tasks)
+	schedules, names, inputs := make([]int64, n), make([]string, n), make([][]byte, n)
+	timeouts, queues, heartbeats, retries := make([]int64, n), make([]string, n), make([]int64, n), make([]*string, n)
+	for i, a := range tasks {
+		schedules[i], names[i] = a.ScheduleID, a.Name
+		if len(a.Input) > 0 { // else NULL, as sqlstore.NullIfEmpty
+			inputs[i] = a.Input
 		}
-		next[a.Queue] = rank + 1
-		if _, err := tx.Exec(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
-				queue, heartbeat_timeout_ms, retry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank, a.Timeout.Milliseconds(),
-			a.Queue, a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)); err != nil {
-			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
-		}
+		timeouts[i], queues[i], heartbeats[i], retries[i] = a.Timeout.Milliseconds(), a.Queue, a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)
 	}
-	return nil
+	return t.tx.Send(queueQuery, id, execution, moduleHash, sqlstore.Nanos(now), schedules, names, inputs, timeouts, queues, heartbeats, retries)
 }
 
 // Handing a host the work it makes for itself (store.Handoff): each of
@@ -133,11 +149,11 @@ var _ store.Handoff = (*Store)(nil)
 // it for this host until n.Now+lease, in one transaction.
 func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease time.Duration) (*store.WorkItem, error) {
 	var item *store.WorkItem
-	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+	err := s.write(ctx, func(tx *pipeTx) (err error) {
 		if err := newWriteTx(tx).InsertInstance(ctx, n, nil, nil); err != nil {
 			return err
 		}
-		item, err = s.lockInstance(ctx, tx, n.ID, n.Now, lease)
+		item, _, err = s.lockInstance(ctx, tx, n.ID, n.Now, lease)
 		return err
 	})
 	if err != nil {
@@ -150,37 +166,43 @@ func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease tim
 // this host up to max of the tasks it queues on the host's own queue, in
 // one transaction.
 func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, error) {
-	var ws []*store.ActivityWork
-	var announce []string
-	err := s.write(ctx, func(tx pgx.Tx) (err error) {
-		ws, announce, err = s.commitLeasing(ctx, tx, c, lease, max)
-		return err
+	var done *committed
+	err := s.write(ctx, func(tx *pipeTx) error {
+		done = &committed{c: c}
+		return s.commitTurn(ctx, tx, done, lease, max)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: commit turn of %q: %w", c.InstanceID, err)
 	}
-	s.announce(announce...)
-	return ws, nil
+	s.announce(done.announces()...)
+	return done.leased, nil
 }
 
-// commitLeasing commits c in tx and leases up to max of its tasks on the
-// host's own queue; it returns them, and what to announce of the commit.
-func (s *Store) commitLeasing(ctx context.Context, tx pgx.Tx, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, []string, error) {
-	ws, parent, err := s.commitTurn(ctx, tx, c, lease, max)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ws, turnAnnounces(c, len(ws), parent), nil
+// committed is a turn's commit, and what it tells once its transaction
+// has committed.
+type committed struct {
+	c store.TurnCommit
+	// leased is the tasks the commit leased to this host, read with its
+	// COMMIT; parent is whether the instance has a parent.
+	leased []*store.ActivityWork
+	parent bool
+	// locked, when not nil, is the instance as its transaction locked it
+	// already (writeTx.Locked).
+	locked *sqlstore.Locked
 }
 
-// commitTurn commits c in tx and leases up to max of its tasks on the
-// host's own queue; it reports whether the instance has a parent.
-func (s *Store) commitTurn(ctx context.Context, tx pgx.Tx, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, bool, error) {
-	var parent bool
+// announces is what the commit announces (watch.go).
+func (d *committed) announces() []string { return turnAnnounces(d.c, len(d.leased), d.parent) }
+
+// commitTurn commits d.c in tx and leases up to max of its tasks on the
+// host's own queue: d tells them once tx has committed. The lease is sent
+// with the COMMIT, as nothing before it reads what it leases.
+func (s *Store) commitTurn(ctx context.Context, tx *pipeTx, d *committed, lease time.Duration, max int) error {
+	c := d.c
 	wt := newWriteTx(tx)
-	wt.parent = &parent
+	wt.parent, wt.locked = &d.parent, d.locked
 	if err := sqlstore.CommitTurn(ctx, wt, c); err != nil {
-		return nil, false, err
+		return err
 	}
 	var schedules []int64
 	for _, a := range c.Activities {
@@ -189,17 +211,17 @@ func (s *Store) commitTurn(ctx context.Context, tx pgx.Tx, c store.TurnCommit, l
 		}
 	}
 	if len(schedules) == 0 || c.ContinueAsNew != nil || c.Status.IsTerminal() {
-		return nil, parent, nil
+		return nil
 	}
-	rows, err := tx.Query(ctx, `UPDATE activity_tasks SET `+leaseColumns+`
+	return tx.SendRows(func(rows pgx.Rows) (err error) {
+		if d.leased, err = scanLeased(rows, nil); err != nil {
+			return fmt.Errorf("lease its activities: %w", err)
+		}
+		return nil
+	}, `UPDATE activity_tasks SET `+leaseColumns+`
 		WHERE instance_id = $5 AND execution_id = $6 AND schedule_id = ANY($7) AND queue = '' AND locked_until = 0
 		RETURNING `+leasedColumns,
 		sqlstore.NewToken(), s.opts.HostID, sqlstore.Nanos(c.Now.Add(lease)), sqlstore.Nanos(c.Now), c.InstanceID, c.ExecutionID, schedules)
-	ws, err := scanLeased(rows, err)
-	if err != nil {
-		return nil, false, fmt.Errorf("lease its activities: %w", err)
-	}
-	return ws, parent, nil
 }
 
 // CompleteAndTurn records the outcome of w and, when nobody holds its
@@ -207,14 +229,14 @@ func (s *Store) commitTurn(ctx context.Context, tx pgx.Tx, c store.TurnCommit, l
 // transaction: a synced one when the turn commits, otherwise one that
 // does not wait for the WAL flush, as CompleteActivity.
 func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time, lease time.Duration,
-	next func(*store.WorkItem) (*store.TurnCommit, int)) (turned bool, leased []*store.ActivityWork, err error) {
+	next func(*store.WorkItem) (*store.TurnCommit, int)) (bool, []*store.ActivityWork, error) {
 	payload, err := json.Marshal(result)
 	if err != nil {
 		return false, nil, fmt.Errorf("postgres: complete activity %d: encode %s: %w", w.ID, result.Kind, err)
 	}
-	var announce []string
-	err = s.commit(ctx, func(tx pgx.Tx) (unsyncedCommit bool, err error) {
-		turned, leased, announce = false, nil, []string{announceTurns}
+	var done *committed
+	err = s.commit(ctx, func(tx *pipeTx) (unsyncedCommit bool, err error) {
+		done = nil
 		if err := completeIn(ctx, tx, w, result, payload, now); err != nil {
 			return false, err
 		}
@@ -229,31 +251,33 @@ func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, resu
 		case err != nil:
 			return false, err
 		}
-		item, err := s.lockInstance(ctx, tx, w.InstanceID, now, lease)
+		item, locked, err := s.lockInstance(ctx, tx, w.InstanceID, now, lease)
 		if err != nil {
 			return false, err
 		}
 		c, max := next(item)
 		if c == nil {
-			if _, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = attempt - 1 WHERE id = $1`, w.InstanceID); err != nil {
+			if err := tx.Send(`UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = attempt - 1 WHERE id = $1`, w.InstanceID); err != nil {
 				return false, err
 			}
 			return true, unsynced(ctx, tx)
 		}
-		leased, announce, err = s.commitLeasing(ctx, tx, *c, lease, max)
-		turned = err == nil
-		return false, err
+		done = &committed{c: *c, locked: locked}
+		return false, s.commitTurn(ctx, tx, done, lease, max)
 	})
 	if err != nil {
 		return false, nil, fmt.Errorf("postgres: complete activity %d and run its turn: %w", w.ID, err)
 	}
-	s.announce(announce...)
-	return turned, leased, nil
+	if done == nil {
+		s.announce(announceTurns)
+		return false, nil, nil
+	}
+	s.announce(done.announces()...)
+	return true, done.leased, nil
 }
 
 // unsynced makes tx commit without waiting for the WAL flush
 // (writeUnsynced).
-func unsynced(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO off`)
-	return err
+func unsynced(ctx context.Context, tx *pipeTx) error {
+	return tx.Send(`SET LOCAL synchronous_commit TO off`)
 }

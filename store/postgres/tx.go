@@ -1,10 +1,6 @@
 package postgres
 
-import (
-	"github.com/jackc/pgx/v5"
-
-	"github.com/durabox/durabox/store/internal/sqlstore"
-)
+import "github.com/durabox/durabox/store/internal/sqlstore"
 
 // writeTx is the PostgreSQL statements that the logic both SQL stores share
 // (store/internal/sqlstore) runs in a write transaction: it is a
@@ -12,13 +8,16 @@ import (
 // alike are sqlstore.Tx's; those here hold locks and leases in rows.
 type writeTx struct {
 	sqlstore.Tx
-	tx pgx.Tx
+	tx *pipeTx
 	// parent, when not nil, is set by Locked to whether the instance it
 	// locked has a parent (to announce its end: watch.go).
 	parent *bool
+	// locked, when not nil, is the instance this transaction has locked
+	// and read already, which Locked returns without asking again.
+	locked *sqlstore.Locked
 }
 
-func newWriteTx(tx pgx.Tx) writeTx {
+func newWriteTx(tx *pipeTx) writeTx {
 	return writeTx{Tx: sqlstore.Tx{DB: sqlDB{tx}, D: dialect}, tx: tx}
 }
 

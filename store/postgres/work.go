@@ -28,7 +28,7 @@ func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time
 		return nil, fmt.Errorf("postgres: lock next instances: max is %d; it must be at least 1", max)
 	}
 	var items []*store.WorkItem
-	err := s.writeUnsynced(ctx, func(tx pgx.Tx) (err error) {
+	err := s.writeUnsynced(ctx, func(tx *pipeTx) (err error) {
 		items, err = s.lockNextInstances(ctx, tx, now, lease, max, skip)
 		return err
 	})
@@ -38,7 +38,7 @@ func (s *Store) LockNextInstances(ctx context.Context, now time.Time, lease time
 	return items, nil
 }
 
-func (s *Store) lockNextInstances(ctx context.Context, tx pgx.Tx, now time.Time, lease time.Duration, max int, skip []string) ([]*store.WorkItem, error) {
+func (s *Store) lockNextInstances(ctx context.Context, tx *pipeTx, now time.Time, lease time.Duration, max int, skip []string) ([]*store.WorkItem, error) {
 	var items []*store.WorkItem
 	tried := map[string]bool{}
 	for len(items) < max {
@@ -81,7 +81,7 @@ var lockBatch = `
 // lockInstances locks those of ids that no one holds and have not
 // finished (lockBatch), and reads their visible messages, in two round
 // trips however many they are; it returns them in the order of ids.
-func (s *Store) lockInstances(ctx context.Context, tx pgx.Tx, ids []string, now time.Time, lease time.Duration) ([]*store.WorkItem, error) {
+func (s *Store) lockInstances(ctx context.Context, tx *pipeTx, ids []string, now time.Time, lease time.Duration) ([]*store.WorkItem, error) {
 	rows, err := tx.Query(ctx, lockBatch, sqlstore.NewToken(), s.opts.HostID, sqlstore.Nanos(now.Add(lease)), ids, sqlstore.Nanos(now))
 	if err != nil {
 		return nil, fmt.Errorf("lock instances: %w", err)
@@ -144,7 +144,7 @@ var (
 // nextInstances returns up to n unlocked instances with visible messages,
 // in the order of service, leaving out those already tried and those of
 // the modules skip names.
-func nextInstances(ctx context.Context, tx pgx.Tx, now time.Time, n int, tried map[string]bool, skip []string) ([]string, error) {
+func nextInstances(ctx context.Context, tx *pipeTx, now time.Time, n int, tried map[string]bool, skip []string) ([]string, error) {
 	triedIDs := make([]string, 0, len(tried))
 	for id := range tried {
 		triedIDs = append(triedIDs, id)
@@ -185,21 +185,32 @@ func array(ids []string) []string {
 	return ids
 }
 
-// lockInstance locks an instance and reads its work.
-func (s *Store) lockInstance(ctx context.Context, tx pgx.Tx, id string, now time.Time, lease time.Duration) (*store.WorkItem, error) {
+// lockInstance locks an instance and reads its work, in one round trip;
+// it returns too what a commit of its turn in tx would read of it
+// (writeTx.Locked).
+func (s *Store) lockInstance(ctx context.Context, tx *pipeTx, id string, now time.Time, lease time.Duration) (*store.WorkItem, *sqlstore.Locked, error) {
 	item := &store.WorkItem{LockToken: sqlstore.NewToken()}
-	var err error
-	item.Instance, err = sqlstore.ScanInstance(tx.QueryRow(ctx, `
+	var batch pgx.Batch
+	batch.Queue(`
 		UPDATE instances SET lock_token = $1, lock_owner = $2, locked_until = $3, attempt = attempt + 1 WHERE id = $4
-		RETURNING `+sqlstore.InstanceColumns+`, last_event_id, attempt`,
-		item.LockToken, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), id), &item.HistoryLen, &item.Attempt)
-	if err != nil {
-		return nil, fmt.Errorf("lock instance %q: %w", id, err)
+		RETURNING `+sqlstore.InstanceColumns+`, last_event_id, attempt, parent_schedule_id`,
+		item.LockToken, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), id)
+	batch.Queue(visibleQuery, id, sqlstore.Nanos(now))
+	results := tx.SendBatch(ctx, &batch)
+	defer results.Close()
+	l := &sqlstore.Locked{Token: &item.LockToken}
+	var err error
+	if item.Instance, err = sqlstore.ScanInstance(results.QueryRow(), &item.HistoryLen, &item.Attempt, &l.ParentSchedule); err != nil {
+		return nil, nil, fmt.Errorf("lock instance %q: %w", id, err)
 	}
-	if item.Messages, err = messagesOf(tx.Query(ctx, visibleQuery, id, sqlstore.Nanos(now))); err != nil {
-		return nil, fmt.Errorf("messages of %q: %w", id, err)
+	if item.Messages, err = messagesOf(results.Query()); err != nil {
+		return nil, nil, fmt.Errorf("messages of %q: %w", id, err)
 	}
-	return item, nil
+	l.Execution, l.LastEventID, l.ModuleHash = item.Instance.ExecutionID, item.HistoryLen, item.Instance.ModuleHash
+	if item.Instance.ParentID != "" {
+		l.Parent = &item.Instance.ParentID
+	}
+	return item, l, results.Close()
 }
 
 // visibleQuery reads the messages of instance $1 visible at $2, oldest
@@ -234,7 +245,7 @@ func (s *Store) HasWork(ctx context.Context, id string, now time.Time) (bool, er
 // AbandonInstance unlocks an instance without committing anything, if
 // lockToken still holds its lock; otherwise it does nothing.
 func (s *Store) AbandonInstance(ctx context.Context, id, lockToken string) error {
-	err := s.writeAnnouncing(ctx, announceTurns, func(tx pgx.Tx) error {
+	err := s.writeAnnouncing(ctx, announceTurns, func(tx *pipeTx) error {
 		_, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $1 AND lock_token = $2`, id, lockToken)
 		return err
 	})
@@ -271,7 +282,7 @@ func (s *Store) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bo
 // (Options.HostID) holds. Other hosts' leases stay: they may be running
 // the work.
 func (s *Store) ReleaseAllLeases(ctx context.Context) error {
-	err := s.writeUnsynced(ctx, func(tx pgx.Tx) error {
+	err := s.writeUnsynced(ctx, func(tx *pipeTx) error {
 		if _, err := tx.Exec(ctx, `UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE lock_owner = $1`, s.opts.HostID); err != nil {
 			return err
 		}

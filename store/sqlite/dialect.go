@@ -87,6 +87,12 @@ func (d sqlDB) Exec(ctx context.Context, query string, args ...any) (int64, erro
 	return res.RowsAffected()
 }
 
+// Send runs a statement at once: SQLite's statements make no round trips.
+func (d sqlDB) Send(ctx context.Context, query string, args ...any) error {
+	_, err := d.q.ExecContext(ctx, query, args...)
+	return err
+}
+
 func (d sqlDB) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return d.q.QueryRowContext(ctx, query, args...)
 }

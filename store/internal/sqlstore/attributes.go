@@ -13,11 +13,11 @@ import (
 // (TurnTx, ResetTx).
 func (t Tx) SetAttributes(ctx context.Context, id string, attrs []abi.Attribute) error {
 	for _, a := range attrs {
-		if _, err := t.exec(ctx, `DELETE FROM instance_attributes WHERE instance_id = ? AND name = ?`, id, a.Name); err != nil {
+		if err := t.send(ctx, `DELETE FROM instance_attributes WHERE instance_id = ? AND name = ?`, id, a.Name); err != nil {
 			return fmt.Errorf("search attribute %s: %w", a.Name, err)
 		}
 		for _, row := range attributeRows(a) {
-			if _, err := t.exec(ctx, `INSERT INTO instance_attributes (instance_id, name, type, str, num, ival) VALUES (?, ?, ?, ?, ?, ?)`,
+			if err := t.send(ctx, `INSERT INTO instance_attributes (instance_id, name, type, str, num, ival) VALUES (?, ?, ?, ?, ?, ?)`,
 				id, a.Name, string(a.Type), row.str, row.num, row.ival); err != nil {
 				return fmt.Errorf("search attribute %s: %w", a.Name, err)
 			}
@@ -28,8 +28,7 @@ func (t Tx) SetAttributes(ctx context.Context, id string, attrs []abi.Attribute)
 
 // ClearAttributes deletes every search attribute of an instance.
 func (t Tx) ClearAttributes(ctx context.Context, id string) error {
-	_, err := t.exec(ctx, `DELETE FROM instance_attributes WHERE instance_id = ?`, id)
-	return err
+	return t.send(ctx, `DELETE FROM instance_attributes WHERE instance_id = ?`, id)
 }
 
 // attributeRow is one row of instance_attributes: the columns the

@@ -46,7 +46,7 @@ func (s *Store) CreateBatch(ctx context.Context, b store.Batch, f store.Instance
 			SELECT `+id+`, id, '', '' FROM instances WHERE `+w.String(), w.Args...); err != nil {
 			return err
 		}
-		_, err = tx.exec(ctx, `UPDATE batches SET matched = ? WHERE id = ?`, b.Matched, b.ID)
+		err = tx.send(ctx, `UPDATE batches SET matched = ? WHERE id = ?`, b.Matched, b.ID)
 		return err
 	})
 	if err != nil {
@@ -141,7 +141,7 @@ func (s *Store) ClaimBatches(ctx context.Context, owner string, now time.Time, l
 	// A lease lost to a crash loses nothing: the runner's steps are
 	// durable, and another takes the batch when the lease ends.
 	err = s.a.WriteUnsynced(ctx, func(ctx context.Context, tx Tx) error {
-		if _, err := tx.exec(ctx, `UPDATE batches SET owner = ?, lease_until = ?
+		if err := tx.send(ctx, `UPDATE batches SET owner = ?, lease_until = ?
 			WHERE state = 'running' AND (owner = '' OR owner = ? OR lease_until < ?)`, owner, Nanos(now.Add(lease)), owner, Nanos(now)); err != nil {
 			return err
 		}
@@ -158,8 +158,7 @@ func (s *Store) ClaimBatches(ctx context.Context, owner string, now time.Time, l
 // ReleaseBatches ends owner's leases of batches.
 func (s *Store) ReleaseBatches(ctx context.Context, owner string) error {
 	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
-		_, err := tx.exec(ctx, `UPDATE batches SET owner = '', lease_until = 0 WHERE owner = ?`, owner)
-		return err
+		return tx.send(ctx, `UPDATE batches SET owner = '', lease_until = 0 WHERE owner = ?`, owner)
 	})
 	if err != nil {
 		return s.errorf("release batches: %w", err)
@@ -200,7 +199,7 @@ func (s *Store) StepBatch(ctx context.Context, st store.BatchStep) error {
 		if st.Instance == "" {
 			return nil
 		}
-		_, err = tx.exec(ctx, `UPDATE batch_items SET outcome = ?, detail = ? WHERE batch_id = ? AND instance_id = ?`,
+		err = tx.send(ctx, `UPDATE batch_items SET outcome = ?, detail = ? WHERE batch_id = ? AND instance_id = ?`,
 			string(st.Outcome), st.Detail, st.ID, st.Instance)
 		return err
 	})
@@ -223,7 +222,7 @@ func (s *Store) StopBatch(ctx context.Context, id int64, now time.Time) error {
 		case state != string(store.BatchRunning):
 			return fmt.Errorf("%w: batch %d is %s", store.ErrFinished, id, state)
 		}
-		_, err = tx.exec(ctx, `UPDATE batches SET state = ?, owner = '', lease_until = 0, updated_at = ? WHERE id = ?`,
+		err = tx.send(ctx, `UPDATE batches SET state = ?, owner = '', lease_until = 0, updated_at = ? WHERE id = ?`,
 			string(store.BatchStopped), Nanos(now), id)
 		return err
 	})

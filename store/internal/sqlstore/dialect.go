@@ -162,6 +162,12 @@ type QueryRows interface {
 type DB interface {
 	// Exec runs a statement and returns how many rows it changed.
 	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	// Send runs a statement whose answer the caller does not read. A
+	// store may send it later, with the next statement or the commit, in
+	// one round trip (PostgreSQL does; SQLite runs it at once): an error
+	// of it then fails the transaction, and it changes nothing unless the
+	// transaction commits.
+	Send(ctx context.Context, query string, args ...any) error
 	QueryRow(ctx context.Context, query string, args ...any) Row
 	Query(ctx context.Context, query string, args ...any) (QueryRows, error)
 }

@@ -119,7 +119,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 			return fmt.Errorf("schedule %q %w", name, store.ErrNotFound)
 		}
 		if err == nil {
-			_, err = tx.exec(ctx, `DELETE FROM schedule_runs WHERE schedule = ?`, name)
+			err = tx.send(ctx, `DELETE FROM schedule_runs WHERE schedule = ?`, name)
 		}
 		return err
 	})
@@ -173,11 +173,11 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.S
 			case store.RunSkipped:
 				skipped = 1
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO schedule_runs (schedule, slot, fired_at, outcome, instance_id, manual, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			if err := tx.send(ctx, `INSERT INTO schedule_runs (schedule, slot, fired_at, outcome, instance_id, manual, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 				f.Name, Nanos(run.Slot), Nanos(run.FiredAt), string(run.Outcome), run.InstanceID, run.Manual, run.Error); err != nil {
 				return err
 			}
-			if _, err := tx.exec(ctx, `DELETE FROM schedule_runs WHERE schedule = ? AND id <= (SELECT id FROM schedule_runs WHERE schedule = ?
+			if err := tx.send(ctx, `DELETE FROM schedule_runs WHERE schedule = ? AND id <= (SELECT id FROM schedule_runs WHERE schedule = ?
 				ORDER BY id DESC LIMIT 1 OFFSET `+strconv.Itoa(store.MaxScheduleRuns)+`)`, f.Name, f.Name); err != nil {
 				return err
 			}
@@ -190,7 +190,7 @@ func (s *Store) FireSchedule(ctx context.Context, f store.ScheduleFire) (store.S
 		if !f.Manual {
 			set, args = set+`, next_slot = ?, buffered = ?`, append(args, Nanos(f.NextSlot), orZero(f.NextBuffered))
 		}
-		_, err = tx.exec(ctx, `UPDATE schedules SET `+set+` WHERE name = ?`, append(args, f.Name)...)
+		err = tx.send(ctx, `UPDATE schedules SET `+set+` WHERE name = ?`, append(args, f.Name)...)
 		return err
 	})
 	if err != nil {

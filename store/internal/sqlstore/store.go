@@ -79,7 +79,7 @@ func collect[T any](rows QueryRows, err error, scan func(r Rows) (T, error)) ([]
 func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	r := EncodeModule(m, time.Now())
 	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
-		_, err := tx.exec(ctx, `
+		err := tx.send(ctx, `
 			INSERT INTO modules (hash, wasm, orchestrations, activities, env, deployed_at, seq)
 			VALUES (?, ?, ?, ?, ?, ?, `+s.d.NextModuleSeq+`)
 			ON CONFLICT (hash) DO UPDATE SET env = excluded.env, deployed_at = excluded.deployed_at, seq = excluded.seq`,
@@ -88,7 +88,7 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 			if err != nil {
 				break
 			}
-			_, err = tx.exec(ctx, `INSERT INTO orchestration_modules (name, hash) VALUES (?, ?)
+			err = tx.send(ctx, `INSERT INTO orchestration_modules (name, hash) VALUES (?, ?)
 				ON CONFLICT (name) DO UPDATE SET hash = excluded.hash`, name, m.Hash)
 		}
 		return err
@@ -558,7 +558,7 @@ func (s *Store) DeleteExecutions(ctx context.Context, before time.Time, max int)
 				`DELETE FROM history WHERE instance_id = ? AND execution_id = ?`,
 				`DELETE FROM continued_executions WHERE instance_id = ? AND execution_id = ?`,
 			} {
-				if _, err := tx.exec(ctx, statement, x.instance, x.id); err != nil {
+				if err := tx.send(ctx, statement, x.instance, x.id); err != nil {
 					return fmt.Errorf("execution %d of %q: %w", x.id, x.instance, err)
 				}
 			}

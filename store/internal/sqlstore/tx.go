@@ -21,8 +21,14 @@ type Tx struct {
 	D  *Dialect
 }
 
+// exec runs a statement and returns how many rows it changed.
 func (t Tx) exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return t.DB.Exec(ctx, t.D.Rebind(query), args...)
+}
+
+// send runs a statement whose answer the caller does not read (DB.Send).
+func (t Tx) send(ctx context.Context, query string, args ...any) error {
+	return t.DB.Send(ctx, t.D.Rebind(query), args...)
 }
 
 func (t Tx) row(ctx context.Context, query string, args ...any) Row {
@@ -33,31 +39,26 @@ func (t Tx) row(ctx context.Context, query string, args ...any) Row {
 // nanoseconds), stored at now; it drops the message when the instance
 // does not exist (Enqueuer).
 func (t Tx) Enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) error {
-	_, err := t.enqueue(ctx, id, ev, visibleAt, now)
-	return err
-}
-
-// enqueue is Enqueue, reporting whether the instance exists.
-func (t Tx) enqueue(ctx context.Context, id string, ev engine.Event, visibleAt int64, now time.Time) (bool, error) {
 	return t.insertMessage(ctx, id, ev, visibleAt, nil, now)
 }
 
-// insertMessage is enqueue for a message of a child's start too: one
+// insertMessage is Enqueue for a message of a child's start too: one
 // visible to start (VisibleToStart) takes its rank in the fair order of
 // starts (Dialect.InsertStart), as the child of parent when parent is
 // not nil.
-func (t Tx) insertMessage(ctx context.Context, id string, ev engine.Event, visibleAt int64, parent *string, now time.Time) (bool, error) {
+func (t Tx) insertMessage(ctx context.Context, id string, ev engine.Event, visibleAt int64, parent *string, now time.Time) error {
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		return false, fmt.Errorf("encode %s message: %w", ev.Kind, err)
+		return fmt.Errorf("encode %s message: %w", ev.Kind, err)
 	}
 	query, args := t.D.InsertMessage, []any{string(ev.Kind), payload, visibleAt, Nanos(now), id}
 	if visibleAt == VisibleToStart {
 		query, args = t.D.InsertStart, []any{string(ev.Kind), payload, Nanos(now), id, parent}
 	}
-	n, err := t.DB.Exec(ctx, query, args...)
-	t.D.messagesChanged(n)
-	return n == 1, err
+	// Counted as one whether or not the instance exists: a count too many
+	// only has SQLite look at its messages again.
+	t.D.messagesChanged(1)
+	return t.DB.Send(ctx, query, args...)
 }
 
 // InsertInstance creates a Pending instance in execution 1 with its
@@ -87,8 +88,7 @@ func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *str
 		start = engine.ScheduledStart(n.ID, n.Name, n.Input, n.LastRun.Result, n.LastRun.Failure)
 	}
 	start.By = n.By
-	_, err = t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now)
-	return err
+	return t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now)
 }
 
 // InsertChild creates a child instance (TurnTx). Its start is served among
@@ -147,7 +147,7 @@ func (t Tx) DeleteInstance(ctx context.Context, id string) error {
 		`DELETE FROM instance_attributes WHERE instance_id = ?`,
 		`DELETE FROM instances WHERE id = ?`,
 	} {
-		if _, err := t.exec(ctx, statement, id); err != nil {
+		if err := t.send(ctx, statement, id); err != nil {
 			return err
 		}
 	}
@@ -177,7 +177,7 @@ func (t Tx) InstancesOn(ctx context.Context, hash string) (int, error) {
 // module of (ModuleTx).
 func (t Tx) Delete(ctx context.Context, hash string) error {
 	for _, statement := range []string{`DELETE FROM orchestration_modules WHERE hash = ?`, `DELETE FROM modules WHERE hash = ?`} {
-		if _, err := t.exec(ctx, statement, hash); err != nil {
+		if err := t.send(ctx, statement, hash); err != nil {
 			return err
 		}
 	}
@@ -187,8 +187,7 @@ func (t Tx) Delete(ctx context.Context, hash string) error {
 // Repoint makes the newest module that registers the orchestration its
 // module, if there is one (ModuleTx).
 func (t Tx) Repoint(ctx context.Context, orchestration string) error {
-	_, err := t.DB.Exec(ctx, t.D.Repoint, orchestration)
-	return err
+	return t.DB.Send(ctx, t.D.Repoint, orchestration)
 }
 
 // ModuleExists reports whether the module hash is deployed (OperateTx).
@@ -202,7 +201,7 @@ func (t Tx) ModuleExists(ctx context.Context, hash string) (bool, error) {
 // to it (ResetTx).
 func (t Tx) Detach(ctx context.Context, parent string, children []string) error {
 	for _, child := range children {
-		if _, err := t.exec(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE id = ? AND parent_id = ?`, child, parent); err != nil {
+		if err := t.send(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE id = ? AND parent_id = ?`, child, parent); err != nil {
 			return fmt.Errorf("detach child %q: %w", child, err)
 		}
 	}
@@ -224,8 +223,7 @@ func (t Tx) Child(ctx context.Context, parent, id string) (ChildState, bool, err
 
 // Reattach makes a child report to its parent's event schedule (ResetTx).
 func (t Tx) Reattach(ctx context.Context, child string, schedule int64) error {
-	_, err := t.exec(ctx, `UPDATE instances SET parent_schedule_id = ? WHERE id = ?`, schedule, child)
-	return err
+	return t.send(ctx, `UPDATE instances SET parent_schedule_id = ? WHERE id = ?`, schedule, child)
 }
 
 // ExceptHeld runs statement (which ends in a WHERE clause) with args on
@@ -234,7 +232,7 @@ func (t Tx) Reattach(ctx context.Context, child string, schedule int64) error {
 func (t Tx) ExceptHeld(ctx context.Context, now int64, anyLease bool, statement string, args ...any) error {
 	cond, more, err := t.D.NotHeld(now, anyLease)
 	if err == nil {
-		_, err = t.exec(ctx, statement+` AND `+cond, append(args, more...)...)
+		err = t.send(ctx, statement+` AND `+cond, append(args, more...)...)
 	}
 	return err
 }
@@ -253,20 +251,19 @@ func (t Tx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, p
 			return fmt.Errorf("encode waits: %w", err)
 		}
 	}
-	_, err := t.exec(ctx, `
+	return t.send(ctx, `
 		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
 			last_event_id = ?, persistent_taken = persistent_taken + ?, waiting_on = coalesce(?, waiting_on), waits = coalesce(?, waits),
 			`+t.D.Unlock+`
 		WHERE id = ?`,
 		string(c.Status), NullIfEmpty(c.Result), EncodeFailure(c.Failure), c.CustomStatus, Nanos(c.Now),
 		lastEventID, persistentTaken, waitingOn, waits, c.InstanceID)
-	return err
 }
 
 // DropWaiting removes the instance's messages and the activity tasks no
 // worker holds at now (TurnTx).
 func (t Tx) DropWaiting(ctx context.Context, id string, now time.Time) error {
-	if _, err := t.exec(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
+	if err := t.send(ctx, `DELETE FROM messages WHERE instance_id = ?`, id); err != nil {
 		return fmt.Errorf("drop messages: %w", err)
 	}
 	t.D.messagesChanged(1)
@@ -295,7 +292,7 @@ func (t Tx) DropRetries(ctx context.Context, id string, execution int64, schedul
 
 // NextExecution sets the instance at the next execution, unlocked (TurnTx).
 func (t Tx) NextExecution(ctx context.Context, c store.TurnCommit) error {
-	if _, err := t.exec(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE parent_id = ?`, c.InstanceID); err != nil {
+	if err := t.send(ctx, `UPDATE instances SET parent_schedule_id = NULL WHERE parent_id = ?`, c.InstanceID); err != nil {
 		return fmt.Errorf("detach children: %w", err)
 	}
 	if err := t.ExceptHeld(ctx, 0, true, `DELETE FROM activity_tasks WHERE instance_id = ? AND execution_id = ?`, c.InstanceID, c.ExecutionID); err != nil {
@@ -304,7 +301,7 @@ func (t Tx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	if err := t.ClearAttributes(ctx, c.InstanceID); err != nil {
 		return fmt.Errorf("clear search attributes: %w", err)
 	}
-	_, err := t.exec(ctx, `
+	err := t.send(ctx, `
 		UPDATE instances SET execution_id = execution_id + 1, status = ?, input = ?, result = NULL, failure = NULL,
 			custom_status = coalesce(?, custom_status), updated_at = ?, last_event_id = 0, persistent_taken = 0,
 			waiting_on = '', waits = NULL, `+t.D.Unlock+`
@@ -313,7 +310,7 @@ func (t Tx) NextExecution(ctx context.Context, c store.TurnCommit) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES (?, ?, ?)`,
+	err = t.send(ctx, `INSERT INTO continued_executions (instance_id, execution_id, ended_at) VALUES (?, ?, ?)`,
 		c.InstanceID, c.ExecutionID, Nanos(c.Now))
 	return err
 }
@@ -331,12 +328,11 @@ func (t Tx) Restart(ctx context.Context, r store.Reset, execution int64) error {
 	if err := t.SetAttributes(ctx, r.InstanceID, r.Attributes); err != nil {
 		return err
 	}
-	_, err := t.exec(ctx, `
+	return t.send(ctx, `
 		UPDATE instances SET execution_id = ?, module_hash = ?, status = ?, result = NULL, failure = NULL, custom_status = ?,
 			updated_at = ?, last_event_id = ?, waiting_on = '', waits = NULL, `+t.D.Unlock+`
 		WHERE id = ?`,
 		execution+1, r.Module, string(engine.StatusRunning), r.CustomStatus, Nanos(r.Now), len(r.Kept), r.InstanceID)
-	return err
 }
 
 // Leftover is a message an ended execution did not consume, as it was
@@ -389,11 +385,10 @@ func (t Tx) TakeLeftovers(ctx context.Context, id string) ([]Leftover, error) {
 // in their order (Leftovers).
 func (t Tx) Requeue(ctx context.Context, id string, left []Leftover) error {
 	for _, m := range left {
-		n, err := t.DB.Exec(ctx, t.D.InsertMessage, string(m.Kind), m.Payload, m.VisibleAt, m.EnqueuedAt, id)
-		if err != nil {
+		if err := t.DB.Send(ctx, t.D.InsertMessage, string(m.Kind), m.Payload, m.VisibleAt, m.EnqueuedAt, id); err != nil {
 			return fmt.Errorf("requeue message: %w", err)
 		}
-		t.D.messagesChanged(n)
+		t.D.messagesChanged(1)
 	}
 	return nil
 }
@@ -402,7 +397,7 @@ func (t Tx) Requeue(ctx context.Context, id string, left []Leftover) error {
 // lock ended, with the activity tasks of its execution no worker holds at
 // m.Now (OperateTx).
 func (t Tx) Move(ctx context.Context, m store.Move, execution int64) error {
-	_, err := t.exec(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ?`+t.D.EndLock+` WHERE id = ?`,
+	err := t.send(ctx, `UPDATE instances SET module_hash = ?, last_event_id = ?, updated_at = ?`+t.D.EndLock+` WHERE id = ?`,
 		m.To, m.Event.ID, Nanos(m.Now), m.InstanceID)
 	if err != nil {
 		return err

@@ -77,7 +77,7 @@ func (s *Store) RequestUpdate(ctx context.Context, start *store.NewInstance, ins
 			return fmt.Errorf("%w: it is %s", store.ErrFinished, status)
 		}
 		got = store.Update{InstanceID: instanceID, ID: u.ID, Name: u.Name, Input: u.Input, State: store.UpdateRequested, RequestedAt: now}
-		if _, err := tx.exec(ctx, `INSERT INTO updates (`+updateColumns+`) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, NULL)`,
+		if err := tx.send(ctx, `INSERT INTO updates (`+updateColumns+`) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, NULL)`,
 			instanceID, u.ID, u.Name, NullIfEmpty(u.Input), string(store.UpdateRequested), Nanos(now)); err != nil {
 			return err
 		}
@@ -112,9 +112,8 @@ func (s *Store) GetUpdate(ctx context.Context, instanceID, id string) (store.Upd
 // records (TurnTx): the rules of store.TurnCommit.Refused.
 func (t Tx) AnswerUpdates(ctx context.Context, c store.TurnCommit) error {
 	answer := func(id string, state store.UpdateState, result []byte, failure *engine.Failure) error {
-		_, err := t.exec(ctx, `UPDATE updates SET state = ?, result = ?, failure = ?, answered_at = ? WHERE instance_id = ? AND update_id = ?`,
+		return t.send(ctx, `UPDATE updates SET state = ?, result = ?, failure = ?, answered_at = ? WHERE instance_id = ? AND update_id = ?`,
 			string(state), NullIfEmpty(result), EncodeFailure(failure), Nanos(c.Now), c.InstanceID, id)
-		return err
 	}
 	if r := c.Refused; r != nil {
 		return answer(r.UpdateID, store.UpdateRefused, nil, r.Failure)
@@ -123,7 +122,7 @@ func (t Tx) AnswerUpdates(ctx context.Context, c store.TurnCommit) error {
 		var err error
 		switch {
 		case ev.Kind == engine.UpdateAccepted:
-			_, err = t.exec(ctx, `UPDATE updates SET state = ? WHERE instance_id = ? AND update_id = ?`, string(store.UpdateAccepted), c.InstanceID, ev.UpdateID)
+			err = t.send(ctx, `UPDATE updates SET state = ? WHERE instance_id = ? AND update_id = ?`, string(store.UpdateAccepted), c.InstanceID, ev.UpdateID)
 		case ev.Kind == engine.UpdateCompleted && ev.Failure != nil:
 			err = answer(ev.UpdateID, store.UpdateFailed, nil, ev.Failure)
 		case ev.Kind == engine.UpdateCompleted:
@@ -143,8 +142,7 @@ func (t Tx) AnswerUpdates(ctx context.Context, c store.TurnCommit) error {
 			in += "?"
 			args = append(args, string(s))
 		}
-		_, err := t.exec(ctx, `UPDATE updates SET state = ?, failure = ?, answered_at = ? WHERE instance_id = ? AND state IN (`+in+`)`, args...)
-		return err
+		return t.send(ctx, `UPDATE updates SET state = ?, failure = ?, answered_at = ? WHERE instance_id = ? AND state IN (`+in+`)`, args...)
 	}
 	switch {
 	case c.ContinueAsNew != nil:
