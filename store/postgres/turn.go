@@ -99,44 +99,50 @@ func rankOf(now, instance, queue string) string {
 	coalesce((SELECT fair_rank + 1 FROM activity_tasks WHERE instance_id = ` + instance + ` AND queue = ` + queue + ` ORDER BY fair_rank DESC LIMIT 1), 0))`
 }
 
-// queueQuery queues the tasks of instance $1's execution $2 on module $3
-// at $4, one a row of the arrays $5 to $11, in one statement: the tasks on
-// a queue take the ranks that follow the one rankOf gives the queue, in
-// their order.
+// queueQuery queues tasks of instance $1's execution $2 on module $3 at
+// $4, all on queue $5, one a row of the arrays $6 to $11, in one
+// statement: they take the ranks that follow the one rankOf gives the
+// queue, in their order. rankOf's walks are the statement's InitPlans,
+// each run once whatever the number of tasks.
 var queueQuery = `
-	WITH t AS (
-		SELECT * FROM unnest($5::bigint[], $6::text[], $7::bytea[], $8::bigint[], $9::text[], $10::bigint[], $11::text[]) WITH ORDINALITY
-			AS t(schedule_id, name, input, timeout_ms, queue, heartbeat_timeout_ms, retry, n)),
-	first AS (
-		SELECT q.queue, ` + rankOf("$4", "$1", "q.queue") + ` AS rank FROM (SELECT DISTINCT queue FROM t) q)
 	INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
 		queue, heartbeat_timeout_ms, retry)
-	SELECT $1, $2, $3, t.schedule_id, t.name, t.input, $4, first.rank + row_number() OVER (PARTITION BY t.queue ORDER BY t.n) - 1, t.timeout_ms,
-		t.queue, t.heartbeat_timeout_ms, t.retry
-	FROM t JOIN first USING (queue) ORDER BY t.n`
+	SELECT $1, $2, $3, t.schedule_id, t.name, t.input, $4, ` + rankOf("$4", "$1", "$5") + ` + t.n - 1, t.timeout_ms,
+		$5, t.heartbeat_timeout_ms, t.retry
+	FROM unnest($6::bigint[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[], $11::text[]) WITH ORDINALITY
+		AS t(schedule_id, name, input, timeout_ms, heartbeat_timeout_ms, retry, n)`
 
 // QueueActivities queues the tasks in the fair order
 // store.Store.LockNextActivities describes, per task queue: the instance's
 // tasks on a queue take the ranks that follow both its own last one there
 // and the queue's first waiting task's, one each, and workers take tasks
 // by rank. (Two hosts that queue at once may give tasks the same rank; the
-// id orders them.) It is one statement, whose answer nothing reads
-// (queueQuery).
+// id orders them.) Each run of tasks on one queue is one statement
+// (queueQuery), whose answer nothing reads: a later run on a queue ranks
+// its tasks after the earlier run's, which its statement sees.
 func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
-	if len(tasks) == 0 {
-		return nil
-	}
-	n := len(tasks)
-	schedules, names, inputs := make([]int64, n), make([]string, n), make([][]byte, n)
-	timeouts, queues, heartbeats, retries := make([]int64, n), make([]string, n), make([]int64, n), make([]*string, n)
-	for i, a := range tasks {
-		schedules[i], names[i] = a.ScheduleID, a.Name
-		if len(a.Input) > 0 { // else NULL, as sqlstore.NullIfEmpty
-			inputs[i] = a.Input
+	for len(tasks) > 0 {
+		n := 1
+		for n < len(tasks) && tasks[n].Queue == tasks[0].Queue {
+			n++
 		}
-		timeouts[i], queues[i], heartbeats[i], retries[i] = a.Timeout.Milliseconds(), a.Queue, a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)
+		run := tasks[:n]
+		tasks = tasks[n:]
+		schedules, names, inputs := make([]int64, n), make([]string, n), make([][]byte, n)
+		timeouts, heartbeats, retries := make([]int64, n), make([]int64, n), make([]*string, n)
+		for i, a := range run {
+			schedules[i], names[i] = a.ScheduleID, a.Name
+			if len(a.Input) > 0 { // else NULL, as sqlstore.NullIfEmpty
+				inputs[i] = a.Input
+			}
+			timeouts[i], heartbeats[i], retries[i] = a.Timeout.Milliseconds(), a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)
+		}
+		if err := t.tx.Send(queueQuery, id, execution, moduleHash, sqlstore.Nanos(now), run[0].Queue,
+			schedules, names, inputs, timeouts, heartbeats, retries); err != nil {
+			return err
+		}
 	}
-	return t.tx.Send(queueQuery, id, execution, moduleHash, sqlstore.Nanos(now), schedules, names, inputs, timeouts, queues, heartbeats, retries)
+	return nil
 }
 
 // Handing a host the work it makes for itself (store.Handoff): each of
