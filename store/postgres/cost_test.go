@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/internal/pgtest"
+	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/storetest"
 )
 
@@ -164,5 +167,54 @@ func TestBacklogCostsPerItem(t *testing.T) {
 					b.Name, costs[0], backlogs[0], costs[1], backlogs[1], storetest.BacklogGrowth, where[0], backlogs[0], where[1], backlogs[1])
 			}
 		})
+	}
+}
+
+// TestStatusCostsTheSameAtAnyLength: an instance's executions with their
+// lengths (what a status and each answer of a wait through the API read)
+// cost PostgreSQL the same rows for a history of 10,000 events as for one
+// of 1,000. Planned as a hash join of the executions with every event of
+// the instance, each event's row looked up again, they read all of it: 45
+// ms for 2,002 events, read after each step of a sequence that a client
+// waits on (BENCHMARKS.md, 2026-11-28, 03:01 to 03:13).
+func TestStatusCostsTheSameAtAnyLength(t *testing.T) {
+	t.Parallel()
+	c := pgtest.NewCluster(t)
+	ctx := context.Background()
+	var costs [2]float64
+	for i, n := range backlogs {
+		url, drop, err := pgtest.NewSchema(c.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(url, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.Begin(t, s, "long", func(c *store.TurnCommit) {
+			for id := int64(2); id <= int64(n); id++ {
+				c.NewEvents = append(c.NewEvents, engine.Event{ID: id, Kind: engine.ExternalEvent, Name: "E", Input: json.RawMessage(`1`), Time: c.Now})
+			}
+		})
+		s.Close()
+		before, _ := rowsRead(t, url)
+		if s, err = Open(url, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		xs, err := s.Executions(ctx, "long")
+		if err != nil || len(xs) != 1 || xs[0].Events != int64(n) {
+			t.Fatalf("Executions = %+v, %v; want one of %d events", xs, err, n)
+		}
+		s.Close()
+		after, by := rowsRead(t, url)
+		costs[i] = float64(after - before)
+		t.Logf("%d events: %.0f rows read (%s)", n, costs[i], most(by, 1))
+		if err := drop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if costs[0] <= 0 || costs[1] > storetest.BacklogGrowth*costs[0] {
+		t.Errorf("the executions of a history of %d events read %.0f rows, of %d, %.0f: more than %.1f times as many; something reads all of it",
+			backlogs[0], costs[0], backlogs[1], costs[1], storetest.BacklogGrowth)
 	}
 }
