@@ -96,7 +96,7 @@ test: vet
 # turns answer them: 2 minutes of the run here, quiet). Not the whole host package: under the detector its
 # tests take longer than CI can give them (every module compiles with an
 # instrumented compiler).
-RACE_HOST := EndToEnd|Concurrent|LiveCache|Fetcher|Hostile|FailOnlyTheir|ModuleLoadedOnce|CacheDoesNotChange|Metrics|Purge|CallContext|TestUpdate|TheWorkerProtocol|AHungAttempt|ACancelledActivityInTheModule|CompletionFromOutside|TestSchedule
+RACE_HOST := EndToEnd|WorkMadeHere|Concurrent|LiveCache|Fetcher|Hostile|FailOnlyTheir|ModuleLoadedOnce|CacheDoesNotChange|Metrics|Purge|CallContext|TestUpdate|TheWorkerProtocol|AHungAttempt|ACancelledActivityInTheModule|CompletionFromOutside|TestSchedule
 
 race:
 	$(GO) test -race -timeout 30m ./host/internal/...

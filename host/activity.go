@@ -67,13 +67,14 @@ func (h *Host) handTasks(places int, ws []*store.ActivityWork, now time.Time) in
 // task that turn leased to this host.
 func (h *Host) complete(ctx context.Context, w *store.ActivityWork, until time.Time) {
 	for t := (&leasedTask{w: w, until: until}); t != nil; {
-		t = h.runTask(ctx, t.w, t.until)
+		t = h.runTask(ctx, t.w, t.until, true)
 	}
 }
 
 // runTask is complete for one task; it returns the task to run next, if
-// any.
-func (h *Host) runTask(ctx context.Context, w *store.ActivityWork, until time.Time) *leasedTask {
+// any. Without chain, the outcome commits alone and the turn it gives is
+// left to a turn of its own (RunActivities: its caller decides when).
+func (h *Host) runTask(ctx context.Context, w *store.ActivityWork, until time.Time, chain bool) *leasedTask {
 	if _, err := h.reg.module(ctx, w.ModuleHash); errors.Is(err, api.ErrCannotRun) {
 		return nil
 	}
@@ -97,7 +98,7 @@ func (h *Host) runTask(ctx context.Context, w *store.ActivityWork, until time.Ti
 		// restart, or when its lease ends.
 		return nil
 	}
-	next, err := h.finishOwn(ctx, w, o, true)
+	next, err := h.finishOwn(ctx, w, o, chain)
 	h.record(ctx, w, err)
 	return next
 }

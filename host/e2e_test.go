@@ -387,3 +387,32 @@ func TestInstancesStayOnTheModuleTheyStartedWith(t *testing.T) {
 }
 
 func short(hash string) string { return hash[:12] }
+
+// deployBenchGuests deploys the hello example and the bench guest on h,
+// and returns run, which starts an orchestration and waits for it to
+// complete.
+func deployBenchGuests(t *testing.T, h *testHost) func(name string, input any) {
+	t.Helper()
+	ctx := context.Background()
+	for _, pkg := range []string{"examples/wasm/hello", "internal/bench/guest"} {
+		wasm, err := guestbuild.Wasm(pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Deploy(ctx, wasm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func(name string, input any) {
+		t.Helper()
+		in, _ := json.Marshal(input)
+		id, err := h.Start(ctx, name, in, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := h.Wait(ctx, id)
+		if err != nil || inst.Status != engine.StatusCompleted {
+			t.Fatalf("%s(%v): %s, %v; want it Completed", name, input, inst.Status, err)
+		}
+	}
+}

@@ -121,6 +121,11 @@ func (h *Host) handoffTurn(ctx context.Context, w *store.ActivityWork, result en
 			h.trace.turnEnded(t.span, nil)
 		}
 		h.tasks.give(places)
+		if errors.Is(err, store.ErrTurnNotCommitted) {
+			// The outcome is recorded; the turn runs again.
+			h.unlock(ctx, item, "turn not committed", err)
+			return false, nil, nil
+		}
 		return false, nil, err
 	}
 	t.handed = len(ws)

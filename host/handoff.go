@@ -2,11 +2,11 @@ package host
 
 import "sync"
 
-// Work a host hands itself. On a store with store.Handoff (PostgreSQL),
-// the work a host makes for itself is taken in the commit that makes it,
-// not by a fetch of its own: a start commits locked for this host, a turn
-// commits with the lease of its activity tasks, and an activity's outcome
-// commits with the instance's next turn (handoffTurn). What such a commit
+// Work a host hands itself. On a store with store.Handoff (both of
+// Durabox's), the work a host makes for itself is taken in the commit
+// that makes it, not by a fetch of its own: a start commits locked for
+// this host, a turn commits with the lease of its activity tasks, and an
+// activity's outcome commits with the instance's next turn (handoffTurn). What such a commit
 // took goes to the dispatcher's workers through a handoff, ahead of what
 // the dispatcher fetches. A commit takes work only for the workers idle
 // at the time, so what it takes does not wait behind other work (its

@@ -183,6 +183,7 @@ func TestLiveCacheKeepsNoInstanceALaterTurnFinished(t *testing.T) {
 	}
 	hook := &commitHook{Store: h.st}
 	h.st = hook
+	h.handoffs = nil // every commit goes through the hook
 	hook.after = func(store.TurnCommit) {
 		// The turn of "stray" is written; before it goes on, go comes,
 		// and another worker runs the turn that finishes the instance.

@@ -83,7 +83,7 @@ func TestPoisonActivityFails(t *testing.T) {
 	if err != nil || w == nil || w.Attempt != 3 {
 		t.Fatalf("third delivery: %+v, %v", w, err)
 	}
-	h.complete(ctx, w, time.Time{})
+	h.runTask(ctx, w, time.Time{}, false)
 	if item, err = lockNext(ctx, h.st, now, time.Minute); err != nil || item == nil {
 		t.Fatal(item, err)
 	}

@@ -46,28 +46,7 @@ func TestCommitsOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := runHost(t, nil, st, host.Options{Shared: true})
-	for _, pkg := range []string{"examples/wasm/hello", "internal/bench/guest"} {
-		wasm, err := guestbuild.Wasm(pkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.Deploy(ctx, wasm); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(name string, input any) {
-		t.Helper()
-		in, _ := json.Marshal(input)
-		id, err := h.Start(ctx, name, in, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		inst, err := h.Wait(ctx, id)
-		if err != nil || inst.Status != engine.StatusCompleted {
-			t.Fatalf("%s(%v): %s, %v; want it Completed", name, input, inst.Status, err)
-		}
-	}
+	run := deployBenchGuests(t, runHost(t, nil, st, host.Options{Shared: true}))
 	xids := func() int64 {
 		t.Helper()
 		var next int64

@@ -53,7 +53,7 @@ func (h *Host) RunActivities(ctx context.Context, now time.Time, reversed bool) 
 		slices.Reverse(taken)
 	}
 	for _, w := range taken {
-		h.complete(ctx, w, time.Time{})
+		h.runTask(ctx, w, time.Time{}, false)
 	}
 	return len(taken), nil
 }

@@ -17,9 +17,10 @@ import (
 	"github.com/durabox/durabox/store/sqlite"
 )
 
-// recordingStore notes, in order, the modules read and the work taken.
+// recordingStore notes, in order, the modules read and the fetches that
+// took work. Its store.Handoff is the SQLite store's.
 type recordingStore struct {
-	store.Store
+	*sqlite.Store
 	mu    sync.Mutex
 	calls []string
 }
@@ -28,6 +29,19 @@ func (s *recordingStore) note(call string) {
 	s.mu.Lock()
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
+}
+
+// count returns how many times call was noted.
+func (s *recordingStore) count(call string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.calls {
+		if c == call {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *recordingStore) GetModule(ctx context.Context, hash string) (store.Module, error) {

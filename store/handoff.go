@@ -7,12 +7,13 @@ import (
 	"github.com/durabox/durabox/engine"
 )
 
-// Handoff is what a store offers whose every write is a transaction of
-// its own on a database server (store/postgres), so that the work a host
-// makes for itself costs no transaction of its own to take: a start
-// commits locked for its host, a turn commits with the lease of the
-// activity tasks it queued, and an activity's outcome commits with its
-// instance's next turn. A host uses it when its store has it (a type
+// Handoff is what a store offers so that the work a host makes for
+// itself costs no fetch to take and, where every write is a transaction
+// of its own on a database server (store/postgres), no transaction of its
+// own: a start commits locked for its host, a turn commits with the lease
+// of the activity tasks it queued, and an activity's outcome commits with
+// its instance's next turn. store/sqlite, whose locks, leases and results
+// are in memory, takes them in memory around its commits. A host uses it when its store has it (a type
 // assertion) and it has workers idle to take what it hands itself;
 // everything it does is what the plain calls in a row would do, in one
 // transaction.
@@ -39,7 +40,8 @@ type Handoff interface {
 	// the turn committed. next runs while the instance's row is locked:
 	// it must not call the store. It may run more than once, when the
 	// transaction runs again after a failure before its commit; only
-	// the last call's turn is committed.
+	// the last call's turn is committed. An error means the outcome was
+	// not recorded, unless it wraps ErrTurnNotCommitted.
 	CompleteAndTurn(ctx context.Context, w *ActivityWork, result engine.Event, now time.Time, lease time.Duration,
 		next func(*WorkItem) (c *TurnCommit, max int)) (turned bool, leased []*ActivityWork, err error)
 }

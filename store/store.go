@@ -62,6 +62,12 @@ var (
 	// ErrTooManyEvents is returned by EnqueuePersistent when the instance's
 	// execution has as many persistent events as it may take.
 	ErrTooManyEvents = errors.New("too many persistent events")
+	// ErrTurnNotCommitted is returned by Handoff.CompleteAndTurn when it
+	// recorded the activity's outcome but the turn made of it did not
+	// commit: the instance stays locked by that turn's work item, for the
+	// caller to let go (AbandonInstance), and the outcome waits for a turn
+	// of its own.
+	ErrTurnNotCommitted = errors.New("the activity's outcome is recorded, but the turn made of it was not committed")
 	// ErrModuleInUse is returned by DeleteModule when instances run on the
 	// module.
 	ErrModuleInUse = errors.New("module in use")

@@ -55,9 +55,12 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 // leaseSome adds the conditions of the modules it passes over and the
 // names it takes, and the fair order.
 const tasksQuery = `
-		SELECT id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
-			retry, failures, last_failure, pending_token IS NOT NULL
+		SELECT ` + taskColumns + `
 		FROM activity_tasks WHERE queue = ? AND id NOT IN (SELECT value FROM json_each(?)) AND visible_at <= ?`
+
+// taskColumns are the columns of a task to lease, as scanTask reads them.
+const taskColumns = `id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
+			retry, failures, last_failure, pending_token IS NOT NULL`
 
 // leasedTask is a task leaseSome leased.
 type leasedTask struct {
@@ -94,20 +97,13 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 	}
 	var leased, uncounted []*leasedTask
 	for rows.Next() {
-		t := &leasedTask{w: &store.ActivityWork{LockToken: sqlstore.NewToken()}}
-		w := t.w
-		var input, heartbeat []byte
-		var timeoutMs, heartbeatMs int64
-		var retry, lastFailure *string
-		if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs,
-			&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure, &w.Unanswered); err != nil {
+		t, err := scanTask(rows)
+		if err != nil {
 			rows.Close()
 			s.unleaseAll(leased)
 			return nil, err
 		}
-		w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
-		w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
-		w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
+		w := t.w
 		var ok bool
 		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, sqlstore.Nanos(now.Add(store.LeaseFor(w, lease))), nil); !ok {
 			continue // an expired lease a worker is completing
@@ -138,11 +134,34 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 			t.w.Attempt++
 		}
 	}
+	return works(leased), nil
+}
+
+// scanTask reads a task's taskColumns, with a new lock token for its
+// lease.
+func scanTask(rows *sql.Rows) (*leasedTask, error) {
+	t := &leasedTask{w: &store.ActivityWork{LockToken: sqlstore.NewToken()}}
+	w := t.w
+	var input, heartbeat []byte
+	var timeoutMs, heartbeatMs int64
+	var retry, lastFailure *string
+	if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs,
+		&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure, &w.Unanswered); err != nil {
+		return nil, err
+	}
+	w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat
+	w.Task.HeartbeatTimeout = time.Duration(heartbeatMs) * time.Millisecond
+	w.Task.Retry, w.LastFailure = sqlstore.DecodeRetry(retry), sqlstore.DecodeFailure(lastFailure)
+	return t, nil
+}
+
+// works returns the work of the tasks leased.
+func works(leased []*leasedTask) []*store.ActivityWork {
 	ws := make([]*store.ActivityWork, len(leased))
 	for i, t := range leased {
 		ws[i] = t.w
 	}
-	return ws, nil
+	return ws
 }
 
 // ExtendLease extends w's lease to now+lease, in memory (locks.go). It

@@ -91,6 +91,12 @@
 //     looking for work, HasWork and NextVisibleAt answer from memory while
 //     that time is still to come. Lost in a crash: read again.
 //
+// So a host takes the work it makes for itself without a fetch
+// (store.Handoff, handoff.go): a start is locked in memory before its
+// commit makes it visible, a turn's tasks are leased in memory once it
+// has committed, and an activity's outcome is kept and its instance's
+// next turn committed on the thread that ran the activity.
+//
 // store/postgres keeps locks, leases and results in rows, which the hosts
 // of its database share. The operations the two stores say alike are
 // written once (store/internal/sqlstore), in SQLite's dialect here

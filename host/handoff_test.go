@@ -1,0 +1,48 @@
+package host_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/store/sqlite"
+)
+
+// TestWorkMadeHereNeedsNoFetchOnSQLite counts the fetches that found work
+// on a host on SQLite, for hellos one at a time (a start, two turns and
+// an activity each) and for a sequence of activities: none, since the
+// host takes the work it makes for itself as it makes it (store.Handoff),
+// where each turn and each task was a fetch of its own before (a query
+// and a hand-off between threads: 3 a hello, 2 a step).
+func TestWorkMadeHereNeedsNoFetchOnSQLite(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rec := &recordingStore{Store: st}
+	run := deployBenchGuests(t, runHost(t, st, rec, host.Options{}))
+	fetched := func() int { return rec.count("LockNextInstances") + rec.count("LockNextActivities") }
+	// Warm: each module compiled, and its first instances run.
+	run("Greeting", "warm")
+	run("Sequential", 2)
+
+	const hellos, steps = 20, 40
+	before := fetched()
+	for i := range hellos {
+		run("Greeting", fmt.Sprint("world-", i))
+	}
+	perHello := float64(fetched()-before) / hellos
+	before = fetched()
+	run("Sequential", steps)
+	perStep := float64(fetched()-before) / steps
+	t.Logf("fetches that found work: %.2f a hello, %.2f a step", perHello, perStep)
+	// A fetch may take the odd piece of work a commit left for it (the
+	// dispatcher's fetch when a worker came idle as the commit leased):
+	// at most one in ten.
+	if perHello > 0.1 || perStep > 0.1 {
+		t.Errorf("fetches found work %.2f times a hello and %.2f a step; want at most 0.1 of each", perHello, perStep)
+	}
+}

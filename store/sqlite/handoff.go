@@ -1,0 +1,192 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/store"
+	"github.com/durabox/durabox/store/internal/sqlstore"
+)
+
+// Handing a host the work it makes for itself (store.Handoff). The locks
+// and leases are in memory (locks.go) and an activity's result is kept
+// there (results.go), so none of this costs a commit of its own: what it
+// saves is the fetches, each a query and a hand-off between threads. A
+// start is locked for its host before its commit makes it visible; a
+// turn's commit is followed by the lease of its tasks, under the lock that
+// serializes the fetches of tasks; an activity's outcome is kept, and the
+// instance's next turn made of it and committed, on the thread that ran
+// the activity. A sequence of activities thus runs on one thread, with one
+// commit a step and no fetch.
+var _ store.Handoff = (*Store)(nil)
+
+// CreateLocked creates the instance n, as CreateInstance does, locked for
+// this host until n.Now+lease, and returns its first turn's work item.
+// The lock is taken before the commit makes the instance visible, so no
+// fetch takes it first.
+func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease time.Duration) (*store.WorkItem, error) {
+	t := &taken{item: &store.WorkItem{LockToken: sqlstore.NewToken()}}
+	t.item.Instance.ID = n.ID
+	at, until := sqlstore.Nanos(n.Now), sqlstore.Nanos(n.Now.Add(lease))
+	locked := false
+	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
+		locked = false
+		if err := s.writeTx(tx).InsertInstance(ctx, n, nil, nil); err != nil {
+			return err
+		}
+		if locked, t.counted = s.locks.lock(n.ID, t.item.LockToken, at, until); !locked {
+			return fmt.Errorf("instance %q is locked, or being moved or reset, before it was created", n.ID)
+		}
+		return nil
+	}, func(err error) {
+		if err != nil && locked {
+			s.locks.undo(n.ID, t.item.LockToken, t.counted)
+		}
+	})
+	if err == nil {
+		err = s.readWork(ctx, []*taken{t}, n.Now)
+		if err != nil {
+			s.locks.abandon(n.ID, t.item.LockToken)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create instance %q: %w", n.ID, err)
+	}
+	t.item.Attempt = t.delivery(s.run)
+	return t.item, nil
+}
+
+// delivery is the count of the locked instance's delivery: its row's,
+// and one more when no commit of this run counted it in advance (a
+// commit of the last run, or a second delivery since the commit).
+func (t *taken) delivery(run int64) int {
+	if !t.counted || t.run != run {
+		return int(t.attempt) + 1
+	}
+	return int(t.attempt)
+}
+
+// CommitTurnLeasing commits a turn, as CommitTurn does, then leases to
+// this host, until c.Now+lease, up to max of the tasks it queued on the
+// host's own queue, in c.Activities' order, and returns them. A fetch
+// between the commit and the lease may take some first; those it leaves.
+func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, error) {
+	if err := s.CommitTurn(ctx, c); err != nil {
+		return nil, err
+	}
+	var schedules []int64
+	own := 0 // the tasks the commit queued on the host's queue
+	for _, a := range c.Activities {
+		if a.Queue == "" {
+			if own++; len(schedules) < max {
+				schedules = append(schedules, a.ScheduleID)
+			}
+		}
+	}
+	if len(schedules) == 0 || c.ContinueAsNew != nil || c.Status.IsTerminal() {
+		return nil, nil
+	}
+	list, err := json.Marshal(schedules)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: lease the activities of %q: %w", c.InstanceID, err)
+	}
+	s.leases.fetching.Lock()
+	defer s.leases.fetching.Unlock()
+	at := sqlstore.Nanos(c.Now)
+	// The commit's tasks are the instance's last on the queue (QueueActivities
+	// ranks them after its others): the query walks the index back over
+	// them only, whatever else the instance has queued.
+	rows, err := s.readers.QueryContext(ctx, `SELECT * FROM (
+			SELECT `+taskColumns+` FROM activity_tasks INDEXED BY activity_tasks_instance
+			WHERE instance_id = ? AND queue = '' ORDER BY fair_rank DESC, id DESC LIMIT ?)
+		WHERE execution_id = ? AND schedule_id IN (SELECT value FROM json_each(?))`,
+		c.InstanceID, own, c.ExecutionID, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: lease the activities of %q: %w", c.InstanceID, err)
+	}
+	var leased []*leasedTask
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			rows.Close()
+			s.unleaseAll(leased)
+			return nil, fmt.Errorf("sqlite: lease the activities of %q: %w", c.InstanceID, err)
+		}
+		// Only a delivery the commit counted in advance is taken here:
+		// any other is counted by a write, which the fetch makes.
+		if ok, counted := s.leases.take(t.w.ID, t.w.LockToken, at, sqlstore.Nanos(c.Now.Add(store.LeaseFor(t.w, lease))), nil); ok && (!counted || t.run != s.run) {
+			s.leases.undo(t.w.ID, t.w.LockToken, counted)
+		} else if ok {
+			leased = append(leased, t)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		s.unleaseAll(leased)
+		return nil, fmt.Errorf("sqlite: lease the activities of %q: %w", c.InstanceID, err)
+	}
+	place := make(map[int64]int, len(schedules))
+	for i, id := range schedules {
+		place[id] = i
+	}
+	slices.SortFunc(leased, func(a, b *leasedTask) int { return place[a.w.Task.ScheduleID] - place[b.w.Task.ScheduleID] })
+	return works(leased), nil
+}
+
+// CompleteAndTurn records the outcome of w, as CompleteActivity does and,
+// when nobody holds its instance and it runs w's execution, locks it,
+// makes its next turn (next) and commits it, as CommitTurnLeasing does.
+// It takes the instance only when its delivery was counted in advance by
+// a commit of this run, so that letting it go again leaves the count as
+// it was; otherwise, as when next declines, the result waits for a turn
+// of its own. When the turn's commit fails, the error wraps
+// store.ErrTurnNotCommitted, and the instance stays locked by the turn's
+// work item for the caller to let go: the delivery that failed counts.
+func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time, lease time.Duration,
+	next func(*store.WorkItem) (*store.TurnCommit, int)) (turned bool, leased []*store.ActivityWork, err error) {
+	if err := s.CompleteActivity(ctx, w, result, now); err != nil {
+		return false, nil, err
+	}
+	t := s.holdFor(ctx, w, now, lease)
+	if t == nil {
+		return false, nil, nil
+	}
+	c, max := next(t.item)
+	if c == nil {
+		s.locks.undo(w.InstanceID, t.item.LockToken, true)
+		return false, nil, nil
+	}
+	ws, err := s.CommitTurnLeasing(ctx, *c, lease, max)
+	if err != nil {
+		return false, nil, fmt.Errorf("%w: %w", store.ErrTurnNotCommitted, err)
+	}
+	return true, ws, nil
+}
+
+// holdFor locks the instance of w for a turn of its outcome, until
+// now+lease, and reads its work, when nobody holds it, it runs w's
+// execution, and its delivery needs no write to count (taken.delivery);
+// otherwise it returns nil, and leaves the instance as it was.
+func (s *Store) holdFor(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) *taken {
+	if s.writable(ctx) != nil {
+		return nil
+	}
+	t := &taken{item: &store.WorkItem{LockToken: sqlstore.NewToken()}}
+	t.item.Instance.ID = w.InstanceID
+	ok, counted := s.locks.lock(w.InstanceID, t.item.LockToken, sqlstore.Nanos(now), sqlstore.Nanos(now.Add(lease)))
+	if !ok {
+		return nil
+	}
+	t.counted = counted
+	if !counted || s.readWork(ctx, []*taken{t}, now) != nil || t.gone || t.run != s.run || len(t.stale) > 0 ||
+		t.item.Instance.Status.IsTerminal() || t.item.Instance.ExecutionID != w.ExecutionID || len(t.item.Messages) == 0 {
+		s.locks.undo(w.InstanceID, t.item.LockToken, counted)
+		return nil
+	}
+	t.item.Attempt = t.delivery(s.run)
+	return t
+}
