@@ -13,10 +13,10 @@ import (
 // own: a start commits locked for its host, a turn commits with the lease
 // of the activity tasks it queued, and an activity's outcome commits with
 // its instance's next turn. store/sqlite, whose locks, leases and results
-// are in memory, takes them in memory around its commits. A host uses it when its store has it (a type
-// assertion) and it has workers idle to take what it hands itself;
-// everything it does is what the plain calls in a row would do, in one
-// transaction.
+// are in memory, takes them in memory around its commits. A host uses it
+// when its store has it (a type assertion) and it has workers idle to
+// take what it hands itself; everything it does is what the plain calls
+// in a row would do, in one transaction.
 type Handoff interface {
 	// CreateLocked is CreateInstance that also locks the new instance
 	// for this host until n.Now+lease, in the same transaction, and

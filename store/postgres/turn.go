@@ -210,13 +210,8 @@ func (s *Store) commitTurn(ctx context.Context, tx *pipeTx, d *committed, lease 
 	if err := sqlstore.CommitTurn(ctx, wt, c); err != nil {
 		return err
 	}
-	var schedules []int64
-	for _, a := range c.Activities {
-		if a.Queue == "" && len(schedules) < max {
-			schedules = append(schedules, a.ScheduleID)
-		}
-	}
-	if len(schedules) == 0 || c.ContinueAsNew != nil || c.Status.IsTerminal() {
+	schedules, _ := sqlstore.ToLease(c, max)
+	if len(schedules) == 0 {
 		return nil
 	}
 	return tx.SendRows(func(rows pgx.Rows) (err error) {

@@ -35,7 +35,6 @@ func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease tim
 	at, until := sqlstore.Nanos(n.Now), sqlstore.Nanos(n.Now.Add(lease))
 	locked := false
 	err := s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
-		locked = false
 		if err := s.writeTx(tx).InsertInstance(ctx, n, nil, nil); err != nil {
 			return err
 		}
@@ -79,16 +78,8 @@ func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease
 	if err := s.CommitTurn(ctx, c); err != nil {
 		return nil, err
 	}
-	var schedules []int64
-	own := 0 // the tasks the commit queued on the host's queue
-	for _, a := range c.Activities {
-		if a.Queue == "" {
-			if own++; len(schedules) < max {
-				schedules = append(schedules, a.ScheduleID)
-			}
-		}
-	}
-	if len(schedules) == 0 || c.ContinueAsNew != nil || c.Status.IsTerminal() {
+	schedules, own := sqlstore.ToLease(c, max)
+	if len(schedules) == 0 {
 		return nil, nil
 	}
 	list, err := json.Marshal(schedules)
@@ -187,6 +178,6 @@ func (s *Store) holdFor(ctx context.Context, w *store.ActivityWork, now time.Tim
 		s.locks.undo(w.InstanceID, t.item.LockToken, counted)
 		return nil
 	}
-	t.item.Attempt = t.delivery(s.run)
+	t.item.Attempt = int(t.attempt) // counted in advance, by this run
 	return t
 }

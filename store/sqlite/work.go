@@ -149,10 +149,7 @@ func (s *Store) lockSome(ctx context.Context, now time.Time, lease time.Duration
 		if t.gone || t.item.Instance.Status.IsTerminal() || len(t.item.Messages) == 0 || skip.has(t.item.Instance.ModuleHash) {
 			continue
 		}
-		t.item.Attempt = int(t.attempt)
-		if !t.counted || t.run != s.run {
-			t.item.Attempt++
-		}
+		t.item.Attempt = t.delivery(s.run)
 		items = append(items, t.item)
 	}
 	return items, len(finished) > 0, nil

@@ -202,6 +202,24 @@ func writeWork(ctx context.Context, tx TurnTx, c store.TurnCommit, moduleHash st
 	return nil
 }
 
+// ToLease returns what a commit that leases (store.Handoff.CommitTurnLeasing)
+// leases of c: the schedule ids of up to max of the tasks c queues on the
+// host's own queue, in c's order, and how many it queues there in all;
+// none when c ends its execution or continues it as new.
+func ToLease(c store.TurnCommit, max int) (schedules []int64, own int) {
+	if c.ContinueAsNew != nil || c.Status.IsTerminal() {
+		return nil, 0
+	}
+	for _, a := range c.Activities {
+		if a.Queue == "" {
+			if own++; len(schedules) < max {
+				schedules = append(schedules, a.ScheduleID)
+			}
+		}
+	}
+	return schedules, own
+}
+
 // QueueTimers enqueues the engine's TimerFired of each timer at now,
 // visible when due.
 func QueueTimers(ctx context.Context, q Enqueuer, id string, timers []engine.TimerTask, now time.Time) error {
