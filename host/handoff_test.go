@@ -46,3 +46,28 @@ func TestWorkMadeHereNeedsNoFetchOnSQLite(t *testing.T) {
 		t.Errorf("fetches found work %.2f times a hello and %.2f a step; want at most 0.1 of each", perHello, perStep)
 	}
 }
+
+// TestWaitReadsTheInstanceWhenItMayHaveEnded counts the reads of an
+// instance while Wait waits for a sequence of 40 activities: a turn
+// that leaves the instance running wakes no Wait, so it reads the
+// instance when it begins and when the instance ends, where it read it
+// again after every step (41 reads).
+func TestWaitReadsTheInstanceWhenItMayHaveEnded(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rec := &recordingStore{Store: st}
+	run := deployBenchGuests(t, runHost(t, st, rec, host.Options{}))
+	run("Sequential", 2)
+	const steps = 40
+	before := rec.count("GetInstance")
+	run("Sequential", steps)
+	reads := rec.count("GetInstance") - before
+	t.Logf("reads of the instance while a Wait waited for %d steps: %d", steps, reads)
+	if reads > 3 {
+		t.Errorf("the instance was read %d times while Wait waited for %d steps; want at most 3 (its start, its end, and one for a turn that raced the first read)", reads, steps)
+	}
+}

@@ -530,10 +530,11 @@ func (h *Host) Wait(ctx context.Context, id string) (store.Instance, error) {
 }
 
 // awaitChange reads instance id and, unless it has finished, waits until
-// it changes, a poll is due on a shared store, or ctx is done (done: stop
-// waiting).
+// a change that may have ended it, a poll is due on a shared store, or
+// ctx is done (done: stop waiting; the instance is read again, as the
+// turns that left it running woke nobody).
 func (h *Host) awaitChange(ctx context.Context, id string) (inst store.Instance, done bool, err error) {
-	changed, stop := h.changed.watch(id)
+	changed, stop := h.changed.watchEnd(id)
 	defer stop()
 	inst, err = h.Instance(context.WithoutCancel(ctx), id)
 	if err != nil || inst.Status.IsTerminal() {
@@ -545,7 +546,8 @@ func (h *Host) awaitChange(ctx context.Context, id string) (inst store.Instance,
 	}
 	select {
 	case <-ctx.Done():
-		return inst, true, nil
+		inst, err = h.Instance(context.WithoutCancel(ctx), id)
+		return inst, true, err
 	case <-changed:
 	case <-poll:
 	}

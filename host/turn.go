@@ -259,7 +259,11 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 	if len(res.Timers) > 0 || len(t.children) > 0 || len(res.Raises) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
 		h.orchestrationWork.Notify()
 	}
-	h.changed.notify(inst.ID)
+	if res.Status.IsTerminal() {
+		h.changed.notify(inst.ID)
+	} else {
+		h.changed.progressed(inst.ID)
+	}
 }
 
 // keep puts l, which ran the turn res of instance id to commit at now,

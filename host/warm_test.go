@@ -121,3 +121,8 @@ func TestRestartedHostLoadsModulesBeforeTakingWork(t *testing.T) {
 		t.Fatalf("calls in order: %q; want the module read before any work is taken", rec.calls)
 	}
 }
+
+func (s *recordingStore) GetInstance(ctx context.Context, id string) (store.Instance, error) {
+	s.note("GetInstance")
+	return s.Store.GetInstance(ctx, id)
+}

@@ -2,10 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/durabox/durabox/engine"
@@ -72,60 +69,41 @@ func (t *taken) delivery(run int64) int {
 
 // CommitTurnLeasing commits a turn, as CommitTurn does, then leases to
 // this host, until c.Now+lease, up to max of the tasks it queued on the
-// host's own queue, in c.Activities' order, and returns them. A fetch
-// between the commit and the lease may take some first; those it leaves.
+// host's own queue, in c.Activities' order, and returns them. The tasks'
+// work is made of the commit itself (the ids its inserts were given), so
+// the lease reads nothing. A fetch between the commit and the lease may
+// take some first; those it leaves.
 func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, error) {
-	if err := s.CommitTurn(ctx, c); err != nil {
+	var queued queuedTasks
+	if err := s.commitTurn(ctx, c, &queued); err != nil {
 		return nil, err
 	}
-	schedules, own := sqlstore.ToLease(c, max)
+	schedules, _ := sqlstore.ToLease(c, max)
 	if len(schedules) == 0 {
 		return nil, nil
 	}
-	list, err := json.Marshal(schedules)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: lease the activities of %q: %w", c.InstanceID, err)
+	place := make(map[int64]int, len(c.Activities)) // by schedule id
+	for i, a := range c.Activities {
+		place[a.ScheduleID] = i
 	}
 	s.leases.fetching.Lock()
 	defer s.leases.fetching.Unlock()
 	at := sqlstore.Nanos(c.Now)
-	// The commit's tasks are the instance's last on the queue (QueueActivities
-	// ranks them after its others): the query walks the index back over
-	// them only, whatever else the instance has queued.
-	rows, err := s.readers.QueryContext(ctx, `SELECT * FROM (
-			SELECT `+taskColumns+` FROM activity_tasks INDEXED BY activity_tasks_instance
-			WHERE instance_id = ? AND queue = '' ORDER BY fair_rank DESC, id DESC LIMIT ?)
-		WHERE execution_id = ? AND schedule_id IN (SELECT value FROM json_each(?))`,
-		c.InstanceID, own, c.ExecutionID, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: lease the activities of %q: %w", c.InstanceID, err)
-	}
-	var leased []*leasedTask
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			rows.Close()
-			s.unleaseAll(leased)
-			return nil, fmt.Errorf("sqlite: lease the activities of %q: %w", c.InstanceID, err)
-		}
-		// Only a delivery the commit counted in advance is taken here:
-		// any other is counted by a write, which the fetch makes.
-		if ok, counted := s.leases.take(t.w.ID, t.w.LockToken, at, sqlstore.Nanos(c.Now.Add(store.LeaseFor(t.w, lease))), nil); ok && (!counted || t.run != s.run) {
-			s.leases.undo(t.w.ID, t.w.LockToken, counted)
+	leased := make([]*store.ActivityWork, 0, len(schedules))
+	for _, schedule := range schedules {
+		i := place[schedule]
+		w := &store.ActivityWork{ID: queued.ids[i], InstanceID: c.InstanceID, ExecutionID: c.ExecutionID, ModuleHash: queued.module,
+			Task: c.Activities[i], Attempt: 1, LockToken: sqlstore.NewToken()}
+		// The commit counted the delivery in advance, in this run: a
+		// lease that finds it counted already (a fetch took the task
+		// and let it go) leaves it to the fetches, which count it.
+		if ok, counted := s.leases.take(w.ID, w.LockToken, at, sqlstore.Nanos(c.Now.Add(store.LeaseFor(w, lease))), nil); ok && !counted {
+			s.leases.undo(w.ID, w.LockToken, counted)
 		} else if ok {
-			leased = append(leased, t)
+			leased = append(leased, w)
 		}
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		s.unleaseAll(leased)
-		return nil, fmt.Errorf("sqlite: lease the activities of %q: %w", c.InstanceID, err)
-	}
-	place := make(map[int64]int, len(schedules))
-	for i, id := range schedules {
-		place[id] = i
-	}
-	slices.SortFunc(leased, func(a, b *leasedTask) int { return place[a.w.Task.ScheduleID] - place[b.w.Task.ScheduleID] })
-	return works(leased), nil
+	return leased, nil
 }
 
 // CompleteAndTurn records the outcome of w, as CompleteActivity does and,

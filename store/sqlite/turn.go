@@ -22,12 +22,22 @@ import (
 // written, then lets it go, and counts the instance's next delivery in
 // advance (attempt 1, counted_run this run's).
 func (s *Store) CommitTurn(ctx context.Context, c store.TurnCommit) error {
+	return s.commitTurn(ctx, c, nil)
+}
+
+// commitTurn commits c, as CommitTurn does; queued, when not nil, gets
+// the store's ids of the tasks c queues, in c.Activities' order, and the
+// module they run on.
+func (s *Store) commitTurn(ctx context.Context, c store.TurnCommit, queued *queuedTasks) error {
 	// The events are encoded here, beside the writer, which every write
 	// waits for.
 	payloads, err := encodeEvents(c.NewEvents)
 	if err == nil {
 		err = s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
-			return sqlstore.CommitTurn(ctx, commitTx{s.writeTx(tx), c.LockToken, c.NewEvents, payloads}, c)
+			if queued != nil {
+				*queued = queuedTasks{}
+			}
+			return sqlstore.CommitTurn(ctx, commitTx{s.writeTx(tx), c.LockToken, c.NewEvents, payloads, queued}, c)
 		}, func(err error) {
 			if err == nil {
 				s.forgetResults(c.InstanceID, resultTasks(c.Consumed))
@@ -48,6 +58,26 @@ type commitTx struct {
 	token    string
 	events   []engine.Event
 	payloads [][]byte
+	// queued, when not nil, is told of the tasks the commit queues.
+	queued *queuedTasks
+}
+
+// queuedTasks are the tasks a commit queued: their ids, in the order of
+// its activities, and the module they run on.
+type queuedTasks struct {
+	ids    []int64
+	module string
+}
+
+// QueueActivities queues the commit's tasks, as writeTx.QueueActivities
+// does, and tells t.queued of them.
+func (t commitTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
+	var record func(int64)
+	if t.queued != nil {
+		t.queued.module = moduleHash
+		record = func(task int64) { t.queued.ids = append(t.queued.ids, task) }
+	}
+	return t.queueActivities(ctx, id, execution, moduleHash, tasks, now, record)
 }
 
 // AppendHistory appends the commit's new events, encoded already, to an
@@ -140,6 +170,12 @@ func encodeEvents(events []engine.Event) ([][]byte, error) {
 // and the queue's first waiting task's, one each, and workers take tasks
 // by rank.
 func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
+	return t.queueActivities(ctx, id, execution, moduleHash, tasks, now, nil)
+}
+
+// queueActivities queues tasks as QueueActivities says, and tells record,
+// when not nil, the id of each task it queued, in order.
+func (t writeTx) queueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time, record func(task int64)) error {
 	if len(tasks) == 0 {
 		return nil
 	}
@@ -164,12 +200,20 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 			}
 		}
 		next[a.Queue] = rank + 1
-		if _, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
+		res, err := tx.ExecContext(ctx, `INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
 				attempt, counted_run, queue, heartbeat_timeout_ms, retry)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
 			id, execution, moduleHash, a.ScheduleID, a.Name, sqlstore.NullIfEmpty(a.Input), sqlstore.Nanos(now), rank, a.Timeout.Milliseconds(), t.s.run,
-			a.Queue, a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)); err != nil {
+			a.Queue, a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry))
+		if err != nil {
 			return fmt.Errorf("activity %d: %w", a.ScheduleID, err)
+		}
+		if record != nil {
+			task, err := res.LastInsertId()
+			if err != nil {
+				return fmt.Errorf("activity %d: its id: %w", a.ScheduleID, err)
+			}
+			record(task)
 		}
 	}
 	return nil
