@@ -17,13 +17,7 @@ import (
 // and a hand-off between threads: 3 a hello, 2 a step).
 func TestWorkMadeHereNeedsNoFetchOnSQLite(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	rec := &recordingStore{Store: st}
-	run := deployBenchGuests(t, runHost(t, st, rec, host.Options{}))
+	rec, run := recordedBenchHost(t)
 	fetched := func() int { return rec.count("LockNextInstances") + rec.count("LockNextActivities") }
 	// Warm: each module compiled, and its first instances run.
 	run("Greeting", "warm")
@@ -54,13 +48,7 @@ func TestWorkMadeHereNeedsNoFetchOnSQLite(t *testing.T) {
 // again after every step (41 reads).
 func TestWaitReadsTheInstanceWhenItMayHaveEnded(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	rec := &recordingStore{Store: st}
-	run := deployBenchGuests(t, runHost(t, st, rec, host.Options{}))
+	rec, run := recordedBenchHost(t)
 	run("Sequential", 2)
 	const steps = 40
 	before := rec.count("GetInstance")
@@ -70,4 +58,18 @@ func TestWaitReadsTheInstanceWhenItMayHaveEnded(t *testing.T) {
 	if reads > 3 {
 		t.Errorf("the instance was read %d times while Wait waited for %d steps; want at most 3 (its start, its end, and one for a turn that raced the first read)", reads, steps)
 	}
+}
+
+// recordedBenchHost runs a host on a new SQLite store, through a
+// recordingStore, with the bench guests deployed, and returns the
+// recording and the function that runs an orchestration to its end.
+func recordedBenchHost(t *testing.T) (*recordingStore, func(name string, input any)) {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rec := &recordingStore{Store: st}
+	return rec, deployBenchGuests(t, runHost(t, st, rec, host.Options{}))
 }
