@@ -279,12 +279,16 @@ func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id
 }
 
 // StartOn is Start on the module ref names: a hash or a unique prefix of
-// one, which must register name. Empty means the newest that does.
+// one, which must register name. Empty means the newest that does. A
+// start through the API commits its audit record, which ctx carries from
+// the server, with the instance (package host/internal/identity's Record).
 func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMessage, id string) (string, error) {
 	n, err := h.newInstance(ctx, ref, name, input, id)
 	if err != nil {
 		return "", err
 	}
+	rec := identity.RecordFrom(ctx)
+	n.Audit = rec.For(n.ID, n.Now)
 	err = h.create(ctx, n)
 	if errors.Is(err, store.ErrInstanceExists) {
 		return "", fmt.Errorf("%w: %q", api.ErrInstanceExists, n.ID)
@@ -292,6 +296,7 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 	if err != nil {
 		return "", fmt.Errorf("host: start %q: %w", name, err)
 	}
+	rec.Committed()
 	return n.ID, nil
 }
 
@@ -323,7 +328,8 @@ func (h *Host) create(ctx context.Context, n store.NewInstance) error {
 // or, when instance id exists already, only raises ev at it, as Raise
 // does (ErrFinished, ErrTooManyEvents). It reports whether it started the
 // instance. The instance there may be of another orchestration: the
-// event is raised at it all the same.
+// event is raised at it all the same. A start through the API that
+// creates the instance commits its audit record with it, as StartOn does.
 func (h *Host) StartWithEvent(ctx context.Context, ref, name string, input json.RawMessage, id string, ev api.RaiseRequest) (bool, error) {
 	if id == "" {
 		return false, fmt.Errorf("%w: starting with an event needs the instance's id, the instance to raise the event at if it exists", api.ErrBadInput)
@@ -336,11 +342,14 @@ func (h *Host) StartWithEvent(ctx context.Context, ref, name string, input json.
 	if err != nil {
 		return false, err
 	}
+	rec := identity.RecordFrom(ctx)
+	n.Audit = rec.For(n.ID, n.Now)
 	created, err := h.st.CreateWithEvent(ctx, n, msg, h.persistentMax(ev.Persistent))
 	if err = h.raised(ctx, id, ev.Name, err); err != nil {
 		return false, err
 	}
 	if created {
+		rec.Committed()
 		h.started(name)
 	}
 	return created, nil

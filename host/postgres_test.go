@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -11,8 +12,12 @@ import (
 
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host"
+	"github.com/durabox/durabox/host/api"
+	"github.com/durabox/durabox/host/client"
+	"github.com/durabox/durabox/host/server"
 	"github.com/durabox/durabox/internal/guestbuild"
 	"github.com/durabox/durabox/internal/pgtest"
+	"github.com/durabox/durabox/store"
 	"github.com/durabox/durabox/store/postgres"
 )
 
@@ -22,7 +27,8 @@ import (
 // on a step of a sequence: three and one, as DBOS spends, where each
 // start, lock, lease, result and commit was a transaction of its own
 // (4.34 a hello and 4.00 a step before store.Handoff); and the round
-// trips to the server both take. It runs on a cluster of its own, without
+// trips to the server both take; and the write transactions of a hello
+// through the API, which records it in the audit log. It runs on a cluster of its own, without
 // autovacuum, so that no other test's transactions and no analyze take
 // IDs meanwhile.
 func TestCommitsOnPostgres(t *testing.T) {
@@ -46,7 +52,8 @@ func TestCommitsOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	run := deployBenchGuests(t, runHost(t, nil, st, host.Options{Shared: true}))
+	h := runHost(t, nil, st, host.Options{Shared: true})
+	run := deployBenchGuests(t, h)
 	xids := func() int64 {
 		t.Helper()
 		var next int64
@@ -79,6 +86,34 @@ func TestCommitsOnPostgres(t *testing.T) {
 	}
 	if perStep > 1 {
 		t.Errorf("a step took %.2f write transactions; want at most 1", perStep)
+	}
+	// Through the API, whose audit log records each start: the record
+	// commits with its instance (4.00 a hello when it was a transaction of
+	// its own, after the answer).
+	handler, err := server.New(h.Host, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL, nil)
+	before = xids()
+	for i := range hellos {
+		id, err := c.Start(ctx, api.StartRequest{Name: "Greeting", Input: json.RawMessage(fmt.Sprintf(`"api-%d"`, i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inst, err := c.Wait(ctx, id); err != nil || inst.Status != engine.StatusCompleted {
+			t.Fatalf("Greeting %s through the API: %s, %v; want it Completed", id, inst.Status, err)
+		}
+	}
+	perAPIHello := float64(xids()-before) / hellos
+	t.Logf("write transactions: %.2f a hello through the API", perAPIHello)
+	if perAPIHello > 3 {
+		t.Errorf("a hello through the API took %.2f write transactions; want at most 3, its audit record committed with its start", perAPIHello)
+	}
+	if page, err := h.Audit(ctx, store.AuditQuery{Action: "start"}); err != nil || len(page.Records) != hellos {
+		t.Errorf("the audit log holds %d starts (%v); want one for each of the %d hellos", len(page.Records), err, hellos)
 	}
 	// Round trips to the server (through a proxy that counts them): 41.8
 	// a hello and 16.0 a step when each statement waited for its answer,

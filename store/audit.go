@@ -8,12 +8,16 @@ import (
 // AuditRecord is one change asked of a host through its API (a deploy, a
 // start, a cancel, a schedule's pause…), or one such request refused:
 // who asked, when, for what, and what came of it. The server writes one
-// for each request that changes something once it has answered it.
+// for each request that changes something: a start that creates its
+// instance commits its record with the instance (NewInstance.Audit), so
+// that no change is acknowledged whose record may yet be lost; any other
+// request's record is appended (AppendAudit) once it has been answered.
 type AuditRecord struct {
-	// ID is the record's place in the log, given by AppendAudit: from 1,
-	// increasing.
+	// ID is the record's place in the log, given by AppendAudit or the
+	// create that stores it: from 1, increasing.
 	ID int64
-	// Time is when the request was answered.
+	// Time is when the request was answered, or for a record committed
+	// with its change, when the change was made.
 	Time time.Time
 	// Token is the name of the token the request carried, and Role what
 	// that token may do (admin, read, worker); "anonymous" and admin on a

@@ -319,6 +319,11 @@ type NewInstance struct {
 	// By names who started it through the API (engine.Event.By), which
 	// its start message carries; empty for none.
 	By string
+	// Audit, when not nil, is the audit record of the request that
+	// starts it (AuditRecord), stored in the create's own transaction:
+	// it commits with the instance, and a create that fails stores none.
+	// Its ID is given, as AppendAudit gives it.
+	Audit *AuditRecord
 }
 
 // LastRun is the end of a schedule's last run that finished: its result,

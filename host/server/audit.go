@@ -46,11 +46,16 @@ var auditActions = map[string]string{
 	"POST /v1/batches/{id}/stop":             "batch-stop",
 }
 
-// auditNote is what a handler adds to its request's audit record: the
-// target when the path does not name it (a start's instance id, a
-// deploy's hash), and what the change was or why it failed.
+// auditNote is a request's audit record in the making: who asked
+// (caller) for what (action), to which its handler adds the target when
+// the path does not name it (a start's instance id, a deploy's hash), and
+// what the change was or why it failed; and, for a change the host
+// commits with its record (withRecord), that record.
 type auditNote struct {
+	caller         identity.Caller
+	action         string
 	target, detail string
+	record         *identity.Record
 }
 
 type noteKey struct{}
@@ -73,12 +78,40 @@ func noteChange(r *http.Request, target, detail string) {
 	}
 }
 
+// withRecord returns the context of a change the host commits in one
+// transaction, to which it adds the request's audit record as it stands,
+// answered with status: the host commits the record with the change
+// (identity.Record), and audited writes none after it. A change the host
+// does not make, or a request that records none, is left to audited.
+func withRecord(r *http.Request, status int) context.Context {
+	n := note(r)
+	if n == nil {
+		return r.Context()
+	}
+	n.record = &identity.Record{AuditRecord: n.entry(status)}
+	return identity.WithRecord(r.Context(), n.record)
+}
+
+// entry is the audit record of a request answered with status, but for
+// its time, which the host gives.
+func (n *auditNote) entry(status int) store.AuditRecord {
+	outcome := "ok"
+	switch {
+	case status >= http.StatusInternalServerError:
+		outcome = "failed"
+	case status >= http.StatusBadRequest:
+		outcome = "refused"
+	}
+	return store.AuditRecord{Token: n.caller.Name, Role: n.caller.Role, Action: n.action, Target: n.target, Status: status, Outcome: outcome, Detail: n.detail}
+}
+
 // audited serves a request to a route that changes something and
 // records it in the audit log once answered, with who asked (caller),
-// what and the outcome; refused says why the token may not, when it may
+// what and the outcome, unless the host committed the record with the
+// change (withRecord); refused says why the token may not, when it may
 // not, which is recorded too.
 func (s *server) audited(rt route, action string, caller identity.Caller, w http.ResponseWriter, r *http.Request, refused error) {
-	n := &auditNote{target: r.PathValue("id")}
+	n := &auditNote{caller: caller, action: action, target: r.PathValue("id")}
 	for _, p := range []string{"hash", "name"} {
 		if n.target == "" {
 			n.target = r.PathValue(p)
@@ -92,17 +125,10 @@ func (s *server) audited(rt route, action string, caller identity.Caller, w http
 		rt.serve(s, rec, r)
 	}
 	auditor, ok := s.api.(Auditor)
-	if !ok {
+	if !ok || (n.record != nil && n.record.Written) {
 		return
 	}
-	outcome := "ok"
-	switch {
-	case rec.status >= http.StatusInternalServerError:
-		outcome = "failed"
-	case rec.status >= http.StatusBadRequest:
-		outcome = "refused"
-	}
-	entry := store.AuditRecord{Token: caller.Name, Role: caller.Role, Action: action, Target: n.target, Status: rec.status, Outcome: outcome, Detail: n.detail}
+	entry := n.entry(rec.status)
 	// The change is made whether or not the client still listens.
 	if err := auditor.AppendAudit(context.WithoutCancel(r.Context()), entry); err != nil {
 		s.log.Error("the audit log did not record a change", "action", action, "target", n.target, "token", caller.Name, "status", rec.status, "err", err)

@@ -151,7 +151,7 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 		s.startWithEvent(w, r, req)
 		return
 	}
-	id, err := s.api.StartOn(r.Context(), req.Module, req.Name, req.Input, req.ID)
+	id, err := s.api.StartOn(withRecord(r, http.StatusCreated), req.Module, req.Name, req.Input, req.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -168,7 +168,7 @@ func (s *server) startWithEvent(w http.ResponseWriter, r *http.Request, req api.
 		return
 	}
 	noteChange(r, req.ID, fmt.Sprintf("orchestration %s with event %s", abi.Quote(req.Name), abi.Quote(req.Raise.Name)))
-	started, err := s.api.StartWithEvent(r.Context(), req.Module, req.Name, req.Input, req.ID, *req.Raise)
+	started, err := s.api.StartWithEvent(withRecord(r, http.StatusCreated), req.Module, req.Name, req.Input, req.ID, *req.Raise)
 	if err != nil {
 		s.fail(w, r, err)
 		return

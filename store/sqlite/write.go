@@ -38,9 +38,11 @@ import (
 //     whose removal was in the same transaction, is delivered again and the
 //     activity runs again, which at-least-once allows. Its instance's next
 //     turn, which records the result in history, is durable.
-//   - audit records. Each is written once the change it records has been
-//     answered, so a sync of its own would only add a second sync to the
-//     path of every start or raise through the API.
+//   - audit records appended (AppendAudit). Each is written once the
+//     change it records has been answered, so a sync of its own would
+//     only add a second sync to the path of every raise or cancel
+//     through the API. (A start's record commits with the start, synced
+//     as it is: store.NewInstance.Audit.)
 //
 // A process crash loses none of them: SQLite has handed the WAL to the
 // system.

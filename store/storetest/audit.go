@@ -70,6 +70,57 @@ func testAudit(f *fixture) {
 	want(store.AuditQuery{}, 3, 2)
 }
 
+// testAuditWithStart: a start's audit record (store.NewInstance.Audit)
+// is stored with its instance, as given, with an ID after the records
+// before it, by CreateInstance, by CreateWithEvent when it creates the
+// instance, and by a store.Handoff's CreateLocked; a create refused (the
+// id is taken) stores none, nor does CreateWithEvent when it only raises
+// the event at the instance there.
+func testAuditWithStart(f *fixture) {
+	deploy := store.AuditRecord{Time: t0, Token: "alice", Role: "admin", Action: "deploy", Target: module, Status: 201, Outcome: "ok"}
+	id, err := f.s.AppendAudit(f.ctx, deploy)
+	f.must(err, "AppendAudit")
+	deploy.ID = id
+	record := func(id string) store.AuditRecord {
+		return store.AuditRecord{Time: t0.Add(time.Second), Token: "bob", Role: "admin", Action: "start", Target: id, Status: 201, Outcome: "ok", Detail: `orchestration "Order"`}
+	}
+	start := func(id string) store.NewInstance {
+		r := record(id)
+		return store.NewInstance{ID: id, Name: orchestration, ModuleHash: module, Input: input(id), Now: t0, Audit: &r}
+	}
+	ids := []string{"i1", "i2"}
+	f.must(f.s.CreateInstance(f.ctx, start("i1")), "CreateInstance with an audit record")
+	f.wantErr(f.s.CreateInstance(f.ctx, start("i1")), store.ErrInstanceExists, "CreateInstance of a taken id, with an audit record")
+	for _, want := range []bool{true, false} {
+		created, err := f.s.CreateWithEvent(f.ctx, start("i2"), raised("Go"), 0)
+		if err != nil || created != want {
+			f.t.Fatalf("CreateWithEvent of i2 with an audit record: %v, %v; want created %v", created, err, want)
+		}
+	}
+	if h, ok := f.s.(store.Handoff); ok {
+		_, err := h.CreateLocked(f.ctx, start("i3"), lease)
+		f.must(err, "CreateLocked with an audit record")
+		_, err = h.CreateLocked(f.ctx, start("i3"), lease)
+		f.wantErr(err, store.ErrInstanceExists, "CreateLocked of a taken id, with an audit record")
+		ids = append(ids, "i3")
+	}
+	page, err := f.s.ListAudit(f.ctx, store.AuditQuery{})
+	f.must(err, "ListAudit")
+	got := page.Records
+	slices.Reverse(got)
+	if len(got) != len(ids)+1 || !reflect.DeepEqual(got[0], deploy) {
+		f.t.Fatalf("the audit log after the starts of %q, each once, and a deploy before them:\n%+v\nwant the deploy's record, then one for each start", ids, got)
+	}
+	for i, id := range ids {
+		want := record(id)
+		want.ID = got[i+1].ID
+		if got[i+1] != want || want.ID <= got[i].ID {
+			f.t.Fatalf("the audit record of the start of %s: %+v; want %+v with an ID above %d", id, got[i+1], want, got[i].ID)
+		}
+		f.instance(id)
+	}
+}
+
 // Observed is what a store's Options.OnCommit was told, gathered for
 // CommitsOfAudit.
 type Observed struct {
@@ -93,7 +144,7 @@ func (o *Observed) since(n int) []store.CommitStats {
 
 // CommitsOfAudit checks that an audit record commits without a sync of
 // its own (it is written after the change it records was answered, and a
-// sync would put a second one on the path of every start), and that a
+// sync would put a second one on the path of every raise), and that a
 // change (a module's deploy) still commits synced. s must be new, with
 // o.OnCommit as its observer.
 func CommitsOfAudit(t *testing.T, s store.Store, o *Observed) {

@@ -93,6 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ResetRefused", testResetRefused},
 		{"Schedules", testSchedules},
 		{"Audit", testAudit},
+		{"AuditWithStart", testAuditWithStart},
 		{"Batches", testBatches},
 		{"DeleteBatches", testDeleteBatches},
 	}

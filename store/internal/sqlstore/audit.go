@@ -10,20 +10,26 @@ import (
 // AppendAudit stores an audit record and returns its ID (store.Audit).
 // The record commits unsynced: it is written after the change it records
 // has been answered, and waiting for the disk would put a second sync on
-// the path of every change (a start, a raise) for a record whose loss
+// the path of every change (a raise, a cancel) for a record whose loss
 // loses nothing acknowledged; the change's next durable commit, the host's
-// or any other, makes it durable.
+// or any other, makes it durable. A change that commits with its record
+// (store.NewInstance.Audit) syncs both.
 func (s *Store) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
 	var id int64
 	err := s.a.WriteUnsynced(ctx, func(ctx context.Context, tx Tx) error {
-		return tx.row(ctx, `INSERT INTO audit_log (at, token, role, action, target, status, outcome, detail)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			Nanos(r.Time), r.Token, r.Role, r.Action, r.Target, r.Status, r.Outcome, r.Detail).Scan(&id)
+		return tx.row(ctx, insertAudit+` RETURNING id`, auditArgs(r)...).Scan(&id)
 	})
 	if err != nil {
 		return 0, s.errorf("append to the audit log (%s %s by %s): %w", r.Action, r.Target, r.Token, err)
 	}
 	return id, nil
+}
+
+// insertAudit stores an audit record, given auditArgs.
+const insertAudit = `INSERT INTO audit_log (at, token, role, action, target, status, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
+func auditArgs(r store.AuditRecord) []any {
+	return []any{Nanos(r.Time), r.Token, r.Role, r.Action, r.Target, r.Status, r.Outcome, r.Detail}
 }
 
 // ListAudit returns the audit records q selects, newest first

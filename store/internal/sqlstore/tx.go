@@ -64,7 +64,8 @@ func (t Tx) insertMessage(ctx context.Context, id string, ev engine.Event, visib
 // InsertInstance creates a Pending instance in execution 1 with its
 // OrchestrationStarted message, visible to start, in the fair order of
 // starts: a child when parent is not nil, which reports its end to the
-// parent's event schedule unless that is nil. It returns
+// parent's event schedule unless that is nil; with n.Audit, the audit
+// record of its start. It returns
 // store.ErrInstanceExists if the id is taken, or an error wrapping
 // store.ErrNotFound if the module is not deployed.
 func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *string, schedule *int64) error {
@@ -88,7 +89,10 @@ func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *str
 		start = engine.ScheduledStart(n.ID, n.Name, n.Input, n.LastRun.Result, n.LastRun.Failure)
 	}
 	start.By = n.By
-	return t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now)
+	if err := t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now); err != nil || n.Audit == nil {
+		return err
+	}
+	return t.send(ctx, insertAudit, auditArgs(*n.Audit)...)
 }
 
 // InsertChild creates a child instance (TurnTx). Its start is served among
