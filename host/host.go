@@ -429,12 +429,25 @@ func (h *Host) Raise(ctx context.Context, id, name string, data json.RawMessage,
 	if err != nil {
 		return err
 	}
-	if persistent {
-		err = h.st.EnqueuePersistent(ctx, id, ev, h.persistentMax(persistent), h.opts.Clock())
+	return h.raised(ctx, id, name, h.enqueue(ctx, id, ev))
+}
+
+// enqueue enqueues ev for instance id, a persistent event within
+// Options.MaxPersistentEvents, with the audit record ctx carries from
+// the API's server in the same transaction (identity.Record); it returns
+// the store's error.
+func (h *Host) enqueue(ctx context.Context, id string, ev engine.Event) error {
+	rec, now := identity.RecordFrom(ctx), h.opts.Clock()
+	var err error
+	if ev.Kind == engine.ExternalEventPersistent {
+		err = h.st.EnqueuePersistent(ctx, id, ev, h.opts.MaxPersistentEvents, now, rec.For(id, now))
 	} else {
-		err = h.st.Enqueue(ctx, id, ev, h.opts.Clock())
+		err = h.st.Enqueue(ctx, id, ev, now, rec.For(id, now))
 	}
-	return h.raised(ctx, id, name, err)
+	if err == nil {
+		rec.Committed()
+	}
+	return err
 }
 
 // event checks an event raised from outside and returns its message: an
@@ -488,7 +501,7 @@ func (h *Host) Cancel(ctx context.Context, id, reason string) error {
 	if err := abi.CheckReason("cancel reason", reason); err != nil {
 		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
-	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason, By: identity.From(ctx).Name}, h.opts.Clock())
+	err := h.enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationCancelRequested, Reason: reason, By: identity.From(ctx).Name})
 	return h.enqueued(ctx, id, "cancel", err)
 }
 
@@ -503,7 +516,7 @@ func (h *Host) Terminate(ctx context.Context, id, reason string) error {
 	if err := abi.CheckReason("terminate reason", reason); err != nil {
 		return fmt.Errorf("%w: %w", api.ErrBadInput, err)
 	}
-	err := h.st.Enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationTerminated, Reason: reason, By: identity.From(ctx).Name}, h.opts.Clock())
+	err := h.enqueue(ctx, id, engine.Event{Kind: engine.OrchestrationTerminated, Reason: reason, By: identity.From(ctx).Name})
 	return h.enqueued(ctx, id, "terminate", err)
 }
 

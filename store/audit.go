@@ -9,9 +9,11 @@ import (
 // start, a cancel, a schedule's pause…), or one such request refused:
 // who asked, when, for what, and what came of it. The server writes one
 // for each request that changes something: a start that creates its
-// instance commits its record with the instance (NewInstance.Audit), so
-// that no change is acknowledged whose record may yet be lost; any other
-// request's record is appended (AppendAudit) once it has been answered.
+// instance commits its record with the instance (NewInstance.Audit), and
+// a raise, a cancel or a terminate with its message (Queue.Enqueue's
+// audit), so that no change is acknowledged whose record may yet be lost;
+// any other request's record is appended (AppendAudit) once it has been
+// answered.
 type AuditRecord struct {
 	// ID is the record's place in the log, given by AppendAudit or the
 	// create that stores it: from 1, increasing.

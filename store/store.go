@@ -780,15 +780,17 @@ type Instances interface {
 // ends the locks and leases it left (ReleaseAllLeases).
 type Queue interface {
 	// Enqueue adds a message (an engine event, such as a raised
-	// ExternalEvent) for an instance at now, visible at once. It returns
-	// ErrNotFound if the instance does not exist, or ErrFinished if it has
-	// finished.
-	Enqueue(ctx context.Context, instanceID string, ev engine.Event, now time.Time) error
+	// ExternalEvent) for an instance at now, visible at once, and with
+	// audit, when not nil, the audit record of the request that asks for
+	// it (AuditRecord; its ID is given), in the same transaction: a
+	// message refused stores no record. It returns ErrNotFound if the
+	// instance does not exist, or ErrFinished if it has finished.
+	Enqueue(ctx context.Context, instanceID string, ev engine.Event, now time.Time, audit *AuditRecord) error
 	// EnqueuePersistent is Enqueue for an ExternalEventPersistent, which it
 	// refuses with ErrTooManyEvents when the events of that kind the
 	// instance's current execution has taken (in its history) and has
 	// waiting (messages) already number max: the engine would drop it.
-	EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time) error
+	EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time, audit *AuditRecord) error
 	// RequestUpdate records the update u (its ID, Name and Input) of the
 	// instance and enqueues its message (engine.UpdateRequest), atomically,
 	// at now, and returns it, Requested; when the instance already has an

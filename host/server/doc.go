@@ -9,9 +9,9 @@
 // request that changes something is recorded, with the token's name and
 // its outcome, in the audit log of an API that keeps one (Auditor; a
 // Host does), refused ones too (audit.go): a start that creates its
-// instance in the start's own transaction (the server hands the host
-// the record in the request's context, identity.Record), any other
-// request once answered. It
+// instance, a raise, a cancel and a terminate in the change's own
+// transaction (the server hands the host the record in the request's
+// context, identity.Record), any other request once answered. It
 // also serves the metrics (/metrics, Options.Metrics), the health checks
 // (/healthz, /readyz) and the web dashboard (/, files under /ui/, from the
 // directory dashboard), which reads the same API. Whatever the token, it

@@ -190,7 +190,7 @@ func (s *server) raise(w http.ResponseWriter, r *http.Request) {
 		req.Data = json.RawMessage("null")
 	}
 	noteChange(r, "", "event "+abi.Quote(req.Name))
-	if err := s.api.Raise(r.Context(), r.PathValue("id"), req.Name, req.Data, req.Persistent); err != nil {
+	if err := s.api.Raise(withRecord(r, http.StatusAccepted), r.PathValue("id"), req.Name, req.Data, req.Persistent); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -236,7 +236,7 @@ func (s *server) request(w http.ResponseWriter, r *http.Request, do func(ctx con
 	if req.Reason != "" {
 		noteChange(r, "", "reason "+abi.Quote(req.Reason))
 	}
-	if err := do(r.Context(), r.PathValue("id"), req.Reason); err != nil {
+	if err := do(withRecord(r, http.StatusAccepted), r.PathValue("id"), req.Reason); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -8,7 +8,8 @@
 //
 // Each write is one transaction (no group commit: the server runs many at
 // once, and groups their WAL flushes). As in store/sqlite, the writes of
-// leases, activity results and audit records do not wait for the flush
+// leases, activity results and audit records appended after the answer
+// (store.Audit's AppendAudit) do not wait for the flush
 // (synchronous_commit off for their transaction): a server crash may lose
 // them, which loses nothing acknowledged. Work is taken with leases, as in store/sqlite: a locked instance
 // or an activity task carries a lock token, the host that holds it

@@ -34,7 +34,7 @@ func TestMessagesAfterNoneVisible(t *testing.T) {
 		arrive func(t *testing.T, s *Store, w *store.ActivityWork) (id string)
 	}{
 		{"an event raised", func(t *testing.T, s *Store, w *store.ActivityWork) string {
-			if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "go"}, t0); err != nil {
+			if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "go"}, t0, nil); err != nil {
 				t.Fatal(err)
 			}
 			return "i1"

@@ -78,7 +78,9 @@ func TestInstanceNotFound(t *testing.T) {
 	}{
 		{"GetInstance", func() error { _, err := s.GetInstance(ctx, "nope"); return err }},
 		{"History", func() error { _, err := s.History(ctx, "nope", 0); return err }},
-		{"Enqueue", func() error { return s.Enqueue(ctx, "nope", engine.Event{Kind: engine.ExternalEvent, Name: "X"}, t0) }},
+		{"Enqueue", func() error {
+			return s.Enqueue(ctx, "nope", engine.Event{Kind: engine.ExternalEvent, Name: "X"}, t0, nil)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,7 +135,7 @@ func TestEnqueue(t *testing.T) {
 		{Kind: engine.ExternalEventPersistent, Name: "Note", Result: json.RawMessage(`"n"`)},
 	}
 	for _, ev := range raised {
-		if err := s.Enqueue(ctx, "i1", ev, t0); err != nil {
+		if err := s.Enqueue(ctx, "i1", ev, t0, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +233,7 @@ func TestLongHistoryInHalves(t *testing.T) {
 	t.Run("grown since its length was read", func(t *testing.T) {
 		run("grown", 2*halvedHistory, false)
 		q := afterGuess{s.readers, func() {
-			if err := s.Enqueue(ctx, "grown", engine.Event{Kind: engine.ExternalEvent, Name: "more", Time: t0}, t0); err != nil {
+			if err := s.Enqueue(ctx, "grown", engine.Event{Kind: engine.ExternalEvent, Name: "more", Time: t0}, t0, nil); err != nil {
 				t.Fatal(err)
 			}
 			commitEvents(t, s, "grown", nil, 3*halvedHistory, engine.StatusRunning)

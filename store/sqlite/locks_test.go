@@ -36,7 +36,7 @@ func TestLockingWritesNothing(t *testing.T) {
 	}
 	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0, NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)},
 		Status: engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}, t0); err != nil {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}, t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	writes = s.batches.Load()
@@ -92,7 +92,7 @@ func TestConcurrentTurnsConsumeOnce(t *testing.T) {
 	wg.Go(func() {
 		for e := range events {
 			for i := range instances {
-				if err := s.Enqueue(ctx, fmt.Sprint("i", i+1), engine.Event{Kind: engine.ExternalEvent, Name: fmt.Sprint(e)}, t0); err != nil {
+				if err := s.Enqueue(ctx, fmt.Sprint("i", i+1), engine.Event{Kind: engine.ExternalEvent, Name: fmt.Sprint(e)}, t0, nil); err != nil {
 					t.Error(err)
 					return
 				}

@@ -220,10 +220,10 @@ func TestMigratesVersion5(t *testing.T) {
 		t.Fatalf("DeleteExecutions = %d, %v; want execution 1's", n, err)
 	}
 	ev := engine.Event{Kind: engine.ExternalEventPersistent, Name: "P"}
-	if err := s.EnqueuePersistent(ctx, "i1", ev, 3, t0); err != nil {
+	if err := s.EnqueuePersistent(ctx, "i1", ev, 3, t0, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.EnqueuePersistent(ctx, "i1", ev, 3, t0); err == nil {
+	if err := s.EnqueuePersistent(ctx, "i1", ev, 3, t0, nil); err == nil {
 		t.Fatal("a fourth persistent event with a limit of 3 was taken")
 	}
 }

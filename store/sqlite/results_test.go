@@ -83,7 +83,7 @@ func TestResultsKeepTheirPlace(t *testing.T) {
 	b := leaseActivity(t, s, t0, time.Minute)
 	raise := func(name string, at time.Time) engine.Event {
 		ev := engine.Event{Kind: engine.ExternalEvent, Name: name, Result: json.RawMessage(`1`)}
-		if err := s.Enqueue(ctx, "i1", ev, at); err != nil {
+		if err := s.Enqueue(ctx, "i1", ev, at, nil); err != nil {
 			t.Fatal(err)
 		}
 		return ev
@@ -110,7 +110,7 @@ func TestResultsForAnEndedExecutionDrop(t *testing.T) {
 	withInstance(t, s)
 	withTasks(t, s)
 	w := leaseActivity(t, s, t0, time.Minute)
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Restart"}, t0); err != nil {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Restart"}, t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	item := lock(t, s, t0)

@@ -171,7 +171,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	withInstance(t, s)
 	firstTurn(t, s)
 	create(t, s, "i2")
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}, t0); err != nil {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}, t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if w, err := leaseNext(s, t0, time.Minute); err != nil || w == nil {

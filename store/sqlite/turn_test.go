@@ -56,7 +56,7 @@ func TestCommitTurn(t *testing.T) {
 	}
 	// The instance is unlocked and finished: an event raised now is
 	// refused.
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Late"}, t0); !errors.Is(err, store.ErrFinished) {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "Late"}, t0, nil); !errors.Is(err, store.ErrFinished) {
 		t.Fatalf("Enqueue for the finished instance: %v; want ErrFinished", err)
 	}
 	if err := s.AbandonInstance(ctx, "other", other.LockToken); err != nil {

@@ -41,7 +41,7 @@ func TestInstanceOrder(t *testing.T) {
 			}
 			commit(t, s, store.TurnCommit{InstanceID: "b", ExecutionID: 1, LockToken: item.LockToken, Now: t0, Status: engine.StatusRunning,
 				NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)}, Consumed: []int64{item.Messages[0].ID}})
-			if err := s.Enqueue(ctx, "b", engine.Event{Kind: engine.ExternalEvent, Name: "Go"}, t0); err != nil {
+			if err := s.Enqueue(ctx, "b", engine.Event{Kind: engine.ExternalEvent, Name: "Go"}, t0, nil); err != nil {
 				t.Fatal(err)
 			}
 			create(t, s, "after")
@@ -71,7 +71,7 @@ func TestWorkItem(t *testing.T) {
 	withInstance(t, s)
 	events := firstTurn(t, s)
 	raised := engine.Event{Kind: engine.ExternalEvent, Name: "Approve", Result: json.RawMessage(`true`)}
-	if err := s.Enqueue(ctx, "i1", raised, t0); err != nil {
+	if err := s.Enqueue(ctx, "i1", raised, t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A turn that consumes nothing and starts a second timer, due later.
@@ -217,7 +217,7 @@ func TestAttemptsCountUntilCommit(t *testing.T) {
 	}
 	commit(t, s, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0, NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)},
 		Status: engine.StatusRunning, Consumed: []int64{item.Messages[0].ID}})
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}, t0); err != nil {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}, t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if item = lock(t, s, now); item.Attempt != 1 {
@@ -294,7 +294,7 @@ func TestReleaseAllLeases(t *testing.T) {
 	withInstance(t, s)
 	firstTurn(t, s)
 	first := leaseActivity(t, s, t0, time.Hour)
-	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "X"}, t0); err != nil {
+	if err := s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "X"}, t0, nil); err != nil {
 		t.Fatal(err)
 	}
 	lock(t, s, t0)

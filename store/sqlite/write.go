@@ -40,9 +40,10 @@ import (
 //     turn, which records the result in history, is durable.
 //   - audit records appended (AppendAudit). Each is written once the
 //     change it records has been answered, so a sync of its own would
-//     only add a second sync to the path of every raise or cancel
-//     through the API. (A start's record commits with the start, synced
-//     as it is: store.NewInstance.Audit.)
+//     only add a second sync to the path of every update or purge
+//     through the API. (A start's, a raise's, a cancel's and a
+//     terminate's record commits with the change, synced as it is:
+//     store.NewInstance.Audit, Enqueue's audit.)
 //
 // A process crash loses none of them: SQLite has handed the WAL to the
 // system.

@@ -72,7 +72,7 @@ func TestWriteAfterClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}, t0)
+	err = s.Enqueue(ctx, "i1", engine.Event{Kind: engine.ExternalEvent, Name: "E"}, t0, nil)
 	if !errors.Is(err, errClosed) {
 		t.Fatalf("enqueue after close: %v, want %v", err, errClosed)
 	}

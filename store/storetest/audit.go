@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/store"
 )
 
@@ -70,54 +71,64 @@ func testAudit(f *fixture) {
 	want(store.AuditQuery{}, 3, 2)
 }
 
-// testAuditWithStart: a start's audit record (store.NewInstance.Audit)
-// is stored with its instance, as given, with an ID after the records
-// before it, by CreateInstance, by CreateWithEvent when it creates the
-// instance, and by a store.Handoff's CreateLocked; a create refused (the
-// id is taken) stores none, nor does CreateWithEvent when it only raises
-// the event at the instance there.
-func testAuditWithStart(f *fixture) {
+// testAuditWithChange: the audit record of a change (store.NewInstance's
+// Audit, Enqueue's and EnqueuePersistent's audit) is stored with it, as
+// given, with an ID after the records before it: by CreateInstance, by
+// CreateWithEvent when it creates the instance, by a store.Handoff's
+// CreateLocked, by Enqueue and by EnqueuePersistent. A change refused (an
+// id taken, an instance absent or finished, one persistent event too
+// many) stores none, nor does CreateWithEvent when it only raises the
+// event at the instance there.
+func testAuditWithChange(f *fixture) {
 	deploy := store.AuditRecord{Time: t0, Token: "alice", Role: "admin", Action: "deploy", Target: module, Status: 201, Outcome: "ok"}
 	id, err := f.s.AppendAudit(f.ctx, deploy)
 	f.must(err, "AppendAudit")
 	deploy.ID = id
-	record := func(id string) store.AuditRecord {
-		return store.AuditRecord{Time: t0.Add(time.Second), Token: "bob", Role: "admin", Action: "start", Target: id, Status: 201, Outcome: "ok", Detail: `orchestration "Order"`}
+	record := func(action, id string) *store.AuditRecord {
+		return &store.AuditRecord{Time: t0.Add(time.Second), Token: "bob", Role: "admin", Action: action, Target: id, Status: 201, Outcome: "ok", Detail: action + " " + id}
 	}
+	var want []*store.AuditRecord
 	start := func(id string) store.NewInstance {
-		r := record(id)
-		return store.NewInstance{ID: id, Name: orchestration, ModuleHash: module, Input: input(id), Now: t0, Audit: &r}
+		return store.NewInstance{ID: id, Name: orchestration, ModuleHash: module, Input: input(id), Now: t0, Audit: record("start", id)}
 	}
-	ids := []string{"i1", "i2"}
 	f.must(f.s.CreateInstance(f.ctx, start("i1")), "CreateInstance with an audit record")
 	f.wantErr(f.s.CreateInstance(f.ctx, start("i1")), store.ErrInstanceExists, "CreateInstance of a taken id, with an audit record")
-	for _, want := range []bool{true, false} {
-		created, err := f.s.CreateWithEvent(f.ctx, start("i2"), raised("Go"), 0)
-		if err != nil || created != want {
-			f.t.Fatalf("CreateWithEvent of i2 with an audit record: %v, %v; want created %v", created, err, want)
+	want = append(want, record("start", "i1"))
+	for _, created := range []bool{true, false} {
+		got, err := f.s.CreateWithEvent(f.ctx, start("i2"), raised("Go"), 0)
+		if err != nil || got != created {
+			f.t.Fatalf("CreateWithEvent of i2 with an audit record: %v, %v; want created %v", got, err, created)
 		}
 	}
+	want = append(want, record("start", "i2"))
 	if h, ok := f.s.(store.Handoff); ok {
 		_, err := h.CreateLocked(f.ctx, start("i3"), lease)
 		f.must(err, "CreateLocked with an audit record")
 		_, err = h.CreateLocked(f.ctx, start("i3"), lease)
 		f.wantErr(err, store.ErrInstanceExists, "CreateLocked of a taken id, with an audit record")
-		ids = append(ids, "i3")
+		want = append(want, record("start", "i3"))
 	}
+	f.must(f.s.Enqueue(f.ctx, "i1", raised("Approve"), t0, record("raise", "i1")), "Enqueue with an audit record")
+	f.must(f.s.EnqueuePersistent(f.ctx, "i1", persistent("Note"), 1, t0, record("note", "i1")), "EnqueuePersistent with an audit record")
+	want = append(want, record("raise", "i1"), record("note", "i1"))
+	f.wantErr(f.s.EnqueuePersistent(f.ctx, "i1", persistent("Note"), 1, t0, record("refused", "i1")), store.ErrTooManyEvents, "EnqueuePersistent past its max, with an audit record")
+	f.wantErr(f.s.Enqueue(f.ctx, "absent", raised("Approve"), t0, record("refused", "absent")), store.ErrNotFound, "Enqueue for an absent instance, with an audit record")
+	f.create("done")
+	f.finish("done", engine.StatusCompleted, completed(`"done"`), t0)
+	f.wantErr(f.s.Enqueue(f.ctx, "done", raised("Approve"), t0, record("refused", "done")), store.ErrFinished, "Enqueue for a finished instance, with an audit record")
+
 	page, err := f.s.ListAudit(f.ctx, store.AuditQuery{})
 	f.must(err, "ListAudit")
 	got := page.Records
 	slices.Reverse(got)
-	if len(got) != len(ids)+1 || !reflect.DeepEqual(got[0], deploy) {
-		f.t.Fatalf("the audit log after the starts of %q, each once, and a deploy before them:\n%+v\nwant the deploy's record, then one for each start", ids, got)
+	if len(got) != len(want)+1 || !reflect.DeepEqual(got[0], deploy) {
+		f.t.Fatalf("the audit log after a deploy, then %d changes made with their records and several refused:\n%+v\nwant the deploy's record, then one for each change made", len(want), got)
 	}
-	for i, id := range ids {
-		want := record(id)
-		want.ID = got[i+1].ID
-		if got[i+1] != want || want.ID <= got[i].ID {
-			f.t.Fatalf("the audit record of the start of %s: %+v; want %+v with an ID above %d", id, got[i+1], want, got[i].ID)
+	for i, w := range want {
+		w.ID = got[i+1].ID
+		if got[i+1] != *w || w.ID <= got[i].ID {
+			f.t.Fatalf("the audit record of %s: %+v; want %+v with an ID above %d", w.Detail, got[i+1], *w, got[i].ID)
 		}
-		f.instance(id)
 	}
 }
 
@@ -144,7 +155,7 @@ func (o *Observed) since(n int) []store.CommitStats {
 
 // CommitsOfAudit checks that an audit record commits without a sync of
 // its own (it is written after the change it records was answered, and a
-// sync would put a second one on the path of every raise), and that a
+// sync would put a second one on the path of every update), and that a
 // change (a module's deploy) still commits synced. s must be new, with
 // o.OnCommit as its observer.
 func CommitsOfAudit(t *testing.T, s store.Store, o *Observed) {

@@ -190,7 +190,7 @@ func raisedEvents(t *testing.T, s store.Store, n int) {
 	took := 0
 	for i := 0; i < n; i += 64 {
 		for j := i; j < min(i+64, n); j++ {
-			if err := s.Enqueue(context.Background(), "target", engine.Event{Kind: engine.ExternalEvent, Name: "E", Input: json.RawMessage(fmt.Sprint(j))}, t0); err != nil {
+			if err := s.Enqueue(context.Background(), "target", engine.Event{Kind: engine.ExternalEvent, Name: "E", Input: json.RawMessage(fmt.Sprint(j))}, t0, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

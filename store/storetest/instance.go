@@ -75,7 +75,7 @@ func testCreateInstance(f *fixture) {
 	f.wantErr(err, store.ErrNotFound, "CreateInstance on a module not deployed")
 	_, err = f.s.GetInstance(f.ctx, "i2")
 	f.wantErr(err, store.ErrNotFound, "GetInstance of an instance whose creation was refused")
-	f.wantErr(f.s.Enqueue(f.ctx, "absent", raised("Approve"), t0), store.ErrNotFound, "Enqueue for an instance that does not exist")
+	f.wantErr(f.s.Enqueue(f.ctx, "absent", raised("Approve"), t0, nil), store.ErrNotFound, "Enqueue for an instance that does not exist")
 	_, err = f.s.History(f.ctx, "absent", 0)
 	f.wantErr(err, store.ErrNotFound, "History of an instance that does not exist")
 

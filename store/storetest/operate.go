@@ -23,9 +23,9 @@ func (f *fixture) finish(id string, status engine.Status, end engine.Event, at t
 func testEnqueueForAFinishedInstance(f *fixture) {
 	f.create("i1")
 	f.finish("i1", engine.StatusCompleted, completed(`"done"`), t0)
-	f.wantErr(f.s.Enqueue(f.ctx, "i1", raised("Approve"), t0), store.ErrFinished, "Enqueue for a completed instance")
-	f.wantErr(f.s.EnqueuePersistent(f.ctx, "i1", persistent("Note"), 5, t0), store.ErrFinished, "EnqueuePersistent for a completed instance")
-	f.wantErr(f.s.EnqueuePersistent(f.ctx, "absent", persistent("Note"), 5, t0), store.ErrNotFound, "EnqueuePersistent for an instance that does not exist")
+	f.wantErr(f.s.Enqueue(f.ctx, "i1", raised("Approve"), t0, nil), store.ErrFinished, "Enqueue for a completed instance")
+	f.wantErr(f.s.EnqueuePersistent(f.ctx, "i1", persistent("Note"), 5, t0, nil), store.ErrFinished, "EnqueuePersistent for a completed instance")
+	f.wantErr(f.s.EnqueuePersistent(f.ctx, "absent", persistent("Note"), 5, t0, nil), store.ErrNotFound, "EnqueuePersistent for an instance that does not exist")
 	f.noWork(t0.Add(time.Hour))
 }
 
@@ -98,7 +98,7 @@ func testPersistentEventLimit(f *fixture) {
 	f.create("i1")
 	f.run("i1", t0, started("i1", input("i1")))
 	f.enqueue("i1", raised("Go"))
-	raise := func(name string) error { return f.s.EnqueuePersistent(f.ctx, "i1", persistent(name), max, t0) }
+	raise := func(name string) error { return f.s.EnqueuePersistent(f.ctx, "i1", persistent(name), max, t0, nil) }
 	for _, name := range []string{"a", "b"} {
 		f.must(raise(name), "EnqueuePersistent "+name)
 	}
@@ -292,7 +292,7 @@ func testQueueStats(f *fixture) {
 	f.run("busy", t0, started("busy", input("busy")), scheduled("Charge"), scheduled("Ship"), timerCreated(t0.Add(time.Hour)))
 	f.lease(t0)
 	f.createAt("new", orchestration, module, t0.Add(10*time.Second))
-	f.must(f.s.Enqueue(f.ctx, "busy", raised("Approve"), t0.Add(20*time.Second)), "Enqueue")
+	f.must(f.s.Enqueue(f.ctx, "busy", raised("Approve"), t0.Add(20*time.Second), nil), "Enqueue")
 	f.create("locked")
 	f.lockID(t0, "locked")
 	// An instance that finished before its timer came due: nothing waits

@@ -93,7 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ResetRefused", testResetRefused},
 		{"Schedules", testSchedules},
 		{"Audit", testAudit},
-		{"AuditWithStart", testAuditWithStart},
+		{"AuditWithChange", testAuditWithChange},
 		{"Batches", testBatches},
 		{"DeleteBatches", testDeleteBatches},
 	}
@@ -170,7 +170,7 @@ func (f *fixture) instance(id string) store.Instance {
 
 func (f *fixture) enqueue(id string, ev engine.Event) {
 	f.t.Helper()
-	f.must(f.s.Enqueue(f.ctx, id, ev, t0), "Enqueue for "+id)
+	f.must(f.s.Enqueue(f.ctx, id, ev, t0, nil), "Enqueue for "+id)
 }
 
 // lockNext locks the next instance at now, if there is one.

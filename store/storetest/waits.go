@@ -89,7 +89,7 @@ func testWaits(f *fixture) {
 	}
 
 	// A refused update changes nothing w1 waits on.
-	f.must(f.s.Enqueue(f.ctx, "w1", engine.UpdateRequest("u1", "Add", nil), t0.Add(2*time.Hour)), "Enqueue")
+	f.must(f.s.Enqueue(f.ctx, "w1", engine.UpdateRequest("u1", "Add", nil), t0.Add(2*time.Hour), nil), "Enqueue")
 	item := f.lockID(t0.Add(2*time.Hour), "w1")
 	f.commit(store.TurnCommit{InstanceID: "w1", ExecutionID: 1, LockToken: item.LockToken, Now: t0.Add(2 * time.Hour), Status: engine.StatusRunning,
 		Consumed: []int64{item.Messages[0].ID}, Refused: &store.RefusedUpdate{UpdateID: "u1", Failure: &engine.Failure{Message: "no"}}})
@@ -102,7 +102,7 @@ func testWaits(f *fixture) {
 
 	// A continue-as-new leaves the next execution waiting on nothing until
 	// its first turn.
-	f.must(f.s.Enqueue(f.ctx, "w2", engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2}, t0.Add(3*time.Hour)), "Enqueue")
+	f.must(f.s.Enqueue(f.ctx, "w2", engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2}, t0.Add(3*time.Hour), nil), "Enqueue")
 	item = f.lockID(t0.Add(3*time.Hour), "w2")
 	c := turn(item, activityCompleted(2, `1`), engine.Event{Kind: engine.OrchestrationContinuedAsNew, Input: input("w2")})
 	c.Now, c.Status = t0.Add(3*time.Hour), engine.StatusContinuedAsNew

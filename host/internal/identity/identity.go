@@ -2,10 +2,10 @@
 // which authenticated the request's token, into the host, which records
 // the token's name in the history of the instance changed (engine.Event's
 // By). It is never read from a request's body: only the server sets it.
-// With a change the host commits in one transaction (a start), it also
-// carries the request's audit record (Record), which the host commits
-// with the change, so that no change is answered whose record may yet be
-// lost.
+// With a change the host commits in one transaction (a start, a raise, a
+// cancel, a terminate), it also carries the request's audit record
+// (Record), which the host commits with the change, so that no change is
+// answered whose record may yet be lost.
 package identity
 
 import "context"

@@ -9,10 +9,11 @@ import (
 
 // Record is the audit record of the change a request asks for, as the
 // server would write it were the change made: the host commits it with
-// the change, in the change's own transaction (store.NewInstance.Audit),
-// and says so (Written), and the server then writes none of its own once
-// it has answered. A change the host does not make, or makes without it,
-// leaves Written false: the server records it as it answered it.
+// the change, in the change's own transaction (store.NewInstance.Audit,
+// store.Queue.Enqueue's audit), and says so (Written), and the server
+// then writes none of its own once it has answered. A change the host
+// does not make, or makes without it, leaves Written false: the server
+// records it as it answered it.
 type Record struct {
 	store.AuditRecord
 	// Written is set once the record has committed with its change.

@@ -10,14 +10,14 @@ import (
 // AppendAudit stores an audit record and returns its ID (store.Audit).
 // The record commits unsynced: it is written after the change it records
 // has been answered, and waiting for the disk would put a second sync on
-// the path of every change (a raise, a cancel) for a record whose loss
+// the path of every change (an update, a purge) for a record whose loss
 // loses nothing acknowledged; the change's next durable commit, the host's
 // or any other, makes it durable. A change that commits with its record
-// (store.NewInstance.Audit) syncs both.
+// (store.NewInstance.Audit, Enqueue's audit) syncs both.
 func (s *Store) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
 	var id int64
 	err := s.a.WriteUnsynced(ctx, func(ctx context.Context, tx Tx) error {
-		return tx.row(ctx, insertAudit+` RETURNING id`, auditArgs(r)...).Scan(&id)
+		return tx.row(ctx, auditInsert+` RETURNING id`, auditArgs(r)...).Scan(&id)
 	})
 	if err != nil {
 		return 0, s.errorf("append to the audit log (%s %s by %s): %w", r.Action, r.Target, r.Token, err)
@@ -25,11 +25,20 @@ func (s *Store) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, er
 	return id, nil
 }
 
-// insertAudit stores an audit record, given auditArgs.
-const insertAudit = `INSERT INTO audit_log (at, token, role, action, target, status, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+// auditInsert stores an audit record, given auditArgs.
+const auditInsert = `INSERT INTO audit_log (at, token, role, action, target, status, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 func auditArgs(r store.AuditRecord) []any {
 	return []any{Nanos(r.Time), r.Token, r.Role, r.Action, r.Target, r.Status, r.Outcome, r.Detail}
+}
+
+// insertAudit stores r, the audit record of the change its transaction
+// makes; nothing when r is nil.
+func (t Tx) insertAudit(ctx context.Context, r *store.AuditRecord) error {
+	if r == nil {
+		return nil
+	}
+	return t.send(ctx, auditInsert, auditArgs(*r)...)
 }
 
 // ListAudit returns the audit records q selects, newest first

@@ -472,29 +472,35 @@ func (s *Store) Executions(ctx context.Context, id string) ([]store.Execution, e
 	return out, nil
 }
 
-// Enqueue adds a message for an instance at now, visible at once. It
-// returns an error wrapping store.ErrNotFound if the instance does not
-// exist, or store.ErrFinished if it has finished.
-func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event, now time.Time) error {
-	return s.enqueueFor(ctx, instanceID, ev, 0, now)
+// Enqueue adds a message for an instance at now, visible at once, with
+// the audit record of the request that asks for it, when not nil, in the
+// same transaction. It returns an error wrapping store.ErrNotFound if the
+// instance does not exist, or store.ErrFinished if it has finished.
+func (s *Store) Enqueue(ctx context.Context, instanceID string, ev engine.Event, now time.Time, audit *store.AuditRecord) error {
+	return s.enqueueFor(ctx, instanceID, ev, 0, now, audit)
 }
 
 // EnqueuePersistent adds a persistent event for an instance, visible at
 // once, unless its current execution has taken and has waiting max
 // persistent events between them: then it returns an error wrapping
-// store.ErrTooManyEvents. It returns store.ErrNotFound and
-// store.ErrFinished as Enqueue does.
-func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time) error {
+// store.ErrTooManyEvents. It stores audit and returns store.ErrNotFound
+// and store.ErrFinished as Enqueue does.
+func (s *Store) EnqueuePersistent(ctx context.Context, instanceID string, ev engine.Event, max int, now time.Time, audit *store.AuditRecord) error {
 	if err := CheckPersistent(ev, max); err != nil {
 		return s.errorf("%w", err)
 	}
-	return s.enqueueFor(ctx, instanceID, ev, max, now)
+	return s.enqueueFor(ctx, instanceID, ev, max, now, audit)
 }
 
 // enqueueFor adds a message at now for an instance that has not finished;
-// with max > 0, a persistent event within max.
-func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max int, now time.Time) error {
-	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error { return EnqueueFor(ctx, tx, id, ev, max, now) })
+// with max > 0, a persistent event within max; with audit, that record.
+func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max int, now time.Time, audit *store.AuditRecord) error {
+	err := s.a.Write(ctx, func(ctx context.Context, tx Tx) error {
+		if err := EnqueueFor(ctx, tx, id, ev, max, now); err != nil {
+			return err
+		}
+		return tx.insertAudit(ctx, audit)
+	})
 	if err != nil {
 		return s.errorf("enqueue for %q: %w", id, err)
 	}

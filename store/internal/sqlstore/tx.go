@@ -89,10 +89,10 @@ func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *str
 		start = engine.ScheduledStart(n.ID, n.Name, n.Input, n.LastRun.Result, n.LastRun.Failure)
 	}
 	start.By = n.By
-	if err := t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now); err != nil || n.Audit == nil {
+	if err := t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now); err != nil {
 		return err
 	}
-	return t.send(ctx, insertAudit, auditArgs(*n.Audit)...)
+	return t.insertAudit(ctx, n.Audit)
 }
 
 // InsertChild creates a child instance (TurnTx). Its start is served among
