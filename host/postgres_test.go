@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -154,13 +155,16 @@ func TestCommitsOnPostgres(t *testing.T) {
 	// Round trips to the server (through a proxy that counts them): 41.8
 	// a hello and 16.0 a step when each statement waited for its answer,
 	// 20.4 and 5.0 once those whose answers nothing reads went with the
-	// next one or the COMMIT (store/postgres's pipeline.go). A hello's
-	// count has the host's own polls in it, which vary.
+	// next one or the COMMIT (store/postgres's pipeline.go), 4.0 a step
+	// while it read its instance's status before it locked it, 3.0 once
+	// holding the row read the instance and its messages at once
+	// (holdInstance). A hello's count has the host's own polls in it,
+	// which vary.
 	if tripsHello > 24 {
 		t.Errorf("a hello took %.2f round trips to the server; want at most 24", tripsHello)
 	}
-	if tripsStep > 5.5 {
-		t.Errorf("a step took %.2f round trips to the server; want at most 5.5", tripsStep)
+	if tripsStep > 3.5 {
+		t.Errorf("a step took %.2f round trips to the server; want at most 3.5", tripsStep)
 	}
 }
 
@@ -225,4 +229,79 @@ func TestOtherHostWokenOnPostgres(t *testing.T) {
 		t.Fatalf("cut B's listening connection: %d cut, %v; want 1", cut, err)
 	}
 	ranOnB("second")
+}
+
+// TestStepUpdatesItsInstanceOnceHOTOnPostgres counts, in
+// pg_stat_user_tables, the row versions of the instances table a step of
+// a sequence writes on PostgreSQL: one (its turn's commit), and that one
+// a HOT update (no index entry written), where each step wrote two, none
+// HOT: one to lock the instance, one to commit its turn, and each changed
+// an indexed column (locked_until, then updated_at). The counts are read
+// once the store's connections have ended, which flushes their
+// statistics.
+func TestStepUpdatesItsInstanceOnceHOTOnPostgres(t *testing.T) {
+	t.Parallel()
+	base := pgtest.Schema(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", "durabox-hot-"+q.Get("search_path"))
+	u.RawQuery = q.Encode()
+	app := q.Get("application_name")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	type counts struct{ versions, updates, hot int64 }
+	// sequence runs a Sequential of n steps on a host of its own and
+	// returns the instances table's counts once its connections ended.
+	sequence := func(n int) counts {
+		t.Helper()
+		st, err := postgres.Open(u.String(), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		h := runHost(t, nil, st, host.Options{Shared: true})
+		deployBenchGuests(t, h)("Sequential", n)
+		h.stop()
+		st.Close()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			var left int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if left == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections of the store still open 30 s after it closed", left)
+			}
+		}
+		var c counts
+		err = conn.QueryRow(ctx, `SELECT n_tup_ins + n_tup_upd, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+			WHERE schemaname = current_schema() AND relname = 'instances'`).Scan(&c.versions, &c.updates, &c.hot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// Sequential(steps+1) less Sequential(1) is the cost of steps steps
+	// (each counts since the schema was made).
+	const steps = 60
+	one := sequence(1)
+	all := sequence(steps + 1)
+	versions := float64(all.versions-2*one.versions) / steps
+	updates, hot := all.updates-2*one.updates, all.hot-2*one.hot
+	t.Logf("instances: %.2f row versions a step; %d of the steps' %d updates HOT", versions, hot, updates)
+	if versions > 1 {
+		t.Errorf("a step wrote %.2f versions of its instance's row; want 1", versions)
+	}
+	if float64(hot) < 0.9*float64(updates) {
+		t.Errorf("%d of the steps' %d updates of their instance were HOT; want at least 90%%", hot, updates)
+	}
 }

@@ -31,10 +31,12 @@ type Handoff interface {
 	CommitTurnLeasing(ctx context.Context, c TurnCommit, lease time.Duration, max int) ([]*ActivityWork, error)
 	// CompleteAndTurn is CompleteActivity followed, in the same
 	// transaction, when no one holds the instance of w and it runs the
-	// execution w belongs to, by its lock until now+lease (with every
-	// message visible at now, the result among them), the turn next
-	// makes of that work item, and CommitTurnLeasing of it with lease
-	// and the max next returns with it. When next returns no commit (it
+	// execution w belongs to, by its lock until now+lease, or for the
+	// transaction alone (store/postgres: its row's lock, so that the
+	// commit writes the row once), with every message visible at now
+	// (the result among them), the turn next makes of that work item,
+	// and CommitTurnLeasing of it with lease and the max next returns
+	// with it. When next returns no commit (it
 	// ran no turn), the instance is unlocked again and only the result
 	// is recorded, as CompleteActivity records it. It reports whether
 	// the turn committed. next runs while the instance's row is locked:

@@ -49,6 +49,7 @@ var dialect = &sqlstore.Dialect{
 		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
 		SELECT $1, $2, hash, 1, $3, $4, $5, $5, $6, $7 FROM modules WHERE hash = $8
 		ON CONFLICT (id) DO NOTHING`,
+	FinishedAt:    "finished_at",
 	Seq:           "seq",
 	NextModuleSeq: "nextval('module_seq')",
 	EndLock:       `, lock_token = NULL, lock_owner = NULL, locked_until = 0`,

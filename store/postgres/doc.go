@@ -25,7 +25,9 @@
 // A host takes the work it makes for itself in the commit that makes it
 // (store.Handoff, turn.go): a start commits locked for it, a turn
 // commits with the lease of its tasks, an activity's outcome commits with
-// its instance's next turn. What other hosts may take is announced with
+// its instance's next turn, which holds the instance by its row's lock
+// (FOR UPDATE) for the length of its transaction and writes the row once,
+// at its commit. What other hosts may take is announced with
 // NOTIFY after the commit, and each host LISTENs for it on a connection of
 // its own (store.Watcher, watch.go). Locking instances takes one statement
 // for all of a fetch's candidates (lockBatch), and their messages one
@@ -63,7 +65,12 @@
 // URL chooses one), migrates an older one, and refuses, without changing
 // anything, a schema that holds other tables or a newer Durabox's. The
 // version is kept in the table durabox_meta. Hosts starting at once
-// prepare it under an advisory lock.
+// prepare it under an advisory lock. No index of instances covers a
+// column a turn of a running instance changes (updated_at, what it waits
+// on, the result; the finished ones are indexed by finished_at, set when
+// they finish), so that a step's one update of the row is HOT: no index
+// entry written (RATIONALE.md, "Why does a step write its instance's row
+// once, HOT?").
 //
 // # Faults
 //

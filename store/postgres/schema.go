@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/store/internal/sqlstore"
 )
 
 // application marks a schema as a Durabox database, in durabox_meta.
@@ -13,7 +15,7 @@ const application = "durabox"
 
 // schemaVersion is the version of the schema below. Raise it with a
 // migration in migrations when the schema changes.
-const schemaVersion = 13
+const schemaVersion = 14
 
 // migrations[v] brings a database from version v to v+1.
 var migrations = map[int]string{
@@ -64,7 +66,27 @@ var migrations = map[int]string{
 	// Version 13: batches, actions on every instance a filter selected
 	// (durabox batch), with the ids of those instances.
 	12: batchesTables,
+	// Version 14: when each instance finished (finished_at), indexed
+	// in place of (status, updated_at), so that a turn of a running
+	// instance, which changes its updated_at, changes no indexed column
+	// and its update of the row can be HOT; finished_at is generated,
+	// so the instances already there have theirs.
+	13: `ALTER TABLE instances ADD COLUMN ` + finishedAt + `;
+		DROP INDEX instances_finished;` + indexes14,
 }
+
+// finishedAt is the column of when an instance finished, which version 14
+// adds: its updated_at once it has (sqlstore.Finished), NULL while it has
+// not. PostgreSQL keeps it as the row changes.
+var finishedAt = `finished_at bigint GENERATED ALWAYS AS (CASE WHEN ` + sqlstore.Finished + ` THEN updated_at END) STORED`
+
+// indexes14 is the index of the finished instances by when they
+// finished, which version 14 adds: retention's sweeps and the filters of
+// the instances finished before a time (sqlstore.Dialect.FinishedAt)
+// read it. It is partial: a running instance has no entry in it.
+const indexes14 = `
+CREATE INDEX instances_finished_at ON instances(finished_at) WHERE finished_at IS NOT NULL;
+`
 
 // batchesTables are the batches (store.Batches), which version 13 adds,
 // as store/sqlite's: one row a batch, with the host that holds it (owner,
@@ -227,7 +249,7 @@ CREATE INDEX messages_parent ON messages(parent_id, fair_rank) WHERE parent_id I
 // JSON of engine events as bytes (bytea, not jsonb, which would rewrite the
 // bytes an orchestration reads). Texts that are compared or sorted use the
 // "C" collation: byte order, whatever the database's locale.
-const schema = `
+var schema = `
 CREATE TABLE durabox_meta (
 	key   text PRIMARY KEY,
 	value text NOT NULL
@@ -268,7 +290,8 @@ CREATE TABLE instances (
 	attempt            integer NOT NULL DEFAULT 0,
 	persistent_taken   integer NOT NULL DEFAULT 0,
 	waiting_on         text COLLATE "C" NOT NULL DEFAULT '',
-	waits              bytea
+	waits              bytea,
+	` + finishedAt + `
 );
 CREATE INDEX instances_created ON instances(created_at, seq);
 CREATE INDEX instances_locked ON instances(locked_until);
@@ -276,8 +299,7 @@ CREATE INDEX instances_status ON instances(status, created_at);
 CREATE INDEX instances_name ON instances(name, created_at);
 CREATE INDEX instances_module ON instances(module_hash, status);
 CREATE INDEX instances_parent ON instances(parent_id, created_at);
-CREATE INDEX instances_finished ON instances(status, updated_at);
-CREATE TABLE history (
+` + indexes14 + `CREATE TABLE history (
 	instance_id  text COLLATE "C" NOT NULL,
 	execution_id bigint NOT NULL,
 	event_id     bigint NOT NULL,

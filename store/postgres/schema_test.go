@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/durabox/durabox/internal/pgtest"
+	"github.com/durabox/durabox/store"
 )
 
 // exec runs sql on the database url names.
@@ -136,5 +137,43 @@ func TestOptions(t *testing.T) {
 		if _, err := Open("postgres://x@127.0.0.1/x", o); err == nil || !strings.Contains(err.Error(), "it must be 0") {
 			t.Errorf("Open with %+v: %v; want it refused", o, err)
 		}
+	}
+}
+
+// TestMigrationDatesFinished: a schema of version 13, its finished
+// instances indexed by (status, updated_at), migrates to one where each
+// finished instance's finished_at is its updated_at and a running one's
+// is NULL, indexed by instances_finished_at in place of the old index.
+func TestMigrationDatesFinished(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Schema(t)
+	s, err := Open(url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutModule(context.Background(), store.Module{Hash: "m", Wasm: []byte("\x00asm"), Orchestrations: []string{"O"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	exec(t, url, `ALTER TABLE instances DROP COLUMN finished_at;
+		CREATE INDEX instances_finished ON instances(status, updated_at);
+		INSERT INTO instances (id, name, module_hash, execution_id, status, created_at, updated_at)
+			VALUES ('done', 'O', 'm', 1, 'Completed', 1, 7), ('running', 'O', 'm', 1, 'Running', 1, 8);
+		UPDATE durabox_meta SET value = '13' WHERE key = 'schema_version'`)
+	s, err = Open(url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var dates, indexes string
+	err = s.pool.QueryRow(context.Background(), `SELECT
+		(SELECT string_agg(id || '=' || coalesce(finished_at::text, 'NULL'), ',' ORDER BY id) FROM instances),
+		(SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'instances_finished%')`).
+		Scan(&dates, &indexes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dates != "done=7,running=NULL" || indexes != "instances_finished_at" {
+		t.Errorf("after the migration, finished_at %s and indexes %s; want done=7,running=NULL and instances_finished_at", dates, indexes)
 	}
 }

@@ -241,24 +241,19 @@ func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, resu
 		if err := completeIn(ctx, tx, w, result, payload, now); err != nil {
 			return false, err
 		}
-		var status string
-		err = tx.QueryRow(ctx, `SELECT status FROM instances WHERE id = $1 AND execution_id = $2 AND locked_until <= $3 FOR UPDATE SKIP LOCKED`,
-			w.InstanceID, w.ExecutionID, sqlstore.Nanos(now)).Scan(&status)
+		item, locked, err := holdInstance(ctx, tx, w.InstanceID, w.ExecutionID, now)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows) || err == nil && engine.Status(status).IsTerminal():
+		case err != nil:
+			return false, err
+		case item == nil:
 			// Another turn holds it, or nothing would take the result: the
 			// result waits as a message, as CompleteActivity leaves it.
 			return true, unsynced(ctx, tx)
-		case err != nil:
-			return false, err
-		}
-		item, locked, err := s.lockInstance(ctx, tx, w.InstanceID, now, lease)
-		if err != nil {
-			return false, err
 		}
 		c, max := next(item)
 		if c == nil {
-			if err := tx.Send(`UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = attempt - 1 WHERE id = $1`, w.InstanceID); err != nil {
+			// An expired lock the instance had ends, as a commit would end it.
+			if err := tx.Send(`UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $1 AND lock_token IS NOT NULL`, w.InstanceID); err != nil {
 				return false, err
 			}
 			return true, unsynced(ctx, tx)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -185,16 +186,54 @@ func array(ids []string) []string {
 	return ids
 }
 
-// lockInstance locks an instance and reads its work, in one round trip;
-// it returns too what a commit of its turn in tx would read of it
-// (writeTx.Locked).
+// lockInstance locks an instance for this host until now+lease and reads
+// its work, in one round trip; it returns too what a commit of its turn
+// in tx would read of it (writeTx.Locked).
 func (s *Store) lockInstance(ctx context.Context, tx *pipeTx, id string, now time.Time, lease time.Duration) (*store.WorkItem, *sqlstore.Locked, error) {
-	item := &store.WorkItem{LockToken: sqlstore.NewToken()}
-	var batch pgx.Batch
-	batch.Queue(`
+	token := sqlstore.NewToken()
+	return turnWork(ctx, tx, token, id, now, `
 		UPDATE instances SET lock_token = $1, lock_owner = $2, locked_until = $3, attempt = attempt + 1 WHERE id = $4
-		RETURNING `+sqlstore.InstanceColumns+`, last_event_id, attempt, parent_schedule_id`,
-		item.LockToken, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), id)
+		RETURNING `+turnColumns, token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), id)
+}
+
+// holdInstance reads the work of an instance that runs execution and
+// that no one holds at now, in one round trip, as lockInstance does, but
+// writes nothing: its row, locked (FOR UPDATE SKIP LOCKED) until tx ends,
+// is the turn's lock, and the commit of the turn in tx writes the row
+// once (RATIONALE.md, "Why does a step write its instance's row once,
+// HOT?"). The delivery is counted as a lock counts it (attempt + 1),
+// in the work item only: the commit sets the row's count back to none,
+// as it does after a lock. It returns nil when the instance
+// runs another execution or has finished, or another transaction or
+// host holds it.
+func holdInstance(ctx context.Context, tx *pipeTx, id string, execution int64, now time.Time) (*store.WorkItem, *sqlstore.Locked, error) {
+	item, locked, err := turnWork(ctx, tx, sqlstore.NewToken(), id, now, `
+		SELECT `+turnColumns+` FROM instances WHERE id = $1 AND execution_id = $2 AND locked_until <= $3 FOR UPDATE SKIP LOCKED`,
+		id, execution, sqlstore.Nanos(now))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || err == nil && item.Instance.Status.IsTerminal():
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	item.Attempt++
+	return item, locked, nil
+}
+
+// turnColumns are the columns of an instance turnWork reads: its
+// InstanceColumns, the length of its history, its deliveries counted
+// (attempt) and its parent's event.
+const turnColumns = sqlstore.InstanceColumns + `, last_event_id, attempt, parent_schedule_id`
+
+// turnWork runs statement, which returns instance id's turnColumns, and
+// reads the instance's messages visible at now, in one round trip, as
+// the work of a turn held with token; it returns too what a commit of
+// the turn in tx would read of the instance (writeTx.Locked). An error
+// wraps pgx.ErrNoRows when statement returns no row.
+func turnWork(ctx context.Context, tx *pipeTx, token, id string, now time.Time, statement string, args ...any) (*store.WorkItem, *sqlstore.Locked, error) {
+	item := &store.WorkItem{LockToken: token}
+	var batch pgx.Batch
+	batch.Queue(statement, args...)
 	batch.Queue(visibleQuery, id, sqlstore.Nanos(now))
 	results := tx.SendBatch(ctx, &batch)
 	defer results.Close()

@@ -55,6 +55,12 @@ type Dialect struct {
 	// when the id is taken or the module is not deployed. (SQLite's counts
 	// the instance's first delivery in advance, by the store's run.)
 	InsertInstance string
+	// FinishedAt, when not empty, is the column of when an instance
+	// finished, NULL while it has not, which a filter of the instances
+	// finished before a time compares (PostgreSQL's finished_at, indexed
+	// where updated_at, which each turn changes, is not); empty, the
+	// filter compares the updated_at of the finished ones.
+	FinishedAt string
 	// Seq is the column that orders instances created at the same time,
 	// in the order they were created.
 	Seq string

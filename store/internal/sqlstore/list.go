@@ -29,6 +29,9 @@ type Where struct {
 	Args []any
 	// placeholder is the text that stands for argument n (from 1).
 	placeholder func(n int) string
+	// finishedAt is the dialect's column of when an instance finished
+	// (Dialect.FinishedAt).
+	finishedAt string
 }
 
 // NewWhere returns an empty condition whose argument n (from 1) is written
@@ -82,12 +85,17 @@ func (w *Where) Filter(f store.InstanceFilter) {
 	if !f.CreatedBefore.IsZero() {
 		w.Add("created_at < " + w.Arg(Nanos(f.CreatedBefore)))
 	}
-	if !f.FinishedBefore.IsZero() {
+	switch {
+	case f.FinishedBefore.IsZero():
+	case w.finishedAt != "":
+		w.Add(w.finishedAt + " < " + w.Arg(Nanos(f.FinishedBefore)))
+	default:
 		w.Add(Finished)
 		w.Add("updated_at < " + w.Arg(Nanos(f.FinishedBefore)))
 	}
 	if !f.ProgressedBefore.IsZero() || len(f.WaitingOn) > 0 {
-		// The statuses name the index on (status, updated_at).
+		// The statuses name the index on (status, updated_at) where there
+		// is one (store/sqlite), else the one on (status, created_at).
 		w.Add("status IN (" + w.Arg(string(store.Unfinished[0])) + ", " + w.Arg(string(store.Unfinished[1])) + ")")
 	}
 	if !f.ProgressedBefore.IsZero() {

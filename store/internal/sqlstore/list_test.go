@@ -32,22 +32,25 @@ func TestWhereFilter(t *testing.T) {
 	numbered := func(n int) string { return "$" + strconv.Itoa(n) }
 	t0 := time.Unix(0, 7)
 	tests := []struct {
-		name string
-		f    store.InstanceFilter
-		want string
-		args []any
+		name       string
+		f          store.InstanceFilter
+		finishedAt string // Dialect.FinishedAt
+		want       string
+		args       []any
 	}{
-		{"everything", store.InstanceFilter{}, "1 = 1", nil},
+		{"everything", store.InstanceFilter{}, "", "1 = 1", nil},
 		{"statuses", store.InstanceFilter{Statuses: []engine.Status{engine.StatusRunning, engine.StatusFailed}},
-			"status IN ($1, $2)", []any{"Running", "Failed"}},
-		{"name and parent", store.InstanceFilter{Name: "n", ParentID: "p"}, "name = $1 AND parent_id = $2", []any{"n", "p"}},
-		{"id prefix", store.InstanceFilter{IDPrefix: "ab"}, "id >= $1 AND id < $2", []any{"ab", "ac"}},
-		{"id prefix of 0xff", store.InstanceFilter{IDPrefix: "\xff"}, "id >= $1", []any{"\xff"}},
-		{"finished before", store.InstanceFilter{FinishedBefore: t0}, Finished + " AND updated_at < $1", []any{int64(7)}},
+			"", "status IN ($1, $2)", []any{"Running", "Failed"}},
+		{"name and parent", store.InstanceFilter{Name: "n", ParentID: "p"}, "", "name = $1 AND parent_id = $2", []any{"n", "p"}},
+		{"id prefix", store.InstanceFilter{IDPrefix: "ab"}, "", "id >= $1 AND id < $2", []any{"ab", "ac"}},
+		{"id prefix of 0xff", store.InstanceFilter{IDPrefix: "\xff"}, "", "id >= $1", []any{"\xff"}},
+		{"finished before", store.InstanceFilter{FinishedBefore: t0}, "", Finished + " AND updated_at < $1", []any{int64(7)}},
+		{"finished before, finished_at", store.InstanceFilter{FinishedBefore: t0}, "finished_at", "finished_at < $1", []any{int64(7)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := NewWhere(numbered)
+			w.finishedAt = tt.finishedAt
 			w.Filter(tt.f)
 			if got := w.String(); got != tt.want {
 				t.Errorf("condition %q; want %q", got, tt.want)

@@ -363,7 +363,11 @@ func (d *Dialect) currentExecution(ctx context.Context, q DB, id string) (int64,
 }
 
 // where returns an empty condition in the dialect's placeholders.
-func (d *Dialect) where() *Where { return NewWhere(d.Placeholder) }
+func (d *Dialect) where() *Where {
+	w := NewWhere(d.Placeholder)
+	w.finishedAt = d.FinishedAt
+	return w
+}
 
 // ListInstances returns a page of the instances q.Filter selects, newest
 // first, and among those created at the same time the one created last
