@@ -369,7 +369,15 @@ type schemaState struct {
 	// but is not a Durabox database.
 	version int
 	foreign bool
+	// server is the server's version, as server_version_num and as it
+	// names itself.
+	server     int
+	serverName string
 }
+
+// minServer is the oldest PostgreSQL (server_version_num) the schema
+// runs on: 12, for the generated column instances.finished_at.
+const minServer = 120000
 
 // readSchema reads what the current database schema holds.
 func readSchema(ctx context.Context, tx pgx.Tx) (schemaState, error) {
@@ -377,7 +385,8 @@ func readSchema(ctx context.Context, tx pgx.Tx) (schemaState, error) {
 	var meta bool
 	err := tx.QueryRow(ctx, `SELECT current_schema(),
 		(SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()),
-		EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'durabox_meta')`).Scan(&st.where, &st.tables, &meta)
+		EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'durabox_meta'),
+		current_setting('server_version_num')::int, current_setting('server_version')`).Scan(&st.where, &st.tables, &meta, &st.server, &st.serverName)
 	if err != nil {
 		return st, fmt.Errorf("postgres: read the schema: %w", err)
 	}
@@ -400,10 +409,13 @@ func readSchema(ctx context.Context, tx pgx.Tx) (schemaState, error) {
 	return st, nil
 }
 
-// refusal is the error of a schema this durabox must not use: another
-// application's, or a newer Durabox's; nil for others.
+// refusal is the error of a schema this durabox must not use: one on a
+// server older than minServer, another application's, or a newer
+// Durabox's; nil for others.
 func (st schemaState) refusal() error {
 	switch {
+	case st.server < minServer:
+		return fmt.Errorf("postgres: the server is PostgreSQL %s; Durabox needs PostgreSQL 12 or later (its schema has a generated column): upgrade the server, or serve on SQLite", st.serverName)
 	case st.foreign:
 		return fmt.Errorf("postgres: schema %s of the database holds %d tables but is not a Durabox database; "+
 			"refusing to use it, and it was left as it was (name an empty database or schema)", st.where, st.tables)
@@ -429,15 +441,15 @@ func (s *Store) prepareSchema(ctx context.Context) error {
 		}
 		where := st.where
 		s.where = where
+		if err := st.refusal(); err != nil {
+			return err
+		}
 		if st.tables == 0 {
 			if _, err := tx.Exec(ctx, schema); err != nil {
 				return fmt.Errorf("postgres: create the schema in %s: %w", where, err)
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO durabox_meta (key, value) VALUES ('application', $1), ('schema_version', $2)`,
 				application, strconv.Itoa(schemaVersion))
-			return err
-		}
-		if err := st.refusal(); err != nil {
 			return err
 		}
 		version := st.version

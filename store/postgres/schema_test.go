@@ -177,3 +177,19 @@ func TestMigrationDatesFinished(t *testing.T) {
 		t.Errorf("after the migration, finished_at %s and indexes %s; want done=7,running=NULL and instances_finished_at", dates, indexes)
 	}
 }
+
+// TestOldServerRefused: a server older than PostgreSQL 12 is refused
+// with an error that names its version and what to do, before anything
+// is written; 12 and later are not.
+func TestOldServerRefused(t *testing.T) {
+	t.Parallel()
+	err := schemaState{server: 110022, serverName: "11.22 (Debian 11.22-1)"}.refusal()
+	if err == nil || !strings.Contains(err.Error(), "PostgreSQL 11.22 (Debian 11.22-1)") || !strings.Contains(err.Error(), "12 or later") {
+		t.Errorf("an 11.22 server: %v; want a refusal naming its version and 12", err)
+	}
+	for _, v := range []int{120000, 150020} {
+		if err := (schemaState{server: v}).refusal(); err != nil {
+			t.Errorf("server_version_num %d: %v; want it served", v, err)
+		}
+	}
+}
