@@ -163,7 +163,9 @@ func (s *Store) unlockAll(ts []*taken) {
 }
 
 // readWork reads each locked instance and its messages visible at now, in
-// one read transaction.
+// one read transaction; one instance with no message to read (and its
+// results kept in memory), as a step's next turn is, is one statement,
+// which needs no transaction of its own.
 func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) error {
 	if len(locked) == 0 {
 		return nil
@@ -173,11 +175,14 @@ func (s *Store) readWork(ctx context.Context, locked []*taken, now time.Time) er
 	if err != nil {
 		return err
 	}
-	tx, end, err := s.readers.begin(ctx)
-	if err != nil {
-		return err
+	var tx querier = s.readers
+	if len(locked) > 1 || !none {
+		var end func()
+		if tx, end, err = s.readers.begin(ctx); err != nil {
+			return err
+		}
+		defer end()
 	}
-	defer end()
 	ctx = context.WithoutCancel(ctx)
 	for _, t := range locked {
 		id := t.item.Instance.ID
