@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
@@ -479,6 +480,26 @@ func TestBatchRetention(t *testing.T) {
 	if _, err := c.StopBatch(ctx, stopped.ID); err != nil {
 		t.Fatal(err)
 	}
+	// A batch counts an order done once it has asked for its cancel; the
+	// turn that ends the order follows, at the clock's time then: the
+	// orders must have ended before the clock moves on.
+	cancelled := func(want int) {
+		t.Helper()
+		waitUntil(t, fmt.Sprint(want, " orders cancelled"), func(ctx context.Context) (bool, error) {
+			n := 0
+			for _, id := range []string{"o1", "o2", "o3", "o4", "o5", "o6"} {
+				inst, err := h.Instance(ctx, id)
+				if err != nil {
+					return false, err
+				}
+				if inst.Status == engine.StatusCanceled {
+					n++
+				}
+			}
+			return n == want, nil
+		})
+	}
+	cancelled(3)
 	sweep := func(want host.Swept) {
 		t.Helper()
 		got, err := h.Sweep(ctx)
@@ -489,6 +510,7 @@ func TestBatchRetention(t *testing.T) {
 	clock.Add(59 * time.Minute)
 	later := start("c-4", 0)
 	batchUntil(t, c, later.ID, "c-4's batch completes", func(b api.Batch) bool { return b.State == string(store.BatchCompleted) })
+	cancelled(4)
 	sweep(host.Swept{})
 	clock.Add(2 * time.Minute)
 	// o1, o2 and o4, cancelled at the start, and completed and stopped.

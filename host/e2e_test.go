@@ -57,6 +57,19 @@ func startHost(t *testing.T, opts host.Options) *testHost {
 	return startHostOn(t, st, opts)
 }
 
+// startHostFetching runs a host as startHost does, on a store that hands
+// it none of the work it makes (not a store.Handoff): it fetches every
+// turn and every task, as a host did before the handoffs.
+func startHostFetching(t *testing.T, opts host.Options) *testHost {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "durabox.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return runHost(t, st, struct{ store.Store }{st}, opts)
+}
+
 // startHostOn runs a host with opts on st, which the test closes.
 func startHostOn(t *testing.T, st *sqlite.Store, opts host.Options) *testHost {
 	return runHost(t, st, st, opts)

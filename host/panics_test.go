@@ -135,6 +135,9 @@ func TestPanicAtEachBoundary(t *testing.T) {
 		// makes the host serve what panics, and checks what became of
 		// it.
 		serve func(t *testing.T, p *panicking)
+		// fetching runs the host on a store without handoffs, so that it
+		// fetches the work its commits make (startHostFetching).
+		fetching bool
 	}{
 		{name: "a turn", boundary: "turn", point: "turn", failed: engine.OrchestrationFailed},
 		{name: "a turn, after its commit", boundary: "turn", point: "turn committed"},
@@ -142,7 +145,7 @@ func TestPanicAtEachBoundary(t *testing.T) {
 		{name: "the recording of an activity's result", boundary: "activity", point: "activity recorded"},
 		{name: "the timer that extends an activity's lease", boundary: "lease", opts: host.Options{Lease: 600 * time.Millisecond},
 			point: "lease", guest: "host/testdata/guests/spin", orchestration: "Wait", failed: engine.ActivityFailed},
-		{name: "a fetcher", boundary: "fetch", serve: func(t *testing.T, p *panicking) {
+		{name: "a fetcher", boundary: "fetch", fetching: true, serve: func(t *testing.T, p *panicking) {
 			host.InjectPanic(t, "fetch", "activity")
 			p.deploy(t, "examples/wasm/hello")
 			p.startAs(t, "Greeting", "victim")
@@ -229,7 +232,11 @@ func TestPanicAtEachBoundary(t *testing.T) {
 			var ahead atomic.Int64
 			tt.opts.Logger = slog.New(slog.NewTextHandler(log, nil))
 			tt.opts.Clock = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
-			h := startHost(t, tt.opts)
+			start := startHost
+			if tt.fetching {
+				start = startHostFetching
+			}
+			h := start(t, tt.opts)
 			handler, err := server.New(h.Host, server.Options{Metrics: h.Host.Metrics(), Logger: tt.opts.Logger})
 			if err != nil {
 				t.Fatal(err)

@@ -182,6 +182,12 @@ func TestScheduleTwoHostsOnPostgres(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		opts := clock.options()
 		opts.Shared, opts.CacheDir, opts.Metrics = true, host.TestCacheDir, metrics.New()
+		// The clock jumps a minute at a time, whatever the hosts are doing:
+		// a lease shorter than the test's ten minutes would expire under
+		// a turn running slowly on a loaded machine, and the other host
+		// would take its instance again and again, until the delivery
+		// count gave up on it.
+		opts.Lease = time.Hour
 		counts = append(counts, opts.Metrics)
 		h, err := host.New(st, opts)
 		if err != nil {
