@@ -456,5 +456,12 @@ func (c *Client) do(ctx context.Context, op, method, path, contentType string, b
 			return fmt.Errorf("durabox: %s: read the host's answer: %w", op, err)
 		}
 	}
+	// A call ends with the host's answer, not with the part of it the
+	// caller read: the host is done with the request (its audit record
+	// written, for a change) only once the answer has ended, and a
+	// streamed answer (an upgrade's) goes on past its last line.
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return fmt.Errorf("durabox: %s: read the host's answer: %w", op, err)
+	}
 	return nil
 }
