@@ -61,6 +61,10 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, han
 		if !handedOnly {
 			items, err := fetch(h, what, idle, next)
 			if err != nil {
+				// A store that refuses leases for a disk that is full or
+				// failing (a write of a start's, say, found it so) is
+				// waited for as one whose commit failed.
+				h.noteUnwritable(err)
 				if ctx.Err() == nil && !errors.As(err, new(*guard.Panic)) {
 					h.opts.Logger.Error("cannot fetch "+what+" work; trying again", "err", err, "in", fetchRetry)
 				}

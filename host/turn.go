@@ -436,6 +436,7 @@ func (h *Host) unlock(ctx context.Context, item *store.WorkItem, what string, er
 
 func (h *Host) abandon(ctx context.Context, id, token string) {
 	if err := h.st.AbandonInstance(context.WithoutCancel(ctx), id, token); err != nil {
+		h.noteUnwritable(err)
 		h.opts.Logger.Error("cannot unlock instance", "instance", id, "err", err)
 	}
 }

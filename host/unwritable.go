@@ -9,8 +9,10 @@ import (
 )
 
 // noteUnwritable notes a write that the disk refused, for want of space
-// (store.ErrFull) or with an I/O error (store.ErrDiskFailed): until the
-// store can write again (writableAgain), the fetchers take no work.
+// (store.ErrFull) or with an I/O error (store.ErrDiskFailed), whether the
+// host's own or one the store refused a fetch for because another write
+// had found the disk so: until the store can write again (writableAgain),
+// the fetchers take no work.
 // Taking it would count a delivery of each turn (a lease, which may still
 // fit in the room the WAL has, or need no sync), whose commit would fail
 // again, and a disk that refused writes for PoisonAfter deliveries would
