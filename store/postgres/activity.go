@@ -249,9 +249,18 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 // completeIn removes the leased task w and enqueues its result (payload,
 // result encoded) for the execution that scheduled it, in tx.
 func completeIn(ctx context.Context, tx *pipeTx, w *store.ActivityWork, result engine.Event, payload []byte, now time.Time) error {
+	if err := takeTask(tx, w, result); err != nil {
+		return err
+	}
+	return enqueueResult(tx, w, result, payload, now)
+}
+
+// takeTask removes the leased task w, whose outcome is result, in tx.
+func takeTask(tx *pipeTx, w *store.ActivityWork, result engine.Event) error {
 	// The task's row is checked once it is deleted, before the commit
-	// (SendCheck); what the message's insert does is undone if it fails.
-	err := tx.SendCheck(func(rows pgx.Rows) error {
+	// (SendCheck); what the transaction wrote beside it is undone if it
+	// fails.
+	return tx.SendCheck(func(rows pgx.Rows) error {
 		schedule, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("postgres: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
@@ -264,11 +273,12 @@ func completeIn(ctx context.Context, tx *pipeTx, w *store.ActivityWork, result e
 		}
 		return nil
 	}, `DELETE FROM activity_tasks WHERE id = $1 AND lock_token = $2 RETURNING schedule_id`, w.ID, w.LockToken)
-	if err != nil {
-		return err
-	}
-	// The result goes to the execution that scheduled the task (the
-	// task's, which w names): if that one has ended, to nobody.
+}
+
+// enqueueResult enqueues result, the outcome of the task w (payload, it
+// encoded), at now, in tx. It goes to the execution that scheduled the
+// task (the task's, which w names): if that one has ended, to nobody.
+func enqueueResult(tx *pipeTx, w *store.ActivityWork, result engine.Event, payload []byte, now time.Time) error {
 	return tx.Send(`INSERT INTO messages (instance_id, kind, payload, visible_at, enqueued_at)
 		SELECT id, $1, $2, $3, $4 FROM instances WHERE id = $5 AND execution_id = $6`,
 		string(result.Kind), payload, sqlstore.VisibleNow, sqlstore.Nanos(now), w.InstanceID, w.ExecutionID)

@@ -27,7 +27,9 @@
 // commits with the lease of its tasks, an activity's outcome commits with
 // its instance's next turn, which holds the instance by its row's lock
 // (FOR UPDATE) for the length of its transaction and writes the row once,
-// at its commit. What other hosts may take is announced with
+// at its commit; that turn takes the outcome as a message that is never
+// written (CompleteAndTurn), unless the turn does not consume it. What
+// other hosts may take is announced with
 // NOTIFY after the commit, and each host LISTENs for it on a connection of
 // its own (store.Watcher, watch.go). Locking instances takes one statement
 // for all of a fetch's candidates (lockBatch), and their messages one

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -229,6 +230,13 @@ func (s *Store) commitTurn(ctx context.Context, tx *pipeTx, d *committed, lease 
 // instance, runs the instance's next turn (next) and commits it, in one
 // transaction: a synced one when the turn commits, otherwise one that
 // does not wait for the WAL flush, as CompleteActivity.
+//
+// The turn takes the result as the newest of its work item's messages
+// without its being written: a message of id resultMessage(w), which is
+// no row's. The result's row is inserted only when no turn that consumes
+// it commits (the instance held, the turn declined, or a commit that
+// leaves it), so that an outcome is in messages unless a committed turn
+// took it.
 func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time, lease time.Duration,
 	next func(*store.WorkItem) (*store.TurnCommit, int)) (bool, []*store.ActivityWork, error) {
 	payload, err := json.Marshal(result)
@@ -238,7 +246,7 @@ func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, resu
 	var done *committed
 	err = s.commit(ctx, func(tx *pipeTx) (unsyncedCommit bool, err error) {
 		done = nil
-		if err := completeIn(ctx, tx, w, result, payload, now); err != nil {
+		if err := takeTask(tx, w, result); err != nil {
 			return false, err
 		}
 		item, locked, err := holdInstance(ctx, tx, w.InstanceID, w.ExecutionID, now)
@@ -248,17 +256,32 @@ func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, resu
 		case item == nil:
 			// Another turn holds it, or nothing would take the result: the
 			// result waits as a message, as CompleteActivity leaves it.
-			return true, unsynced(ctx, tx)
-		}
-		c, max := next(item)
-		if c == nil {
-			// An expired lock the instance had ends, as a commit would end it.
-			if err := tx.Send(`UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $1 AND lock_token IS NOT NULL`, w.InstanceID); err != nil {
+			if err := enqueueResult(tx, w, result, payload, now); err != nil {
 				return false, err
 			}
 			return true, unsynced(ctx, tx)
 		}
-		done = &committed{c: *c, locked: locked}
+		id := resultMessage(w)
+		item.Messages = append(item.Messages, store.Message{ID: id, Event: result})
+		c, max := next(item)
+		if c == nil {
+			// An expired lock the instance had ends, as a commit would end
+			// it, and the result waits as a message.
+			if err := tx.Send(`UPDATE instances SET lock_token = NULL, lock_owner = NULL, locked_until = 0 WHERE id = $1 AND lock_token IS NOT NULL`, w.InstanceID); err != nil {
+				return false, err
+			}
+			if err := enqueueResult(tx, w, result, payload, now); err != nil {
+				return false, err
+			}
+			return true, unsynced(ctx, tx)
+		}
+		turn := *c
+		if i := slices.Index(turn.Consumed, id); i >= 0 {
+			turn.Consumed = slices.Delete(slices.Clone(turn.Consumed), i, i+1)
+		} else if err := enqueueResult(tx, w, result, payload, now); err != nil {
+			return false, err
+		}
+		done = &committed{c: turn, locked: locked}
 		return false, s.commitTurn(ctx, tx, done, lease, max)
 	})
 	if err != nil {
@@ -271,6 +294,12 @@ func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, resu
 	s.announce(done.announces()...)
 	return true, done.leased, nil
 }
+
+// resultMessage is the id of the message CompleteAndTurn hands its turn
+// the result of w as, unwritten: the negative of the task's id, which no
+// row of messages has (their ids are positive), as store/sqlite's results
+// kept in memory.
+func resultMessage(w *store.ActivityWork) int64 { return -w.ID }
 
 // unsynced makes tx commit without waiting for the WAL flush
 // (writeUnsynced).

@@ -14,8 +14,8 @@ import (
 // on named queues) to the fetches; an outcome whose instance nobody holds
 // commits with the turn made of it (the result consumed, the next task
 // leased), while one whose instance is held, or whose turn is declined,
-// waits as a message, as CompleteActivity leaves it; a lost lease commits
-// nothing. A store without it skips the test.
+// waits as a message, as CompleteActivity leaves it, as does one that a
+// committed turn did not consume; a lost lease commits nothing. A store without it skips the test.
 func testHandoff(f *fixture) {
 	h, ok := f.s.(store.Handoff)
 	if !ok {
@@ -90,8 +90,27 @@ func testHandoff(f *fixture) {
 	if !turned || len(ws) != 1 || ws[0].Task.Name != "Close" {
 		f.t.Fatalf("CompleteAndTurn: turned %v, leased %+v; want the turn committed and Close leased", turned, ws)
 	}
+	closing := ws[0]
 	f.noWork(t0.Add(time.Hour))
 	f.history("i1", 1, append(append(append([]engine.Event{}, first.NewEvents...), second.NewEvents...), third.NewEvents...))
+
+	// A turn that commits without consuming the outcome: it waits as a
+	// message.
+	closed := activityCompleted(closing.Task.ScheduleID, `"closed"`)
+	turned, _, err = h.CompleteAndTurn(f.ctx, closing, closed, t0.Add(3*time.Second), lease,
+		func(it *store.WorkItem) (*store.TurnCommit, int) {
+			f.messages(it, closed)
+			c := turn(it)
+			c.Consumed = nil
+			return &c, 0
+		})
+	f.must(err, "CompleteAndTurn")
+	if !turned {
+		f.t.Fatal("CompleteAndTurn did not commit a turn that left the outcome")
+	}
+	left := f.lock(t0.Add(3 * time.Second))
+	f.messages(left, closed)
+	f.must(f.s.AbandonInstance(f.ctx, "i1", left.LockToken), "AbandonInstance")
 	_, _, err = h.CompleteAndTurn(f.ctx, notify, activityCompleted(notify.Task.ScheduleID, `"again"`), t0.Add(3*time.Second), lease,
 		func(*store.WorkItem) (*store.TurnCommit, int) {
 			f.t.Fatal("next ran for a task already completed")

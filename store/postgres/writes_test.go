@@ -1,0 +1,123 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/durabox/durabox/engine"
+	"github.com/durabox/durabox/internal/pgtest"
+	"github.com/durabox/durabox/store"
+)
+
+// TestHelloWritesOnPostgres counts, in pg_stat_user_tables, the row
+// versions (inserted, updated, deleted) a hello writes through the
+// store's handoffs, as a host on PostgreSQL runs it: CreateLocked, the
+// first turn's CommitTurnLeasing of its one activity task, and the
+// CompleteAndTurn of its result with the last turn. Each table's bound
+// is what the hello writes of it: the instance inserted, locked and
+// updated by each turn's commit; the start message inserted and consumed
+// (it was 4: the result's message inserted and deleted in one
+// transaction, where now the turn takes the result unwritten); the task
+// inserted, leased and deleted with its result. The counts are read once
+// the store's connections have ended, which flushes their statistics.
+func TestHelloWritesOnPostgres(t *testing.T) {
+	t.Parallel()
+	base := pgtest.Schema(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostID := "writes-" + u.Query().Get("search_path")
+	ctx := context.Background()
+	s, err := Open(base, Options{HostID: hostID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	if err := s.PutModule(ctx, store.Module{Hash: "m", Wasm: []byte("\x00asm"), Orchestrations: []string{"Hello"}, Activities: []string{"Greet"}, DeployedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	in := json.RawMessage(`"world"`)
+	item, err := s.CreateLocked(ctx, store.NewInstance{ID: "hello", Name: "Hello", ModuleHash: "m", Input: in, Now: t0}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumed := func(it *store.WorkItem) []int64 {
+		var ids []int64
+		for _, m := range it.Messages {
+			ids = append(ids, m.ID)
+		}
+		return ids
+	}
+	first := store.TurnCommit{InstanceID: "hello", ExecutionID: item.Instance.ExecutionID, LockToken: item.LockToken, Now: t0, Status: engine.StatusRunning,
+		NewEvents: []engine.Event{
+			{ID: 1, Kind: engine.OrchestrationStarted, Name: "Hello", InstanceID: "hello", Input: in, Time: t0},
+			{ID: 2, Kind: engine.ActivityScheduled, Name: "Greet", Input: in, Time: t0}},
+		Activities: []engine.ActivityTask{{ScheduleID: 2, Name: "Greet", Input: in}},
+		Consumed:   consumed(item)}
+	ws, err := s.CommitTurnLeasing(ctx, first, time.Minute, 1)
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("CommitTurnLeasing leased %+v, %v; want Greet", ws, err)
+	}
+	greeting := json.RawMessage(`"hello, world"`)
+	now := t0.Add(time.Second)
+	turned, _, err := s.CompleteAndTurn(ctx, ws[0], engine.Event{Kind: engine.ActivityCompleted, ScheduleID: 2, Result: greeting}, now, time.Minute,
+		func(it *store.WorkItem) (*store.TurnCommit, int) {
+			return &store.TurnCommit{InstanceID: "hello", ExecutionID: it.Instance.ExecutionID, LockToken: it.LockToken, Now: now,
+				Status: engine.StatusCompleted, Result: greeting,
+				NewEvents: []engine.Event{
+					{ID: 3, Kind: engine.ActivityCompleted, ScheduleID: 2, Result: greeting, Time: now},
+					{ID: 4, Kind: engine.OrchestrationCompleted, Result: greeting, Time: now}},
+				Consumed: consumed(it)}, 0
+		})
+	if err != nil || !turned {
+		t.Fatalf("CompleteAndTurn: turned %v, %v; want the last turn committed", turned, err)
+	}
+	if inst, err := s.GetInstance(ctx, "hello"); err != nil || inst.Status != engine.StatusCompleted {
+		t.Fatalf("the hello is %s, %v; want it Completed", inst.Status, err)
+	}
+	s.Close()
+
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var left int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE $1`, "durabox "+hostID+"%").Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections of the store still open 30 s after it closed", left)
+		}
+	}
+	for _, want := range []struct {
+		table    string
+		versions int64
+	}{
+		{"instances", 4},
+		{"messages", 2},
+		{"activity_tasks", 3},
+	} {
+		var ins, upd, del int64
+		err := conn.QueryRow(ctx, `SELECT n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = $1`,
+			want.table).Scan(&ins, &upd, &del)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d row versions (%d inserted, %d updated, %d deleted)", want.table, ins+upd+del, ins, upd, del)
+		if ins+upd+del > want.versions {
+			t.Errorf("a hello wrote %d row versions of %s (%d inserted, %d updated, %d deleted); want at most %d", ins+upd+del, want.table, ins, upd, del, want.versions)
+		}
+	}
+}
