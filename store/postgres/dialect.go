@@ -45,15 +45,12 @@ var dialect = &sqlstore.Dialect{
 			(SELECT fair_rank FROM messages WHERE visible_at = 1 ORDER BY fair_rank, id LIMIT 1),
 			(SELECT max(fair_rank) + 1 FROM messages WHERE parent_id = $5::text), 0), $5::text
 		FROM instances WHERE id = $4`,
-	InsertInstance: `
-		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id)
-		SELECT $1, $2, hash, 1, $3, $4, $5, $5, $6, $7 FROM modules WHERE hash = $8
-		ON CONFLICT (id) DO NOTHING`,
-	FinishedAt:    "finished_at",
-	Seq:           "seq",
-	NextModuleSeq: "nextval('module_seq')",
-	EndLock:       `, lock_token = NULL, lock_owner = NULL, locked_until = 0`,
-	Unlock:        `lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0`,
+	InsertInstance: insertInstance("", ""),
+	FinishedAt:     "finished_at",
+	Seq:            "seq",
+	NextModuleSeq:  "nextval('module_seq')",
+	EndLock:        `, lock_token = NULL, lock_owner = NULL, locked_until = 0`,
+	Unlock:         `lock_token = NULL, lock_owner = NULL, locked_until = 0, attempt = 0`,
 	NotHeld: func(now int64, anyLease bool) (string, []any, error) {
 		if anyLease {
 			return `lock_token IS NULL`, nil, nil
@@ -64,6 +61,16 @@ var dialect = &sqlstore.Dialect{
 		INSERT INTO orchestration_modules (name, hash)
 		SELECT $1, hash FROM modules WHERE orchestrations::jsonb ? $1 ORDER BY seq DESC LIMIT 1
 		ON CONFLICT (name) DO NOTHING`,
+}
+
+// insertInstance is the INSERT of sqlstore.Dialect.InsertInstance, which
+// sets too the columns columns (each after a comma) to values, from $9
+// on.
+func insertInstance(columns, values string) string {
+	return `
+		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id` + columns + `)
+		SELECT $1, $2, hash, 1, $3, $4, $5, $5, $6, $7` + values + ` FROM modules WHERE hash = $8
+		ON CONFLICT (id) DO NOTHING`
 }
 
 // sqlDB is a pool or a transaction as the statements written once run

@@ -153,21 +153,54 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 var _ store.Handoff = (*Store)(nil)
 
 // CreateLocked creates the instance n, as CreateInstance does, and locks
-// it for this host until n.Now+lease, in one transaction.
+// it for this host until n.Now+lease, in one transaction. The instance's
+// row is inserted locked (createLocked) and its start message's id read
+// back with the COMMIT, and its work item is what the transaction wrote:
+// no update of the row, no read of its messages.
 func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease time.Duration) (*store.WorkItem, error) {
+	start := sqlstore.StartOf(n)
+	payload, err := json.Marshal(start)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create instance %q: encode %s message: %w", n.ID, start.Kind, err)
+	}
 	var item *store.WorkItem
-	err := s.write(ctx, func(tx *pipeTx) (err error) {
-		if err := newWriteTx(tx).InsertInstance(ctx, n, nil, nil); err != nil {
+	err = s.write(ctx, func(tx *pipeTx) (err error) {
+		item = &store.WorkItem{LockToken: sqlstore.NewToken()}
+		wt := newWriteTx(tx)
+		args := append(sqlstore.InstanceArgs(n, nil, nil), item.LockToken, s.opts.HostID, sqlstore.Nanos(n.Now.Add(lease)))
+		item.Instance, err = sqlstore.ScanInstance(tx.QueryRow(ctx, createLocked, args...), &item.HistoryLen, &item.Attempt)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return wt.NotInserted(ctx, n)
+		case err != nil:
 			return err
 		}
-		item, _, err = s.lockInstance(ctx, tx, n.ID, n.Now, lease)
-		return err
+		// As InsertInstance inserts it (sqlstore.Dialect.InsertStart).
+		err = tx.SendRows(func(rows pgx.Rows) error {
+			id, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+			if err != nil {
+				return fmt.Errorf("start message: %w", err)
+			}
+			item.Messages = []store.Message{sqlstore.Message(id, payload)}
+			return nil
+		}, dialect.InsertStart+` RETURNING id`, string(start.Kind), payload, sqlstore.Nanos(n.Now), n.ID, nil)
+		if err != nil {
+			return err
+		}
+		return wt.InsertAudit(ctx, n.Audit)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create instance %q: %w", n.ID, err)
 	}
 	return item, nil
 }
+
+// createLocked inserts an instance (sqlstore.InstanceArgs) locked with
+// token $9 for host $10 until $11, its first delivery counted, as a lock
+// of it would set them (lockBatch), and returns what a work item holds of
+// it.
+var createLocked = insertInstance(`, lock_token, lock_owner, locked_until, attempt`, `, $9, $10, $11, 1`) + `
+	RETURNING ` + sqlstore.InstanceColumns + `, last_event_id, attempt`
 
 // CommitTurnLeasing commits a turn, as CommitTurn does, and leases to
 // this host up to max of the tasks it queues on the host's own queue, in

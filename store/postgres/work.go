@@ -186,19 +186,9 @@ func array(ids []string) []string {
 	return ids
 }
 
-// lockInstance locks an instance for this host until now+lease and reads
-// its work, in one round trip; it returns too what a commit of its turn
-// in tx would read of it (writeTx.Locked).
-func (s *Store) lockInstance(ctx context.Context, tx *pipeTx, id string, now time.Time, lease time.Duration) (*store.WorkItem, *sqlstore.Locked, error) {
-	token := sqlstore.NewToken()
-	return turnWork(ctx, tx, token, id, now, `
-		UPDATE instances SET lock_token = $1, lock_owner = $2, locked_until = $3, attempt = attempt + 1 WHERE id = $4
-		RETURNING `+turnColumns, token, s.opts.HostID, sqlstore.Nanos(now.Add(lease)), id)
-}
-
 // holdInstance reads the work of an instance that runs execution and
-// that no one holds at now, in one round trip, as lockInstance does, but
-// writes nothing: its row, locked (FOR UPDATE SKIP LOCKED) until tx ends,
+// that no one holds at now, its row and its messages, in one round trip,
+// and writes nothing: its row, locked (FOR UPDATE SKIP LOCKED) until tx ends,
 // is the turn's lock, and the commit of the turn in tx writes the row
 // once (RATIONALE.md, "Why does a step write its instance's row once,
 // HOT?"). The delivery is counted as a lock counts it (attempt + 1),

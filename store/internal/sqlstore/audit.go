@@ -32,9 +32,9 @@ func auditArgs(r store.AuditRecord) []any {
 	return []any{Nanos(r.Time), r.Token, r.Role, r.Action, r.Target, r.Status, r.Outcome, r.Detail}
 }
 
-// insertAudit stores r, the audit record of the change its transaction
+// InsertAudit stores r, the audit record of the change its transaction
 // makes; nothing when r is nil.
-func (t Tx) insertAudit(ctx context.Context, r *store.AuditRecord) error {
+func (t Tx) InsertAudit(ctx context.Context, r *store.AuditRecord) error {
 	if r == nil {
 		return nil
 	}

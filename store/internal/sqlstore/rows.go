@@ -69,15 +69,28 @@ func Messages(rows Rows) ([]store.Message, error) {
 		d   eventDecoder
 	)
 	for rows.Next() {
-		var m store.Message
+		var id int64
 		var payload []byte
-		if err := rows.Scan(&m.ID, &payload); err != nil {
+		if err := rows.Scan(&id, &payload); err != nil {
 			return nil, err
 		}
-		if err := d.decode(payload, &m.Event); err != nil {
-			m.Event, m.Corrupt = engine.Event{}, fmt.Errorf("%w: message %d does not decode: %w", store.ErrCorrupt, m.ID, err)
-		}
-		out = append(out, m)
+		out = append(out, d.message(id, payload))
 	}
 	return out, rows.Err()
+}
+
+// Message is the message id whose row holds payload, as Messages reads
+// it.
+func Message(id int64, payload []byte) store.Message {
+	var d eventDecoder
+	return d.message(id, payload)
+}
+
+// message decodes the message id whose row holds payload.
+func (d *eventDecoder) message(id int64, payload []byte) store.Message {
+	m := store.Message{ID: id}
+	if err := d.decode(payload, &m.Event); err != nil {
+		m.Event, m.Corrupt = engine.Event{}, fmt.Errorf("%w: message %d does not decode: %w", store.ErrCorrupt, m.ID, err)
+	}
+	return m
 }

@@ -503,7 +503,7 @@ func (s *Store) enqueueFor(ctx context.Context, id string, ev engine.Event, max 
 		if err := EnqueueFor(ctx, tx, id, ev, max, now); err != nil {
 			return err
 		}
-		return tx.insertAudit(ctx, audit)
+		return tx.InsertAudit(ctx, audit)
 	})
 	if err != nil {
 		return s.errorf("enqueue for %q: %w", id, err)

@@ -69,30 +69,49 @@ func (t Tx) insertMessage(ctx context.Context, id string, ev engine.Event, visib
 // store.ErrInstanceExists if the id is taken, or an error wrapping
 // store.ErrNotFound if the module is not deployed.
 func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *string, schedule *int64) error {
-	inserted, err := t.DB.Exec(ctx, t.D.InsertInstance,
-		n.ID, n.Name, string(engine.StatusPending), NullIfEmpty(n.Input), Nanos(n.Now), parent, schedule, n.ModuleHash)
+	inserted, err := t.DB.Exec(ctx, t.D.InsertInstance, InstanceArgs(n, parent, schedule)...)
 	if err != nil {
 		return err
 	}
 	if inserted == 0 {
-		var taken bool
-		if err := t.row(ctx, `SELECT EXISTS (SELECT 1 FROM instances WHERE id = ?)`, n.ID).Scan(&taken); err != nil {
-			return err
-		}
-		if taken {
-			return store.ErrInstanceExists
-		}
-		return fmt.Errorf("module %s %w", n.ModuleHash, store.ErrNotFound)
+		return t.NotInserted(ctx, n)
 	}
+	if err := t.insertMessage(ctx, n.ID, StartOf(n), VisibleToStart, parent, n.Now); err != nil {
+		return err
+	}
+	return t.InsertAudit(ctx, n.Audit)
+}
+
+// InstanceArgs are the arguments of Dialect.InsertInstance that insert n,
+// a child of parent reporting to its event schedule when they are not
+// nil.
+func InstanceArgs(n store.NewInstance, parent *string, schedule *int64) []any {
+	return []any{n.ID, n.Name, string(engine.StatusPending), NullIfEmpty(n.Input), Nanos(n.Now), parent, schedule, n.ModuleHash}
+}
+
+// NotInserted says why Dialect.InsertInstance inserted nothing for n:
+// store.ErrInstanceExists if the id is taken, else an error wrapping
+// store.ErrNotFound for its module.
+func (t Tx) NotInserted(ctx context.Context, n store.NewInstance) error {
+	var taken bool
+	if err := t.row(ctx, `SELECT EXISTS (SELECT 1 FROM instances WHERE id = ?)`, n.ID).Scan(&taken); err != nil {
+		return err
+	}
+	if taken {
+		return store.ErrInstanceExists
+	}
+	return fmt.Errorf("module %s %w", n.ModuleHash, store.ErrNotFound)
+}
+
+// StartOf is the first message of the instance n: its start, or its
+// scheduled start when it is a schedule's run, with who started it.
+func StartOf(n store.NewInstance) engine.Event {
 	start := engine.StartMessage(n.ID, n.Name, n.Input)
 	if n.LastRun != nil {
 		start = engine.ScheduledStart(n.ID, n.Name, n.Input, n.LastRun.Result, n.LastRun.Failure)
 	}
 	start.By = n.By
-	if err := t.insertMessage(ctx, n.ID, start, VisibleToStart, parent, n.Now); err != nil {
-		return err
-	}
-	return t.insertAudit(ctx, n.Audit)
+	return start
 }
 
 // InsertChild creates a child instance (TurnTx). Its start is served among
