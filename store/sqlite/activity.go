@@ -50,17 +50,24 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 	return ws, nil
 }
 
-// tasksQuery selects the tasks of a queue to lease, but those whose id is
-// in a JSON list (leased) and those waiting to be retried after now;
-// leaseSome adds the conditions of the modules it passes over and the
-// names it takes, and the fair order.
+// tasksQuery selects the tasks of a queue to lease at or past a place in
+// the fair order (its floor: floor.go), but those whose id is in a JSON
+// list (held) and those waiting to be retried after now; leaseSome adds
+// the conditions of the modules it passes over and the names it takes,
+// and the fair order.
 const tasksQuery = `
 		SELECT ` + taskColumns + `
-		FROM activity_tasks WHERE queue = ? AND id NOT IN (SELECT value FROM json_each(?)) AND visible_at <= ?`
+		FROM activity_tasks WHERE queue = ? AND (fair_rank, id) >= (?, ?) AND id NOT IN (SELECT value FROM json_each(?)) AND visible_at <= ?`
+
+// waitingQuery reports whether a queue has a task between two places in
+// the fair order (the first one in, the second out) that waits to be
+// retried after now.
+const waitingQuery = `SELECT EXISTS (SELECT 1 FROM activity_tasks
+		WHERE queue = ? AND (fair_rank, id) >= (?, ?) AND (fair_rank, id) < (?, ?) AND visible_at > ?)`
 
 // taskColumns are the columns of a task to lease, as scanTask reads them.
 const taskColumns = `id, instance_id, execution_id, module_hash, schedule_id, name, input, attempt, counted_run, timeout_ms, queue, heartbeat_timeout_ms, heartbeat,
-			retry, failures, last_failure, pending_token IS NOT NULL`
+			retry, failures, last_failure, pending_token IS NOT NULL, fair_rank`
 
 // leasedTask is a task leaseSome leased.
 type leasedTask struct {
@@ -69,15 +76,18 @@ type leasedTask struct {
 	// counted_run.
 	counted bool
 	run     int64
+	// rank is the task's fair rank.
+	rank int64
 }
 
 func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duration, max int, p store.TaskPoll, skip []string) ([]*store.ActivityWork, error) {
 	at := sqlstore.Nanos(now)
-	held, err := idList(s.leases.held(at, false))
+	view := s.leases.view(p.Queue, at)
+	held, err := idList(view.held)
 	if err != nil {
 		return nil, err
 	}
-	query, args := tasksQuery, []any{p.Queue, held, at}
+	query, args := tasksQuery, []any{p.Queue, view.floor.rank, view.floor.id, held, at}
 	for _, c := range []struct {
 		cond string
 		list []string
@@ -96,6 +106,7 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 		return nil, err
 	}
 	var leased, uncounted []*leasedTask
+	var last *taskKey // the last task read
 	for rows.Next() {
 		t, err := scanTask(rows)
 		if err != nil {
@@ -104,8 +115,9 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 			return nil, err
 		}
 		w := t.w
+		last = &taskKey{t.rank, w.ID}
 		var ok bool
-		if ok, t.counted = s.leases.take(w.ID, w.LockToken, at, sqlstore.Nanos(now.Add(store.LeaseFor(w, lease))), nil); !ok {
+		if ok, t.counted = s.leases.take(w.ID, t.rank, w.LockToken, at, sqlstore.Nanos(now.Add(store.LeaseFor(w, lease))), nil); !ok {
 			continue // an expired lease a worker is completing
 		}
 		leased = append(leased, t)
@@ -134,6 +146,17 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 			t.w.Attempt++
 		}
 	}
+	if last != nil && len(skip) == 0 && len(p.Names) == 0 {
+		// Every task read is held now, and every task passed over was held
+		// but those waiting for a retry: with none of those, the floor
+		// moves past the last task read.
+		past := taskKey{last.rank, last.id + 1}
+		var waiting bool
+		err := s.readers.QueryRowContext(ctx, waitingQuery, p.Queue, view.floor.rank, view.floor.id, past.rank, past.id, at).Scan(&waiting)
+		if err == nil && !waiting {
+			s.leases.advance(p.Queue, view, past)
+		}
+	}
 	return works(leased), nil
 }
 
@@ -146,7 +169,7 @@ func scanTask(rows *sql.Rows) (*leasedTask, error) {
 	var timeoutMs, heartbeatMs int64
 	var retry, lastFailure *string
 	if err := rows.Scan(&w.ID, &w.InstanceID, &w.ExecutionID, &w.ModuleHash, &w.Task.ScheduleID, &w.Task.Name, &input, &w.Attempt, &t.run, &timeoutMs,
-		&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure, &w.Unanswered); err != nil {
+		&w.Task.Queue, &heartbeatMs, &heartbeat, &retry, &w.Failures, &lastFailure, &w.Unanswered, &t.rank); err != nil {
 		return nil, err
 	}
 	w.Task.Input, w.Task.Timeout, w.Heartbeat = input, time.Duration(timeoutMs)*time.Millisecond, heartbeat

@@ -77,8 +77,10 @@
 //     counted that no commit counted in advance. Lost in a crash: every
 //     instance is free again, and its next delivery is counted.
 //   - Activity leases (locks.go): the same for activity tasks, which
-//     workers hold under leases. Lost in a crash: every task is free
-//     again, and its next delivery is counted.
+//     workers hold under leases, and for each queue a floor in the fair
+//     order below which every task is held, for fetches to read from
+//     (floor.go). Lost in a crash: every task is free again, and its next
+//     delivery is counted.
 //   - Activity results (results.go): CompleteActivity keeps a result (up
 //     to 64 KiB, 64 MiB in all; a larger one is written as a message at
 //     once) beside its task, which stays in the file, leased to nobody,

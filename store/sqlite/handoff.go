@@ -97,7 +97,7 @@ func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease
 		// The commit counted the delivery in advance, in this run: a
 		// lease that finds it counted already (a fetch took the task
 		// and let it go) leaves it to the fetches, which count it.
-		if ok, counted := s.leases.take(w.ID, w.LockToken, at, sqlstore.Nanos(c.Now.Add(store.LeaseFor(w, lease))), nil); ok && !counted {
+		if ok, counted := s.leases.take(w.ID, queued.ranks[i], w.LockToken, at, sqlstore.Nanos(c.Now.Add(store.LeaseFor(w, lease))), nil); ok && !counted {
 			s.leases.undo(w.ID, w.LockToken, counted)
 		} else if ok {
 			leased = append(leased, w)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // Instance locks and activity leases live in memory. The file belongs to
@@ -48,6 +49,8 @@ type lease struct {
 	// kept is set when an activity's result is kept in memory for its
 	// instance's next turn (results.go): nobody may lease the task again.
 	kept bool
+	// rank is an activity task's fair rank (floor.go).
+	rank int64
 }
 
 // held reports whether l holds its work at now.
@@ -69,15 +72,15 @@ func newLeases[K comparable]() leases[K] { return leases[K]{taken: map[K]*lease{
 // take leases the work until until with token, unless it is held at now
 // or blocked (called with mu held) says no; counted reports whether the
 // delivery its last commit counted in advance is still to be taken, if
-// this run made that commit.
-func (ls *leases[K]) take(id K, token string, now, until int64, blocked func(K) bool) (ok, counted bool) {
+// this run made that commit. rank is an activity task's fair rank.
+func (ls *leases[K]) take(id K, rank int64, token string, now, until int64, blocked func(K) bool) (ok, counted bool) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	l := ls.taken[id]
 	if l.held(now) || blocked != nil && blocked(id) {
 		return false, false
 	}
-	ls.taken[id] = &lease{token: token, until: until}
+	ls.taken[id] = &lease{token: token, until: until, rank: rank}
 	return true, l == nil
 }
 
@@ -194,7 +197,7 @@ func (ls *instanceLocks) busy(id string, now int64) bool {
 // lock locks the instance until until with token, unless it is busy at
 // now (take).
 func (ls *instanceLocks) lock(id, token string, now, until int64) (ok, counted bool) {
-	return ls.take(id, token, now, until, func(id string) bool { return ls.operating[id] })
+	return ls.take(id, 0, token, now, until, func(id string) bool { return ls.operating[id] })
 }
 
 // abandon unlocks the instance if token holds it and is not committing.
@@ -249,10 +252,14 @@ type activityLeases struct {
 	// began (and is not there to read).
 	fetching sync.Mutex
 	leases[int64]
+	floors floors
+	// queued is set by a write that queues tasks, for its batch's commit
+	// to reset the floors once it has ended (floor.go).
+	queued atomic.Bool
 }
 
 func newActivityLeases() *activityLeases {
-	return &activityLeases{leases: newLeases[int64]()}
+	return &activityLeases{leases: newLeases[int64](), floors: floors{at: map[string]taskKey{}}}
 }
 
 // held returns the tasks workers hold at now (with anyLease, those with a

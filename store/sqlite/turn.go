@@ -62,20 +62,22 @@ type commitTx struct {
 	queued *queuedTasks
 }
 
-// queuedTasks are the tasks a commit queued: their ids, in the order of
-// its activities, and the module they run on.
+// queuedTasks are the tasks a commit queued: their ids and fair ranks, in
+// the order of its activities, and the module they run on.
 type queuedTasks struct {
-	ids    []int64
-	module string
+	ids, ranks []int64
+	module     string
 }
 
 // QueueActivities queues the commit's tasks, as writeTx.QueueActivities
 // does, and tells t.queued of them.
 func (t commitTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
-	var record func(int64)
+	var record func(task, rank int64)
 	if t.queued != nil {
 		t.queued.module = moduleHash
-		record = func(task int64) { t.queued.ids = append(t.queued.ids, task) }
+		record = func(task, rank int64) {
+			t.queued.ids, t.queued.ranks = append(t.queued.ids, task), append(t.queued.ranks, rank)
+		}
 	}
 	return t.queueActivities(ctx, id, execution, moduleHash, tasks, now, record)
 }
@@ -174,11 +176,13 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 }
 
 // queueActivities queues tasks as QueueActivities says, and tells record,
-// when not nil, the id of each task it queued, in order.
-func (t writeTx) queueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time, record func(task int64)) error {
+// when not nil, the id and rank of each task it queued, in order. Its
+// write's commit resets the fetches' floors (floor.go).
+func (t writeTx) queueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time, record func(task, rank int64)) error {
 	if len(tasks) == 0 {
 		return nil
 	}
+	t.s.leases.queued.Store(true)
 	tx := t.tx
 	held, err := idList(t.s.leases.held(sqlstore.Nanos(now), false))
 	if err != nil {
@@ -213,7 +217,7 @@ func (t writeTx) queueActivities(ctx context.Context, id string, execution int64
 			if err != nil {
 				return fmt.Errorf("activity %d: its id: %w", a.ScheduleID, err)
 			}
-			record(task)
+			record(task, rank)
 		}
 	}
 	return nil

@@ -201,6 +201,9 @@ func (s *Store) commitBatch(batch []*writeOp) {
 	})
 	s.batches.Add(1)
 	s.first.commit()
+	if s.leases.queued.Swap(false) {
+		s.leases.reset() // its tasks may be below a floor
+	}
 	for i, op := range batch {
 		if err != nil {
 			errs[i] = errors.Join(errs[i], fmt.Errorf("sqlite: commit: %w", err))
