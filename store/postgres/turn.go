@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,14 +105,25 @@ func rankOf(now, instance, queue string) string {
 // $4, all on queue $5, one a row of the arrays $6 to $11, in one
 // statement: they take the ranks that follow the one rankOf gives the
 // queue, in their order. rankOf's walks are the statement's InitPlans,
-// each run once whatever the number of tasks.
+// each run once whatever the number of tasks. The tasks of the schedules
+// $12 it inserts leased, as leaseColumns leases them (with $13 the
+// lease's token, $14 the host and $15 its end), and returns them
+// (leasedColumns); each task's id is taken before its row is inserted,
+// for its lease's token.
 var queueQuery = `
-	INSERT INTO activity_tasks (instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
-		queue, heartbeat_timeout_ms, retry)
-	SELECT $1, $2, $3, t.schedule_id, t.name, t.input, $4, ` + rankOf("$4", "$1", "$5") + ` + t.n - 1, t.timeout_ms,
-		$5, t.heartbeat_timeout_ms, t.retry
-	FROM unnest($6::bigint[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[], $11::text[]) WITH ORDINALITY
-		AS t(schedule_id, name, input, timeout_ms, heartbeat_timeout_ms, retry, n)`
+	WITH queued AS (
+		INSERT INTO activity_tasks (id, instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
+			queue, heartbeat_timeout_ms, retry, lock_token, lock_owner, locked_until, attempt)
+		SELECT t.id, $1, $2, $3, t.schedule_id, t.name, t.input, $4, ` + rankOf("$4", "$1", "$5") + ` + t.n - 1, t.timeout_ms,
+			$5, t.heartbeat_timeout_ms, t.retry,
+			CASE WHEN t.leased THEN $13::text || '.' || t.id END, CASE WHEN t.leased THEN $14::text END,
+			CASE WHEN NOT t.leased THEN 0 WHEN t.heartbeat_timeout_ms > 0 THEN $4 + t.heartbeat_timeout_ms * 1000000 ELSE $15::bigint END,
+			CASE WHEN t.leased THEN 1 ELSE 0 END
+		FROM (SELECT nextval('activity_tasks_id_seq') AS id, u.*, u.schedule_id = ANY($12) AS leased
+			FROM unnest($6::bigint[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[], $11::text[]) WITH ORDINALITY
+				AS u(schedule_id, name, input, timeout_ms, heartbeat_timeout_ms, retry, n)) t
+		RETURNING *)
+	SELECT ` + leasedColumns + ` FROM queued WHERE lock_token IS NOT NULL`
 
 // QueueActivities queues the tasks in the fair order
 // store.Store.LockNextActivities describes, per task queue: the instance's
@@ -119,8 +131,9 @@ var queueQuery = `
 // and the queue's first waiting task's, one each, and workers take tasks
 // by rank. (Two hosts that queue at once may give tasks the same rank; the
 // id orders them.) Each run of tasks on one queue is one statement
-// (queueQuery), whose answer nothing reads: a later run on a queue ranks
-// its tasks after the earlier run's, which its statement sees.
+// (queueQuery), whose answer nothing reads unless it leases (t.lease): a
+// later run on a queue ranks its tasks after the earlier run's, which its
+// statement sees.
 func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
 	for len(tasks) > 0 {
 		n := 1
@@ -138,12 +151,40 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 			}
 			timeouts[i], heartbeats[i], retries[i] = a.Timeout.Milliseconds(), a.HeartbeatTimeout.Milliseconds(), sqlstore.EncodeRetry(a.Retry)
 		}
-		if err := t.tx.Send(queueQuery, id, execution, moduleHash, sqlstore.Nanos(now), run[0].Queue,
-			schedules, names, inputs, timeouts, heartbeats, retries); err != nil {
+		args := []any{id, execution, moduleHash, sqlstore.Nanos(now), run[0].Queue, schedules, names, inputs, timeouts, heartbeats, retries}
+		l := t.lease
+		if l == nil || run[0].Queue != "" {
+			if err := t.tx.Send(queueQuery, append(args, []int64{}, "", "", 0)...); err != nil {
+				return err
+			}
+			continue
+		}
+		err := t.tx.SendRows(func(rows pgx.Rows) error {
+			ws, err := scanLeased(rows, nil)
+			if err != nil {
+				return fmt.Errorf("lease its activities: %w", err)
+			}
+			l.leased = append(l.leased, ws...)
+			slices.SortFunc(l.leased, func(a, b *store.ActivityWork) int { return cmp.Compare(a.ID, b.ID) })
+			return nil
+		}, queueQuery, append(args, l.schedules, l.token, l.host, l.until)...)
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// taskLease is the lease a turn's commit gives the tasks it queues on the
+// host's own queue (commitTurn): those of the schedules it names, with
+// its token, for its host, until its end (Unix nanoseconds), as
+// leaseColumns sets them. leased is the tasks leased, by id, read as the
+// answers of their inserts come.
+type taskLease struct {
+	schedules   []int64
+	token, host string
+	until       int64
+	leased      []*store.ActivityWork
 }
 
 // Handing a host the work it makes for itself (store.Handoff): each of
@@ -215,48 +256,46 @@ func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease
 		return nil, fmt.Errorf("postgres: commit turn of %q: %w", c.InstanceID, err)
 	}
 	s.announce(done.announces()...)
-	return done.leased, nil
+	return done.leased(), nil
 }
 
 // committed is a turn's commit, and what it tells once its transaction
 // has committed.
 type committed struct {
 	c store.TurnCommit
-	// leased is the tasks the commit leased to this host, read with its
-	// COMMIT; parent is whether the instance has a parent.
-	leased []*store.ActivityWork
+	// lease is the lease of the tasks the commit leased to this host,
+	// read with its statements, if it leased; parent is whether the
+	// instance has a parent.
+	lease  *taskLease
 	parent bool
 	// locked, when not nil, is the instance as its transaction locked it
 	// already (writeTx.Locked).
 	locked *sqlstore.Locked
 }
 
+// leased is the tasks the commit leased to this host, by id.
+func (d *committed) leased() []*store.ActivityWork {
+	if d.lease == nil {
+		return nil
+	}
+	return d.lease.leased
+}
+
 // announces is what the commit announces (watch.go).
-func (d *committed) announces() []string { return turnAnnounces(d.c, len(d.leased), d.parent) }
+func (d *committed) announces() []string { return turnAnnounces(d.c, len(d.leased()), d.parent) }
 
 // commitTurn commits d.c in tx and leases up to max of its tasks on the
-// host's own queue: d tells them once tx has committed. The lease is sent
-// with the COMMIT, as nothing before it reads what it leases.
+// host's own queue as it inserts them (writeTx.QueueActivities): d tells
+// them once tx has committed.
 func (s *Store) commitTurn(ctx context.Context, tx *pipeTx, d *committed, lease time.Duration, max int) error {
 	c := d.c
 	wt := newWriteTx(tx)
 	wt.parent, wt.locked = &d.parent, d.locked
-	if err := sqlstore.CommitTurn(ctx, wt, c); err != nil {
-		return err
+	if schedules, _ := sqlstore.ToLease(c, max); len(schedules) > 0 {
+		wt.lease = &taskLease{schedules: schedules, token: sqlstore.NewToken(), host: s.opts.HostID, until: sqlstore.Nanos(c.Now.Add(lease))}
+		d.lease = wt.lease
 	}
-	schedules, _ := sqlstore.ToLease(c, max)
-	if len(schedules) == 0 {
-		return nil
-	}
-	return tx.SendRows(func(rows pgx.Rows) (err error) {
-		if d.leased, err = scanLeased(rows, nil); err != nil {
-			return fmt.Errorf("lease its activities: %w", err)
-		}
-		return nil
-	}, `UPDATE activity_tasks SET `+leaseColumns+`
-		WHERE instance_id = $5 AND execution_id = $6 AND schedule_id = ANY($7) AND queue = '' AND locked_until = 0
-		RETURNING `+leasedColumns,
-		sqlstore.NewToken(), s.opts.HostID, sqlstore.Nanos(c.Now.Add(lease)), sqlstore.Nanos(c.Now), c.InstanceID, c.ExecutionID, schedules)
+	return sqlstore.CommitTurn(ctx, wt, c)
 }
 
 // CompleteAndTurn records the outcome of w and, when nobody holds its
@@ -325,7 +364,7 @@ func (s *Store) CompleteAndTurn(ctx context.Context, w *store.ActivityWork, resu
 		return false, nil, nil
 	}
 	s.announce(done.announces()...)
-	return true, done.leased, nil
+	return true, done.leased(), nil
 }
 
 // resultMessage is the id of the message CompleteAndTurn hands its turn

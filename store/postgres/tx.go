@@ -15,6 +15,9 @@ type writeTx struct {
 	// locked, when not nil, is the instance this transaction has locked
 	// and read already, which Locked returns without asking again.
 	locked *sqlstore.Locked
+	// lease, when not nil, is the lease QueueActivities gives the tasks
+	// it queues on the host's own queue.
+	lease *taskLease
 }
 
 func newWriteTx(tx *pipeTx) writeTx {
