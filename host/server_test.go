@@ -448,6 +448,17 @@ func TestHandler(t *testing.T) {
 				`{"id":1,"events":2,"startedAt":"2025-01-02T03:04:09Z","endedAt":"2025-01-02T03:04:10Z","end":"OrchestrationCompleted"}`, ""),
 		},
 		{
+			name:   "brief wait until done: the instance alone",
+			method: "GET", path: "/v1/instances/pending?wait=30s&brief=true",
+			wantStatus: 200,
+			wantBody:   `{"id":"pending","name":"Greeting","moduleHash":"` + hash + `","executionId":1,"status":"Completed","input":"you","result":"Hello, you!","createdAt":"2025-01-02T03:04:09Z","updatedAt":"2025-01-02T03:04:10Z"}`,
+		},
+		{
+			name:   "brief that is not true or false",
+			method: "GET", path: "/v1/instances/pending?brief=yes",
+			wantStatus: 400, wantBody: `{"error":"bad input: brief=\"yes\" is not true or false"}`,
+		},
+		{
 			name:   "wait for a failure",
 			setup:  func(t *testing.T, h *fakehost.Host) { start(t, h, "Fails", `null`, "f") },
 			method: "GET", path: "/v1/instances/f?wait=1s",

@@ -245,15 +245,15 @@ func (c *Client) Details(ctx context.Context, id string) (api.InstanceDetails, e
 func (c *Client) Wait(ctx context.Context, id string) (api.Instance, error) {
 	var last api.Instance
 	for failures := 0; ; {
-		var d api.InstanceDetails
-		err := c.do(ctx, "wait", http.MethodGet, instancePath(id)+"?wait="+longPoll.String(), "", nil, &d)
+		var d api.Instance
+		err := c.do(ctx, "wait", http.MethodGet, instancePath(id)+"?brief=true&wait="+longPoll.String(), "", nil, &d)
 		var refused *Error
 		switch {
 		case err == nil:
 			if d.Status.IsTerminal() {
-				return d.Instance, nil
+				return d, nil
 			}
-			last, failures = d.Instance, 0
+			last, failures = d, 0
 			continue
 		case ctx.Err() != nil, errors.As(err, &refused) && !unavailable(refused.StatusCode):
 			return last, err

@@ -33,6 +33,7 @@
 //	                                     limit&cursor
 //	DELETE /v1/instances                 the same filters, &dryRun                     200 PurgedResponse   admin
 //	GET    /v1/instances/{id}            ?wait=DURATION (at most 60s)                  200 InstanceDetails  read
+//	                                     &brief=true (the instance alone: Wait)        200 Instance
 //	DELETE /v1/instances/{id}            (purge: a finished instance only)             200 PurgeResponse    admin
 //	GET    /v1/instances/{id}/history    ?execution=N (default the current one)        200 HistoryResponse  read
 //	POST   /v1/instances/{id}/events     RaiseRequest                                  202 RaiseRequest     admin

@@ -416,10 +416,21 @@ func (s *server) instance(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	brief, err := boolParam(r.URL.Query(), "brief")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	id := r.PathValue("id")
 	inst, err := s.get(r.Context(), id, d)
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if brief {
+		// The instance alone: what else it holds costs reads (a waiting
+		// client's answer had four where one does).
+		s.reply(w, r, http.StatusOK, api.Instance(inst))
 		return
 	}
 	details := api.InstanceDetails{Instance: api.Instance(inst)}
