@@ -238,7 +238,10 @@ func TestOtherHostWokenOnPostgres(t *testing.T) {
 // HOT: one to lock the instance, one to commit its turn, and each changed
 // an indexed column (locked_until, then updated_at). The counts are read
 // once the store's connections have ended, which flushes their
-// statistics.
+// statistics. A step whose turn the host fetched, rather than ran on the
+// thread of the activity before it (a loaded machine's now and then),
+// locks the instance too: up to one step in ten may (1.07 versions a step
+// under a load of 3).
 func TestStepUpdatesItsInstanceOnceHOTOnPostgres(t *testing.T) {
 	t.Parallel()
 	base := pgtest.Schema(t)
@@ -298,8 +301,8 @@ func TestStepUpdatesItsInstanceOnceHOTOnPostgres(t *testing.T) {
 	versions := float64(all.versions-2*one.versions) / steps
 	updates, hot := all.updates-2*one.updates, all.hot-2*one.hot
 	t.Logf("instances: %.2f row versions a step; %d of the steps' %d updates HOT", versions, hot, updates)
-	if versions > 1 {
-		t.Errorf("a step wrote %.2f versions of its instance's row; want 1", versions)
+	if versions > 1.1 {
+		t.Errorf("a step wrote %.2f versions of its instance's row; want 1 (1.1 where some turns were fetched)", versions)
 	}
 	if float64(hot) < 0.9*float64(updates) {
 		t.Errorf("%d of the steps' %d updates of their instance were HOT; want at least 90%%", hot, updates)

@@ -69,18 +69,25 @@ func (t *taken) delivery(run int64) int {
 
 // CommitTurnLeasing commits a turn, as CommitTurn does, then leases to
 // this host, until c.Now+lease, up to max of the tasks it queued on the
-// host's own queue, in c.Activities' order, and returns them. The tasks'
-// work is made of the commit itself (the ids its inserts were given), so
-// the lease reads nothing. A fetch between the commit and the lease may
-// take some first; those it leaves.
+// host's own queue, in c.Activities' order, and returns them (leaseQueued).
 func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease time.Duration, max int) ([]*store.ActivityWork, error) {
 	var queued queuedTasks
 	if err := s.commitTurn(ctx, c, &queued); err != nil {
 		return nil, err
 	}
+	return s.leaseQueued(c, &queued, lease, max), nil
+}
+
+// leaseQueued leases up to max of the tasks queued, which c's commit
+// queued. Their work is made of the commit itself (the ids its inserts
+// were given), so the lease reads nothing, and it cannot tell a task
+// still queued from one a fetch took, ran and had its result committed
+// meanwhile, which it would deliver again: when a fetch has ended since
+// the commit was written, it leases none, and leaves them to the fetches.
+func (s *Store) leaseQueued(c store.TurnCommit, queued *queuedTasks, lease time.Duration, max int) []*store.ActivityWork {
 	schedules, _ := sqlstore.ToLease(c, max)
 	if len(schedules) == 0 {
-		return nil, nil
+		return nil
 	}
 	place := make(map[int64]int, len(c.Activities)) // by schedule id
 	for i, a := range c.Activities {
@@ -88,6 +95,9 @@ func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease
 	}
 	s.leases.fetching.Lock()
 	defer s.leases.fetching.Unlock()
+	if s.leases.fetched.Load() != queued.fetched {
+		return nil
+	}
 	at := sqlstore.Nanos(c.Now)
 	leased := make([]*store.ActivityWork, 0, len(schedules))
 	for _, schedule := range schedules {
@@ -103,7 +113,7 @@ func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease
 			leased = append(leased, w)
 		}
 	}
-	return leased, nil
+	return leased
 }
 
 // CompleteAndTurn records the outcome of w, as CompleteActivity does and,

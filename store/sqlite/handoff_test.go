@@ -93,3 +93,62 @@ func works2json(t *testing.T, ws []*store.ActivityWork) string {
 	}
 	return string(b)
 }
+
+// TestACommitsLeaseLeavesWhatAFetchTookMeanwhile: a task a fetch took
+// between a turn's commit and that commit's lease of its own tasks, ran,
+// and whose result the next turn committed, is not leased again by the
+// first commit's lease, which reads nothing and cannot tell it from one
+// still queued: it ran a second time, as its first delivery again, in
+// a crash test under load.
+func TestACommitsLeaseLeavesWhatAFetchTookMeanwhile(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t)
+	if err := s.PutModule(ctx, store.Module{Hash: "h1", Wasm: []byte("w1"), Orchestrations: []string{"Greeting"}, DeployedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	item, err := s.CreateLocked(ctx, store.NewInstance{ID: "i1", Name: "Greeting", ModuleHash: "h1", Input: json.RawMessage(`"w"`), Now: t0}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: item.LockToken, Now: t0, Status: engine.StatusRunning,
+		NewEvents: []engine.Event{event(1, engine.OrchestrationStarted)}, Consumed: []int64{item.Messages[0].ID}}
+	for i := range 2 {
+		ev := event(int64(i+2), engine.ActivityScheduled)
+		ev.Name = "Echo"
+		c.NewEvents = append(c.NewEvents, ev)
+		c.Activities = append(c.Activities, engine.ActivityTask{ScheduleID: ev.ID, Name: "Echo"})
+	}
+	var queued queuedTasks
+	if err := s.commitTurn(ctx, c, &queued); err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile a fetch takes the first task, which runs, and the next
+	// turn commits its result.
+	taken := fetch(t, s, t0, 1)
+	wantTasks(t, "the fetch", taken, queued.ids[0])
+	done := event(0, engine.ActivityCompleted)
+	done.ScheduleID = 2
+	if err := s.CompleteActivity(ctx, taken[0], done, t0); err != nil {
+		t.Fatal(err)
+	}
+	items, err := s.LockNextInstances(ctx, t0, time.Hour, 1, nil)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("the turn of the result: %d items, %v", len(items), err)
+	}
+	next := items[0]
+	completed := event(4, engine.ActivityCompleted)
+	completed.ScheduleID = 2
+	var consumed []int64
+	for _, m := range next.Messages {
+		consumed = append(consumed, m.ID)
+	}
+	if err := s.CommitTurn(ctx, store.TurnCommit{InstanceID: "i1", ExecutionID: 1, LockToken: next.LockToken, Now: t0, Status: engine.StatusRunning,
+		NewEvents: []engine.Event{completed}, Consumed: consumed}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range s.leaseQueued(c, &queued, time.Minute, 2) {
+		if w.ID == queued.ids[0] {
+			t.Fatalf("the first commit's lease took task %d, which ran and whose result is committed", w.ID)
+		}
+	}
+}

@@ -256,6 +256,10 @@ type activityLeases struct {
 	// queued is set by a write that queues tasks, for its batch's commit
 	// to reset the floors once it has ended (floor.go).
 	queued atomic.Bool
+	// fetched counts the fetches that have ended (lockActivities), for a
+	// commit's lease of its own tasks (CommitTurnLeasing) to know whether
+	// one could have taken them first.
+	fetched atomic.Uint64
 }
 
 func newActivityLeases() *activityLeases {

@@ -35,7 +35,7 @@ func (s *Store) commitTurn(ctx context.Context, c store.TurnCommit, queued *queu
 	if err == nil {
 		err = s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
 			if queued != nil {
-				*queued = queuedTasks{}
+				*queued = queuedTasks{fetched: s.leases.fetched.Load()}
 			}
 			return sqlstore.CommitTurn(ctx, commitTx{s.writeTx(tx), c.LockToken, c.NewEvents, payloads, queued}, c)
 		}, func(err error) {
@@ -63,10 +63,12 @@ type commitTx struct {
 }
 
 // queuedTasks are the tasks a commit queued: their ids and fair ranks, in
-// the order of its activities, and the module they run on.
+// the order of its activities, and the module they run on; fetched is the
+// count of fetches ended (activityLeases.fetched) before it was written.
 type queuedTasks struct {
 	ids, ranks []int64
 	module     string
+	fetched    uint64
 }
 
 // QueueActivities queues the commit's tasks, as writeTx.QueueActivities
