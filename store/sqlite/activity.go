@@ -44,7 +44,7 @@ func (s *Store) lockActivities(ctx context.Context, what string, now time.Time, 
 	s.leases.fetching.Lock()
 	defer s.leases.fetching.Unlock()
 	ws, err := s.leaseSome(ctx, now, lease, max, p, skip)
-	s.leases.fetched.Add(1)
+	s.leases.fetchedTasks(ws)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
 	}

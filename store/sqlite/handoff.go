@@ -82,8 +82,9 @@ func (s *Store) CommitTurnLeasing(ctx context.Context, c store.TurnCommit, lease
 // queued. Their work is made of the commit itself (the ids its inserts
 // were given), so the lease reads nothing, and it cannot tell a task
 // still queued from one a fetch took, ran and had its result committed
-// meanwhile, which it would deliver again: when a fetch has ended since
-// the commit was written, it leases none, and leaves them to the fetches.
+// meanwhile, which it would deliver again: when a fetch that leased a
+// task of c's instance has ended since the commit was written, it leases
+// none, and leaves them to the fetches.
 func (s *Store) leaseQueued(c store.TurnCommit, queued *queuedTasks, lease time.Duration, max int) []*store.ActivityWork {
 	schedules, _ := sqlstore.ToLease(c, max)
 	if len(schedules) == 0 {
@@ -95,7 +96,7 @@ func (s *Store) leaseQueued(c store.TurnCommit, queued *queuedTasks, lease time.
 	}
 	s.leases.fetching.Lock()
 	defer s.leases.fetching.Unlock()
-	if s.leases.fetched.Load() != queued.fetched {
+	if s.leases.fetchedSince(queued.fetched, c.InstanceID) {
 		return nil
 	}
 	at := sqlstore.Nanos(c.Now)

@@ -4,8 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/durabox/durabox/store"
 )
 
 // Instance locks and activity leases live in memory. The file belongs to
@@ -256,10 +259,55 @@ type activityLeases struct {
 	// queued is set by a write that queues tasks, for its batch's commit
 	// to reset the floors once it has ended (floor.go).
 	queued atomic.Bool
-	// fetched counts the fetches that have ended (lockActivities), for a
-	// commit's lease of its own tasks (CommitTurnLeasing) to know whether
-	// one could have taken them first.
+	// fetched counts the fetches that have ended having leased tasks
+	// (lockActivities), and recent holds the instances whose tasks the
+	// last of them leased, for a commit's lease of its own tasks
+	// (leaseQueued) to know whether one could have taken them first. Both
+	// are guarded by fetching (fetched is also read as a commit is
+	// written).
 	fetched atomic.Uint64
+	recent  [recentFetches]fetchedOf
+}
+
+// recentFetches is how many fetches' instances activityLeases keeps.
+const recentFetches = 64
+
+// fetchedOf is the instances whose tasks a fetch leased, and its number.
+type fetchedOf struct {
+	n         uint64
+	instances []string
+}
+
+// fetchedTasks counts a fetch that leased ws, if any, and keeps their
+// instances; fetching must be held.
+func (as *activityLeases) fetchedTasks(ws []*store.ActivityWork) {
+	if len(ws) == 0 {
+		return
+	}
+	n := as.fetched.Add(1)
+	f := &as.recent[n%recentFetches]
+	f.n, f.instances = n, f.instances[:0]
+	for _, w := range ws {
+		if !slices.Contains(f.instances, w.InstanceID) {
+			f.instances = append(f.instances, w.InstanceID)
+		}
+	}
+}
+
+// fetchedSince reports whether a fetch that ended after the first since
+// fetches leased a task of instance id (or may have: it keeps the last
+// recentFetches); fetching must be held.
+func (as *activityLeases) fetchedSince(since uint64, id string) bool {
+	n := as.fetched.Load()
+	if n-since > recentFetches {
+		return true
+	}
+	for k := since + 1; k <= n; k++ {
+		if slices.Contains(as.recent[k%recentFetches].instances, id) {
+			return true
+		}
+	}
+	return false
 }
 
 func newActivityLeases() *activityLeases {
