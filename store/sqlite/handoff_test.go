@@ -152,3 +152,35 @@ func TestACommitsLeaseLeavesWhatAFetchTookMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchesThatVoidACommitsLease: only a fetch that leased a task of the
+// commit's instance voids its lease, and once more fetches have ended than
+// the store keeps, any does (it can no longer tell).
+func TestFetchesThatVoidACommitsLease(t *testing.T) {
+	t.Parallel()
+	as := newActivityLeases()
+	of := func(instance string) []*store.ActivityWork {
+		return []*store.ActivityWork{{InstanceID: "other"}, {InstanceID: instance}}
+	}
+	since := as.fetched.Load()
+	as.fetchedTasks(nil) // a fetch that took nothing
+	as.fetchedTasks(of("other"))
+	if as.fetchedSince(since, "i1") {
+		t.Fatal("fetches of other instances' tasks voided i1's lease")
+	}
+	as.fetchedTasks(of("i1"))
+	if !as.fetchedSince(since, "i1") {
+		t.Fatal("a fetch of a task of i1 did not void i1's lease")
+	}
+	since = as.fetched.Load()
+	for range recentFetches {
+		as.fetchedTasks(of("other"))
+	}
+	if as.fetchedSince(since, "i1") {
+		t.Fatalf("%d fetches of other instances' tasks voided i1's lease", recentFetches)
+	}
+	as.fetchedTasks(of("other"))
+	if !as.fetchedSince(since, "i1") {
+		t.Fatalf("%d fetches, more than the store keeps, did not void i1's lease", recentFetches+1)
+	}
+}
