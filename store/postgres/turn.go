@@ -107,11 +107,9 @@ func rankOf(now, instance, queue string) string {
 // queue, in their order. rankOf's walks are the statement's InitPlans,
 // each run once whatever the number of tasks. The tasks of the schedules
 // $12 it inserts leased, as leaseColumns leases them (with $13 the
-// lease's token, $14 the host and $15 its end), and returns them
-// (leasedColumns); each task's id is taken before its row is inserted,
-// for its lease's token.
+// lease's token, $14 the host and $15 its end); each task's id is taken
+// before its row is inserted, for its lease's token.
 var queueQuery = `
-	WITH queued AS (
 		INSERT INTO activity_tasks (id, instance_id, execution_id, module_hash, schedule_id, name, input, enqueued_at, fair_rank, timeout_ms,
 			queue, heartbeat_timeout_ms, retry, lock_token, lock_owner, locked_until, attempt)
 		SELECT t.id, $1, $2, $3, t.schedule_id, t.name, t.input, $4, ` + rankOf("$4", "$1", "$5") + ` + t.n - 1, t.timeout_ms,
@@ -121,7 +119,14 @@ var queueQuery = `
 			CASE WHEN t.leased THEN 1 ELSE 0 END
 		FROM (SELECT nextval('activity_tasks_id_seq') AS id, u.*, u.schedule_id = ANY($12) AS leased
 			FROM unnest($6::bigint[], $7::text[], $8::bytea[], $9::bigint[], $10::bigint[], $11::text[]) WITH ORDINALITY
-				AS u(schedule_id, name, input, timeout_ms, heartbeat_timeout_ms, retry, n)) t
+				AS u(schedule_id, name, input, timeout_ms, heartbeat_timeout_ms, retry, n)) t`
+
+// queueLeasingQuery is queueQuery, returning the tasks it leased
+// (leasedColumns). Only a run that leases asks for them: the rows an
+// insert returns are kept until the statement ends, every one of a
+// fan-out's.
+var queueLeasingQuery = `
+	WITH queued AS (` + queueQuery + `
 		RETURNING *)
 	SELECT ` + leasedColumns + ` FROM queued WHERE lock_token IS NOT NULL`
 
@@ -131,7 +136,8 @@ var queueQuery = `
 // and the queue's first waiting task's, one each, and workers take tasks
 // by rank. (Two hosts that queue at once may give tasks the same rank; the
 // id orders them.) Each run of tasks on one queue is one statement
-// (queueQuery), whose answer nothing reads unless it leases (t.lease): a
+// (queueQuery), whose answer nothing reads unless it leases (t.lease,
+// queueLeasingQuery): a
 // later run on a queue ranks its tasks after the earlier run's, which its
 // statement sees.
 func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64, moduleHash string, tasks []engine.ActivityTask, now time.Time) error {
@@ -167,7 +173,7 @@ func (t writeTx) QueueActivities(ctx context.Context, id string, execution int64
 			l.leased = append(l.leased, ws...)
 			slices.SortFunc(l.leased, func(a, b *store.ActivityWork) int { return cmp.Compare(a.ID, b.ID) })
 			return nil
-		}, queueQuery, append(args, l.schedules, l.token, l.host, l.until)...)
+		}, queueLeasingQuery, append(args, l.schedules, l.token, l.host, l.until)...)
 		if err != nil {
 			return err
 		}
