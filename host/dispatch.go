@@ -37,6 +37,7 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, han
 	// handedOnly says the fetcher was woken only by work handed over: it
 	// takes that, and asks the store for nothing.
 	handedOnly := false
+	var due dueAt
 	for ctx.Err() == nil {
 		hand.setIdle(idle)
 		if idle == 0 {
@@ -83,7 +84,7 @@ func dispatch[W any](ctx context.Context, h *Host, what string, wake wakeup, han
 		}
 		// Less than asked for: there is no more, for now.
 		hand.setIdle(idle)
-		handedOnly = h.idle(ctx, wake, hand.ready)
+		handedOnly = h.idle(ctx, wake, hand.ready, &due, !handedOnly)
 	}
 }
 

@@ -41,6 +41,34 @@ func TestWorkMadeHereNeedsNoFetchOnSQLite(t *testing.T) {
 	}
 }
 
+// TestIdleDispatchersAskNothingOfAHello counts what the idle dispatchers
+// ask the store while hellos run one at a time, each start handed to a
+// turn and each task to an activity worker as it commits: a hello's end,
+// which makes no work, wakes no fetcher (it woke one, to find nothing),
+// and a dispatcher woken only by work handed over keeps the due time it
+// read before (it read it again: twice a hello).
+func TestIdleDispatchersAskNothingOfAHello(t *testing.T) {
+	t.Parallel()
+	rec, run := recordedBenchHost(t)
+	run("Greeting", "warm")
+	asked := func() (fetches, dues int) {
+		return rec.count("LockNextInstances found none") + rec.count("LockNextActivities found none"), rec.count("NextVisibleAt")
+	}
+	const hellos = 20
+	fetches, dues := asked()
+	for i := range hellos {
+		run("Greeting", fmt.Sprint("world-", i))
+	}
+	f, d := asked()
+	perFetch, perDue := float64(f-fetches)/hellos, float64(d-dues)/hellos
+	t.Logf("a hello: %.2f fetches that found nothing, %.2f reads of the due time", perFetch, perDue)
+	// The odd one: a commit's lease a fetch voided (the fetch then found
+	// the task), or the poll.
+	if perFetch > 0.2 || perDue > 0.2 {
+		t.Errorf("a hello took %.2f fetches that found nothing and %.2f reads of the due time; want at most 0.2 of each", perFetch, perDue)
+	}
+}
+
 // TestWaitReadsTheInstanceWhenItMayHaveEnded counts the reads of an
 // instance while Wait waits for a sequence of 40 activities: a turn
 // that leaves the instance running wakes no Wait, so it reads the

@@ -588,6 +588,13 @@ func cutShort(ctx context.Context, err error) bool {
 // other hosts made.
 const sharedPoll = time.Second
 
+// dueAt is when the store's next message is due, as an idle dispatcher
+// last read it (ok false: none is, or the store could not tell).
+type dueAt struct {
+	at time.Time
+	ok bool
+}
+
 // listeningPoll is how often an idle dispatcher looks for work while the
 // store tells it of the other hosts' (Options.Poll).
 const listeningPoll = time.Minute
@@ -596,13 +603,25 @@ const listeningPoll = time.Minute
 // most Options.Poll (to notice the work other hosts make on a shared
 // store; listeningPoll while the store tells of it), whichever is first. It reports whether it was
 // woken by work handed over (handoff.go) and nothing else.
-func (h *Host) idle(ctx context.Context, wake, handed wakeup) (handedOnly bool) {
+//
+// It asks the store when its next message is due only when reread is
+// set, and keeps the answer in due for the idles that follow: an idle
+// woken by work handed over and nothing else passes reread false, as
+// what it was handed (a start or a task of this host's own commit) makes
+// nothing come due; every commit that does (a timer, a retry, another
+// host's work) wakes it, and the idle after that asks again.
+func (h *Host) idle(ctx context.Context, wake, handed wakeup, due *dueAt, reread bool) (handedOnly bool) {
 	d := h.opts.Poll
 	if h.watcher != nil && h.watcher.Listening() {
 		d = max(d, listeningPoll)
 	}
-	if next, ok, err := h.st.NextVisibleAt(ctx, h.opts.Clock()); err == nil && ok {
-		d = min(d, max(time.Until(next), 0))
+	if reread {
+		var err error
+		due.at, due.ok, err = h.st.NextVisibleAt(ctx, h.opts.Clock())
+		due.ok = due.ok && err == nil
+	}
+	if due.ok {
+		d = min(d, max(time.Until(due.at), 0))
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

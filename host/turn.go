@@ -256,7 +256,16 @@ func (h *Host) committed(ctx context.Context, item *store.WorkItem, t *ran, bega
 		}
 		notified[a.Queue] = true
 	}
-	if len(res.Timers) > 0 || len(t.children) > 0 || len(res.Raises) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0 || res.Status.IsTerminal() || h.workLeft(ctx, inst.ID) {
+	// An end makes work for the fetcher only when it tells a parent (the
+	// messages that came for the instance meanwhile, the next fetch
+	// drops): one that tells none, a hello's, woke it to fetch nothing.
+	made := len(res.Timers) > 0 || len(t.children) > 0 || len(res.Raises) > 0 || len(res.CancelChildren) > 0 || len(res.TerminateChildren) > 0
+	if res.Status.IsTerminal() {
+		made = made || inst.ParentID != ""
+	} else {
+		made = made || h.workLeft(ctx, inst.ID)
+	}
+	if made {
 		h.orchestrationWork.Notify()
 	}
 	if res.Status.IsTerminal() {

@@ -53,6 +53,8 @@ func (s *recordingStore) LockNextInstances(ctx context.Context, now time.Time, l
 	items, err := s.Store.LockNextInstances(ctx, now, lease, max, skip)
 	if len(items) > 0 {
 		s.note("LockNextInstances")
+	} else {
+		s.note("LockNextInstances found none")
 	}
 	return items, err
 }
@@ -61,8 +63,15 @@ func (s *recordingStore) LockNextActivities(ctx context.Context, now time.Time, 
 	ws, err := s.Store.LockNextActivities(ctx, now, lease, max, skip)
 	if len(ws) > 0 {
 		s.note("LockNextActivities")
+	} else {
+		s.note("LockNextActivities found none")
 	}
 	return ws, err
+}
+
+func (s *recordingStore) NextVisibleAt(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	s.note("NextVisibleAt")
+	return s.Store.NextVisibleAt(ctx, now)
 }
 
 // TestRestartedHostLoadsModulesBeforeTakingWork: a host that starts on a
