@@ -588,16 +588,16 @@ func cutShort(ctx context.Context, err error) bool {
 // other hosts made.
 const sharedPoll = time.Second
 
+// listeningPoll is how often an idle dispatcher looks for work while the
+// store tells it of the other hosts' (Options.Poll).
+const listeningPoll = time.Minute
+
 // dueAt is when the store's next message is due, as an idle dispatcher
 // last read it (ok false: none is, or the store could not tell).
 type dueAt struct {
 	at time.Time
 	ok bool
 }
-
-// listeningPoll is how often an idle dispatcher looks for work while the
-// store tells it of the other hosts' (Options.Poll).
-const listeningPoll = time.Minute
 
 // idle waits until woken, until the store's next message is due, or for at
 // most Options.Poll (to notice the work other hosts make on a shared
@@ -606,10 +606,12 @@ const listeningPoll = time.Minute
 //
 // It asks the store when its next message is due only when reread is
 // set, and keeps the answer in due for the idles that follow: an idle
-// woken by work handed over and nothing else passes reread false, as
-// what it was handed (a start or a task of this host's own commit) makes
-// nothing come due; every commit that does (a timer, a retry, another
-// host's work) wakes it, and the idle after that asks again.
+// woken by work handed over and nothing else passes reread false. What
+// it was handed (a start or a task of this host's own commit) adds only
+// the end of its own lease, which this host, while it runs, does not
+// wait for (its attempts time out by themselves); every commit that
+// makes something come due (a timer, a retry, another host's work)
+// wakes it, and the idle after that asks again.
 func (h *Host) idle(ctx context.Context, wake, handed wakeup, due *dueAt, reread bool) (handedOnly bool) {
 	d := h.opts.Poll
 	if h.watcher != nil && h.watcher.Listening() {
