@@ -298,7 +298,7 @@ func (t *Turn) end(err error) {
 	}
 	t.res.Status, t.res.Result, t.res.Failure = x.status, x.result, x.failure
 	if !x.status.ends() {
-		t.res.Waiting = x.Waiting()
+		t.res.WaitingOn, t.res.Waits = x.Waiting()
 	}
 }
 
@@ -512,7 +512,7 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobCancel, Name: ev.Reason})
 	}
 	if ev.Kind == UpdateAccepted {
-		x.updates[ev.UpdateID] = acceptedUpdate{name: ev.Name, at: ev.Time, open: true}
+		x.accepted(ev.UpdateID, acceptedUpdate{name: ev.Name, at: ev.Time, open: true})
 		return t.activate(ev, replaying, abi.Job{Kind: abi.JobUpdate, Name: ev.Name, Input: ev.Input, UpdateID: ev.UpdateID})
 	}
 	if ev.Kind == OrchestrationTerminated {
@@ -532,7 +532,7 @@ func (t *Turn) applyNext() (*abi.Activation, error) {
 	if !ok || o.kind != scheduleKindOf(ev.Kind) || (ev.Kind == ExternalEvent && o.name != ev.Name) {
 		return nil, &NondeterminismError{Code: UnmatchedCompletion, EventID: ev.ID, History: ev.String()}
 	}
-	delete(x.open, ev.ScheduleID)
+	x.closed(ev.ScheduleID)
 	job := abi.Job{Kind: abi.JobResolveActivity, Seq: o.seq, Result: ev.Result, Attempts: uint32(min(max(ev.Attempts, 0), math.MaxUint32))}
 	switch ev.Kind {
 	case ActivityFailed:
@@ -565,8 +565,7 @@ func (t *Turn) deliverPersistent(ev *Event, replaying bool) (*abi.Activation, er
 	}
 	data, wait := x.mailbox[name][0].Result, x.persistentWaits[name][0]
 	x.mailbox[name], x.persistentWaits[name] = x.mailbox[name][1:], x.persistentWaits[name][1:]
-	o := x.open[wait]
-	delete(x.open, wait)
+	o := x.closed(wait)
 	return t.activate(ev, replaying, abi.Job{Kind: abi.JobResolveEvent, Seq: o.seq, Result: data})
 }
 
@@ -641,7 +640,7 @@ func (t *Turn) bind(i int) (*abi.Activation, error) {
 		if ev.FireAt != nil {
 			o.due = *ev.FireAt
 		}
-		x.open[ev.ID] = o
+		x.opened(ev.ID, o)
 		x.scheduled[cmd.Seq] = ev.ID
 		switch ev.Kind {
 		case SubOrchestrationScheduled:
@@ -653,14 +652,12 @@ func (t *Turn) bind(i int) (*abi.Activation, error) {
 			x.serve = append(x.serve, i)
 		}
 	case UpdateCompleted:
-		u := x.updates[ev.UpdateID]
-		u.open = false
-		x.updates[ev.UpdateID] = u
+		x.answered(ev.UpdateID)
 	case TimerCancelled, ActivityCancelRequested, ExternalSubscribedCancelled, SubOrchestrationCancelRequested:
 		if o := x.open[ev.ScheduleID]; o.kind == ExternalSubscribedPersistent {
 			x.persistentWaits[o.name] = slices.DeleteFunc(x.persistentWaits[o.name], func(id int64) bool { return id == ev.ScheduleID })
 		}
-		delete(x.open, ev.ScheduleID)
+		x.closed(ev.ScheduleID)
 		x.cancelled[ev.ScheduleID] = true
 	}
 	return nil, nil

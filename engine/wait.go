@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"time"
 )
@@ -58,38 +57,101 @@ var waitKinds = map[EventKind]WaitKind{
 	ExternalSubscribedPersistent: WaitEvent, SubOrchestrationScheduled: WaitChild,
 }
 
-// Waiting returns what the execution waits on, as far as it has applied
-// history: its open operations in the order it scheduled them, then the
-// updates whose handlers have not answered, by id. An execution whose
-// guest handles updates (abi.ActivationResult.HandlesUpdates) and that
-// waits on nothing else waits on an update, of no name.
-func (x *Execution) Waiting() []Wait {
-	var out []Wait
-	for _, id := range slices.Sorted(maps.Keys(x.open)) {
-		o := x.open[id]
-		kind, ok := waitKinds[o.kind]
-		if !ok {
-			continue
+// MaxWaits is how many of an execution's waits beside its activity calls
+// a turn's result lists (TurnResult.Waits); the activity calls are as
+// many as its activity tasks, which describe them.
+const MaxWaits = 100
+
+// Waiting returns the kinds of what the execution waits on, as far as it
+// has applied history, in WaitKinds' order, and the first MaxWaits of its
+// waits beside its activity calls: its timers, event waits and children
+// in the order it scheduled them, then the updates whose handlers have
+// not answered, by id. An execution whose guest handles updates
+// (abi.ActivationResult.HandlesUpdates) and that waits on nothing else
+// waits on an update, of no name. Its cost does not grow with the waits
+// it does not list.
+func (x *Execution) Waiting() (on []WaitKind, waits []Wait) {
+	for _, kind := range WaitKinds() {
+		if x.waitCount[kind] > 0 || kind == WaitUpdate && len(x.openUpdates) > 0 {
+			on = append(on, kind)
 		}
-		w := Wait{Kind: kind, ScheduleID: id, Name: o.name, Since: o.at, Persistent: o.kind == ExternalSubscribedPersistent}
-		switch kind {
+	}
+	for _, id := range x.others[:min(len(x.others), MaxWaits)] {
+		o := x.open[id]
+		w := Wait{Kind: waitKinds[o.kind], ScheduleID: id, Name: o.name, Since: o.at, Persistent: o.kind == ExternalSubscribedPersistent}
+		switch w.Kind {
 		case WaitTimer:
 			w.Due = &o.due
 		case WaitChild:
 			w.ID = x.children[id]
 		}
-		out = append(out, w)
+		waits = append(waits, w)
 	}
-	var updates []Wait
-	for id, u := range x.updates {
-		if u.open {
-			updates = append(updates, Wait{Kind: WaitUpdate, Name: u.name, ID: id, Since: u.at})
+	for _, id := range x.openUpdates[:min(len(x.openUpdates), MaxWaits-len(waits))] {
+		u := x.updates[id]
+		waits = append(waits, Wait{Kind: WaitUpdate, Name: u.name, ID: id, Since: u.at})
+	}
+	if len(on) == 0 && x.updatable && x.status == StatusRunning {
+		on, waits = []WaitKind{WaitUpdate}, []Wait{{Kind: WaitUpdate}}
+	}
+	return on, waits
+}
+
+// opened records the operation o, begun by schedule event id, as open.
+func (x *Execution) opened(id int64, o open) {
+	x.open[id] = o
+	kind, ok := waitKinds[o.kind]
+	if !ok {
+		return
+	}
+	x.waitCount[kind]++
+	if kind != WaitActivity {
+		x.others = insertSorted(x.others, id)
+	}
+}
+
+// closed records the operation begun by schedule event id as answered
+// or cancelled, and returns it.
+func (x *Execution) closed(id int64) open {
+	o, ok := x.open[id]
+	if !ok {
+		return o
+	}
+	delete(x.open, id)
+	if kind, ok := waitKinds[o.kind]; ok {
+		x.waitCount[kind]--
+		if kind != WaitActivity {
+			x.others = deleteSorted(x.others, id)
 		}
 	}
-	slices.SortFunc(updates, func(a, b Wait) int { return cmp.Compare(a.ID, b.ID) })
-	out = append(out, updates...)
-	if len(out) == 0 && x.updatable && x.status == StatusRunning {
-		out = append(out, Wait{Kind: WaitUpdate})
+	return o
+}
+
+// accepted records update id as accepted, its handler yet to answer.
+func (x *Execution) accepted(id string, u acceptedUpdate) {
+	x.updates[id] = u
+	x.openUpdates = insertSorted(x.openUpdates, id)
+}
+
+// answered records that the handler of update id answered.
+func (x *Execution) answered(id string) {
+	u := x.updates[id]
+	u.open = false
+	x.updates[id] = u
+	x.openUpdates = deleteSorted(x.openUpdates, id)
+}
+
+// insertSorted inserts v into the sorted s, where it is not; at the end,
+// where a schedule event's id goes, it costs no copy.
+func insertSorted[T cmp.Ordered](s []T, v T) []T {
+	i, _ := slices.BinarySearch(s, v)
+	return slices.Insert(s, i, v)
+}
+
+// deleteSorted deletes v from the sorted s, if it is there.
+func deleteSorted[T cmp.Ordered](s []T, v T) []T {
+	if i, ok := slices.BinarySearch(s, v); ok {
+		return slices.Delete(s, i, i+1)
 	}
-	return out
+	return s
 }

@@ -324,11 +324,11 @@ func commitOf(item *store.WorkItem, now time.Time, res *engine.TurnResult, child
 		Raises:      res.Raises,
 		Attributes:  res.Attributes,
 		DropWaiting: res.Status == engine.StatusTerminated,
+		WaitingOn:   res.WaitingOn, Waits: res.Waits,
 	}
 	for _, m := range item.Messages {
 		c.Consumed = append(c.Consumed, m.ID)
 	}
-	waitingOn(&c, res.Waiting)
 	return c
 }
 

@@ -537,8 +537,9 @@ type TurnCommit struct {
 	// Consumed are the message IDs the turn used; they are removed.
 	Consumed []int64
 	// WaitingOn are the kinds of what the instance waits on after the
-	// turn (engine.TurnResult.Waiting), for InstanceFilter.WaitingOn, and
-	// Waits those of the waits kept for Instances.Waits; both replace what
+	// turn (engine.TurnResult.WaitingOn), for InstanceFilter.WaitingOn, and
+	// Waits the waits kept for Instances.Waits (engine.TurnResult.Waits);
+	// both replace what
 	// the instance's row held, unless Refused is set (a refused update
 	// changes nothing it waits on).
 	WaitingOn []engine.WaitKind
