@@ -152,13 +152,25 @@ func (s *Store) leaseSome(ctx context.Context, now time.Time, lease time.Duratio
 		// but those waiting for a retry: with none of those, the floor
 		// moves past the last task read.
 		past := taskKey{last.rank, last.id + 1}
-		var waiting bool
-		err := s.readers.QueryRowContext(ctx, waitingQuery, p.Queue, view.floor.rank, view.floor.id, past.rank, past.id, at).Scan(&waiting)
-		if err == nil && !waiting {
+		if !s.waitingBetween(ctx, p.Queue, view.floor, past, at) {
 			s.leases.advance(p.Queue, view, past)
 		}
 	}
 	return works(leased), nil
+}
+
+// waitingBetween reports whether queue has a task from one place in the
+// fair order up to another that waits to be retried after at (true when
+// the read fails). Until a retry or an await has written a wait past at,
+// none does, and it reads nothing: a fan-out's fetches, one for each
+// worker that a task freed, spent a quarter of their time asking.
+func (s *Store) waitingBetween(ctx context.Context, queue string, from, to taskKey, at int64) bool {
+	if at >= s.leases.waitsUntil.Load() {
+		return false
+	}
+	var waiting bool
+	err := s.readers.QueryRowContext(ctx, waitingQuery, queue, from.rank, from.id, to.rank, to.id, at).Scan(&waiting)
+	return err != nil || waiting
 }
 
 // scanTask reads a task's taskColumns, with a new lock token for its
@@ -289,6 +301,7 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 			if !s.leases.write(w.ID, w.LockToken) {
 				return lost
 			}
+			s.leases.waitUntil(sqlstore.Nanos(visibleAt))
 			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = ?, visible_at = ?, attempt = 1, counted_run = ?, pending_token = NULL
 				WHERE id = ?`, sqlstore.EncodeFailure(failure), sqlstore.Nanos(visibleAt), s.run, w.ID)
 			var updated int64
@@ -318,6 +331,7 @@ func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secr
 			if !s.leases.write(w.ID, w.LockToken) {
 				return lost
 			}
+			s.leases.waitUntil(sqlstore.Nanos(until))
 			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET pending_token = ?, visible_at = ?, attempt = 1, counted_run = ? WHERE id = ?`,
 				secret, sqlstore.Nanos(until), s.run, w.ID)
 			var updated int64

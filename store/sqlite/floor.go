@@ -14,7 +14,8 @@ package sqlite
 // the last task it read when every task it passed over was held: it
 // passed over no task for its filters (the modules a host cannot run, the
 // names a worker takes: with those it moves nothing) nor for a retry's
-// wait (visible_at in the future: it asks, passed).
+// wait (visible_at in the future: it asks whether it passed one, when a
+// retry or an await has written a wait past now: waitingBetween).
 //
 // Whatever lets a task below a floor be taken again resets every floor,
 // and the fetches start from the first task again:

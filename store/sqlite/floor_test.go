@@ -3,6 +3,7 @@ package sqlite
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -123,6 +124,25 @@ func TestTasksBelowAFloorAreFetchedAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The task that waits is passed over, not past the floor.
+		wantTasks(t, "a fetch while it waits", fetch(t, s, t0, 2), ids[1:3]...)
+		wantTasks(t, "a fetch once it waited", fetch(t, s, t0.Add(11*time.Second), 1), ids[0])
+	})
+	t.Run("a retry written before the store opened", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "test.db")
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := queueTasks(t, s, "i1", 5)
+		first := fetch(t, s, t0, 1)
+		if err := s.RetryActivity(ctx, first[0], &engine.Failure{Message: "again"}, t0.Add(10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = openAt(t, path, Options{})
 		wantTasks(t, "a fetch while it waits", fetch(t, s, t0, 2), ids[1:3]...)
 		wantTasks(t, "a fetch once it waited", fetch(t, s, t0.Add(11*time.Second), 1), ids[0])
 	})

@@ -267,6 +267,22 @@ type activityLeases struct {
 	// written).
 	fetched atomic.Uint64
 	recent  [recentFetches]fetchedOf
+	// waitsUntil is the latest time a task was written to wait until
+	// (visible_at: a retry's, an await's of an outside completion), in
+	// this run or, read as the store opened, before it: no task waits past
+	// it. It is raised before the write commits, so a fetch that could
+	// read the write knows of it.
+	waitsUntil atomic.Int64
+}
+
+// waitUntil notes a task written to wait until at.
+func (as *activityLeases) waitUntil(at int64) {
+	for {
+		was := as.waitsUntil.Load()
+		if at <= was || as.waitsUntil.CompareAndSwap(was, at) {
+			return
+		}
+	}
 }
 
 // recentFetches is how many fetches' instances activityLeases keeps.

@@ -105,6 +105,11 @@ func (s *Store) open(path string) error {
 	if err := s.prepareSchema(path); err != nil {
 		return err
 	}
+	var waitsUntil int64
+	if err := db.QueryRow(`SELECT coalesce(max(visible_at), 0) FROM activity_tasks`).Scan(&waitsUntil); err != nil {
+		return fmt.Errorf("sqlite: open %s: read when the tasks that wait for a retry are due: %w", path, err)
+	}
+	s.leases.waitUntil(waitsUntil)
 	// Readers see the last commit, in WAL mode without waiting for the
 	// writer.
 	if s.readers.DB, err = sql.Open(driverName, dsn(path, s.opts.Durability, true)); err != nil {
