@@ -123,7 +123,7 @@ func (s *Store) Heartbeat(ctx context.Context, w *store.ActivityWork, details js
 			return fmt.Errorf("postgres: extend the lease of activity %d: %w", w.ID, err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("postgres: extend the lease of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+			return sqlstore.LeaseLost("postgres", "extend the lease of", w)
 		}
 		return nil
 	})
@@ -177,7 +177,7 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 			return fmt.Errorf("postgres: retry activity %d: %w", w.ID, err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("postgres: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+			return sqlstore.LeaseLost("postgres", "retry", w)
 		}
 		return nil
 	})
@@ -196,7 +196,7 @@ func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secr
 			return fmt.Errorf("postgres: await the completion of activity %d: %w", w.ID, err)
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("postgres: await the completion of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+			return sqlstore.LeaseLost("postgres", "await the completion of", w)
 		}
 		return nil
 	})
@@ -263,7 +263,7 @@ func takeTask(tx *pipeTx, w *store.ActivityWork, result engine.Event) error {
 	return tx.SendCheck(func(rows pgx.Rows) error {
 		schedule, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("postgres: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+			return sqlstore.LeaseLost("postgres", "complete", w)
 		}
 		if err != nil {
 			return fmt.Errorf("postgres: complete activity %d: %w", w.ID, err)

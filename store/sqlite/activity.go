@@ -205,7 +205,7 @@ func works(leased []*leasedTask) []*store.ActivityWork {
 // the task.
 func (s *Store) ExtendLease(ctx context.Context, w *store.ActivityWork, now time.Time, lease time.Duration) error {
 	if !s.leases.extend(w.ID, w.LockToken, sqlstore.Nanos(now.Add(lease))) {
-		return fmt.Errorf("sqlite: extend the lease of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+		return sqlstore.LeaseLost("sqlite", "extend the lease of", w)
 	}
 	return nil
 }
@@ -295,11 +295,10 @@ func idList[T int64 | string](ids []T) (string, error) {
 // a commit, it counts the next delivery in advance (locks.go), and it
 // does not wait for the disk to sync.
 func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failure *engine.Failure, visibleAt time.Time) error {
-	lost := fmt.Errorf("sqlite: retry activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
 	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
 		fn: func(ctx context.Context, tx txConn) error {
 			if !s.leases.write(w.ID, w.LockToken) {
-				return lost
+				return sqlstore.LeaseLost("sqlite", "retry", w)
 			}
 			s.leases.waitUntil(sqlstore.Nanos(visibleAt))
 			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET failures = failures + 1, last_failure = ?, visible_at = ?, attempt = 1, counted_run = ?, pending_token = NULL
@@ -312,7 +311,7 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 				return fmt.Errorf("sqlite: retry activity %d: %w", w.ID, err)
 			}
 			if updated == 0 {
-				return lost // purged with its instance
+				return sqlstore.LeaseLost("sqlite", "retry", w) // purged with its instance
 			}
 			return nil
 		},
@@ -325,11 +324,10 @@ func (s *Store) RetryActivity(ctx context.Context, w *store.ActivityWork, failur
 // (counting the next delivery in advance). It returns an error wrapping
 // store.ErrLeaseLost if w's lease no longer holds the task.
 func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secret string, until time.Time) error {
-	lost := fmt.Errorf("sqlite: await the completion of activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
 	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
 		fn: func(ctx context.Context, tx txConn) error {
 			if !s.leases.write(w.ID, w.LockToken) {
-				return lost
+				return sqlstore.LeaseLost("sqlite", "await the completion of", w)
 			}
 			s.leases.waitUntil(sqlstore.Nanos(until))
 			res, err := tx.ExecContext(ctx, `UPDATE activity_tasks SET pending_token = ?, visible_at = ?, attempt = 1, counted_run = ? WHERE id = ?`,
@@ -342,7 +340,7 @@ func (s *Store) AwaitCompletion(ctx context.Context, w *store.ActivityWork, secr
 				return fmt.Errorf("sqlite: await the completion of activity %d: %w", w.ID, err)
 			}
 			if updated == 0 {
-				return lost // purged with its instance
+				return sqlstore.LeaseLost("sqlite", "await the completion of", w) // purged with its instance
 			}
 			return nil
 		},
@@ -394,7 +392,6 @@ func (s *Store) CompleteFromOutside(ctx context.Context, id int64, secret string
 // unless the result is large; then it writes it, without waiting for the
 // disk to sync (see write.go).
 func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, result engine.Event, now time.Time) error {
-	lost := fmt.Errorf("sqlite: complete activity %d (%q of %q): %w: it was handed to another worker or completed", w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
 	if result.ScheduleID != w.Task.ScheduleID {
 		return fmt.Errorf("sqlite: complete activity %d: the result names event %d, the task's event is %d", w.ID, result.ScheduleID, w.Task.ScheduleID)
 	}
@@ -410,7 +407,7 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 	}
 	switch held, kept := s.leases.keep(w.ID, w.LockToken, func() bool { return s.results.add(w.InstanceID, r) }); {
 	case !held:
-		return lost
+		return sqlstore.LeaseLost("sqlite", "complete", w)
 	case kept:
 		return nil
 	}
@@ -418,7 +415,7 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 	return s.submit(ctx, &writeOp{unsynced: true, done: make(chan error, 1),
 		fn: func(ctx context.Context, tx txConn) error {
 			if !s.leases.write(w.ID, w.LockToken) {
-				return lost
+				return sqlstore.LeaseLost("sqlite", "complete", w)
 			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM activity_tasks WHERE id = ?`, w.ID)
 			var deleted int64
@@ -429,7 +426,7 @@ func (s *Store) CompleteActivity(ctx context.Context, w *store.ActivityWork, res
 				return fmt.Errorf("sqlite: complete activity %d: %w", w.ID, err)
 			}
 			if deleted == 0 {
-				return lost // purged with its instance
+				return sqlstore.LeaseLost("sqlite", "complete", w) // purged with its instance
 			}
 			// The result goes to the execution that scheduled the task: if
 			// that one has continued as new, to nobody.

@@ -318,3 +318,11 @@ func continueAsNew(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 	}
 	return nil
 }
+
+// LeaseLost is the error of the store named db doing what to the activity
+// task w once its lease no longer holds it ("complete", "retry"…). It is
+// made only when it is returned: the paths that succeed are a fan-out's
+// every task.
+func LeaseLost(db, what string, w *store.ActivityWork) error {
+	return fmt.Errorf("%s: %s activity %d (%q of %q): %w: it was handed to another worker or completed", db, what, w.ID, w.Task.Name, w.InstanceID, store.ErrLeaseLost)
+}
