@@ -97,12 +97,13 @@ func TestWaitsBesideAFanOut(t *testing.T) {
 		// MaxWaits waits as they were, and answered from the front move
 		// them on.
 		child := func(k int) int64 { return int64(4 + 2*k) }
-		answer := func(ev Event) {
+		answer := func(ev Event) *TurnResult {
 			res, err := x.Turn(TurnInput{History: history, Now: at(1), Messages: []Event{ev}})
 			if err != nil || res.Err != nil {
 				t.Fatal(err, res.Err)
 			}
 			history = append(history, res.NewEvents...)
+			return res
 		}
 		childDone := func(k int) Event {
 			return Event{Kind: SubOrchestrationCompleted, ScheduleID: child(k), Result: []byte(`1`)}
@@ -110,8 +111,7 @@ func TestWaitsBesideAFanOut(t *testing.T) {
 		answer(childDone(n - 1))
 		answer(childDone(0))
 		answer(childDone(2))
-		res, _ := x.Turn(TurnInput{History: history, Now: at(1), Messages: []Event{activityDone(3, `1`)}})
-		history = append(history, res.NewEvents...)
+		res := answer(activityDone(3, `1`))
 		want := []Wait{{Kind: WaitEvent, ScheduleID: 2, Name: "Approve", Since: at(0)}}
 		for k := 1; len(want) < MaxWaits; k++ {
 			if k != 2 {
