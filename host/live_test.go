@@ -86,6 +86,43 @@ func TestLiveMemoryCountsPagesSometimes(t *testing.T) {
 	want(3, 3<<20)
 }
 
+// TestLiveMemoryTakesTheFirstTurnsCount: a new instance, at its first
+// turn, takes the count of the last instance of its module measured at
+// its first turn, when its linear memory has that size, and counts its
+// own pages otherwise; after that it counts as any instance does.
+func TestLiveMemoryTakesTheFirstTurnsCount(t *testing.T) {
+	t.Parallel()
+	var first firstPages
+	newLive := func(size, resident uint64) (*live, *pages) {
+		p := &pages{size: size, resident: resident}
+		return &live{guest: &orchestrationGuest{wasmGuest: &wasmGuest{inst: p}}, first: &first}, p
+	}
+	for _, step := range []struct {
+		what           string
+		size, resident uint64
+		// turns is how many turns the instance runs; want is its count
+		// after the last, and counted how often it counted its pages.
+		turns   int
+		want    uint64
+		counted int
+	}{
+		{"the module's first instance", 4 << 20, 100 << 10, 1, 100 << 10, 1},
+		{"a second instance at the same size", 4 << 20, 140 << 10, 1, 100 << 10, 0},
+		{"a third, after remeasureEvery turns", 4 << 20, 140 << 10, remeasureEvery + 1, 140 << 10, 1},
+		{"an instance whose memory grew in its first turn", 8 << 20, 3 << 20, 1, 3 << 20, 1},
+		{"the next at that size", 8 << 20, 5 << 20, 1, 3 << 20, 0},
+	} {
+		l, p := newLive(step.size, step.resident)
+		var got uint64
+		for range step.turns {
+			got = l.memory()
+		}
+		if got != step.want || p.counted != step.counted {
+			t.Fatalf("%s: memory() = %d after %d counts of its pages; want %d after %d", step.what, got, p.counted, step.want, step.counted)
+		}
+	}
+}
+
 // TestLiveCacheReplacesAnInstanceKeptTwice: putting a second live instance
 // for an id replaces the first, which no take can return any more, and the
 // cache counts only the second.

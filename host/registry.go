@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -72,7 +73,28 @@ type module struct {
 	orchestrations []string
 	// updates is the manifest's: the module delivers updates.
 	updates bool
+	// firstPages is what the last instance of the module measured at its
+	// first turn held (live.memory).
+	firstPages firstPages
 }
+
+// firstPages is what a new orchestration instance of a module holds after
+// its first turn, as the last one measured it: the pages of its own, at
+// the linear memory's size then.
+type firstPages struct{ p atomic.Pointer[measured] }
+
+type measured struct{ size, resident uint64 }
+
+// at returns the count at linear memory size, if the last one measured
+// was at that size.
+func (f *firstPages) at(size uint64) (uint64, bool) {
+	if m := f.p.Load(); m != nil && m.size == size {
+		return m.resident, true
+	}
+	return 0, false
+}
+
+func (f *firstPages) keep(size, resident uint64) { f.p.Store(&measured{size, resident}) }
 
 func newRegistry(rt sandbox.Runtime, st store.Modules, opts Options, g guard.Guard) *registry {
 	return &registry{rt: rt, st: st, timeout: opts.ActivationTimeout, memoryLimit: opts.MemoryLimit, log: g.Log, guard: g, compiled: map[string]*module{}, loading: map[string]*load{}, refused: map[string]error{}}
