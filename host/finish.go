@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/durabox/durabox/engine"
 	"github.com/durabox/durabox/host/internal/guard"
 	"github.com/durabox/durabox/store"
@@ -100,7 +102,7 @@ func (h *Host) handoffTurn(ctx context.Context, w *store.ActivityWork, result en
 		}
 		began = time.Now()
 		sp := h.trace.turn(ctx, it)
-		c, made := h.makeTurn(ctx, it, true)
+		c, made := h.makeTurn(ctx, it, heldTurn)
 		if c == nil {
 			h.trace.turnEnded(sp, nil)
 			return nil, 0
@@ -137,6 +139,71 @@ func (h *Host) handoffTurn(ctx context.Context, w *store.ActivityWork, result en
 	h.committed(ctx, item, t, began)
 	h.trace.turnEnded(t.span, t)
 	return true, first, nil
+}
+
+// createTurned creates n with its first turn in one commit
+// (store.Handoff.CreateAndTurn). The turn runs here, on the caller's
+// goroutine, in the place of the idle orchestration worker the caller
+// reserved, and the tasks its commit leases go to the idle activity
+// workers. When the host panics loading the module or running the turn,
+// the instance commits failed, as a turn of its own would leave it. It
+// reports false, having written nothing, when the turn cannot commit
+// without a turn of its own (its module does not load here, the guest
+// failed or refused the turn: a turn of its own, after a plain create,
+// decides what becomes of the instance).
+func (h *Host) createTurned(ctx context.Context, n store.NewInstance) (turned bool, err error) {
+	var (
+		item    *store.WorkItem
+		t       *ran
+		c       *store.TurnCommit
+		failure *engine.Failure // the panic's, committed in place of the turn
+		sp      trace.Span
+		began   time.Time
+		places  int // reserved for the tasks the commit leases
+	)
+	next := func(it *store.WorkItem) (*store.TurnCommit, int) {
+		item = it
+		if _, err := h.reg.module(context.WithoutCancel(ctx), n.ModuleHash); err != nil {
+			var p *guard.Panic
+			if !errors.As(err, &p) {
+				return nil, 0
+			}
+			failure = p.Failure(panickedLoading)
+		} else {
+			began = time.Now()
+			sp = h.trace.turn(ctx, it)
+			if c, t = h.makeTurn(ctx, it, firstTurn); c == nil && t != nil {
+				failure, t = t.panicked, nil
+			}
+		}
+		if failure != nil {
+			fc := h.failing(it, failure)
+			return &fc, 0
+		}
+		if c == nil {
+			return nil, 0
+		}
+		places = h.tasks.reserve(t.own())
+		return c, places
+	}
+	turned, ws, err := h.handoffs.CreateAndTurn(ctx, n, h.opts.Lease, next)
+	defer func() { h.trace.turnEnded(sp, t) }()
+	switch {
+	case err != nil || !turned:
+		if t != nil {
+			t.unkept.close(context.WithoutCancel(ctx))
+			h.tasks.give(places)
+			t = nil
+		}
+		return false, err
+	case failure != nil:
+		h.failed(ctx, item, failure)
+		return true, nil
+	}
+	h.keep(context.WithoutCancel(ctx), n.ID, t.unkept, t.res, c.Now)
+	t.handed = h.handTasks(places, ws, c.Now)
+	h.committed(ctx, item, t, began)
+	return true, nil
 }
 
 // wanted reports whether the execution that scheduled w still runs, so

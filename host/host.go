@@ -273,7 +273,10 @@ func (h *Host) deploy(ctx context.Context, wasm []byte, env []string, replaceEnv
 // Start starts the orchestration name with input (JSON; empty means null)
 // and returns the instance id. An empty id means the host picks one. The
 // instance runs on the module most recently deployed that registers name,
-// and stays on it unless an upgrade or a reset moves it.
+// and stays on it unless an upgrade or a reset moves it. When a worker of
+// orchestrations is idle, the instance's first turn runs before Start
+// returns, in that worker's place, and commits with the instance: the
+// instance is written once it has begun (store.Handoff.CreateAndTurn).
 func (h *Host) Start(ctx context.Context, name string, input json.RawMessage, id string) (string, error) {
 	return h.StartOn(ctx, "", name, input, id)
 }
@@ -301,9 +304,11 @@ func (h *Host) StartOn(ctx context.Context, ref, name string, input json.RawMess
 }
 
 // create creates the instance n. On a store with handoffs, when an
-// orchestration worker is idle, the instance is created locked for this
-// host and its first turn handed to that worker (handoff.go); otherwise
-// its start waits in the store, for any host.
+// orchestration worker is idle, the instance commits with its first turn,
+// which runs here in that worker's place (createTurned), or, when that
+// turn cannot commit, is created locked for this host and its first turn
+// handed to that worker (handoff.go); otherwise its start waits in the
+// store, for any host.
 func (h *Host) create(ctx context.Context, n store.NewInstance) error {
 	if h.handoffs == nil || slices.Contains(h.reg.skipped(), n.ModuleHash) || h.turns.reserve(1) == 0 {
 		if err := h.st.CreateInstance(ctx, n); err != nil {
@@ -311,6 +316,13 @@ func (h *Host) create(ctx context.Context, n store.NewInstance) error {
 		}
 		h.started(n.Name)
 		return nil
+	}
+	if turned, err := h.createTurned(ctx, n); turned || err != nil {
+		h.turns.give(1)
+		if err == nil {
+			h.metrics.Started(n.Name)
+		}
+		return err
 	}
 	item, err := h.handoffs.CreateLocked(ctx, n, h.opts.Lease)
 	if err != nil {
@@ -589,7 +601,8 @@ func cutShort(ctx context.Context, err error) bool {
 const sharedPoll = time.Second
 
 // listeningPoll is how often an idle dispatcher looks for work while the
-// store tells it of the other hosts' (Options.Poll).
+// store tells it of the other hosts' (Options.Poll), unless the lease is
+// shorter (idle).
 const listeningPoll = time.Minute
 
 // dueAt is when the store's next message is due, as an idle dispatcher
@@ -601,8 +614,9 @@ type dueAt struct {
 
 // idle waits until woken, until the store's next message is due, or for at
 // most Options.Poll (to notice the work other hosts make on a shared
-// store; listeningPoll while the store tells of it), whichever is first. It reports whether it was
-// woken by work handed over (handoff.go) and nothing else.
+// store; while the store tells of it, listeningPoll, or the lease if that
+// is shorter), whichever is first. It reports whether it was woken by work
+// handed over (handoff.go) and nothing else.
 //
 // It asks the store when its next message is due only when reread is
 // set, and keeps the answer in due for the idles that follow: an idle
@@ -615,7 +629,12 @@ type dueAt struct {
 func (h *Host) idle(ctx context.Context, wake, handed wakeup, due *dueAt, reread bool) (handedOnly bool) {
 	d := h.opts.Poll
 	if h.watcher != nil && h.watcher.Listening() {
-		d = max(d, listeningPoll)
+		// Nothing is announced of the work a host leases to itself as it
+		// makes it, and the leases a host that died held end unannounced:
+		// the others learn when from NextVisibleAt, read at least once a
+		// lease, so that they take such work within two leases of its
+		// host's death, as they would with a lease as long as the poll.
+		d = max(d, min(listeningPoll, h.opts.Lease))
 	}
 	if reread {
 		var err error

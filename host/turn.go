@@ -29,7 +29,7 @@ func (h *Host) turn(ctx context.Context, item *store.WorkItem) {
 		h.abandon(ctx, item.Instance.ID, item.LockToken)
 		return
 	case errors.As(err, &p):
-		h.fail(ctx, item, p.Failure("durabox gave up on the instance: the host panicked loading its module"))
+		h.fail(ctx, item, p.Failure(panickedLoading))
 		return
 	}
 	began := time.Now()
@@ -54,6 +54,12 @@ type ran struct {
 	// span is the turn's span when it runs in the commit of an activity's
 	// outcome (handoffTurn); nil when tracing is off.
 	span trace.Span
+	// unkept is the live instance of a first turn (firstTurn), for its
+	// caller to keep once the commit is in, or close; panicked, of a
+	// first turn that did not commit, is the failure of the host's panic
+	// running it.
+	unkept   *live
+	panicked *engine.Failure
 }
 
 // own counts the tasks the turn queued on the host's own queue.
@@ -76,7 +82,7 @@ func (t *ran) own() int {
 // leases to this host the tasks it queues for its idle activity workers,
 // and hands them to them (handoff.go).
 func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
-	c, t := h.makeTurn(ctx, item, false)
+	c, t := h.makeTurn(ctx, item, ownTurn)
 	if c == nil {
 		return nil
 	}
@@ -98,28 +104,62 @@ func (h *Host) runTurn(ctx context.Context, item *store.WorkItem) *ran {
 	return t
 }
 
+// turnMode is where makeTurn's turn commits, which decides what it may do.
+type turnMode int
+
+const (
+	// ownTurn commits in a transaction of its own (runTurn): makeTurn
+	// itself fails, unlocks or refuses the instance when the turn cannot
+	// commit.
+	ownTurn turnMode = iota
+	// heldTurn runs inside a store transaction that holds the instance
+	// (store.Handoff.CompleteAndTurn), which it must not call: it runs
+	// only a turn it can run without the store (the instance live in
+	// memory, starting no child), and otherwise returns nil and leaves
+	// the instance as it was, for a turn of its own.
+	heldTurn
+	// firstTurn is a new instance's first turn, run before the instance
+	// is written, to commit with it (store.Handoff.CreateAndTurn): it
+	// runs on a fresh instance, reading no history, and when the turn
+	// cannot commit it returns nil, for the instance to be created as
+	// usual and its turn to run as its own; when the host panicked
+	// running it, also a ran whose panicked says so, for the caller to
+	// fail the instance as a turn of its own would. The live instance is
+	// not kept: ran.unkept holds it, for the caller to keep once the
+	// commit is in (no turn of another instance of the same id may find
+	// it in the cache before the commit proves the id new).
+	firstTurn
+)
+
+// What an instance fails with when the host panicked loading its module,
+// or running its turn.
+const (
+	panickedLoading = "durabox gave up on the instance: the host panicked loading its module"
+	panickedTurn    = "durabox gave up on the instance: the host panicked running its turn"
+)
+
 // makeTurn runs the turn of item on its live instance and returns its
-// commit, and what ran, or nil when the turn cannot commit (runTurn).
-// With held set, the turn runs inside a store transaction that holds the
-// instance (store.Handoff.CompleteAndTurn), which it must not call: it
-// then only runs a turn it can run without the store (the instance live
-// in memory, starting no child), and otherwise returns nil and leaves the
-// instance as it was, for a turn of its own.
-func (h *Host) makeTurn(ctx context.Context, item *store.WorkItem, held bool) (c *store.TurnCommit, t *ran) {
+// commit, and what ran, or nil when the turn cannot commit (runTurn;
+// mode says what else it does then).
+func (h *Host) makeTurn(ctx context.Context, item *store.WorkItem, mode turnMode) (c *store.TurnCommit, t *ran) {
 	inst := item.Instance
 	guestCtx := context.WithoutCancel(ctx)
+	own := mode == ownTurn
 	var l *live
 	defer h.guard.Catch(guard.Turn, func(p *guard.Panic) {
 		if l != nil {
 			l.close(guestCtx)
 		}
 		c, t = nil, nil
-		if !held {
-			h.fail(ctx, item, p.Failure("durabox gave up on the instance: the host panicked running its turn"))
+		switch mode {
+		case ownTurn:
+			h.fail(ctx, item, p.Failure(panickedTurn))
+		case firstTurn:
+			t = &ran{panicked: p.Failure(panickedTurn)}
 		}
 	}, "instance", inst.ID)
 	if item.Attempt > h.opts.PoisonAfter {
-		if !held {
+		if own {
 			h.fail(ctx, item, &engine.Failure{Message: fmt.Sprintf("durabox gave up on the instance: its turn was started %d times and never committed; "+
 				"each time the host crashed, was killed or lost the instance's lock before the commit (the host's log tells what it was doing)", item.Attempt-1)})
 		}
@@ -130,18 +170,20 @@ func (h *Host) makeTurn(ctx context.Context, item *store.WorkItem, held bool) (c
 	for _, m := range item.Messages {
 		if m.Corrupt != nil {
 			// Running the turn again would read the same row.
-			if !held {
+			if own {
 				h.fail(ctx, item, &engine.Failure{Message: "durabox cannot read a message for the instance: " + m.Corrupt.Error()})
 			}
 			return nil, nil
 		}
 		in.Messages = append(in.Messages, m.Event)
 	}
-	l = h.cache.take(inst.ID)
+	if mode != firstTurn {
+		l = h.cache.take(inst.ID)
+	}
 	switch {
 	case l != nil && l.continues(item):
 		h.metrics.CacheHit()
-	case held:
+	case mode == heldTurn:
 		if l != nil {
 			h.cache.putBack(guestCtx, inst.ID, l)
 		}
@@ -161,14 +203,14 @@ func (h *Host) makeTurn(ctx context.Context, item *store.WorkItem, held bool) (c
 		// Running the turn again would read the same history: the instance
 		// fails at once, with what is wrong with it.
 		l.close(guestCtx)
-		if !held {
+		if own {
 			h.fail(ctx, item, &engine.Failure{Message: err.Error()})
 		}
 		return nil, nil
 	}
 	if err != nil {
 		l.close(guestCtx)
-		if !held {
+		if own {
 			h.unlock(ctx, item, "turn refused", err)
 		}
 		return nil, nil
@@ -176,12 +218,12 @@ func (h *Host) makeTurn(ctx context.Context, item *store.WorkItem, held bool) (c
 	if res.Rejected != nil {
 		// The guest applied the refused update: it runs no more.
 		l.close(guestCtx)
-		if !held {
+		if own {
 			h.refuse(ctx, item, res.Rejected, in.Now)
 		}
 		return nil, nil
 	}
-	if held && len(res.Children) > 0 {
+	if mode == heldTurn && len(res.Children) > 0 {
 		// Choosing their modules may read the store.
 		l.close(guestCtx)
 		return nil, nil
@@ -189,14 +231,21 @@ func (h *Host) makeTurn(ctx context.Context, item *store.WorkItem, held bool) (c
 	children, err := h.children(ctx, inst.ModuleHash, res.Children)
 	if err != nil {
 		l.close(guestCtx)
-		h.unlock(ctx, item, "turn not committed", err)
+		if own {
+			h.unlock(ctx, item, "turn not committed", err)
+		}
 		return nil, nil
 	}
-	h.keep(guestCtx, inst.ID, l, res, in.Now)
-	l = nil // the cache has it now, or it is closed
+	var unkept *live
+	if mode == firstTurn {
+		unkept = l
+	} else {
+		h.keep(guestCtx, inst.ID, l, res, in.Now)
+	}
+	l = nil // the cache has it now, or it is closed, or the caller keeps it
 	commit := commitOf(item, in.Now, res, children)
 	commit.MaxPersistentEvents, commit.Activities = h.opts.MaxPersistentEvents, h.route(commit.Activities)
-	return &commit, &ran{res: res, children: children, activities: commit.Activities}
+	return &commit, &ran{res: res, children: children, activities: commit.Activities, unkept: unkept}
 }
 
 // committed does what follows the commit of turn t of item, begun at
@@ -346,13 +395,24 @@ func (h *Host) workLeft(ctx context.Context, id string) bool {
 // PoisonAfter times without being committed (poison), its history or a
 // message does not decode or is corrupt, or the host panicked running it.
 func (h *Host) fail(ctx context.Context, item *store.WorkItem, failure *engine.Failure) {
-	now := h.opts.Clock()
-	c := commitOf(item, now, engine.GiveUp(item.HistoryLen, now, failure), nil)
+	c := h.failing(item, failure)
 	h.cache.drop(context.WithoutCancel(ctx), item.Instance.ID)
 	if err := h.st.CommitTurn(ctx, c); err != nil {
 		h.unlock(ctx, item, "cannot fail an instance whose turn cannot run", err)
 		return
 	}
+	h.failed(ctx, item, failure)
+}
+
+// failing is the commit that fails the instance of item with failure, in
+// place of a turn that cannot run.
+func (h *Host) failing(item *store.WorkItem, failure *engine.Failure) store.TurnCommit {
+	now := h.opts.Clock()
+	return commitOf(item, now, engine.GiveUp(item.HistoryLen, now, failure), nil)
+}
+
+// failed tells that the commit of failing failed the instance of item.
+func (h *Host) failed(ctx context.Context, item *store.WorkItem, failure *engine.Failure) {
 	h.metrics.Failed(item.Instance.Name)
 	h.trace.ended(ctx, item.Instance, engine.StatusFailed, failure)
 	h.opts.Logger.Error("instance failed: its turn cannot run", "instance", item.Instance.ID, "failure", failure.Message)

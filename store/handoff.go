@@ -10,9 +10,9 @@ import (
 // Handoff is what a store offers so that the work a host makes for
 // itself costs no fetch to take and, where every write is a transaction
 // of its own on a database server (store/postgres), no transaction of its
-// own: a start commits locked for its host, a turn commits with the lease
-// of the activity tasks it queued, and an activity's outcome commits with
-// its instance's next turn. store/sqlite, whose locks, leases and results
+// own: a start commits locked for its host, or with its first turn, a
+// turn commits with the lease of the activity tasks it queued, and an
+// activity's outcome commits with its instance's next turn. store/sqlite, whose locks, leases and results
 // are in memory, takes them in memory around its commits. A host uses it
 // when its store has it (a type assertion) and it has workers idle to
 // take what it hands itself; everything it does is what the plain calls
@@ -23,6 +23,20 @@ type Handoff interface {
 	// returns its first turn's work item (with its start message), as
 	// LockNextInstances would.
 	CreateLocked(ctx context.Context, n NewInstance, lease time.Duration) (*WorkItem, error)
+	// CreateAndTurn is CreateLocked of n followed, in the same
+	// transaction, by CommitTurnLeasing of its first turn: the one next
+	// makes of the work item CreateLocked would return, with lease and
+	// the max next returns with it. next runs before the instance is
+	// written, so nobody else can see it or take it meanwhile; it may
+	// call the store. A start message the turn consumes is never
+	// written. When next returns no commit (it ran no turn), nothing is
+	// written and CreateAndTurn reports false, for the caller to create
+	// the instance as usual. Otherwise it returns what CreateInstance and
+	// CommitTurnLeasing would: ErrInstanceExists if the id is taken, or an
+	// error wrapping ErrNotFound if n's module is not deployed, and then
+	// it has written nothing; or the tasks it leased.
+	CreateAndTurn(ctx context.Context, n NewInstance, lease time.Duration,
+		next func(*WorkItem) (c *TurnCommit, max int)) (turned bool, leased []*ActivityWork, err error)
 	// CommitTurnLeasing is CommitTurn that also leases to this host,
 	// until c.Now+lease (LeaseFor), up to max (0: none) of the tasks the
 	// commit queues on the host's own queue (engine.ActivityTask.Queue

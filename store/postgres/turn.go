@@ -195,7 +195,7 @@ type taskLease struct {
 
 // Handing a host the work it makes for itself (store.Handoff): each of
 // these is what the plain calls in a row do, in one transaction, so that
-// a hello (a start, two turns and an activity) costs three commits and a
+// a hello (a start, two turns and an activity) costs two commits and a
 // step of a sequence one, where each plain call is a commit of its own.
 var _ store.Handoff = (*Store)(nil)
 
@@ -240,6 +240,37 @@ func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease tim
 		return nil, fmt.Errorf("postgres: create instance %q: %w", n.ID, err)
 	}
 	return item, nil
+}
+
+// CreateAndTurn creates the instance n and commits its first turn, the
+// one next makes of the work item CreateLocked would return, in one
+// transaction, as CommitTurnLeasing commits a turn. next runs before the
+// transaction begins: nobody can take an instance not yet written, so
+// the transaction locks nothing while the turn runs, and the commit
+// trusts the lock of the turn's work item without reading the row it
+// inserted. The start message the turn consumes is never written. When
+// next declines, nothing is written.
+func (s *Store) CreateAndTurn(ctx context.Context, n store.NewInstance, lease time.Duration,
+	next func(*store.WorkItem) (*store.TurnCommit, int)) (bool, []*store.ActivityWork, error) {
+	turn, max, consumed, err := sqlstore.FirstTurn(n, next)
+	if turn == nil {
+		return false, nil, err
+	}
+	var done *committed
+	err = s.write(ctx, func(tx *pipeTx) error {
+		if err := newWriteTx(tx).InsertTurned(ctx, n, !consumed); err != nil {
+			return err
+		}
+		// The instance as the insert wrote it: in execution 1, locked by
+		// the turn's work item.
+		done = &committed{c: *turn, locked: &sqlstore.Locked{Token: &turn.LockToken, Execution: 1, ModuleHash: n.ModuleHash}}
+		return s.commitTurn(ctx, tx, done, lease, max)
+	})
+	if err != nil {
+		return false, nil, fmt.Errorf("postgres: create instance %q with its first turn: %w", n.ID, err)
+	}
+	s.announce(done.announces()...)
+	return true, done.leased(), nil
 }
 
 // createLocked inserts an instance (sqlstore.InstanceArgs) locked with

@@ -94,10 +94,11 @@
 //     that time is still to come. Lost in a crash: read again.
 //
 // So a host takes the work it makes for itself without a fetch
-// (store.Handoff, handoff.go): a start is locked in memory before its
-// commit makes it visible, a turn's tasks are leased in memory once it
-// has committed, and an activity's outcome is kept and its instance's
-// next turn committed on the thread that ran the activity.
+// (store.Handoff, handoff.go): a start commits with its first turn, or
+// is locked in memory before its commit makes it visible, a turn's tasks
+// are leased in memory once it has committed, and an activity's outcome
+// is kept and its instance's next turn committed on the thread that ran
+// the activity.
 //
 // store/postgres keeps locks, leases and results in rows, which the hosts
 // of its database share. The operations the two stores say alike are

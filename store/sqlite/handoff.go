@@ -16,7 +16,8 @@ import (
 // saves is the fetches, each a query and a hand-off between threads. A
 // start is locked for its host before its commit makes it visible; a
 // turn's commit is followed by the lease of its tasks, under the lock that
-// serializes the fetches of tasks; an activity's outcome is kept, and the
+// serializes the fetches of tasks (a start whose first turn commits with it
+// is locked inside that one write); an activity's outcome is kept, and the
 // instance's next turn made of it and committed, on the thread that ran
 // the activity. A sequence of activities thus runs on one thread, with one
 // commit a step and no fetch.
@@ -55,6 +56,46 @@ func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease tim
 	}
 	t.item.Attempt = t.delivery(s.run)
 	return t.item, nil
+}
+
+// CreateAndTurn creates the instance n and commits its first turn, the
+// one next makes of the work item CreateLocked would return, in one
+// write: the instance is locked for the turn's commit inside it, as
+// CreateLocked locks it, and the commit leases up to max of the tasks the
+// turn queued, as CommitTurnLeasing does. The start message the turn
+// consumes is never written. When next declines, nothing is written.
+func (s *Store) CreateAndTurn(ctx context.Context, n store.NewInstance, lease time.Duration,
+	next func(*store.WorkItem) (*store.TurnCommit, int)) (bool, []*store.ActivityWork, error) {
+	turn, max, consumed, err := sqlstore.FirstTurn(n, next)
+	if turn == nil {
+		return false, nil, err
+	}
+	payloads, err := encodeEvents(turn.NewEvents)
+	if err != nil {
+		return false, nil, fmt.Errorf("sqlite: create instance %q with its first turn: %w", n.ID, err)
+	}
+	var queued queuedTasks
+	locked, counted := false, false
+	err = s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
+		queued = queuedTasks{fetched: s.leases.fetched.Load()}
+		wt := s.writeTx(tx)
+		if err := wt.InsertTurned(ctx, n, !consumed); err != nil {
+			return err
+		}
+		if locked, counted = s.locks.lock(n.ID, turn.LockToken, sqlstore.Nanos(turn.Now), sqlstore.Nanos(turn.Now.Add(lease))); !locked {
+			return fmt.Errorf("instance %q is locked, or being moved or reset, before it was created", n.ID)
+		}
+		return sqlstore.CommitTurn(ctx, commitTx{wt, turn.LockToken, turn.NewEvents, payloads, &queued}, *turn)
+	}, func(err error) {
+		s.locks.written(n.ID, turn.LockToken, err == nil)
+		if err != nil && locked {
+			s.locks.undo(n.ID, turn.LockToken, counted)
+		}
+	})
+	if err != nil {
+		return false, nil, fmt.Errorf("sqlite: create instance %q with its first turn: %w", n.ID, err)
+	}
+	return true, s.leaseQueued(*turn, &queued, lease, max), nil
 }
 
 // delivery is the count of the locked instance's delivery: its row's,

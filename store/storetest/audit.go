@@ -75,7 +75,7 @@ func testAudit(f *fixture) {
 // Audit, Enqueue's and EnqueuePersistent's audit) is stored with it, as
 // given, with an ID after the records before it: by CreateInstance, by
 // CreateWithEvent when it creates the instance, by a store.Handoff's
-// CreateLocked, by Enqueue and by EnqueuePersistent. A change refused (an
+// CreateLocked and CreateAndTurn, by Enqueue and by EnqueuePersistent. A change refused (an
 // id taken, an instance absent or finished, one persistent event too
 // many) stores none, nor does CreateWithEvent when it only raises the
 // event at the instance there.
@@ -107,6 +107,15 @@ func testAuditWithChange(f *fixture) {
 		_, err = h.CreateLocked(f.ctx, start("i3"), lease)
 		f.wantErr(err, store.ErrInstanceExists, "CreateLocked of a taken id, with an audit record")
 		want = append(want, record("start", "i3"))
+		first := func(it *store.WorkItem) (*store.TurnCommit, int) {
+			c := turn(it, started(it.Instance.ID, input(it.Instance.ID)))
+			return &c, 0
+		}
+		_, _, err = h.CreateAndTurn(f.ctx, start("i4"), lease, first)
+		f.must(err, "CreateAndTurn with an audit record")
+		_, _, err = h.CreateAndTurn(f.ctx, start("i4"), lease, first)
+		f.wantErr(err, store.ErrInstanceExists, "CreateAndTurn of a taken id, with an audit record")
+		want = append(want, record("start", "i4"))
 	}
 	f.must(f.s.Enqueue(f.ctx, "i1", raised("Approve"), t0, record("raise", "i1")), "Enqueue with an audit record")
 	f.must(f.s.EnqueuePersistent(f.ctx, "i1", persistent("Note"), 1, t0, record("note", "i1")), "EnqueuePersistent with an audit record")

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Abandon", testAbandon},
 		{"ActivityLease", testActivityLease},
 		{"Handoff", testHandoff},
+		{"CreateAndTurn", testCreateAndTurn},
 		{"ActivityLeaseExtended", testActivityLeaseExtended},
 		{"ActivityTimeout", testActivityTimeout},
 		{"TaskQueues", testTaskQueues},

@@ -3,8 +3,10 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/durabox/durabox/abi"
@@ -200,6 +202,46 @@ func writeWork(ctx context.Context, tx TurnTx, c store.TurnCommit, moduleHash st
 		return tx.Consume(ctx, c.InstanceID, c.Consumed)
 	}
 	return nil
+}
+
+// unwrittenStart is the id of the start message of FirstTurn's work
+// item, which no row of messages has: their ids are positive, and the
+// results a store hands a turn unwritten are negative.
+const unwrittenStart = 0
+
+// FirstTurn is the first turn of n that next makes of its work item,
+// before n is written (store.Handoff.CreateAndTurn), and the max next
+// returns with it; nil when next declines. The work item is what
+// CreateLocked would return: locked with a new token, its one message n's
+// start, decoded from the payload a stored one would have (so the turn
+// sees what a turn of the stored start sees), with an id no row has. The
+// turn returned does not list that message among those it consumed;
+// consumed says whether it did, so that the start is written with the
+// instance when it did not. Its error, when the start cannot be encoded,
+// names the instance.
+func FirstTurn(n store.NewInstance, next func(*store.WorkItem) (*store.TurnCommit, int)) (turn *store.TurnCommit, max int, consumed bool, err error) {
+	start := StartOf(n)
+	payload, err := json.Marshal(start)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("create instance %q: encode its %s message: %w", n.ID, start.Kind, err)
+	}
+	m := Message(unwrittenStart, payload)
+	if m.Corrupt != nil {
+		return nil, 0, false, fmt.Errorf("create instance %q: %w", n.ID, m.Corrupt)
+	}
+	at := FromNanos(Nanos(n.Now))
+	c, max := next(&store.WorkItem{
+		Instance: store.Instance{ID: n.ID, Name: n.Name, ModuleHash: n.ModuleHash, ExecutionID: 1, Status: engine.StatusPending,
+			Input: n.Input, CreatedAt: at, UpdatedAt: at},
+		Attempt: 1, Messages: []store.Message{m}, LockToken: NewToken()})
+	if c == nil {
+		return nil, 0, false, nil
+	}
+	t := *c
+	if i := slices.Index(t.Consumed, unwrittenStart); i >= 0 {
+		t.Consumed, consumed = slices.Delete(slices.Clone(t.Consumed), i, i+1), true
+	}
+	return &t, max, consumed, nil
 }
 
 // ToLease returns what a commit that leases (store.Handoff.CommitTurnLeasing)

@@ -69,6 +69,17 @@ func (t Tx) insertMessage(ctx context.Context, id string, ev engine.Event, visib
 // store.ErrInstanceExists if the id is taken, or an error wrapping
 // store.ErrNotFound if the module is not deployed.
 func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *string, schedule *int64) error {
+	return t.insertInstance(ctx, n, parent, schedule, true)
+}
+
+// InsertTurned inserts n as InsertInstance does, with its start message
+// only when withStart: its first turn, which commits in the same
+// transaction, did not consume it (store.Handoff.CreateAndTurn).
+func (t Tx) InsertTurned(ctx context.Context, n store.NewInstance, withStart bool) error {
+	return t.insertInstance(ctx, n, nil, nil, withStart)
+}
+
+func (t Tx) insertInstance(ctx context.Context, n store.NewInstance, parent *string, schedule *int64, withStart bool) error {
 	inserted, err := t.DB.Exec(ctx, t.D.InsertInstance, InstanceArgs(n, parent, schedule)...)
 	if err != nil {
 		return err
@@ -76,8 +87,10 @@ func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *str
 	if inserted == 0 {
 		return t.NotInserted(ctx, n)
 	}
-	if err := t.insertMessage(ctx, n.ID, StartOf(n), VisibleToStart, parent, n.Now); err != nil {
-		return err
+	if withStart {
+		if err := t.insertMessage(ctx, n.ID, StartOf(n), VisibleToStart, parent, n.Now); err != nil {
+			return err
+		}
 	}
 	return t.InsertAudit(ctx, n.Audit)
 }
