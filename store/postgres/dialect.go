@@ -45,7 +45,7 @@ var dialect = &sqlstore.Dialect{
 			(SELECT fair_rank FROM messages WHERE visible_at = 1 ORDER BY fair_rank, id LIMIT 1),
 			(SELECT max(fair_rank) + 1 FROM messages WHERE parent_id = $5::text), 0), $5::text
 		FROM instances WHERE id = $4`,
-	InsertInstance: insertInstance("", ""),
+	InsertInstance: insertInstance("$5", "", ""),
 	FinishedAt:     "finished_at",
 	Seq:            "seq",
 	NextModuleSeq:  "nextval('module_seq')",
@@ -63,13 +63,14 @@ var dialect = &sqlstore.Dialect{
 		ON CONFLICT (name) DO NOTHING`,
 }
 
-// insertInstance is the INSERT of sqlstore.Dialect.InsertInstance, which
-// sets too the columns columns (each after a comma) to values, from $9
-// on.
-func insertInstance(columns, values string) string {
+// insertInstance is the INSERT of sqlstore.Dialect.InsertInstance, with
+// updated as the update's time (the creation's, $5, but for a row written
+// as its first turn leaves it), which sets too the columns columns (each
+// after a comma) to values, from $9 on.
+func insertInstance(updated, columns, values string) string {
 	return `
 		INSERT INTO instances (id, name, module_hash, execution_id, status, input, created_at, updated_at, parent_id, parent_schedule_id` + columns + `)
-		SELECT $1, $2, hash, 1, $3, $4, $5, $5, $6, $7` + values + ` FROM modules WHERE hash = $8
+		SELECT $1, $2, hash, 1, $3, $4, $5, ` + updated + `, $6, $7` + values + ` FROM modules WHERE hash = $8
 		ON CONFLICT (id) DO NOTHING`
 }
 

@@ -24,13 +24,15 @@
 //
 // A host takes the work it makes for itself in the commit that makes it
 // (store.Handoff, turn.go): a start commits with its first turn, which
-// takes the start message unwritten (or, when it cannot, inserts its
-// instance's row locked for it), a turn inserts the tasks it leases to it
+// takes the start message unwritten and inserts the instance's row as
+// the turn leaves it (or, when the turn cannot commit with it, the row is
+// inserted locked for the host), a turn inserts the tasks it leases to it
 // leased, and an activity's outcome commits with its instance's next
 // turn, which holds the instance by its row's lock (FOR UPDATE) for the
 // length of its transaction and writes the row once, at its commit, and
 // takes the outcome as a message that is never written, unless the turn
-// does not consume it. A hello writes five row versions, and no message
+// does not consume it. A hello writes four row versions, its instance's
+// row inserted as its first turn leaves it, and no message
 // (TestHelloWritesOnPostgres counts them). What other hosts may take is announced with
 // NOTIFY after the commit, and each host LISTENs for it on a connection of
 // its own (store.Watcher, watch.go). Locking instances takes one statement

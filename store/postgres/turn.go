@@ -248,22 +248,32 @@ func (s *Store) CreateLocked(ctx context.Context, n store.NewInstance, lease tim
 // transaction begins: nobody can take an instance not yet written, so
 // the transaction locks nothing while the turn runs, and the commit
 // trusts the lock of the turn's work item without reading the row it
-// inserted. The start message the turn consumes is never written. When
-// next declines, nothing is written.
+// inserted. The start message the turn consumes is never written, and
+// the instance's row is inserted as the turn leaves it (createTurned), so
+// that the commit writes it once; a turn that leaves the start, or
+// continues as new, inserts it as CreateInstance does, and the commit
+// updates it.
 func (s *Store) CreateAndTurn(ctx context.Context, n store.NewInstance, lease time.Duration,
 	next func(*store.WorkItem) (*store.TurnCommit, int)) (bool, []*store.ActivityWork, error) {
 	turn, max, consumed, err := sqlstore.FirstTurn(n, next)
 	if turn == nil {
 		return false, nil, err
 	}
+	created := consumed && turn.ContinueAsNew == nil && turn.Refused == nil
 	var done *committed
 	err = s.write(ctx, func(tx *pipeTx) error {
-		if err := newWriteTx(tx).InsertTurned(ctx, n, !consumed); err != nil {
+		wt := newWriteTx(tx)
+		if created {
+			err = wt.insertTurned(ctx, n, *turn)
+		} else {
+			err = wt.InsertTurned(ctx, n, !consumed)
+		}
+		if err != nil {
 			return err
 		}
 		// The instance as the insert wrote it: in execution 1, locked by
 		// the turn's work item.
-		done = &committed{c: *turn, locked: &sqlstore.Locked{Token: &turn.LockToken, Execution: 1, ModuleHash: n.ModuleHash}}
+		done = &committed{c: *turn, locked: &sqlstore.Locked{Token: &turn.LockToken, Execution: 1, ModuleHash: n.ModuleHash}, created: created}
 		return s.commitTurn(ctx, tx, done, lease, max)
 	})
 	if err != nil {
@@ -273,11 +283,50 @@ func (s *Store) CreateAndTurn(ctx context.Context, n store.NewInstance, lease ti
 	return true, done.leased(), nil
 }
 
+// createTurned inserts an instance (sqlstore.InstanceArgs, its status $3
+// the turn's) as its first turn leaves it, as sqlstore.Tx.Finish would
+// update it: updated at $9, with the result $10, the failure $11, the
+// custom status $12 (NULL: none), the last event $13, the persistent
+// events taken $14 and the waits $15 and $16.
+var createTurned = insertInstance("$9", `, result, failure, custom_status, last_event_id, persistent_taken, waiting_on, waits`,
+	`, $10, $11, coalesce($12, ''), $13, $14, $15, $16`)
+
+// insertTurned inserts n as its first turn c leaves it (createTurned),
+// with its audit record, for the commit of c in the same transaction,
+// whose Finish then writes nothing (writeTx.created). It returns what
+// InsertInstance returns when it inserts nothing.
+func (t writeTx) insertTurned(ctx context.Context, n store.NewInstance, c store.TurnCommit) error {
+	waitingOn, waits, err := sqlstore.FinishWaits(c)
+	if err != nil {
+		return err
+	}
+	args := append(sqlstore.InstanceArgs(n, nil, nil), sqlstore.Nanos(c.Now), sqlstore.NullIfEmpty(c.Result), sqlstore.EncodeFailure(c.Failure),
+		c.CustomStatus, int64(len(c.NewEvents)), sqlstore.PersistentTaken(c.NewEvents), waitingOn, waits)
+	args[2] = string(c.Status)
+	inserted, err := t.DB.Exec(ctx, createTurned, args...)
+	if err != nil {
+		return err
+	}
+	if inserted == 0 {
+		return t.NotInserted(ctx, n)
+	}
+	return t.InsertAudit(ctx, n.Audit)
+}
+
+// Finish writes what the commit c leaves of the instance, unless the
+// transaction inserted it so already (created).
+func (t writeTx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
+	if t.created {
+		return nil
+	}
+	return t.Tx.Finish(ctx, c, lastEventID, persistentTaken)
+}
+
 // createLocked inserts an instance (sqlstore.InstanceArgs) locked with
 // token $9 for host $10 until $11, its first delivery counted, as a lock
 // of it would set them (lockBatch), and returns what a work item holds of
 // it.
-var createLocked = insertInstance(`, lock_token, lock_owner, locked_until, attempt`, `, $9, $10, $11, 1`) + `
+var createLocked = insertInstance("$5", `, lock_token, lock_owner, locked_until, attempt`, `, $9, $10, $11, 1`) + `
 	RETURNING ` + sqlstore.InstanceColumns + `, last_event_id, attempt`
 
 // CommitTurnLeasing commits a turn, as CommitTurn does, and leases to
@@ -306,8 +355,10 @@ type committed struct {
 	lease  *taskLease
 	parent bool
 	// locked, when not nil, is the instance as its transaction locked it
-	// already (writeTx.Locked).
-	locked *sqlstore.Locked
+	// already (writeTx.Locked); created is set when it inserted the
+	// instance as the turn leaves it (writeTx.created).
+	locked  *sqlstore.Locked
+	created bool
 }
 
 // leased is the tasks the commit leased to this host, by id.
@@ -327,7 +378,7 @@ func (d *committed) announces() []string { return turnAnnounces(d.c, len(d.lease
 func (s *Store) commitTurn(ctx context.Context, tx *pipeTx, d *committed, lease time.Duration, max int) error {
 	c := d.c
 	wt := newWriteTx(tx)
-	wt.parent, wt.locked = &d.parent, d.locked
+	wt.parent, wt.locked, wt.created = &d.parent, d.locked, d.created
 	if schedules, _ := sqlstore.ToLease(c, max); len(schedules) > 0 {
 		wt.lease = &taskLease{schedules: schedules, token: sqlstore.NewToken(), host: s.opts.HostID, until: sqlstore.Nanos(c.Now.Add(lease))}
 		d.lease = wt.lease

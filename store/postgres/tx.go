@@ -18,6 +18,9 @@ type writeTx struct {
 	// lease, when not nil, is the lease QueueActivities gives the tasks
 	// it queues on the host's own queue.
 	lease *taskLease
+	// created is set when the transaction inserted the instance as its
+	// turn leaves it (CreateAndTurn): Finish has nothing left to write.
+	created bool
 }
 
 func newWriteTx(tx *pipeTx) writeTx {

@@ -156,14 +156,17 @@ func testCreateAndTurn(f *fixture) {
 	var first store.TurnCommit
 	turned, ws, err := h.CreateAndTurn(f.ctx, n, lease, func(it *store.WorkItem) (*store.TurnCommit, int) {
 		first = turn(it, started("i1", input("i1")), scheduled("Charge"), queued("Ship", "outside"), scheduled("Refund"))
+		charging := "charging"
+		first.CustomStatus = &charging
 		return &first, 1
 	})
 	f.must(err, "CreateAndTurn")
 	if !turned || len(ws) != 1 || ws[0].Task.Name != "Charge" || ws[0].Attempt != 1 || ws[0].InstanceID != "i1" {
 		f.t.Fatalf("CreateAndTurn with max 1: turned %v, leased %+v; want the turn committed and Charge leased, Attempt 1", turned, ws)
 	}
-	if inst := f.instance("i1"); inst.Status != engine.StatusRunning || !inst.CreatedAt.Equal(t0) || string(inst.Input) != string(input("i1")) {
-		f.t.Fatalf("i1 after CreateAndTurn: %+v; want it Running, created at t0 with its input", inst)
+	if inst := f.instance("i1"); inst.Status != engine.StatusRunning || !inst.CreatedAt.Equal(t0) || !inst.UpdatedAt.Equal(first.Now) ||
+		string(inst.Input) != string(input("i1")) || inst.CustomStatus != "charging" {
+		f.t.Fatalf("i1 after CreateAndTurn: %+v; want it Running, created at t0 with its input, updated at its turn's time with its custom status", inst)
 	}
 	f.history("i1", 1, first.NewEvents)
 	f.noWork(t0.Add(time.Hour))

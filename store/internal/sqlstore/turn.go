@@ -171,11 +171,11 @@ func CommitTurn(ctx context.Context, tx TurnTx, c store.TurnCommit) error {
 			return err
 		}
 	}
-	return tx.Finish(ctx, c, l.LastEventID+int64(len(c.NewEvents)), persistentTaken(c.NewEvents))
+	return tx.Finish(ctx, c, l.LastEventID+int64(len(c.NewEvents)), PersistentTaken(c.NewEvents))
 }
 
-// persistentTaken counts the persistent events among events.
-func persistentTaken(events []engine.Event) int {
+// PersistentTaken counts the persistent events among events.
+func PersistentTaken(events []engine.Event) int {
 	n := 0
 	for _, ev := range events {
 		if ev.Kind == engine.ExternalEventPersistent {

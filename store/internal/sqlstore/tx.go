@@ -277,15 +277,9 @@ func (t Tx) ExceptHeld(ctx context.Context, now int64, anyLease bool, statement 
 // waits on (unless the turn refused an update, which changes nothing it
 // waits on), and unlocks it (TurnTx).
 func (t Tx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, persistentTaken int) error {
-	var waitingOn *string
-	var waits []byte
-	if c.Refused == nil {
-		on := WaitingOn(c.WaitingOn)
-		waitingOn = &on
-		var err error
-		if waits, err = json.Marshal(c.Waits); err != nil {
-			return fmt.Errorf("encode waits: %w", err)
-		}
+	waitingOn, waits, err := FinishWaits(c)
+	if err != nil {
+		return err
 	}
 	return t.send(ctx, `
 		UPDATE instances SET status = ?, result = ?, failure = ?, custom_status = coalesce(?, custom_status), updated_at = ?,
@@ -294,6 +288,20 @@ func (t Tx) Finish(ctx context.Context, c store.TurnCommit, lastEventID int64, p
 		WHERE id = ?`,
 		string(c.Status), NullIfEmpty(c.Result), EncodeFailure(c.Failure), c.CustomStatus, Nanos(c.Now),
 		lastEventID, persistentTaken, waitingOn, waits, c.InstanceID)
+}
+
+// FinishWaits is what Finish writes of the waits the commit c keeps: the
+// kinds (WaitingOn) and the waits, encoded; none (nil) when c answers a
+// refused update, which leaves them as they were.
+func FinishWaits(c store.TurnCommit) (waitingOn *string, waits []byte, err error) {
+	if c.Refused != nil {
+		return nil, nil, nil
+	}
+	on := WaitingOn(c.WaitingOn)
+	if waits, err = json.Marshal(c.Waits); err != nil {
+		return nil, nil, fmt.Errorf("encode waits: %w", err)
+	}
+	return &on, waits, nil
 }
 
 // DropWaiting removes the instance's messages and the activity tasks no
