@@ -263,10 +263,11 @@ func (s *Store) CreateAndTurn(ctx context.Context, n store.NewInstance, lease ti
 	var done *committed
 	err = s.write(ctx, func(tx *pipeTx) error {
 		wt := newWriteTx(tx)
+		var err error
 		if created {
 			err = wt.insertTurned(ctx, n, *turn)
 		} else {
-			err = wt.InsertTurned(ctx, n, !consumed)
+			err = wt.InsertFirst(ctx, n, !consumed)
 		}
 		if err != nil {
 			return err

@@ -79,7 +79,7 @@ func (s *Store) CreateAndTurn(ctx context.Context, n store.NewInstance, lease ti
 	err = s.writeThen(ctx, func(ctx context.Context, tx txConn) error {
 		queued = queuedTasks{fetched: s.leases.fetched.Load()}
 		wt := s.writeTx(tx)
-		if err := wt.InsertTurned(ctx, n, !consumed); err != nil {
+		if err := wt.InsertFirst(ctx, n, !consumed); err != nil {
 			return err
 		}
 		if locked, counted = s.locks.lock(n.ID, turn.LockToken, sqlstore.Nanos(turn.Now), sqlstore.Nanos(turn.Now.Add(lease))); !locked {

@@ -72,10 +72,11 @@ func (t Tx) InsertInstance(ctx context.Context, n store.NewInstance, parent *str
 	return t.insertInstance(ctx, n, parent, schedule, true)
 }
 
-// InsertTurned inserts n as InsertInstance does, with its start message
-// only when withStart: its first turn, which commits in the same
-// transaction, did not consume it (store.Handoff.CreateAndTurn).
-func (t Tx) InsertTurned(ctx context.Context, n store.NewInstance, withStart bool) error {
+// InsertFirst inserts n as InsertInstance does, for its first turn,
+// which commits in the same transaction (store.Handoff.CreateAndTurn),
+// with its start message only when withStart: the turn did not consume
+// it.
+func (t Tx) InsertFirst(ctx context.Context, n store.NewInstance, withStart bool) error {
 	return t.insertInstance(ctx, n, nil, nil, withStart)
 }
 
